@@ -1,0 +1,198 @@
+"""The per-node agent: starts this node's Hadoop daemons, supervises them, stops them.
+
+Run on every node by the fan-out launcher (``srun``, ``pbsdsh``, ``qrsh`` or a local process)::
+
+    python -m launcher.agent RUN_DIR [--node NAME] [--watch-pid PID]
+
+It reads ``plan.json`` from the cluster directory, finds its node (``--node``, ``$HPC_HADOOP_NODE``,
+``$SLURMD_NODENAME``, else the hostname), starts the daemons of that node's roles and stays in the
+foreground, so the batch system tracks and kills everything it started. It becomes a *child subreaper*
+(``prctl(PR_SET_CHILD_SUBREAPER)``), so containers that the NodeManager started in sessions of their own
+still end up as its children and are killed at the end. SIGTERM, SIGINT, SIGHUP and SIGUSR1 stop the
+node: SIGTERM to every daemon, SIGKILL after the grace period, then SIGKILL to every process left.
+
+State goes to ``agents/<node>.json`` (``starting``, ``running``, ``stopping``, ``stopped``, ``failed``)
+with each daemon's pid, exit code and log file. Exit code 0 when stopped on request, 1 when a daemon died.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+from launcher.daemons import DaemonCommand, daemon_command
+from launcher.plan import ClusterPlan, NodePlan
+
+#: Seconds between SIGTERM and SIGKILL for daemons (the NodeManager stops its containers in that time).
+GRACE_SECONDS = 8.0
+POLL_SECONDS = 0.2
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Make orphaned descendants (containers started with ``setsid``) re-parent to this process."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def find_node(plan: ClusterPlan, name: str | None) -> NodePlan:
+    """This node's plan: by ``name``, ``$HPC_HADOOP_NODE``, ``$SLURMD_NODENAME``, the hostname.
+
+    Raises:
+        KeyError: no node of the plan matches.
+    """
+    if len(plan.nodes) == 1 and not name:
+        return plan.nodes[0]
+    candidates = [name, os.environ.get("HPC_HADOOP_NODE"), os.environ.get("SLURMD_NODENAME"),
+                  socket.gethostname(), socket.gethostname().split(".")[0]]
+    for candidate in candidates:
+        if candidate and any(n.name == candidate for n in plan.nodes):
+            return plan.node(candidate)
+    raise KeyError(f"this host ({socket.gethostname()}) is not a node of cluster {plan.cluster_id}")
+
+
+def interface_address(interface: str) -> str:
+    """The IPv4 address of a network interface (e.g. ``ib0``).
+
+    Raises:
+        KeyError: the interface does not exist or has no IPv4 address.
+    """
+    for addr in psutil.net_if_addrs().get(interface, []):
+        if addr.family == socket.AF_INET:
+            return addr.address
+    raise KeyError(f"interface {interface} has no IPv4 address on {socket.gethostname()}")
+
+
+class Agent:
+    """Supervises the daemons of one node (see module docstring)."""
+
+    def __init__(self, plan: ClusterPlan, node: NodePlan, watch_pid: int | None = None) -> None:
+        self.plan = plan
+        self.node = node
+        self.watch_pid = watch_pid
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.commands: dict[str, DaemonCommand] = {}
+        self.stop_reason: str | None = None
+        self.status_file = plan.path("agents", f"{node.name}.json")
+        self.state = "starting"
+        self.failed: dict[str, int] = {}
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        self.stop_reason = self.stop_reason or signal.Signals(signum).name
+
+    def write_status(self) -> None:
+        """Write ``agents/<node>.json`` atomically."""
+        daemons = {}
+        for name, proc in self.procs.items():
+            daemons[name] = {"pid": proc.pid, "returncode": proc.returncode, "log": str(self.commands[name].log),
+                             "out": str(self.commands[name].out)}
+        data = {"node": self.node.name, "pid": os.getpid(), "state": self.state, "updated": time.time(),
+                "daemons": daemons, "failed": self.failed, "stop_reason": self.stop_reason}
+        tmp = self.status_file.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(data, indent=1))
+        os.replace(tmp, self.status_file)
+
+    def start(self) -> None:
+        """Create this node's directories and start its daemons (all at once; NodeManagers retry the RM)."""
+        os.umask(0o077)
+        Path(self.node.log_dir).mkdir(parents=True, exist_ok=True)
+        Path(self.node.nm_local_dir).mkdir(parents=True, exist_ok=True)
+        self.status_file.parent.mkdir(parents=True, exist_ok=True)
+        spec = self.plan.job_spec()
+        address = interface_address(spec.interface) if spec.interface else None
+        for name in self.node.roles:
+            command = daemon_command(self.plan, self.node, name, address)
+            self.commands[name] = command
+            with open(command.out, "ab") as out:
+                self.procs[name] = subprocess.Popen(command.argv, env=command.env, stdout=out,
+                                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                                    cwd=self.node.log_dir)
+        self.state = "running"
+        self.write_status()
+
+    def supervise(self) -> int:
+        """Wait until asked to stop or a daemon dies; then stop everything. Returns the exit code."""
+        while self.stop_reason is None:
+            for name, proc in self.procs.items():
+                if proc.poll() is not None:
+                    self.failed[name] = proc.returncode
+            if self.failed:
+                self.stop_reason = "daemon exited: " + ", ".join(f"{n} ({rc})" for n, rc in self.failed.items())
+                break
+            if self.watch_pid and not psutil.pid_exists(self.watch_pid):
+                self.stop_reason = f"launcher process {self.watch_pid} is gone"
+                break
+            time.sleep(POLL_SECONDS)
+        self.stop()
+        return 1 if self.failed else 0
+
+    def stop(self) -> None:
+        """SIGTERM to every daemon, SIGKILL after :data:`GRACE_SECONDS`, then kill every descendant left."""
+        self.state = "stopping"
+        self.write_status()
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.terminate()
+        deadline = time.monotonic() + GRACE_SECONDS
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        kill_descendants()
+        self.state = "failed" if self.failed else "stopped"
+        self.write_status()
+
+
+def kill_descendants(timeout: float = 5.0) -> int:
+    """SIGKILL every remaining descendant of this process and reap it; returns how many there were."""
+    me = psutil.Process()
+    children = me.children(recursive=True)
+    for child in children:
+        try:
+            child.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(children, timeout=timeout)
+    return len(children)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m launcher.agent``."""
+    parser = argparse.ArgumentParser(prog="python -m launcher.agent", description=__doc__.splitlines()[0])
+    parser.add_argument("run_dir")
+    parser.add_argument("--node")
+    parser.add_argument("--watch-pid", type=int)
+    args = parser.parse_args(argv)
+    plan = ClusterPlan.load(args.run_dir)
+    try:
+        node = find_node(plan, args.node)
+    except KeyError as exc:
+        print(f"hpc-hadoop agent: {exc.args[0]}", file=sys.stderr)
+        return 2
+    become_subreaper()
+    agent = Agent(plan, node, args.watch_pid)
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
+        signal.signal(signum, agent._on_signal)
+    agent.start()
+    code = agent.supervise()
+    print(f"hpc-hadoop agent on {node.name}: stopped ({agent.stop_reason})", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

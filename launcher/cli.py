@@ -1,0 +1,176 @@
+"""The ``hpc-hadoop`` command line (Click).
+
+User errors print one line (``error: <file>: <field>: <what> (fix: ...)``) and exit with code 2;
+cluster failures exit 1; a run exits with its report's exit code (0 ok, the failed step's code,
+124 timed out, 130 interrupted).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from launcher import __version__
+from launcher.errors import HpcHadoopError
+from launcher.spec import JobSpec, load_spec, site_presets
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+def reports_errors(func: F) -> F:
+    """Turn :class:`HpcHadoopError` into one line on stderr and its exit code (no traceback)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except HpcHadoopError as exc:
+            err_console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+            sys.exit(exc.exit_code)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def job_options(func: F) -> F:
+    """Options shared by commands that read a job file."""
+    options = [
+        click.argument("job_file", type=click.Path(dir_okay=False, path_type=Path)),
+        click.option("--scheduler", type=click.Choice(["local", "slurm", "pbs", "sge"]), help="Batch system."),
+        click.option("--nodes", type=int, help="Number of nodes."),
+        click.option("--walltime", help="Walltime, HH:MM:SS."),
+        click.option("--site", help="Site preset from site-configs/ (see `hpc-hadoop sites`)."),
+        click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+                     help="Override any job-file field, e.g. --set hadoop.map_memory=2g (repeatable)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def load(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
+         sets: tuple[str, ...]) -> JobSpec:
+    """Resolve the job file with its layers and the CLI overrides."""
+    overrides = {"scheduler": scheduler, "nodes": nodes, "walltime": walltime, "site": site}
+    spec, _ = load_spec(job_file, sets=list(sets), overrides=overrides)
+    return spec
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="hpc-hadoop")
+def main() -> None:
+    """On-demand Hadoop (YARN + MapReduce) inside HPC batch allocations, on the parallel filesystem."""
+
+
+def _run_here(spec: JobSpec, job_file: Path, overwrite: bool) -> int:
+    from launcher.progress import ConsoleObserver
+    from launcher.report import summary
+    from launcher.runner import execute, materialize, prepare
+    from launcher.schedulers import get_scheduler
+
+    allocation = get_scheduler(spec.scheduler).allocation(spec)
+    plan, steps = prepare(spec, allocation, overwrite=overwrite, job_file=str(job_file))
+    materialize(plan)
+    console.print(f"cluster {plan.cluster_id}: {len(plan.nodes)} node(s), run directory {plan.run_dir}")
+    report = execute(plan, steps, overwrite=overwrite, observer=ConsoleObserver(console),
+                     allocation_start=allocation.start_time)
+    summary(report, console)
+    return report.exit_code
+
+
+@main.command()
+@job_options
+@click.option("--overwrite", is_flag=True, help="Replace step output directories that already exist.")
+@click.option("--wait/--no-wait", default=False, help="Follow a batch job to its end and exit with its status.")
+@reports_errors
+def submit(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
+           sets: tuple[str, ...], overwrite: bool, wait: bool) -> None:
+    """Run JOB_FILE on a new allocation (the local backend runs it here and now)."""
+    spec = load(job_file, scheduler, nodes, walltime, site, sets)
+    if spec.scheduler == "local":
+        sys.exit(_run_here(spec, job_file, overwrite))
+    from launcher.submit import submit_batch
+
+    sys.exit(submit_batch(spec, job_file, overwrite=overwrite, wait=wait, sets=sets, console=console))
+
+
+@main.command()
+@job_options
+@click.option("--overwrite", is_flag=True, help="Replace step output directories that already exist.")
+@reports_errors
+def run(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
+        sets: tuple[str, ...], overwrite: bool) -> None:
+    """Run JOB_FILE on the allocation this process is in (call it from your batch script)."""
+    spec = load(job_file, scheduler, nodes, walltime, site, sets)
+    sys.exit(_run_here(spec, job_file, overwrite))
+
+
+@main.command()
+@job_options
+@reports_errors
+def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
+           sets: tuple[str, ...]) -> None:
+    """Print every file a run of JOB_FILE would generate; start nothing."""
+    from launcher.render import render_config
+    from launcher.runner import prepare
+    from launcher.schedulers import get_scheduler
+
+    spec = load(job_file, scheduler, nodes, walltime, site, sets)
+    scheduler_obj = get_scheduler(spec.scheduler)
+    if spec.scheduler != "local":
+        from launcher.submit import preview_script
+
+        console.rule("batch script")
+        console.print(preview_script(spec, job_file, sets), markup=False)
+        allocation = scheduler_obj.preview_allocation(spec)  # type: ignore[attr-defined]
+    else:
+        allocation = scheduler_obj.allocation(spec)
+    plan, steps = prepare(spec, allocation, overwrite=True, job_file=str(job_file))
+    for name, text in render_config(plan).items():
+        console.rule(f"conf/{name}")
+        console.print(text, markup=False)
+    console.rule("steps")
+    for step in steps:
+        console.print(f"{step.index}. {step.name}: {' '.join(step.argv)}", markup=False, soft_wrap=True)
+
+
+@main.command()
+@click.argument("job_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a job-file field.")
+@reports_errors
+def doctor(job_file: Path | None, sets: tuple[str, ...]) -> None:
+    """Check Java, the Hadoop runtime, the filesystem, hostname and ports (for JOB_FILE's settings)."""
+    from launcher.doctor import run_checks
+
+    if job_file is not None:
+        spec, _ = load_spec(job_file, sets=list(sets))
+    else:
+        spec, _ = load_spec(None, sets=list(sets), data={"name": "doctor", "steps": [{"example": "pi"}]})
+    checks = run_checks(spec)
+    colors = {"ok": "green", "warn": "yellow", "fail": "red"}
+    for check in checks:
+        line = f"[{colors[check.status]}]{check.status:>4}[/] {check.name:<15} {check.detail}"
+        if check.fix:
+            line += f"\n     {'':<15} fix: {check.fix}"
+        console.print(line, soft_wrap=True)
+    sys.exit(1 if any(c.status == "fail" for c in checks) else 0)
+
+
+@main.command()
+def sites() -> None:
+    """List the site presets in site-configs/."""
+    for name, path in site_presets().items():
+        first = next((line.lstrip("# ").strip() for line in path.read_text().splitlines() if line.startswith("#")), "")
+        console.print(f"{name:<28} {first}")
+
+
+if __name__ == "__main__":
+    main()

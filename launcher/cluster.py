@@ -1,0 +1,145 @@
+"""Cluster life cycle: start the agents, wait until every NodeManager is RUNNING, stop, check nothing is left.
+
+Readiness is active: the ResourceManager's REST API (``/ws/v1/cluster/nodes``) and the JobHistoryServer's
+(``/ws/v1/history/info``) are polled every 0.2 s (Magpie sleeps a fixed 30 s and polls every 30 s). A
+daemon that dies during bring-up is noticed at once through ``agents/<node>.json`` and reported with its log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+
+from launcher.errors import ClusterError
+from launcher.fanout import Fanout, get_fanout
+from launcher.plan import ClusterPlan
+
+POLL_SECONDS = 0.2
+
+
+def _tail(path: Path, lines: int = 5) -> str:
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    interesting = [line for line in text if " ERROR " in line or "Exception" in line or "FATAL" in line]
+    return " | ".join((interesting or text)[-lines:])
+
+
+class Cluster:
+    """A Hadoop cluster of one plan.
+
+    Args:
+        plan: the cluster plan (``plan.json`` and ``conf/`` must already be written).
+        fanout: the fan-out launcher; default: the one the plan names.
+    """
+
+    def __init__(self, plan: ClusterPlan, fanout: Fanout | None = None) -> None:
+        self.plan = plan
+        self.fanout = fanout or get_fanout(plan.fanout)
+        self.http = httpx.Client(timeout=2.0, trust_env=False)
+        self.started_at: float | None = None
+
+    # -- state of the agents ---------------------------------------------------------------
+    def agent_states(self) -> dict[str, dict[str, Any]]:
+        """``agents/<node>.json`` of every node that has written one."""
+        states = {}
+        for path in self.plan.path("agents").glob("*.json"):
+            try:
+                states[path.stem] = json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError):
+                continue
+        return states
+
+    def _raise_if_failed(self) -> None:
+        for node, state in self.agent_states().items():
+            for daemon, rc in state.get("failed", {}).items():
+                log = state["daemons"][daemon]["log"]
+                raise ClusterError(f"{daemon} on {node} exited with code {rc} during bring-up; read {log}"
+                                   f" ({_tail(Path(log)) or _tail(Path(state['daemons'][daemon]['out']))})")
+        if not self.fanout.running():
+            log = self.fanout.log_file(self.plan)
+            raise ClusterError(f"the agents stopped during bring-up; read {log} ({_tail(log)})")
+
+    # -- REST ------------------------------------------------------------------------------
+    def running_nodemanagers(self) -> list[str]:
+        """Node ids (``host:port``) the ResourceManager reports RUNNING; empty if it is not up yet."""
+        try:
+            response = self.http.get(f"{self.plan.rm_web}/ws/v1/cluster/nodes", params={"states": "RUNNING"})
+            if response.status_code != 200:
+                return []
+            nodes = (response.json().get("nodes") or {}).get("node") or []
+        except (httpx.HTTPError, ValueError):
+            return []
+        return [n["id"] for n in nodes]
+
+    def history_up(self) -> bool:
+        """True when the JobHistoryServer answers."""
+        try:
+            return self.http.get(f"{self.plan.jhs_web}/ws/v1/history/info").status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    # -- life cycle ------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the agents on every node (returns at once)."""
+        self.started_at = time.time()
+        self.fanout.start(self.plan)
+
+    def wait_ready(self, timeout: float = 180.0) -> float:
+        """Wait until every planned NodeManager is RUNNING and the JobHistoryServer answers.
+
+        Returns:
+            Seconds since :meth:`start`.
+
+        Raises:
+            ClusterError: a daemon died, the agents stopped, or ``timeout`` seconds passed; names the log.
+        """
+        expected = len(self.plan.nodemanagers)
+        assert self.started_at is not None, "start() first"
+        deadline = time.monotonic() + timeout
+        running: list[str] = []
+        while time.monotonic() < deadline:
+            self._raise_if_failed()
+            running = self.running_nodemanagers()
+            if len(running) >= expected and self.history_up():
+                return time.time() - self.started_at
+            time.sleep(POLL_SECONDS)
+        master_log = Path(self.plan.master.log_dir) / "resourcemanager.log"
+        raise ClusterError(f"{len(running)} of {expected} NodeManagers RUNNING after {timeout:.0f} s; read "
+                           f"{master_log} and logs/<host>/nodemanager.log ({_tail(master_log)})")
+
+    def stop(self) -> float:
+        """Stop every daemon on every node and check no process of this cluster is left.
+
+        Returns:
+            Seconds the teardown took.
+        """
+        began = time.time()
+        self.fanout.stop()
+        leftovers = self.leftover_processes()
+        for proc in leftovers:
+            try:
+                proc.kill()
+            except psutil.NoSuchProcess:
+                pass
+        psutil.wait_procs(leftovers, timeout=5)
+        self.http.close()
+        return time.time() - began
+
+    def leftover_processes(self) -> list[psutil.Process]:
+        """Processes on this machine whose command line names this cluster's directory."""
+        found = []
+        for proc in psutil.process_iter(["cmdline"]):
+            try:
+                if proc.pid != os.getpid() and any(self.plan.run_dir in part for part in proc.info["cmdline"] or ()):
+                    found.append(proc)
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                continue
+        return found

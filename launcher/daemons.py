@@ -1,0 +1,87 @@
+"""How each Hadoop daemon is started: main class, JVM flags, environment, log files.
+
+Used by the per-node agent (:mod:`launcher.agent`); pure functions, no side effects.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from launcher.plan import ClusterPlan, NodePlan
+
+#: Daemon name → main class (Hadoop 3.x).
+MAIN_CLASSES = {
+    "resourcemanager": "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager",
+    "historyserver": "org.apache.hadoop.mapreduce.v2.hs.JobHistoryServer",
+    "nodemanager": "org.apache.hadoop.yarn.server.nodemanager.NodeManager",
+    "namenode": "org.apache.hadoop.hdfs.server.namenode.NameNode",
+    "datanode": "org.apache.hadoop.hdfs.server.datanode.DataNode",
+}
+
+
+@dataclass(frozen=True)
+class DaemonCommand:
+    """A daemon ready to start.
+
+    Attributes:
+        name: ``resourcemanager``, ``nodemanager``...
+        argv: the full ``java`` command line.
+        env: the complete environment.
+        log: file that receives the daemon's log4j output (``logs/<host>/<name>.log``).
+        out: file that receives its stdout/stderr (``logs/<host>/<name>.out``).
+    """
+
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    log: Path
+    out: Path
+
+
+def hadoop_env(plan: ClusterPlan, base: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment for daemons and clients: ``JAVA_HOME``, ``HADOOP_CONF_DIR``, ``HADOOP_*_HOME``.
+
+    The NodeManager passes ``JAVA_HOME`` (and the others in ``yarn.nodemanager.env-whitelist``) on
+    to containers, which run ``$JAVA_HOME/bin/java``: one JDK for everything.
+    """
+    runtime = plan.hadoop_runtime()
+    env = dict(os.environ if base is None else base)
+    home = str(runtime.home)
+    env.update({
+        "JAVA_HOME": str(runtime.java_home), "HADOOP_CONF_DIR": str(plan.conf_dir),
+        "HADOOP_HOME": home, "HADOOP_COMMON_HOME": home, "HADOOP_HDFS_HOME": home,
+        "HADOOP_YARN_HOME": home, "HADOOP_MAPRED_HOME": home,
+        "PATH": f"{runtime.java_home / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}",
+    })
+    for noisy in ("CLASSPATH", "HADOOP_CLASSPATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS"):
+        env.pop(noisy, None)
+    return env
+
+
+def classpath(plan: ClusterPlan) -> str:
+    """``conf/`` first, then the runtime's jars and directories."""
+    return ":".join([str(plan.conf_dir), *plan.hadoop_runtime().classpath])
+
+
+def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | None = None) -> DaemonCommand:
+    """The command line of daemon ``name`` on ``node``.
+
+    Per-node values reach the shared configuration as JVM system properties, which Hadoop's
+    ``Configuration`` substitutes into ``${...}``: ``hpc.node.address`` (bind address),
+    ``hpc.nm.local.dir`` and ``hpc.nm.log.dir``.
+
+    Args:
+        address: overrides ``node.address`` (e.g. the node's ``ib0`` address found by the agent).
+    """
+    runtime = plan.hadoop_runtime()
+    log_dir = Path(node.log_dir)
+    argv = [runtime.java, f"-Xmx{plan.memory.daemon_heap_mb}m", *runtime.daemon_flags(),
+            f"-Dproc_{name}", f"-Dhadoop.log.dir={log_dir}", f"-Dhadoop.log.file={name}.log",
+            f"-Dyarn.log.dir={log_dir}", f"-Dyarn.log.file={name}.log", "-Dhadoop.root.logger=INFO,RFA",
+            f"-Dhadoop.home.dir={runtime.home}", f"-Dhpc.node.address={address or node.address}",
+            f"-Dhpc.nm.local.dir={node.nm_local_dir}", f"-Dhpc.nm.log.dir={log_dir / 'userlogs'}",
+            f"-Dhpc.cluster.id={plan.cluster_id}", "-cp", classpath(plan), MAIN_CLASSES[name]]
+    return DaemonCommand(name=name, argv=argv, env=hadoop_env(plan), log=log_dir / f"{name}.log",
+                         out=log_dir / f"{name}.out")

@@ -1,0 +1,88 @@
+"""Error types of hpc-hadoop.
+
+Every error a user can fix is a :class:`UserError`: the CLI prints it as one line and exits with code 2,
+without a traceback. Failures of the cluster (a daemon that died, a bring-up timeout) are
+:class:`ClusterError` (exit code 1) and name the log to read. Our own bugs keep their traceback.
+"""
+
+from __future__ import annotations
+
+
+class HpcHadoopError(Exception):
+    """Base class of the errors the CLI reports as one line.
+
+    Attributes:
+        exit_code: process exit code the CLI uses for this error (int).
+    """
+
+    exit_code: int = 1
+
+
+class UserError(HpcHadoopError):
+    """Bad input: a job file, a flag, an environment the user controls.
+
+    Args:
+        message: what is wrong, e.g. ``"'lots' is not a size"``.
+        file: the file the bad value came from (job file, preset, ``--set``), if any.
+        field: the dotted field name, e.g. ``hadoop.map_memory``.
+        fix: what to do about it, e.g. ``"use a number with a unit: 2g, 512m"``.
+    """
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, file: str | None = None, field: str | None = None,
+                 fix: str | None = None) -> None:
+        self.message = message
+        self.file = file
+        self.field = field
+        self.fix = fix
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = ": ".join(part for part in (self.file, self.field) if part)
+        text = f"{where}: {self.message}" if where else self.message
+        if self.fix:
+            text += f" (fix: {self.fix})"
+        return text
+
+
+class ClusterError(HpcHadoopError):
+    """The Hadoop cluster could not be brought up or kept running.
+
+    Args:
+        message: what happened; should name the daemon log file to read.
+    """
+
+    exit_code = 1
+
+
+class CommandError(HpcHadoopError):
+    """An external command (``sbatch``, ``lfs``, ``java``...) failed.
+
+    Args:
+        argv: the command line that ran.
+        returncode: its exit code.
+        stdout: its standard output (only the tail is shown).
+        stderr: its standard error (only the tail is shown).
+        hint: what the user can do about it, if we know.
+    """
+
+    exit_code = 1
+
+    def __init__(self, argv: list[str], returncode: int, stdout: str = "", stderr: str = "",
+                 hint: str | None = None) -> None:
+        self.argv = argv
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        self.hint = hint
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        tail = (self.stderr.strip() or self.stdout.strip()).splitlines()[-3:]
+        text = f"`{' '.join(self.argv)}` exited with {self.returncode}"
+        if tail:
+            text += ": " + " | ".join(tail)
+        if self.hint:
+            text += f" (hint: {self.hint})"
+        return text

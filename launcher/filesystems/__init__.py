@@ -1,0 +1,1 @@
+"""Parallel filesystems: detection, striping, reporting (Lustre, OrangeFS, GPFS, generic)."""

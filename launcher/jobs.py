@@ -1,0 +1,340 @@
+"""The user's steps: resolve them into command lines, run them in order, follow their progress.
+
+A step is a Hadoop job client started with ``java`` and the cluster's ``conf/`` on the classpath:
+
+* ``example``: ``RunJar <examples jar> <program> [-D k=v...] args``;
+* ``jar`` without ``class``: ``RunJar <jar> [-D k=v...] args`` (the jar's manifest names the class);
+* ``jar`` with ``class``: ``java -cp conf:<runtime>:<jar> <class> [-D k=v...] args`` (jars such as the
+  jobclient tests jar, whose manifest driver is unusable, DESIGN.md §4);
+* ``streaming``: ``RunJar <streaming jar> [-D k=v...] [-files ...] -input ... -output ... -mapper ...``.
+
+Arguments may use ``${run_dir}``, ``${cluster_id}``, ``${name}``, ``${user}``, ``${fs_root}``,
+``${examples_jar}``, ``${tests_jar}``, ``${streaming_jar}``, ``${hadoop_home}`` and environment variables.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from string import Template
+
+from launcher.daemons import classpath, hadoop_env
+from launcher.errors import UserError
+from launcher.plan import ClusterPlan, expand_root
+from launcher.render import xml_value
+from launcher.runtime import FAST_START_FLAGS
+from launcher.spec import ExampleStep, JarStep, JobSpec, StreamingStep
+
+#: Where a built-in example takes its output directory from: index into its arguments.
+EXAMPLE_OUTPUT_ARG = {"wordcount": -1, "terasort": -1, "teragen": -1, "teravalidate": 1, "grep": 1,
+                      "randomwriter": -1, "sort": -1}
+#: Examples whose arguments name input paths: indexes.
+EXAMPLE_INPUT_ARGS = {"wordcount": slice(0, -1), "terasort": slice(0, 1), "teravalidate": slice(0, 1),
+                      "grep": slice(0, 1), "sort": slice(0, 1)}
+
+_PROGRESS = re.compile(r"map (\d+)% reduce (\d+)%")
+_APP = re.compile(r"Submitted application (application_\d+_\d+)")
+_JOB = re.compile(r"Running job: (job_\d+_\d+)")
+_UBER = re.compile(r"running in uber mode : (true|false)")
+_FAILED = re.compile(r"Job (job_\d+_\d+) failed|Job failed as tasks failed")
+
+
+@dataclass(frozen=True)
+class ResolvedStep:
+    """A step ready to run.
+
+    Attributes:
+        index: 1-based position.
+        name: display name.
+        kind: ``example``, ``jar`` or ``streaming``.
+        argv: the full command line.
+        inputs: input paths (local, may be globs) of the built-in examples and streaming steps.
+        outputs: output directories (absolute paths) this step creates.
+        log: the step's log file (client output).
+    """
+
+    index: int
+    name: str
+    kind: str
+    argv: list[str]
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    log: Path
+
+
+@dataclass
+class StepResult:
+    """What happened to a step (goes into ``run.json``).
+
+    Attributes:
+        returncode: the job client's exit code (``None`` if it never ran).
+        wall_s: seconds from start to end of the client.
+        application_id / job_id: YARN and MapReduce ids, once seen.
+        uber: whether the job ran in uber mode.
+        map_pct / reduce_pct: the last progress seen (0-100).
+        state: ``succeeded``, ``failed``, ``killed``.
+    """
+
+    name: str
+    kind: str
+    argv: list[str]
+    log: str
+    outputs: list[str]
+    returncode: int | None = None
+    wall_s: float | None = None
+    application_id: str | None = None
+    job_id: str | None = None
+    uber: bool | None = None
+    map_pct: int = 0
+    reduce_pct: int = 0
+    state: str = "pending"
+    lines: list[str] = field(default_factory=list, repr=False)
+
+
+def variables(plan: ClusterPlan, spec: JobSpec) -> dict[str, str]:
+    """The ``${...}`` variables steps may use (environment variables come after these)."""
+    runtime = plan.hadoop_runtime()
+    return {"run_dir": plan.run_dir, "cluster_id": plan.cluster_id, "name": spec.name, "user": plan.user,
+            "fs_root": str(expand_root(spec.filesystem.root)), "examples_jar": str(runtime.examples_jar),
+            "tests_jar": str(runtime.tests_jar), "streaming_jar": str(runtime.streaming_jar),
+            "hadoop_home": str(runtime.home)}
+
+
+def expand(text: str, values: Mapping[str, str], where: str) -> str:
+    """Expand ``${var}`` in ``text``.
+
+    Raises:
+        UserError: unknown variable; lists the known ones.
+    """
+    try:
+        return Template(text).substitute({**os.environ, **values})
+    except KeyError as exc:
+        raise UserError(f"unknown variable ${{{exc.args[0]}}} in {text!r}", field=where,
+                        fix=f"use one of: {', '.join('${' + k + '}' for k in values)} "
+                            "or an environment variable") from None
+    except ValueError:
+        raise UserError(f"bad '$' in {text!r}", field=where, fix="write $$ for a literal $") from None
+
+
+def _local_path(path: str) -> str:
+    return path[len("file://"):] if path.startswith("file://") else path
+
+
+def _d_options(properties: Mapping[str, object]) -> list[str]:
+    options = []
+    for key, value in properties.items():
+        options += ["-D", f"{key}={xml_value(value) if isinstance(value, bool) else value}"]
+    return options
+
+
+def resolve_steps(spec: JobSpec, plan: ClusterPlan, *, overwrite: bool, job_file: str = "job file",
+                  check_inputs: bool = True) -> list[ResolvedStep]:
+    """Turn the spec's steps into command lines and check them before anything starts.
+
+    Checks: jars exist; input paths of built-in examples exist (``check_inputs``; a job with ``setup:``
+    lines checks them after setup ran); output directories are absolute and do not exist yet (unless
+    ``overwrite``: they are then removed just before their step runs).
+
+    Raises:
+        UserError: a missing jar or input, an existing output, an unknown variable.
+    """
+    runtime = plan.hadoop_runtime()
+    values = variables(plan, spec)
+    java = [runtime.java, "-Xmx512m", *(FAST_START_FLAGS if spec.hadoop.fast_start else ()),
+            f"-Dhadoop.log.dir={plan.run_dir}/logs/client", "-Dhadoop.root.logger=INFO,console"]
+    cp = classpath(plan)
+    resolved = []
+    for index, step in enumerate(spec.steps, start=1):
+        where = f"steps.{index}"
+        inputs: list[str] = []
+        outputs: list[str] = []
+        if isinstance(step, StreamingStep):
+            s = step.streaming
+            ins = [expand(p, values, f"{where}.streaming.input") for p in s.input]
+            out = expand(s.output, values, f"{where}.streaming.output")
+            files = [expand(p, values, f"{where}.streaming.files") for p in s.files]
+            for f in files:
+                if not Path(f).exists():
+                    raise UserError(f"file {f} does not exist", file=job_file, field=f"{where}.streaming.files",
+                                    fix="give an existing file to ship to the tasks")
+            argv = [*java, "-cp", cp, "org.apache.hadoop.util.RunJar", str(runtime.streaming_jar),
+                    *_d_options(step.properties)]
+            if files:
+                argv += ["-files", ",".join(files)]
+            for i in ins:
+                argv += ["-input", i]
+            argv += ["-output", out, "-mapper", s.mapper]
+            argv += ["-reducer", s.reducer] if s.reducer else ["-numReduceTasks", "0"]
+            if s.reducers is not None and s.reducer:
+                argv += ["-numReduceTasks", str(s.reducers)]
+            inputs, outputs, kind, name = ins, [out], "streaming", step.name or "streaming"
+        else:
+            args = [expand(a, values, f"{where}.args") for a in step.args]
+            if isinstance(step, ExampleStep):
+                kind, name = "example", step.name or step.example
+                argv = [*java, "-cp", cp, "org.apache.hadoop.util.RunJar", str(runtime.examples_jar), step.example,
+                        *_d_options(step.properties), *args]
+                position = EXAMPLE_OUTPUT_ARG.get(step.example)
+                if step.output:
+                    outputs = [expand(step.output, values, f"{where}.output")]
+                elif position is not None and len(args) > (position if position >= 0 else -position - 1):
+                    outputs = [args[position]]
+                if step.example in EXAMPLE_INPUT_ARGS:
+                    inputs = args[EXAMPLE_INPUT_ARGS[step.example]]
+            else:
+                assert isinstance(step, JarStep)
+                kind = "jar"
+                jar = expand(step.jar, values, f"{where}.jar")
+                if not Path(jar).is_file():
+                    raise UserError(f"jar {jar} does not exist", file=job_file, field=f"{where}.jar",
+                                    fix="give the path of an existing jar (${examples_jar}, ${tests_jar} work)")
+                name = step.name or (step.main_class or Path(jar).stem).rsplit(".", 1)[-1]
+                if step.main_class:
+                    argv = [*java, "-cp", f"{cp}:{jar}", step.main_class, *_d_options(step.properties), *args]
+                else:
+                    argv = [*java, "-cp", cp, "org.apache.hadoop.util.RunJar", jar, *_d_options(step.properties),
+                            *args]
+                if step.output:
+                    outputs = [expand(step.output, values, f"{where}.output")]
+        for out in outputs:
+            local = _local_path(out)
+            if not os.path.isabs(local):
+                raise UserError(f"output {out!r} is not an absolute path", file=job_file, field=where,
+                                fix="use an absolute path, e.g. ${run_dir}/output/NAME")
+            if os.path.lexists(local) and not overwrite:
+                raise UserError(f"output {out} already exists", file=job_file, field=where,
+                                fix="choose another output directory, or pass --overwrite to replace it")
+        log = plan.path("steps", f"{index:02d}-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.log")
+        resolved.append(ResolvedStep(index=index, name=name, kind=kind, argv=argv,
+                                     inputs=tuple(_local_path(i) for i in inputs),
+                                     outputs=tuple(_local_path(o) for o in outputs), log=log))
+    if check_inputs:
+        check_step_inputs(resolved, job_file)
+    return resolved
+
+
+def check_step_inputs(steps: list[ResolvedStep], job_file: str = "job file") -> None:
+    """Check that every input exists, or is the output of an earlier step.
+
+    Raises:
+        UserError: an input path (or glob) matches nothing.
+    """
+    produced: set[str] = set()
+    for step in steps:
+        for path in step.inputs:
+            if path not in produced and not any(Path(path).parent.glob(Path(path).name)):
+                raise UserError(f"input {path} does not exist", file=job_file, field=f"steps.{step.index}",
+                                fix="give an existing file or directory (absolute path)")
+        produced.update(step.outputs)
+
+
+def setup_commands(spec: JobSpec, plan: ClusterPlan) -> list[str]:
+    """The job file's ``setup:`` lines with ``${...}`` expanded."""
+    values = variables(plan, spec)
+    return [expand(line, values, f"setup.{i}") for i, line in enumerate(spec.setup, start=1)]
+
+
+ProgressCallback = Callable[[StepResult], None]
+
+
+class StepRunner:
+    """Runs resolved steps against a running cluster and follows their progress.
+
+    Args:
+        plan: the cluster plan.
+        on_progress: called (from a reader thread) whenever progress, ids or state change.
+    """
+
+    def __init__(self, plan: ClusterPlan, on_progress: ProgressCallback | None = None) -> None:
+        self.plan = plan
+        self.on_progress = on_progress or (lambda result: None)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.current: StepResult | None = None
+
+    def _follow(self, result: StepResult, stream: object, log: object) -> None:
+        for raw in iter(stream.readline, b""):  # type: ignore[attr-defined]
+            log.write(raw)  # type: ignore[attr-defined]
+            log.flush()  # type: ignore[attr-defined]
+            line = raw.decode(errors="replace").rstrip()
+            changed = False
+            if m := _PROGRESS.search(line):
+                result.map_pct, result.reduce_pct = int(m.group(1)), int(m.group(2))
+                changed = True
+            elif m := _APP.search(line):
+                result.application_id, changed = m.group(1), True
+            elif m := _JOB.search(line):
+                result.job_id, changed = m.group(1), True
+            elif m := _UBER.search(line):
+                result.uber, changed = m.group(1) == "true", True
+            if "ERROR" in line or "Exception" in line or _FAILED.search(line):
+                result.lines.append(line)
+                del result.lines[:-20]
+            if changed:
+                self.on_progress(result)
+
+    def run(self, step: ResolvedStep, *, overwrite: bool = False, deadline: float | None = None) -> StepResult:
+        """Run one step to its end (or to ``deadline``, epoch seconds, when it is killed).
+
+        A KeyboardInterrupt or other exception while it runs kills the client and the YARN application
+        and is re-raised.
+        """
+        result = StepResult(name=step.name, kind=step.kind, argv=step.argv, log=str(step.log),
+                            outputs=list(step.outputs), state="running")
+        self.current = result
+        for out in step.outputs:
+            if overwrite and os.path.lexists(out):
+                shutil.rmtree(out) if os.path.isdir(out) and not os.path.islink(out) else os.unlink(out)
+        step.log.parent.mkdir(parents=True, exist_ok=True)
+        began = time.time()
+        env = hadoop_env(self.plan)
+        with open(step.log, "ab") as log:
+            log.write(f"$ {' '.join(step.argv)}\n".encode())
+            self.proc = subprocess.Popen(step.argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, cwd=self.plan.run_dir)
+            reader = threading.Thread(target=self._follow, args=(result, self.proc.stdout, log), daemon=True)
+            reader.start()
+            try:
+                while self.proc.poll() is None:
+                    if deadline is not None and time.time() >= deadline:
+                        raise TimeoutError("walltime")
+                    time.sleep(0.1)
+            except BaseException:
+                self.kill(result)
+                result.wall_s = time.time() - began
+                raise
+            finally:
+                reader.join(timeout=5)
+        result.returncode = self.proc.returncode
+        result.wall_s = time.time() - began
+        result.state = "succeeded" if result.returncode == 0 else "failed"
+        self.on_progress(result)
+        return result
+
+    def kill(self, result: StepResult) -> None:
+        """Kill the job client and, if it was submitted, its YARN application (``yarn application -kill``)."""
+        result.state = "killed"
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        result.returncode = self.proc.returncode if self.proc else None
+        if result.application_id:
+            runtime = self.plan.hadoop_runtime()
+            argv = [runtime.java, "-Xmx256m", *FAST_START_FLAGS, "-cp", classpath(self.plan),
+                    "org.apache.hadoop.yarn.client.cli.ApplicationCLI", "application", "-kill",
+                    result.application_id]
+            try:
+                subprocess.run(argv, env=hadoop_env(self.plan), capture_output=True, timeout=30, check=False)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.on_progress(result)

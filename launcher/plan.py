@@ -1,0 +1,325 @@
+"""The cluster plan: roles, ports, directories and memory sizing, computed once from spec + allocation.
+
+The plan is written as ``plan.json`` into the cluster directory on the shared filesystem; every
+per-node agent reads it there, so all nodes agree on ports, directories and roles.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import json
+import os
+import secrets
+import socket
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from launcher.errors import UserError
+from launcher.runtime import HadoopRuntime
+from launcher.schedulers.base import Allocation, Node
+from launcher.spec import JobSpec
+from launcher.units import MiB, format_size
+
+#: Ports per cluster; a cluster uses ``base + offset`` for each (see :class:`Ports`).
+PORT_BLOCK = 32
+PORT_RANGE = (20000, 60000)
+
+#: Memory left to the OS and page cache on each node before sizing containers (bytes).
+OS_RESERVE = 1024 * MiB
+
+
+@dataclass(frozen=True)
+class Ports:
+    """One cluster's ports: a block of :data:`PORT_BLOCK` consecutive ports from ``base``.
+
+    Offsets: ResourceManager scheduler +0, resource tracker +1, client +2, admin +3, web +4;
+    NodeManager +5, localizer +6, web +7, ShuffleHandler +8; JobHistoryServer +9, web +10, admin +11;
+    NameNode +12, NameNode web +13, DataNode +14, DataNode web +15, DataNode IPC +16 (``hdfs`` mode).
+    """
+
+    base: int
+
+    def __getattr__(self, name: str) -> int:
+        offsets = {"rm_scheduler": 0, "rm_tracker": 1, "rm": 2, "rm_admin": 3, "rm_web": 4,
+                   "nm": 5, "nm_localizer": 6, "nm_web": 7, "shuffle": 8,
+                   "jhs": 9, "jhs_web": 10, "jhs_admin": 11,
+                   "nn": 12, "nn_web": 13, "dn": 14, "dn_web": 15, "dn_ipc": 16}
+        if name in offsets:
+            return self.base + offsets[name]
+        raise AttributeError(name)
+
+    def all(self) -> range:
+        """Every port of the block."""
+        return range(self.base, self.base + PORT_BLOCK)
+
+
+def port_free(port: int, address: str = "0.0.0.0") -> bool:
+    """True if a TCP listener can bind ``address:port`` on this host now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((address, port))
+        except OSError:
+            return False
+    return True
+
+
+def choose_ports(cluster_id: str, *, attempts: int = 64) -> Ports:
+    """Pick a free port block for this cluster, checked on this host (the master node).
+
+    The first candidate comes from a hash of the cluster id, so two clusters rarely even try the same
+    block; a block is taken only if every port in it binds. Daemons on other nodes bind the same ports
+    and report a clash in their logs.
+
+    Raises:
+        ClusterError-like UserError: no free block found after ``attempts`` tries.
+    """
+    slots = (PORT_RANGE[1] - PORT_RANGE[0]) // PORT_BLOCK
+    start = int(hashlib.sha256(cluster_id.encode()).hexdigest(), 16) % slots
+    for i in range(attempts):
+        base = PORT_RANGE[0] + ((start + i * 7919) % slots) * PORT_BLOCK
+        if all(port_free(p) for p in range(base, base + PORT_BLOCK)):
+            return Ports(base)
+    raise UserError(f"no free block of {PORT_BLOCK} ports in {PORT_RANGE[0]}-{PORT_RANGE[1]}",
+                    fix="stop some clusters or services on this node")
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """Memory and vcores, in MiB as Hadoop's ``*.mb`` keys take them.
+
+    Attributes:
+        nodemanager_mb: ``yarn.nodemanager.resource.memory-mb``.
+        nodemanager_vcores: ``yarn.nodemanager.resource.cpu-vcores``.
+        map_mb, reduce_mb, am_mb: container sizes.
+        map_heap_mb, reduce_heap_mb, am_heap_mb: ``-Xmx`` of those JVMs (``heap_ratio`` × container).
+        daemon_heap_mb: ``-Xmx`` of each daemon.
+        min_allocation_mb: ``yarn.scheduler.minimum-allocation-mb``.
+    """
+
+    nodemanager_mb: int
+    nodemanager_vcores: int
+    map_mb: int
+    reduce_mb: int
+    am_mb: int
+    map_heap_mb: int
+    reduce_heap_mb: int
+    am_heap_mb: int
+    daemon_heap_mb: int
+    min_allocation_mb: int
+
+
+def size_memory(spec: JobSpec, allocation: Allocation) -> MemoryPlan:
+    """Size containers from the node's cores and memory unless the job file fixes them.
+
+    Rule: ``containers_per_node`` (default: cores) containers of max(map, reduce) plus one
+    ApplicationMaster, capped by node memory − daemon heaps (up to 3 on the master) − 1 GiB for the OS.
+
+    Raises:
+        UserError: the node cannot hold even one container next to the daemons.
+    """
+    h = spec.hadoop
+    to_mb = lambda b: max(1, int(b // MiB))  # noqa: E731
+    map_mb, reduce_mb, am_mb, heap_mb = to_mb(h.map_memory), to_mb(h.reduce_memory), to_mb(h.am_memory), \
+        to_mb(h.daemon_heap)
+    containers = h.containers_per_node or allocation.cores_per_node
+    usable_mb = to_mb(allocation.memory_per_node - OS_RESERVE) - 3 * heap_mb
+    if h.nodemanager_memory is not None:
+        nm_mb = to_mb(h.nodemanager_memory)
+    else:
+        nm_mb = min(usable_mb, containers * max(map_mb, reduce_mb) + am_mb)
+    if nm_mb < max(map_mb, reduce_mb, am_mb):
+        raise UserError(
+            f"a node has {format_size(allocation.memory_per_node)}: after daemon heaps and the OS, "
+            f"{nm_mb} MiB is left, less than one {max(map_mb, reduce_mb, am_mb)} MiB container",
+            field="hadoop.map_memory", fix="lower hadoop.map_memory/reduce_memory/am_memory/daemon_heap")
+    ratio = h.heap_ratio
+    return MemoryPlan(nodemanager_mb=nm_mb, nodemanager_vcores=h.nodemanager_vcores or allocation.cores_per_node,
+                      map_mb=map_mb, reduce_mb=reduce_mb, am_mb=am_mb, map_heap_mb=int(map_mb * ratio),
+                      reduce_heap_mb=int(reduce_mb * ratio), am_heap_mb=int(am_mb * ratio),
+                      daemon_heap_mb=heap_mb, min_allocation_mb=min(256, map_mb, reduce_mb, am_mb))
+
+
+@dataclass(frozen=True)
+class NodePlan:
+    """What runs on one node.
+
+    Attributes:
+        name: hostname as the scheduler knows it.
+        address: IPv4 address its daemons bind to.
+        roles: daemons to start: ``resourcemanager``, ``historyserver``, ``nodemanager``.
+        nm_local_dir: NodeManager local dir (shuffle, spills), unique per node.
+        log_dir: ``logs/<host>`` in the cluster directory.
+    """
+
+    name: str
+    address: str
+    roles: tuple[str, ...]
+    nm_local_dir: str
+    log_dir: str
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    """Everything the daemons, the templates and the job steps need, decided once.
+
+    Attributes:
+        cluster_id: ``<name>-<yyyymmdd-HHMMSS>-<hex4>``, unique per run.
+        user: the submitting user (YARN admin, owner of the directories).
+        run_dir: the cluster directory ``<root>/<user>/hpc-hadoop/<cluster_id>``.
+        scheduler, job_id, fanout: from the allocation.
+        deadline: epoch seconds when the walltime ends, or ``None``.
+        master: the node running ResourceManager and JobHistoryServer.
+        nodes: every node, master first.
+        ports: the port block.
+        memory: container sizing.
+        runtime: the Hadoop runtime (as :meth:`HadoopRuntime.to_dict`).
+        spec: the job spec (as ``JobSpec.model_dump(by_alias=True)``).
+        created: epoch seconds.
+    """
+
+    cluster_id: str
+    user: str
+    run_dir: str
+    scheduler: str
+    job_id: str | None
+    fanout: str
+    deadline: float | None
+    master: NodePlan
+    nodes: tuple[NodePlan, ...]
+    ports: Ports
+    memory: MemoryPlan
+    runtime: dict[str, Any]
+    spec: dict[str, Any]
+    created: float = field(default_factory=time.time)
+
+    # -- directories -------------------------------------------------------------------------
+    def path(self, *parts: str) -> Path:
+        """A path inside the cluster directory."""
+        return Path(self.run_dir, *parts)
+
+    @property
+    def conf_dir(self) -> Path:
+        """``conf/``: the rendered Hadoop configuration (``HADOOP_CONF_DIR``)."""
+        return self.path("conf")
+
+    @property
+    def nodemanagers(self) -> tuple[NodePlan, ...]:
+        """Nodes that run a NodeManager."""
+        return tuple(n for n in self.nodes if "nodemanager" in n.roles)
+
+    def node(self, name: str) -> NodePlan:
+        """The plan of node ``name``.
+
+        Raises:
+            KeyError: ``name`` is not in this cluster.
+        """
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise KeyError(f"{name} is not a node of cluster {self.cluster_id} "
+                       f"({', '.join(n.name for n in self.nodes)})")
+
+    @property
+    def rm_web(self) -> str:
+        """ResourceManager web/REST address, ``http://host:port``."""
+        return f"http://{self.master.address}:{self.ports.rm_web}"
+
+    @property
+    def jhs_web(self) -> str:
+        """JobHistoryServer web/REST address."""
+        return f"http://{self.master.address}:{self.ports.jhs_web}"
+
+    def hadoop_runtime(self) -> HadoopRuntime:
+        """The runtime as an object."""
+        return HadoopRuntime.from_dict(self.runtime)
+
+    def job_spec(self) -> JobSpec:
+        """The job spec as an object."""
+        return JobSpec.model_validate(self.spec)
+
+    # -- persistence -------------------------------------------------------------------------
+    def to_json(self) -> str:
+        """JSON text of the plan (``plan.json``)."""
+        data = asdict(self)
+        return json.dumps(data, indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> ClusterPlan:
+        """Inverse of :meth:`to_json`."""
+        data = json.loads(text)
+        node = lambda d: NodePlan(**{**d, "roles": tuple(d["roles"])})  # noqa: E731
+        return cls(**{**data, "master": node(data["master"]), "nodes": tuple(node(n) for n in data["nodes"]),
+                      "ports": Ports(**data["ports"]), "memory": MemoryPlan(**data["memory"])})
+
+    @classmethod
+    def load(cls, run_dir: str | Path) -> ClusterPlan:
+        """Read ``plan.json`` from a cluster directory."""
+        return cls.from_json(Path(run_dir, "plan.json").read_text())
+
+
+def expand_root(root: str) -> Path:
+    """Expand ``~`` and ``$VAR`` in ``filesystem.root``.
+
+    Raises:
+        UserError: a variable is unset (``$SCRATCH`` on a machine without it) or the path is relative.
+    """
+    expanded = os.path.expandvars(os.path.expanduser(root))
+    if "$" in expanded:
+        raise UserError(f"{root!r} uses an unset environment variable", field="filesystem.root",
+                        fix="set the variable or write the directory out")
+    path = Path(expanded)
+    if not path.is_absolute():
+        raise UserError(f"{root!r} is not an absolute path", field="filesystem.root",
+                        fix="use an absolute directory on the shared filesystem")
+    return path
+
+
+def new_cluster_id(name: str, now: float | None = None) -> str:
+    """``<name>-<yyyymmdd-HHMMSS>-<4 hex digits>``."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now or time.time()))
+    return f"{name}-{stamp}-{secrets.token_hex(2)}"
+
+
+def make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *,
+              cluster_id: str | None = None, run_dir: Path | None = None) -> ClusterPlan:
+    """Decide roles, ports, directories and memory for ``spec`` on ``allocation``.
+
+    Role placement (DESIGN.md, issue 3): ResourceManager and JobHistoryServer on the first node,
+    NodeManagers on every node (``nodemanager_on_master: false`` leaves the master out). NodeManager
+    local dirs are per node: under ``filesystem.local_dirs`` when set (node-local storage), else
+    ``nm-local/<host>`` in the cluster directory.
+
+    Raises:
+        UserError: bad root, memory too small, no free ports, fewer nodes than asked.
+    """
+    user = getpass.getuser()
+    cluster_id = cluster_id or new_cluster_id(spec.name)
+    run_dir = run_dir or expand_root(spec.filesystem.root) / user / "hpc-hadoop" / cluster_id
+    nodes = allocation.nodes
+    if len(nodes) < spec.nodes and allocation.scheduler != "local":
+        raise UserError(f"the allocation has {len(nodes)} node(s), the job file asks for {spec.nodes}",
+                        field="nodes", fix="ask the scheduler for more nodes or lower nodes:")
+    planned: list[NodePlan] = []
+    for index, node in enumerate(nodes):
+        roles: list[str] = ["resourcemanager", "historyserver"] if index == 0 else []
+        if index > 0 or spec.nodemanager_on_master or len(nodes) == 1:
+            roles.append("nodemanager")
+        if spec.filesystem.local_dirs:
+            local_root = os.path.expandvars(os.path.expanduser(spec.filesystem.local_dirs))
+            nm_local = str(Path(local_root) / f"hpc-hadoop-{user}" / cluster_id / node.name)
+        else:
+            nm_local = str(run_dir / "nm-local" / node.name)
+        planned.append(NodePlan(name=node.name, address=_address(node, spec), roles=tuple(roles),
+                                nm_local_dir=nm_local, log_dir=str(run_dir / "logs" / node.name)))
+    return ClusterPlan(cluster_id=cluster_id, user=user, run_dir=str(run_dir), scheduler=allocation.scheduler,
+                       job_id=allocation.job_id, fanout=allocation.fanout, deadline=allocation.deadline,
+                       master=planned[0], nodes=tuple(planned), ports=choose_ports(cluster_id),
+                       memory=size_memory(spec, allocation), runtime=runtime.to_dict(),
+                       spec=spec.model_dump(mode="json", by_alias=True))
+
+
+def _address(node: Node, spec: JobSpec) -> str:
+    return node.address

@@ -1,0 +1,95 @@
+"""The run report: ``run.json`` in the cluster directory and the summary on the terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from launcher import __version__
+
+#: Final states of a run.
+STATES = ("succeeded", "failed", "bringup_failed", "interrupted", "timed_out")
+
+
+@dataclass
+class RunReport:
+    """Everything worth keeping about one run; written as ``run.json``.
+
+    Timings are seconds: ``bringup_s`` (agents started → every NodeManager RUNNING),
+    ``since_allocation_s`` (allocation start → ready), ``teardown_s``, ``total_s``; per step ``wall_s``.
+    """
+
+    cluster_id: str
+    name: str
+    run_dir: str
+    scheduler: str
+    job_id: str | None
+    nodes: list[str]
+    state: str = "running"
+    error: str | None = None
+    started: float = field(default_factory=time.time)
+    ended: float | None = None
+    bringup_s: float | None = None
+    since_allocation_s: float | None = None
+    teardown_s: float | None = None
+    total_s: float | None = None
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    rm_web: str | None = None
+    jhs_web: str | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+    leftover_processes: int | None = None
+    error_exit_code: int | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """0 if every step succeeded; the failed step's exit code; 130 interrupted; 124 timed out; else 1."""
+        if self.state == "succeeded":
+            return 0
+        if self.state == "interrupted":
+            return 130
+        if self.state == "timed_out":
+            return 124
+        failed = [s for s in self.steps if s.get("returncode") not in (0, None)]
+        if failed:
+            return int(failed[-1]["returncode"])
+        return self.error_exit_code or 1
+
+    def to_json(self) -> str:
+        """JSON text of ``run.json``."""
+        data = asdict(self)
+        data["exit_code"] = self.exit_code
+        data["hpc_hadoop_version"] = __version__
+        return json.dumps(data, indent=2)
+
+    def write(self) -> Path:
+        """Write ``<run_dir>/run.json`` atomically; returns its path."""
+        path = Path(self.run_dir, "run.json")
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(self.to_json())
+        os.replace(tmp, path)
+        return path
+
+
+def summary(report: RunReport, console: Console) -> None:
+    """Print the run summary: state, timings, one row per step, where the logs are."""
+    table = Table(title=f"{report.name}: {report.state}", title_justify="left", show_edge=False)
+    for column in ("step", "state", "exit", "wall (s)", "application"):
+        table.add_column(column, justify="right" if column in ("exit", "wall (s)") else "left")
+    for step in report.steps:
+        wall = f"{step['wall_s']:.1f}" if step.get("wall_s") is not None else "-"
+        table.add_row(step["name"], step["state"], str(step.get("returncode", "-")), wall,
+                      step.get("application_id") or "-")
+    console.print(table)
+    fmt = lambda v: "-" if v is None else f"{v:.1f} s"  # noqa: E731
+    console.print(f"bring-up {fmt(report.bringup_s)}, teardown {fmt(report.teardown_s)}, "
+                  f"total {fmt(report.total_s)}")
+    if report.error:
+        console.print(f"[red]error:[/red] {report.error}")
+    console.print(f"run directory: {report.run_dir}  (run.json, logs/, steps/, history/)")

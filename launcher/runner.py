@@ -1,0 +1,193 @@
+"""One run from end to end: plan → files → daemons → steps → teardown → report.
+
+Teardown happens whatever ends the run: success, a failed step, a failed bring-up, Ctrl-C (SIGINT),
+SIGTERM, SIGHUP, the walltime warning (SIGUSR1) or our own walltime deadline.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from types import FrameType
+
+from launcher.cluster import Cluster
+from launcher.errors import HpcHadoopError, UserError
+from launcher.jobs import ResolvedStep, StepResult, StepRunner, check_step_inputs, resolve_steps, setup_commands
+from launcher.plan import ClusterPlan, make_plan
+from launcher.render import render_config, write_files
+from launcher.report import RunReport
+from launcher.runtime import HadoopRuntime, discover
+from launcher.schedulers.base import Allocation
+from launcher.spec import JobSpec
+
+HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1)
+
+
+class Interrupted(BaseException):
+    """A signal asked us to stop (SIGUSR1 is the batch system's walltime warning)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def teardown_lead(spec: JobSpec) -> float:
+    """Seconds before the walltime ends when teardown starts: ``batch.signal_lead``, at most 10% of it."""
+    return min(float(spec.batch.signal_lead), spec.walltime * 0.1)
+
+
+class Observer:
+    """What the runner tells the terminal; the CLI subclasses it with a rich progress display."""
+
+    def phase(self, text: str) -> None:
+        """A new phase began (``bring-up``, ``step 1/3 wordcount``, ``teardown``)."""
+
+    def progress(self, result: StepResult) -> None:
+        """A step's progress, ids or state changed (called from a reader thread)."""
+
+    def close(self) -> None:
+        """The run is over."""
+
+
+def prepare(spec: JobSpec, allocation: Allocation, *, overwrite: bool = False, job_file: str = "job file",
+            runtime: HadoopRuntime | None = None,
+            cluster_id: str | None = None) -> tuple[ClusterPlan, list[ResolvedStep]]:
+    """Validate everything that can be validated before anything starts; no side effects.
+
+    Raises:
+        UserError: missing Java/Hadoop, bad root, existing outputs, missing jars or inputs, memory too small.
+    """
+    runtime = runtime or discover(spec.hadoop.home, spec.hadoop.java_home)
+    plan = make_plan(spec, allocation, runtime, cluster_id=cluster_id)
+    steps = resolve_steps(spec, plan, overwrite=overwrite, job_file=job_file, check_inputs=not spec.setup)
+    return plan, steps
+
+
+def run_setup(plan: ClusterPlan, steps: list[ResolvedStep], job_file: str = "job file") -> None:
+    """Run the job file's ``setup:`` lines (bash, in the cluster directory), then check the steps' inputs.
+
+    Output goes to ``steps/00-setup.log``.
+
+    Raises:
+        UserError: a setup line failed (names the line and the log), or an input is still missing.
+    """
+    spec = plan.job_spec()
+    lines = setup_commands(spec, plan)
+    log = plan.path("steps", "00-setup.log")
+    for index, line in enumerate(lines, start=1):
+        with open(log, "ab") as out:
+            out.write(f"$ {line}\n".encode())
+            out.flush()
+            code = subprocess.run(["bash", "-euo", "pipefail", "-c", line], cwd=plan.run_dir, stdout=out,
+                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False).returncode
+        if code != 0:
+            raise UserError(f"setup line failed with exit code {code}: {line}", file=job_file,
+                            field=f"setup.{index}", fix=f"read {log}")
+    check_step_inputs(steps, job_file)
+
+
+def materialize(plan: ClusterPlan) -> None:
+    """Create the cluster directory (mode 0700) and write ``plan.json`` and ``conf/``.
+
+    Raises:
+        FileExistsError: the cluster directory already exists (ids are unique; never overwrite).
+    """
+    run_dir = plan.path()
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    run_dir.mkdir(mode=0o700)
+    for sub in ("logs", "agents", "steps", "staging", "history", "app-logs"):
+        plan.path(sub).mkdir(mode=0o700)
+    (run_dir / "plan.json").write_text(plan.to_json())
+    write_files(plan.conf_dir, render_config(plan))
+
+
+def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = False,
+            observer: Observer | None = None, allocation_start: float | None = None) -> RunReport:
+    """Bring the cluster up, run the steps in order, tear it down, write ``run.json``.
+
+    Args:
+        plan: from :func:`prepare`; :func:`materialize` must have run.
+        steps: from :func:`prepare`.
+        overwrite: remove existing outputs just before their step.
+        observer: terminal progress.
+        allocation_start: epoch seconds when the allocation began (for ``since_allocation_s``).
+
+    Returns:
+        The report (also written to ``run.json``); ``report.exit_code`` is what the CLI exits with.
+    """
+    observer = observer or Observer()
+    spec = plan.job_spec()
+    runtime = plan.hadoop_runtime()
+    report = RunReport(cluster_id=plan.cluster_id, name=spec.name, run_dir=plan.run_dir, scheduler=plan.scheduler,
+                       job_id=plan.job_id, nodes=[n.name for n in plan.nodes], rm_web=plan.rm_web,
+                       jhs_web=plan.jhs_web, versions={"hadoop": runtime.version, "java": str(runtime.java_version)})
+    report.write()
+    deadline = plan.deadline - teardown_lead(spec) if plan.deadline else None
+    cluster = Cluster(plan)
+    runner = StepRunner(plan, observer.progress)
+    previous: dict[int, Callable[[int, FrameType | None], object] | int | None] = {}
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        raise Interrupted(signum)
+
+    for signum in HANDLED_SIGNALS:
+        previous[signum] = signal.signal(signum, on_signal)
+    try:
+        if spec.setup:
+            observer.phase("setup")
+            run_setup(plan, steps)
+        observer.phase("bring-up")
+        cluster.start()
+        remaining = None if deadline is None else max(1.0, deadline - time.time())
+        report.bringup_s = cluster.wait_ready(timeout=min(180.0, remaining or 180.0))
+        if allocation_start:
+            report.since_allocation_s = time.time() - allocation_start
+        report.write()
+        report.state = "succeeded"
+        for step in steps:
+            observer.phase(f"step {step.index}/{len(steps)} {step.name}")
+            try:
+                result = runner.run(step, overwrite=overwrite, deadline=deadline)
+            finally:
+                if runner.current is not None:
+                    _record(report, runner.current)
+                    runner.current = None
+            if result.returncode != 0:
+                report.state = "failed"
+                report.error = f"step {step.index} ({step.name}) failed with exit code {result.returncode}; " \
+                               f"read {step.log}" + (f": {result.lines[-1]}" if result.lines else "")
+                break
+    except Interrupted as exc:
+        report.state = "timed_out" if exc.signum == signal.SIGUSR1 else "interrupted"
+        report.error = f"stopped by {exc.args[0]}" + (" (walltime warning)" if exc.signum == signal.SIGUSR1 else "")
+    except TimeoutError:
+        report.state = "timed_out"
+        report.error = "walltime nearly over: stopped the running step and the cluster"
+    except HpcHadoopError as exc:
+        report.state = "bringup_failed" if report.bringup_s is None else "failed"
+        report.error = str(exc)
+        report.error_exit_code = exc.exit_code
+    finally:
+        for signum in HANDLED_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
+        try:
+            observer.phase("teardown")
+            report.teardown_s = cluster.stop()
+            report.leftover_processes = len(cluster.leftover_processes())
+        finally:
+            report.ended = time.time()
+            report.total_s = report.ended - report.started
+            report.write()
+            for signum, handler in previous.items():
+                signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+            observer.close()
+    return report
+
+
+def _record(report: RunReport, result: StepResult) -> None:
+    data = {k: v for k, v in vars(result).items() if k != "lines"}
+    data["errors"] = result.lines[-5:]
+    report.steps.append(data)
+    report.write()

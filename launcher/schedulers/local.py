@@ -1,0 +1,32 @@
+"""The embedded ``local`` backend: this one machine, no scheduler.
+
+The "parallel filesystem" is a local directory (``filesystem.root``). Daemons bind to 127.0.0.1 under
+the name ``localhost`` so that a laptop with an odd hostname works too. ``submit`` runs at once.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import psutil
+
+from launcher.schedulers.base import Allocation, Node, Scheduler
+from launcher.spec import JobSpec
+
+
+class LocalScheduler(Scheduler):
+    """One machine: cores and memory from ``psutil``, walltime from the job file."""
+
+    name = "local"
+    default_fanout = "local"
+
+    def allocation(self, spec: JobSpec) -> Allocation:
+        """This machine as a one-node allocation.
+
+        Cores: the CPUs this process may use (``sched_getaffinity``); memory: ``psutil`` total RAM (bytes).
+        """
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        return Allocation(scheduler=self.name, job_id=None, nodes=(Node("localhost", "127.0.0.1"),),
+                          cores_per_node=cores, memory_per_node=psutil.virtual_memory().total,
+                          walltime=float(spec.walltime), start_time=time.time(), fanout=self.default_fanout)

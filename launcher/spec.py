@@ -1,0 +1,477 @@
+"""The job file: a validated, frozen, typed model, resolved once from layered sources.
+
+Layers, lowest first (later wins; mappings merge key by key, lists are replaced whole):
+
+1. built-in defaults (the field defaults below);
+2. the site preset ``site-configs/<site>.yaml``, chosen by ``site:`` in any higher layer;
+3. the user's defaults ``~/.config/hpc-hadoop/config.yaml`` (or ``$HPC_HADOOP_CONFIG``);
+4. the job file;
+5. ``--set key.sub=value`` flags on the command line (the value is read as a YAML scalar).
+
+Unknown keys are errors that list the valid keys. Every error names the layer (file) the bad value
+came from, the dotted field and a fix (:class:`launcher.errors.UserError`).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PlainSerializer,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from launcher.errors import UserError
+from launcher.units import format_walltime, parse_size, parse_walltime
+
+#: Where the presets and templates live (the repository / installed share directory).
+SHARE_DIR = Path(os.environ.get("HPC_HADOOP_SHARE", Path(__file__).resolve().parent.parent))
+SITE_DIR = SHARE_DIR / "site-configs"
+
+
+def _size(value: object) -> int:
+    return parse_size(value)
+
+
+def _walltime(value: object) -> int:
+    return parse_walltime(value)
+
+
+#: A size in bytes; accepts ``512m``, ``2g``, ``1MiB`` or an int (bytes).
+Size = Annotated[int, BeforeValidator(_size)]
+#: A duration in seconds; accepts Slurm's ``--time`` formats (a bare number is minutes, as in Slurm);
+#: written back as ``HH:MM:SS`` so that a dumped spec reads back the same.
+Walltime = Annotated[int, BeforeValidator(_walltime), PlainSerializer(format_walltime, return_type=str)]
+#: A Hadoop property value: written into the XML as text (``true``/``false`` for booleans).
+PropertyValue = Union[str, int, float, bool]
+
+CONFIG_FILES = ("core-site", "yarn-site", "mapred-site", "capacity-scheduler", "hdfs-site")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class FilesystemSpec(_Model):
+    """Where the cluster keeps its files: the parallel filesystem (DESIGN.md §5).
+
+    The cluster directory is ``<root>/<user>/hpc-hadoop/<cluster-id>`` with ``conf``, ``staging``,
+    ``history``, ``app-logs``, ``logs/<host>`` and ``nm-local/<host>`` under it.
+    """
+
+    root: str = Field("/tmp", description="Directory on the shared (parallel) filesystem; "
+                      "`$VAR` and `~` are expanded. The `local` backend uses a local directory.")
+    mode: Literal["rawfs"] = Field("rawfs", description="How Hadoop reaches the filesystem: "
+                                   "`rawfs` = `fs.defaultFS=file:///` (the paper's raw access).")
+    local_dirs: str | None = Field(
+        None, description="Node-local directory for NodeManager shuffle/spill files (e.g. `$TMPDIR`, "
+        "an SSD or tmpfs); default: per-node directories under the cluster directory.")
+    split_size: Size | None = Field(
+        None, description="Input split size in bytes (`fs.local.block.size`); Hadoop's default on "
+        "`file://` is 32 MiB.")
+
+
+class HadoopSpec(_Model):
+    """The Hadoop runtime and its tuning. Memory sizes are bytes (written to Hadoop in MiB)."""
+
+    home: str | None = Field(
+        None, description="Hadoop install: our runtime (`lib/*.jar`) or a site install with the "
+        "standard `share/hadoop/*` layout; default: `$HPC_HADOOP_HOME`, `$HADOOP_HOME`, then the "
+        "runtime built in `hadoop-fs-shim/target/hadoop-runtime`.")
+    java_home: str | None = Field(None, description="JDK for the client, the daemons and the "
+                                  "containers (one JDK for all); default `$JAVA_HOME`, then `java` on PATH.")
+    daemon_heap: Size = Field(1 << 30, description="Heap of each daemon (ResourceManager, NodeManager, "
+                              "JobHistoryServer); the paper (Table 1) used 2 GB.")
+    map_memory: Size = Field(1 << 30, description="Container size of a map task (`mapreduce.map.memory.mb`).")
+    reduce_memory: Size = Field(1 << 30, description="Container size of a reduce task.")
+    am_memory: Size = Field(1 << 30, description="Container size of the MapReduce ApplicationMaster.")
+    heap_ratio: float = Field(0.8, gt=0.1, le=1.0, description="Task JVM heap ÷ container size "
+                              "(Hadoop's `mapreduce.job.heap.memory-mb.ratio`, default 0.8).")
+    containers_per_node: int | None = Field(
+        None, ge=1, description="Concurrent map/reduce containers per node; default: the node's cores "
+        "(the paper: 8 map + 5 reduce slots on 16 cores).")
+    nodemanager_memory: Size | None = Field(
+        None, description="Memory a NodeManager offers (`yarn.nodemanager.resource.memory-mb`); default: "
+        "containers_per_node × max(map, reduce) + ApplicationMaster, capped by the node's free RAM.")
+    nodemanager_vcores: int | None = Field(None, ge=1, description="vcores a NodeManager offers; default: cores.")
+    fast_start: bool = Field(True, description="Low-latency settings: 100 ms heartbeats and client "
+                             "polling, uber mode for tiny jobs, quick-start JVM flags for AM and tasks.")
+    properties: dict[str, dict[str, PropertyValue]] = Field(
+        default_factory=dict, description="Any `*-site.xml` property, by file: `core-site`, `yarn-site`, "
+        "`mapred-site`, `capacity-scheduler`, `hdfs-site`; these win over everything we set.")
+
+    @field_validator("properties")
+    @classmethod
+    def _known_files(cls, value: dict[str, dict[str, PropertyValue]]) -> dict[str, dict[str, PropertyValue]]:
+        for name in value:
+            if name not in CONFIG_FILES:
+                raise ValueError(f"unknown configuration file {name!r} (valid: {', '.join(CONFIG_FILES)})")
+        return value
+
+
+class BatchSpec(_Model):
+    """What the batch script asks of the scheduler (used by `submit` on Slurm, PBS, SGE)."""
+
+    partition: str | None = Field(None, description="Slurm partition / PBS or SGE queue.")
+    account: str | None = Field(None, description="Account (project) to charge.")
+    qos: str | None = Field(None, description="Slurm QOS.")
+    cores_per_node: int | None = Field(None, ge=1, description="Cores to ask for per node.")
+    memory_per_node: Size | None = Field(None, description="Memory to ask for per node.")
+    extra_directives: list[str] = Field(default_factory=list, description="Directives added verbatim, "
+                                        "e.g. `--constraint=ib` (as dask-jobqueue's job_extra_directives).")
+    skip_directives: list[str] = Field(default_factory=list, description="Generated directives that contain "
+                                       "any of these substrings are dropped.")
+    prologue: list[str] = Field(default_factory=list, description="Shell lines run before the launcher, "
+                                "e.g. `module load java/17`.")
+    signal_lead: Walltime = Field(180, description="Teardown starts this long before the walltime ends "
+                                  "(seconds; Slurm's warning signal can arrive up to 60 s late).")
+
+
+class _StepBase(_Model):
+    name: str | None = Field(None, description="Step name used in logs and the report.")
+    args: list[str] = Field(default_factory=list, description="Program arguments; `${run_dir}` etc. are expanded.")
+    properties: dict[str, PropertyValue] = Field(default_factory=dict,
+                                                 description="Per-job properties, passed as `-D key=value`.")
+    output: str | None = Field(None, description="The step's output directory; it must not exist "
+                               "(unless `--overwrite`). Known for the built-in examples.")
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _args_as_strings(cls, value: object) -> object:
+        if isinstance(value, list):
+            return [str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in value]
+        return value
+
+
+EXAMPLES = ("wordcount", "terasort", "teragen", "teravalidate", "pi", "grep", "randomwriter", "sort")
+
+
+class ExampleStep(_StepBase):
+    """A program of Hadoop's examples jar: `wordcount IN OUT`, `teragen ROWS OUT`, `terasort IN OUT`,
+    `teravalidate OUT REPORT`, `pi MAPS SAMPLES`..."""
+
+    example: Literal[EXAMPLES] = Field(description="Name of the example program.")
+
+
+class JarStep(_Model):
+    """A user's MapReduce program: `jar` + optional `class` + `args`."""
+
+    name: str | None = None
+    jar: str = Field(description="Path of the job jar (`${examples_jar}`, `${tests_jar}` allowed).")
+    main_class: str | None = Field(None, alias="class", description="Main class (default: the jar's manifest).")
+    args: list[str] = Field(default_factory=list)
+    properties: dict[str, PropertyValue] = Field(default_factory=dict)
+    output: str | None = None
+
+    _args_as_strings = _StepBase._args_as_strings
+
+
+class StreamingSpec(_Model):
+    """Hadoop streaming: any executables as mapper and reducer."""
+
+    mapper: str = Field(description="Mapper command, e.g. `cat` or `python3 mapper.py`.")
+    reducer: str | None = Field(None, description="Reducer command; none = map-only job.")
+    input: list[str] = Field(description="Input paths.")
+    output: str = Field(description="Output directory.")
+    files: list[str] = Field(default_factory=list, description="Files shipped to the tasks' working dirs.")
+    reducers: int | None = Field(None, ge=0, description="Number of reduce tasks.")
+
+    @field_validator("input", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+
+class StreamingStep(_Model):
+    """A Hadoop streaming job."""
+
+    name: str | None = None
+    streaming: StreamingSpec
+    properties: dict[str, PropertyValue] = Field(default_factory=dict)
+
+
+_STEP_MODELS: dict[str, type[_Model]] = {"Example": ExampleStep, "Jar": JarStep, "Streaming": StreamingStep}
+
+
+def _step_kind(value: object) -> str | None:
+    if isinstance(value, BaseModel):
+        return {ExampleStep: "Example", JarStep: "Jar", StreamingStep: "Streaming"}[type(value)]
+    if isinstance(value, Mapping):
+        for tag in _STEP_MODELS:
+            if tag.lower() in value:
+                return tag
+    return None
+
+
+#: One step: chosen by which of ``example``, ``jar``, ``streaming`` it has.
+Step = Annotated[Union[Annotated[ExampleStep, Tag("Example")], Annotated[JarStep, Tag("Jar")],
+                       Annotated[StreamingStep, Tag("Streaming")]], Discriminator(_step_kind)]
+
+
+class JobSpec(_Model):
+    """A whole job file, validated. Frozen: nothing changes it after loading."""
+
+    name: str = Field(description="Job name: letters, digits, `-`, `_`, `.`; used in the cluster id.")
+    site: str | None = Field(None, description="Site preset from `site-configs/` (see `hpc-hadoop sites`).")
+    scheduler: Literal["local", "slurm", "pbs", "sge"] = Field(
+        "local", description="Batch system: `local` (this machine, no scheduler), `slurm`, `pbs`, `sge`.")
+    nodes: int = Field(1, ge=1, description="Nodes in the allocation (one NodeManager each).")
+    walltime: Walltime = Field(3600, description="Walltime (`HH:MM:SS`); the cluster is torn down before it ends.")
+    nodemanager_on_master: bool = Field(True, description="Run a NodeManager on the master node too.")
+    interface: str | None = Field(None, description="Network interface the daemons bind to (e.g. `ib0`); "
+                                  "default: the address of the node's hostname.")
+    setup: list[str] = Field(default_factory=list, description="Shell lines run on the master node before the "
+                             "cluster starts (stage input data, unpack a corpus); `${run_dir}` etc. are expanded; "
+                             "a failing line stops the run.")
+    filesystem: FilesystemSpec = Field(default_factory=FilesystemSpec)
+    hadoop: HadoopSpec = Field(default_factory=HadoopSpec)
+    batch: BatchSpec = Field(default_factory=BatchSpec)
+    steps: list[Step] = Field(
+        min_length=1, description="Hadoop jobs run in order; a failing step stops the run.")
+
+    @field_validator("name")
+    @classmethod
+    def _name_ok(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", value):
+            raise ValueError(f"{value!r} is not a valid name (letters, digits, '-', '_', '.'; at most 64)")
+        return value
+
+    @field_validator("steps", mode="before")
+    @classmethod
+    def _steps_have_a_kind(cls, value: object) -> object:
+        if isinstance(value, list):
+            for index, item in enumerate(value):
+                if _step_kind(item) is None:
+                    raise ValueError(f"step {index + 1} has none of `example`, `jar`, `streaming`")
+        return value
+
+    @model_validator(mode="after")
+    def _local_is_one_node(self) -> JobSpec:
+        if self.scheduler == "local" and self.nodes != 1:
+            raise ValueError("the local backend runs on this one machine: set nodes: 1, "
+                             "or scheduler: slurm/pbs/sge")
+        return self
+
+
+# ----------------------------------------------------------------------------------------------
+# Layered loading
+# ----------------------------------------------------------------------------------------------
+
+def deep_merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``base`` updated by ``top``: mappings merge recursively, everything else is replaced."""
+    out = copy.deepcopy(base)
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _read_yaml(path: Path, what: str) -> dict[str, Any]:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise UserError(f"{what} not found", file=str(path), fix="check the path") from None
+    except OSError as exc:
+        raise UserError(f"cannot read {what}: {exc.strerror}", file=str(path)) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise UserError(f"not valid YAML: {problem}", file=str(path), field=where,
+                        fix="check indentation and quoting") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UserError("must be a mapping of fields (name:, steps:, ...)", file=str(path))
+    return data
+
+
+def parse_set(assignment: str) -> dict[str, Any]:
+    """Turn ``--set hadoop.map_memory=2g`` into ``{"hadoop": {"map_memory": "2g"}}``.
+
+    Property names with dots are reached with a quoted last part:
+    ``--set 'hadoop.properties.yarn-site."yarn.nm.x"=5'``.
+
+    Raises:
+        UserError: no ``=`` or an empty key.
+    """
+    key, sep, raw = assignment.partition("=")
+    if not sep or not key.strip():
+        raise UserError(f"{assignment!r} is not key=value", file="--set",
+                        fix="write e.g. --set hadoop.map_memory=2g")
+    parts: list[str] = []
+    for match in re.finditer(r'"([^"]+)"|([^.]+)', key.strip()):
+        parts.append(match.group(1) or match.group(2))
+    try:
+        value = yaml.safe_load(raw) if raw != "" else ""
+    except yaml.YAMLError:
+        value = raw
+    tree: dict[str, Any] = {}
+    node = tree
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+    return tree
+
+
+def user_config_path() -> Path:
+    """``$HPC_HADOOP_CONFIG``, else ``~/.config/hpc-hadoop/config.yaml``."""
+    env = os.environ.get("HPC_HADOOP_CONFIG")
+    return Path(env) if env else Path.home() / ".config" / "hpc-hadoop" / "config.yaml"
+
+
+def site_presets() -> dict[str, Path]:
+    """The site presets shipped in ``site-configs/``: name → file."""
+    return {p.stem: p for p in sorted(SITE_DIR.glob("*.yaml"))}
+
+
+def _lookup(tree: Mapping[str, Any], loc: tuple[Any, ...]) -> bool:
+    node: Any = tree
+    for part in loc:
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        else:
+            return False
+    return True
+
+
+_FIXES = {
+    "missing": "add it",
+    "extra_forbidden": None,
+    "int_parsing": "use a whole number",
+    "int_type": "use a whole number",
+    "bool_parsing": "use true or false",
+    "bool_type": "use true or false",
+    "literal_error": None,
+    "string_type": "use a string (quote it)",
+    "list_type": "use a YAML list ([a, b] or one '- item' per line)",
+    "dict_type": "use a mapping (key: value lines)",
+    "too_short": "give at least one",
+    "greater_than_equal": None,
+}
+
+
+def _describe(error: Mapping[str, Any], model: type[BaseModel], data: Mapping[str, Any]) -> tuple[str, str | None]:
+    kind = error["type"]
+    loc = [p for p in error["loc"] if not (isinstance(p, str) and p[0].isupper())]
+    message = error["msg"].removeprefix("Value error, ")
+    fix = _FIXES.get(kind)
+    if kind == "extra_forbidden":
+        parent = _model_at(model, loc[:-1], data)
+        valid = ", ".join(sorted(f.alias or n for n, f in parent.model_fields.items())) if parent else ""
+        message = f"unknown field {loc[-1]!r}"
+        fix = f"valid fields here: {valid}" if valid else "remove it"
+    elif kind == "missing":
+        message = "required field is missing"
+    elif kind == "literal_error":
+        fix = message.replace("Input should be", "use")
+        message = f"{error.get('input')!r} is not allowed"
+    elif kind in ("int_parsing", "int_type", "bool_parsing", "string_type", "list_type", "dict_type"):
+        message = f"{error.get('input')!r}: {message.lower()}"
+    return message, fix
+
+
+def _model_at(model: type[BaseModel], loc: list[Any], data: Mapping[str, Any]) -> type[BaseModel] | None:
+    current: Any = model
+    if len(loc) >= 2 and loc[0] == "steps" and isinstance(loc[1], int):
+        steps = data.get("steps") or []
+        kind = _step_kind(steps[loc[1]]) if loc[1] < len(steps) else None
+        if kind is None:
+            return None
+        current, loc = _STEP_MODELS[kind], loc[2:]
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        field = current.model_fields.get(part)
+        if field is None:
+            return None
+        annotation = field.annotation
+        args = getattr(annotation, "__args__", ())
+        candidates = [a for a in (annotation, *args) if isinstance(a, type) and issubclass(a, BaseModel)]
+        current = candidates[0] if candidates else None
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def load_spec(job_file: str | Path | None, *, sets: list[str] = (), overrides: Mapping[str, Any] | None = None,
+              data: Mapping[str, Any] | None = None) -> tuple[JobSpec, list[str]]:
+    """Resolve a job file with all its layers into a :class:`JobSpec`.
+
+    Args:
+        job_file: path of the YAML job file (``None`` with ``data`` for tests and the API).
+        sets: ``--set key=value`` strings, highest priority.
+        overrides: CLI options already turned into a mapping (``--nodes``, ``--scheduler``...),
+            just below ``sets``.
+        data: the job file's content, when it does not come from a file.
+
+    Returns:
+        ``(spec, sources)``: the frozen model and the layers used, lowest first.
+
+    Raises:
+        UserError: unreadable YAML, unknown preset, or a field that fails validation; the message
+            names the layer that gave the bad value, the field and a fix.
+    """
+    job_name = str(job_file) if job_file is not None else "<job>"
+    job = dict(data) if data is not None else _read_yaml(Path(job_file), "job file")
+    layers: list[tuple[str, dict[str, Any]]] = []
+    user_path = user_config_path()
+    user = _read_yaml(user_path, "user config") if user_path.is_file() else {}
+    cli: dict[str, Any] = {}
+    if overrides:
+        cli = deep_merge(cli, {k: v for k, v in overrides.items() if v is not None})
+    for assignment in sets:
+        cli = deep_merge(cli, parse_set(assignment))
+    site = cli.get("site") or job.get("site") or user.get("site")
+    if site:
+        presets = site_presets()
+        if site not in presets:
+            origin = "--set" if cli.get("site") else job_name if job.get("site") else str(user_path)
+            raise UserError(f"unknown site preset {site!r}", file=origin, field="site",
+                            fix=f"use one of: {', '.join(presets) or '(none installed)'}")
+        layers.append((str(presets[site]), _read_yaml(presets[site], "site preset")))
+    if user:
+        layers.append((str(user_path), user))
+    layers.append((job_name, job))
+    if cli:
+        layers.append(("command line", cli))
+    merged: dict[str, Any] = {}
+    for _, layer in layers:
+        merged = deep_merge(merged, layer)
+    try:
+        spec = JobSpec.model_validate(merged)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p[:1].isupper()))
+        origin = job_name
+        for name, layer in reversed(layers):
+            if _lookup(layer, loc):
+                origin = name
+                break
+        message, fix = _describe(error, JobSpec, merged)
+        field = ".".join(str(p + 1) if isinstance(p, int) else str(p) for p in loc) or None
+        more = len(exc.errors()) - 1
+        if more:
+            message += f" (and {more} more problem{'s' if more > 1 else ''})"
+        raise UserError(message, file=origin, field=field, fix=fix) from None
+    return spec, [name for name, _ in layers]
