@@ -1,0 +1,45 @@
+package org.hpchadoop.fs;
+
+/**
+ * Configuration keys of the {@code pfs://} shim (set them in {@code core-site.xml}).
+ *
+ * <p>All sizes are in bytes; Hadoop's size suffixes ({@code 64m}, {@code 1g}) are accepted.
+ */
+public final class PfsConfigKeys {
+  /** URI scheme of the shim: {@code pfs:///path} is the local (shared, POSIX) path {@code /path}. */
+  public static final String SCHEME = "pfs";
+
+  /**
+   * Block size (bytes) reported when a file's stripe size is not known, which is what
+   * FileInputFormat splits on. Default: {@code fs.local.block.size}, whose Hadoop default is 32 MiB.
+   */
+  public static final String SPLIT_SIZE = "pfs.split.size";
+  /** Hadoop's own local-filesystem block size key, the fallback of {@link #SPLIT_SIZE}. */
+  public static final String LOCAL_BLOCK_SIZE = "fs.local.block.size";
+  /** Hadoop's default of {@code fs.local.block.size}: 32 MiB. */
+  public static final long DEFAULT_SPLIT_SIZE = 32L * 1024 * 1024;
+
+  /**
+   * Stripe layout implementation: {@code lustre}, {@code orangefs}, {@code none} or {@code auto}
+   * (default; same as {@code none}), or the class name of a {@link StripeLayout} implementation.
+   */
+  public static final String LAYOUT = "pfs.layout";
+  /** Stripe count applied to new directories; 0 (default) = leave unset, -1 = all targets (Lustre). */
+  public static final String STRIPE_COUNT = "pfs.stripe.count";
+  /** Stripe size (bytes) applied to new directories; 0 (default) = leave unset. */
+  public static final String STRIPE_SIZE = "pfs.stripe.size";
+  /** First storage target index for new directories (Lustre {@code -i}); -1 (default) = any. */
+  public static final String STRIPE_INDEX = "pfs.stripe.index";
+
+  /**
+   * Comma-separated host names listed in every block location, so a task can run on any of them.
+   * Default: {@code localhost} (YARN then treats every node as equally remote).
+   */
+  public static final String LOCALITY_HOSTS = "pfs.locality.hosts";
+
+  /** Path of the Lustre {@code lfs} command. Default: {@code lfs} (looked up on PATH). */
+  public static final String LFS_COMMAND = "pfs.lfs.command";
+
+  private PfsConfigKeys() {
+  }
+}
