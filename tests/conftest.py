@@ -1,0 +1,86 @@
+"""Fixtures shared by every test layer.
+
+Integration tests run the real thing: real Hadoop 3.4.2 daemons from the runtime that Maven assembles in
+``hadoop-fs-shim/target/hadoop-runtime`` (``.ci/run`` builds it), real files, real processes.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+RUNTIME = REPO / "hadoop-fs-shim" / "target" / "hadoop-runtime"
+
+
+@pytest.fixture(scope="session")
+def hadoop_runtime() -> Path:
+    """The assembled Hadoop runtime; fails (never skips) with how to build it when it is missing."""
+    if not (RUNTIME / "lib").is_dir():
+        pytest.fail(f"no Hadoop runtime at {RUNTIME}: run `mvn -B -q -f hadoop-fs-shim/pom.xml package`")
+    return RUNTIME
+
+
+@pytest.fixture
+def pfs_root(tmp_path: Path) -> Path:
+    """A fresh directory standing in for the parallel filesystem (the local backend's ``filesystem.root``)."""
+    root = tmp_path / "pfs"
+    root.mkdir()
+    return root
+
+
+def hpc_hadoop(*args: str, timeout: float = 600, env: dict[str, str] | None = None,
+               cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    """Run the real ``hpc-hadoop`` command (this interpreter's entry point) and capture its output."""
+    return subprocess.run([sys.executable, "-m", "launcher.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})}, cwd=cwd, check=False)
+
+
+def run_dirs(root: Path) -> list[Path]:
+    """Cluster directories created under a filesystem root (``<root>/<user>/hpc-hadoop/*``)."""
+    return sorted((root / getpass.getuser() / "hpc-hadoop").glob("*"))
+
+
+def only_run_dir(root: Path) -> Path:
+    """The single cluster directory under ``root`` (asserts there is exactly one)."""
+    dirs = run_dirs(root)
+    assert len(dirs) == 1, f"expected one cluster directory under {root}, found {dirs}"
+    return dirs[0]
+
+
+def run_report(run_dir: Path) -> dict:
+    """``run.json`` of a cluster directory."""
+    return json.loads((run_dir / "run.json").read_text())
+
+
+def processes_of(run_dir: Path) -> list[str]:
+    """Command lines of live processes that belong to the cluster in ``run_dir`` (daemons, containers, agents)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            cmdline = proc.info["cmdline"] or []
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and any(str(run_dir) in part for part in cmdline):
+                found.append(" ".join(cmdline)[:200])
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
+@pytest.fixture(scope="session")
+def gcide_corpus() -> Path:
+    """The dict-gcide dictionary (Debian package): the wordcount example's real English corpus."""
+    path = Path("/usr/share/dictd/gcide.dict.dz")
+    if not path.is_file():
+        pytest.fail("dict-gcide is not installed: apt-get install dict-gcide")
+    return path
+
+
+__all__ = ["REPO", "hpc_hadoop", "only_run_dir", "processes_of", "run_dirs", "run_report", "shutil"]

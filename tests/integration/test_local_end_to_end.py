@@ -1,0 +1,167 @@
+"""End to end on the local backend, with real Hadoop 3.4.2 daemons (ResourceManager, NodeManager,
+JobHistoryServer), real MapReduce jobs, and real files; no mocks.
+
+Each test checks the two promises of the life cycle: run.json holds the timings and the outcome, and
+no process of the cluster is left afterwards (psutil), whatever ended the run.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import REPO, hpc_hadoop, only_run_dir, processes_of, run_report
+
+pytestmark = pytest.mark.hadoop
+
+#: java.util.StringTokenizer's default delimiters, which Hadoop's WordCount uses.
+_TOKEN_SPLIT = re.compile(r"[ \t\n\r\f]+")
+
+
+def python_wordcount(corpus: Path) -> Counter[str]:
+    """An independent word count with WordCount's tokenisation (StringTokenizer on " \\t\\n\\r\\f")."""
+    text = gzip.decompress(corpus.read_bytes()).decode("utf-8", errors="replace")
+    return Counter(token for token in _TOKEN_SPLIT.split(text) if token)
+
+
+def hadoop_output(directory: Path) -> Counter[str]:
+    """Read a WordCount output directory (``word\\tcount`` lines in part-r-* files)."""
+    counts: Counter[str] = Counter()
+    for part in sorted(directory.glob("part-r-*")):
+        for line in part.read_text(encoding="utf-8", errors="replace").split("\n"):
+            if line:
+                word, _, count = line.rpartition("\t")
+                counts[word] += int(count)
+    return counts
+
+
+def test_wordcount_example_matches_an_independent_count(hadoop_runtime: Path, pfs_root: Path,
+                                                        gcide_corpus: Path) -> None:
+    result = hpc_hadoop("submit", "examples/wordcount.yaml", "--set", f"filesystem.root={pfs_root}")
+    assert result.returncode == 0, result.stdout + result.stderr
+    run_dir = only_run_dir(pfs_root)
+    report = run_report(run_dir)
+    assert report["state"] == "succeeded"
+    assert report["bringup_s"] > 0 and report["teardown_s"] > 0 and report["total_s"] >= report["bringup_s"]
+    assert [s["state"] for s in report["steps"]] == ["succeeded"]
+    assert report["steps"][0]["wall_s"] > 0 and report["steps"][0]["application_id"].startswith("application_")
+    expected = python_wordcount(gcide_corpus)
+    got = hadoop_output(run_dir / "output" / "wordcount")
+    assert len(got) == len(expected) and got == expected
+    assert processes_of(run_dir) == []
+    # Logs and job history are kept on the shared filesystem.
+    assert (run_dir / "logs" / "localhost" / "resourcemanager.log").stat().st_size > 0
+    assert list((run_dir / "history").rglob("job_*.jhist")), "no job history kept"
+
+
+def write_job(tmp_path: Path, root: Path, job: dict) -> Path:
+    job = {"scheduler": "local", "filesystem": {"root": str(root)}, **job}
+    path = tmp_path / f"{job['name']}.yaml"
+    path.write_text(yaml.safe_dump(job))
+    return path
+
+
+def test_terasort_with_two_reducers_validates(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
+    """TeraGen → TeraSort (2 reducers: the file:// case DESIGN.md §4 warns about) → TeraValidate."""
+    job = write_job(tmp_path, pfs_root, {
+        "name": "terasort-small",
+        "hadoop": {"properties": {"mapred-site": {"mapreduce.job.reduces": 2}}},
+        "steps": [
+            {"example": "teragen", "args": ["-Dmapreduce.job.maps=2", "200000", "${run_dir}/gen"]},
+            {"example": "terasort", "args": ["${run_dir}/gen", "${run_dir}/sorted"]},
+            {"example": "teravalidate", "args": ["${run_dir}/sorted", "${run_dir}/validate"]},
+        ]})
+    result = hpc_hadoop("submit", str(job))
+    assert result.returncode == 0, result.stdout + result.stderr
+    run_dir = only_run_dir(pfs_root)
+    assert [s["state"] for s in run_report(run_dir)["steps"]] == ["succeeded"] * 3
+    assert len(list((run_dir / "sorted").glob("part-r-*"))) == 2
+    sorted_bytes = sum(p.stat().st_size for p in (run_dir / "sorted").glob("part-r-*"))
+    assert sorted_bytes == 200000 * 100
+    report_text = "".join(p.read_text() for p in (run_dir / "validate").glob("part-r-*"))
+    assert "checksum" in report_text and "error" not in report_text.lower(), report_text
+    assert processes_of(run_dir) == []
+
+
+def test_failing_step_stops_the_run_and_tears_down(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
+    data = pfs_root / "in.txt"
+    data.write_text("a b c\n" * 100)
+    job = write_job(tmp_path, pfs_root, {
+        "name": "fails",
+        "steps": [
+            {"name": "bad-mapper", "streaming": {"mapper": "false", "input": [str(data)],
+                                                 "output": "${run_dir}/out1"},
+             "properties": {"mapreduce.map.maxattempts": 1, "mapreduce.job.ubertask.enable": False}},
+            {"name": "never-runs", "example": "pi", "args": ["1", "10"]},
+        ]})
+    result = hpc_hadoop("submit", str(job))
+    assert result.returncode != 0
+    run_dir = only_run_dir(pfs_root)
+    report = run_report(run_dir)
+    assert report["state"] == "failed"
+    assert [s["name"] for s in report["steps"]] == ["bad-mapper"]
+    assert "bad-mapper" in report["error"] and report["teardown_s"] is not None
+    assert processes_of(run_dir) == []
+
+
+def _sleep_job(tmp_path: Path, root: Path, name: str, walltime: str, seconds: int) -> Path:
+    return write_job(tmp_path, root, {
+        "name": name, "walltime": walltime,
+        "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
+                   "args": ["-m", "1", "-r", "0", "-mt", str(seconds * 1000)]}]})
+
+
+def _wait_for(predicate, timeout: float, what: str) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_ctrl_c_mid_job_tears_everything_down(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
+    job = _sleep_job(tmp_path, pfs_root, "interrupted", "00:30:00", 300)
+    proc = subprocess.Popen([sys.executable, "-m", "launcher.cli", "submit", str(job)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        def job_running() -> bool:
+            logs = list(pfs_root.rglob("steps/01-*.log"))
+            return bool(logs) and "Running job:" in logs[0].read_text(errors="replace")
+
+        _wait_for(job_running, 180, "the sleep job to start")
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out
+    run_dir = only_run_dir(pfs_root)
+    report = run_report(run_dir)
+    assert report["state"] == "interrupted" and report["teardown_s"] is not None
+    assert report["steps"][0]["state"] == "killed"
+    assert processes_of(run_dir) == []
+
+
+def test_walltime_running_out_stops_the_job_and_keeps_logs(hadoop_runtime: Path, pfs_root: Path,
+                                                           tmp_path: Path) -> None:
+    """Walltime 60 s: teardown starts 6 s before (10% lead), while the 300 s sleep job still runs."""
+    job = _sleep_job(tmp_path, pfs_root, "walltime", "00:01:00", 300)
+    began = time.time()
+    result = hpc_hadoop("submit", str(job), timeout=300)
+    assert result.returncode == 124, result.stdout + result.stderr
+    assert time.time() - began < 90
+    run_dir = only_run_dir(pfs_root)
+    report = run_report(run_dir)
+    assert report["state"] == "timed_out"
+    assert (run_dir / "logs" / "localhost" / "nodemanager.log").stat().st_size > 0
+    assert processes_of(run_dir) == []
