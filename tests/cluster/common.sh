@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034
 # Shared helpers for the one-machine test cluster (slurm-up.sh, gluster-up.sh,
 # their -down.sh counterparts and on-node.sh).  Source it; do not run it.
 #
@@ -29,13 +29,17 @@ export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
 hh_msg() { printf '%s: %s\n' "$HH_SCRIPT" "$*" >&2; }
 
-# hh_tail FILE... : print the tail of each existing file on stderr.
+# hh_tail FILE... : print the tail of each existing file on stderr, leaving
+# out files older than $HH_SINCE (epoch seconds, if set) and the harmless
+# start-up noise of Debian's Slurm (no PMIx library, no saved state).
+HH_NOISE='pmix|PMIx|MPI: Cannot create context|Trying backup state save file|Could not open .* state file|No .* state file .* to recover'
 hh_tail() {
   local f
   for f in "$@"; do
     [ -s "$f" ] || continue
+    if [ -n "${HH_SINCE:-}" ] && [ "$(stat -c %Y "$f")" -lt "${HH_SINCE%.*}" ]; then continue; fi
     printf -- '----- last lines of %s -----\n' "$f" >&2
-    tail -n "${HH_TAIL_LINES:-40}" "$f" >&2
+    grep -Ev "$HH_NOISE" "$f" | tail -n "${HH_TAIL_LINES:-30}" >&2 || true
   done
 }
 
@@ -157,6 +161,23 @@ hh_kill_pids() {
   sleep 0.2
 }
 
+# hh_live_procs ERE : "comm(pid)" of every live (non-zombie) process whose
+# command name matches ERE; waits up to ~3 s for exiting ones to go away.
+hh_live_procs() {
+  local d c i out
+  for i in $(seq 15); do
+    out=""
+    for d in /proc/[0-9]*; do
+      c=$(cat "$d/comm" 2>/dev/null) || continue
+      [[ $c =~ ^($1)$ ]] || continue
+      hh_alive "${d#/proc/}" && out+=" $c(${d#/proc/})"
+    done
+    [ -z "$out" ] && return 0
+    sleep 0.2
+  done
+  echo "$out"
+}
+
 # hh_pidfile_alive FILE : prints the pid if FILE names a live process.
 hh_pidfile_alive() {
   local p
@@ -167,8 +188,14 @@ hh_pidfile_alive() {
 
 # ---------------------------------------------------------------- network
 
+# Fixed MAC addresses (02:77:00:00:00:<last octet>): a namespace that is
+# deleted and recreated keeps its MAC, so no neighbour cache entry (in the root
+# namespace or another node) goes stale; a stale one costs ~40 s of silence.
+hh_mac() { printf '02:77:00:00:00:%02x' "${1##*.}"; }
+
 hh_bridge_up() {
-  ip link show "$HH_BR" >/dev/null 2>&1 || ip link add "$HH_BR" type bridge
+  ip link show "$HH_BR" >/dev/null 2>&1 ||
+    ip link add "$HH_BR" address "$(hh_mac "$HH_CTL_IP")" type bridge
   ip -4 addr show dev "$HH_BR" | grep -q "inet $HH_CTL_IP/24" ||
     ip addr add "$HH_CTL_IP/24" dev "$HH_BR"
   ip link set "$HH_BR" up
@@ -251,7 +278,8 @@ hh_ns_up() {
   [ -e "/run/netns/$ns" ] || ip netns add "$ns"
   if ! ip link show "$veth" >/dev/null 2>&1; then
     ip -n "$ns" link del eth0 2>/dev/null || true
-    ip link add "$veth" type veth peer name eth0 netns "$ns"
+    ip link add "$veth" type veth peer name eth0 address "$(hh_mac "$ip")" netns "$ns"
+    ip neigh flush dev "$HH_BR" to "$ip" 2>/dev/null || true
   fi
   ip link set "$veth" master "$HH_BR" up
   ip -n "$ns" -4 addr show dev eth0 | grep -q "inet $ip/24" ||
@@ -270,7 +298,7 @@ hh_ns_up() {
   # HOST, bind-mounts its hosts file and its cgroup subtree (so Slurm's
   # /sys/fs/cgroup/freezer/slurm of node n1 is .../freezer/hh-n1/slurm and
   # the nodes' job cgroups never collide), then enters a new cgroup namespace.
-  # shellcheck disable=SC2016
+  # shellcheck disable=SC2016,SC2086
   setsid nsenter --net="/run/netns/$ns" -- \
     unshare --uts --mount --propagation slave -- \
     /bin/sh -c '

@@ -41,13 +41,10 @@ fi
 hh_common_down
 
 # 4. check
-left=""
+left=$(hh_live_procs 'glusterd|glusterfsd')
 for d in /proc/[0-9]*; do
-  c=$(cat "$d/comm" 2>/dev/null) || continue
-  case "$c" in
-    glusterd | glusterfsd) left+=" $c(${d#/proc/})" ;;
-    glusterfs) tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -q "$VOL" && left+=" $c(${d#/proc/})" ;;
-  esac
+  if [ "$(cat "$d/comm" 2>/dev/null)" != glusterfs ] || ! hh_alive "${d#/proc/}"; then continue; fi
+  tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -q "$VOL" && left+=" glusterfs(${d#/proc/})"
 done
 [ -e /run/netns/hh-fs ] && left+=" netns:hh-fs"
 [ "$(hh_mnt_types | tail -1)" = fuse.glusterfs ] && left+=" mount:$HH_MNT"

@@ -10,6 +10,7 @@ HH_SCRIPT=gluster-up
 source "$(dirname "$0")/common.sh"
 hh_require_root
 T0=$(hh_now)
+HH_SINCE=$T0
 
 VOL=hhpfs
 BRICKS=/srv/hh-gluster

@@ -67,11 +67,7 @@ rm -f "$HH_STATE/nodes"
 hh_common_down
 
 # 6. check
-left=""
-for d in /proc/[0-9]*; do
-  c=$(cat "$d/comm" 2>/dev/null) || continue
-  case "$c" in slurmd | slurmstepd) left+=" $c(${d#/proc/})" ;; esac
-done
-ls /run/netns/hh-n* >/dev/null 2>&1 && left+=" netns:$(ls /run/netns | grep '^hh-n' | xargs)"
+left=$(hh_live_procs 'slurmd|slurmstepd')
+for f in /run/netns/hh-n*; do [ -e "$f" ] && left+=" netns:${f##*/}"; done
 [ -z "$left" ] || hh_fail "left behind:$left"
 echo "slurm-down: OK"

@@ -11,6 +11,7 @@ N=${1:-3}
 [[ $N =~ ^[0-9]+$ ]] && [ "$N" -ge 1 ] && [ "$N" -le 200 ] || hh_fail "usage: slurm-up.sh [N], 1 <= N <= 200"
 hh_require_root
 T0=$(hh_now)
+HH_SINCE=$T0
 
 SLURM_CONF=/etc/slurm/slurm.conf
 CGROUP_CONF=/etc/slurm/cgroup.conf
@@ -22,7 +23,11 @@ node_logs() {
   local i
   for ((i = 1; i <= N; i++)); do echo "$HH_LOGDIR/slurmd-n$i.log"; done
 }
-fail() { hh_fail "$1" "$RUNLOG" "$CTLD_LOG" $(node_logs); }
+fail() {
+  local logs
+  mapfile -t logs < <(node_logs)
+  hh_fail "$1" "$RUNLOG" "$CTLD_LOG" "${logs[@]}"
+}
 
 pkgs=(slurmctld slurmd slurm-client munge iproute2 util-linux)
 command -v python3 >/dev/null || pkgs+=(python3)
@@ -186,6 +191,7 @@ if ! ctld_pid >/dev/null; then
 fi
 for i in $(seq 150); do
   scontrol ping 2>/dev/null | grep -q 'is UP' && break
+  ctld_pid >/dev/null || { sleep 0.5; ctld_pid >/dev/null || fail "slurmctld exited"; }
   sleep 0.2
 done
 scontrol ping 2>/dev/null | grep -q 'is UP' || fail "slurmctld does not answer (scontrol ping)"
