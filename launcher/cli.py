@@ -8,6 +8,7 @@ cluster failures exit 1; a run exits with its report's exit code (0 ok, the fail
 from __future__ import annotations
 
 import functools
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -56,6 +57,19 @@ def job_options(func: F) -> F:
     return func
 
 
+def detect_scheduler() -> str | None:
+    """The batch system whose allocation this process runs in, from its environment variables."""
+    import os
+
+    if os.environ.get("SLURM_JOB_ID"):
+        return "slurm"
+    if os.environ.get("PBS_JOBID"):
+        return "pbs"
+    if os.environ.get("PE_HOSTFILE") and os.environ.get("JOB_ID"):
+        return "sge"
+    return None
+
+
 def load(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
          sets: tuple[str, ...]) -> JobSpec:
     """Resolve the job file with its layers and the CLI overrides."""
@@ -70,15 +84,16 @@ def main() -> None:
     """On-demand Hadoop (YARN + MapReduce) inside HPC batch allocations, on the parallel filesystem."""
 
 
-def _run_here(spec: JobSpec, job_file: Path, overwrite: bool) -> int:
+def _run_here(spec: JobSpec, job_file: Path, overwrite: bool, run_dir: Path | None = None) -> int:
     from launcher.progress import ConsoleObserver
     from launcher.report import summary
     from launcher.runner import execute, materialize, prepare
     from launcher.schedulers import get_scheduler
 
     allocation = get_scheduler(spec.scheduler).allocation(spec)
-    plan, steps = prepare(spec, allocation, overwrite=overwrite, job_file=str(job_file))
-    materialize(plan)
+    plan, steps = prepare(spec, allocation, overwrite=overwrite, job_file=str(job_file),
+                          run_dir=run_dir.resolve() if run_dir else None)
+    materialize(plan, submitted=run_dir is not None)
     console.print(f"cluster {plan.cluster_id}: {len(plan.nodes)} node(s), run directory {plan.run_dir}")
     report = execute(plan, steps, overwrite=overwrite, observer=ConsoleObserver(console),
                      allocation_start=allocation.start_time)
@@ -105,12 +120,18 @@ def submit(job_file: Path, scheduler: str | None, nodes: int | None, walltime: s
 @main.command()
 @job_options
 @click.option("--overwrite", is_flag=True, help="Replace step output directories that already exist.")
+@click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Use this cluster directory (made by `submit`) instead of a new one.")
 @reports_errors
 def run(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
-        sets: tuple[str, ...], overwrite: bool) -> None:
-    """Run JOB_FILE on the allocation this process is in (call it from your batch script)."""
-    spec = load(job_file, scheduler, nodes, walltime, site, sets)
-    sys.exit(_run_here(spec, job_file, overwrite))
+        sets: tuple[str, ...], overwrite: bool, run_dir: Path | None) -> None:
+    """Run JOB_FILE on the allocation this process is in (call it from your batch script).
+
+    The scheduler is detected from the environment (SLURM_JOB_ID, PBS_JOBID, JOB_ID + PE_HOSTFILE)
+    unless the job file or --scheduler names one.
+    """
+    spec = load(job_file, scheduler or detect_scheduler(), nodes, walltime, site, sets)
+    sys.exit(_run_here(spec, job_file, overwrite, run_dir))
 
 
 @main.command()
@@ -128,18 +149,16 @@ def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: s
     if spec.scheduler != "local":
         from launcher.submit import preview_script
 
-        console.rule("batch script")
-        console.print(preview_script(spec, job_file, sets), markup=False)
+        click.echo(f"==> batch script <==\n{preview_script(spec, job_file, sets)}")
         allocation = scheduler_obj.preview_allocation(spec)  # type: ignore[attr-defined]
     else:
         allocation = scheduler_obj.allocation(spec)
     plan, steps = prepare(spec, allocation, overwrite=True, job_file=str(job_file))
     for name, text in render_config(plan).items():
-        console.rule(f"conf/{name}")
-        console.print(text, markup=False)
-    console.rule("steps")
+        click.echo(f"==> conf/{name} <==\n{text}")
+    click.echo("==> steps <==")
     for step in steps:
-        console.print(f"{step.index}. {step.name}: {' '.join(step.argv)}", markup=False, soft_wrap=True)
+        click.echo(f"{step.index}. {step.name}: {shlex.join(step.argv)}")
 
 
 @main.command()

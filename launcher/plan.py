@@ -177,6 +177,7 @@ class ClusterPlan:
         memory: container sizing.
         runtime: the Hadoop runtime (as :meth:`HadoopRuntime.to_dict`).
         spec: the job spec (as ``JobSpec.model_dump(by_alias=True)``).
+        cores_per_node: cores of the allocation on each node.
         created: epoch seconds.
     """
 
@@ -193,6 +194,7 @@ class ClusterPlan:
     memory: MemoryPlan
     runtime: dict[str, Any]
     spec: dict[str, Any]
+    cores_per_node: int = 1
     created: float = field(default_factory=time.time)
 
     # -- directories -------------------------------------------------------------------------
@@ -318,7 +320,7 @@ def make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *,
                        job_id=allocation.job_id, fanout=allocation.fanout, deadline=allocation.deadline,
                        master=planned[0], nodes=tuple(planned), ports=choose_ports(cluster_id),
                        memory=size_memory(spec, allocation), runtime=runtime.to_dict(),
-                       spec=spec.model_dump(mode="json", by_alias=True))
+                       spec=spec.model_dump(mode="json", by_alias=True), cores_per_node=allocation.cores_per_node)
 
 
 def _address(node: Node, spec: JobSpec) -> str:

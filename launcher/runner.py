@@ -10,6 +10,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
 from types import FrameType
 
 from launcher.cluster import Cluster
@@ -53,14 +54,14 @@ class Observer:
 
 def prepare(spec: JobSpec, allocation: Allocation, *, overwrite: bool = False, job_file: str = "job file",
             runtime: HadoopRuntime | None = None,
-            cluster_id: str | None = None) -> tuple[ClusterPlan, list[ResolvedStep]]:
+            run_dir: Path | None = None) -> tuple[ClusterPlan, list[ResolvedStep]]:
     """Validate everything that can be validated before anything starts; no side effects.
 
     Raises:
         UserError: missing Java/Hadoop, bad root, existing outputs, missing jars or inputs, memory too small.
     """
     runtime = runtime or discover(spec.hadoop.home, spec.hadoop.java_home)
-    plan = make_plan(spec, allocation, runtime, cluster_id=cluster_id)
+    plan = make_plan(spec, allocation, runtime, cluster_id=run_dir.name if run_dir else None, run_dir=run_dir)
     steps = resolve_steps(spec, plan, overwrite=overwrite, job_file=job_file, check_inputs=not spec.setup)
     return plan, steps
 
@@ -88,15 +89,25 @@ def run_setup(plan: ClusterPlan, steps: list[ResolvedStep], job_file: str = "job
     check_step_inputs(steps, job_file)
 
 
-def materialize(plan: ClusterPlan) -> None:
+def materialize(plan: ClusterPlan, *, submitted: bool = False) -> None:
     """Create the cluster directory (mode 0700) and write ``plan.json`` and ``conf/``.
 
+    Args:
+        submitted: the directory was made by ``submit`` (it holds ``job.yaml`` and ``batch.sh``) and must
+            exist, without a ``plan.json`` yet.
+
     Raises:
-        FileExistsError: the cluster directory already exists (ids are unique; never overwrite).
+        UserError: a submitted directory is missing or was already used.
+        FileExistsError: a new cluster directory already exists (ids are unique; never overwrite).
     """
     run_dir = plan.path()
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
-    run_dir.mkdir(mode=0o700)
+    if submitted:
+        if not run_dir.is_dir() or (run_dir / "plan.json").exists():
+            raise UserError(f"{run_dir} is not a fresh cluster directory made by `hpc-hadoop submit`",
+                            field="--run-dir", fix="submit again, or leave --run-dir out")
+    else:
+        run_dir.parent.mkdir(parents=True, exist_ok=True)
+        run_dir.mkdir(mode=0o700)
     for sub in ("logs", "agents", "steps", "staging", "history", "app-logs"):
         plan.path(sub).mkdir(mode=0o700)
     (run_dir / "plan.json").write_text(plan.to_json())

@@ -7,6 +7,7 @@ from launcher.fanout.base import Fanout
 
 _REGISTRY: dict[str, str] = {
     "local": "launcher.fanout.local:LocalFanout",
+    "srun": "launcher.fanout.srun:SrunFanout",
 }
 
 

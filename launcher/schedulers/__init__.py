@@ -7,6 +7,7 @@ from launcher.schedulers.base import Allocation, JobState, Scheduler
 
 _REGISTRY: dict[str, str] = {
     "local": "launcher.schedulers.local:LocalScheduler",
+    "slurm": "launcher.schedulers.slurm:SlurmScheduler",
 }
 
 

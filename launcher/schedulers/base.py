@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import enum
 import socket
+import subprocess
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import ClassVar
 
+from launcher.errors import CommandError, UserError
 from launcher.spec import JobSpec
 
 
@@ -98,3 +101,100 @@ class Scheduler(ABC):
         Raises:
             UserError: not inside an allocation of this scheduler, or it is unusable.
         """
+
+
+def run_command(argv: list[str], *, timeout: float = 60.0, hint: str | None = None,
+                check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run a scheduler command (never through a shell) and capture its output.
+
+    Raises:
+        UserError: the command is not installed (names it).
+        CommandError: it exited non-zero (with ``check``), carrying its output's tail and ``hint``.
+    """
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False,
+                              stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise UserError(f"`{argv[0]}` is not installed or not on PATH", field="scheduler",
+                        fix="load the batch system's module, or choose another scheduler") from None
+    except subprocess.TimeoutExpired:
+        raise CommandError(argv, -1, "", f"no answer within {timeout:.0f} s", hint) from None
+    if check and proc.returncode != 0:
+        raise CommandError(argv, proc.returncode, proc.stdout, proc.stderr, hint)
+    return proc
+
+
+class BatchScheduler(Scheduler):
+    """A real batch system: renders a batch script, submits it, polls it, cancels it.
+
+    Subclasses provide the directives, the argument lists and the output parsers; this class runs the
+    commands (:func:`run_command`) and holds the polling loop's rules.
+    """
+
+    #: Template of the batch script, in ``templates/``.
+    script_template: ClassVar[str]
+
+    @abstractmethod
+    def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
+        """The scheduler directives for ``spec`` (without the ``#SBATCH``/``#PBS`` prefix)."""
+
+    @abstractmethod
+    def submit_argv(self, script: Path) -> list[str]:
+        """The command that submits ``script``."""
+
+    @abstractmethod
+    def parse_job_id(self, stdout: str) -> str:
+        """The job id from the submit command's output."""
+
+    @abstractmethod
+    def state(self, job_id: str) -> JobState:
+        """The job's current state (``UNKNOWN`` once the batch system has forgotten it)."""
+
+    @abstractmethod
+    def cancel_argv(self, job_id: str) -> list[str]:
+        """The command that cancels ``job_id``."""
+
+    def preview_allocation(self, spec: JobSpec) -> Allocation:
+        """A stand-in allocation of ``spec.nodes`` nodes (``node1``...) to preview the configuration."""
+        cores = spec.batch.cores_per_node or 1
+        memory = spec.batch.memory_per_node or 8 * (1 << 30)
+        nodes = tuple(Node(f"node{i}", f"10.0.0.{i}") for i in range(1, spec.nodes + 1))
+        return Allocation(scheduler=self.name, job_id="(preview)", nodes=nodes, cores_per_node=cores,
+                          memory_per_node=memory, walltime=float(spec.walltime), fanout=self.default_fanout)
+
+    def filtered_directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
+        """:meth:`directives` minus ``batch.skip_directives`` (by substring) plus ``batch.extra_directives``."""
+        kept = [d for d in self.directives(spec, run_dir)
+                if not any(skip in d for skip in spec.batch.skip_directives)]
+        return kept + list(spec.batch.extra_directives)
+
+    def submit(self, script: Path) -> str:
+        """Submit ``script``; returns the job id.
+
+        Raises:
+            CommandError: the batch system refused it (its message is passed on).
+        """
+        proc = run_command(self.submit_argv(script), hint="the batch system refused the job; nothing is queued")
+        return self.parse_job_id(proc.stdout)
+
+    def cancel(self, job_id: str) -> None:
+        """Cancel ``job_id`` (no error if it already ended)."""
+        run_command(self.cancel_argv(job_id), check=False)
+
+
+def node_address(name: str) -> str:
+    """The IPv4 address daemons on node ``name`` bind to: its hostname's address.
+
+    Raises:
+        UserError: the name does not resolve, or resolves to a loopback address (127.x), which daemons on
+            other nodes could not reach.
+    """
+    try:
+        address = resolve(name)
+    except OSError:
+        raise UserError(f"node name {name} does not resolve", field="nodes",
+                        fix="ask your admins to fix DNS or /etc/hosts, or set interface: (e.g. ib0)") from None
+    if address.startswith("127."):
+        raise UserError(f"node name {name} resolves to {address}, a loopback address other nodes cannot reach",
+                        field="interface", fix=f"fix /etc/hosts on {name}, or set interface: (e.g. ib0, eth0)")
+    return address

@@ -1,0 +1,137 @@
+"""Slurm: ``sbatch`` to submit, ``squeue``/``scontrol`` to poll, ``scancel`` to cancel; inside a job the
+allocation comes from ``SLURM_JOB_NODELIST`` (expanded by ``scontrol show hostnames``) and
+``scontrol show job``. Daemons start through one ``srun --overlap`` step (:mod:`launcher.fanout.srun`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from datetime import datetime
+from pathlib import Path
+
+import psutil
+
+from launcher.errors import UserError
+from launcher.schedulers.base import Allocation, BatchScheduler, JobState, Node, node_address, run_command
+from launcher.spec import JobSpec
+from launcher.units import MiB, format_walltime, parse_walltime
+
+#: Slurm job states (squeue %T / scontrol JobState) → ours.
+STATES = {
+    "PENDING": JobState.PENDING, "CONFIGURING": JobState.PENDING, "REQUEUED": JobState.PENDING,
+    "REQUEUE_HOLD": JobState.PENDING, "REQUEUE_FED": JobState.PENDING, "RESV_DEL_HOLD": JobState.PENDING,
+    "SUSPENDED": JobState.PENDING, "RUNNING": JobState.RUNNING, "COMPLETING": JobState.RUNNING,
+    "SIGNALING": JobState.RUNNING, "STAGE_OUT": JobState.RUNNING, "RESIZING": JobState.RUNNING,
+    "COMPLETED": JobState.COMPLETED, "FAILED": JobState.FAILED, "NODE_FAIL": JobState.FAILED,
+    "BOOT_FAIL": JobState.FAILED, "OUT_OF_MEMORY": JobState.FAILED, "SPECIAL_EXIT": JobState.FAILED,
+    "CANCELLED": JobState.CANCELLED, "PREEMPTED": JobState.CANCELLED, "REVOKED": JobState.CANCELLED,
+    "TIMEOUT": JobState.TIMEOUT, "DEADLINE": JobState.TIMEOUT,
+}
+
+
+def parse_scontrol_job(text: str) -> dict[str, str]:
+    """``scontrol show job -o ID`` output (``Key=Value`` pairs) as a dict."""
+    fields: dict[str, str] = {}
+    for match in re.finditer(r"(\w[\w:/]*)=(\S*)", text):
+        fields.setdefault(match.group(1), match.group(2))
+    return fields
+
+
+def parse_time_limit(value: str) -> float | None:
+    """Slurm's ``TimeLimit`` (``30:00``, ``1-00:00:00``, ``UNLIMITED``) in seconds, or ``None``."""
+    if value in ("UNLIMITED", "INFINITE", "NONE", "Partition_Limit", ""):
+        return None
+    # TimeLimit is always [D-]HH:MM:SS or MM:SS here (never bare minutes).
+    if re.fullmatch(r"\d+:\d{2}", value):
+        minutes, seconds = value.split(":")
+        return float(int(minutes) * 60 + int(seconds))
+    return float(parse_walltime(value))
+
+
+class SlurmScheduler(BatchScheduler):
+    """Slurm backend (tested on a real multi-node Slurm 22.05 cluster)."""
+
+    name = "slurm"
+    default_fanout = "srun"
+    script_template = "slurm.sbatch.j2"
+
+    # -- submission -------------------------------------------------------------------------
+    def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
+        """``#SBATCH`` options: job name, nodes, one task per node, time, output files, the walltime
+        warning (``--signal=B:USR1@lead``: to the batch shell, which forwards it), partition, account,
+        qos, cores and memory per node."""
+        b = spec.batch
+        lead = max(120, int(b.signal_lead))
+        lines = [f"--job-name=hh-{spec.name}", f"--nodes={spec.nodes}", "--ntasks-per-node=1",
+                 f"--time={format_walltime(spec.walltime)}", f"--output={run_dir}/batch-%j.out",
+                 f"--error={run_dir}/batch-%j.out", f"--signal=B:USR1@{lead}", f"--chdir={run_dir}"]
+        if b.partition:
+            lines.append(f"--partition={b.partition}")
+        if b.account:
+            lines.append(f"--account={b.account}")
+        if b.qos:
+            lines.append(f"--qos={b.qos}")
+        if b.cores_per_node:
+            lines.append(f"--cpus-per-task={b.cores_per_node}")
+        if b.memory_per_node:
+            lines.append(f"--mem={b.memory_per_node // MiB}M")
+        return lines
+
+    def submit_argv(self, script: Path) -> list[str]:
+        """``sbatch --parsable SCRIPT``."""
+        return ["sbatch", "--parsable", str(script)]
+
+    def parse_job_id(self, stdout: str) -> str:
+        """``--parsable`` prints ``JOBID[;CLUSTER]``."""
+        line = stdout.strip().splitlines()[-1] if stdout.strip() else ""
+        job_id = line.split(";")[0]
+        if not job_id.isdigit():
+            raise UserError(f"sbatch printed no job id: {stdout.strip()!r}")
+        return job_id
+
+    def state(self, job_id: str) -> JobState:
+        """From ``squeue``, else ``scontrol show job`` (jobs leave squeue after MinJobAge)."""
+        proc = run_command(["squeue", "-h", "-j", job_id, "-o", "%T"], check=False)
+        text = proc.stdout.strip()
+        if proc.returncode != 0 or not text:
+            proc = run_command(["scontrol", "show", "job", "-o", job_id], check=False)
+            text = parse_scontrol_job(proc.stdout).get("JobState", "") if proc.returncode == 0 else ""
+        return STATES.get(text.split()[0] if text else "", JobState.UNKNOWN)
+
+    def cancel_argv(self, job_id: str) -> list[str]:
+        """``scancel JOBID``."""
+        return ["scancel", job_id]
+
+    # -- inside an allocation ---------------------------------------------------------------
+    def allocation(self, spec: JobSpec) -> Allocation:
+        """Nodes from ``SLURM_JOB_NODELIST``, cores from ``SLURM_CPUS_ON_NODE``, memory from
+        ``SLURM_MEM_PER_NODE`` (MiB) or the node's RAM, walltime and start from ``scontrol show job``.
+
+        Raises:
+            UserError: not inside a Slurm job, or a node name that resolves to loopback.
+        """
+        job_id = os.environ.get("SLURM_JOB_ID")
+        nodelist = os.environ.get("SLURM_JOB_NODELIST") or os.environ.get("SLURM_NODELIST")
+        if not job_id or not nodelist:
+            raise UserError("not inside a Slurm allocation (no SLURM_JOB_ID / SLURM_JOB_NODELIST)",
+                            field="scheduler", fix="use `hpc-hadoop submit`, or call `run` from an sbatch script")
+        names = run_command(["scontrol", "show", "hostnames", nodelist]).stdout.split()
+        info = parse_scontrol_job(run_command(["scontrol", "show", "job", "-o", job_id]).stdout)
+        walltime = parse_time_limit(info.get("TimeLimit", ""))
+        start = time.time()
+        if info.get("StartTime", "Unknown") not in ("Unknown", "None"):
+            start = datetime.strptime(info["StartTime"], "%Y-%m-%dT%H:%M:%S").timestamp()
+        cores = int(os.environ.get("SLURM_CPUS_ON_NODE") or os.cpu_count() or 1)
+        mem_mb = os.environ.get("SLURM_MEM_PER_NODE")
+        memory = int(mem_mb) * MiB if mem_mb and mem_mb != "0" else psutil.virtual_memory().total
+        if spec.interface:
+            from launcher.agent import interface_address
+
+            master = Node(names[0], interface_address(spec.interface))
+            nodes = (master, *(Node(n, n) for n in names[1:]))
+        else:
+            nodes = tuple(Node(n, node_address(n)) for n in names)
+        return Allocation(scheduler=self.name, job_id=job_id, nodes=nodes, cores_per_node=cores,
+                          memory_per_node=memory, walltime=walltime, start_time=start, fanout=self.default_fanout)

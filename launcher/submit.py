@@ -1,0 +1,137 @@
+"""``hpc-hadoop submit`` on a batch system: write the batch script, submit it, follow it (``--wait``).
+
+The cluster directory is made at submission, on the shared filesystem: it holds the fully resolved job
+file (``job.yaml``: every layer and ``--set`` already applied, so the batch job sees exactly what was
+submitted), the batch script (``batch.sh``), the scheduler's output (``batch-<jobid>.out``) and later
+everything a run keeps. Inside the allocation the script calls ``hpc-hadoop run --run-dir`` on it.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import yaml
+from rich.console import Console
+
+from launcher import __version__
+from launcher.errors import HpcHadoopError
+from launcher.jobs import resolve_steps
+from launcher.plan import expand_root, make_plan, new_cluster_id
+from launcher.render import environment
+from launcher.runtime import discover
+from launcher.schedulers import get_scheduler
+from launcher.schedulers.base import BatchScheduler, JobState
+from launcher.spec import JobSpec
+
+
+class Raw(str):
+    """Text that goes into a batch script as it is (already shell)."""
+
+
+def script_environment():  # noqa: ANN201
+    """Jinja2 environment for batch scripts: every ``{{ value }}`` is shell-quoted unless ``|raw``."""
+    env = environment()
+    env.filters["raw"] = Raw
+    env.finalize = lambda value: value if isinstance(value, Raw) else shlex.quote(str(value))
+    return env
+
+
+def render_script(spec: JobSpec, scheduler: BatchScheduler, run_dir: Path, *, overwrite: bool = False) -> str:
+    """The batch script for ``spec`` whose cluster directory will be ``run_dir``."""
+    template = script_environment().get_template(scheduler.script_template)
+    return template.render(directives=scheduler.filtered_directives(spec, run_dir), prologue=spec.batch.prologue,
+                           run_dir=str(run_dir), job_file=str(run_dir / "job.yaml"), python=sys.executable,
+                           overwrite=overwrite, cluster_id=run_dir.name, name=spec.name, version=__version__)
+
+
+def _scheduler(spec: JobSpec) -> BatchScheduler:
+    scheduler = get_scheduler(spec.scheduler)
+    assert isinstance(scheduler, BatchScheduler), f"{spec.scheduler} cannot submit"
+    return scheduler
+
+
+def preview_script(spec: JobSpec, job_file: Path, sets: tuple[str, ...] = ()) -> str:
+    """The batch script ``submit`` would write (with a placeholder cluster id)."""
+    run_dir = expand_root(spec.filesystem.root) / getpass.getuser() / "hpc-hadoop" / f"{spec.name}-PREVIEW"
+    return render_script(spec, _scheduler(spec), run_dir)
+
+
+def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, sets: tuple[str, ...],
+                 console: Console) -> int:
+    """Submit ``spec`` to its batch system; with ``wait``, follow it and return its exit code (else 0).
+
+    Everything checkable is checked before submission (Java, Hadoop, jars, outputs), with a preview plan.
+    If the batch system refuses the job, the just-made cluster directory is removed and its message
+    passed on: nothing is left queued.
+
+    Raises:
+        UserError, CommandError: bad input, or the batch system's refusal.
+    """
+    scheduler = _scheduler(spec)
+    runtime = discover(spec.hadoop.home, spec.hadoop.java_home)
+    cluster_id = new_cluster_id(spec.name)
+    run_dir = expand_root(spec.filesystem.root) / getpass.getuser() / "hpc-hadoop" / cluster_id
+    preview = make_plan(spec, scheduler.preview_allocation(spec), runtime, cluster_id=cluster_id, run_dir=run_dir)
+    resolve_steps(spec, preview, overwrite=overwrite, job_file=str(job_file), check_inputs=not spec.setup)
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    run_dir.mkdir(mode=0o700)
+    try:
+        (run_dir / "job.yaml").write_text(
+            f"# Resolved from {job_file} (every layer applied) by hpc-hadoop submit.\n"
+            + yaml.safe_dump(spec.model_dump(mode="json", by_alias=True), sort_keys=False))
+        script = run_dir / "batch.sh"
+        script.write_text(render_script(spec, scheduler, run_dir, overwrite=overwrite))
+        script.chmod(0o700)
+        job_id = scheduler.submit(script)
+    except HpcHadoopError:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        raise
+    (run_dir / "submit.json").write_text(json.dumps({"scheduler": spec.scheduler, "job_id": job_id,
+                                                     "submitted": time.time(), "job_file": str(job_file)}))
+    log = run_dir / f"batch-{job_id}.out"
+    console.print(f"submitted {spec.scheduler} job {job_id}\nrun directory: {run_dir}\nlog: {log}", soft_wrap=True)
+    if not wait:
+        return 0
+    return follow(scheduler, job_id, run_dir, log, console)
+
+
+def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, console: Console) -> int:
+    """Follow a submitted job: its state changes, then its output as it grows, until it ends.
+
+    Returns:
+        The run's exit code from ``run.json``; else 124 for a timed-out job, 130 cancelled, 1 failed.
+    """
+    last_state: JobState | None = None
+    offset = 0
+    delay = 0.5
+    unknown_polls = 0  # a job the batch system has forgotten reads UNKNOWN: a few polls, then stop
+    while True:
+        state = scheduler.state(job_id)
+        if state != last_state and state != JobState.UNKNOWN:
+            console.print(f"job {job_id}: {state.value}")
+            last_state = state
+        if log.exists():
+            with open(log, "rb") as handle:
+                handle.seek(offset)
+                chunk = handle.read()
+            if chunk:
+                offset += len(chunk)
+                sys.stdout.write(chunk.decode(errors="replace"))
+                sys.stdout.flush()
+        unknown_polls = unknown_polls + 1 if state == JobState.UNKNOWN else 0
+        if state.terminal or unknown_polls > 5:
+            break
+        time.sleep(delay)
+        delay = min(delay * 1.5, 5.0) if state == JobState.PENDING else 0.5
+    report = run_dir / "run.json"
+    if report.exists():
+        data = json.loads(report.read_text())
+        if data.get("state") != "running":
+            return int(data.get("exit_code", 1))
+    return {JobState.COMPLETED: 0, JobState.TIMEOUT: 124, JobState.CANCELLED: 130}.get(last_state or state, 1)
