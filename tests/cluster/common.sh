@@ -51,6 +51,15 @@ hh_fail() {
   exit 1
 }
 
+# hh_lock "$@" : serialise the up/down scripts (pytest workers may call them
+# concurrently).  Re-executes the script under flock(1); -o keeps the lock fd
+# out of the daemons the script starts.
+hh_lock() {
+  [ -n "${HH_LOCKED:-}" ] && return 0
+  mkdir -p /run/lock
+  HH_LOCKED=1 exec flock -o -w 900 /run/lock/hh-cluster.lock bash "$0" "$@"
+}
+
 hh_require_root() { [ "$(id -u)" = 0 ] || hh_fail "must run as root"; }
 
 hh_now() { date +%s.%N; }

@@ -7,6 +7,7 @@ HH_SCRIPT=gluster-down
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"
 hh_require_root
+hh_lock "$@"
 
 VOL=hhpfs
 BRICKS=/srv/hh-gluster

@@ -9,6 +9,7 @@ HH_SCRIPT=gluster-up
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"
 hh_require_root
+hh_lock "$@"
 T0=$(hh_now)
 HH_SINCE=$T0
 

@@ -7,6 +7,7 @@ HH_SCRIPT=slurm-down
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"
 hh_require_root
+hh_lock "$@"
 
 SLURM_CONF=/etc/slurm/slurm.conf
 CGROUP_CONF=/etc/slurm/cgroup.conf

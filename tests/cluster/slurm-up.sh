@@ -10,6 +10,7 @@ source "$(dirname "$0")/common.sh"
 N=${1:-3}
 [[ $N =~ ^[0-9]+$ ]] && [ "$N" -ge 1 ] && [ "$N" -le 200 ] || hh_fail "usage: slurm-up.sh [N], 1 <= N <= 200"
 hh_require_root
+hh_lock "$@"
 T0=$(hh_now)
 HH_SINCE=$T0
 
