@@ -188,7 +188,7 @@ def sites() -> None:
     """List the site presets in site-configs/."""
     for name, path in site_presets().items():
         first = next((line.lstrip("# ").strip() for line in path.read_text().splitlines() if line.startswith("#")), "")
-        console.print(f"{name:<28} {first}")
+        click.echo(f"{name:<28} {first}")
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ def _property_functions(overrides: Mapping[str, object]) -> tuple[Callable[..., 
         seen.add(name)
         source = ""
         if name in overrides:
-            value, source = overrides[name], "<source>job file (hadoop.properties)</source>"
+            value, source = overrides[name], "<source>hadoop.properties (job file or site preset)</source>"
         comment = f"\n    <description>{escape(why)}</description>" if why and not source else ""
         return (f"  <property>\n    <name>{escape(name)}</name>\n    <value>{xml_value(value)}</value>"
                 f"{comment}{source}\n  </property>")

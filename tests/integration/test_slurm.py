@@ -1,0 +1,160 @@
+"""The Slurm backend on a REAL multi-node Slurm 22.05 cluster: slurmctld in the root network namespace and
+one slurmd per node namespace (n1..n3, own hostname and 10.77.0.x address), started by
+``tests/cluster/slurm-up.sh``; the shared "parallel filesystem" is a real GlusterFS disperse volume mounted
+with FUSE at /mnt/hhpfs (``tests/cluster/gluster-up.sh``). Nothing here is simulated.
+
+All node namespaces share this machine's PID namespace, so psutil sees every process of every node.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import REPO, hpc_hadoop, processes_of, run_report
+
+pytestmark = [pytest.mark.hadoop, pytest.mark.slurm]
+
+CLUSTER = REPO / "tests" / "cluster"
+PFS = Path("/mnt/hhpfs")
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> list[str]:
+    """Start (or re-verify) the 3-node Slurm cluster and the GlusterFS mount; returns the node names."""
+    for script, args in (("slurm-up.sh", ["3"]), ("gluster-up.sh", [])):
+        proc = subprocess.run(["bash", str(CLUSTER / script), *args], capture_output=True, text=True, timeout=600)
+        if proc.returncode != 0:
+            pytest.fail(f"{script} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return ["n1", "n2", "n3"]
+
+
+@pytest.fixture
+def shared_root(slurm_cluster: list[str], request: pytest.FixtureRequest) -> Path:
+    """A fresh directory on the GlusterFS mount for one test."""
+    root = PFS / "tests" / f"{request.node.name}-{time.strftime('%H%M%S')}"
+    root.mkdir(parents=True)
+    return root
+
+
+def write_job(directory: Path, job: dict) -> Path:
+    job = {"scheduler": "slurm", "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m",
+                                            "daemon_heap": "512m"}, **job}
+    path = directory / f"{job['name']}.yaml"
+    path.write_text(yaml.safe_dump(job))
+    return path
+
+
+def cluster_dirs(root: Path) -> list[Path]:
+    return sorted(p for p in root.glob("*/hpc-hadoop/*") if p.is_dir())
+
+
+def queued_jobs() -> list[str]:
+    return subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout.split()
+
+
+def map_hosts(run_dir: Path) -> set[str]:
+    """Hosts that ran map attempts, from the MapReduce job history files (.jhist, JSON events)."""
+    hosts: set[str] = set()
+    for jhist in run_dir.glob("history/**/*.jhist"):
+        for line in jhist.read_text(errors="replace").splitlines():
+            if '"MAP_ATTEMPT_STARTED"' in line:
+                hosts.update(re.findall(r'"trackerName":"([^"]+)"', line))
+    return hosts
+
+
+def test_terasort_on_three_nodes_over_glusterfs(shared_root: Path, tmp_path: Path) -> None:
+    job = write_job(tmp_path, {
+        "name": "ts3", "nodes": 3, "walltime": "00:20:00", "filesystem": {"root": str(shared_root)},
+        "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m",
+                   "properties": {"mapred-site": {"mapreduce.job.reduces": 2, "mapreduce.job.ubertask.enable": False}}},
+        "steps": [
+            {"example": "teragen", "args": ["-Dmapreduce.job.maps=6", "300000", "${run_dir}/gen"]},
+            {"example": "terasort", "args": ["-Dmapreduce.input.fileinputformat.split.maxsize=8388608",
+                                             "${run_dir}/gen", "${run_dir}/sorted"]},
+            {"example": "teravalidate", "args": ["${run_dir}/sorted", "${run_dir}/validate"]},
+        ]})
+    result = hpc_hadoop("submit", str(job), "--wait", timeout=900)
+    (run_dir,) = cluster_dirs(shared_root)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    report = run_report(run_dir)
+    assert report["state"] == "succeeded" and len(report["nodes"]) == 3
+    assert report["bringup_s"] > 0 and report["since_allocation_s"] >= report["bringup_s"]
+    validate = "".join(p.read_text() for p in (run_dir / "validate").glob("part-r-*"))
+    assert "checksum" in validate and "error" not in validate.lower()
+    hosts = map_hosts(run_dir)
+    assert len(hosts) >= 2, f"map tasks ran on {hosts}"
+    assert processes_of(run_dir) == [] and queued_jobs() == []
+    for node in ("n1", "n2", "n3"):
+        assert (run_dir / "logs" / node / "nodemanager.log").stat().st_size > 0
+
+
+def test_walltime_runs_out_mid_step(shared_root: Path, tmp_path: Path) -> None:
+    """3-minute walltime, warning 120 s before (Slurm sends it up to a minute late); a 20-minute sleep job."""
+    job = write_job(tmp_path, {
+        "name": "wall", "nodes": 2, "walltime": "00:03:00", "filesystem": {"root": str(shared_root)},
+        "batch": {"signal_lead": 120},
+        "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
+                   "args": ["-m", "2", "-r", "0", "-mt", "1200000"]}]})
+    result = hpc_hadoop("submit", str(job), "--wait", timeout=600)
+    (run_dir,) = cluster_dirs(shared_root)
+    assert result.returncode == 124, result.stdout[-4000:] + result.stderr[-2000:]
+    report = run_report(run_dir)
+    assert report["state"] == "timed_out" and report["teardown_s"] is not None
+    assert (run_dir / "logs" / "n1" / "resourcemanager.log").stat().st_size > 0
+    assert processes_of(run_dir) == [] and queued_jobs() == []
+
+
+def test_two_clusters_share_nodes(shared_root: Path, tmp_path: Path) -> None:
+    jobs = [write_job(tmp_path, {"name": f"pair{i}", "nodes": 2, "walltime": "00:15:00",
+                                 "filesystem": {"root": str(shared_root)}, "batch": {"cores_per_node": 1},
+                                 "steps": [{"example": "pi", "args": ["2", "1000"]}]}) for i in (1, 2)]
+    procs = [subprocess.Popen([sys.executable, "-m", "launcher.cli", "submit", str(j), "--wait"], cwd=REPO,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for j in jobs]
+    outputs = [p.communicate(timeout=900)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    dirs = cluster_dirs(shared_root)
+    assert len(dirs) == 2
+    plans = [json.loads((d / "plan.json").read_text()) for d in dirs]
+    assert plans[0]["ports"]["base"] != plans[1]["ports"]["base"]
+    nodes = [set(run_report(d)["nodes"]) for d in dirs]
+    assert nodes[0] & nodes[1], f"the two clusters did not share a node: {nodes}"
+    assert all(processes_of(d) == [] for d in dirs)
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--set", "batch.partition=nosuchpartition"], "partition"),
+    (["--nodes", "7"], "node"),
+])
+def test_bad_submission_is_refused_and_nothing_is_queued(shared_root: Path, tmp_path: Path, flags: list[str],
+                                                         message: str) -> None:
+    job = write_job(tmp_path, {"name": "bad", "nodes": 1, "filesystem": {"root": str(shared_root)},
+                               "steps": [{"example": "pi", "args": ["1", "10"]}]})
+    result = hpc_hadoop("submit", str(job), *flags, timeout=120)
+    assert result.returncode != 0
+    assert message in result.stderr.lower() and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert queued_jobs() == [] and cluster_dirs(shared_root) == []
+
+
+def test_run_inside_a_users_own_batch_script(shared_root: Path, tmp_path: Path) -> None:
+    """`hpc-hadoop run job.yaml` from the user's own #SBATCH script uses the nodes it already has."""
+    job = write_job(tmp_path, {"name": "mine", "nodes": 2, "filesystem": {"root": str(shared_root)},
+                               "steps": [{"example": "pi", "args": ["2", "100"]}]})
+    script = tmp_path / "mine.sbatch"
+    script.write_text(f"#!/bin/bash\n#SBATCH -N 2 -t 00:15:00 -o {tmp_path}/mine.out\n"
+                      f"{sys.executable} -m launcher.cli run {job}\n")
+    proc = subprocess.run(["sbatch", "--wait", str(script)], capture_output=True, text=True, timeout=600)
+    out = (tmp_path / "mine.out").read_text() if (tmp_path / "mine.out").exists() else ""
+    assert proc.returncode == 0, proc.stdout + proc.stderr + out
+    (run_dir,) = cluster_dirs(shared_root)
+    report = run_report(run_dir)
+    assert report["state"] == "succeeded" and report["nodes"] == ["n1", "n2"] and report["job_id"]
+    assert processes_of(run_dir) == []
