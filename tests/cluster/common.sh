@@ -55,9 +55,14 @@ hh_fail() {
 # concurrently).  Re-executes the script under flock(1); -o keeps the lock fd
 # out of the daemons the script starts.
 hh_lock() {
-  [ -n "${HH_LOCKED:-}" ] && return 0
-  mkdir -p /run/lock
-  HH_LOCKED=1 exec flock -o -w 900 /run/lock/hh-cluster.lock bash "$0" "$@"
+  if [ -z "${HH_LOCKED:-}" ]; then
+    mkdir -p /run/lock
+    HH_LOCKED=1 exec flock -o -w 900 /run/lock/hh-cluster.lock bash "$0" "$@"
+  fi
+  # Name the command whenever `set -e` aborts the script (main shell only:
+  # failures inside $(...) that the caller tolerates must stay silent).
+  set -E
+  trap '[ "$BASH_SUBSHELL" = 0 ] && hh_msg "FAILED: unexpected error at ${BASH_SOURCE[0]##*/}:$LINENO: $BASH_COMMAND"' ERR
 }
 
 hh_require_root() { [ "$(id -u)" = 0 ] || hh_fail "must run as root"; }
@@ -69,7 +74,7 @@ hh_elapsed() { awk -v a="$1" -v b="$(hh_now)" 'BEGIN { printf "%.1f", b - a }'; 
 hh_apt_ensure() {
   local missing=() p
   for p in "$@"; do
-    dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii' || missing+=("$p")
+    [[ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)" == ii* ]] || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   mkdir -p "$HH_LOGDIR"
@@ -113,7 +118,11 @@ hh_nodes() { cat "$HH_STATE/nodes" 2>/dev/null || echo 0; }
 hh_cg_hierarchies() {
   awk '$3 == "cgroup" && $2 ~ "^/sys/fs/cgroup/" { print $2 }' /proc/self/mounts
 }
-hh_cg_has_freezer() { hh_cg_hierarchies | grep -qx /sys/fs/cgroup/freezer; }
+hh_cg_has_freezer() {
+  local h
+  for h in $(hh_cg_hierarchies); do [ "$h" = /sys/fs/cgroup/freezer ] && return 0; done
+  return 1
+}
 
 hh_cg_create() {
   local key=$1 h f
@@ -131,7 +140,9 @@ hh_cg_create() {
 hh_cg_pids() {
   local key=$1 h
   for h in $(hh_cg_hierarchies); do
-    [ -d "$h/hh-$key" ] && find "$h/hh-$key" -name cgroup.procs -exec cat {} + 2>/dev/null
+    if [ -d "$h/hh-$key" ]; then
+      find "$h/hh-$key" -name cgroup.procs -exec cat {} + 2>/dev/null || true
+    fi
   done | sort -un
 }
 
@@ -187,6 +198,9 @@ hh_live_procs() {
   echo "$out"
 }
 
+# hh_cmdline PID : the command line of PID, space separated ("" if gone)
+hh_cmdline() { tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null || true; }
+
 # hh_pidfile_alive FILE : prints the pid if FILE names a live process.
 hh_pidfile_alive() {
   local p
@@ -205,8 +219,9 @@ hh_mac() { printf '02:77:00:00:00:%02x' "${1##*.}"; }
 hh_bridge_up() {
   ip link show "$HH_BR" >/dev/null 2>&1 ||
     ip link add "$HH_BR" address "$(hh_mac "$HH_CTL_IP")" type bridge
-  ip -4 addr show dev "$HH_BR" | grep -q "inet $HH_CTL_IP/24" ||
-    ip addr add "$HH_CTL_IP/24" dev "$HH_BR"
+  local a
+  a=$(ip -4 addr show dev "$HH_BR")
+  [[ $a == *"inet $HH_CTL_IP/24"* ]] || ip addr add "$HH_CTL_IP/24" dev "$HH_BR"
   ip link set "$HH_BR" up
 }
 
@@ -291,8 +306,9 @@ hh_ns_up() {
     ip neigh flush dev "$HH_BR" to "$ip" 2>/dev/null || true
   fi
   ip link set "$veth" master "$HH_BR" up
-  ip -n "$ns" -4 addr show dev eth0 | grep -q "inet $ip/24" ||
-    ip -n "$ns" addr add "$ip/24" dev eth0
+  local a
+  a=$(ip -n "$ns" -4 addr show dev eth0)
+  [[ $a == *"inet $ip/24"* ]] || ip -n "$ns" addr add "$ip/24" dev eth0
   ip -n "$ns" link set lo up
   ip -n "$ns" link set eth0 up
 
@@ -336,6 +352,7 @@ hh_ns_down() {
       [ -e "/run/netns/$ns" ] && ip netns pids "$ns" 2>/dev/null
       hh_cg_pids "$key"
       cat "$HH_STATE/holder.$key" 2>/dev/null
+      true
     } | sort -un)
     [ -z "$pids" ] && break
     # shellcheck disable=SC2086
@@ -371,12 +388,13 @@ hh_node_exec() {
 # Called at the end of each down script: drop what is shared by both halves
 # once neither half has a namespace left.
 hh_common_down() {
-  local left
-  left=$(find /run/netns -maxdepth 1 -name 'hh-*' 2>/dev/null | head -1)
-  if [ -n "$left" ]; then
-    hh_hosts_sync
-    return 0
-  fi
+  local f
+  for f in /run/netns/hh-*; do
+    if [ -e "$f" ]; then
+      hh_hosts_sync
+      return 0
+    fi
+  done
   ip link del "$HH_BR" 2>/dev/null || true
   hh_hosts_remove
   local t

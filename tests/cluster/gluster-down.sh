@@ -22,7 +22,7 @@ done
 # the FUSE client normally exits on unmount; make sure
 for d in /proc/[0-9]*; do
   [ "$(cat "$d/comm" 2>/dev/null)" = glusterfs ] || continue
-  tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -q -- "--volfile-id=/$VOL $HH_MNT" && hh_kill_pids "${d#/proc/}"
+  [[ "$(hh_cmdline "${d#/proc/}")" == *"--volfile-id=/$VOL $HH_MNT"* ]] && hh_kill_pids "${d#/proc/}"
 done
 
 # 2. volume, glusterd, bricks, self-heal daemon: all live in namespace hh-fs
@@ -45,7 +45,7 @@ hh_common_down
 left=$(hh_live_procs 'glusterd|glusterfsd')
 for d in /proc/[0-9]*; do
   if [ "$(cat "$d/comm" 2>/dev/null)" != glusterfs ] || ! hh_alive "${d#/proc/}"; then continue; fi
-  tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -q "$VOL" && left+=" glusterfs(${d#/proc/})"
+  [[ "$(hh_cmdline "${d#/proc/}")" == *"$VOL"* ]] && left+=" glusterfs(${d#/proc/})"
 done
 [ -e /run/netns/hh-fs ] && left+=" netns:hh-fs"
 [ "$(hh_mnt_types | tail -1)" = fuse.glusterfs ] && left+=" mount:$HH_MNT"

@@ -68,7 +68,8 @@ fi
 bricks_online() {
   gl volume status "$VOL" 2>/dev/null | awk '/^Brick / && $(NF-1) == "Y" { n++ } END { print n + 0 }'
 }
-if ! gl volume info "$VOL" 2>/dev/null | grep -q '^Status: Started'; then
+vinfo=$(gl volume info "$VOL" 2>/dev/null) || true
+if ! grep -q '^Status: Started' <<<"$vinfo"; then
   gl volume start "$VOL" >>"$RUNLOG" 2>&1 || fail "volume start failed"
 elif [ "$(bricks_online)" != 3 ]; then
   gl volume start "$VOL" force >>"$RUNLOG" 2>&1 || fail "volume start force failed"

@@ -190,12 +190,17 @@ if ! ctld_pid >/dev/null; then
   unshare --uts -- /bin/sh -c "hostname $HH_CTL_NAME && exec /usr/sbin/slurmctld -i" \
     </dev/null >>"$RUNLOG" 2>&1 || fail "slurmctld did not start"
 fi
+ctl_up() {
+  local o
+  o=$(scontrol ping 2>/dev/null) || true
+  [[ $o == *"is UP"* ]]
+}
 for i in $(seq 150); do
-  scontrol ping 2>/dev/null | grep -q 'is UP' && break
+  ctl_up && break
   ctld_pid >/dev/null || { sleep 0.5; ctld_pid >/dev/null || fail "slurmctld exited"; }
   sleep 0.2
 done
-scontrol ping 2>/dev/null | grep -q 'is UP' || fail "slurmctld does not answer (scontrol ping)"
+ctl_up || fail "slurmctld does not answer (scontrol ping)"
 
 for ((i = 1; i <= N; i++)); do
   slurmd_pid "n$i" >/dev/null && continue
