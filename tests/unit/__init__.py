@@ -1,0 +1,1 @@
+"""Unit tests: parsing, planning, rendering and the CLI; no daemons, no network."""

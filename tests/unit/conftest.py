@@ -1,0 +1,119 @@
+"""Fixtures of the unit tests: fake allocations, a fake Hadoop runtime, specs and plans.
+
+Nothing here starts a daemon or touches the network; a plan's ports are only checked with ``bind``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from launcher.plan import ClusterPlan, make_plan
+from launcher.runtime import BUILT_RUNTIME, HadoopRuntime
+from launcher.schedulers.base import Allocation, Node
+from launcher.spec import JobSpec, load_spec
+from launcher.units import GiB
+
+BUILD_HINT = "run `mvn -B -q -f hadoop-fs-shim/pom.xml package` to build it"
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep the developer's own config, Hadoop installs and batch allocation out of every test."""
+    monkeypatch.setenv("HPC_HADOOP_CONFIG", str(tmp_path / "no-user-config.yaml"))
+    for name in ("HPC_HADOOP_HOME", "HADOOP_HOME", "HADOOP_CONF_DIR", "HPC_HADOOP_SHARE",
+                 "SLURM_JOB_ID", "PBS_JOBID", "JOB_ID", "PE_HOSTFILE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _write_yaml(path: Path, data: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@pytest.fixture
+def write_yaml() -> Callable[[Path, Any], Path]:
+    """``write_yaml(path, data)``: write ``data`` as YAML (parents created) and return the path."""
+    return _write_yaml
+
+
+@pytest.fixture
+def fake_runtime(tmp_path: Path) -> HadoopRuntime:
+    """A runtime whose jars are real (empty) files in ``tmp_path``; nothing runs it."""
+    home = tmp_path / "hadoop"
+    lib = home / "lib"
+    lib.mkdir(parents=True)
+    jars = {}
+    for key, name in (("examples_jar", "hadoop-mapreduce-examples-3.4.2.jar"),
+                      ("tests_jar", "hadoop-mapreduce-client-jobclient-3.4.2-tests.jar"),
+                      ("streaming_jar", "hadoop-streaming-3.4.2.jar")):
+        jars[key] = lib / name
+        jars[key].write_bytes(b"")
+    return HadoopRuntime(home=home, version="3.4.2", classpath=(f"{lib}/*", str(home / "extra-classpath")),
+                         java_home=tmp_path / "jdk", java_version=17, **jars)
+
+
+def _allocation(nodes: int = 3, *, cores: int = 8, memory: int = 64 * GiB, scheduler: str = "slurm") -> Allocation:
+    return Allocation(scheduler=scheduler, job_id=None if scheduler == "local" else "4242",
+                      nodes=tuple(Node(f"n{i}", f"10.0.0.{i}") for i in range(1, nodes + 1)),
+                      cores_per_node=cores, memory_per_node=memory, walltime=3600.0, start_time=1_700_000_000.0,
+                      fanout="local" if scheduler == "local" else "srun")
+
+
+@pytest.fixture
+def make_allocation() -> Callable[..., Allocation]:
+    """``make_allocation(nodes=3, cores=8, memory=64 GiB, scheduler="slurm")``: nodes n1..nN at 10.0.0.1..N."""
+    return _allocation
+
+
+@pytest.fixture
+def alloc3() -> Allocation:
+    """Three Slurm nodes with 8 cores and 64 GiB each."""
+    return _allocation(3)
+
+
+@pytest.fixture
+def pfs_root(tmp_path: Path) -> Path:
+    """An empty directory standing in for the parallel filesystem (``filesystem.root``)."""
+    root = tmp_path / "pfs"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def make_spec(pfs_root: Path) -> Callable[..., JobSpec]:
+    """Build a JobSpec from job-file fields (defaults: a 3-node Slurm job with one `pi` step)."""
+
+    def build(**fields: Any) -> JobSpec:
+        data: dict[str, Any] = {"name": "t", "scheduler": "slurm", "nodes": 3,
+                                "filesystem": {"root": str(pfs_root)}, "steps": [{"example": "pi", "args": [2, 10]}]}
+        data.update(fields)
+        spec, _ = load_spec(None, data=data)
+        return spec
+
+    return build
+
+
+@pytest.fixture
+def make_test_plan(tmp_path: Path, fake_runtime: HadoopRuntime, alloc3: Allocation) -> Callable[..., ClusterPlan]:
+    """``make_plan`` on the 3-node allocation and the fake runtime, with a run dir in ``tmp_path``."""
+
+    def build(spec: JobSpec, alloc: Allocation | None = None, **kwargs: Any) -> ClusterPlan:
+        kwargs.setdefault("cluster_id", "t-20240101-000000-abcd")
+        kwargs.setdefault("run_dir", tmp_path / "pfs" / "me" / "hpc-hadoop" / kwargs["cluster_id"])
+        return make_plan(spec, alloc or alloc3, fake_runtime, **kwargs)
+
+    return build
+
+
+@pytest.fixture
+def built_runtime() -> Path:
+    """The Hadoop runtime built by Maven; fails (never skips) when it is missing."""
+    if not (BUILT_RUNTIME / "lib").is_dir():
+        pytest.fail(f"the Hadoop runtime is missing at {BUILT_RUNTIME}: {BUILD_HINT}")
+    return BUILT_RUNTIME

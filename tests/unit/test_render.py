@@ -1,0 +1,250 @@
+"""The rendered Hadoop configuration (launcher/render.py and templates/)."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from launcher.plan import ClusterPlan
+from launcher.render import CONFIG_TEMPLATES, render_config, write_files, xml_value
+from launcher.runtime import HadoopRuntime
+from launcher.schedulers.base import Allocation
+from launcher.spec import JobSpec
+
+SpecFactory = Callable[..., JobSpec]
+PlanFactory = Callable[..., ClusterPlan]
+
+XML_FILES = ("core-site.xml", "yarn-site.xml", "mapred-site.xml", "capacity-scheduler.xml")
+#: The low-latency settings of fast_start (DESIGN.md §4), all 100 ms when on.
+FAST_SETTINGS = {
+    "yarn-site.xml": ["yarn.resourcemanager.nodemanagers.heartbeat-interval-ms"],
+    "mapred-site.xml": ["yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms",
+                        "mapreduce.client.progressmonitor.pollinterval", "mapreduce.client.completion.pollinterval",
+                        "yarn.client.application-client-protocol.poll-interval-ms"],
+}
+
+
+def properties(text: str) -> dict[str, list[str]]:
+    """name → every value given to it in a *-site.xml (a name should appear once)."""
+    root = ET.fromstring(text)
+    assert root.tag == "configuration"
+    found: dict[str, list[str]] = {}
+    for prop in root.findall("property"):
+        found.setdefault(prop.findtext("name"), []).append(prop.findtext("value"))
+    return found
+
+
+def single(text: str) -> dict[str, str]:
+    """name → value, checking that no name appears twice."""
+    props = properties(text)
+    duplicates = {k: v for k, v in props.items() if len(v) > 1}
+    assert not duplicates, f"properties set twice: {duplicates}"
+    return {k: v[0] for k, v in props.items()}
+
+
+@pytest.fixture
+def plan(make_spec: SpecFactory, make_test_plan: PlanFactory) -> ClusterPlan:
+    return make_test_plan(make_spec())
+
+
+@pytest.fixture
+def files(plan: ClusterPlan) -> dict[str, str]:
+    return render_config(plan)
+
+
+def test_every_file_is_rendered(files: dict[str, str]) -> None:
+    assert set(files) == set(CONFIG_TEMPLATES)
+    assert all(text.strip() for text in files.values())
+
+
+@pytest.mark.parametrize("name", XML_FILES)
+def test_every_xml_parses_and_starts_with_the_declaration(files: dict[str, str], name: str) -> None:
+    assert files[name].startswith('<?xml version="1.0"')
+    assert single(files[name])
+
+
+def test_no_hdfs(files: dict[str, str]) -> None:
+    core = single(files["core-site.xml"])
+    assert core["fs.defaultFS"] == "file:///"
+    assert core["fs.file.checksum.verify"] == "false"
+    assert "fs.file.impl" not in core  # DESIGN.md §5: never RawLocalFileSystem as file://
+
+
+def test_resourcemanager_addresses_use_master_and_plan_ports(plan: ClusterPlan, files: dict[str, str]) -> None:
+    yarn = single(files["yarn-site.xml"])
+    a, p = plan.master.address, plan.ports
+    assert a == "10.0.0.1"
+    assert yarn["yarn.resourcemanager.hostname"] == a
+    assert yarn["yarn.resourcemanager.scheduler.address"] == f"{a}:{p.rm_scheduler}"
+    assert yarn["yarn.resourcemanager.resource-tracker.address"] == f"{a}:{p.rm_tracker}"
+    assert yarn["yarn.resourcemanager.address"] == f"{a}:{p.rm}"
+    assert yarn["yarn.resourcemanager.admin.address"] == f"{a}:{p.rm_admin}"
+    assert yarn["yarn.resourcemanager.webapp.address"] == f"{a}:{p.rm_web}"
+    assert yarn["yarn.nodemanager.address"] == f"${{yarn.nodemanager.hostname}}:{p.nm}"
+    mapred = single(files["mapred-site.xml"])
+    assert mapred["mapreduce.jobhistory.address"] == f"{a}:{p.jhs}"
+    assert mapred["mapreduce.jobhistory.webapp.address"] == f"{a}:{p.jhs_web}"
+    assert mapred["mapreduce.shuffle.port"] == str(p.shuffle)
+    every_port = [v for text in files.values() if text.startswith("<?xml")
+                  for v in single(text).values() if v.startswith(f"{a}:")]
+    assert all(p.base <= int(v.rsplit(":", 1)[1]) < p.base + 32 for v in every_port)
+
+
+def test_memory_values_equal_the_plan(plan: ClusterPlan, files: dict[str, str]) -> None:
+    m = plan.memory
+    yarn = single(files["yarn-site.xml"])
+    assert yarn["yarn.nodemanager.resource.memory-mb"] == str(m.nodemanager_mb)
+    assert yarn["yarn.nodemanager.resource.cpu-vcores"] == str(m.nodemanager_vcores)
+    assert yarn["yarn.scheduler.minimum-allocation-mb"] == str(m.min_allocation_mb)
+    assert yarn["yarn.scheduler.maximum-allocation-mb"] == str(m.nodemanager_mb)
+    mapred = single(files["mapred-site.xml"])
+    assert mapred["mapreduce.map.memory.mb"] == str(m.map_mb)
+    assert mapred["mapreduce.reduce.memory.mb"] == str(m.reduce_mb)
+    assert mapred["yarn.app.mapreduce.am.resource.mb"] == str(m.am_mb)
+    assert mapred["mapreduce.map.java.opts"].split()[0] == f"-Xmx{m.map_heap_mb}m"
+    assert mapred["mapreduce.reduce.java.opts"].split()[0] == f"-Xmx{m.reduce_heap_mb}m"
+    assert mapred["yarn.app.mapreduce.am.command-opts"].split()[0] == f"-Xmx{m.am_heap_mb}m"
+    assert f"HADOOP_HEAPSIZE_MAX={m.daemon_heap_mb}m" in files["hadoop-env.sh"]
+
+
+def test_directories_and_shared_storage_settings(plan: ClusterPlan, files: dict[str, str]) -> None:
+    yarn = single(files["yarn-site.xml"])
+    assert yarn["yarn.nodemanager.local-dirs"] == "${hpc.nm.local.dir}"
+    assert yarn["yarn.nodemanager.log-dirs"] == "${hpc.nm.log.dir}"
+    assert yarn["yarn.nodemanager.hostname"] == "${hpc.node.address}"
+    assert yarn["yarn.resourcemanager.recovery.enabled"] == "false"
+    assert yarn["yarn.nodemanager.recovery.enabled"] == "false"
+    assert yarn["yarn.nodemanager.remote-app-log-dir"] == f"file://{plan.run_dir}/app-logs"
+    assert yarn["yarn.admin.acl"] == plan.user
+    mapred = single(files["mapred-site.xml"])
+    assert mapred["mapreduce.map.speculative"] == "false"
+    assert mapred["mapreduce.reduce.speculative"] == "false"
+    assert mapred["yarn.app.mapreduce.am.staging-dir"] == f"file://{plan.run_dir}/staging"
+    assert mapred["mapreduce.jobhistory.done-dir"] == f"file://{plan.run_dir}/history/done"
+    cap = single(files["capacity-scheduler.xml"])
+    assert cap["yarn.scheduler.capacity.node-locality-delay"] == "-1"
+
+
+def test_classpath_reaches_the_containers(plan: ClusterPlan, files: dict[str, str]) -> None:
+    expected = ",".join(plan.hadoop_runtime().classpath)
+    assert single(files["yarn-site.xml"])["yarn.application.classpath"] == expected
+    assert single(files["mapred-site.xml"])["mapreduce.application.classpath"] == expected
+
+
+def test_split_size_sets_the_local_block_size(make_spec: SpecFactory, make_test_plan: PlanFactory,
+                                              tmp_path: Path) -> None:
+    with_split = render_config(make_test_plan(make_spec(filesystem={"root": str(tmp_path), "split_size": "256m"})))
+    assert single(with_split["core-site.xml"])["fs.local.block.size"] == str(256 << 20)
+    without = render_config(make_test_plan(make_spec()))
+    assert "fs.local.block.size" not in single(without["core-site.xml"])
+
+
+def test_property_override_replaces_the_template_value_and_extras_are_appended(
+        make_spec: SpecFactory, make_test_plan: PlanFactory) -> None:
+    spec = make_spec(hadoop={"properties": {
+        "yarn-site": {"yarn.nodemanager.vmem-check-enabled": True, "yarn.resourcemanager.am.max-attempts": 3,
+                      "my.extra.flag": False, "my.extra.text": "a<&>b \"q\""},
+        "mapred-site": {"mapreduce.map.speculative": True},
+        "core-site": {"io.file.buffer.size": 65536},
+        "capacity-scheduler": {"yarn.scheduler.capacity.root.default.capacity": 50},
+    }})
+    files = render_config(make_test_plan(spec))
+    yarn = single(files["yarn-site.xml"])
+    assert yarn["yarn.nodemanager.vmem-check-enabled"] == "true"
+    assert yarn["yarn.resourcemanager.am.max-attempts"] == "3"
+    assert yarn["my.extra.flag"] == "false"
+    assert yarn["my.extra.text"] == 'a<&>b "q"'
+    assert "a&lt;&amp;&gt;b" in files["yarn-site.xml"]
+    names = [p.findtext("name") for p in ET.fromstring(files["yarn-site.xml"]).findall("property")]
+    assert names[-2:] == ["my.extra.flag", "my.extra.text"]  # extras after the template's own
+    assert single(files["mapred-site.xml"])["mapreduce.map.speculative"] == "true"
+    assert single(files["core-site.xml"])["io.file.buffer.size"] == "65536"
+    assert single(files["capacity-scheduler.xml"])["yarn.scheduler.capacity.root.default.capacity"] == "50"
+    # another file's overrides do not leak
+    assert "my.extra.flag" not in single(files["mapred-site.xml"])
+
+
+def test_override_with_a_dotted_name_from_set(make_test_plan: PlanFactory, pfs_root: Path) -> None:
+    from launcher.spec import load_spec
+
+    spec, _ = load_spec(None, data={"name": "t", "scheduler": "slurm", "nodes": 3,
+                                    "filesystem": {"root": str(pfs_root)}, "steps": [{"example": "pi"}]},
+                        sets=['hadoop.properties.yarn-site."yarn.nodemanager.resource.memory-mb"=777'])
+    assert single(render_config(make_test_plan(spec))["yarn-site.xml"])["yarn.nodemanager.resource.memory-mb"] == "777"
+
+
+@pytest.mark.parametrize(("value", "text"), [(True, "true"), (False, "false"), (3, "3"), (0.5, "0.5"),
+                                             ("a<b>&c", "a&lt;b&gt;&amp;c"), ("plain", "plain")])
+def test_xml_value(value: object, text: str) -> None:
+    assert xml_value(value) == text
+
+
+def test_hadoop_env_passes_bash_n(tmp_path: Path, files: dict[str, str]) -> None:
+    script = tmp_path / "hadoop-env.sh"
+    script.write_text(files["hadoop-env.sh"])
+    proc = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_hadoop_env_quotes_odd_paths(make_spec: SpecFactory, make_test_plan: PlanFactory, tmp_path: Path,
+                                     fake_runtime: HadoopRuntime, alloc3: Allocation) -> None:
+    from launcher.plan import make_plan
+
+    odd = dataclasses.replace(fake_runtime, java_home=tmp_path / "my jdk's $HOME",
+                              classpath=(str(tmp_path / "lib dir") + "/*",))
+    plan = make_plan(make_spec(), alloc3, odd, cluster_id="q-1", run_dir=tmp_path / "run dir")
+    script = tmp_path / "env.sh"
+    script.write_text(render_config(plan)["hadoop-env.sh"])
+    proc = subprocess.run(["bash", "-c", f'. "{script}" && printf "%s\\n" "$JAVA_HOME" "$HADOOP_CONF_DIR" '
+                           '"$HADOOP_CLASSPATH" "$HADOOP_OPTS"'],
+                          capture_output=True, text=True, check=False, env={"PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    java_home, conf_dir, cp, opts = proc.stdout.splitlines()
+    assert java_home == str(tmp_path / "my jdk's $HOME")
+    assert conf_dir == str(tmp_path / "run dir" / "conf")
+    assert cp == str(tmp_path / "lib dir") + "/*"
+    assert "--add-opens=java.base/java.lang=ALL-UNNAMED" in opts
+
+
+def test_fast_start_sets_100_ms(files: dict[str, str]) -> None:
+    for name, keys in FAST_SETTINGS.items():
+        props = single(files[name])
+        assert all(props[key] == "100" for key in keys), name
+    mapred = single(files["mapred-site.xml"])
+    assert mapred["mapreduce.job.ubertask.enable"] == "true"
+    assert "-XX:+UseSerialGC" in mapred["yarn.app.mapreduce.am.command-opts"]
+
+
+def test_fast_start_false_removes_the_100_ms_settings(make_spec: SpecFactory, make_test_plan: PlanFactory) -> None:
+    files = render_config(make_test_plan(make_spec(hadoop={"fast_start": False})))
+    yarn = single(files["yarn-site.xml"])
+    assert yarn["yarn.resourcemanager.nodemanagers.heartbeat-interval-ms"] == "1000"
+    mapred = single(files["mapred-site.xml"])
+    for key in FAST_SETTINGS["mapred-site.xml"]:
+        assert key not in mapred
+    assert "mapreduce.job.ubertask.enable" not in mapred
+    assert "-XX:TieredStopAtLevel=1" not in mapred["yarn.app.mapreduce.am.command-opts"]
+    intervals = {k: v for name in XML_FILES for k, v in single(files[name]).items() if "interval" in k}
+    assert intervals and "100" not in intervals.values()
+
+
+def test_large_clusters_keep_the_default_nm_heartbeat(make_spec: SpecFactory, make_test_plan: PlanFactory,
+                                                      make_allocation: Callable[..., Allocation]) -> None:
+    plan = make_test_plan(make_spec(nodes=65), make_allocation(65))
+    yarn = single(render_config(plan)["yarn-site.xml"])
+    assert yarn["yarn.resourcemanager.nodemanagers.heartbeat-interval-ms"] == "1000"
+
+
+def test_write_files_never_overwrites(tmp_path: Path, files: dict[str, str]) -> None:
+    conf = tmp_path / "conf"
+    written = write_files(conf, files)
+    assert sorted(p.name for p in written) == sorted(files)
+    assert (conf / "core-site.xml").read_text() == files["core-site.xml"]
+    assert (conf / "hadoop-env.sh").stat().st_mode & 0o777 == 0o700
+    with pytest.raises(FileExistsError):
+        write_files(conf, files)
