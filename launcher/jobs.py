@@ -29,7 +29,7 @@ from launcher.daemons import classpath, hadoop_env
 from launcher.errors import UserError
 from launcher.plan import ClusterPlan, expand_root
 from launcher.render import xml_value
-from launcher.runtime import FAST_START_FLAGS
+from launcher.runtime import FAST_START_FLAGS, NO_CONTAINER_SUPPORT
 from launcher.spec import ExampleStep, JarStep, JobSpec, StreamingStep
 
 #: Where a built-in example takes its output directory from: index into its arguments.
@@ -123,6 +123,24 @@ def expand(text: str, values: Mapping[str, str], where: str) -> str:
         raise UserError(f"bad '$' in {text!r}", field=where, fix="write $$ for a literal $") from None
 
 
+#: Hadoop's GenericOptionsParser options that take a value (``-D k=v`` or ``-Dk=v``, ``-files a,b``...).
+_GENERIC_WITH_VALUE = {"-D", "-conf", "-fs", "-jt", "-files", "-libjars", "-archives", "-tokenCacheFile"}
+
+
+def positional(args: list[str]) -> list[str]:
+    """``args`` without Hadoop's generic options (``-Dk=v``, ``-D k=v``, ``-files x``, ...)."""
+    out: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in _GENERIC_WITH_VALUE:
+            skip = True
+        elif not arg.startswith("-D"):
+            out.append(arg)
+    return out
+
+
 def _local_path(path: str) -> str:
     return path[len("file://"):] if path.startswith("file://") else path
 
@@ -147,7 +165,7 @@ def resolve_steps(spec: JobSpec, plan: ClusterPlan, *, overwrite: bool, job_file
     """
     runtime = plan.hadoop_runtime()
     values = variables(plan, spec)
-    java = [runtime.java, "-Xmx512m", *(FAST_START_FLAGS if spec.hadoop.fast_start else ()),
+    java = [runtime.java, "-Xmx512m", NO_CONTAINER_SUPPORT, *(FAST_START_FLAGS if spec.hadoop.fast_start else ()),
             f"-Dhadoop.log.dir={plan.run_dir}/logs/client", "-Dhadoop.root.logger=INFO,console"]
     cp = classpath(plan)
     resolved = []
@@ -182,12 +200,13 @@ def resolve_steps(spec: JobSpec, plan: ClusterPlan, *, overwrite: bool, job_file
                 argv = [*java, "-cp", cp, "org.apache.hadoop.util.RunJar", str(runtime.examples_jar), step.example,
                         *_d_options(step.properties), *args]
                 position = EXAMPLE_OUTPUT_ARG.get(step.example)
+                plain = positional(args)
                 if step.output:
                     outputs = [expand(step.output, values, f"{where}.output")]
-                elif position is not None and len(args) > (position if position >= 0 else -position - 1):
-                    outputs = [args[position]]
+                elif position is not None and len(plain) > (position if position >= 0 else -position - 1):
+                    outputs = [plain[position]]
                 if step.example in EXAMPLE_INPUT_ARGS:
-                    inputs = args[EXAMPLE_INPUT_ARGS[step.example]]
+                    inputs = plain[EXAMPLE_INPUT_ARGS[step.example]]
             else:
                 assert isinstance(step, JarStep)
                 kind = "jar"
@@ -330,7 +349,7 @@ class StepRunner:
         result.returncode = self.proc.returncode if self.proc else None
         if result.application_id:
             runtime = self.plan.hadoop_runtime()
-            argv = [runtime.java, "-Xmx256m", *FAST_START_FLAGS, "-cp", classpath(self.plan),
+            argv = [runtime.java, "-Xmx256m", NO_CONTAINER_SUPPORT, *FAST_START_FLAGS, "-cp", classpath(self.plan),
                     "org.apache.hadoop.yarn.client.cli.ApplicationCLI", "application", "-kill",
                     result.application_id]
             try:

@@ -29,6 +29,10 @@ JAVA17_DAEMON_FLAGS = (
     "--add-exports=java.base/sun.net.dns=ALL-UNNAMED",
     "--add-exports=java.base/sun.net.util=ALL-UNNAMED",
 )
+#: Every JVM we start gets an explicit heap, so the JDK's own cgroup detection is not needed; on nodes whose
+#: cgroup v1 mounts have a root of ``/..`` (cgroup namespaces, some container runtimes) JDK 17's detection
+#: throws a NullPointerException that kills the NodeManager at start.
+NO_CONTAINER_SUPPORT = "-XX:-UseContainerSupport"
 #: JIT/GC flags that cut JVM start-up for short-lived JVMs (client, AM, tasks).
 FAST_START_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto")
 
@@ -66,7 +70,7 @@ class HadoopRuntime:
 
     def daemon_flags(self) -> tuple[str, ...]:
         """JVM flags every daemon needs on this JDK (the Java 17 ``--add-opens`` set from 9 on)."""
-        return JAVA17_DAEMON_FLAGS if self.java_version >= 9 else ()
+        return (NO_CONTAINER_SUPPORT, *(JAVA17_DAEMON_FLAGS if self.java_version >= 9 else ()))
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready form, written into the cluster plan for the per-node agents."""

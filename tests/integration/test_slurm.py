@@ -82,8 +82,8 @@ def test_terasort_on_three_nodes_over_glusterfs(shared_root: Path, tmp_path: Pat
             {"example": "teravalidate", "args": ["${run_dir}/sorted", "${run_dir}/validate"]},
         ]})
     result = hpc_hadoop("submit", str(job), "--wait", timeout=900)
-    (run_dir,) = cluster_dirs(shared_root)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    (run_dir,) = cluster_dirs(shared_root)
     report = run_report(run_dir)
     assert report["state"] == "succeeded" and len(report["nodes"]) == 3
     assert report["bringup_s"] > 0 and report["since_allocation_s"] >= report["bringup_s"]
@@ -104,8 +104,8 @@ def test_walltime_runs_out_mid_step(shared_root: Path, tmp_path: Path) -> None:
         "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
                    "args": ["-m", "2", "-r", "0", "-mt", "1200000"]}]})
     result = hpc_hadoop("submit", str(job), "--wait", timeout=600)
-    (run_dir,) = cluster_dirs(shared_root)
     assert result.returncode == 124, result.stdout[-4000:] + result.stderr[-2000:]
+    (run_dir,) = cluster_dirs(shared_root)
     report = run_report(run_dir)
     assert report["state"] == "timed_out" and report["teardown_s"] is not None
     assert (run_dir / "logs" / "n1" / "resourcemanager.log").stat().st_size > 0
