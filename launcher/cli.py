@@ -24,7 +24,6 @@ from launcher.spec import JobSpec, load_spec, site_presets
 F = TypeVar("F", bound=Callable[..., Any])
 
 console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
 
 
 def reports_errors(func: F) -> F:
@@ -35,7 +34,7 @@ def reports_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except HpcHadoopError as exc:
-            err_console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+            click.echo(f"error: {exc}", err=True)
             sys.exit(exc.exit_code)
 
     return wrapper  # type: ignore[return-value]

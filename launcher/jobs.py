@@ -214,7 +214,7 @@ def resolve_steps(spec: JobSpec, plan: ClusterPlan, *, overwrite: bool, job_file
                 if not Path(jar).is_file():
                     raise UserError(f"jar {jar} does not exist", file=job_file, field=f"{where}.jar",
                                     fix="give the path of an existing jar (${examples_jar}, ${tests_jar} work)")
-                name = step.name or (step.main_class or Path(jar).stem).rsplit(".", 1)[-1]
+                name = step.name or (step.main_class.rsplit(".", 1)[-1] if step.main_class else Path(jar).stem)
                 if step.main_class:
                     argv = [*java, "-cp", f"{cp}:{jar}", step.main_class, *_d_options(step.properties), *args]
                 else:

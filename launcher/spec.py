@@ -31,8 +31,8 @@ from pydantic import (
     PlainSerializer,
     Tag,
     ValidationError,
+    ValidationInfo,
     field_validator,
-    model_validator,
 )
 
 from launcher.errors import UserError
@@ -167,17 +167,11 @@ class ExampleStep(_StepBase):
     example: Literal[EXAMPLES] = Field(description="Name of the example program.")
 
 
-class JarStep(_Model):
+class JarStep(_StepBase):
     """A user's MapReduce program: `jar` + optional `class` + `args`."""
 
-    name: str | None = None
     jar: str = Field(description="Path of the job jar (`${examples_jar}`, `${tests_jar}` allowed).")
     main_class: str | None = Field(None, alias="class", description="Main class (default: the jar's manifest).")
-    args: list[str] = Field(default_factory=list)
-    properties: dict[str, PropertyValue] = Field(default_factory=dict)
-    output: str | None = None
-
-    _args_as_strings = _StepBase._args_as_strings
 
 
 class StreamingSpec(_Model):
@@ -259,12 +253,13 @@ class JobSpec(_Model):
                     raise ValueError(f"step {index + 1} has none of `example`, `jar`, `streaming`")
         return value
 
-    @model_validator(mode="after")
-    def _local_is_one_node(self) -> JobSpec:
-        if self.scheduler == "local" and self.nodes != 1:
+    @field_validator("nodes")
+    @classmethod
+    def _local_is_one_node(cls, value: int, info: ValidationInfo) -> int:
+        if info.data.get("scheduler") == "local" and value != 1:
             raise ValueError("the local backend runs on this one machine: set nodes: 1, "
                              "or scheduler: slurm/pbs/sge")
-        return self
+        return value
 
 
 # ----------------------------------------------------------------------------------------------
@@ -373,7 +368,7 @@ _FIXES = {
 
 def _describe(error: Mapping[str, Any], model: type[BaseModel], data: Mapping[str, Any]) -> tuple[str, str | None]:
     kind = error["type"]
-    loc = [p for p in error["loc"] if not (isinstance(p, str) and p[0].isupper())]
+    loc = [p for p in error["loc"] if p not in _STEP_MODELS]
     message = error["msg"].removeprefix("Value error, ")
     fix = _FIXES.get(kind)
     if kind == "extra_forbidden":
@@ -462,14 +457,14 @@ def load_spec(job_file: str | Path | None, *, sets: list[str] = (), overrides: M
         spec = JobSpec.model_validate(merged)
     except ValidationError as exc:
         error = exc.errors()[0]
-        loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p[:1].isupper()))
+        loc = tuple(p for p in error["loc"] if p not in _STEP_MODELS)
         origin = job_name
         for name, layer in reversed(layers):
             if _lookup(layer, loc):
                 origin = name
                 break
         message, fix = _describe(error, JobSpec, merged)
-        field = ".".join(str(p + 1) if isinstance(p, int) else str(p) for p in loc) or None
+        field = ".".join(str(p + 1) if isinstance(p, int) else (str(p) or "''") for p in loc) or None
         more = len(exc.errors()) - 1
         if more:
             message += f" (and {more} more problem{'s' if more > 1 else ''})"

@@ -117,8 +117,6 @@ def test_error_line_names_file_field_and_fix(tmp_path: Path, pfs_root: Path, wri
     assert line.startswith(f"error: {job}: nodez: unknown field 'nodez' (fix: valid fields here: ")
 
 
-@pytest.mark.xfail(strict=True, reason="launcher bug: cli.reports_errors prints the message as Rich markup, so "
-                   "a value like '[/bad]' in it raises rich.errors.MarkupError (traceback, exit 1)")
 def test_error_text_with_closing_bracket_tag_is_printed_verbatim(tmp_path: Path, pfs_root: Path,
                                                                  write_yaml: WriteYaml) -> None:
     job = write_yaml(tmp_path / "job.yaml", valid_job(pfs_root, name="[/bad]"))
@@ -126,8 +124,6 @@ def test_error_text_with_closing_bracket_tag_is_printed_verbatim(tmp_path: Path,
     assert_one_line_error(result.exit_code, result.stdout, result.stderr, "'[/bad]' is not a valid name")
 
 
-@pytest.mark.xfail(strict=True, reason="launcher bug: cli.reports_errors prints the message as Rich markup, so "
-                   "the fix '([a, b] or one ...)' loses '[a, b]', taken for a style tag")
 def test_error_text_with_brackets_is_printed_verbatim(tmp_path: Path, pfs_root: Path, write_yaml: WriteYaml) -> None:
     job = write_yaml(tmp_path / "job.yaml", valid_job(pfs_root, steps="not a list"))
     result = invoke(["render", str(job)])

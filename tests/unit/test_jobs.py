@@ -158,9 +158,6 @@ def test_jar_step_name_from_explicit_name(resolve: Callable[..., list[ResolvedSt
     assert step.log.name == "01-my_pi.log"
 
 
-@pytest.mark.xfail(strict=True, reason="launcher bug: jobs.py names a class-less jar step "
-                   "`Path(jar).stem.rsplit('.', 1)[-1]`, so hadoop-mapreduce-examples-3.4.2.jar becomes step '2' "
-                   "(log 01-2.log); the rsplit is meant for class names only")
 def test_jar_step_name_defaults_to_the_jar_name(resolve: Callable[..., list[ResolvedStep]]) -> None:
     [step] = resolve([{"jar": "${examples_jar}", "args": ["pi", "1", "1"]}])
     assert step.name == "hadoop-mapreduce-examples-3.4.2"

@@ -74,9 +74,6 @@ def test_step_kinds_are_told_apart_by_their_key() -> None:
     assert streaming.streaming.input == ["/in"]  # one input becomes a list
 
 
-@pytest.mark.xfail(strict=True, raises=UserError, reason="launcher bug: spec.py line 180 "
-                   "`_args_as_strings = _StepBase._args_as_strings` does not register the validator on JarStep, "
-                   "so `jar` steps reject numbers in args that `example` steps accept")
 def test_numbers_in_jar_step_args_become_strings() -> None:
     spec, _ = load_spec(None, data={"name": "j", "steps": [{"jar": "/x.jar", "args": ["-nrFiles", 2]}]})
     assert spec.steps[0].args == ["-nrFiles", "2"]
@@ -242,24 +239,17 @@ def test_local_scheduler_with_three_nodes_via_override_blames_the_command_line(t
     assert err.file == "command line"
 
 
-@pytest.mark.xfail(strict=True, reason="launcher bug: a model-level error (loc=()) is blamed on the highest "
-                   "layer present, here --set, not on the job file that set nodes: 3; and its field is None")
 def test_local_scheduler_error_names_the_layer_and_field_that_set_nodes(tmp_path: Path) -> None:
     err, path = job_error(tmp_path, {**MINIMAL, "nodes": 3}, sets=["hadoop.map_memory=2g"])
     assert err.file == str(path)
     assert err.field == "nodes"
 
 
-@pytest.mark.xfail(strict=True, raises=IndexError, reason="launcher bug: spec._describe drops loc parts that "
-                   "start with a capital (meant for union tags), so an unknown key 'Nodes' leaves loc empty "
-                   "and loc[-1] raises IndexError instead of a UserError")
 def test_unknown_capitalised_field_is_a_user_error(tmp_path: Path) -> None:
     err, _ = job_error(tmp_path, {**MINIMAL, "Nodes": 2})
     assert "Nodes" in str(err)
 
 
-@pytest.mark.xfail(strict=True, raises=IndexError, reason="launcher bug: spec._describe reads p[0] of an "
-                   "empty key and raises IndexError instead of a UserError")
 def test_empty_key_is_a_user_error(tmp_path: Path) -> None:
     err, _ = job_error(tmp_path, text="name: wc\n'': 1\nsteps:\n  - example: pi\n")
     assert err.field is not None
@@ -338,7 +328,7 @@ def test_site_can_be_chosen_on_the_command_line(layers: Layers, write_yaml: Writ
 
 
 def test_bad_value_in_user_config_names_the_user_config(layers: Layers, write_yaml: WriteYaml) -> None:
-    write_yaml(layers["user"], {"hadoop": {"reduce_memory": "lots"}})
+    write_yaml(layers["user"], {"scheduler": "slurm", "hadoop": {"reduce_memory": "lots"}})
     with pytest.raises(UserError) as info:
         load_spec(layers["job"])
     assert info.value.file == str(layers["user"])
