@@ -74,6 +74,7 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
         UserError, CommandError: bad input, or the batch system's refusal.
     """
     scheduler = _scheduler(spec)
+    scheduler.check(spec)
     runtime = discover(spec.hadoop.home, spec.hadoop.java_home)
     cluster_id = new_cluster_id(spec.name)
     run_dir = expand_root(spec.filesystem.root) / getpass.getuser() / "hpc-hadoop" / cluster_id

@@ -162,6 +162,13 @@ class BatchScheduler(Scheduler):
         return Allocation(scheduler=self.name, job_id="(preview)", nodes=nodes, cores_per_node=cores,
                           memory_per_node=memory, walltime=float(spec.walltime), fanout=self.default_fanout)
 
+    def check(self, spec: JobSpec) -> None:
+        """Refuse, before submission, what the batch system would accept but never run (default: nothing).
+
+        Raises:
+            UserError: the request can never be satisfied.
+        """
+
     def filtered_directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
         """:meth:`directives` minus ``batch.skip_directives`` (by substring) plus ``batch.extra_directives``."""
         kept = [d for d in self.directives(spec, run_dir)

@@ -79,6 +79,27 @@ class SlurmScheduler(BatchScheduler):
             lines.append(f"--mem={b.memory_per_node // MiB}M")
         return lines
 
+    def check(self, spec: JobSpec) -> None:
+        """Slurm queues a job that asks for more nodes than its partition has (reason ``PartitionNodeLimit``,
+        pending forever, unless ``EnforcePartLimits``): refuse it here, from ``sinfo``'s node counts.
+
+        Raises:
+            UserError: more nodes than the partition has.
+        """
+        proc = run_command(["sinfo", "-h", "-o", "%P %D"], check=False)
+        counts: dict[str, int] = {}
+        default = None
+        for line in proc.stdout.splitlines():
+            name, _, count = line.partition(" ")
+            if name.endswith("*"):
+                name = default = name[:-1]
+            if count.strip().isdigit():
+                counts[name] = counts.get(name, 0) + int(count)
+        partition = spec.batch.partition or default
+        if partition in counts and spec.nodes > counts[partition]:
+            raise UserError(f"partition {partition} has {counts[partition]} nodes; the job asks for {spec.nodes}",
+                            field="nodes", fix=f"ask for at most {counts[partition]} nodes or another partition")
+
     def submit_argv(self, script: Path) -> list[str]:
         """``sbatch --parsable SCRIPT``."""
         return ["sbatch", "--parsable", str(script)]

@@ -97,9 +97,10 @@ def test_terasort_on_three_nodes_over_glusterfs(shared_root: Path, tmp_path: Pat
 
 
 def test_walltime_runs_out_mid_step(shared_root: Path, tmp_path: Path) -> None:
-    """3-minute walltime, warning 120 s before (Slurm sends it up to a minute late); a 20-minute sleep job."""
+    """4-minute walltime, warning asked 120 s before the end (Slurm sends it up to 60 s early or late, so it
+    lands 60-180 s in, after bring-up); a 20-minute sleep job is running when it comes."""
     job = write_job(tmp_path, {
-        "name": "wall", "nodes": 2, "walltime": "00:03:00", "filesystem": {"root": str(shared_root)},
+        "name": "wall", "nodes": 2, "walltime": "00:04:00", "filesystem": {"root": str(shared_root)},
         "batch": {"signal_lead": 120},
         "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
                    "args": ["-m", "2", "-r", "0", "-mt", "1200000"]}]})
@@ -108,6 +109,7 @@ def test_walltime_runs_out_mid_step(shared_root: Path, tmp_path: Path) -> None:
     (run_dir,) = cluster_dirs(shared_root)
     report = run_report(run_dir)
     assert report["state"] == "timed_out" and report["teardown_s"] is not None
+    assert report["bringup_s"] is not None and report["steps"][0]["state"] == "killed"
     assert (run_dir / "logs" / "n1" / "resourcemanager.log").stat().st_size > 0
     assert processes_of(run_dir) == [] and queued_jobs() == []
 
