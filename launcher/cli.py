@@ -183,11 +183,66 @@ def doctor(job_file: Path | None, sets: tuple[str, ...]) -> None:
 
 
 @main.command()
+def reference() -> None:
+    """Print the job-file reference (Markdown, generated from the schema)."""
+    from launcher.docgen import reference as generate
+
+    click.echo(generate(), nl=False)
+
+
+@main.command()
 def sites() -> None:
     """List the site presets in site-configs/."""
     for name, path in site_presets().items():
         first = next((line.lstrip("# ").strip() for line in path.read_text().splitlines() if line.startswith("#")), "")
         click.echo(f"{name:<28} {first}")
+
+
+@main.group()
+def bench() -> None:
+    """Benchmarks: dd, TestDFSIO, TeraSort, KMeans; sweeps, repeats, 95% CIs, plots."""
+
+
+@bench.command("run")
+@click.argument("bench_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--workload", "workloads", multiple=True, help="dd, dfsio, terasort, kmeans (repeatable).")
+@click.option("--profile", help="Scale profile: tiny, small, large, huge.")
+@click.option("--repeats", type=int, help="Runs of each point (default 3).")
+@click.option("--nodes", "nodes", type=int, multiple=True, help="Node counts to sweep (repeatable).")
+@click.option("--stripe-count", "stripe_count", type=int, multiple=True, help="Stripe counts to sweep.")
+@click.option("--files", "files", type=int, multiple=True, help="Numbers of files to sweep (dd, dfsio).")
+@click.option("--file-size", "file_size", multiple=True, help="File sizes to sweep, e.g. 8M (dd, dfsio).")
+@click.option("--root", help="Filesystem root for the clusters and the data (filesystem.root).")
+@click.option("--scheduler", type=click.Choice(["local", "slurm", "pbs", "sge"]), help="Batch system.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a cluster job-spec field.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("bench-results"),
+              show_default=True, help="Directory for results.jsonl, summary.csv, hibench.report, PNGs.")
+@reports_errors
+def bench_run(bench_file: Path | None, workloads: tuple[str, ...], profile: str | None, repeats: int | None,
+              nodes: tuple[int, ...], stripe_count: tuple[int, ...], files: tuple[int, ...],
+              file_size: tuple[str, ...], root: str | None, scheduler: str | None, sets: tuple[str, ...],
+              out_dir: Path) -> None:
+    """Run BENCH_FILE (or the workloads given as options); exit 1 if a run failed."""
+    from benchmarks.harness import Harness, load_bench
+
+    extra = [f"filesystem.root={root}"] if root else []
+    extra += [f"scheduler={scheduler}"] if scheduler else []
+    spec = load_bench(bench_file, workloads=workloads, profile=profile, repeats=repeats, nodes=nodes,
+                      stripe_count=stripe_count, files=files, file_size=file_size)
+    harness = Harness(spec, out_dir, console=console, sets=(*extra, *sets))
+    harness.run()
+    sys.exit(1 if harness.failures else 0)
+
+
+@bench.command("plot")
+@click.argument("results_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@reports_errors
+def bench_plot(results_dir: Path) -> None:
+    """Summary, CSV, hibench.report and PNG plots again from RESULTS_DIR/results.jsonl."""
+    from benchmarks.harness import write_outputs
+    from benchmarks.results import read_rows
+
+    write_outputs(results_dir, read_rows(results_dir), console)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,299 @@
+"""The sweep: points × repeats over workloads, one cluster per (node count, filesystem mode).
+
+A bench file (YAML)::
+
+    name: spider-fig5
+    workloads: [dd, dfsio]         # dd, dfsio, terasort, kmeans
+    profile: tiny                  # tiny | small | large | huge (benchmarks/profiles.py)
+    repeats: 3
+    sweep:                         # lists; every combination is a point
+      stripe_count: [1, 4, 16, 64]
+      nodes: [1]
+      files: [2, 4, 8]             # overrides the profile's value (dd, dfsio, kmeans)
+      file_size: [8M]              # bytes, or with a unit
+      fs_mode: [rawfs]
+    job:                           # job-file fields for the cluster (scheduler, filesystem.root, hadoop...)
+      scheduler: local
+      filesystem: {root: /tmp/hpc-hadoop-pfs}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import getpass
+import itertools
+import platform
+import shutil
+import subprocess
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from rich.console import Console
+
+from benchmarks.profiles import PROFILES, profile
+from benchmarks.results import append_row, print_summary, read_rows, summarize_rows, write_csv, write_hibench_report
+from benchmarks.workloads import WORKLOADS, Context, get_workload
+from launcher import __version__
+from launcher.errors import HpcHadoopError, UserError
+from launcher.filesystems.detect import filesystem_type
+from launcher.plan import expand_root
+from launcher.runner import Observer
+from launcher.schedulers import get_scheduler
+from launcher.session import Session
+from launcher.spec import JobSpec, load_spec
+from launcher.units import parse_size
+
+#: The step a bench cluster's job spec carries (a spec needs one; the harness submits its own steps).
+PLACEHOLDER_STEP = {"example": "pi", "args": ["1", "10"]}
+SWEEP_KEYS = ("stripe_count", "nodes", "files", "file_size", "fs_mode")
+
+
+class Sweep(BaseModel):
+    """Lists of values; every combination is one point."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    stripe_count: list[int | None] = Field(default_factory=lambda: [None], description="Stripe counts of the "
+                                           "run directories (Lustre); `null` = leave the layout alone.")
+    nodes: list[int] = Field(default_factory=lambda: [1], description="Node counts (one cluster each).")
+    files: list[int | None] = Field(default_factory=lambda: [None], description="Files (dd, dfsio, kmeans); "
+                                    "`null` = the profile's.")
+    file_size: list[int | None] = Field(default_factory=lambda: [None], description="File size in bytes or "
+                                        "with a unit (`8M`); `null` = the profile's.")
+    fs_mode: list[str] = Field(default_factory=lambda: ["rawfs"], description="`filesystem.mode` values.")
+
+    @field_validator("file_size", mode="before")
+    @classmethod
+    def _sizes(cls, value: object) -> object:
+        if isinstance(value, list):
+            return [None if v is None else parse_size(v) if isinstance(v, str) else v for v in value]
+        return value
+
+
+class BenchSpec(BaseModel):
+    """A bench file, validated (unknown keys are errors)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str = Field("bench", description="Name of the bench (used in cluster ids).")
+    workloads: list[str] = Field(min_length=1, description="Workloads in the order they run.")
+    profile: str = Field("tiny", description="Scale profile: " + ", ".join(PROFILES) + ".")
+    repeats: int = Field(3, ge=1, description="Runs of each point.")
+    sweep: Sweep = Field(default_factory=Sweep)
+    job: dict[str, Any] = Field(default_factory=dict, description="Job-file fields for the clusters.")
+
+    @field_validator("workloads")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        unknown = [w for w in value if w not in WORKLOADS]
+        if unknown:
+            raise ValueError(f"unknown workload(s) {unknown}: use {', '.join(WORKLOADS)}")
+        return value
+
+    @field_validator("profile")
+    @classmethod
+    def _profile(cls, value: str) -> str:
+        if value not in PROFILES:
+            raise ValueError(f"unknown profile {value!r}: use {', '.join(PROFILES)}")
+        return value
+
+
+def load_bench(path: Path | None, **overrides: Any) -> BenchSpec:
+    """Read a bench file (or none) and apply the CLI's values (``None`` values are ignored).
+
+    Raises:
+        UserError: unreadable YAML or an invalid field (names the field).
+    """
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise UserError(f"cannot read bench file: {exc}", file=str(path)) from None
+    for key, value in overrides.items():
+        if value is None or value == ():
+            continue
+        if key in SWEEP_KEYS:
+            data.setdefault("sweep", {})[key] = list(value)
+        else:
+            data[key] = list(value) if isinstance(value, tuple) else value
+    try:
+        return BenchSpec.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise UserError(error["msg"], file=str(path) if path else "command line",
+                        field=".".join(str(p) for p in error["loc"]), fix="see `hpc-hadoop bench run --help`") from None
+
+
+def points(bench: BenchSpec) -> list[dict[str, Any]]:
+    """Every combination of the sweep's lists (nodes vary slowest)."""
+    s = bench.sweep
+    combos = itertools.product(sorted(set(s.nodes)), s.fs_mode, s.stripe_count, s.files, s.file_size)
+    return [dict(zip(("nodes", "fs_mode", "stripe_count", "files", "file_size"), c, strict=True)) for c in combos]
+
+
+def apply_stripe(directory: Path, count: int | None, fs_type: str) -> tuple[bool, str | None]:
+    """Set ``directory``'s stripe count (``lfs setstripe -c``) on Lustre.
+
+    Returns:
+        ``(applied, note)``; elsewhere ``(False, "striping not applicable on <type>")``, never silent.
+    """
+    if count is None:
+        return False, None
+    lfs = shutil.which("lfs")
+    if fs_type != "lustre" or lfs is None:
+        return False, f"striping not applicable on {fs_type}"
+    proc = subprocess.run([lfs, "setstripe", "-c", str(count), str(directory)], capture_output=True, text=True,
+                          check=False)
+    if proc.returncode != 0:
+        return False, f"lfs setstripe -c {count} failed: {proc.stderr.strip()[-200:]}"
+    return True, None
+
+
+class Harness:
+    """Runs a bench: for each (node count, fs mode) one cluster, every point and repeat on it.
+
+    Args:
+        bench: the bench spec.
+        out_dir: where ``results.jsonl``, ``summary.csv``, ``hibench.report`` and the PNGs go.
+        console: the terminal.
+        sets: ``--set key=value`` overrides of the clusters' job spec.
+    """
+
+    def __init__(self, bench: BenchSpec, out_dir: Path, console: Console | None = None,
+                 sets: tuple[str, ...] = ()) -> None:
+        self.bench = bench
+        self.out_dir = out_dir
+        self.console = console or Console(highlight=False)
+        self.sets = sets
+        self.bench_id = f"{bench.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+        self.failures = 0
+
+    def job_spec(self, nodes: int, fs_mode: str) -> JobSpec:
+        """The clusters' job spec for one node count and filesystem mode."""
+        data = {"name": self.bench.name, **self.bench.job, "steps": [PLACEHOLDER_STEP]}
+        data.setdefault("filesystem", {})
+        data["filesystem"] = {**data["filesystem"], "mode": fs_mode}
+        spec, _ = load_spec(None, data=data, sets=list(self.sets), overrides={"nodes": nodes})
+        return spec
+
+    def run(self) -> list[dict[str, Any]]:
+        """Run every point; rows are appended to ``results.jsonl`` as they finish; then summary and plots.
+
+        Returns:
+            The rows of this bench.
+        """
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        results = self.out_dir / "results.jsonl"
+        rows: list[dict[str, Any]] = []
+        all_points = points(self.bench)
+        groups: dict[tuple[int, str], list[dict[str, Any]]] = {}
+        for point in all_points:
+            groups.setdefault((point["nodes"], point["fs_mode"]), []).append(point)
+        total = len(all_points) * len(self.bench.workloads) * self.bench.repeats
+        done = 0
+        for (nodes, fs_mode), group in groups.items():
+            spec = self.job_spec(nodes, fs_mode)
+            allocation = get_scheduler(spec.scheduler).allocation(spec)
+            if len(allocation.nodes) > nodes:
+                allocation = dataclasses.replace(allocation, nodes=allocation.nodes[:nodes])
+            needs_cluster = any(WORKLOADS[w].needs_cluster for w in self.bench.workloads)
+            session = Session(spec, allocation, observer=Observer()) if needs_cluster else None
+            self.console.print(f"[bold]{nodes} node(s), {fs_mode}[/]: "
+                               + ("bringing the cluster up" if session else "no cluster needed"))
+            try:
+                if session:
+                    session.__enter__()
+                    assert session.plan is not None
+                    self.console.print(f"cluster {session.plan.cluster_id} up in {session.bringup_s:.1f} s "
+                                       f"({session.plan.run_dir})")
+                for point in group:
+                    for workload in self.bench.workloads:
+                        for repeat in range(1, self.bench.repeats + 1):
+                            done += 1
+                            row = self.one_run(spec, allocation, session, point, workload, repeat)
+                            append_row(results, row)
+                            rows.append(row)
+                            status = "[green]ok[/]" if row["state"] == "succeeded" else f"[red]{row['error']}[/]"
+                            self.console.print(f"[{done}/{total}] {workload} {self._describe(point)} "
+                                               f"repeat {repeat}: wall {row.get('wall_s') or 0:.1f} s {status}",
+                                               soft_wrap=True)
+            finally:
+                if session and session.report is not None:
+                    session.__exit__(None, None, None)
+        self.finish(rows)
+        return rows
+
+    @staticmethod
+    def _describe(point: dict[str, Any]) -> str:
+        return " ".join(f"{k}={v}" for k, v in point.items() if v is not None and k not in ("nodes", "fs_mode"))
+
+    def one_run(self, spec: JobSpec, allocation: Any, session: Session | None, point: dict[str, Any],
+                workload: str, repeat: int) -> dict[str, Any]:
+        """One workload run at one point; returns its ``results.jsonl`` row (``state`` failed on errors)."""
+        params = profile(self.bench.profile, workload)
+        for key in ("files", "file_size"):
+            if point.get(key) is not None and key in params:
+                params[key] = point[key]
+        root = expand_root(spec.filesystem.root)
+        work = root / getpass.getuser() / "hpc-hadoop-bench" / self.bench_id / \
+            f"{workload}-n{point['nodes']}-s{point['stripe_count']}-f{params.get('files')}-r{repeat}"
+        work.mkdir(parents=True, exist_ok=True)
+        fs_type = filesystem_type(root)
+        applied, stripe_note = apply_stripe(work, point["stripe_count"], fs_type)
+        runtime = session.plan.hadoop_runtime() if session and session.plan else None
+        row: dict[str, Any] = {
+            "bench_id": self.bench_id, "bench": self.bench.name, "workload": workload, "profile": self.bench.profile,
+            "repeat": repeat, **point, "files": params.get("files"), "file_size": params.get("file_size"),
+            "params": params, "scheduler": spec.scheduler, "node_names": [n.name for n in allocation.nodes],
+            "fs_root": str(root), "fs_type": fs_type, "stripe_applied": applied, "work_dir": str(work),
+            "bringup_s": session.bringup_s if session and WORKLOADS[workload].needs_cluster else None,
+            "cluster_id": session.plan.cluster_id if session and session.plan else None,
+            "versions": {"hpc_hadoop": __version__, "python": platform.python_version(),
+                         **({"hadoop": runtime.version, "java": str(runtime.java_version)} if runtime else {})},
+            "started": time.time(), "state": "running",
+        }
+        ctx = Context(work_dir=work, params=params, nodes=row["node_names"], scheduler=spec.scheduler,
+                      session=session)
+        if stripe_note:
+            ctx.notes.append(stripe_note)
+        impl = get_workload(workload)
+        try:
+            row.update({f"prepare_{k}" if k == "wall_s" else k: v for k, v in impl.prepare(ctx).items()})
+            row.update(impl.run(ctx))
+            row["state"] = "succeeded"
+        except (HpcHadoopError, OSError, AssertionError, ValueError, KeyError) as exc:
+            self.failures += 1
+            row["state"] = "failed"
+            row["error"] = str(exc) or type(exc).__name__
+            row["traceback"] = traceback.format_exc(limit=3)
+        if workload in ("dd", "dfsio") and "input_bytes" not in row:
+            row["input_bytes"] = int(params["files"]) * int(params["file_size"])
+        row["ended"] = time.time()
+        row["notes"] = ctx.notes
+        shutil.rmtree(work, ignore_errors=True)
+        return row
+
+    def finish(self, rows: list[dict[str, Any]]) -> None:
+        """Write ``summary.csv``, ``hibench.report`` and the plots of everything in ``results.jsonl``; print."""
+        all_rows = read_rows(self.out_dir / "results.jsonl") if (self.out_dir / "results.jsonl").exists() else rows
+        write_outputs(self.out_dir, all_rows, self.console)
+
+
+def write_outputs(out_dir: Path, rows: list[dict[str, Any]], console: Console) -> list[Path]:
+    """Summary table on ``console``; ``summary.csv``, ``hibench.report`` and PNG plots in ``out_dir``."""
+    from benchmarks.plots import plot_all
+
+    summaries = summarize_rows(rows)
+    print_summary(console, summaries)
+    write_csv(out_dir / "summary.csv", summaries)
+    write_hibench_report(out_dir / "hibench.report", rows)
+    pngs = plot_all(rows, out_dir)
+    notes = sorted({n for r in rows for n in r.get("notes", [])})
+    for note in notes:
+        console.print(f"[yellow]note:[/] {note}")
+    console.print(f"results: {out_dir}/results.jsonl, summary.csv, hibench.report, "
+                  + ", ".join(p.name for p in pngs))
+    return pngs

@@ -1,0 +1,109 @@
+"""Figures read from a MapReduce job's history (``.jhist`` in JSON, ``mapreduce.jobhistory.jhist.format=json``)
+and from a job client's output (counters)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+_COUNTER = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 _:.\-()]*?)=(\d+)\s*$")
+
+
+def find_jhist(history_dir: Path, job_id: str, wait_s: float = 15.0) -> Path | None:
+    """The ``.jhist`` file of ``job_id`` under ``history_dir`` (intermediate or done), waiting up to ``wait_s``
+    seconds for the JobHistory mover (the done file appears only when the job has finished)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        found = sorted(history_dir.rglob(f"{job_id}*.jhist")) if history_dir.is_dir() else []
+        if found:
+            return found[0]
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.5)
+
+
+def job_events(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """``(type, fields)`` of every event of a JSON ``.jhist`` file (header and schema lines skipped)."""
+    events = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(record, dict) or "event" not in record or not isinstance(record["event"], dict):
+            continue
+        body = next(iter(record["event"].values()), {})
+        events.append((str(record.get("type")), body if isinstance(body, dict) else {}))
+    return events
+
+
+def submit_to_first_map_s(path: Path) -> float | None:
+    """Seconds from JOB_SUBMITTED (``submitTime``) to the first MAP_ATTEMPT_STARTED (``startTime``).
+
+    Returns ``None`` when either event is missing (a binary Avro history, a job without maps).
+    """
+    submitted: int | None = None
+    first_map: int | None = None
+    for kind, fields in job_events(path):
+        if kind == "JOB_SUBMITTED" and "submitTime" in fields:
+            submitted = int(fields["submitTime"])
+        elif kind == "MAP_ATTEMPT_STARTED" and "startTime" in fields:
+            start = int(fields["startTime"])
+            first_map = start if first_map is None else min(first_map, start)
+    if submitted is None or first_map is None:
+        return None
+    return (first_map - submitted) / 1000.0
+
+
+def job_latency_s(history_dir: Path, job_id: str | None, wait_s: float = 15.0) -> float | None:
+    """Submission → first map task running, in seconds, for ``job_id`` (``None`` if the history is not there)."""
+    if not job_id:
+        return None
+    path = find_jhist(history_dir, job_id, wait_s)
+    return submit_to_first_map_s(path) if path else None
+
+
+def client_counters(log_text: str) -> dict[str, int]:
+    """The last value of every ``Name=number`` counter line in a job client's output.
+
+    Keys are as printed, e.g. ``FILE: Number of bytes read`` (bytes), ``Map input records``.
+    """
+    counters: dict[str, int] = {}
+    for line in log_text.splitlines():
+        m = _COUNTER.match(line)
+        if m:
+            counters[m.group(1).strip()] = int(m.group(2))
+    return counters
+
+
+def file_bytes(log_text: str) -> tuple[int | None, int | None]:
+    """``(FILE_BYTES_READ, FILE_BYTES_WRITTEN)`` in bytes of the last job in a client log (``None`` if absent)."""
+    counters = client_counters(log_text)
+    return counters.get("FILE: Number of bytes read"), counters.get("FILE: Number of bytes written")
+
+
+def dfsio_results(text: str) -> list[dict[str, Any]]:
+    """Parse TestDFSIO's result file (``-resFile``): one dict per ``----- TestDFSIO ----- : <mode>`` block.
+
+    Keys: ``mode`` (``write``/``read``), ``files``, ``total_mb`` (MiB), ``throughput_mb_s`` (per-map average,
+    MiB/s), ``avg_io_rate_mb_s``, ``io_rate_std``, ``exec_time_s`` (job wall time, s).
+    """
+    names = {"Number of files": "files", "Total MBytes processed": "total_mb", "Throughput mb/sec": "throughput_mb_s",
+             "Average IO rate mb/sec": "avg_io_rate_mb_s", "IO rate std deviation": "io_rate_std",
+             "Test exec time sec": "exec_time_s"}
+    blocks: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        if "----- TestDFSIO -----" in line:
+            blocks.append({"mode": line.rsplit(":", 1)[-1].strip()})
+            continue
+        key, sep, value = line.partition(":")
+        if sep and blocks and key.strip() in names:
+            number = value.strip().replace(",", "")
+            try:
+                blocks[-1][names[key.strip()]] = int(number) if number.isdigit() else float(number)
+            except ValueError:
+                continue
+    return blocks

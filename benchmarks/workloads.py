@@ -1,0 +1,361 @@
+"""The workloads: one class each, with HiBench's two phases (``prepare`` makes the input, ``run`` measures).
+
+A workload returns plain dicts of figures; the harness adds the parameters and writes ``results.jsonl``.
+Units are in the key names: ``_s`` seconds, ``_mb_s`` MiB/s, ``_bytes`` bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import subprocess
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from benchmarks.history import dfsio_results, file_bytes, job_latency_s
+from benchmarks.seqfile import write_vectors
+from launcher.errors import ClusterError, UserError
+from launcher.session import Session
+
+MiB = 1 << 20
+REPO = Path(__file__).resolve().parent.parent
+MAHOUT_POM = Path(__file__).resolve().parent / "mahout" / "pom.xml"
+KMEANS_DRIVER = "org.apache.mahout.clustering.kmeans.KMeansDriver"
+TESTDFSIO = "org.apache.hadoop.fs.TestDFSIO"
+
+
+@dataclass
+class Context:
+    """Everything a workload needs for one run.
+
+    Attributes:
+        work_dir: a fresh directory on the filesystem root for this run's data (absolute path).
+        params: the point's parameters (profile sizes merged with the sweep's values).
+        nodes: node names the run spreads over (the cluster's nodes).
+        scheduler: ``local`` or a batch system (``slurm`` spreads ``dd`` with ``srun``).
+        session: the running cluster (``None`` for workloads that need none).
+        notes: remarks for the report (e.g. page cache not dropped).
+    """
+
+    work_dir: Path
+    params: dict[str, Any]
+    nodes: list[str]
+    scheduler: str = "local"
+    session: Session | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class Workload(ABC):
+    """A benchmark: ``prepare`` (input data, not timed as the result) then ``run`` (the measured part)."""
+
+    name: ClassVar[str]
+    #: Whether it needs the Hadoop cluster.
+    needs_cluster: ClassVar[bool] = True
+
+    def prepare(self, ctx: Context) -> dict[str, Any]:
+        """Make the input of :meth:`run` under ``ctx.work_dir``; returns figures of the preparation."""
+        return {}
+
+    @abstractmethod
+    def run(self, ctx: Context) -> dict[str, Any]:
+        """Run the measured part; returns its figures (``wall_s`` at least)."""
+
+    # -- helpers -------------------------------------------------------------------------------
+    @staticmethod
+    def hadoop(ctx: Context, name: str, args: list[str], *, main_class: str = "org.apache.hadoop.util.RunJar",
+               extra_classpath: tuple[str | Path, ...] = (), outputs: tuple[str | Path, ...] = ()) -> dict[str, Any]:
+        """Run one job client on the session; returns ``wall_s``, ids, latency and the client log's text.
+
+        Raises:
+            ClusterError: the job failed (names its log).
+        """
+        assert ctx.session is not None and ctx.session.plan is not None
+        step = ctx.session.java_step(name, args, main_class=main_class, extra_classpath=extra_classpath,
+                                     outputs=outputs)
+        result = ctx.session.run(step)
+        if result.returncode != 0:
+            last = result.lines[-1] if result.lines else ""
+            raise ClusterError(f"{name} failed with exit code {result.returncode}; read {step.log} {last}".rstrip())
+        history = Path(ctx.session.plan.run_dir, "history")
+        return {"wall_s": result.wall_s, "application_id": result.application_id, "job_id": result.job_id,
+                "latency_s": job_latency_s(history, result.job_id), "log": step.log.read_text(errors="replace")}
+
+
+# -- dd ----------------------------------------------------------------------------------------
+def drop_page_cache(nodes: list[str], scheduler: str) -> str | None:
+    """Drop the page cache on ``nodes`` (``sync; echo 3 > /proc/sys/vm/drop_caches``).
+
+    Returns:
+        ``None`` when it was dropped, else why not (for the report).
+    """
+    if scheduler == "local":
+        try:
+            os.sync()
+            with open("/proc/sys/vm/drop_caches", "w") as f:
+                f.write("3\n")
+            return None
+        except OSError as exc:
+            return f"page cache not dropped: /proc/sys/vm/drop_caches: {exc.strerror}"
+    failures = []
+    for node in nodes:
+        proc = subprocess.run(_on_node(node, scheduler, ["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"]),
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            failures.append(f"{node}: {proc.stderr.strip()[-120:]}")
+    return f"page cache not dropped: {'; '.join(failures)}" if failures else None
+
+
+def _on_node(node: str, scheduler: str, argv: list[str]) -> list[str]:
+    """``argv`` run on ``node``: as is on the local backend, through ``srun`` inside a Slurm allocation."""
+    if scheduler == "local":
+        return argv
+    if scheduler == "slurm":
+        return ["srun", "--overlap", "--nodes=1", "--ntasks=1", f"--nodelist={node}", *argv]
+    raise UserError(f"the dd baseline cannot reach nodes under {scheduler!r}", field="scheduler",
+                    fix="run the dd workload on the local or slurm backend")
+
+
+def parallel_dd(files: list[Path], size: int, nodes: list[str], scheduler: str, mode: str) -> dict[str, Any]:
+    """``len(files)`` parallel ``dd`` processes, file ``i`` on node ``i mod len(nodes)``.
+
+    ``write``: ``dd if=/dev/zero of=F bs=1M count=size/1MiB conv=fdatasync``; ``read``: ``dd if=F of=/dev/null
+    bs=1M``. Returns ``wall_s`` (first start → last end) and ``throughput_mb_s`` (total MiB ÷ wall_s).
+
+    Raises:
+        ClusterError: a dd failed (its stderr).
+    """
+    count = max(1, size // MiB)
+    procs = []
+    began = time.monotonic()
+    for i, path in enumerate(files):
+        if mode == "write":
+            argv = ["dd", "if=/dev/zero", f"of={path}", "bs=1M", f"count={count}", "conv=fdatasync"]
+        else:
+            argv = ["dd", f"if={path}", "of=/dev/null", "bs=1M"]
+        procs.append(subprocess.Popen(_on_node(nodes[i % len(nodes)], scheduler, argv), stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, stdin=subprocess.DEVNULL))
+    errors = []
+    for proc in procs:
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            errors.append(err.decode(errors="replace").strip()[-200:])
+    wall = time.monotonic() - began
+    if errors:
+        raise ClusterError(f"dd {mode} failed: {errors[0]}")
+    total_mb = count * len(files)
+    return {"wall_s": wall, "throughput_mb_s": total_mb / wall if wall > 0 else None, "total_mb": total_mb}
+
+
+def dd_pair(ctx: Context, directory: Path) -> dict[str, Any]:
+    """dd write then (page cache dropped where permitted) dd read of ``files`` × ``file_size`` in ``directory``."""
+    files, size = int(ctx.params["files"]), int(ctx.params["file_size"])
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = [directory / f"dd-{i:04d}" for i in range(files)]
+    write = parallel_dd(paths, size, ctx.nodes, ctx.scheduler, "write")
+    note = drop_page_cache(ctx.nodes, ctx.scheduler)
+    if note:
+        ctx.notes.append(note)
+    read = parallel_dd(paths, size, ctx.nodes, ctx.scheduler, "read")
+    for path in paths:
+        path.unlink(missing_ok=True)
+    return {"dd_write_s": write["wall_s"], "dd_write_mb_s": write["throughput_mb_s"],
+            "dd_read_s": read["wall_s"], "dd_read_mb_s": read["throughput_mb_s"], "cache_dropped": note is None}
+
+
+class Dd(Workload):
+    """The raw baseline: N parallel ``dd`` writers then readers on the filesystem root (no Hadoop)."""
+
+    name = "dd"
+    needs_cluster = False
+
+    def run(self, ctx: Context) -> dict[str, Any]:
+        """Figures: ``dd_write_mb_s``, ``dd_read_mb_s`` (aggregate MiB/s), their times, ``wall_s`` (both)."""
+        figures = dd_pair(ctx, ctx.work_dir / "dd")
+        figures["wall_s"] = figures["dd_write_s"] + figures["dd_read_s"]
+        figures["write_mb_s"], figures["read_mb_s"] = figures["dd_write_mb_s"], figures["dd_read_mb_s"]
+        return figures
+
+
+# -- TestDFSIO ---------------------------------------------------------------------------------
+class DfsIO(Workload):
+    """TestDFSIO ``-write`` / ``-read`` (1 MiB buffer) and the dd baseline on the same files count and size."""
+
+    name = "dfsio"
+
+    def run(self, ctx: Context) -> dict[str, Any]:
+        """Figures: Hadoop's per-map ``*_throughput_mb_s``, the aggregate ``write_mb_s`` / ``read_mb_s``
+        (total MiB ÷ the job's exec time), dd's, and ``*_ratio`` = aggregate ÷ dd."""
+        assert ctx.session is not None
+        runtime = ctx.session.plan.hadoop_runtime() if ctx.session.plan else None
+        assert runtime is not None
+        files, size = int(ctx.params["files"]), int(ctx.params["file_size"])
+        data = ctx.work_dir / "dfsio"
+        figures: dict[str, Any] = dd_pair(ctx, ctx.work_dir / "dd")
+        wall = 0.0
+        for mode in ("write", "read"):
+            if mode == "read":
+                note = drop_page_cache(ctx.nodes, ctx.scheduler)
+                if note and note not in ctx.notes:
+                    ctx.notes.append(note)
+            res_file = ctx.work_dir / f"TestDFSIO-{mode}.log"
+            job = self.hadoop(ctx, f"dfsio-{mode}", [
+                f"-Dtest.build.data={data}", f"-{mode}", "-nrFiles", str(files),
+                "-fileSize", f"{max(1, size // MiB)}MB", "-bufferSize", str(MiB), "-resFile", str(res_file)],
+                main_class=TESTDFSIO, extra_classpath=(runtime.tests_jar,))
+            blocks = [b for b in dfsio_results(res_file.read_text()) if b.get("mode") == mode]
+            if not blocks:
+                raise ClusterError(f"TestDFSIO -{mode} wrote no result to {res_file}")
+            block = blocks[-1]
+            exec_s = float(block.get("exec_time_s") or job["wall_s"])
+            total_mb = float(block.get("total_mb") or files * size / MiB)
+            figures.update({
+                f"{mode}_throughput_mb_s": block.get("throughput_mb_s"),
+                f"{mode}_avg_io_rate_mb_s": block.get("avg_io_rate_mb_s"),
+                f"{mode}_exec_s": exec_s, f"{mode}_client_s": job["wall_s"],
+                f"{mode}_mb_s": total_mb / exec_s if exec_s > 0 else None,
+                f"{mode}_latency_s": job["latency_s"], f"{mode}_job_id": job["job_id"],
+            })
+            dd = figures.get(f"dd_{mode}_mb_s")
+            figures[f"{mode}_ratio"] = figures[f"{mode}_mb_s"] / dd if dd and figures[f"{mode}_mb_s"] else None
+            wall += job["wall_s"]
+        figures["wall_s"] = wall
+        figures["latency_s"] = figures["write_latency_s"]
+        shutil.rmtree(data, ignore_errors=True)
+        return figures
+
+
+# -- TeraSort ----------------------------------------------------------------------------------
+class TeraSort(Workload):
+    """TeraGen (prepare) → TeraSort (measured) → TeraValidate (checked)."""
+
+    name = "terasort"
+
+    def prepare(self, ctx: Context) -> dict[str, Any]:
+        """TeraGen ``rows`` 100-byte rows with ``maps`` maps into ``work_dir/gen``."""
+        assert ctx.session is not None and ctx.session.plan is not None
+        examples = ctx.session.plan.hadoop_runtime().examples_jar
+        gen = ctx.work_dir / "gen"
+        job = self.hadoop(ctx, "teragen", [str(examples), "teragen", f"-Dmapreduce.job.maps={ctx.params['maps']}",
+                                           str(ctx.params["rows"]), str(gen)], outputs=(gen,))
+        return {"teragen_s": job["wall_s"], "input_bytes": int(ctx.params["rows"]) * 100}
+
+    def run(self, ctx: Context) -> dict[str, Any]:
+        """Figures: ``wall_s`` of TeraSort, ``latency_s``, FILE bytes read/written and ``io_ratio`` =
+        (read + written) ÷ (2 × input), the Themis 2-IO bound; ``validate_s`` and ``valid``."""
+        assert ctx.session is not None and ctx.session.plan is not None
+        examples = ctx.session.plan.hadoop_runtime().examples_jar
+        gen, out, report = ctx.work_dir / "gen", ctx.work_dir / "sorted", ctx.work_dir / "validate"
+        job = self.hadoop(ctx, "terasort", [str(examples), "terasort",
+                                            f"-Dmapreduce.job.reduces={ctx.params['reduces']}", str(gen), str(out)],
+                          outputs=(out,))
+        read, written = file_bytes(job["log"])
+        input_bytes = int(ctx.params["rows"]) * 100
+        check = self.hadoop(ctx, "teravalidate", [str(examples), "teravalidate", str(out), str(report)],
+                            outputs=(report,))
+        errors = "".join(p.read_text(errors="replace") for p in report.glob("part-*"))
+        figures = {"wall_s": job["wall_s"], "latency_s": job["latency_s"], "job_id": job["job_id"],
+                   "file_bytes_read": read, "file_bytes_written": written, "input_bytes": input_bytes,
+                   "io_ratio": (read + written) / (2 * input_bytes) if read is not None and written is not None
+                   else None,
+                   "validate_s": check["wall_s"], "valid": "misorder" not in errors and "checksum" in errors}
+        for path in (gen, out, report):
+            shutil.rmtree(path, ignore_errors=True)
+        return figures
+
+
+# -- KMeans ------------------------------------------------------------------------------------
+def mahout_jars(cache: Path | None = None) -> list[Path]:
+    """Mahout 0.13.0's MapReduce jars (``mahout-mr`` and what Hadoop 3 lacks), fetched once from Maven Central
+    with ``benchmarks/mahout/pom.xml`` into ``cache`` (default ``~/.cache/hpc-hadoop/mahout-0.13.0``).
+
+    Raises:
+        UserError: Maven is missing or the download failed (names the command).
+    """
+    cache = cache or Path.home() / ".cache" / "hpc-hadoop" / "mahout-0.13.0"
+    jars = sorted(cache.glob("*.jar"))
+    if any(j.name.startswith("mahout-mr-") for j in jars):
+        return jars
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise UserError("Maven (mvn) is needed to fetch Mahout 0.13.0 for the kmeans workload",
+                        fix="apt-get install maven, or put the jars in " + str(cache))
+    tmp = cache.with_name(cache.name + f".tmp{os.getpid()}")
+    argv = [mvn, "-B", "-q", "-f", str(MAHOUT_POM), "dependency:copy-dependencies", f"-DoutputDirectory={tmp}",
+            "-DincludeScope=runtime"]
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise UserError(f"fetching Mahout failed ({' '.join(argv)}): {(proc.stdout + proc.stderr)[-300:]}",
+                        fix="check access to Maven Central")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.replace(tmp, cache)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return sorted(cache.glob("*.jar"))
+
+
+def gaussian_points(samples: int, dimensions: int, k: int, std: float, seed: int = 0) -> list[list[float]]:
+    """HiBench's KMeans input: ``k`` centres uniform in [-100, 100)^dimensions, ``samples`` points drawn from
+    normal distributions (σ = ``std``) around them in turn."""
+    rng = random.Random(seed)
+    centres = [[rng.uniform(-100.0, 100.0) for _ in range(dimensions)] for _ in range(k)]
+    return [[rng.gauss(c, std) for c in centres[i % k]] for i in range(samples)]
+
+
+class KMeans(Workload):
+    """Mahout's KMeans MapReduce driver over generated Gaussian clusters (``iterations`` rounds, 5 in the paper)."""
+
+    name = "kmeans"
+
+    def prepare(self, ctx: Context) -> dict[str, Any]:
+        """Write ``samples`` points as ``files`` SequenceFiles of ``VectorWritable`` in ``work_dir/samples``."""
+        began = time.monotonic()
+        samples = ctx.work_dir / "samples"
+        samples.mkdir(parents=True, exist_ok=True)
+        p = ctx.params
+        points = gaussian_points(int(p["samples"]), int(p["dimensions"]), int(p["k"]), float(p["std"]))
+        files = max(1, int(p.get("files", 1)))
+        for f in range(files):
+            with open(samples / f"part-{f:05d}", "wb") as out:
+                write_vectors(out, ((f"p{i}", points[i]) for i in range(f, len(points), files)))
+        return {"generate_s": time.monotonic() - began, "input_bytes": sum(x.stat().st_size for x in samples.iterdir())}
+
+    def run(self, ctx: Context) -> dict[str, Any]:
+        """Figures: ``wall_s`` of the whole driver (all iterations and the clustering pass), ``iterations``
+        done, ``latency_s`` of its first job."""
+        assert ctx.session is not None
+        jars = mahout_jars()
+        mr = next(j for j in jars if j.name.startswith("mahout-mr-"))
+        libjars = ",".join(str(j) for j in jars if j != mr)
+        p = ctx.params
+        out, seeds = ctx.work_dir / "output", ctx.work_dir / "seeds"
+        job = self.hadoop(ctx, "kmeans", [
+            str(mr), KMEANS_DRIVER, "-libjars", libjars,
+            "-i", str(ctx.work_dir / "samples"), "-c", str(seeds), "-o", str(out), "-k", str(p["k"]),
+            "-x", str(p["iterations"]), "-cd", "0.0", "-ow", "-cl",
+            "-dm", "org.apache.mahout.common.distance.EuclideanDistanceMeasure"],
+            extra_classpath=tuple(j for j in jars if j != mr), outputs=(out, seeds))
+        done = sorted(out.glob("clusters-*"))
+        figures = {"wall_s": job["wall_s"], "latency_s": job["latency_s"], "job_id": job["job_id"],
+                   "iterations": max((int(d.name.split("-")[1]) for d in done), default=0),
+                   "clustered": (out / "clusteredPoints").is_dir()}
+        shutil.rmtree(ctx.work_dir, ignore_errors=True)
+        return figures
+
+
+WORKLOADS: dict[str, type[Workload]] = {w.name: w for w in (Dd, DfsIO, TeraSort, KMeans)}
+
+
+def get_workload(name: str) -> Workload:
+    """A workload by name.
+
+    Raises:
+        UserError: unknown name; lists the known ones.
+    """
+    if name not in WORKLOADS:
+        raise UserError(f"unknown workload {name!r}", field="workload", fix=f"use one of: {', '.join(WORKLOADS)}")
+    return WORKLOADS[name]()

@@ -1,0 +1,216 @@
+"""Statistics, parsers and output formats of the benchmark harness, against known values."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import struct
+from pathlib import Path
+
+import pytest
+
+from benchmarks.harness import BenchSpec, load_bench, points
+from benchmarks.history import client_counters, dfsio_results, file_bytes, submit_to_first_map_s
+from benchmarks.profiles import PROFILES, profile
+from benchmarks.results import (
+    HIBENCH_HEADER,
+    append_row,
+    headline,
+    hibench_line,
+    read_rows,
+    summarize_rows,
+    write_csv,
+    write_hibench_report,
+)
+from benchmarks.seqfile import hadoop_vint, unsigned_varint, vector_writable, write_vectors
+from benchmarks.stats import summarize, t_quantile_95
+from launcher.errors import UserError
+
+
+@pytest.mark.parametrize(("df", "expected"), [(1, 12.706), (2, 4.303), (4, 2.776), (9, 2.262), (10, 2.228),
+                                              (29, 2.045), (30, 2.042), (31, 1.96), (1000, 1.96)])
+def test_t_quantiles_match_published_table(df: int, expected: float) -> None:
+    assert t_quantile_95(df) == pytest.approx(expected)
+
+
+def test_t_quantile_rejects_zero_degrees_of_freedom() -> None:
+    with pytest.raises(ValueError):
+        t_quantile_95(0)
+
+
+def test_summary_of_known_sample() -> None:
+    # 2, 4, 4, 4, 5, 5, 7, 9: mean 5, sample std sqrt(32/7) = 2.138; CI = 2.365 * 2.138 / sqrt(8) = 1.788.
+    s = summarize([2, 4, 4, 4, 5, 5, 7, 9])
+    assert s.n == 8 and s.mean == pytest.approx(5.0)
+    assert s.std == pytest.approx(math.sqrt(32 / 7))
+    assert s.ci95 == pytest.approx(2.365 * math.sqrt(32 / 7) / math.sqrt(8))
+    assert (s.low, s.high) == pytest.approx((5 - s.ci95, 5 + s.ci95))
+
+
+def test_summary_of_three_repeats() -> None:
+    # 10, 12, 14: mean 12, std 2, CI = 4.303 * 2 / sqrt(3) = 4.9687.
+    s = summarize([10.0, 12.0, 14.0])
+    assert (s.mean, s.std) == pytest.approx((12.0, 2.0))
+    assert s.ci95 == pytest.approx(4.9687, abs=1e-4)
+
+
+def test_one_value_has_no_interval_and_empty_is_an_error() -> None:
+    s = summarize([3.5])
+    assert s.mean == 3.5 and s.std == 0.0 and math.isnan(s.ci95)
+    with pytest.raises(ValueError):
+        summarize([])
+
+
+def test_profiles_have_every_workload_and_grow() -> None:
+    for name in PROFILES:
+        assert set(PROFILES[name]) == {"dd", "dfsio", "terasort", "kmeans"}
+    sizes = [PROFILES[p]["terasort"]["rows"] for p in ("tiny", "small", "large", "huge")]
+    assert sizes == sorted(sizes) and sizes[0] == 32_000
+    assert profile("tiny", "dfsio") == {"files": 2, "file_size": 8 << 20}
+    with pytest.raises(KeyError, match="tiny, small"):
+        profile("gigantic", "dd")
+
+
+DFSIO_LOG = """----- TestDFSIO ----- : write
+            Date & time: Sun Nov 22 04:47:01 UTC 2026
+        Number of files: 2
+ Total MBytes processed: 16
+      Throughput mb/sec: 640
+ Average IO rate mb/sec: 649.35
+  IO rate std deviation: 9.35
+     Test exec time sec: 19.73
+
+----- TestDFSIO ----- : read
+            Date & time: Sun Nov 22 04:47:15 UTC 2026
+        Number of files: 2
+ Total MBytes processed: 16
+      Throughput mb/sec: 1,066.67
+ Average IO rate mb/sec: 1200
+  IO rate std deviation: 133.33
+     Test exec time sec: 11.43
+"""
+
+
+def test_dfsio_result_file_is_parsed() -> None:
+    write, read = dfsio_results(DFSIO_LOG)
+    assert write == {"mode": "write", "files": 2, "total_mb": 16, "throughput_mb_s": 640.0,
+                     "avg_io_rate_mb_s": 649.35, "io_rate_std": 9.35, "exec_time_s": 19.73}
+    assert read["mode"] == "read" and read["throughput_mb_s"] == pytest.approx(1066.67)
+    assert read["exec_time_s"] == pytest.approx(11.43)
+
+
+CLIENT_LOG = """2026-11-22 04:50:01,000 INFO mapreduce.Job: Counters: 36
+	File System Counters
+		FILE: Number of bytes read=3201234
+		FILE: Number of bytes written=9876543
+		FILE: Number of read operations=0
+	Map-Reduce Framework
+		Map input records=32000
+		Spilled Records=64000
+"""
+
+
+def test_client_counters_and_file_bytes() -> None:
+    counters = client_counters(CLIENT_LOG)
+    assert counters["Map input records"] == 32000 and counters["Spilled Records"] == 64000
+    assert file_bytes(CLIENT_LOG) == (3201234, 9876543)
+    assert file_bytes("no counters here") == (None, None)
+
+
+def test_latency_from_json_history(tmp_path: Path) -> None:
+    path = tmp_path / "job_1_0001-x.jhist"
+    events = [
+        {"type": "JOB_SUBMITTED", "event": {"org.apache.hadoop.mapreduce.jobhistory.JobSubmitted":
+                                            {"jobid": "job_1_0001", "submitTime": 1_000_000}}},
+        {"type": "MAP_ATTEMPT_STARTED", "event": {"org.apache.hadoop.mapreduce.jobhistory.TaskAttemptStarted":
+                                                  {"startTime": 1_004_500}}},
+        {"type": "MAP_ATTEMPT_STARTED", "event": {"org.apache.hadoop.mapreduce.jobhistory.TaskAttemptStarted":
+                                                  {"startTime": 1_002_400}}},
+    ]
+    path.write_text("Avro-Json\n{\"type\":\"record\",\"name\":\"Event\"}\n" + "\n".join(map(json.dumps, events)))
+    assert submit_to_first_map_s(path) == pytest.approx(2.4)
+    path.write_text("Avro-Json\n" + json.dumps(events[0]))
+    assert submit_to_first_map_s(path) is None
+
+
+def test_hadoop_and_mahout_varints() -> None:
+    assert hadoop_vint(5) == b"\x05" and hadoop_vint(-112) == b"\x90"
+    assert hadoop_vint(200) == b"\x8f\xc8" and hadoop_vint(1000) == b"\x8e\x03\xe8"
+    assert unsigned_varint(1) == b"\x01" and unsigned_varint(300) == b"\xac\x02"
+    assert vector_writable([1.0, 2.0]) == b"\x03\x02" + struct.pack(">2d", 1.0, 2.0)
+
+
+def test_sequence_file_header_and_records() -> None:
+    out = io.BytesIO()
+    assert write_vectors(out, [(f"p{i}", [float(i)]) for i in range(70)]) == 70
+    data = out.getvalue()
+    assert data.startswith(b"SEQ\x06\x19org.apache.hadoop.io.Text")
+    assert b"org.apache.mahout.math.VectorWritable\x00\x00\x00\x00\x00\x00" in data
+    sync = data[data.index(b"VectorWritable") + 14 + 6:][:16]
+    assert data.count(b"\xff\xff\xff\xff" + sync) == 1  # one sync marker after 64 records
+
+
+def _row(workload: str, wall: float, repeat: int, **extra: object) -> dict:
+    return {"workload": workload, "profile": "tiny", "nodes": 1, "fs_mode": "rawfs", "stripe_count": None,
+            "files": 2, "file_size": 8 << 20, "repeat": repeat, "state": "succeeded", "wall_s": wall,
+            "started": 1_795_322_821.0, "input_bytes": 16 << 20, **extra}
+
+
+def test_summaries_group_repeats_of_a_point_and_skip_failures() -> None:
+    rows = [_row("dfsio", 10.0, 1, write_ratio=0.5), _row("dfsio", 12.0, 2, write_ratio=0.7),
+            _row("dfsio", 14.0, 3, write_ratio=0.6), {**_row("dfsio", 99.0, 4), "state": "failed"},
+            _row("terasort", 30.0, 1, files=None, file_size=None, io_ratio=1.5)]
+    summaries = summarize_rows(rows)
+    dfsio = next(s for s in summaries if s["workload"] == "dfsio")
+    assert dfsio["runs"] == 3 and dfsio["wall_s_mean"] == pytest.approx(12.0)
+    assert dfsio["wall_s_ci95"] == pytest.approx(4.9687, abs=1e-4)
+    assert dfsio["write_ratio_mean"] == pytest.approx(0.6)
+    lines = headline(summaries)
+    assert "TestDFSIO aggregate ÷ dd: write 0.60" in lines[2]
+    assert lines[3] == "TeraSort wall time: 30.0 s" and lines[4].endswith(": 1.50")
+
+
+def test_csv_and_jsonl_formats(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    rows = [_row("dd", 1.0, 1, write_mb_s=100.0), _row("dd", 3.0, 2, write_mb_s=300.0)]
+    for row in rows:
+        append_row(results, row)
+    assert [json.loads(line) for line in results.read_text().splitlines()] == rows
+    assert read_rows(tmp_path) == rows
+    write_csv(tmp_path / "summary.csv", summarize_rows(rows))
+    with open(tmp_path / "summary.csv") as f:
+        table = list(csv.DictReader(f))
+    assert len(table) == 1 and table[0]["workload"] == "dd" and table[0]["runs"] == "2"
+    assert float(table[0]["write_mb_s_mean"]) == 200.0 and float(table[0]["wall_s_std"]) == pytest.approx(1.4142, 1e-4)
+    assert float(table[0]["wall_s_ci95"]) == pytest.approx(12.706 * math.sqrt(2) / math.sqrt(2))
+    assert "io_ratio_mean" not in table[0]
+
+
+def test_hibench_report_format(tmp_path: Path) -> None:
+    line = hibench_line(_row("terasort", 4.0, 1, input_bytes=3_200_000, nodes=2))
+    fields = line.split()
+    assert fields[0] == "HadoopTerasort" and fields[3:] == ["3200000", "4.000", "800000", "400000"]
+    assert len(fields[1]) == 10 and len(fields[2]) == 8
+    assert HIBENCH_HEADER.split() == ["Type", "Date", "Time", "Input_data_size", "Duration(s)",
+                                      "Throughput(bytes/s)", "Throughput/node"]
+    write_hibench_report(tmp_path / "hibench.report", [_row("dd", 2.0, 1), {**_row("dd", 1.0, 2), "state": "failed"}])
+    lines = (tmp_path / "hibench.report").read_text().splitlines()
+    assert lines[0] == HIBENCH_HEADER and len(lines) == 2 and lines[1].startswith("HadoopDd ")
+
+
+def test_bench_files_and_sweeps(tmp_path: Path) -> None:
+    path = tmp_path / "bench.yaml"
+    path.write_text("workloads: [dd, dfsio]\nsweep:\n  stripe_count: [1, 4]\n  nodes: [2, 1]\n  file_size: [8M]\n")
+    bench = load_bench(path, repeats=2)
+    assert bench.repeats == 2 and bench.sweep.file_size == [8 << 20]
+    combos = points(bench)
+    assert [p["nodes"] for p in combos] == [1, 1, 2, 2] and [p["stripe_count"] for p in combos] == [1, 4, 1, 4]
+    assert load_bench(None, workloads=("kmeans",), files=(4, 8)).sweep.files == [4, 8]
+    assert BenchSpec(workloads=["dd"]).repeats == 3
+    with pytest.raises(UserError, match="unknown workload"):
+        load_bench(None, workloads=("wordcount",))
+    path.write_text("workloads: [dd]\nrepeat: 2\n")
+    with pytest.raises(UserError, match="repeat"):
+        load_bench(path)
