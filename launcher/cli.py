@@ -183,6 +183,14 @@ def doctor(job_file: Path | None, sets: tuple[str, ...]) -> None:
 
 
 @main.command()
+def reference() -> None:
+    """Print the job-file reference (Markdown, generated from the schema)."""
+    from launcher.docgen import reference as generate
+
+    click.echo(generate(), nl=False)
+
+
+@main.command()
 def sites() -> None:
     """List the site presets in site-configs/."""
     for name, path in site_presets().items():

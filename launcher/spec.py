@@ -56,6 +56,16 @@ Size = Annotated[int, BeforeValidator(_size)]
 #: A duration in seconds; accepts Slurm's ``--time`` formats (a bare number is minutes, as in Slurm);
 #: written back as ``HH:MM:SS`` so that a dumped spec reads back the same.
 Walltime = Annotated[int, BeforeValidator(_walltime), PlainSerializer(format_walltime, return_type=str)]
+def _seconds(value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise ValueError(f"{value} is negative")
+        return value
+    return parse_walltime(value)
+
+
+#: A duration in seconds: a bare number is SECONDS (unlike Walltime); strings as ``MM:SS`` / ``HH:MM:SS``.
+Seconds = Annotated[int, BeforeValidator(_seconds)]
 #: A Hadoop property value: written into the XML as text (``true``/``false`` for booleans).
 PropertyValue = Union[str, int, float, bool]
 
@@ -64,6 +74,33 @@ CONFIG_FILES = ("core-site", "yarn-site", "mapred-site", "capacity-scheduler", "
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class StripeSpec(_Model):
+    """Stripe layout asked for one directory (Lustre `lfs setstripe`, OrangeFS `user.pvfs2.*`)."""
+
+    count: int | None = Field(None, ge=-1, description="Stripe count (OSTs / data files); -1 = all OSTs.")
+    size: Size | None = Field(None, description="Stripe size in bytes (`1m`, `4MiB`); on Lustre a multiple "
+                              "of 64 KiB.")
+    index: int | None = Field(None, ge=-1, description="Starting OST index (Lustre only; -1 = any).")
+
+    @property
+    def requested(self) -> bool:
+        """True if any of count, size, index is set."""
+        return any(v is not None for v in (self.count, self.size, self.index))
+
+
+class StripingSpec(_Model):
+    """Stripe settings per directory of the cluster; a filesystem without per-directory striping
+    reports each requested setting as "striping not applicable" in the run report."""
+
+    input: StripeSpec = Field(default_factory=StripeSpec, description="`filesystem.input_dir` (only if empty: "
+                              "data already there is never restriped).")
+    output: StripeSpec = Field(default_factory=StripeSpec, description="`filesystem.output_dir`; in `shim` "
+                               "mode also the layout of every directory Hadoop creates.")
+    staging: StripeSpec = Field(default_factory=StripeSpec, description="The MapReduce staging directory.")
+    scratch: StripeSpec = Field(default_factory=StripeSpec, description="NodeManager local dirs (`nm-local/<host>`) "
+                                "when they are on the shared filesystem.")
 
 
 class FilesystemSpec(_Model):
@@ -75,14 +112,30 @@ class FilesystemSpec(_Model):
 
     root: str = Field("/tmp", description="Directory on the shared (parallel) filesystem; "
                       "`$VAR` and `~` are expanded. The `local` backend uses a local directory.")
-    mode: Literal["rawfs"] = Field("rawfs", description="How Hadoop reaches the filesystem: "
-                                   "`rawfs` = `fs.defaultFS=file:///` (the paper's raw access).")
+    mode: Literal["rawfs", "shim", "hdfs"] = Field(
+        "rawfs", description="How Hadoop reaches the filesystem: `rawfs` = `fs.defaultFS=file:///` (the paper's "
+        "raw access); `shim` = the `pfs://` FileSystem of hadoop-fs-shim (stripe-aware block size, layout of "
+        "new directories, block locations on every node); `hdfs` = NameNode + DataNodes whose data dirs sit "
+        "in the cluster directory (replication 1), for comparison.")
+    type: Literal["auto", "lustre", "orangefs", "gpfs", "generic"] = Field(
+        "auto", description="Filesystem class used for striping; `auto` = detected from `statfs` under `root`.")
     local_dirs: str | None = Field(
         None, description="Node-local directory for NodeManager shuffle/spill files (e.g. `$TMPDIR`, "
         "an SSD or tmpfs); default: per-node directories under the cluster directory.")
     split_size: Size | None = Field(
-        None, description="Input split size in bytes (`fs.local.block.size`); Hadoop's default on "
-        "`file://` is 32 MiB.")
+        None, description="Input split size in bytes (`fs.local.block.size`); default: `striping.input.size` "
+        "when set, else Hadoop's default on `file://` (32 MiB).")
+    input_dir: str = Field("${run_dir}/input", description="Input directory striped with `striping.input` "
+                           "(created if missing; `${run_dir}`, `${fs_root}` are expanded).")
+    output_dir: str = Field("${run_dir}/output", description="Directory striped with `striping.output`; "
+                            "step outputs created under it inherit its layout.")
+    striping: StripingSpec = Field(default_factory=StripingSpec,
+                                   description="Stripe count/size/index per directory.")
+
+    @property
+    def block_size(self) -> int | None:
+        """``fs.local.block.size``: ``split_size``, else the input stripe size, else ``None`` (Hadoop's)."""
+        return self.split_size or self.striping.input.size
 
 
 class HadoopSpec(_Model):
@@ -137,7 +190,7 @@ class BatchSpec(_Model):
                                        "any of these substrings are dropped.")
     prologue: list[str] = Field(default_factory=list, description="Shell lines run before the launcher, "
                                 "e.g. `module load java/17`.")
-    signal_lead: Walltime = Field(180, description="Teardown starts this long before the walltime ends "
+    signal_lead: Seconds = Field(180, description="Teardown starts this long before the walltime ends "
                                   "(seconds; Slurm's warning signal can arrive up to 60 s late).")
 
 

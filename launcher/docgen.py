@@ -1,0 +1,100 @@
+"""The job-file reference, generated from the schema (:class:`launcher.spec.JobSpec`) so it cannot drift.
+
+``hpc-hadoop reference > docs/job-file-reference.md`` regenerates it; a test compares the two.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from launcher.spec import ExampleStep, JarStep, JobSpec, StreamingSpec, StreamingStep
+
+_SIZE_FIELDS = {"daemon_heap", "map_memory", "reduce_memory", "am_memory", "nodemanager_memory",
+                "memory_per_node", "split_size"}
+_TIME_FIELDS = {"walltime"}
+
+
+def _type_name(annotation: Any, name: str) -> str:
+    if name == "steps":
+        return "list of steps (`example:`, `jar:` or `streaming:`; below)"
+    if name in _SIZE_FIELDS:
+        return "size (`512m`, `2g`)"
+    if name in _TIME_FIELDS:
+        return "walltime (`HH:MM:SS`)"
+    if name == "signal_lead":
+        return "seconds"
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        names = [_type_name(a, "") for a in args if a is not type(None)]
+        return " or ".join(names) + (" or null" if type(None) in args else "")
+    if origin is typing.Literal:
+        return " \\| ".join(f"`{a}`" for a in args)
+    if origin is list:
+        return f"list of {_type_name(args[0], '')}" if args else "list"
+    if origin is dict:
+        return "mapping"
+    if origin is typing.Annotated:
+        return _type_name(args[0], name)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "mapping (below)"
+    return {str: "string", int: "integer", float: "number", bool: "boolean"}.get(annotation, str(annotation))
+
+
+def _default(field: Any, name: str) -> str:
+    if field.default is PydanticUndefined and field.default_factory is None:
+        return "required"
+    value = field.default_factory() if field.default_factory is not None else field.default
+    if isinstance(value, BaseModel):
+        return ""
+    if value is None:
+        return "—"
+    if name in _SIZE_FIELDS and isinstance(value, int):
+        from launcher.units import format_size
+
+        return f"`{format_size(value)}`"
+    if name in _TIME_FIELDS and isinstance(value, int):
+        from launcher.units import format_walltime
+
+        return f"`{format_walltime(value)}`"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    return f"`{value}`" if value not in ([], {}) else "empty"
+
+
+def _table(model: type[BaseModel], prefix: str) -> list[str]:
+    rows = ["| field | type | default | meaning |", "|---|---|---|---|"]
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        annotation = field.annotation
+        own = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+        description = (field.description or (own.__doc__ if own else "") or "").strip().split("\n\n")[0]
+        description = description.replace("\n", " ").replace("|", "\\|")
+        rows.append(f"| `{prefix}{key}` | {_type_name(field.annotation, name)} | {_default(field, name)} | "
+                    f"{description} |")
+    return rows
+
+
+def reference() -> str:
+    """The Markdown job-file reference."""
+    lines = ["# Job-file reference", "",
+             "Generated from the schema by `hpc-hadoop reference`; do not edit by hand. Sizes use Hadoop's",
+             "binary units (`1m` = 1 MiB); walltimes use Slurm's formats (a bare number is minutes).", ""]
+    sections: list[tuple[str, type[BaseModel], str]] = [
+        ("Top level", JobSpec, ""),
+    ]
+    for name, field in JobSpec.model_fields.items():
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            sections.append((f"`{name}:`", field.annotation, f"{name}."))
+    sections += [("Steps: `example:`", ExampleStep, "steps[]."), ("Steps: `jar:`", JarStep, "steps[]."),
+                 ("Steps: `streaming:`", StreamingStep, "steps[]."),
+                 ("`streaming:` of a step", StreamingSpec, "steps[].streaming.")]
+    for title, model, prefix in sections:
+        lines += [f"## {title}", "", (model.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "), ""]
+        lines += _table(model, prefix) + [""]
+    return "\n".join(lines)
