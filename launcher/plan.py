@@ -25,7 +25,21 @@ from launcher.units import MiB, format_size
 
 #: Ports per cluster; a cluster uses ``base + offset`` for each (see :class:`Ports`).
 PORT_BLOCK = 32
-PORT_RANGE = (20000, 60000)
+#: Blocks are taken below the kernel's ephemeral range (``net.ipv4.ip_local_port_range``, 32768-60999 on
+#: Linux), where no outgoing connection can take a port between our check and the daemon's bind.
+PORT_RANGE = (10240, 32768)
+#: Hadoop's default ports: never inside our blocks (other Hadoop installs on a node may use them).
+HADOOP_DEFAULT_PORTS = (8020, 8030, 8031, 8032, 8033, 8040, 8042, 8088, 9000, 9820, 9864, 9866, 9867, 9868,
+                        9870, 10020, 10033, 13562, 19888, 50010, 50020, 50070, 50075, 50090)
+
+
+def port_range() -> tuple[int, int]:
+    """:data:`PORT_RANGE`, ending where this host's ephemeral port range begins if that is lower."""
+    try:
+        low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = PORT_RANGE[1]
+    return PORT_RANGE[0], max(PORT_RANGE[0] + 64 * PORT_BLOCK, min(PORT_RANGE[1], low))
 
 #: Memory left to the OS and page cache on each node before sizing containers (bytes).
 OS_RESERVE = 1024 * MiB
@@ -76,13 +90,17 @@ def choose_ports(cluster_id: str, *, attempts: int = 64) -> Ports:
     Raises:
         ClusterError-like UserError: no free block found after ``attempts`` tries.
     """
-    slots = (PORT_RANGE[1] - PORT_RANGE[0]) // PORT_BLOCK
+    first, end = port_range()
+    slots = (end - first) // PORT_BLOCK
     start = int(hashlib.sha256(cluster_id.encode()).hexdigest(), 16) % slots
     for i in range(attempts):
-        base = PORT_RANGE[0] + ((start + i * 7919) % slots) * PORT_BLOCK
-        if all(port_free(p) for p in range(base, base + PORT_BLOCK)):
+        base = first + ((start + i * 7919) % slots) * PORT_BLOCK
+        block = range(base, base + PORT_BLOCK)
+        if any(p in block for p in HADOOP_DEFAULT_PORTS):
+            continue
+        if all(port_free(p) for p in block):
             return Ports(base)
-    raise UserError(f"no free block of {PORT_BLOCK} ports in {PORT_RANGE[0]}-{PORT_RANGE[1]}",
+    raise UserError(f"no free block of {PORT_BLOCK} ports in {first}-{end}",
                     fix="stop some clusters or services on this node")
 
 
@@ -115,7 +133,8 @@ def size_memory(spec: JobSpec, allocation: Allocation) -> MemoryPlan:
     """Size containers from the node's cores and memory unless the job file fixes them.
 
     Rule: ``containers_per_node`` (default: cores) containers of max(map, reduce) plus one
-    ApplicationMaster, capped by node memory − daemon heaps (up to 3 on the master) − 1 GiB for the OS.
+    ApplicationMaster, capped by node memory − daemon heaps (up to 3 on the master, 5 in ``hdfs`` mode) − 1 GiB
+    for the OS.
 
     Raises:
         UserError: the node cannot hold even one container next to the daemons.
@@ -125,7 +144,8 @@ def size_memory(spec: JobSpec, allocation: Allocation) -> MemoryPlan:
     map_mb, reduce_mb, am_mb, heap_mb = to_mb(h.map_memory), to_mb(h.reduce_memory), to_mb(h.am_memory), \
         to_mb(h.daemon_heap)
     containers = h.containers_per_node or allocation.cores_per_node
-    usable_mb = to_mb(allocation.memory_per_node - OS_RESERVE) - 3 * heap_mb
+    master_daemons = 5 if spec.filesystem.mode == "hdfs" else 3  # + NameNode and DataNode in hdfs mode
+    usable_mb = to_mb(allocation.memory_per_node - OS_RESERVE) - master_daemons * heap_mb
     if h.nodemanager_memory is not None:
         nm_mb = to_mb(h.nodemanager_memory)
     else:
@@ -149,7 +169,8 @@ class NodePlan:
     Attributes:
         name: hostname as the scheduler knows it.
         address: IPv4 address its daemons bind to.
-        roles: daemons to start: ``resourcemanager``, ``historyserver``, ``nodemanager``.
+        roles: daemons to start: ``resourcemanager``, ``historyserver``, ``nodemanager``; in ``hdfs`` mode
+            ``namenode`` (first node) and ``datanode`` (every node), listed first.
         nm_local_dir: NodeManager local dir (shuffle, spills), unique per node.
         log_dir: ``logs/<host>`` in the cluster directory.
     """
@@ -290,7 +311,8 @@ def make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *,
     """Decide roles, ports, directories and memory for ``spec`` on ``allocation``.
 
     Role placement (DESIGN.md, issue 3): ResourceManager and JobHistoryServer on the first node,
-    NodeManagers on every node (``nodemanager_on_master: false`` leaves the master out). NodeManager
+    NodeManagers on every node (``nodemanager_on_master: false`` leaves the master out). In ``hdfs`` mode
+    also a NameNode on the first node and a DataNode on every node (issue 4). NodeManager
     local dirs are per node: under ``filesystem.local_dirs`` when set (node-local storage), else
     ``nm-local/<host>`` in the cluster directory.
 
@@ -307,6 +329,8 @@ def make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *,
     planned: list[NodePlan] = []
     for index, node in enumerate(nodes):
         roles: list[str] = ["resourcemanager", "historyserver"] if index == 0 else []
+        if spec.filesystem.mode == "hdfs":
+            roles[:0] = ["namenode", "datanode"] if index == 0 else ["datanode"]
         if index > 0 or spec.nodemanager_on_master or len(nodes) == 1:
             roles.append("nodemanager")
         if spec.filesystem.local_dirs:
