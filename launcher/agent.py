@@ -30,9 +30,13 @@ from pathlib import Path
 
 import psutil
 
-from launcher.daemons import DaemonCommand, daemon_command
+from launcher.daemons import DaemonCommand, daemon_command, datanode_dir, format_command, needs_format
 from launcher.plan import ClusterPlan, NodePlan
 
+#: Seconds ``NameNode -format`` may take (hdfs mode).
+FORMAT_TIMEOUT = 300.0
+#: Seconds the NameNode may take to accept RPC connections before the JobHistoryServer starts anyway.
+NAMENODE_TIMEOUT = 180.0
 #: Seconds between SIGTERM and SIGKILL for daemons (the NodeManager stops its containers in that time).
 GRACE_SECONDS = 8.0
 POLL_SECONDS = 0.2
@@ -96,9 +100,11 @@ class Agent:
     def write_status(self) -> None:
         """Write ``agents/<node>.json`` atomically."""
         daemons = {}
-        for name, proc in self.procs.items():
-            daemons[name] = {"pid": proc.pid, "returncode": proc.returncode, "log": str(self.commands[name].log),
-                             "out": str(self.commands[name].out)}
+        for name, command in self.commands.items():
+            proc = self.procs.get(name)
+            daemons[name] = {"pid": proc.pid if proc else None,
+                             "returncode": proc.returncode if proc else self.failed.get(name, 0),
+                             "log": str(command.log), "out": str(command.out)}
         data = {"node": self.node.name, "pid": os.getpid(), "state": self.state, "updated": time.time(),
                 "daemons": daemons, "failed": self.failed, "stop_reason": self.stop_reason}
         tmp = self.status_file.with_suffix(f".tmp{os.getpid()}")
@@ -106,14 +112,29 @@ class Agent:
         os.replace(tmp, self.status_file)
 
     def start(self) -> None:
-        """Create this node's directories and start its daemons (all at once; NodeManagers retry the RM)."""
+        """Create this node's directories and start its daemons (all at once; NodeManagers retry the RM).
+
+        In ``hdfs`` mode the NameNode is formatted first if it never was, and the JobHistoryServer starts
+        last, once the NameNode accepts connections.
+        """
         os.umask(0o077)
         Path(self.node.log_dir).mkdir(parents=True, exist_ok=True)
         Path(self.node.nm_local_dir).mkdir(parents=True, exist_ok=True)
         self.status_file.parent.mkdir(parents=True, exist_ok=True)
         spec = self.plan.job_spec()
         address = interface_address(spec.interface) if spec.interface else None
-        for name in self.node.roles:
+        if "datanode" in self.node.roles:
+            datanode_dir(self.plan, self.node).mkdir(parents=True, exist_ok=True)
+        if "namenode" in self.node.roles and needs_format(self.plan) and not self.format_namenode(address):
+            self.state = "failed"
+            self.write_status()
+            return
+        roles = list(self.node.roles)
+        if "namenode" in roles and "historyserver" in roles:  # hdfs mode: history dirs are on HDFS
+            roles = [r for r in roles if r != "historyserver"] + ["historyserver"]
+        for name in roles:
+            if name == "historyserver" and "namenode" in self.procs:
+                self.wait_namenode()
             command = daemon_command(self.plan, self.node, name, address)
             self.commands[name] = command
             with open(command.out, "ab") as out:
@@ -123,8 +144,43 @@ class Agent:
         self.state = "running"
         self.write_status()
 
+    def wait_namenode(self, timeout: float = NAMENODE_TIMEOUT) -> bool:
+        """Wait until the NameNode accepts RPC connections (hdfs mode), so the JobHistoryServer, whose done
+        dirs are on HDFS, does not start into its 10 s retry loop. False if the NameNode died, was asked to
+        stop, or ``timeout`` passed (the supervisor or the readiness check then reports it)."""
+        deadline = time.monotonic() + timeout
+        proc = self.procs["namenode"]
+        while time.monotonic() < deadline and proc.poll() is None and self.stop_reason is None:
+            try:
+                with socket.create_connection((self.plan.master.address, self.plan.ports.nn), timeout=1.0):
+                    return True
+            except OSError:
+                time.sleep(POLL_SECONDS)
+        return False
+
+    def format_namenode(self, address: str | None) -> bool:
+        """Run ``NameNode -format -nonInteractive`` (hdfs mode, first start); False (recorded in ``failed``) if
+        it fails. Output: ``logs/<host>/namenode-format.out``."""
+        command = format_command(self.plan, self.node)
+        if address:
+            command.argv[:] = [f"-Dhpc.node.address={address}" if a.startswith("-Dhpc.node.address=") else a
+                               for a in command.argv]
+        self.commands[command.name] = command
+        with open(command.out, "ab") as out:
+            try:
+                code = subprocess.run(command.argv, env=command.env, stdout=out, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, cwd=self.node.log_dir, timeout=FORMAT_TIMEOUT,
+                                      check=False).returncode
+            except subprocess.TimeoutExpired:
+                code = 124
+        if code != 0:
+            self.failed[command.name] = code
+        return code == 0
+
     def supervise(self) -> int:
         """Wait until asked to stop or a daemon dies; then stop everything. Returns the exit code."""
+        if self.failed:
+            self.stop_reason = "failed before start: " + ", ".join(f"{n} ({rc})" for n, rc in self.failed.items())
         while self.stop_reason is None:
             for name, proc in self.procs.items():
                 if proc.poll() is not None:

@@ -70,7 +70,7 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
 
     Per-node values reach the shared configuration as JVM system properties, which Hadoop's
     ``Configuration`` substitutes into ``${...}``: ``hpc.node.address`` (bind address),
-    ``hpc.nm.local.dir`` and ``hpc.nm.log.dir``.
+    ``hpc.nm.local.dir``, ``hpc.nm.log.dir`` and ``hpc.node.name`` (the DataNode's directory in ``hdfs`` mode).
 
     Args:
         address: overrides ``node.address`` (e.g. the node's ``ib0`` address found by the agent).
@@ -82,6 +82,35 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
             f"-Dyarn.log.dir={log_dir}", f"-Dyarn.log.file={name}.log", "-Dhadoop.root.logger=INFO,RFA",
             f"-Dhadoop.home.dir={runtime.home}", f"-Dhpc.node.address={address or node.address}",
             f"-Dhpc.nm.local.dir={node.nm_local_dir}", f"-Dhpc.nm.log.dir={log_dir / 'userlogs'}",
-            f"-Dhpc.cluster.id={plan.cluster_id}", "-cp", classpath(plan), MAIN_CLASSES[name]]
+            f"-Dhpc.node.name={node.name}", f"-Dhpc.cluster.id={plan.cluster_id}", "-cp", classpath(plan),
+            MAIN_CLASSES[name]]
     return DaemonCommand(name=name, argv=argv, env=hadoop_env(plan), log=log_dir / f"{name}.log",
                          out=log_dir / f"{name}.out")
+
+
+def namenode_dir(plan: ClusterPlan) -> Path:
+    """The NameNode's metadata directory (``dfs.namenode.name.dir``): ``hdfs/name`` in the cluster directory."""
+    return plan.path("hdfs", "name")
+
+
+def datanode_dir(plan: ClusterPlan, node: NodePlan) -> Path:
+    """A DataNode's block directory (``dfs.datanode.data.dir``): ``hdfs/data/<host>`` in the cluster directory."""
+    return plan.path("hdfs", "data", node.name)
+
+
+def needs_format(plan: ClusterPlan) -> bool:
+    """True until the NameNode's directory holds a formatted namespace (``current/VERSION``)."""
+    return not (namenode_dir(plan) / "current" / "VERSION").is_file()
+
+
+def format_command(plan: ClusterPlan, node: NodePlan) -> DaemonCommand:
+    """``NameNode -format -nonInteractive``: formats ``hdfs/name`` once, before the NameNode first starts.
+
+    Same JVM, classpath and environment as the NameNode; its output goes to ``logs/<host>/namenode-format.out``.
+    """
+    command = daemon_command(plan, node, "namenode")
+    log_dir = Path(node.log_dir)
+    argv = [*command.argv, "-format", "-nonInteractive", "-clusterid", plan.cluster_id]
+    argv = [a.replace("-Dhadoop.log.file=namenode.log", "-Dhadoop.log.file=namenode-format.log") for a in argv]
+    return DaemonCommand(name="namenode-format", argv=argv, env=command.env, log=log_dir / "namenode-format.log",
+                         out=log_dir / "namenode-format.out")

@@ -9,10 +9,10 @@ import os
 import shutil
 import socket
 from dataclasses import dataclass
-from pathlib import Path
 
 from launcher.errors import UserError
-from launcher.filesystems.detect import filesystem_type
+from launcher.filesystems import choose, current_layout, detect
+from launcher.filesystems.detect import existing_parent
 from launcher.plan import PORT_BLOCK, choose_ports, expand_root
 from launcher.runtime import discover
 from launcher.spec import JobSpec
@@ -48,32 +48,32 @@ def _filesystem(spec: JobSpec) -> list[Check]:
         root = expand_root(spec.filesystem.root)
     except UserError as exc:
         return [Check("filesystem", "fail", exc.message, exc.fix)]
-    probe = root
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
+    probe = existing_parent(root)
     if not os.access(probe, os.W_OK):
         return [Check("filesystem", "fail", f"{probe} is not writable", "set filesystem.root to a directory you own")]
-    usage = shutil.disk_usage(probe)
-    fs_type = filesystem_type(probe)
-    status = "ok" if usage.free > 10 << 30 else "warn"
-    checks = [Check("filesystem", status, f"{root} on {fs_type}: {format_size(usage.free)} free of "
-                    f"{format_size(usage.total)}", None if status == "ok" else "free space or choose another root")]
-    checks.append(_flock(probe))
+    found = detect(probe)
+    status = "ok" if found.free_bytes > 10 << 30 else "warn"
+    checks = [Check("filesystem", status, f"{root} on {found.label} (statfs magic {found.magic}), mounted at "
+                    f"{found.mount_point} from {found.source}: {format_size(found.free_bytes)} free of "
+                    f"{format_size(found.total_bytes)}",
+                    None if status == "ok" else "free space or choose another root")]
+    if found.flock:
+        checks.append(Check("flock", "ok", f"works on {probe}"))
+    else:
+        checks.append(Check("flock", "warn", f"flock fails on {probe}: {found.flock_error}",
+                            "fine for rawfs mode (LevelDB stores are off); ask your admins for the flock mount option"))
+    fs = choose(spec.filesystem.type, found)
+    if fs.striping:
+        layout = current_layout(fs, probe)
+        if layout and "error" in layout:
+            checks.append(Check("striping", "warn", f"{fs.name}: cannot read the layout of {probe}: {layout['error']}",
+                                f"install the {fs.name} client tools, or set filesystem.type"))
+        else:
+            shown = ", ".join(f"{k} {v}" for k, v in (layout or {}).items() if v is not None) or "none reported"
+            checks.append(Check("striping", "ok", f"{fs.name}: per-directory striping; layout of {probe}: {shown}"))
+    else:
+        checks.append(Check("striping", "ok", f"striping not applicable: {fs.why_not}"))
     return checks
-
-
-def _flock(directory: Path) -> Check:
-    import fcntl
-    import tempfile
-
-    try:
-        with tempfile.NamedTemporaryFile(dir=directory, prefix=".hpc-hadoop-flock-") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-    except OSError as exc:
-        return Check("flock", "warn", f"flock fails on {directory}: {exc.strerror}",
-                     "fine for rawfs mode (LevelDB stores are off); ask your admins for the flock mount option")
-    return Check("flock", "ok", f"works on {directory}")
 
 
 def _hostname() -> Check:

@@ -5,6 +5,11 @@ Templates see ``plan`` (:class:`launcher.plan.ClusterPlan`), ``spec`` (:class:`l
 ``*-site.xml`` templates, ``prop(name, value, why)`` writes one ``<property>`` (XML-escaped); a value in the
 job file's ``hadoop.properties`` for that file wins, and ``remaining()`` writes the user's properties no
 template line named. Undefined variables are errors (``StrictUndefined``).
+
+``filesystem.mode`` decides where MapReduce and YARN keep their shared directories (:func:`mode_properties`):
+``file://`` (``rawfs``), ``pfs://`` (``shim``: MapReduce stages on the default filesystem, so staging,
+history and aggregated logs must be on it too) or HDFS (``hdfs``: staging on HDFS); ``hdfs`` mode adds
+``hdfs-site.xml``.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from xml.sax.saxutils import escape
 
 import jinja2
 
+from launcher.filesystems import shim_layout
 from launcher.plan import ClusterPlan
 from launcher.spec import SHARE_DIR
 
@@ -32,6 +38,12 @@ CONFIG_TEMPLATES = {
     "log4j.properties": "log4j.properties.j2",
     "hadoop-env.sh": "hadoop-env.sh.j2",
 }
+#: Added when ``filesystem.mode`` is ``hdfs``.
+HDFS_TEMPLATES = {"hdfs-site.xml": "hdfs-site.xml.j2"}
+
+#: The shim's classes (hadoop-fs-shim).
+PFS_FILESYSTEM = "org.hpchadoop.fs.PfsFileSystem"
+PFS_ABSTRACT_FILESYSTEM = "org.hpchadoop.fs.PfsFs"
 
 
 def xml_value(value: object) -> str:
@@ -50,12 +62,47 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def _property_functions(overrides: Mapping[str, object]) -> tuple[Callable[..., str], Callable[[], str]]:
+def filesystem_uri(plan: ClusterPlan, path: str) -> str:
+    """``path`` (absolute, in the cluster directory) as a URI of the mode's default filesystem."""
+    mode = plan.job_spec().filesystem.mode
+    if mode == "shim":
+        return "pfs://" + path
+    if mode == "hdfs":
+        return f"hdfs://{plan.master.address}:{plan.ports.nn}{path}"
+    return "file://" + path
+
+
+def mode_properties(plan: ClusterPlan) -> dict[str, dict[str, tuple[object, str]]]:
+    """Properties that ``filesystem.mode`` sets in templates it does not own: ``{file: {key: (value, why)}}``.
+
+    The staging, history and aggregated-log directories as URIs of the default filesystem (``pfs://`` in
+    ``shim`` mode, ``hdfs://`` in ``hdfs`` mode, at the cluster directory's path): MapReduce stages on the
+    default filesystem, and the JobHistoryServer qualifies its done dirs with it ("Wrong FS" otherwise).
+    The user's ``hadoop.properties`` still win.
+    """
+    mode = plan.job_spec().filesystem.mode
+    if mode == "rawfs":
+        return {}
+    run = plan.run_dir
+    why = f"filesystem.mode {mode}: on the default filesystem"
+    mapred: dict[str, tuple[object, str]] = {
+        "yarn.app.mapreduce.am.staging-dir": (filesystem_uri(plan, run + "/staging"), why)}
+    for key, sub in (("intermediate-done-dir", "intermediate"), ("done-dir", "done")):
+        mapred[f"mapreduce.jobhistory.{key}"] = (filesystem_uri(plan, f"{run}/history/{sub}"), why)
+    yarn = {"yarn.nodemanager.remote-app-log-dir": (filesystem_uri(plan, run + "/app-logs"), why)}
+    return {"mapred-site": mapred, "yarn-site": yarn}
+
+
+def _property_functions(overrides: Mapping[str, object], mode_values: Mapping[str, tuple[object, str]] | None = None,
+                        ) -> tuple[Callable[..., str], Callable[[], str]]:
     seen: set[str] = set()
+    mode_values = mode_values or {}
 
     def prop(name: str, value: object, why: str | None = None) -> str:
         seen.add(name)
         source = ""
+        if name in mode_values:
+            value, why = mode_values[name]
         if name in overrides:
             value, source = overrides[name], "<source>hadoop.properties (job file or site preset)</source>"
         comment = f"\n    <description>{escape(why)}</description>" if why and not source else ""
@@ -74,7 +121,8 @@ def render_config(plan: ClusterPlan) -> dict[str, str]:
 
     Returns:
         ``{file name: text}`` for ``core-site.xml``, ``yarn-site.xml``, ``mapred-site.xml``,
-        ``capacity-scheduler.xml``, ``log4j.properties``, ``hadoop-env.sh``.
+        ``capacity-scheduler.xml``, ``log4j.properties``, ``hadoop-env.sh``, and ``hdfs-site.xml`` in ``hdfs``
+        mode.
 
     Raises:
         jinja2.TemplateError: a template is broken (our bug).
@@ -85,10 +133,18 @@ def render_config(plan: ClusterPlan) -> dict[str, str]:
     context: dict[str, Any] = {
         "plan": plan, "spec": spec, "runtime": runtime,
         "classpath_csv": ",".join(runtime.classpath), "daemon_flags": runtime.daemon_flags(),
+        "fs_uri": lambda path: filesystem_uri(plan, path),
+        "pfs_filesystem": PFS_FILESYSTEM, "pfs_abstract_filesystem": PFS_ABSTRACT_FILESYSTEM,
+        "pfs_layout": shim_layout(spec.filesystem) if spec.filesystem.mode == "shim" else "none",
     }
+    templates = dict(CONFIG_TEMPLATES)
+    if spec.filesystem.mode == "hdfs":
+        templates.update(HDFS_TEMPLATES)
+    by_mode = mode_properties(plan)
     files: dict[str, str] = {}
-    for name, template in CONFIG_TEMPLATES.items():
-        prop, remaining = _property_functions(spec.hadoop.properties.get(name.removesuffix(".xml"), {}))
+    for name, template in templates.items():
+        key = name.removesuffix(".xml")
+        prop, remaining = _property_functions(spec.hadoop.properties.get(key, {}), by_mode.get(key))
         files[name] = env.get_template(template).render(context, prop=prop, remaining=remaining)
     return files
 

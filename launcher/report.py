@@ -22,6 +22,10 @@ STATES = ("succeeded", "failed", "bringup_failed", "interrupted", "timed_out")
 class RunReport:
     """Everything worth keeping about one run; written as ``run.json``.
 
+    ``filesystem``: type (``lustre``, ``fuse.glusterfs``...), mount, ``mode`` and one entry per directory
+    (input, output, staging, scratch) with its status: ``applied`` (layout read back), ``striping not
+    applicable`` (and why), ``not restriped: holds data``, ``not requested`` or ``failed``.
+
     Timings are seconds: ``bringup_s`` (agents started → every NodeManager RUNNING),
     ``since_allocation_s`` (allocation start → ready), ``teardown_s``, ``total_s``; per step ``wall_s``.
     """
@@ -46,6 +50,7 @@ class RunReport:
     versions: dict[str, str] = field(default_factory=dict)
     leftover_processes: int | None = None
     error_exit_code: int | None = None
+    filesystem: dict[str, Any] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -90,6 +95,14 @@ def summary(report: RunReport, console: Console) -> None:
     fmt = lambda v: "-" if v is None else f"{v:.1f} s"  # noqa: E731
     console.print(f"bring-up {fmt(report.bringup_s)}, teardown {fmt(report.teardown_s)}, "
                   f"total {fmt(report.total_s)}")
+    fs = report.filesystem
+    if fs:
+        console.print(f"filesystem: {fs['type']} at {fs['mount']}, mode {fs['mode']}")
+        for entry in fs["directories"]:
+            layout = entry.get("layout") or {}
+            shown = ", ".join(f"{k} {v}" for k, v in layout.items() if v is not None and k != "error")
+            console.print(f"  {entry['role']:<8} {entry['status']}{f' ({shown})' if shown else ''}: {entry['path']}",
+                          soft_wrap=True, markup=False)
     if report.error:
         console.print(f"[red]error:[/red] {report.error}")
     console.print(f"run directory: {report.run_dir}  (run.json, logs/, steps/, history/)")

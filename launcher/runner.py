@@ -12,10 +12,23 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
+from typing import Any
+
+import httpx
 
 from launcher.cluster import Cluster
-from launcher.errors import HpcHadoopError, UserError
-from launcher.jobs import ResolvedStep, StepResult, StepRunner, check_step_inputs, resolve_steps, setup_commands
+from launcher.errors import ClusterError, HpcHadoopError, UserError
+from launcher.filesystems import NOT_APPLICABLE, StripeOutcome, choose, detect, report_section
+from launcher.jobs import (
+    ResolvedStep,
+    StepResult,
+    StepRunner,
+    check_step_inputs,
+    expand,
+    resolve_steps,
+    setup_commands,
+    variables,
+)
 from launcher.plan import ClusterPlan, make_plan
 from launcher.render import render_config, write_files
 from launcher.report import RunReport
@@ -89,6 +102,86 @@ def run_setup(plan: ClusterPlan, steps: list[ResolvedStep], job_file: str = "job
     check_step_inputs(steps, job_file)
 
 
+def prepare_filesystem(plan: ClusterPlan, report: RunReport) -> None:
+    """Detect the filesystem under the cluster directory and stripe its directories (before bring-up).
+
+    Input, output, staging and scratch (each node's NodeManager local dir) get ``filesystem.striping.<role>``;
+    the outcome of every directory goes into ``report.filesystem`` as it happens: applied (with the layout
+    read back), "striping not applicable" (with why), "not restriped: holds data" (input), or failed.
+
+    Raises:
+        UserError: a setting the filesystem cannot honour.
+        CommandError: a striping command failed (``lfs``, ``setfattr``...).
+    """
+    spec = plan.job_spec()
+    fs_spec = spec.filesystem
+    detection = detect(plan.path())
+    fs = choose(fs_spec.type, detection)
+    values = variables(plan, spec)
+    stripes = fs_spec.striping
+    todo: list[tuple[str, Path, Any, bool]] = [
+        ("input", Path(expand(fs_spec.input_dir, values, "filesystem.input_dir")), stripes.input, True),
+        ("output", Path(expand(fs_spec.output_dir, values, "filesystem.output_dir")), stripes.output, False)]
+    done: list[StripeOutcome] = []
+    requested = lambda s: {"count": s.count, "size": s.size, "index": s.index}  # noqa: E731
+    if fs_spec.mode == "hdfs":
+        done.append(StripeOutcome("staging", f"hdfs://{plan.master.address}:{plan.ports.nn}{plan.path('staging')}",
+                                  NOT_APPLICABLE, requested(stripes.staging),
+                                  reason="filesystem.mode hdfs: staging is on HDFS (blocks in hdfs/data/<host>)"))
+    else:
+        todo.append(("staging", plan.path("staging"), stripes.staging, False))
+    for node in plan.nodemanagers:
+        if Path(node.nm_local_dir).is_relative_to(plan.run_dir):
+            todo.append(("scratch", Path(node.nm_local_dir), stripes.scratch, False))
+        else:
+            done.append(StripeOutcome("scratch", node.nm_local_dir, NOT_APPLICABLE, requested(stripes.scratch),
+                                      reason="node-local storage (filesystem.local_dirs), not the shared filesystem"))
+    report.filesystem = report_section(detection, fs, fs_spec.mode, done)
+    for role, path, setting, keep_data in todo:
+        try:
+            outcome = fs.stripe(role, path, setting, keep_data=keep_data)
+        except HpcHadoopError as exc:
+            report.filesystem["directories"].append({"role": role, "path": str(path), "status": "failed",
+                                                     "requested": requested(setting), "reason": str(exc)})
+            report.write()
+            raise
+        report.filesystem["directories"].append(outcome.to_dict())
+    report.write()
+
+
+def wait_hdfs(plan: ClusterPlan, cluster: Cluster, timeout: float = 120.0) -> float:
+    """Wait until every planned DataNode is live at the NameNode and it is out of safe mode (``hdfs`` mode).
+
+    Polls the NameNode's ``/jmx`` (``FSNamesystemState.NumLiveDataNodes``, ``NameNodeInfo.Safemode``).
+
+    Returns:
+        Seconds waited.
+
+    Raises:
+        ClusterError: a daemon died or ``timeout`` passed; names the NameNode log.
+    """
+    expected = sum("datanode" in n.roles for n in plan.nodes)
+    url = f"http://{plan.master.address}:{plan.ports.nn_web}/jmx"
+    began = time.monotonic()
+    live, safemode = 0, "unknown"
+    with httpx.Client(timeout=2.0, trust_env=False) as http:
+        while time.monotonic() - began < timeout:
+            cluster._raise_if_failed()
+            try:
+                state = http.get(url, params={"qry": "Hadoop:service=NameNode,name=FSNamesystemState"}).json()
+                info = http.get(url, params={"qry": "Hadoop:service=NameNode,name=NameNodeInfo"}).json()
+                live = int(state["beans"][0]["NumLiveDataNodes"])
+                safemode = info["beans"][0].get("Safemode", "")
+            except (httpx.HTTPError, ValueError, KeyError, IndexError):
+                live = 0
+            if live >= expected and not safemode:
+                return time.monotonic() - began
+            time.sleep(0.2)
+    log = Path(plan.master.log_dir) / "namenode.log"
+    raise ClusterError(f"{live} of {expected} DataNodes live (safe mode: {safemode or 'off'}) after {timeout:.0f} s; "
+                       f"read {log} and logs/<host>/datanode.log")
+
+
 def materialize(plan: ClusterPlan, *, submitted: bool = False) -> None:
     """Create the cluster directory (mode 0700) and write ``plan.json`` and ``conf/``.
 
@@ -146,13 +239,18 @@ def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = F
     for signum in HANDLED_SIGNALS:
         previous[signum] = signal.signal(signum, on_signal)
     try:
+        observer.phase("filesystem")
+        prepare_filesystem(plan, report)
         if spec.setup:
             observer.phase("setup")
             run_setup(plan, steps)
         observer.phase("bring-up")
         cluster.start()
         remaining = None if deadline is None else max(1.0, deadline - time.time())
-        report.bringup_s = cluster.wait_ready(timeout=min(180.0, remaining or 180.0))
+        bringup_s = cluster.wait_ready(timeout=min(180.0, remaining or 180.0))
+        if spec.filesystem.mode == "hdfs":
+            bringup_s += wait_hdfs(plan, cluster, timeout=min(120.0, remaining or 120.0))
+        report.bringup_s = bringup_s
         if allocation_start:
             report.since_allocation_s = time.time() - allocation_start
         report.write()

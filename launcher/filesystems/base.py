@@ -1,0 +1,185 @@
+"""The filesystem interface: detect, stripe a directory, read its layout back, report.
+
+A filesystem class only builds argument lists and parses outputs (STYLE.md §2); running a command and
+turning a failure into a :class:`~launcher.errors.CommandError` lives here, once.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from launcher.errors import CommandError, UserError
+from launcher.spec import StripeSpec
+
+#: Seconds an ``lfs``/``setfattr``/``getfattr`` call may take.
+COMMAND_TIMEOUT = 60.0
+
+NOT_APPLICABLE = "striping not applicable"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A directory's stripe layout as the filesystem reports it (``None`` = not reported)."""
+
+    count: int | None = None
+    size: int | None = None
+    index: int | None = None
+
+    def to_dict(self) -> dict[str, int | None]:
+        """JSON-ready dictionary."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class StripeOutcome:
+    """What happened to one directory (one entry of the run report's ``filesystem.directories``).
+
+    Attributes:
+        role: ``input``, ``output``, ``staging``, ``scratch``.
+        path: the directory.
+        status: ``applied``, ``striping not applicable``, ``not restriped: holds data``, ``not requested``.
+        requested: the job file's setting (count/size/index; ``None`` fields unset).
+        layout: the layout read back from the filesystem after striping (or the current one).
+        commands: the commands run for this directory.
+        reason: why striping was not applied, when it was not.
+    """
+
+    role: str
+    path: str
+    status: str
+    requested: dict[str, int | None]
+    layout: dict[str, int | None] | None = None
+    commands: tuple[tuple[str, ...], ...] = ()
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary."""
+        data = asdict(self)
+        data["commands"] = [list(c) for c in self.commands]
+        return data
+
+
+def _requested(setting: StripeSpec) -> dict[str, int | None]:
+    return {"count": setting.count, "size": setting.size, "index": setting.index}
+
+
+def holds_data(directory: Path) -> bool:
+    """True if ``directory`` exists and has at least one entry."""
+    try:
+        with os.scandir(directory) as entries:
+            return any(True for _ in entries)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
+class Filesystem:
+    """One kind of filesystem. Subclasses set :attr:`name` and, if they can stripe a directory, override
+    :meth:`stripe_commands`, :meth:`layout_command` and :meth:`parse_layout`.
+
+    Attributes:
+        name: registry name (``lustre``, ``orangefs``, ``gpfs``, ``generic``).
+        striping: whether the filesystem has per-directory striping we can set.
+        why_not: said in the report when :attr:`striping` is false.
+    """
+
+    name: str = ""
+    striping: bool = False
+    why_not: str = "no per-directory striping on this filesystem"
+
+    # -- what subclasses provide -----------------------------------------------------------
+    def check(self, setting: StripeSpec, field: str) -> None:
+        """Reject a setting this filesystem cannot honour (e.g. a Lustre stripe size not a multiple of 64 KiB).
+
+        Raises:
+            UserError: naming ``field``.
+        """
+        positive_size(setting, field)
+
+    def stripe_commands(self, directory: Path, setting: StripeSpec) -> list[list[str]]:
+        """The commands that give ``directory`` the layout ``setting`` (new files inherit it)."""
+        raise NotImplementedError(f"{self.name}: no striping")
+
+    def layout_command(self, directory: Path) -> list[str] | None:
+        """The command that prints ``directory``'s layout, or ``None`` if there is none."""
+        return None
+
+    def parse_layout(self, output: str) -> Layout:
+        """Parse :meth:`layout_command`'s output."""
+        return Layout()
+
+    # -- what the base class does -----------------------------------------------------------
+    def run(self, argv: list[str], hint: str | None = None) -> str:
+        """Run ``argv`` (no shell); return its stdout.
+
+        Raises:
+            CommandError: it failed, could not start or timed out (with the command, exit code and output tails).
+        """
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=COMMAND_TIMEOUT, check=False,
+                                  stdin=subprocess.DEVNULL)
+        except FileNotFoundError:
+            raise CommandError(argv, 127, stderr=f"{argv[0]}: command not found",
+                               hint=hint or f"install the {self.name} client tools, or set filesystem.type") from None
+        except subprocess.TimeoutExpired as exc:
+            raise CommandError(argv, 124, stderr=f"timed out after {exc.timeout:.0f} s", hint=hint) from None
+        if done.returncode != 0:
+            raise CommandError(argv, done.returncode, done.stdout, done.stderr, hint=hint)
+        return done.stdout
+
+    def layout(self, directory: Path) -> Layout | None:
+        """The current layout of ``directory``, or ``None`` when the filesystem reports none.
+
+        Raises:
+            CommandError: the layout command failed.
+        """
+        argv = self.layout_command(directory)
+        if argv is None:
+            return None
+        return self.parse_layout(self.run(argv))
+
+    def stripe(self, role: str, directory: Path, setting: StripeSpec, *, keep_data: bool = False) -> StripeOutcome:
+        """Give ``directory`` (created if missing) the layout ``setting`` and read it back.
+
+        Args:
+            role: ``input``, ``output``, ``staging``, ``scratch`` (for the report).
+            keep_data: a directory that already holds data is left as it is (input directories).
+
+        Raises:
+            UserError: a setting this filesystem cannot honour.
+            CommandError: a striping command failed.
+        """
+        directory.mkdir(parents=True, exist_ok=True)
+        requested = _requested(setting)
+        if not setting.requested:
+            current = self.layout(directory) if self.striping else None
+            return StripeOutcome(role, str(directory), "not requested" if self.striping else NOT_APPLICABLE,
+                                 requested, current.to_dict() if current else None,
+                                 reason=None if self.striping else self.why_not)
+        if not self.striping:
+            return StripeOutcome(role, str(directory), NOT_APPLICABLE, requested, reason=self.why_not)
+        self.check(setting, f"filesystem.striping.{role}")
+        if keep_data and holds_data(directory):
+            current = self.layout(directory)
+            return StripeOutcome(role, str(directory), "not restriped: holds data", requested,
+                                 current.to_dict() if current else None,
+                                 reason="input directories that already hold data are never restriped")
+        commands = self.stripe_commands(directory, setting)
+        for argv in commands:
+            self.run(argv)
+        read_back = self.layout(directory)
+        read_cmd = self.layout_command(directory)
+        ran = tuple(tuple(c) for c in [*commands, *([read_cmd] if read_cmd else [])])
+        return StripeOutcome(role, str(directory), "applied", requested,
+                             read_back.to_dict() if read_back else None, ran)
+
+
+def positive_size(setting: StripeSpec, field: str, multiple: int = 1) -> None:
+    """Raise a :class:`UserError` unless ``setting.size`` is unset or a positive multiple of ``multiple``."""
+    if setting.size is not None and (setting.size <= 0 or setting.size % multiple):
+        unit = f" multiple of {multiple} bytes" if multiple > 1 else " number of bytes"
+        raise UserError(f"stripe size {setting.size} is not a positive{unit}", field=f"{field}.size",
+                        fix="use e.g. 1m, 4m, 64m")

@@ -1,0 +1,88 @@
+"""OrangeFS (PVFS2): striping by the extended attributes of a directory, which new files inherit.
+
+``user.pvfs2.num_dfiles`` = stripe count, ``user.pvfs2.dist_name`` = ``simple_stripe``,
+``user.pvfs2.dist_params`` = ``strip_size:BYTES``. Learned on OrangeFS 2.10: a value is honoured only with a
+trailing NUL byte (so values are passed to ``setfattr`` hex-encoded, NUL included), and a client may cache
+the parent directory's attributes until it remounts.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from pathlib import Path
+
+from launcher.errors import UserError
+from launcher.filesystems.base import Filesystem, Layout, positive_size
+from launcher.spec import StripeSpec
+
+NUM_DFILES = "user.pvfs2.num_dfiles"
+DIST_NAME = "user.pvfs2.dist_name"
+DIST_PARAMS = "user.pvfs2.dist_params"
+SIMPLE_STRIPE = "simple_stripe"
+
+
+def attribute_values(setting: StripeSpec) -> dict[str, bytes]:
+    """The attributes (value bytes, trailing NUL included) for ``setting``, in write order."""
+    values: dict[str, bytes] = {}
+    if setting.count is not None:
+        values[NUM_DFILES] = f"{setting.count}".encode() + b"\0"
+    if setting.size is not None:
+        values[DIST_NAME] = SIMPLE_STRIPE.encode() + b"\0"
+        values[DIST_PARAMS] = f"strip_size:{setting.size}".encode() + b"\0"
+    return values
+
+
+def decode_value(text: str) -> bytes:
+    """A ``getfattr`` value in any of its encodings: ``0x..`` hex, ``0s..`` base64, ``"..."`` text."""
+    if text.startswith(("0x", "0X")):
+        return bytes.fromhex(text[2:])
+    if text.startswith(("0s", "0S")):
+        return base64.b64decode(text[2:])
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        text = text[1:-1]
+    # getfattr's text encoding writes bytes outside printable ASCII as \ooo octal.
+    return re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), text.encode())
+
+
+def parse_getfattr(output: str) -> dict[str, bytes]:
+    """``getfattr -d`` output → ``{attribute name: value bytes}`` (the ``# file:`` lines are skipped)."""
+    values: dict[str, bytes] = {}
+    for line in output.splitlines():
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        name, _, value = line.partition("=")
+        values[name] = decode_value(value)
+    return values
+
+
+class OrangeFsFilesystem(Filesystem):
+    """OrangeFS through its kernel client's extended attributes (``setfattr``/``getfattr`` on ``PATH``)."""
+
+    name = "orangefs"
+    striping = True
+
+    def check(self, setting: StripeSpec, field: str) -> None:
+        """Positive stripe size and count; no starting index (OrangeFS has no such option)."""
+        positive_size(setting, field)
+        if setting.count is not None and setting.count < 1:
+            raise UserError(f"stripe count {setting.count} on OrangeFS", field=f"{field}.count",
+                            fix="use the number of data files (servers) per file, at least 1")
+        if setting.index is not None:
+            raise UserError("OrangeFS has no starting-server option", field=f"{field}.index", fix="remove index")
+
+    def stripe_commands(self, directory: Path, setting: StripeSpec) -> list[list[str]]:
+        """One ``setfattr -n NAME -v 0xHEX DIR`` per attribute (hex keeps the trailing NUL byte)."""
+        return [["setfattr", "-n", name, "-v", "0x" + value.hex(), str(directory)]
+                for name, value in attribute_values(setting).items()]
+
+    def layout_command(self, directory: Path) -> list[str]:
+        """``getfattr --absolute-names -d -m ^user\\.pvfs2\\. -e hex DIR``."""
+        return ["getfattr", "--absolute-names", "-d", "-m", r"^user\.pvfs2\.", "-e", "hex", str(directory)]
+
+    def parse_layout(self, output: str) -> Layout:
+        """Stripe count from ``num_dfiles``, size from ``dist_params`` (``strip_size:N``); NULs stripped."""
+        values = {k: v.rstrip(b"\0").decode(errors="replace") for k, v in parse_getfattr(output).items()}
+        count = int(values[NUM_DFILES]) if values.get(NUM_DFILES, "").strip().isdigit() else None
+        match = re.search(r"strip_size:\s*(\d+)", values.get(DIST_PARAMS, ""))
+        return Layout(count=count, size=int(match.group(1)) if match else None)
