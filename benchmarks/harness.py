@@ -134,6 +134,12 @@ def points(bench: BenchSpec) -> list[dict[str, Any]]:
     return [dict(zip(("nodes", "fs_mode", "stripe_count", "files", "file_size"), c, strict=True)) for c in combos]
 
 
+def relevant(workload: str, profile_name: str, point: dict[str, Any]) -> tuple[Any, ...]:
+    """The values of ``point`` that matter to ``workload`` (TeraSort has no ``files``: a files sweep runs it once)."""
+    params = profile(profile_name, workload)
+    return tuple(v for k, v in sorted(point.items()) if k not in ("files", "file_size") or k in params)
+
+
 def apply_stripe(directory: Path, count: int | None, fs_type: str) -> tuple[bool, str | None]:
     """Set ``directory``'s stripe count (``lfs setstripe -c``) on Lustre.
 
@@ -192,7 +198,8 @@ class Harness:
         groups: dict[tuple[int, str], list[dict[str, Any]]] = {}
         for point in all_points:
             groups.setdefault((point["nodes"], point["fs_mode"]), []).append(point)
-        total = len(all_points) * len(self.bench.workloads) * self.bench.repeats
+        total = self.bench.repeats * sum(
+            len({relevant(w, self.bench.profile, p) for p in all_points}) for w in self.bench.workloads)
         done = 0
         for (nodes, fs_mode), group in groups.items():
             spec = self.job_spec(nodes, fs_mode)
@@ -209,8 +216,13 @@ class Harness:
                     assert session.plan is not None
                     self.console.print(f"cluster {session.plan.cluster_id} up in {session.bringup_s:.1f} s "
                                        f"({session.plan.run_dir})")
+                seen: set[tuple[str, tuple[Any, ...]]] = set()
                 for point in group:
                     for workload in self.bench.workloads:
+                        key = (workload, relevant(workload, self.bench.profile, point))
+                        if key in seen:
+                            continue
+                        seen.add(key)
                         for repeat in range(1, self.bench.repeats + 1):
                             done += 1
                             row = self.one_run(spec, allocation, session, point, workload, repeat)

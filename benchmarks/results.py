@@ -127,7 +127,9 @@ def print_summary(console: Console, summaries: Sequence[dict[str, Any]]) -> None
                       _fmt(s, "wall_s", 1), _fmt(s, "write_mb_s", 1), _fmt(s, "read_mb_s", 1),
                       _fmt(s, "dd_write_mb_s", 1), _fmt(s, "dd_read_mb_s", 1), _fmt(s, "write_ratio"),
                       _fmt(s, "read_ratio"), _fmt(s, "io_ratio"))
-    console.print(table, width=None if console.is_terminal else max(console.width, 200))
+    if not console.is_terminal and console.width < 200:  # a log file: do not squeeze the columns to 80
+        console = Console(file=console.file, width=200, highlight=False)
+    console.print(table)
     for line in headline(summaries):
         console.print(line)
 

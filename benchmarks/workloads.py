@@ -11,6 +11,7 @@ import random
 import shutil
 import subprocess
 import time
+import zipfile
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -298,6 +299,27 @@ def mahout_jars(cache: Path | None = None) -> list[Path]:
     return sorted(cache.glob("*.jar"))
 
 
+def mahout_job_jar(jars: list[Path]) -> Path:
+    """One job jar: ``mahout-mr``'s classes plus every other Mahout jar under ``lib/`` (made once, next to them).
+
+    Hadoop puts a job jar's ``lib/*.jar`` on the task classpath in every mode; ``-libjars`` does not reach
+    uberized tasks here (``WritableName can't load class: org.apache.mahout.math.VectorWritable``).
+    """
+    mr = next(j for j in jars if j.name.startswith("mahout-mr-"))
+    target = mr.with_name("mahout-mr-job.jar")
+    if target.is_file():
+        return target
+    tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
+    with zipfile.ZipFile(mr) as source, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as out:
+        for item in source.infolist():
+            out.writestr(item, source.read(item.filename))
+        for jar in jars:
+            if jar not in (mr, target):
+                out.write(jar, f"lib/{jar.name}", compress_type=zipfile.ZIP_STORED)
+    os.replace(tmp, target)
+    return target
+
+
 def gaussian_points(samples: int, dimensions: int, k: int, std: float, seed: int = 0) -> list[list[float]]:
     """HiBench's KMeans input: ``k`` centres uniform in [-100, 100)^dimensions, ``samples`` points drawn from
     normal distributions (σ = ``std``) around them in turn."""
@@ -328,17 +350,16 @@ class KMeans(Workload):
         """Figures: ``wall_s`` of the whole driver (all iterations and the clustering pass), ``iterations``
         done, ``latency_s`` of its first job."""
         assert ctx.session is not None
-        jars = mahout_jars()
-        mr = next(j for j in jars if j.name.startswith("mahout-mr-"))
-        libjars = ",".join(str(j) for j in jars if j != mr)
+        jars = [j for j in mahout_jars() if j.name != "mahout-mr-job.jar"]
+        job_jar = mahout_job_jar(jars)
         p = ctx.params
         out, seeds = ctx.work_dir / "output", ctx.work_dir / "seeds"
         job = self.hadoop(ctx, "kmeans", [
-            str(mr), KMEANS_DRIVER, "-libjars", libjars,
+            str(job_jar), KMEANS_DRIVER,
             "-i", str(ctx.work_dir / "samples"), "-c", str(seeds), "-o", str(out), "-k", str(p["k"]),
             "-x", str(p["iterations"]), "-cd", "0.0", "-ow", "-cl",
             "-dm", "org.apache.mahout.common.distance.EuclideanDistanceMeasure"],
-            extra_classpath=tuple(j for j in jars if j != mr), outputs=(out, seeds))
+            outputs=(out, seeds))
         done = sorted(out.glob("clusters-*"))
         figures = {"wall_s": job["wall_s"], "latency_s": job["latency_s"], "job_id": job["job_id"],
                    "iterations": max((int(d.name.split("-")[1]) for d in done), default=0),

@@ -214,3 +214,13 @@ def test_bench_files_and_sweeps(tmp_path: Path) -> None:
     path.write_text("workloads: [dd]\nrepeat: 2\n")
     with pytest.raises(UserError, match="repeat"):
         load_bench(path)
+
+
+def test_a_files_sweep_does_not_repeat_terasort() -> None:
+    from benchmarks.harness import relevant
+
+    one = {"nodes": 1, "fs_mode": "rawfs", "stripe_count": 4, "files": 2, "file_size": 8 << 20}
+    two = {**one, "files": 4}
+    assert relevant("terasort", "tiny", one) == relevant("terasort", "tiny", two)
+    assert relevant("dfsio", "tiny", one) != relevant("dfsio", "tiny", two)
+    assert relevant("terasort", "tiny", one) != relevant("terasort", "tiny", {**one, "stripe_count": 16})
