@@ -194,6 +194,21 @@ class BatchSpec(_Model):
                                   "(seconds; Slurm's warning signal can arrive up to 60 s late).")
 
 
+class PbsSpec(_Model):
+    """PBS settings (`scheduler: pbs`)."""
+
+    flavor: Literal["torque", "pbspro"] | None = Field(
+        None, description="PBS dialect: `torque` (`-l nodes=N:ppn=M`, `pbsdsh`) or `pbspro` (PBS Pro/OpenPBS: "
+        "`-l select=N:ncpus=M`, `pbs_tmrsh`); default: detected from `qstat --version`.")
+
+
+class SgeSpec(_Model):
+    """Grid Engine settings (`scheduler: sge`)."""
+
+    pe: str = Field("mpi", description="Parallel environment (`-pe PE SLOTS`): one whose `allocation_rule` puts "
+                    "`batch.cores_per_node` slots on each host and whose `control_slaves` is TRUE (`qrsh -inherit`).")
+
+
 class _StepBase(_Model):
     name: str | None = Field(None, description="Step name used in logs and the report.")
     args: list[str] = Field(default_factory=list, description="Program arguments; `${run_dir}` etc. are expanded.")
@@ -287,6 +302,8 @@ class JobSpec(_Model):
     filesystem: FilesystemSpec = Field(default_factory=FilesystemSpec)
     hadoop: HadoopSpec = Field(default_factory=HadoopSpec)
     batch: BatchSpec = Field(default_factory=BatchSpec)
+    pbs: PbsSpec = Field(default_factory=PbsSpec)
+    sge: SgeSpec = Field(default_factory=SgeSpec)
     steps: list[Step] = Field(
         min_length=1, description="Hadoop jobs run in order; a failing step stops the run.")
 

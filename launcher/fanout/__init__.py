@@ -8,6 +8,9 @@ from launcher.fanout.base import Fanout
 _REGISTRY: dict[str, str] = {
     "local": "launcher.fanout.local:LocalFanout",
     "srun": "launcher.fanout.srun:SrunFanout",
+    "pbsdsh": "launcher.fanout.pbsdsh:PbsdshFanout",
+    "pbs_tmrsh": "launcher.fanout.pbsdsh:TmrshFanout",
+    "qrsh": "launcher.fanout.qrsh:QrshFanout",
 }
 
 

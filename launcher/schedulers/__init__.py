@@ -8,6 +8,8 @@ from launcher.schedulers.base import Allocation, JobState, Scheduler
 _REGISTRY: dict[str, str] = {
     "local": "launcher.schedulers.local:LocalScheduler",
     "slurm": "launcher.schedulers.slurm:SlurmScheduler",
+    "pbs": "launcher.schedulers.pbs:PbsScheduler",
+    "sge": "launcher.schedulers.sge:SgeScheduler",
 }
 
 
