@@ -1,0 +1,421 @@
+"""The filesystem layer (launcher/filesystems/): detection, striping per directory, the shim and hdfs modes in
+the rendered configuration, the plan's HDFS roles, and the run report's ``filesystem`` section.
+
+Detection runs the real ``statfs(2)`` on the local disk and on a tmpfs mounted by the test, and is checked
+against independent tools (``stat -f``, ``findmnt``, ``df``). Striping runs against the stand-ins in
+``tests/standins/`` because Lustre and OrangeFS cannot run on this kernel (it loads no modules); each such
+test says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from launcher.daemons import daemon_command, datanode_dir, format_command, namenode_dir, needs_format
+from launcher.errors import CommandError, UserError
+from launcher.filesystems import (
+    NOT_APPLICABLE,
+    GenericFilesystem,
+    GpfsFilesystem,
+    LustreFilesystem,
+    OrangeFsFilesystem,
+    choose,
+    detect,
+)
+from launcher.filesystems.detect import FS_MAGIC, mount_entry, parse_mounts
+from launcher.filesystems.orangefs import decode_value, parse_getfattr
+from launcher.plan import ClusterPlan
+from launcher.render import CONFIG_TEMPLATES, render_config
+from launcher.report import RunReport
+from launcher.runner import prepare_filesystem
+from launcher.spec import JobSpec, StripeSpec
+
+SpecFactory = Callable[..., JobSpec]
+PlanFactory = Callable[..., ClusterPlan]
+STANDINS = Path(__file__).resolve().parent.parent / "standins"
+
+
+# -- detection ----------------------------------------------------------------------------------
+
+def _tool(*argv: str) -> str:
+    return subprocess.run(argv, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_detection_on_the_local_disk_agrees_with_stat_findmnt_and_df(tmp_path: Path) -> None:
+    found = detect(tmp_path)
+    magic = int(_tool("stat", "-f", "-c", "%t", str(tmp_path)), 16)
+    assert found.magic == hex(magic)
+    assert found.type == FS_MAGIC.get(magic, hex(magic))
+    assert found.mount_point == _tool("findmnt", "-n", "-o", "TARGET", "--target", str(tmp_path))
+    assert found.source == _tool("findmnt", "-n", "-o", "SOURCE", "--target", str(tmp_path))
+    avail = int(_tool("df", "-B1", "--output=avail", str(tmp_path)).splitlines()[-1])
+    assert abs(found.free_bytes - avail) < 256 << 20  # others write to this disk meanwhile
+    assert found.subtype is None and found.flock is True and found.flock_error is None
+
+
+def test_detection_of_a_missing_directory_inspects_its_nearest_parent(tmp_path: Path) -> None:
+    found = detect(tmp_path / "not" / "yet")
+    assert found.path == str(tmp_path)
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A 16 MiB tmpfs mounted under ``tmp_path`` (unmounted afterwards)."""
+    target = tmp_path / "tmpfs"
+    target.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "hpc-hadoop-test", str(target)], check=True)
+    try:
+        yield target
+    finally:
+        subprocess.run(["umount", str(target)], check=True)
+
+
+def test_detection_on_tmpfs(tmpfs: Path) -> None:
+    (tmpfs / "sub").mkdir()
+    found = detect(tmpfs / "sub")
+    assert (found.type, found.magic, found.label) == ("tmpfs", "0x1021994", "tmpfs")
+    assert found.mount_point == str(tmpfs) and found.source == "hpc-hadoop-test" and found.mount_type == "tmpfs"
+    assert found.total_bytes == 16 << 20 and found.flock
+    assert choose("auto", found).name == "generic"
+
+
+def test_mounts_parsing_unescapes_and_takes_the_last_stacked_mount() -> None:
+    text = ("/dev/vda / ext4 rw 0 0\n"
+            "/dev/vda /mnt/hhpfs ext4 rw 0 0\n"
+            "pfs:/hhpfs /mnt/hhpfs fuse.glusterfs rw,user_id=0 0 0\n"
+            "srv:/x /mnt/with\\040space nfs4 rw 0 0\n")
+    entries = parse_mounts(text)
+    assert entries[3].mount_point == "/mnt/with space"
+    entry = mount_entry(Path("/mnt/hhpfs/a/b"), text)
+    assert entry is not None and (entry.source, entry.fstype) == ("pfs:/hhpfs", "fuse.glusterfs")
+    assert mount_entry(Path("/mnt/hhpfsX"), text).mount_point == "/"  # a prefix of a name is not a parent
+
+
+@pytest.mark.parametrize(("fs_type", "expected"), [("lustre", "lustre"), ("orangefs", "orangefs"), ("gpfs", "gpfs"),
+                                                   ("nfs", "generic"), ("fuse", "generic"), ("ext4", "generic")])
+def test_auto_chooses_the_class_from_detection(tmp_path: Path, fs_type: str, expected: str) -> None:
+    found = detect(tmp_path)
+    found = type(found)(**{**found.__dict__, "type": fs_type})
+    assert choose("auto", found).name == expected
+    assert choose("lustre", found).name == "lustre"  # a name wins over detection
+
+
+# -- stand-ins ----------------------------------------------------------------------------------
+
+@pytest.fixture
+def standins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Stand-in ``lfs``/``setfattr``/``getfattr`` first on PATH; returns their state directory."""
+    state = tmp_path / "standin-state"
+    state.mkdir()
+    monkeypatch.setenv("PATH", f"{STANDINS}:{os.environ['PATH']}")
+    monkeypatch.setenv("HPC_STANDIN_DIR", str(state))
+    return state
+
+
+def calls(state: Path) -> list[tuple[str, list[str]]]:
+    log = state / "calls.jsonl"
+    if not log.exists():
+        return []
+    return [(c["tool"], c["argv"]) for c in map(json.loads, log.read_text().splitlines())]
+
+
+def test_lustre_setstripe_exact_argv_and_layout_read_back(standins: Path, tmp_path: Path) -> None:
+    """Stand-in `lfs` (Lustre cannot run on this kernel): exact argv, read back with `lfs getstripe -d`."""
+    out = tmp_path / "out"
+    outcome = LustreFilesystem().stripe("output", out, StripeSpec(count=4, size="4m", index=2))
+    assert calls(standins) == [("lfs", ["setstripe", "-c", "4", "-S", "4194304", "-i", "2", str(out)]),
+                               ("lfs", ["getstripe", "-d", str(out)])]
+    assert out.is_dir()
+    assert outcome.status == "applied"
+    assert outcome.layout == {"count": 4, "size": 4194304, "index": 2}
+    assert outcome.commands == (("lfs", "setstripe", "-c", "4", "-S", "4194304", "-i", "2", str(out)),
+                                ("lfs", "getstripe", "-d", str(out)))
+
+
+def test_lustre_only_the_options_that_are_set(standins: Path, tmp_path: Path) -> None:
+    """Stand-in `lfs` (Lustre cannot run on this kernel): no `-i` without an index, no `-c` without a count."""
+    LustreFilesystem().stripe("staging", tmp_path / "s", StripeSpec(size="1m"))
+    LustreFilesystem().stripe("scratch", tmp_path / "c", StripeSpec(count=-1))
+    argvs = [argv for _, argv in calls(standins) if argv[0] == "setstripe"]
+    assert argvs == [["setstripe", "-S", "1048576", str(tmp_path / "s")],
+                     ["setstripe", "-c", "-1", str(tmp_path / "c")]]
+
+
+def test_lustre_getstripe_parser_on_lustre_formats() -> None:
+    lustre = LustreFilesystem()
+    directory_default = "stripe_count:  8 stripe_size:   1048576 pattern:       raid0 stripe_offset: -1\n"
+    assert lustre.parse_layout(directory_default).to_dict() == {"count": 8, "size": 1048576, "index": -1}
+    a_file = ("/lustre/f\nlmm_stripe_count:  2\nlmm_stripe_size:   4194304\nlmm_pattern:       raid0\n"
+              "lmm_layout_gen:    0\nlmm_stripe_offset: 5\n\tobdidx\t\t objid\t\t objid\t\t group\n"
+              "\t     5\t         1234\t        0x4d2\t             0\n")
+    assert lustre.parse_layout(a_file).to_dict() == {"count": 2, "size": 4194304, "index": 5}
+    assert lustre.parse_layout("stripe_count: 1 stripe_size: 4M stripe_offset: 0").size == 4 << 20
+
+
+def test_lustre_rejects_a_stripe_size_lfs_would_refuse(standins: Path, tmp_path: Path) -> None:
+    """Stand-in `lfs` (Lustre cannot run on this kernel): the check happens before any lfs call."""
+    with pytest.raises(UserError) as err:
+        LustreFilesystem().stripe("output", tmp_path / "o", StripeSpec(size=100_000))
+    assert err.value.field == "filesystem.striping.output.size" and "65536" in err.value.message
+    assert calls(standins) == []
+
+
+def test_lustre_input_with_data_is_never_restriped(standins: Path, tmp_path: Path) -> None:
+    """Stand-in `lfs` (Lustre cannot run on this kernel): only `getstripe` runs on an input that holds data."""
+    data = tmp_path / "in"
+    data.mkdir()
+    (data / "part-0").write_bytes(b"x" * 10)
+    outcome = LustreFilesystem().stripe("input", data, StripeSpec(count=4, size="1m"), keep_data=True)
+    assert outcome.status == "not restriped: holds data" and "never restriped" in outcome.reason
+    assert calls(standins) == [("lfs", ["getstripe", "-d", str(data)])]
+    assert (data / "part-0").read_bytes() == b"x" * 10
+
+
+def test_a_failing_lfs_is_an_error_with_command_exit_code_and_output(standins: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stand-in `lfs` (Lustre cannot run on this kernel), made to fail (no state directory: exit 99)."""
+    monkeypatch.delenv("HPC_STANDIN_DIR")
+    with pytest.raises(CommandError) as err:
+        LustreFilesystem().stripe("output", tmp_path / "o", StripeSpec(count=2))
+    assert err.value.returncode == 99 and err.value.argv[:2] == ["lfs", "setstripe"]
+    assert "HPC_STANDIN_DIR is not set" in str(err.value)
+    with pytest.raises(CommandError) as missing:
+        LustreFilesystem(lfs=str(tmp_path / "no-lfs")).stripe("output", tmp_path / "o", StripeSpec(count=2))
+    assert missing.value.returncode == 127 and "install the lustre client tools" in str(missing.value)
+
+
+def test_orangefs_exact_attribute_names_and_nul_terminated_bytes(standins: Path, tmp_path: Path) -> None:
+    """Stand-in `setfattr`/`getfattr` (OrangeFS cannot run on this kernel): names, hex values with the
+    trailing NUL byte, the bytes stored, and the layout read back."""
+    out = tmp_path / "out"
+    outcome = OrangeFsFilesystem().stripe("output", out, StripeSpec(count=4, size="1m"))
+    assert calls(standins) == [
+        ("setfattr", ["-n", "user.pvfs2.num_dfiles", "-v", "0x3400", str(out)]),
+        ("setfattr", ["-n", "user.pvfs2.dist_name", "-v", "0x73696d706c655f73747269706500", str(out)]),
+        ("setfattr", ["-n", "user.pvfs2.dist_params", "-v", "0x" + b"strip_size:1048576\0".hex(), str(out)]),
+        ("getfattr", ["--absolute-names", "-d", "-m", r"^user\.pvfs2\.", "-e", "hex", str(out)]),
+    ]
+    stored = {k: bytes.fromhex(v) for k, v in json.loads((standins / "state.json").read_text())[str(out)].items()}
+    assert stored == {"user.pvfs2.num_dfiles": b"4\0", "user.pvfs2.dist_name": b"simple_stripe\0",
+                      "user.pvfs2.dist_params": b"strip_size:1048576\0"}
+    assert outcome.status == "applied" and outcome.layout == {"count": 4, "size": 1048576, "index": None}
+
+
+def test_orangefs_has_no_starting_index(standins: Path, tmp_path: Path) -> None:
+    """Stand-in `setfattr` (OrangeFS cannot run on this kernel): an index is refused, not dropped."""
+    with pytest.raises(UserError) as err:
+        OrangeFsFilesystem().stripe("output", tmp_path / "o", StripeSpec(count=2, index=1))
+    assert err.value.field == "filesystem.striping.output.index"
+    assert calls(standins) == []
+
+
+def test_getfattr_parser_on_every_encoding() -> None:
+    text = ('# file: /ofs/d\nuser.pvfs2.dist_name="simple_stripe\\000"\nuser.pvfs2.num_dfiles=0x3800\n'
+            'user.pvfs2.dist_params=0sc3RyaXBfc2l6ZTo2NTUzNgA=\n\n')
+    assert parse_getfattr(text) == {"user.pvfs2.dist_name": b"simple_stripe\0", "user.pvfs2.num_dfiles": b"8\0",
+                                    "user.pvfs2.dist_params": b"strip_size:65536\0"}
+    assert OrangeFsFilesystem().parse_layout(text).to_dict() == {"count": 8, "size": 65536, "index": None}
+    assert decode_value("0x") == b""
+
+
+@pytest.mark.parametrize("fs", [GpfsFilesystem(), GenericFilesystem("fuse.glusterfs")], ids=["gpfs", "generic"])
+def test_without_striping_a_setting_is_reported_not_applicable(standins: Path, tmp_path: Path, fs) -> None:  # noqa: ANN001
+    outcome = fs.stripe("output", tmp_path / "o", StripeSpec(count=4, size="1m"))
+    assert outcome.status == NOT_APPLICABLE
+    assert outcome.requested == {"count": 4, "size": 1048576, "index": None}
+    assert outcome.reason and (fs.name == "gpfs" or "fuse.glusterfs" in outcome.reason)
+    assert calls(standins) == [] and (tmp_path / "o").is_dir()
+
+
+# -- the run report's filesystem section (runner.prepare_filesystem) ------------------------------
+
+def _prepare(plan: ClusterPlan) -> dict:
+    Path(plan.run_dir, "staging").mkdir(parents=True)
+    report = RunReport(cluster_id=plan.cluster_id, name="t", run_dir=plan.run_dir, scheduler="slurm", job_id="1",
+                       nodes=[n.name for n in plan.nodes])
+    prepare_filesystem(plan, report)
+    on_disk = json.loads(Path(plan.run_dir, "run.json").read_text())["filesystem"]
+    assert on_disk == report.filesystem
+    return on_disk
+
+
+STRIPES = {"input": {"count": 2, "size": "1m"}, "output": {"count": 4, "size": "4m", "index": 0},
+           "staging": {"count": 1}, "scratch": {"size": "2m"}}
+
+
+def test_report_on_lustre_every_directory_applied_except_an_input_with_data(
+        standins: Path, make_spec: SpecFactory, make_test_plan: PlanFactory, pfs_root: Path) -> None:
+    """Stand-in `lfs` (Lustre cannot run on this kernel); filesystem.type lustre names the class."""
+    corpus = pfs_root / "corpus"
+    corpus.mkdir()
+    (corpus / "words.txt").write_text("a b\n")
+    plan = make_test_plan(make_spec(filesystem={"root": str(pfs_root), "type": "lustre", "striping": STRIPES,
+                                                "input_dir": "${fs_root}/corpus"}))
+    section = _prepare(plan)
+    assert section["class"] == "lustre" and section["striping"] is True
+    by_role = [(d["role"], d["status"], d["path"]) for d in section["directories"]]
+    assert by_role == [("input", "not restriped: holds data", str(corpus)),
+                       ("output", "applied", f"{plan.run_dir}/output"),
+                       ("staging", "applied", f"{plan.run_dir}/staging"),
+                       *[("scratch", "applied", n.nm_local_dir) for n in plan.nodes]]
+    output = section["directories"][1]
+    assert output["layout"] == {"count": 4, "size": 4 << 20, "index": 0}
+    assert section["directories"][3]["layout"]["size"] == 2 << 20
+    setstripes = [argv for _, argv in calls(standins) if argv[0] == "setstripe"]
+    assert setstripes[0] == ["setstripe", "-c", "4", "-S", "4194304", "-i", "0", f"{plan.run_dir}/output"]
+    assert all(str(corpus) not in argv for argv in setstripes)
+
+
+def test_report_on_a_filesystem_without_striping_keeps_every_setting(
+        standins: Path, make_spec: SpecFactory, make_test_plan: PlanFactory, pfs_root: Path) -> None:
+    plan = make_test_plan(make_spec(filesystem={"root": str(pfs_root), "striping": STRIPES}))
+    section = _prepare(plan)
+    assert section["class"] == "generic" and section["type"] == detect(pfs_root).label
+    assert [d["role"] for d in section["directories"]] == ["input", "output", "staging", "scratch", "scratch",
+                                                          "scratch"]
+    assert {d["status"] for d in section["directories"]} == {NOT_APPLICABLE}
+    assert section["directories"][1]["requested"] == {"count": 4, "size": 4 << 20, "index": 0}
+    assert all(d["reason"] for d in section["directories"])
+    assert calls(standins) == []
+
+
+def test_report_node_local_scratch_and_hdfs_staging_are_not_applicable(
+        standins: Path, make_spec: SpecFactory, make_test_plan: PlanFactory, pfs_root: Path, tmp_path: Path) -> None:
+    """Stand-in `lfs` (Lustre cannot run on this kernel)."""
+    plan = make_test_plan(make_spec(filesystem={"root": str(pfs_root), "type": "lustre", "mode": "hdfs",
+                                                "local_dirs": str(tmp_path / "ssd"), "striping": STRIPES}))
+    section = _prepare(plan)
+    entries = {(d["role"], d["status"]) for d in section["directories"]}
+    assert ("staging", NOT_APPLICABLE) in entries and ("scratch", NOT_APPLICABLE) in entries
+    assert ("output", "applied") in entries
+    staging = next(d for d in section["directories"] if d["role"] == "staging")
+    assert staging["path"].startswith("hdfs://10.0.0.1:") and "mode hdfs" in staging["reason"]
+    assert not (tmp_path / "ssd").exists()  # node-local dirs are made by each node's agent
+
+
+def test_a_failed_striping_command_is_in_the_report(standins: Path, make_spec: SpecFactory,
+                                                    make_test_plan: PlanFactory, pfs_root: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stand-in `lfs` (Lustre cannot run on this kernel), made to fail."""
+    monkeypatch.delenv("HPC_STANDIN_DIR")
+    plan = make_test_plan(make_spec(filesystem={"root": str(pfs_root), "type": "lustre", "striping": STRIPES}))
+    with pytest.raises(CommandError):
+        _prepare(plan)
+    report = json.loads(Path(plan.run_dir, "run.json").read_text())["filesystem"]
+    assert report["directories"][-1]["status"] == "failed" and "exited with 99" in report["directories"][-1]["reason"]
+
+
+# -- rendering: rawfs, shim, hdfs --------------------------------------------------------------------
+
+def props(text: str) -> dict[str, str]:
+    root = ET.fromstring(text)
+    names = [p.findtext("name") for p in root.findall("property")]
+    assert len(names) == len(set(names)), "a property is set twice"
+    return {p.findtext("name"): p.findtext("value") for p in root.findall("property")}
+
+
+def test_rawfs_is_file_and_has_no_hdfs_site(make_spec: SpecFactory, make_test_plan: PlanFactory) -> None:
+    files = render_config(make_test_plan(make_spec()))
+    assert set(files) == set(CONFIG_TEMPLATES)
+    assert props(files["core-site.xml"])["fs.defaultFS"] == "file:///"
+    assert props(files["mapred-site.xml"])["yarn.app.mapreduce.am.staging-dir"].startswith("file:///")
+
+
+def test_shim_mode_configuration(make_spec: SpecFactory, make_test_plan: PlanFactory, pfs_root: Path) -> None:
+    plan = make_test_plan(make_spec(filesystem={"root": str(pfs_root), "mode": "shim", "type": "lustre",
+                                                "striping": STRIPES}))
+    files = render_config(plan)
+    core = props(files["core-site.xml"])
+    assert core["fs.defaultFS"] == "pfs:///"
+    assert core["fs.pfs.impl"] == "org.hpchadoop.fs.PfsFileSystem"
+    assert core["fs.AbstractFileSystem.pfs.impl"] == "org.hpchadoop.fs.PfsFs"
+    assert core["pfs.layout"] == "lustre"
+    assert (core["pfs.stripe.count"], core["pfs.stripe.size"], core["pfs.stripe.index"]) == ("4", str(4 << 20), "0")
+    assert core["fs.local.block.size"] == core["pfs.split.size"] == str(1 << 20)  # the input stripe size
+    assert core["pfs.locality.hosts"] == "10.0.0.1,10.0.0.2,10.0.0.3"
+    mapred, yarn = props(files["mapred-site.xml"]), props(files["yarn-site.xml"])
+    assert mapred["yarn.app.mapreduce.am.staging-dir"] == f"pfs://{plan.run_dir}/staging"
+    assert mapred["mapreduce.jobhistory.done-dir"] == f"pfs://{plan.run_dir}/history/done"
+    assert mapred["mapreduce.jobhistory.intermediate-done-dir"] == f"pfs://{plan.run_dir}/history/intermediate"
+    assert yarn["yarn.nodemanager.remote-app-log-dir"] == f"pfs://{plan.run_dir}/app-logs"
+    assert "hdfs-site.xml" not in files
+
+
+def test_shim_layout_follows_detection_and_split_size_wins(make_spec: SpecFactory, make_test_plan: PlanFactory,
+                                                           pfs_root: Path) -> None:
+    spec = make_spec(filesystem={"root": str(pfs_root), "mode": "shim", "split_size": "256m",
+                                 "striping": {"input": {"size": "1m"}}})
+    core = props(render_config(make_test_plan(spec))["core-site.xml"])
+    assert core["pfs.layout"] == "none"  # the test root is a local disk
+    assert core["fs.local.block.size"] == str(256 << 20)
+    assert "pfs.stripe.count" not in core
+
+
+def test_the_users_properties_win_over_the_mode(make_spec: SpecFactory, make_test_plan: PlanFactory,
+                                                pfs_root: Path) -> None:
+    spec = make_spec(filesystem={"root": str(pfs_root), "mode": "shim"},
+                     hadoop={"properties": {"mapred-site": {"yarn.app.mapreduce.am.staging-dir": "pfs:///elsewhere"}}})
+    assert props(render_config(make_test_plan(spec))["mapred-site.xml"])["yarn.app.mapreduce.am.staging-dir"] \
+        == "pfs:///elsewhere"
+
+
+def test_hdfs_mode_configuration(make_spec: SpecFactory, make_test_plan: PlanFactory, pfs_root: Path) -> None:
+    plan = make_test_plan(make_spec(filesystem={"root": str(pfs_root), "mode": "hdfs", "split_size": "64m"}))
+    files = render_config(plan)
+    nn = f"hdfs://10.0.0.1:{plan.ports.nn}"
+    assert props(files["core-site.xml"])["fs.defaultFS"] == nn
+    hdfs = props(files["hdfs-site.xml"])
+    assert hdfs["dfs.namenode.rpc-address"] == f"10.0.0.1:{plan.ports.nn}"
+    assert hdfs["dfs.namenode.http-address"] == f"10.0.0.1:{plan.ports.nn_web}"
+    assert hdfs["dfs.namenode.name.dir"] == f"file://{plan.run_dir}/hdfs/name"
+    assert hdfs["dfs.datanode.data.dir"] == f"file://{plan.run_dir}/hdfs/data/${{hpc.node.name}}"
+    assert hdfs["dfs.datanode.address"] == f"${{hpc.node.address}}:{plan.ports.dn}"
+    assert hdfs["dfs.datanode.http.address"] == f"${{hpc.node.address}}:{plan.ports.dn_web}"
+    assert hdfs["dfs.datanode.ipc.address"] == f"${{hpc.node.address}}:{plan.ports.dn_ipc}"
+    assert hdfs["dfs.replication"] == "1" and hdfs["dfs.blocksize"] == str(64 << 20)
+    mapred = props(files["mapred-site.xml"])
+    assert mapred["yarn.app.mapreduce.am.staging-dir"] == f"{nn}{plan.run_dir}/staging"
+    assert mapred["mapreduce.jobhistory.done-dir"] == f"{nn}{plan.run_dir}/history/done"
+
+
+def test_hdfs_mode_roles_and_memory(make_spec: SpecFactory, make_test_plan: PlanFactory, pfs_root: Path) -> None:
+    plan = make_test_plan(make_spec(filesystem={"root": str(pfs_root), "mode": "hdfs"}, nodemanager_on_master=False))
+    assert plan.nodes[0].roles == ("namenode", "datanode", "resourcemanager", "historyserver")
+    assert [n.roles for n in plan.nodes[1:]] == [("datanode", "nodemanager")] * 2
+    hadoop = {"daemon_heap": "8g", "containers_per_node": 40}  # more than 64 GiB nodes hold: memory decides
+    rawfs = make_test_plan(make_spec(hadoop=hadoop, filesystem={"root": str(pfs_root)}))
+    hdfs = make_test_plan(make_spec(hadoop=hadoop, filesystem={"root": str(pfs_root), "mode": "hdfs"}))
+    assert rawfs.memory.nodemanager_mb - hdfs.memory.nodemanager_mb == 2 * 8192  # two more daemon heaps
+
+
+def test_namenode_format_command(make_spec: SpecFactory, make_test_plan: PlanFactory, pfs_root: Path) -> None:
+    plan = make_test_plan(make_spec(filesystem={"root": str(pfs_root), "mode": "hdfs"}))
+    master = plan.nodes[0]
+    command = format_command(plan, master)
+    assert command.argv[-5:] == ["org.apache.hadoop.hdfs.server.namenode.NameNode", "-format", "-nonInteractive",
+                                 "-clusterid", plan.cluster_id]
+    assert "-Dhadoop.log.file=namenode-format.log" in command.argv
+    assert command.out == Path(master.log_dir) / "namenode-format.out"
+    assert f"-Dhpc.node.name={plan.nodes[1].name}" in daemon_command(plan, plan.nodes[1], "datanode").argv
+    assert namenode_dir(plan) == Path(plan.run_dir, "hdfs", "name")
+    assert datanode_dir(plan, plan.nodes[2]) == Path(plan.run_dir, "hdfs", "data", "n3")
+    assert needs_format(plan)
+    (namenode_dir(plan) / "current").mkdir(parents=True)
+    (namenode_dir(plan) / "current" / "VERSION").write_text("namespaceID=1\n")
+    assert not needs_format(plan)
+
+
+def test_unknown_mode_and_type_are_refused(make_spec: SpecFactory) -> None:
+    with pytest.raises(UserError, match="rawfs"):
+        make_spec(filesystem={"mode": "rawfile"})
+    with pytest.raises(UserError, match="lustre"):
+        make_spec(filesystem={"type": "beegfs"})
+    with pytest.raises(UserError, match="stripe"):
+        make_spec(filesystem={"striping": {"input": {"stripes": 2}}})
