@@ -23,8 +23,8 @@ import dataclasses
 import getpass
 import itertools
 import platform
+import secrets
 import shutil
-import subprocess
 import time
 import traceback
 from pathlib import Path
@@ -44,7 +44,7 @@ from launcher.plan import expand_root
 from launcher.runner import Observer
 from launcher.schedulers import get_scheduler
 from launcher.session import Session
-from launcher.spec import JobSpec, load_spec
+from launcher.spec import JobSpec, StripeSpec, load_spec
 from launcher.units import parse_size
 
 #: The step a bench cluster's job spec carries (a spec needs one; the harness submits its own steps).
@@ -140,22 +140,23 @@ def relevant(workload: str, profile_name: str, point: dict[str, Any]) -> tuple[A
     return tuple(v for k, v in sorted(point.items()) if k not in ("files", "file_size") or k in params)
 
 
-def apply_stripe(directory: Path, count: int | None, fs_type: str) -> tuple[bool, str | None]:
-    """Set ``directory``'s stripe count (``lfs setstripe -c``) on Lustre.
+def apply_stripe(directory: Path, count: int | None, spec: JobSpec) -> tuple[dict[str, Any], str | None]:
+    """Give ``directory`` the stripe count ``count`` with the filesystem layer (``lfs setstripe -c`` on Lustre,
+    ``user.pvfs2.*`` on OrangeFS...).
 
     Returns:
-        ``(applied, note)``; elsewhere ``(False, "striping not applicable on <type>")``, never silent.
+        ``(outcome, note)``: the layer's outcome as a dict (status, requested, layout read back, commands) and,
+        when the count was not applied, why (e.g. "striping not applicable ..."), never silent.
     """
-    if count is None:
-        return False, None
-    lfs = shutil.which("lfs")
-    if fs_type != "lustre" or lfs is None:
-        return False, f"striping not applicable on {fs_type}"
-    proc = subprocess.run([lfs, "setstripe", "-c", str(count), str(directory)], capture_output=True, text=True,
-                          check=False)
-    if proc.returncode != 0:
-        return False, f"lfs setstripe -c {count} failed: {proc.stderr.strip()[-200:]}"
-    return True, None
+    from launcher.filesystems import choose
+    from launcher.filesystems.detect import detect
+
+    fs = choose(spec.filesystem.type, detect(directory, check_flock=False))
+    outcome = fs.stripe("scratch", directory, StripeSpec(count=count))
+    note = None
+    if count is not None and outcome.status != "applied":
+        note = f"stripe count {count}: {outcome.status}" + (f" ({outcome.reason})" if outcome.reason else "")
+    return outcome.to_dict(), note
 
 
 class Harness:
@@ -174,7 +175,7 @@ class Harness:
         self.out_dir = out_dir
         self.console = console or Console(highlight=False)
         self.sets = sets
-        self.bench_id = f"{bench.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+        self.bench_id = f"{bench.name}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
         self.failures = 0
 
     def job_spec(self, nodes: int, fs_mode: str) -> JobSpec:
@@ -229,7 +230,8 @@ class Harness:
                             append_row(results, row)
                             rows.append(row)
                             status = "[green]ok[/]" if row["state"] == "succeeded" else f"[red]{row['error']}[/]"
-                            self.console.print(f"[{done}/{total}] {workload} {self._describe(point)} "
+                            shown = {k: row.get(k) for k in point}
+                            self.console.print(f"[{done}/{total}] {workload} {self._describe(shown)} "
                                                f"repeat {repeat}: wall {row.get('wall_s') or 0:.1f} s {status}",
                                                soft_wrap=True)
             finally:
@@ -254,13 +256,17 @@ class Harness:
             f"{workload}-n{point['nodes']}-s{point['stripe_count']}-f{params.get('files')}-r{repeat}"
         work.mkdir(parents=True, exist_ok=True)
         fs_type = filesystem_type(root)
-        applied, stripe_note = apply_stripe(work, point["stripe_count"], fs_type)
+        try:
+            stripe, stripe_note = apply_stripe(work, point["stripe_count"], spec)
+        except HpcHadoopError as exc:
+            stripe, stripe_note = {"status": "failed", "reason": str(exc)}, f"striping failed: {exc}"
         runtime = session.plan.hadoop_runtime() if session and session.plan else None
         row: dict[str, Any] = {
             "bench_id": self.bench_id, "bench": self.bench.name, "workload": workload, "profile": self.bench.profile,
             "repeat": repeat, **point, "files": params.get("files"), "file_size": params.get("file_size"),
             "params": params, "scheduler": spec.scheduler, "node_names": [n.name for n in allocation.nodes],
-            "fs_root": str(root), "fs_type": fs_type, "stripe_applied": applied, "work_dir": str(work),
+            "fs_root": str(root), "fs_type": fs_type, "stripe_applied": stripe["status"] == "applied",
+            "stripe": stripe, "work_dir": str(work),
             "bringup_s": session.bringup_s if session and WORKLOADS[workload].needs_cluster else None,
             "cluster_id": session.plan.cluster_id if session and session.plan else None,
             "versions": {"hpc_hadoop": __version__, "python": platform.python_version(),
