@@ -105,8 +105,12 @@ def flavor_of(version_output: str) -> str:
         return "pbspro"
     if re.search(r"^\s*Version:", version_output, re.MULTILINE):
         return "torque"
-    raise UserError(f"cannot tell Torque from PBS Pro by `qstat --version`: {version_output.strip()[:80]!r}",
-                    field="pbs.flavor", fix="set pbs.flavor: torque or pbspro")
+    first = (version_output.strip().splitlines() or [""])[0][:60]
+    if re.match(r"(SGE|OGS|GE|UGE|AGE) \d", first):
+        raise UserError(f"the qstat on PATH is Grid Engine's ({first}), not PBS's", field="pbs.flavor",
+                        fix="use --scheduler sge, or set pbs.flavor: torque or pbspro to render a PBS script")
+    raise UserError(f"cannot tell Torque from PBS Pro by `qstat --version` ({first!r})", field="pbs.flavor",
+                    fix="set pbs.flavor: torque or pbspro")
 
 
 class PbsScheduler(BatchScheduler):

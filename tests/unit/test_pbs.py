@@ -203,8 +203,10 @@ def test_flavor_from_qstat_version(output: str, flavor: str) -> None:
 
 
 def test_unknown_qstat_version_asks_for_pbs_flavor() -> None:
-    with pytest.raises(UserError, match="pbs.flavor"):
+    with pytest.raises(UserError, match="set pbs.flavor"):
         flavor_of("qstat: unknown option\n")
+    with pytest.raises(UserError, match=r"Grid Engine's \(SGE 8.1.9\)"):
+        flavor_of("SGE 8.1.9\nusage: qstat [options]\n")
 
 
 def test_job_id_from_qsub() -> None:
