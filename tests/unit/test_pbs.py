@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -277,7 +278,7 @@ def test_allocation_inside_a_job(make_spec: Callable[..., JobSpec], standins: Pa
     allocation = PbsScheduler().allocation(spec)
     assert [n.name for n in allocation.nodes] == ["localhost"] and allocation.nodes[0].address == "127.0.0.1"
     assert allocation.cores_per_node == 2 and allocation.walltime == 3600 and allocation.fanout == "pbsdsh"
-    assert allocation.deadline is not None and 2900 < allocation.deadline - __import__("time").time() <= 2995
+    assert allocation.deadline is not None and 2900 < allocation.deadline - time.time() <= 2995
 
 
 def test_allocation_outside_a_job_is_a_user_error(make_spec: Callable[..., JobSpec]) -> None:
@@ -291,3 +292,45 @@ def test_fanout_commands(make_test_plan: Callable[..., object], make_spec: Calla
     assert torque[:3] == ["pbsdsh", "-h", "n2"] and torque[-2:] == ["--node", "n2"]
     pro = get_fanout("pbs_tmrsh").node_command(plan, "n3")  # type: ignore[attr-defined]
     assert pro[:2] == ["pbs_tmrsh", "n3"] and pro[-2:] == ["--node", "n3"]
+
+
+FAKE_AGENT = """\
+import json, os, signal, sys, time
+run_dir, node = sys.argv[1], os.environ["HPC_HADOOP_NODE"]
+stop = []
+signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+os.makedirs(os.path.join(run_dir, "agents"), exist_ok=True)
+with open(os.path.join(run_dir, "agents", node + ".json"), "w") as out:
+    json.dump({"node": node, "pid": os.getpid()}, out)
+while not stop:
+    time.sleep(0.05)
+print("fake agent on", node, "stopped")
+"""
+
+
+def test_pbsdsh_fanout_starts_one_task_per_node_and_stops_them_by_pid(
+        make_test_plan: Callable[..., object], make_spec: Callable[..., JobSpec], standins: Path,
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Through the stand-in ``pbsdsh``: three tasks at once, each stopped by ``pbsdsh -h HOST kill -TERM PID``."""
+    from launcher.fanout.pbsdsh import PbsdshFanout
+
+    plan = make_test_plan(make_spec())
+    agent = tmp_path / "fake_agent.py"
+    agent.write_text(FAKE_AGENT)
+    monkeypatch.setenv("PBS_JOBID", "1.standin")
+
+    class Fake(PbsdshFanout):
+        def node_command(self, plan: object, host: str) -> list[str]:
+            return self.remote(host, [sys.executable, str(agent), plan.run_dir])  # type: ignore[attr-defined]
+
+    fanout = Fake()
+    fanout.start(plan)  # type: ignore[arg-type]
+    agents = Path(plan.run_dir) / "agents"  # type: ignore[attr-defined]
+    deadline = time.monotonic() + 30
+    while len(list(agents.glob("*.json"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert fanout.running() and sorted(p.stem for p in agents.glob("*.json")) == ["n1", "n2", "n3"]
+    assert fanout.stop(timeout=20) == 0 and not fanout.running()
+    calls = (standins / "pbsdsh.args").read_text().splitlines()
+    assert sorted(c.split()[1] for c in calls if " kill -TERM " in c) == ["n1", "n2", "n3"]
+    assert "fake agent on n2 stopped" in fanout.log_file(plan).read_text()  # type: ignore[arg-type]
