@@ -41,7 +41,7 @@ from launcher import __version__
 from launcher.errors import HpcHadoopError, UserError
 from launcher.filesystems.detect import filesystem_type
 from launcher.plan import expand_root
-from launcher.runner import Observer
+from launcher.progress import ConsoleObserver
 from launcher.schedulers import get_scheduler
 from launcher.session import Session
 from launcher.spec import JobSpec, StripeSpec, load_spec
@@ -208,7 +208,7 @@ class Harness:
             if len(allocation.nodes) > nodes:
                 allocation = dataclasses.replace(allocation, nodes=allocation.nodes[:nodes])
             needs_cluster = any(WORKLOADS[w].needs_cluster for w in self.bench.workloads)
-            session = Session(spec, allocation, observer=Observer()) if needs_cluster else None
+            session = Session(spec, allocation, observer=ConsoleObserver(self.console)) if needs_cluster else None
             self.console.print(f"[bold]{nodes} node(s), {fs_mode}[/]: "
                                + ("bringing the cluster up" if session else "no cluster needed"))
             try:
