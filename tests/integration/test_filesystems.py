@@ -1,0 +1,153 @@
+"""The filesystem layer with real daemons and real filesystems: detection on the GlusterFS test mount (FUSE),
+TeraSort through the ``pfs://`` shim (``filesystem.mode: shim``), and TestDFSIO on HDFS daemons whose
+NameNode/DataNode directories sit in the cluster directory (``filesystem.mode: hdfs``). No mocks.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from launcher.filesystems import detect
+from tests.conftest import REPO, hpc_hadoop, only_run_dir, processes_of, run_report
+
+pytestmark = pytest.mark.hadoop
+
+GLUSTER_MOUNT = Path("/mnt/hhpfs")
+#: Small containers: the CI machine has 2 cores.
+SMALL = {"daemon_heap": "512m", "map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m"}
+
+
+@pytest.fixture(scope="module")
+def gluster() -> Path:
+    """The GlusterFS test volume, FUSE-mounted at /mnt/hhpfs (tests/cluster/gluster-up.sh is idempotent)."""
+    done = subprocess.run(["bash", "tests/cluster/gluster-up.sh"], cwd=REPO, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, f"gluster-up.sh failed: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+    return GLUSTER_MOUNT
+
+
+@pytest.fixture
+def gluster_dir(gluster: Path) -> Iterator[Path]:
+    """A directory of this test on the GlusterFS volume (removed afterwards; the volume stays up)."""
+    directory = gluster / f"hpc-hadoop-fs-test-{os.getpid()}"
+    directory.mkdir()
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_detection_on_the_glusterfs_mount(gluster_dir: Path) -> None:
+    found = detect(gluster_dir)
+    statfs_type = subprocess.run(["stat", "-f", "-c", "%t", str(gluster_dir)], capture_output=True, text=True,
+                                 check=True).stdout.strip()
+    assert found.magic == hex(int(statfs_type, 16)) == "0x65735546"
+    assert (found.type, found.subtype, found.label) == ("fuse", "glusterfs", "fuse.glusterfs")
+    assert found.mount_point == str(GLUSTER_MOUNT) and found.mount_type == "fuse.glusterfs"
+    assert found.source.endswith(":/hhpfs")
+    assert found.total_bytes > 0 and 0 < found.free_bytes <= found.total_bytes
+    assert found.flock is True
+
+
+def test_doctor_shows_the_detected_filesystem(gluster_dir: Path) -> None:
+    result = hpc_hadoop("doctor", "--set", f"filesystem.root={gluster_dir}/cluster", timeout=120)
+    lines = {line.split()[1]: line for line in result.stdout.splitlines() if len(line.split()) > 2}
+    assert "fuse.glusterfs" in lines["filesystem"] and "mounted at /mnt/hhpfs" in lines["filesystem"], result.stdout
+    assert "striping not applicable" in lines["striping"] and lines["flock"].split()[0] == "ok"
+
+
+def write_job(tmp_path: Path, job: dict) -> Path:
+    path = tmp_path / f"{job['name']}.yaml"
+    path.write_text(yaml.safe_dump({"scheduler": "local", **job}))
+    return path
+
+
+def records(directory: Path, pattern: str) -> list[bytes]:
+    """TeraSort's 100-byte records of the files matching ``pattern`` in ``directory``, file by file."""
+    data = b"".join(p.read_bytes() for p in sorted(directory.glob(pattern)))
+    assert len(data) % 100 == 0
+    return [data[i:i + 100] for i in range(0, len(data), 100)]
+
+
+def test_terasort_through_the_pfs_shim(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
+    """TeraGen → TeraSort (2 reducers) with fs.defaultFS=pfs:/// and 4 MiB splits from split_size; the output
+    is checked in Python: the same 100000 records as TeraGen wrote, in key order across both partitions.
+
+    A stripe setting for the output directory is requested on a filesystem that has none: the report must
+    say "striping not applicable" for it rather than drop it.
+    """
+    job = write_job(tmp_path, {
+        "name": "terasort-shim",
+        "filesystem": {"root": str(pfs_root), "mode": "shim", "split_size": "4m",
+                       "striping": {"output": {"count": 2, "size": "1m"}}},
+        "hadoop": {**SMALL, "properties": {"mapred-site": {"mapreduce.job.reduces": 2}}},
+        "steps": [
+            {"example": "teragen", "args": ["-Dmapreduce.job.maps=2", "100000", "${run_dir}/output/gen"]},
+            {"example": "terasort", "args": ["${run_dir}/output/gen", "${run_dir}/output/sorted"]},
+        ]})
+    result = hpc_hadoop("submit", str(job))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    run_dir = only_run_dir(pfs_root)
+    report = run_report(run_dir)
+    assert [s["state"] for s in report["steps"]] == ["succeeded"] * 2
+    assert "<value>pfs:///</value>" in (run_dir / "conf" / "core-site.xml").read_text()
+    out = run_dir / "output"
+    assert len(list((out / "sorted").glob("part-r-*"))) == 2
+    generated, ordered = records(out / "gen", "part-m-*"), records(out / "sorted", "part-r-*")
+    assert len(generated) == len(ordered) == 100000
+    assert [r[:10] for r in ordered] == sorted(r[:10] for r in generated)  # keys in order, across partitions
+    assert sorted(ordered) == sorted(generated)  # the same records, none lost or changed
+    # Raw access through pfs://: no .crc side files, which file:// (LocalFileSystem) would write.
+    assert not list(out.rglob("*.crc"))
+    # Splits follow filesystem.split_size: two 5 MB TeraGen files in 4 MiB blocks = 2 splits each (32 MiB: 1).
+    assert "number of splits:4" in (run_dir / "steps" / "02-terasort.log").read_text()
+    # Staging and history worked through pfs:// (the JobHistoryServer moved both jobs to done/).
+    assert len(list((run_dir / "history" / "done").rglob("job_*.jhist"))) == 2
+    fs = report["filesystem"]
+    assert fs["mode"] == "shim" and fs["class"] == "generic"
+    output = next(d for d in fs["directories"] if d["role"] == "output")
+    assert output["status"] == "striping not applicable" and output["requested"]["count"] == 2
+    assert processes_of(run_dir) == []
+
+
+def test_testdfsio_on_hdfs_with_its_directories_in_the_cluster_directory(hadoop_runtime: Path, pfs_root: Path,
+                                                                         tmp_path: Path) -> None:
+    data = "-Dtest.build.data=/benchmarks/TestDFSIO"  # generic options first: parsing stops at -write
+    dfsio = ["-nrFiles", "2", "-size", "8MB"]
+    job = write_job(tmp_path, {
+        "name": "dfsio-hdfs",
+        "filesystem": {"root": str(pfs_root), "mode": "hdfs"},
+        "hadoop": SMALL,
+        "steps": [
+            {"jar": "${tests_jar}", "class": "org.apache.hadoop.fs.TestDFSIO",
+             "args": [data, "-write", *dfsio, "-resFile", "${run_dir}/dfsio-write.txt"]},
+            {"jar": "${tests_jar}", "class": "org.apache.hadoop.fs.TestDFSIO",
+             "args": [data, "-read", *dfsio, "-resFile", "${run_dir}/dfsio-read.txt"]},
+        ]})
+    result = hpc_hadoop("submit", str(job))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    run_dir = only_run_dir(pfs_root)
+    report = run_report(run_dir)
+    assert [s["state"] for s in report["steps"]] == ["succeeded"] * 2
+    for kind in ("write", "read"):
+        text = (run_dir / f"dfsio-{kind}.txt").read_text()
+        assert f"TestDFSIO ----- : {kind}" in text and "Number of files: 2" in text
+        assert "Total MBytes processed: 16" in text and float(text.split("Throughput mb/sec:")[1].split()[0]) > 0
+    assert "hdfs://127.0.0.1:" in (run_dir / "conf" / "core-site.xml").read_text()
+    logs = run_dir / "logs" / "localhost"
+    assert "has been successfully formatted" in (logs / "namenode-format.out").read_text() + \
+        (logs / "namenode-format.log").read_text()
+    assert (run_dir / "hdfs" / "name" / "current" / "VERSION").is_file()
+    # The 2 × 8 MB TestDFSIO files are blocks in the DataNode directory inside the cluster directory.
+    blocks = [p for p in (run_dir / "hdfs" / "data" / "localhost").rglob("blk_*") if not p.name.endswith(".meta")]
+    assert sum(p.stat().st_size for p in blocks) >= 16 << 20
+    assert {(logs / f"{d}.log").stat().st_size > 0 for d in ("namenode", "datanode")} == {True}
+    assert report["filesystem"]["mode"] == "hdfs"
+    assert processes_of(run_dir) == []
