@@ -39,11 +39,16 @@ def throughput_vs_files(summaries: Sequence[dict[str, Any]]) -> Figure:
              ("dd", "dd_read_mb_s", "dd read", "s-"), ("dfsio", "dd_read_mb_s", "dd read", "s-"),
              ("dfsio", "write_mb_s", "TestDFSIO write", "o--"), ("dfsio", "read_mb_s", "TestDFSIO read", "s--"))
     drawn: set[str] = set()
+    values: list[float] = []
     for workload, metric, label, style in lines:
         xs, ys, errs = _series(summaries, workload, "files", metric)
         if xs and label not in drawn:
             ax.errorbar(xs, ys, yerr=errs, fmt=style, capsize=3, label=label)
             drawn.add(label)
+            values += ys
+    positive = [v for v in values if v > 0]
+    if positive and len(positive) == len(values) and max(positive) > 100 * min(positive):
+        ax.set_yscale("log")  # dd and a tiny TestDFSIO differ by orders of magnitude
     ax.set_xlabel("number of files")
     ax.set_ylabel("throughput (MiB/s)")
     ax.set_title("Throughput vs number of files: dd vs TestDFSIO")
