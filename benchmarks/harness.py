@@ -39,7 +39,7 @@ from benchmarks.results import append_row, print_summary, read_rows, summarize_r
 from benchmarks.workloads import WORKLOADS, Context, get_workload
 from launcher import __version__
 from launcher.errors import HpcHadoopError, UserError
-from launcher.filesystems.detect import filesystem_type
+from launcher.filesystems.detect import detect
 from launcher.plan import expand_root
 from launcher.progress import ConsoleObserver
 from launcher.schedulers import get_scheduler
@@ -149,7 +149,6 @@ def apply_stripe(directory: Path, count: int | None, spec: JobSpec) -> tuple[dic
         when the count was not applied, why (e.g. "striping not applicable ..."), never silent.
     """
     from launcher.filesystems import choose
-    from launcher.filesystems.detect import detect
 
     fs = choose(spec.filesystem.type, detect(directory, check_flock=False))
     outcome = fs.stripe("scratch", directory, StripeSpec(count=count))
@@ -255,7 +254,7 @@ class Harness:
         work = root / getpass.getuser() / "hpc-hadoop-bench" / self.bench_id / \
             f"{workload}-n{point['nodes']}-s{point['stripe_count']}-f{params.get('files')}-r{repeat}"
         work.mkdir(parents=True, exist_ok=True)
-        fs_type = filesystem_type(root)
+        fs_type = detect(root, check_flock=False).label  # ``fuse.glusterfs``, ``lustre``, ``ext4``...
         try:
             stripe, stripe_note = apply_stripe(work, point["stripe_count"], spec)
         except HpcHadoopError as exc:
