@@ -19,6 +19,7 @@ A bench file (YAML)::
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import getpass
 import itertools
@@ -210,9 +211,9 @@ class Harness:
             session = Session(spec, allocation, observer=ConsoleObserver(self.console)) if needs_cluster else None
             self.console.print(f"[bold]{nodes} node(s), {fs_mode}[/]: "
                                + ("bringing the cluster up" if session else "no cluster needed"))
-            try:
+            with contextlib.ExitStack() as stack:  # the session tears down on any exit, with the exception
                 if session:
-                    session.__enter__()
+                    stack.enter_context(session)
                     assert session.plan is not None
                     self.console.print(f"cluster {session.plan.cluster_id} up in {session.bringup_s:.1f} s "
                                        f"({session.plan.run_dir})")
@@ -233,9 +234,6 @@ class Harness:
                             self.console.print(f"[{done}/{total}] {workload} {self._describe(shown)} "
                                                f"repeat {repeat}: wall {row.get('wall_s') or 0:.1f} s {status}",
                                                soft_wrap=True)
-            finally:
-                if session and session.report is not None:
-                    session.__exit__(None, None, None)
         self.finish(rows)
         return rows
 
