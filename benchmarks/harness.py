@@ -124,7 +124,7 @@ def load_bench(path: Path | None, **overrides: Any) -> BenchSpec:
         return BenchSpec.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
-        raise UserError(error["msg"], file=str(path) if path else "command line",
+        raise UserError(error["msg"].removeprefix("Value error, "), file=str(path) if path else "command line",
                         field=".".join(str(p) for p in error["loc"]), fix="see `hpc-hadoop bench run --help`") from None
 
 
