@@ -348,7 +348,7 @@ class KMeans(Workload):
 
     def run(self, ctx: Context) -> dict[str, Any]:
         """Figures: ``wall_s`` of the whole driver (all iterations and the clustering pass), ``iterations``
-        done, ``latency_s`` of its first job."""
+        done, ``latency_s`` of its last MapReduce job (the job id the client printed last)."""
         assert ctx.session is not None
         jars = [j for j in mahout_jars() if j.name != "mahout-mr-job.jar"]
         job_jar = mahout_job_jar(jars)
