@@ -76,8 +76,9 @@ def records(directory: Path, pattern: str) -> list[bytes]:
     return [data[i:i + 100] for i in range(0, len(data), 100)]
 
 
-def test_terasort_through_the_pfs_shim(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
-    """TeraGen → TeraSort (2 reducers) with fs.defaultFS=pfs:/// and 4 MiB splits from split_size; the output
+def test_terasort_through_the_pfs_shim_over_glusterfs(hadoop_runtime: Path, gluster_dir: Path, tmp_path: Path) -> None:
+    """TeraGen → TeraSort (2 reducers) with fs.defaultFS=pfs:/// over the real GlusterFS mount (the stand-in
+    for Lustre) and 4 MiB splits from split_size; the output
     is checked in Python: the same 100000 records as TeraGen wrote, in key order across both partitions.
 
     A stripe setting for the output directory is requested on a filesystem that has none: the report must
@@ -85,7 +86,7 @@ def test_terasort_through_the_pfs_shim(hadoop_runtime: Path, pfs_root: Path, tmp
     """
     job = write_job(tmp_path, {
         "name": "terasort-shim",
-        "filesystem": {"root": str(pfs_root), "mode": "shim", "split_size": "4m",
+        "filesystem": {"root": str(gluster_dir), "mode": "shim", "split_size": "4m",
                        "striping": {"output": {"count": 2, "size": "1m"}}},
         "hadoop": {**SMALL, "properties": {"mapred-site": {"mapreduce.job.reduces": 2}}},
         "steps": [
@@ -94,7 +95,7 @@ def test_terasort_through_the_pfs_shim(hadoop_runtime: Path, pfs_root: Path, tmp
         ]})
     result = hpc_hadoop("submit", str(job))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    run_dir = only_run_dir(pfs_root)
+    run_dir = only_run_dir(gluster_dir)
     report = run_report(run_dir)
     assert [s["state"] for s in report["steps"]] == ["succeeded"] * 2
     assert "<value>pfs:///</value>" in (run_dir / "conf" / "core-site.xml").read_text()
