@@ -100,8 +100,9 @@ class Filesystem:
         positive_size(setting, field)
 
     def stripe_commands(self, directory: Path, setting: StripeSpec) -> list[list[str]]:
-        """The commands that give ``directory`` the layout ``setting`` (new files inherit it)."""
-        raise NotImplementedError(f"{self.name}: no striping")
+        """The commands that give ``directory`` the layout ``setting`` (new files inherit it); none here:
+        filesystems without per-directory striping (:attr:`striping` false) are never asked to run any."""
+        return []
 
     def layout_command(self, directory: Path) -> list[str] | None:
         """The command that prints ``directory``'s layout, or ``None`` if there is none."""
