@@ -109,8 +109,9 @@ def test_terasort_through_the_pfs_shim_over_glusterfs(hadoop_runtime: Path, glus
     assert not list(out.rglob("*.crc"))
     # Splits follow filesystem.split_size: two 5 MB TeraGen files in 4 MiB blocks = 2 splits each (32 MiB: 1).
     assert "number of splits:4" in (run_dir / "steps" / "02-terasort.log").read_text()
-    # Staging and history worked through pfs:// (the JobHistoryServer moved both jobs to done/).
-    assert len(list((run_dir / "history" / "done").rglob("job_*.jhist"))) == 2
+    # Staging and history worked through pfs://: both jobs' history files were written (the JobHistoryServer
+    # moves them from intermediate/ to done/ every 2 s, which a cluster torn down at once may not wait for).
+    assert len(list((run_dir / "history").rglob("job_*.jhist"))) == 2
     fs = report["filesystem"]
     assert fs["mode"] == "shim" and fs["class"] == "generic"
     output = next(d for d in fs["directories"] if d["role"] == "output")
