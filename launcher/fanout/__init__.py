@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from launcher.errors import UserError
 from launcher.fanout.base import Fanout
+from launcher.registry import Registry
 
-_REGISTRY: dict[str, str] = {
+_REGISTRY = Registry("fan-out launcher", None, {
     "local": "launcher.fanout.local:LocalFanout",
     "srun": "launcher.fanout.srun:SrunFanout",
     "pbsdsh": "launcher.fanout.pbsdsh:PbsdshFanout",
     "pbs_tmrsh": "launcher.fanout.pbsdsh:TmrshFanout",
     "qrsh": "launcher.fanout.qrsh:QrshFanout",
-}
+})
 
 
 def register(name: str, target: str) -> None:
     """Register a fan-out class by ``"module:Class"`` path."""
-    _REGISTRY[name] = target
+    _REGISTRY.register(name, target)
 
 
 def get_fanout(name: str) -> Fanout:
@@ -25,12 +25,7 @@ def get_fanout(name: str) -> Fanout:
     Raises:
         UserError: unknown name; lists the valid ones.
     """
-    target = _REGISTRY.get(name)
-    if target is None:
-        raise UserError(f"unknown fan-out launcher {name!r}", fix=f"use one of: {', '.join(sorted(_REGISTRY))}")
-    module_name, _, class_name = target.partition(":")
-    module = __import__(module_name, fromlist=[class_name])
-    return getattr(module, class_name)()
+    return _REGISTRY.create(name)
 
 
 __all__ = ["Fanout", "get_fanout", "register"]

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from launcher.errors import UserError
+from launcher.registry import Registry
 from launcher.schedulers.base import Allocation, JobState, Scheduler
 
-_REGISTRY: dict[str, str] = {
+_REGISTRY = Registry("scheduler", "scheduler", {
     "local": "launcher.schedulers.local:LocalScheduler",
     "slurm": "launcher.schedulers.slurm:SlurmScheduler",
     "pbs": "launcher.schedulers.pbs:PbsScheduler",
     "sge": "launcher.schedulers.sge:SgeScheduler",
-}
+})
 
 
 def register(name: str, target: str) -> None:
     """Register a backend class by ``"module:Class"`` path (import happens on first use)."""
-    _REGISTRY[name] = target
+    _REGISTRY.register(name, target)
 
 
 def get_scheduler(name: str) -> Scheduler:
@@ -24,13 +24,7 @@ def get_scheduler(name: str) -> Scheduler:
     Raises:
         UserError: unknown backend; lists the valid names.
     """
-    target = _REGISTRY.get(name)
-    if target is None:
-        raise UserError(f"unknown scheduler {name!r}", field="scheduler",
-                        fix=f"use one of: {', '.join(sorted(_REGISTRY))}")
-    module_name, _, class_name = target.partition(":")
-    module = __import__(module_name, fromlist=[class_name])
-    return getattr(module, class_name)()
+    return _REGISTRY.create(name)
 
 
 __all__ = ["Allocation", "JobState", "Scheduler", "get_scheduler", "register"]
