@@ -231,6 +231,7 @@ hh_netns_inode() { stat -L -c %i "/run/netns/$1" 2>/dev/null; }
 # namespaces: make $HH_MNT a shared mount (bind onto itself) before any
 # namespace is created.  Only our own mount point is touched.
 hh_shared_mnt_up() {
+  hh_stale_fuse_drop
   mkdir -p "$HH_MNT"
   if ! awk -v m="$HH_MNT" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo; then
     mount --bind "$HH_MNT" "$HH_MNT"
@@ -240,6 +241,16 @@ hh_shared_mnt_up() {
 
 # fstypes mounted at $HH_MNT, bottom first
 hh_mnt_types() { awk -v m="$HH_MNT" '$2 == m { print $3 }' /proc/self/mounts; }
+
+# A FUSE mount whose glusterfs client died (the machine's processes were
+# killed, the mounts survived) answers every call with ENOTCONN ("Transport
+# endpoint is not connected"): unmount it lazily so it can be mounted again.
+hh_stale_fuse_drop() {
+  while [ "$(hh_mnt_types | tail -1)" = fuse.glusterfs ] && ! timeout 10 stat "$HH_MNT/." >/dev/null 2>&1; do
+    hh_msg "stale FUSE mount at $HH_MNT (client gone): unmounting it"
+    umount "$HH_MNT" 2>/dev/null || umount -l "$HH_MNT" || return 1
+  done
+}
 
 # ---------------------------------------------------------------- hosts
 

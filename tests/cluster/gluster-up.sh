@@ -81,10 +81,7 @@ done
 [ "$(bricks_online)" = 3 ] || { gl volume status "$VOL" >>"$RUNLOG" 2>&1; fail "bricks not online"; }
 
 # ---------------------------------------------------------------- FUSE mount
-if [ "$(hh_mnt_types | tail -1)" = fuse.glusterfs ] && ! timeout 10 stat "$HH_MNT/." >/dev/null 2>&1; then
-  hh_msg "stale FUSE mount at $HH_MNT: remounting"
-  umount "$HH_MNT" 2>/dev/null || umount -l "$HH_MNT"
-fi
+hh_stale_fuse_drop
 if [ "$(hh_mnt_types | tail -1)" != fuse.glusterfs ]; then
   mount -t glusterfs -o "log-file=$GLOG/hh-mnt.log" "$HH_FS_NAME:/$VOL" "$HH_MNT" >>"$RUNLOG" 2>&1 ||
     fail "mount -t glusterfs $HH_FS_NAME:/$VOL $HH_MNT failed"
