@@ -7,74 +7,16 @@ cluster failures exit 1; a run exits with its report's exit code (0 ok, the fail
 
 from __future__ import annotations
 
-import functools
 import shlex
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
-from rich.console import Console
 
 from launcher import __version__
-from launcher.errors import HpcHadoopError
+from launcher.cli_clusters import add_cluster_commands
+from launcher.cli_common import console, detect_scheduler, job_options, load, reports_errors
 from launcher.spec import JobSpec, load_spec, site_presets
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-console = Console(highlight=False)
-
-
-def reports_errors(func: F) -> F:
-    """Turn :class:`HpcHadoopError` into one line on stderr and its exit code (no traceback)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except HpcHadoopError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-
-    return wrapper  # type: ignore[return-value]
-
-
-def job_options(func: F) -> F:
-    """Options shared by commands that read a job file."""
-    options = [
-        click.argument("job_file", type=click.Path(dir_okay=False, path_type=Path)),
-        click.option("--scheduler", type=click.Choice(["local", "slurm", "pbs", "sge"]), help="Batch system."),
-        click.option("--nodes", type=int, help="Number of nodes."),
-        click.option("--walltime", help="Walltime, HH:MM:SS."),
-        click.option("--site", help="Site preset from site-configs/ (see `hpc-hadoop sites`)."),
-        click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
-                     help="Override any job-file field, e.g. --set hadoop.map_memory=2g (repeatable)."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
-
-
-def detect_scheduler() -> str | None:
-    """The batch system whose allocation this process runs in, from its environment variables."""
-    import os
-
-    if os.environ.get("SLURM_JOB_ID"):
-        return "slurm"
-    if os.environ.get("PBS_JOBID"):
-        return "pbs"
-    if os.environ.get("PE_HOSTFILE") and os.environ.get("JOB_ID"):
-        return "sge"
-    return None
-
-
-def load(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
-         sets: tuple[str, ...]) -> JobSpec:
-    """Resolve the job file with its layers and the CLI overrides."""
-    overrides = {"scheduler": scheduler, "nodes": nodes, "walltime": walltime, "site": site}
-    spec, _ = load_spec(job_file, sets=list(sets), overrides=overrides)
-    return spec
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -83,7 +25,8 @@ def main() -> None:
     """On-demand Hadoop (YARN + MapReduce) inside HPC batch allocations, on the parallel filesystem."""
 
 
-def _run_here(spec: JobSpec, job_file: Path, overwrite: bool, run_dir: Path | None = None) -> int:
+def _run_here(spec: JobSpec, job_file: Path, overwrite: bool, run_dir: Path | None = None,
+              hold: bool = False) -> int:
     from launcher.progress import ConsoleObserver
     from launcher.report import summary
     from launcher.runner import execute, materialize, prepare
@@ -95,7 +38,7 @@ def _run_here(spec: JobSpec, job_file: Path, overwrite: bool, run_dir: Path | No
     materialize(plan, submitted=run_dir is not None)
     console.print(f"cluster {plan.cluster_id}: {len(plan.nodes)} node(s), run directory {plan.run_dir}")
     report = execute(plan, steps, overwrite=overwrite, observer=ConsoleObserver(console),
-                     allocation_start=allocation.start_time)
+                     allocation_start=allocation.start_time, hold=hold)
     summary(report, console)
     return report.exit_code
 
@@ -113,24 +56,26 @@ def submit(job_file: Path, scheduler: str | None, nodes: int | None, walltime: s
         sys.exit(_run_here(spec, job_file, overwrite))
     from launcher.submit import submit_batch
 
-    sys.exit(submit_batch(spec, job_file, overwrite=overwrite, wait=wait, sets=sets, console=console))
+    code, _, _ = submit_batch(spec, job_file, overwrite=overwrite, wait=wait, sets=sets, console=console)
+    sys.exit(code)
 
 
 @main.command()
 @job_options
 @click.option("--overwrite", is_flag=True, help="Replace step output directories that already exist.")
 @click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Use this cluster directory (made by `submit`) instead of a new one.")
+              help="Use this cluster directory (made by `submit`/`start`) instead of a new one.")
+@click.option("--hold", is_flag=True, help="After the steps, keep the cluster up until `hpc-hadoop stop`.")
 @reports_errors
 def run(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
-        sets: tuple[str, ...], overwrite: bool, run_dir: Path | None) -> None:
+        sets: tuple[str, ...], overwrite: bool, run_dir: Path | None, hold: bool) -> None:
     """Run JOB_FILE on the allocation this process is in (call it from your batch script).
 
     The scheduler is detected from the environment (SLURM_JOB_ID, PBS_JOBID, JOB_ID + PE_HOSTFILE)
     unless the job file or --scheduler names one.
     """
-    spec = load(job_file, scheduler or detect_scheduler(), nodes, walltime, site, sets)
-    sys.exit(_run_here(spec, job_file, overwrite, run_dir))
+    spec = load(job_file, scheduler or detect_scheduler(), nodes, walltime, site, sets, require_steps=not hold)
+    sys.exit(_run_here(spec, job_file, overwrite, run_dir, hold=hold))
 
 
 @main.command()
@@ -244,6 +189,8 @@ def bench_plot(results_dir: Path) -> None:
 
     write_outputs(results_dir, read_rows(results_dir), console)
 
+
+add_cluster_commands(main)
 
 if __name__ == "__main__":
     main()

@@ -57,15 +57,20 @@ class Cluster:
                 continue
         return states
 
-    def _raise_if_failed(self) -> None:
+    def raise_if_failed(self, when: str = "during bring-up") -> None:
+        """Raise if a daemon exited or the agents are gone.
+
+        Raises:
+            ClusterError: names the daemon, its node and its log (with the log's last lines).
+        """
         for node, state in self.agent_states().items():
             for daemon, rc in state.get("failed", {}).items():
                 log = state["daemons"][daemon]["log"]
-                raise ClusterError(f"{daemon} on {node} exited with code {rc} during bring-up; read {log}"
+                raise ClusterError(f"{daemon} on {node} exited with code {rc} {when}; read {log}"
                                    f" ({_tail(Path(log)) or _tail(Path(state['daemons'][daemon]['out']))})")
         if not self.fanout.running():
             log = self.fanout.log_file(self.plan)
-            raise ClusterError(f"the agents stopped during bring-up; read {log} ({_tail(log)})")
+            raise ClusterError(f"the agents stopped {when}; read {log} ({_tail(log)})")
 
     # -- REST ------------------------------------------------------------------------------
     def running_nodemanagers(self) -> list[str]:
@@ -106,7 +111,7 @@ class Cluster:
         deadline = time.monotonic() + timeout
         running: list[str] = []
         while time.monotonic() < deadline:
-            self._raise_if_failed()
+            self.raise_if_failed()
             running = self.running_nodemanagers()
             if len(running) >= expected and self.history_up():
                 return time.time() - self.started_at

@@ -14,8 +14,8 @@ from rich.table import Table
 
 from launcher import __version__
 
-#: Final states of a run.
-STATES = ("succeeded", "failed", "bringup_failed", "interrupted", "timed_out")
+#: Final states of a run (``stopped``: an interactive cluster ended by ``hpc-hadoop stop``).
+STATES = ("succeeded", "stopped", "failed", "bringup_failed", "interrupted", "timed_out")
 
 
 @dataclass
@@ -25,6 +25,8 @@ class RunReport:
     ``filesystem``: type (``lustre``, ``fuse.glusterfs``...), mount, ``mode`` and one entry per directory
     (input, output, staging, scratch) with its status: ``applied`` (layout read back), ``striping not
     applicable`` (and why), ``not restriped: holds data``, ``not requested`` or ``failed``.
+
+    ``hold``: an interactive cluster (``hpc-hadoop start``), kept up after its steps until stopped.
 
     Timings are seconds: ``bringup_s`` (agents started → every NodeManager RUNNING),
     ``since_allocation_s`` (allocation start → ready), ``teardown_s``, ``total_s``; per step ``wall_s``.
@@ -51,11 +53,13 @@ class RunReport:
     leftover_processes: int | None = None
     error_exit_code: int | None = None
     filesystem: dict[str, Any] = field(default_factory=dict)
+    hold: bool = False
 
     @property
     def exit_code(self) -> int:
-        """0 if every step succeeded; the failed step's exit code; 130 interrupted; 124 timed out; else 1."""
-        if self.state == "succeeded":
+        """0 if every step succeeded (or a held cluster was stopped); the failed step's exit code; 130
+        interrupted; 124 timed out; else 1."""
+        if self.state in ("succeeded", "stopped"):
             return 0
         if self.state == "interrupted":
             return 130

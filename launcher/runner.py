@@ -16,9 +16,11 @@ from typing import Any
 
 import httpx
 
+from launcher.clients import write_wrappers
 from launcher.cluster import Cluster
 from launcher.errors import ClusterError, HpcHadoopError, UserError
 from launcher.filesystems import NOT_APPLICABLE, StripeOutcome, choose, detect, report_section
+from launcher.interactive import register
 from launcher.jobs import (
     ResolvedStep,
     StepResult,
@@ -166,7 +168,7 @@ def wait_hdfs(plan: ClusterPlan, cluster: Cluster, timeout: float = 120.0) -> fl
     live, safemode = 0, "unknown"
     with httpx.Client(timeout=2.0, trust_env=False) as http:
         while time.monotonic() - began < timeout:
-            cluster._raise_if_failed()
+            cluster.raise_if_failed()
             try:
                 state = http.get(url, params={"qry": "Hadoop:service=NameNode,name=FSNamesystemState"}).json()
                 info = http.get(url, params={"qry": "Hadoop:service=NameNode,name=NameNodeInfo"}).json()
@@ -183,7 +185,9 @@ def wait_hdfs(plan: ClusterPlan, cluster: Cluster, timeout: float = 120.0) -> fl
 
 
 def materialize(plan: ClusterPlan, *, submitted: bool = False) -> None:
-    """Create the cluster directory (mode 0700) and write ``plan.json`` and ``conf/``.
+    """Create the cluster directory (mode 0700), write ``plan.json``, ``conf/`` and the client wrappers
+    (``bin/hadoop``, ``bin/yarn``, ``bin/mapred``), and add the cluster to the user's index
+    (:mod:`launcher.interactive`).
 
     Args:
         submitted: the directory was made by ``submit`` (it holds ``job.yaml`` and ``batch.sh``) and must
@@ -205,10 +209,34 @@ def materialize(plan: ClusterPlan, *, submitted: bool = False) -> None:
         plan.path(sub).mkdir(mode=0o700)
     (run_dir / "plan.json").write_text(plan.to_json())
     write_files(plan.conf_dir, render_config(plan))
+    write_wrappers(plan)
+    register(plan.cluster_id, run_dir, plan.scheduler, plan.job_id)
+
+
+def hold_cluster(plan: ClusterPlan, cluster: Cluster, deadline: float | None, poll: float = 0.5) -> None:
+    """Keep a cluster up for interactive use until ``stop-requested`` appears in its directory
+    (``hpc-hadoop stop``).
+
+    Raises:
+        TimeoutError: ``deadline`` (epoch seconds: the walltime minus the teardown lead) has passed.
+        ClusterError: a daemon died (names its log).
+    """
+    from launcher.interactive import STOP_FILE
+
+    stop = plan.path(STOP_FILE)
+    checked = 0.0
+    while not stop.exists():
+        if deadline is not None and time.time() >= deadline:
+            raise TimeoutError("walltime")
+        if time.monotonic() - checked > 5.0:  # agents' state files: a dead daemon ends the hold
+            cluster.raise_if_failed("while the cluster was held")
+            checked = time.monotonic()
+        time.sleep(poll)
 
 
 def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = False,
-            observer: Observer | None = None, allocation_start: float | None = None) -> RunReport:
+            observer: Observer | None = None, allocation_start: float | None = None,
+            hold: bool = False) -> RunReport:
     """Bring the cluster up, run the steps in order, tear it down, write ``run.json``.
 
     Args:
@@ -217,6 +245,8 @@ def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = F
         overwrite: remove existing outputs just before their step.
         observer: terminal progress.
         allocation_start: epoch seconds when the allocation began (for ``since_allocation_s``).
+        hold: after the steps, keep the cluster up until ``hpc-hadoop stop`` (:func:`hold_cluster`); the
+            final state is then ``stopped``.
 
     Returns:
         The report (also written to ``run.json``); ``report.exit_code`` is what the CLI exits with.
@@ -226,7 +256,8 @@ def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = F
     runtime = plan.hadoop_runtime()
     report = RunReport(cluster_id=plan.cluster_id, name=spec.name, run_dir=plan.run_dir, scheduler=plan.scheduler,
                        job_id=plan.job_id, nodes=[n.name for n in plan.nodes], rm_web=plan.rm_web,
-                       jhs_web=plan.jhs_web, versions={"hadoop": runtime.version, "java": str(runtime.java_version)})
+                       jhs_web=plan.jhs_web, versions={"hadoop": runtime.version, "java": str(runtime.java_version)},
+                       hold=hold)
     report.write()
     deadline = plan.deadline - teardown_lead(spec) if plan.deadline else None
     cluster = Cluster(plan)
@@ -254,7 +285,7 @@ def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = F
         if allocation_start:
             report.since_allocation_s = time.time() - allocation_start
         report.write()
-        report.state = "succeeded"
+        failed = False
         for step in steps:
             observer.phase(f"step {step.index}/{len(steps)} {step.name}")
             try:
@@ -264,10 +295,16 @@ def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = F
                     _record(report, runner.current)
                     runner.current = None
             if result.returncode != 0:
-                report.state = "failed"
+                report.state, failed = "failed", True
                 report.error = f"step {step.index} ({step.name}) failed with exit code {result.returncode}; " \
                                f"read {step.log}" + (f": {result.lines[-1]}" if result.lines else "")
                 break
+        if not failed and hold:
+            observer.phase("ready")
+            hold_cluster(plan, cluster, deadline)
+            report.state = "stopped"
+        elif not failed:
+            report.state = "succeeded"
     except Interrupted as exc:
         report.state = "timed_out" if exc.signum == signal.SIGUSR1 else "interrupted"
         report.error = f"stopped by {exc.args[0]}" + (" (walltime warning)" if exc.signum == signal.SIGUSR1 else "")

@@ -82,7 +82,6 @@ class Session:
             self.observer.phase("bring-up")
             self.cluster.start()
             self.report.bringup_s = self.cluster.wait_ready(timeout=self.ready_timeout)
-            self.report.state = "succeeded"
             self.report.write()
         except BaseException as exc:
             self.__exit__(type(exc), exc, exc.__traceback__)
@@ -94,7 +93,9 @@ class Session:
         assert self.report is not None and self.cluster is not None
         for signum in HANDLED_SIGNALS:
             signal.signal(signum, signal.SIG_IGN)
-        if exc is not None:
+        if exc is None:
+            self.report.state = "succeeded"
+        else:
             if isinstance(exc, Interrupted):
                 self.report.state = "timed_out" if exc.signum == signal.SIGUSR1 else "interrupted"
             elif isinstance(exc, KeyboardInterrupt):

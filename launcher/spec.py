@@ -305,7 +305,8 @@ class JobSpec(_Model):
     pbs: PbsSpec = Field(default_factory=PbsSpec)
     sge: SgeSpec = Field(default_factory=SgeSpec)
     steps: list[Step] = Field(
-        min_length=1, description="Hadoop jobs run in order; a failing step stops the run.")
+        default_factory=list, description="Hadoop jobs run in order; a failing step stops the run. Required by "
+        "`submit` and `run`; `start` (an interactive cluster) runs them, if any, once the cluster is up.")
 
     @field_validator("name")
     @classmethod
@@ -480,7 +481,7 @@ def _model_at(model: type[BaseModel], loc: list[Any], data: Mapping[str, Any]) -
 
 
 def load_spec(job_file: str | Path | None, *, sets: list[str] = (), overrides: Mapping[str, Any] | None = None,
-              data: Mapping[str, Any] | None = None) -> tuple[JobSpec, list[str]]:
+              data: Mapping[str, Any] | None = None, require_steps: bool = True) -> tuple[JobSpec, list[str]]:
     """Resolve a job file with all its layers into a :class:`JobSpec`.
 
     Args:
@@ -489,6 +490,7 @@ def load_spec(job_file: str | Path | None, *, sets: list[str] = (), overrides: M
         overrides: CLI options already turned into a mapping (``--nodes``, ``--scheduler``...),
             just below ``sets``.
         data: the job file's content, when it does not come from a file.
+        require_steps: at least one step is required (``submit``, ``run``); ``start`` needs none.
 
     Returns:
         ``(spec, sources)``: the frozen model and the layers used, lowest first.
@@ -539,4 +541,8 @@ def load_spec(job_file: str | Path | None, *, sets: list[str] = (), overrides: M
         if more:
             message += f" (and {more} more problem{'s' if more > 1 else ''})"
         raise UserError(message, file=origin, field=field, fix=fix) from None
+    if require_steps and not spec.steps:
+        missing = "steps" not in merged or merged["steps"] is None
+        raise UserError("required field is missing" if missing else "no steps to run", file=job_name, field="steps",
+                        fix="add it" if missing else "give at least one (or keep a cluster up with `hpc-hadoop start`)")
     return spec, [name for name, _ in layers]

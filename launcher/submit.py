@@ -21,12 +21,13 @@ from rich.console import Console
 
 from launcher import __version__
 from launcher.errors import HpcHadoopError
+from launcher.interactive import register
 from launcher.jobs import resolve_steps
 from launcher.plan import expand_root, make_plan, new_cluster_id
 from launcher.render import environment
 from launcher.runtime import discover
 from launcher.schedulers import get_scheduler
-from launcher.schedulers.base import BatchScheduler, JobState
+from launcher.schedulers.base import Allocation, BatchScheduler, JobState
 from launcher.spec import JobSpec
 
 
@@ -42,12 +43,15 @@ def script_environment():  # noqa: ANN201
     return env
 
 
-def render_script(spec: JobSpec, scheduler: BatchScheduler, run_dir: Path, *, overwrite: bool = False) -> str:
-    """The batch script for ``spec`` whose cluster directory will be ``run_dir``."""
+def render_script(spec: JobSpec, scheduler: BatchScheduler, run_dir: Path, *, overwrite: bool = False,
+                  hold: bool = False) -> str:
+    """The batch script for ``spec`` whose cluster directory will be ``run_dir`` (``hold``: an interactive
+    cluster, kept up until ``hpc-hadoop stop``)."""
     template = script_environment().get_template(scheduler.script_template)
     return template.render(directives=scheduler.filtered_directives(spec, run_dir), prologue=spec.batch.prologue,
                            run_dir=str(run_dir), job_file=str(run_dir / "job.yaml"), python=sys.executable,
-                           overwrite=overwrite, cluster_id=run_dir.name, name=spec.name, version=__version__)
+                           overwrite=overwrite, hold=hold, cluster_id=run_dir.name, name=spec.name,
+                           version=__version__)
 
 
 def _scheduler(spec: JobSpec) -> BatchScheduler:
@@ -62,44 +66,70 @@ def preview_script(spec: JobSpec, job_file: Path, sets: tuple[str, ...] = ()) ->
     return render_script(spec, _scheduler(spec), run_dir)
 
 
+def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocation: Allocation | None = None,
+                     command: str = "submit") -> Path:
+    """Check everything checkable (Java, Hadoop, jars, outputs, with a preview plan on ``allocation`` or the
+    batch system's stand-in nodes), then make the cluster directory (mode 0700) holding ``job.yaml``, the
+    fully resolved job file. ``hpc-hadoop run --run-dir`` takes it from there.
+
+    Returns:
+        The new cluster directory ``<root>/<user>/hpc-hadoop/<cluster id>``.
+
+    Raises:
+        UserError: bad input (nothing is made then).
+    """
+    runtime = discover(spec.hadoop.home, spec.hadoop.java_home)
+    cluster_id = new_cluster_id(spec.name)
+    run_dir = expand_root(spec.filesystem.root) / getpass.getuser() / "hpc-hadoop" / cluster_id
+    if allocation is None:
+        allocation = _scheduler(spec).preview_allocation(spec)
+    preview = make_plan(spec, allocation, runtime, cluster_id=cluster_id, run_dir=run_dir)
+    resolve_steps(spec, preview, overwrite=overwrite, job_file=str(job_file), check_inputs=not spec.setup)
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    run_dir.mkdir(mode=0o700)
+    (run_dir / "job.yaml").write_text(
+        f"# Resolved from {job_file} (every layer applied) by hpc-hadoop {command}.\n"
+        + yaml.safe_dump(spec.model_dump(mode="json", by_alias=True), sort_keys=False))
+    return run_dir
+
+
 def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, sets: tuple[str, ...],
-                 console: Console) -> int:
-    """Submit ``spec`` to its batch system; with ``wait``, follow it and return its exit code (else 0).
+                 console: Console, hold: bool = False) -> tuple[int, Path, str]:
+    """Submit ``spec`` to its batch system; with ``wait``, follow it to its end.
 
     Everything checkable is checked before submission (Java, Hadoop, jars, outputs), with a preview plan.
     If the batch system refuses the job, the just-made cluster directory is removed and its message
-    passed on: nothing is left queued.
+    passed on: nothing is left queued. The cluster goes into the user's index (``hpc-hadoop list``).
+
+    Args:
+        hold: an interactive cluster (``hpc-hadoop start``): the batch script runs ``run --hold``.
+
+    Returns:
+        ``(exit code, cluster directory, job id)``: the run's exit code with ``wait``, else 0.
 
     Raises:
         UserError, CommandError: bad input, or the batch system's refusal.
     """
     scheduler = _scheduler(spec)
     scheduler.check(spec)
-    runtime = discover(spec.hadoop.home, spec.hadoop.java_home)
-    cluster_id = new_cluster_id(spec.name)
-    run_dir = expand_root(spec.filesystem.root) / getpass.getuser() / "hpc-hadoop" / cluster_id
-    preview = make_plan(spec, scheduler.preview_allocation(spec), runtime, cluster_id=cluster_id, run_dir=run_dir)
-    resolve_steps(spec, preview, overwrite=overwrite, job_file=str(job_file), check_inputs=not spec.setup)
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
-    run_dir.mkdir(mode=0o700)
+    run_dir = make_cluster_dir(spec, job_file, overwrite=overwrite, command="start" if hold else "submit")
     try:
-        (run_dir / "job.yaml").write_text(
-            f"# Resolved from {job_file} (every layer applied) by hpc-hadoop submit.\n"
-            + yaml.safe_dump(spec.model_dump(mode="json", by_alias=True), sort_keys=False))
         script = run_dir / "batch.sh"
-        script.write_text(render_script(spec, scheduler, run_dir, overwrite=overwrite))
+        script.write_text(render_script(spec, scheduler, run_dir, overwrite=overwrite, hold=hold))
         script.chmod(0o700)
         job_id = scheduler.submit(script)
     except HpcHadoopError:
         shutil.rmtree(run_dir, ignore_errors=True)
         raise
     (run_dir / "submit.json").write_text(json.dumps({"scheduler": spec.scheduler, "job_id": job_id,
-                                                     "submitted": time.time(), "job_file": str(job_file)}))
+                                                     "submitted": time.time(), "job_file": str(job_file),
+                                                     "hold": hold}))
+    register(run_dir.name, run_dir, spec.scheduler, job_id, interactive=hold)
     log = run_dir / f"batch-{job_id}.out"
     console.print(f"submitted {spec.scheduler} job {job_id}\nrun directory: {run_dir}\nlog: {log}", soft_wrap=True)
     if not wait:
-        return 0
-    return follow(scheduler, job_id, run_dir, log, console)
+        return 0, run_dir, job_id
+    return follow(scheduler, job_id, run_dir, log, console), run_dir, job_id
 
 
 def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, console: Console) -> int:

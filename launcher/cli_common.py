@@ -1,0 +1,70 @@
+"""What the ``hpc-hadoop`` commands share: the terminal, one-line errors, the job-file options, loading."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from launcher.errors import HpcHadoopError
+from launcher.spec import JobSpec, load_spec
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+console = Console(highlight=False)
+
+
+def reports_errors(func: F) -> F:
+    """Turn :class:`HpcHadoopError` into one line on stderr and its exit code (no traceback)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except HpcHadoopError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def job_options(func: F) -> F:
+    """Options shared by commands that read a job file."""
+    options = [
+        click.argument("job_file", type=click.Path(dir_okay=False, path_type=Path)),
+        click.option("--scheduler", type=click.Choice(["local", "slurm", "pbs", "sge"]), help="Batch system."),
+        click.option("--nodes", type=int, help="Number of nodes."),
+        click.option("--walltime", help="Walltime, HH:MM:SS."),
+        click.option("--site", help="Site preset from site-configs/ (see `hpc-hadoop sites`)."),
+        click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+                     help="Override any job-file field, e.g. --set hadoop.map_memory=2g (repeatable)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def detect_scheduler() -> str | None:
+    """The batch system whose allocation this process runs in, from its environment variables."""
+    import os
+
+    if os.environ.get("SLURM_JOB_ID"):
+        return "slurm"
+    if os.environ.get("PBS_JOBID"):
+        return "pbs"
+    if os.environ.get("PE_HOSTFILE") and os.environ.get("JOB_ID"):
+        return "sge"
+    return None
+
+
+def load(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
+         sets: tuple[str, ...], *, require_steps: bool = True) -> JobSpec:
+    """Resolve the job file with its layers and the CLI overrides."""
+    overrides = {"scheduler": scheduler, "nodes": nodes, "walltime": walltime, "site": site}
+    spec, _ = load_spec(job_file, sets=list(sets), overrides=overrides, require_steps=require_steps)
+    return spec
