@@ -1,0 +1,132 @@
+"""Interactive clusters with real Hadoop 3.4.2 daemons: ``start`` → ``list`` → ``exec``/``env`` → ``logs`` →
+``stop`` → ``list`` → ``clean``, on the local backend and on the real Slurm test cluster (tests/cluster/).
+
+Each test has its own index (``XDG_STATE_HOME``) so it sees only its own clusters.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import REPO, hpc_hadoop, only_run_dir, processes_of, run_report
+from tests.integration.test_slurm import PFS, queued_jobs, slurm_cluster  # noqa: F401 - fixture
+
+pytestmark = pytest.mark.hadoop
+
+SMALL = {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"}
+
+
+def clusters(env: dict[str, str]) -> list[dict]:
+    result = hpc_hadoop("list", "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def in_cluster_shell(cluster_id: str, script: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``script`` in bash after ``eval "$(hpc-hadoop env ID)"``: what a user types."""
+    hh = f"{sys.executable} -m launcher.cli"
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", f'eval "$({hh} env {cluster_id})"\n{script}'],
+                          capture_output=True, text=True, timeout=300, env={**env, "PATH": "/usr/bin:/bin"},
+                          cwd=REPO, check=False)
+
+
+def test_local_interactive_life_cycle(pfs_root: Path, tmp_path: Path) -> None:
+    env = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    job = tmp_path / "inter.yaml"
+    job.write_text(yaml.safe_dump({"name": "inter", "scheduler": "local", "walltime": "00:20:00",
+                                   "filesystem": {"root": str(pfs_root)}, "hadoop": SMALL}))
+    started = hpc_hadoop("start", str(job), env=env, timeout=300)
+    print(started.stdout)
+    assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
+    run_dir = only_run_dir(pfs_root)
+    cid = run_dir.name
+    try:
+        assert f"cluster {cid} is up" in started.stdout and "ResourceManager: http://127.0.0.1:" in started.stdout
+        (listed,) = clusters(env)
+        assert listed["cluster_id"] == cid and listed["state"] == "ready" and listed["nodes"] == ["localhost"]
+        assert listed["rm_web"].startswith("http://127.0.0.1:") and 0 < listed["walltime_left_s"] <= 1200
+        # A MapReduce job through the wrapper commands, with nothing but what `env` printed.
+        examples = next(Path(REPO, "hadoop-fs-shim/target/hadoop-runtime/lib").glob(
+            "hadoop-mapreduce-examples-*.jar"))
+        shell = in_cluster_shell(cid, f"yarn jar {examples} pi 2 100\nmapred job -list all\nhadoop fs -ls "
+                                 f"{run_dir}/conf", env)
+        assert shell.returncode == 0, shell.stdout[-2000:] + shell.stderr[-3000:]
+        assert "Estimated value of Pi is" in shell.stdout and "SUCCEEDED" in shell.stdout
+        assert "yarn-site.xml" in shell.stdout
+        # Without an ID: the one running cluster.
+        nodes = hpc_hadoop("exec", "--", "yarn", "node", "-list", env=env)
+        assert nodes.returncode == 0 and "Total Nodes:1" in nodes.stdout, nodes.stderr[-2000:]
+        logs = hpc_hadoop("logs", cid[:12], "--daemon", "nodemanager", env=env)
+        assert logs.returncode == 0 and "nodemanager.log <==" in logs.stdout
+        assert "Registered with ResourceManager" in logs.stdout or "NodeManager" in logs.stdout
+        # clean never deletes a running cluster's directory.
+        refused = hpc_hadoop("clean", cid, "--yes", env=env)
+        assert refused.returncode == 2 and "stop it first" in refused.stderr and run_dir.is_dir()
+    finally:
+        stopped = hpc_hadoop("stop", cid, env=env, timeout=180)
+    print(stopped.stdout)
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert processes_of(run_dir) == []
+    report = run_report(run_dir)
+    assert report["state"] == "stopped" and report["hold"] is True and report["exit_code"] == 0
+    assert report["leftover_processes"] == 0 and report["teardown_s"] is not None
+    assert [c["state"] for c in clusters(env)] == ["stopped"]
+    assert (run_dir / "logs" / "localhost" / "nodemanager.log").stat().st_size > 0
+    # Asked, no answer (no stdin): nothing deleted; --yes deletes the finished cluster.
+    kept = hpc_hadoop("clean", env=env)
+    assert kept.returncode == 1 and run_dir.is_dir()
+    cleaned = hpc_hadoop("clean", "--yes", env=env)
+    assert cleaned.returncode == 0 and not run_dir.exists() and clusters(env) == []
+
+
+@pytest.mark.slurm
+def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) -> None:  # noqa: F811
+    env = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    root = PFS / "tests" / f"interactive-{tmp_path.name}"
+    root.mkdir(parents=True)
+    job = tmp_path / "sinter.yaml"
+    job.write_text(yaml.safe_dump({"name": "sinter", "scheduler": "slurm", "nodes": 2, "walltime": "00:15:00",
+                                   "filesystem": {"root": str(root)}, "hadoop": SMALL}))
+    started = hpc_hadoop("start", str(job), env=env, timeout=600)
+    print(started.stdout)
+    assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
+    run_dir = only_run_dir(root)
+    cid = run_dir.name
+    try:
+        (listed,) = clusters(env)
+        job_id = listed["job_id"]
+        assert listed["state"] == "ready" and listed["scheduler"] == "slurm" and job_id in queued_jobs()
+        assert len(listed["nodes"]) == 2 and listed["head"] == listed["nodes"][0]
+        assert listed["rm_web"].startswith("http://10.77.0.")
+        text = hpc_hadoop("list", env=env).stdout
+        assert cid in text and f"slurm:{job_id}" in text and "ready" in text
+        # The environment `env` prints is enough for Hadoop's own client commands.
+        shell = in_cluster_shell(cid, "yarn node -list -states RUNNING", env)
+        assert shell.returncode == 0, shell.stdout[-2000:] + shell.stderr[-3000:]
+        assert "Total Nodes:2" in shell.stdout
+        for node in listed["nodes"]:
+            assert f"{node}:" in shell.stdout
+        by_job_id = hpc_hadoop("exec", job_id, "--", "yarn", "node", "-list", env=env)
+        assert by_job_id.returncode == 0 and "Total Nodes:2" in by_job_id.stdout
+        logs = hpc_hadoop("logs", cid, "--node", listed["nodes"][1], "--daemon", "nodemanager", "-n", "0", env=env)
+        assert logs.returncode == 0, logs.stderr
+        assert f"logs/{listed['nodes'][1]}/nodemanager.log <==" in logs.stdout
+        assert "Registered with ResourceManager" in logs.stdout
+        refused = hpc_hadoop("clean", cid, "--yes", env=env)
+        assert refused.returncode == 2 and "stop it first" in refused.stderr and run_dir.is_dir()
+    finally:
+        stopped = hpc_hadoop("stop", cid, env=env, timeout=300)
+    print(stopped.stdout)
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert processes_of(run_dir) == [] and job_id not in queued_jobs()
+    report = run_report(run_dir)
+    assert report["state"] == "stopped" and report["leftover_processes"] == 0
+    (after,) = clusters(env)
+    assert after["state"] == "stopped" and after["active"] is False
+    assert "stopped" in hpc_hadoop("list", env=env).stdout
