@@ -1,0 +1,206 @@
+"""The index of clusters, their states, ``clean``'s refusal, the client wrappers and ``env``/``exec``/
+``completion`` at the command line: no daemons (the life cycle on real daemons is in
+tests/integration/test_interactive.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from launcher.cli import main
+from launcher.clients import SUBCOMMANDS, apply_environment, client_environment, export_lines, render_wrappers
+from launcher.errors import UserError
+from launcher.interactive import STOP_FILE, clean, find, index_entries, register, state_dir, status_of
+from launcher.plan import ClusterPlan
+from launcher.spec import JobSpec, load_spec
+
+
+def make_dir(tmp_path: Path, cid: str, *, report: dict | None = None, plan: bool = True) -> Path:
+    run_dir = tmp_path / "pfs" / cid
+    run_dir.mkdir(parents=True)
+    if plan:
+        (run_dir / "plan.json").write_text(json.dumps({
+            "nodes": [{"name": "n1"}, {"name": "n2"}], "master": {"name": "n1"}, "job_id": "77",
+            "deadline": time.time() + 600}))
+    if report is not None:
+        (run_dir / "run.json").write_text(json.dumps(report))
+    return run_dir
+
+
+def batch(state: str) -> Callable[[str, str], str]:
+    return lambda scheduler, job_id: state
+
+
+def test_index_lives_under_xdg_state_home(tmp_path: Path) -> None:
+    path = register("c-1", tmp_path / "c-1", "slurm", "12", interactive=True)
+    assert path == tmp_path / "state" / "hpc-hadoop" / "clusters" / "c-1.json" and state_dir() == path.parent
+    register("c-1", tmp_path / "c-1", "slurm")  # re-registering keeps the job id and the interactive flag
+    (entry,) = index_entries()
+    assert entry["job_id"] == "12" and entry["interactive"] is True
+
+
+@pytest.mark.parametrize(("job_state", "report", "expected"), [
+    ("pending", None, "pending"),
+    ("running", None, "starting"),
+    ("running", {"state": "running", "bringup_s": None}, "starting"),
+    ("running", {"state": "running", "bringup_s": 3.0, "hold": True}, "ready"),
+    ("running", {"state": "running", "bringup_s": 3.0, "hold": False}, "running"),
+    ("completed", {"state": "running", "bringup_s": 3.0, "hold": True}, "ended"),
+    ("unknown", {"state": "running", "bringup_s": 3.0, "hold": True}, "ended"),
+    ("completed", {"state": "stopped", "bringup_s": 3.0, "hold": True}, "stopped"),
+    ("failed", {"state": "bringup_failed", "error": "boom"}, "bringup_failed"),
+])
+def test_state_from_directory_and_batch_system(tmp_path: Path, job_state: str, report: dict | None,
+                                               expected: str) -> None:
+    run_dir = make_dir(tmp_path, "c", report=report)
+    status = status_of({"cluster_id": "c", "run_dir": str(run_dir), "scheduler": "slurm", "job_id": "77"},
+                       job_state=batch(job_state))
+    assert status.state == expected
+    assert status.nodes == ["n1", "n2"] and status.head == "n1"
+    if expected == "ended":
+        assert "no final run.json" in status.detail and not status.active
+    if expected == "ready":
+        assert 590 < status.walltime_left_s <= 600 and status.active
+
+
+def test_stop_requested_shows_as_stopping(tmp_path: Path) -> None:
+    run_dir = make_dir(tmp_path, "c", report={"state": "running", "bringup_s": 1.0, "hold": True})
+    (run_dir / STOP_FILE).write_text("x")
+    entry = {"cluster_id": "c", "run_dir": str(run_dir), "scheduler": "slurm", "job_id": "77"}
+    assert status_of(entry, job_state=batch("running")).state == "stopping"
+
+
+def test_local_cluster_state_follows_its_holder_process(tmp_path: Path) -> None:
+    run_dir = make_dir(tmp_path, "loc", report={"state": "running", "bringup_s": 1.0, "hold": True})
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        register("loc", run_dir, "local", holder_pid=holder.pid)
+        (entry,) = index_entries()
+        assert status_of(entry).state == "ready"
+    finally:
+        holder.kill()
+        holder.wait()
+    status = status_of(entry)
+    assert status.state == "ended" and f"pid {holder.pid}" in status.detail
+
+
+def test_a_removed_directory_is_gone(tmp_path: Path) -> None:
+    status = status_of({"cluster_id": "x", "run_dir": str(tmp_path / "nope"), "scheduler": "local"})
+    assert status.state == "gone" and not status.active
+
+
+def test_find_by_id_prefix_or_job_id_and_errors(tmp_path: Path) -> None:
+    for cid, job in (("wc-20260101-000000-aaaa", "101"), ("wc-20260101-000000-bbbb", "102")):
+        register(cid, make_dir(tmp_path, cid, report={"state": "stopped"}), "slurm", job)
+    assert find("wc-20260101-000000-aaaa", active_only=False).job_id == "101"
+    assert find("102", active_only=False).cluster_id == "wc-20260101-000000-bbbb"
+    assert find("wc-20260101-000000-b", active_only=False).job_id == "102"
+    with pytest.raises(UserError, match="matches 2 clusters"):
+        find("wc-", active_only=False)
+    with pytest.raises(UserError, match="no cluster 'zz'"):
+        find("zz")
+    with pytest.raises(UserError, match="no running cluster"):
+        find(None)
+
+
+def test_clean_refuses_an_active_cluster_and_deletes_nothing(tmp_path: Path) -> None:
+    done = make_dir(tmp_path, "done", report={"state": "stopped"})
+    live = make_dir(tmp_path, "live", report={"state": "running", "bringup_s": 1.0, "hold": True})
+    register("done", done, "slurm", "1")
+    register("live", live, "slurm", "2")
+    statuses = [status_of(e, job_state=batch("running")) for e in index_entries()]
+    with pytest.raises(UserError, match="stop it first: hpc-hadoop stop live"):
+        clean(statuses)
+    assert done.is_dir() and live.is_dir()
+    assert clean([s for s in statuses if not s.active]) == [str(done)]
+    assert not done.exists() and live.is_dir() and [e["cluster_id"] for e in index_entries()] == ["live"]
+
+
+def test_clean_asks_first(tmp_path: Path) -> None:
+    done = make_dir(tmp_path, "done", report={"state": "failed"})
+    register("done", done, "local")
+    result = CliRunner().invoke(main, ["clean"], input="n\n")
+    assert result.exit_code == 1 and "delete this cluster directory?" in result.output and done.is_dir()
+    result = CliRunner().invoke(main, ["clean"], input="y\n")
+    assert result.exit_code == 0 and not done.exists()
+
+
+def test_start_needs_no_steps_but_submit_does(tmp_path: Path) -> None:
+    data = {"name": "i", "filesystem": {"root": str(tmp_path)}}
+    spec, _ = load_spec(None, data=data, require_steps=False)
+    assert spec.steps == []
+    with pytest.raises(UserError, match="steps: required field is missing"):
+        load_spec(None, data=data)
+
+
+# -- client wrappers and environment ------------------------------------------------------------
+
+@pytest.fixture
+def plan(make_spec: Callable[..., JobSpec], make_test_plan: Callable[..., ClusterPlan]) -> ClusterPlan:
+    return make_test_plan(make_spec())
+
+
+def test_wrappers_map_subcommands_like_hadoops_scripts(plan: ClusterPlan, tmp_path: Path) -> None:
+    texts = render_wrappers(plan)
+    assert set(texts) == {"hadoop", "yarn", "mapred"}
+    for name, text in texts.items():
+        script = tmp_path / f"{name}.sh"
+        script.write_text(text)
+        assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
+        assert f"export HADOOP_CONF_DIR={plan.conf_dir}" in text
+        for sub, (main_class, _) in SUBCOMMANDS[name].items():
+            assert f"  {sub}) class={main_class}" in text
+    assert 'node) class=org.apache.hadoop.yarn.client.cli.NodeCLI ;;' in texts["yarn"]
+    # ApplicationCLI reads its title (application, container...) from its first argument.
+    assert 'application) class=org.apache.hadoop.yarn.client.cli.ApplicationCLI; set -- "$sub" "$@" ;;' \
+        in texts["yarn"]
+
+
+def test_wrapper_prints_classpath_and_rejects_unknown_subcommands(plan: ClusterPlan, tmp_path: Path) -> None:
+    script = tmp_path / "yarn.sh"
+    script.write_text(render_wrappers(plan)["yarn"])
+    script.chmod(0o755)
+    out = subprocess.run([str(script), "classpath"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip().startswith(str(plan.conf_dir) + ":")
+    bad = subprocess.run([str(script), "nodez"], capture_output=True, text=True)
+    assert bad.returncode == 1 and "unknown subcommand 'nodez'" in bad.stderr
+
+
+def test_env_lines_evaluate_in_a_shell(plan: ClusterPlan) -> None:
+    lines = export_lines(client_environment(plan))
+    script = "\n".join(lines) + '\necho "$HADOOP_CONF_DIR|$HPC_HADOOP_CLUSTER|$PATH"'
+    out = subprocess.run(["sh", "-c", script], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    conf, cid, path = out.stdout.strip().split("|")
+    assert conf == str(plan.conf_dir) and cid == plan.cluster_id
+    assert path.startswith(f"{plan.run_dir}/bin:") and path.endswith(":/usr/bin:/bin")
+    env = apply_environment(client_environment(plan), {"PATH": "/bin", "CLASSPATH": "/x"})
+    assert env["PATH"].endswith(":/bin") and "CLASSPATH" not in env
+
+
+def test_exec_without_a_running_cluster_is_a_one_line_error() -> None:
+    result = CliRunner().invoke(main, ["exec", "--", "yarn", "node", "-list"])
+    assert result.exit_code == 2 and "no running cluster" in result.output
+    result = CliRunner().invoke(main, ["exec", "a", "b", "--", "yarn"])
+    assert result.exit_code == 2 and "at most one ID before `--`" in result.output
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_completion_scripts(shell: str) -> None:
+    result = CliRunner().invoke(main, ["completion", shell])
+    assert result.exit_code == 0 and "_HPC_HADOOP_COMPLETE" in result.output and "hpc-hadoop" in result.output
+
+
+def test_bash_completion_completes_subcommands() -> None:
+    env = {**os.environ, "_HPC_HADOOP_COMPLETE": "bash_complete", "COMP_WORDS": "hpc-hadoop st", "COMP_CWORD": "1"}
+    out = subprocess.run([sys.executable, "-c", "from launcher.cli import main; main(prog_name='hpc-hadoop')"],
+                         capture_output=True, text=True, env=env)
+    words = {line.split(",", 1)[1] for line in out.stdout.splitlines() if "," in line}
+    assert {"start", "status", "stop"} <= words
