@@ -193,7 +193,7 @@ def add_cluster_commands(main: click.Group) -> None:
     @click.argument("cluster", metavar="[ID]", required=False)
     @click.option("--node", help="Only this node's logs.")
     @click.option("--daemon", help="Only this daemon: resourcemanager, nodemanager, historyserver, namenode, "
-                  "datanode, fanout.")
+                  "datanode, agent, fanout.")
     @click.option("-n", "--lines", type=int, default=40, show_default=True, help="Last lines of each log; 0 = all.")
     @click.option("--list", "list_only", is_flag=True, help="Only list the log files.")
     @reports_errors
@@ -276,11 +276,14 @@ def add_cluster_commands(main: click.Group) -> None:
 
 def daemon_logs(run_dir: Path, *, node: str | None = None, daemon: str | None = None) -> list[Path]:
     """Daemon logs of a cluster directory, ``logs/<node>/<daemon>.log``, filtered by node and daemon name,
-    sorted; ``daemon="fanout"`` (or no filter) adds the fan-out launcher's ``logs/fanout-<name>.log``."""
+    sorted; ``daemon="fanout"`` (or no filter) adds the fan-out launcher's ``logs/fanout-<name>.log`` and
+    ``daemon="agent"`` the per-node agents' output (``logs/agent-<node>.out``, srun)."""
     found: list[Path] = []
     if daemon in (None, "fanout") and node is None:
         found += sorted(Path(run_dir, "logs").glob("fanout-*.log"))
-    if daemon != "fanout":
+    if daemon in (None, "agent"):
+        found += sorted(Path(run_dir, "logs").glob(f"agent-{node or '*'}.out"))
+    if daemon not in ("fanout", "agent"):
         found += sorted(Path(run_dir, "logs").glob(f"{node or '*'}/{daemon or '*'}.log"))
     return found
 

@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from launcher.cds import CDS_FLAG_PREFIXES, cds_flags
 from launcher.plan import ClusterPlan, NodePlan
 
 #: Daemon name → main class (Hadoop 3.x).
@@ -31,6 +32,8 @@ class DaemonCommand:
         env: the complete environment.
         log: file that receives the daemon's log4j output (``logs/<host>/<name>.log``).
         out: file that receives its stdout/stderr (``logs/<host>/<name>.out``).
+        archive_tmp, archive: the class-data-sharing archive this run writes at exit and where it goes
+            (:mod:`launcher.cds`); ``None`` when the archive exists already or sharing is off.
     """
 
     name: str
@@ -38,6 +41,8 @@ class DaemonCommand:
     env: dict[str, str]
     log: Path
     out: Path
+    archive_tmp: Path | None = None
+    archive: Path | None = None
 
 
 def hadoop_env(plan: ClusterPlan, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -61,8 +66,19 @@ def hadoop_env(plan: ClusterPlan, base: dict[str, str] | None = None) -> dict[st
 
 
 def classpath(plan: ClusterPlan) -> str:
-    """``conf/`` first, then the runtime's jars and directories."""
+    """``conf/`` first, then the runtime's jars and directories (job clients and the wrapper commands)."""
     return ":".join([str(plan.conf_dir), *plan.hadoop_runtime().classpath])
+
+
+def daemon_classpath(plan: ClusterPlan) -> str:
+    """The runtime's jars first, then its directories, ``conf/`` last: a class-data-sharing archive is used
+    only when the classpath starts with the jars it was made from (:mod:`launcher.cds`). No jar of the
+    runtime holds a ``*-site.xml``; the one ``log4j.properties`` in a jar (the jobclient tests jar) is
+    overridden by ``-Dlog4j.configuration``."""
+    runtime = plan.hadoop_runtime()
+    jars = [e for e in runtime.classpath if e.endswith("/*")]
+    others = [e for e in runtime.classpath if not e.endswith("/*")]
+    return ":".join([*jars, *others, str(plan.conf_dir)])
 
 
 def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | None = None) -> DaemonCommand:
@@ -77,15 +93,20 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
     """
     runtime = plan.hadoop_runtime()
     log_dir = Path(node.log_dir)
-    argv = [runtime.java, f"-Xmx{plan.memory.daemon_heap_mb}m", *runtime.daemon_flags(),
+    flags = runtime.daemon_flags()
+    sharing, archive_tmp, archive = [], None, None
+    if plan.job_spec().hadoop.class_data_sharing:
+        sharing, archive_tmp, archive = cds_flags(runtime, name, node.name, plan.cluster_id, flags)
+    argv = [runtime.java, f"-Xmx{plan.memory.daemon_heap_mb}m", *flags, *sharing,
+            f"-Dlog4j.configuration=file:{plan.conf_dir / 'log4j.properties'}",
             f"-Dproc_{name}", f"-Dhadoop.log.dir={log_dir}", f"-Dhadoop.log.file={name}.log",
             f"-Dyarn.log.dir={log_dir}", f"-Dyarn.log.file={name}.log", "-Dhadoop.root.logger=INFO,RFA",
             f"-Dhadoop.home.dir={runtime.home}", f"-Dhpc.node.address={address or node.address}",
             f"-Dhpc.nm.local.dir={node.nm_local_dir}", f"-Dhpc.nm.log.dir={log_dir / 'userlogs'}",
-            f"-Dhpc.node.name={node.name}", f"-Dhpc.cluster.id={plan.cluster_id}", "-cp", classpath(plan),
+            f"-Dhpc.node.name={node.name}", f"-Dhpc.cluster.id={plan.cluster_id}", "-cp", daemon_classpath(plan),
             MAIN_CLASSES[name]]
     return DaemonCommand(name=name, argv=argv, env=hadoop_env(plan), log=log_dir / f"{name}.log",
-                         out=log_dir / f"{name}.out")
+                         out=log_dir / f"{name}.out", archive_tmp=archive_tmp, archive=archive)
 
 
 def namenode_dir(plan: ClusterPlan) -> Path:
@@ -110,7 +131,8 @@ def format_command(plan: ClusterPlan, node: NodePlan) -> DaemonCommand:
     """
     command = daemon_command(plan, node, "namenode")
     log_dir = Path(node.log_dir)
-    argv = [*command.argv, "-format", "-nonInteractive", "-clusterid", plan.cluster_id]
+    argv = [a for a in command.argv if not a.startswith(CDS_FLAG_PREFIXES)]  # no archive from a format run
+    argv = [*argv, "-format", "-nonInteractive", "-clusterid", plan.cluster_id]
     argv = [a.replace("-Dhadoop.log.file=namenode.log", "-Dhadoop.log.file=namenode-format.log") for a in argv]
     return DaemonCommand(name="namenode-format", argv=argv, env=command.env, log=log_dir / "namenode-format.log",
                          out=log_dir / "namenode-format.out")

@@ -47,7 +47,7 @@ class Fanout(ABC):
         """True while the fan-out process (and so the agents) runs."""
         return self.proc is not None and self.proc.poll() is None
 
-    def stop(self, timeout: float = 20.0) -> int | None:
+    def stop(self, timeout: float = 45.0) -> int | None:
         """Ask every agent to stop (SIGTERM), wait up to ``timeout`` s, then SIGKILL. Returns the exit code."""
         if self.proc is None:
             return None

@@ -82,7 +82,7 @@ class PerNodeFanout(Fanout):
             return subprocess.Popen(self.remote(host, ["kill", "-TERM", str(pid)]), stdout=out,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
-    def stop(self, timeout: float = 20.0) -> int | None:
+    def stop(self, timeout: float = 45.0) -> int | None:
         """Ask every agent to stop (SIGTERM by pid), wait up to ``timeout`` s for the launchers, then SIGTERM
         and SIGKILL those left. Returns the master's launcher's exit code."""
         if not self.procs:
