@@ -128,6 +128,9 @@ def test_directories_and_shared_storage_settings(plan: ClusterPlan, files: dict[
     assert mapred["mapreduce.jobhistory.done-dir"] == f"file://{plan.run_dir}/history/done"
     cap = single(files["capacity-scheduler.xml"])
     assert cap["yarn.scheduler.capacity.node-locality-delay"] == "-1"
+    for queue in ("root", "root.default"):  # root's ACLs default to "*" and a child queue inherits them
+        assert cap[f"yarn.scheduler.capacity.{queue}.acl_submit_applications"] == plan.user
+        assert cap[f"yarn.scheduler.capacity.{queue}.acl_administer_queue"] == plan.user
 
 
 def test_classpath_reaches_the_containers(plan: ClusterPlan, files: dict[str, str]) -> None:
