@@ -201,6 +201,7 @@ class Harness:
             groups.setdefault((point["nodes"], point["fs_mode"]), []).append(point)
         total = self.bench.repeats * sum(
             len({relevant(w, self.bench.profile, p) for p in all_points}) for w in self.bench.workloads)
+        self.check_allocation(max(nodes for nodes, _ in groups), next(iter(groups))[1])
         done = 0
         for (nodes, fs_mode), group in groups.items():
             spec = self.job_spec(nodes, fs_mode)
@@ -236,6 +237,20 @@ class Harness:
                                                soft_wrap=True)
         self.finish(rows)
         return rows
+
+    def check_allocation(self, nodes: int, fs_mode: str) -> None:
+        """Refuse, before any cluster starts, a sweep whose largest node count exceeds the allocation's nodes
+        (a cluster would come up on fewer nodes than its rows say).
+
+        Raises:
+            UserError: names the node counts and the fix (ask the batch system for more nodes).
+        """
+        spec = self.job_spec(nodes, fs_mode)
+        have = len(get_scheduler(spec.scheduler).allocation(spec).nodes)
+        if have < nodes:
+            raise UserError(f"the allocation has {have} node(s); the sweep asks for up to {nodes}",
+                            field="sweep.nodes", fix=f"ask the batch system for {nodes} nodes (e.g. sbatch -N {nodes})"
+                            " or drop the larger node counts")
 
     @staticmethod
     def _describe(point: dict[str, Any]) -> str:

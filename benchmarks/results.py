@@ -22,7 +22,7 @@ POINT_KEYS = ("workload", "profile", "nodes", "fs_mode", "stripe_count", "files"
 METRICS = {
     "bringup_s": "s", "latency_s": "s", "wall_s": "s",
     "write_mb_s": "MiB/s", "read_mb_s": "MiB/s", "dd_write_mb_s": "MiB/s", "dd_read_mb_s": "MiB/s",
-    "write_ratio": "x", "read_ratio": "x", "io_ratio": "x",
+    "write_ratio": "x", "read_ratio": "x", "io_ratio": "x", "pfs_io_ratio": "x",
 }
 #: HiBench's report header (``bin/functions/workload_functions.sh``, ``gen_report``).
 HIBENCH_HEADER = "{:<12} {:<10} {:<8} {:<20} {:<20} {:<20} {:<20}".format(
@@ -49,7 +49,10 @@ def point_of(row: dict[str, Any]) -> tuple[Any, ...]:
 
 def summarize_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """One dict per point (successful runs only): the point's parameters, ``runs``, and for every metric
-    present ``<metric>_mean``, ``_std``, ``_ci95`` (half-width; NaN for one run), ``_n``."""
+    present ``<metric>_mean``, ``_std``, ``_ci95`` (half-width; NaN for one value), ``_n``.
+
+    ``bringup_s`` counts once per cluster (``cluster_id``): every run on a cluster carries its one bring-up
+    time, and counting it once per run would report a spurious ±0 over ``repeats`` values."""
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for row in rows:
         if row.get("state") == "succeeded":
@@ -59,7 +62,10 @@ def summarize_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         summary: dict[str, Any] = dict(zip(POINT_KEYS, point, strict=True))
         summary["runs"] = len(members)
         for metric in METRICS:
-            values = [float(r[metric]) for r in members if isinstance(r.get(metric), (int, float))]
+            source = members
+            if metric == "bringup_s":
+                source = list({r.get("cluster_id") or id(r): r for r in members}.values())
+            values = [float(r[metric]) for r in source if isinstance(r.get(metric), (int, float))]
             if values:
                 s = summarize(values)
                 summary.update({f"{metric}_mean": s.mean, f"{metric}_std": s.std, f"{metric}_ci95": s.ci95,
@@ -118,7 +124,7 @@ def print_summary(console: Console, summaries: Sequence[dict[str, Any]]) -> None
     """The summary table (mean ± 95% CI half-width per point) and the headline figures."""
     table = Table(title="benchmark summary (mean ±95% CI)", title_justify="left", show_edge=False)
     columns = ("workload", "nodes", "stripes", "files", "runs", "bring-up s", "latency s", "wall s",
-               "write MiB/s", "read MiB/s", "dd w MiB/s", "dd r MiB/s", "w/dd", "r/dd", "IO/2×in")
+               "write MiB/s", "read MiB/s", "dd w MiB/s", "dd r MiB/s", "w/dd", "r/dd", "IO/2×in", "pfs/2×in")
     for column in columns:
         table.add_column(column, justify="left" if column == "workload" else "right")
     for s in summaries:
@@ -126,7 +132,7 @@ def print_summary(console: Console, summaries: Sequence[dict[str, Any]]) -> None
                       str(s.get("files") or "-"), str(s["runs"]), _fmt(s, "bringup_s", 1), _fmt(s, "latency_s"),
                       _fmt(s, "wall_s", 1), _fmt(s, "write_mb_s", 1), _fmt(s, "read_mb_s", 1),
                       _fmt(s, "dd_write_mb_s", 1), _fmt(s, "dd_read_mb_s", 1), _fmt(s, "write_ratio"),
-                      _fmt(s, "read_ratio"), _fmt(s, "io_ratio"))
+                      _fmt(s, "read_ratio"), _fmt(s, "io_ratio"), _fmt(s, "pfs_io_ratio"))
     if not console.is_terminal and console.width < 200:  # a log file: do not squeeze the columns to 80
         console = Console(file=console.file, width=200, highlight=False)
     console.print(table)
@@ -154,4 +160,6 @@ def headline(summaries: Sequence[dict[str, Any]]) -> list[str]:
         f"read {show(mean_of('dfsio', 'read_ratio'), '')}",
         f"TeraSort wall time: {show(mean_of('terasort', 'wall_s'), ' s', 1)}",
         f"TeraSort FILE bytes read+written ÷ (2 × input): {show(mean_of('terasort', 'io_ratio'), '')}",
+        "TeraSort shared-filesystem bytes (FILE + shuffle) ÷ (2 × input): "
+        f"{show(mean_of('terasort', 'pfs_io_ratio'), '')}",
     ]

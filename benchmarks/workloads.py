@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from benchmarks.history import dfsio_results, file_bytes, job_latency_s
+from benchmarks.history import client_counters, dfsio_results, file_bytes, job_latency_s
 from benchmarks.seqfile import write_vectors
 from launcher.errors import ClusterError, UserError
 from launcher.session import Session
@@ -124,7 +124,9 @@ def parallel_dd(files: list[Path], size: int, nodes: list[str], scheduler: str, 
     """``len(files)`` parallel ``dd`` processes, file ``i`` on node ``i mod len(nodes)``.
 
     ``write``: ``dd if=/dev/zero of=F bs=1M count=size/1MiB conv=fdatasync``; ``read``: ``dd if=F of=/dev/null
-    bs=1M``. Returns ``wall_s`` (first start → last end) and ``throughput_mb_s`` (total MiB ÷ wall_s).
+    bs=1M``. Each runs as ``sh -c 'uname -n && exec dd ...'`` so that the node it really ran on is known.
+    Returns ``wall_s`` (first start → last end), ``throughput_mb_s`` (total MiB ÷ wall_s) and ``hosts`` (the
+    ``uname -n`` of each process, in file order).
 
     Raises:
         ClusterError: a dd failed (its stderr).
@@ -137,22 +139,27 @@ def parallel_dd(files: list[Path], size: int, nodes: list[str], scheduler: str, 
             argv = ["dd", "if=/dev/zero", f"of={path}", "bs=1M", f"count={count}", "conv=fdatasync"]
         else:
             argv = ["dd", f"if={path}", "of=/dev/null", "bs=1M"]
-        procs.append(subprocess.Popen(_on_node(nodes[i % len(nodes)], scheduler, argv), stdout=subprocess.DEVNULL,
+        # ``uname -n`` first (dd writes nothing on stdout): the host the scheduler really ran it on.
+        argv = ["sh", "-c", 'uname -n && exec "$@"', "sh", *argv]
+        procs.append(subprocess.Popen(_on_node(nodes[i % len(nodes)], scheduler, argv), stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, stdin=subprocess.DEVNULL))
-    errors = []
+    errors, hosts = [], []
     for proc in procs:
-        _, err = proc.communicate()
+        out, err = proc.communicate()
+        hosts.append(out.decode(errors="replace").strip())
         if proc.returncode != 0:
             errors.append(err.decode(errors="replace").strip()[-200:])
     wall = time.monotonic() - began
     if errors:
         raise ClusterError(f"dd {mode} failed: {errors[0]}")
     total_mb = count * len(files)
-    return {"wall_s": wall, "throughput_mb_s": total_mb / wall if wall > 0 else None, "total_mb": total_mb}
+    return {"wall_s": wall, "throughput_mb_s": total_mb / wall if wall > 0 else None, "total_mb": total_mb,
+            "hosts": hosts}
 
 
 def dd_pair(ctx: Context, directory: Path) -> dict[str, Any]:
-    """dd write then (page cache dropped where permitted) dd read of ``files`` × ``file_size`` in ``directory``."""
+    """dd write then (page cache dropped where permitted) dd read of ``files`` × ``file_size`` in ``directory``;
+    ``dd_hosts`` lists the hosts the dd processes ran on."""
     files, size = int(ctx.params["files"]), int(ctx.params["file_size"])
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / f"dd-{i:04d}" for i in range(files)]
@@ -164,7 +171,8 @@ def dd_pair(ctx: Context, directory: Path) -> dict[str, Any]:
     for path in paths:
         path.unlink(missing_ok=True)
     return {"dd_write_s": write["wall_s"], "dd_write_mb_s": write["throughput_mb_s"],
-            "dd_read_s": read["wall_s"], "dd_read_mb_s": read["throughput_mb_s"], "cache_dropped": note is None}
+            "dd_read_s": read["wall_s"], "dd_read_mb_s": read["throughput_mb_s"], "cache_dropped": note is None,
+            "dd_hosts": sorted(set(write["hosts"]) | set(read["hosts"]))}
 
 
 class Dd(Workload):
@@ -246,15 +254,26 @@ class TeraSort(Workload):
 
     def run(self, ctx: Context) -> dict[str, Any]:
         """Figures: ``wall_s`` of TeraSort, ``latency_s``, FILE bytes read/written and ``io_ratio`` =
-        (read + written) ÷ (2 × input), the Themis 2-IO bound; ``validate_s`` and ``valid``."""
+        (read + written) ÷ (2 × input), the Themis 2-IO bound; ``validate_s`` and ``valid``.
+
+        ``shuffle_bytes`` is the job's ``Reduce shuffle bytes``: the map outputs the NodeManagers' ShuffleHandler
+        reads from their local dirs and serves to the reducers, outside every task's FILE counters. When those
+        local dirs are on the shared filesystem (``nm-local/<host>`` in the cluster directory, the default),
+        ``pfs_io_ratio`` = (FILE read + FILE written + shuffle) ÷ (2 × input) is the shared-filesystem traffic
+        of the job in units of the 2-IO bound; with ``filesystem.local_dirs`` (node-local) it is ``None``.
+        """
         assert ctx.session is not None and ctx.session.plan is not None
-        examples = ctx.session.plan.hadoop_runtime().examples_jar
+        plan = ctx.session.plan
+        examples = plan.hadoop_runtime().examples_jar
         gen, out, report = ctx.work_dir / "gen", ctx.work_dir / "sorted", ctx.work_dir / "validate"
         job = self.hadoop(ctx, "terasort", [str(examples), "terasort",
                                             f"-Dmapreduce.job.reduces={ctx.params['reduces']}", str(gen), str(out)],
                           outputs=(out,))
         read, written = file_bytes(job["log"])
+        shuffle = client_counters(job["log"]).get("Reduce shuffle bytes")
         input_bytes = int(ctx.params["rows"]) * 100
+        shared_local = all(Path(n.nm_local_dir).is_relative_to(plan.run_dir) for n in plan.nodes)
+        counted = None if read is None or written is None or shuffle is None else read + written + shuffle
         check = self.hadoop(ctx, "teravalidate", [str(examples), "teravalidate", str(out), str(report)],
                             outputs=(report,))
         errors = "".join(p.read_text(errors="replace") for p in report.glob("part-*"))
@@ -262,6 +281,8 @@ class TeraSort(Workload):
                    "file_bytes_read": read, "file_bytes_written": written, "input_bytes": input_bytes,
                    "io_ratio": (read + written) / (2 * input_bytes) if read is not None and written is not None
                    else None,
+                   "shuffle_bytes": shuffle, "local_dirs_shared": shared_local,
+                   "pfs_io_ratio": counted / (2 * input_bytes) if counted is not None and shared_local else None,
                    "validate_s": check["wall_s"], "valid": "misorder" not in errors and "checksum" in errors}
         for path in (gen, out, report):
             shutil.rmtree(path, ignore_errors=True)

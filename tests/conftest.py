@@ -19,6 +19,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 RUNTIME = REPO / "hadoop-fs-shim" / "target" / "hadoop-runtime"
+#: The real test cluster's scripts (tests/cluster/README.md) and its GlusterFS FUSE mount.
+CLUSTER = REPO / "tests" / "cluster"
+PFS = Path("/mnt/hhpfs")
 
 
 @pytest.fixture(scope="session")
@@ -27,6 +30,19 @@ def hadoop_runtime() -> Path:
     if not (RUNTIME / "lib").is_dir():
         pytest.fail(f"no Hadoop runtime at {RUNTIME}: run `mvn -B -q -f hadoop-fs-shim/pom.xml package`")
     return RUNTIME
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> list[str]:
+    """Start (or re-verify) the 3-node Slurm cluster and the GlusterFS mount; returns the node names.
+
+    Shared by every test that uses the real Slurm test cluster (test_slurm.py, test_bench.py...).
+    """
+    for script, args in (("slurm-up.sh", ["3"]), ("gluster-up.sh", [])):
+        proc = subprocess.run(["bash", str(CLUSTER / script), *args], capture_output=True, text=True, timeout=600)
+        if proc.returncode != 0:
+            pytest.fail(f"{script} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return ["n1", "n2", "n3"]
 
 
 @pytest.fixture
@@ -83,4 +99,4 @@ def gcide_corpus() -> Path:
     return path
 
 
-__all__ = ["REPO", "hpc_hadoop", "only_run_dir", "processes_of", "run_dirs", "run_report", "shutil"]
+__all__ = ["CLUSTER", "PFS", "REPO", "hpc_hadoop", "only_run_dir", "processes_of", "run_dirs", "run_report", "shutil"]

@@ -1,5 +1,6 @@
-"""``hpc-hadoop bench`` on the local backend with real Hadoop 3.4.2 daemons: a ``tiny`` sweep of every workload
-(dd, TestDFSIO, TeraSort, Mahout KMeans) on one cluster, and a dd-only sweep with repeats.
+"""``hpc-hadoop bench`` with real Hadoop 3.4.2 daemons: on the local backend a ``tiny`` sweep of every workload
+(dd, TestDFSIO, TeraSort, Mahout KMeans) on one cluster and a dd-only sweep with repeats; on the real Slurm
+test cluster (tests/cluster, GlusterFS over FUSE) the same ``tiny`` sweep from a user's own sbatch script.
 
 Benchmarks never assert on time (DESIGN.md §7): the tests check that every run succeeded, that every figure
 is there and plausible, that the outputs are complete, and that no process is left.
@@ -9,13 +10,17 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 
 from benchmarks.results import HIBENCH_HEADER
-from tests.conftest import hpc_hadoop, processes_of, run_dirs
+from benchmarks.workloads import mahout_jars
+from tests.conftest import PFS, hpc_hadoop, processes_of, run_dirs, run_report
 
 pytestmark = pytest.mark.hadoop
 
@@ -96,3 +101,96 @@ def test_dd_sweep_with_repeats_and_replot(pfs_root: Path, tmp_path: Path) -> Non
     replot = hpc_hadoop("bench", "plot", str(out))
     assert replot.returncode == 0, replot.stderr
     assert (out / "throughput_vs_files.png").stat().st_size > 1000
+
+
+@pytest.mark.slurm
+def test_tiny_sweep_on_slurm(hadoop_runtime: Path, slurm_cluster: list[str], tmp_path: Path) -> None:
+    """One sbatch job on 2 nodes runs the whole ``tiny`` sweep (`hpc-hadoop bench run` in the user's own
+    script): the harness reads the allocation, brings one cluster up on both nodes, spreads dd with srun."""
+    # Stage-in on the login node: the compute nodes have no route to Maven Central (as on many sites).
+    mahout_jars()
+    root = PFS / "tests" / f"bench-slurm-{time.strftime('%H%M%S')}-{tmp_path.name}"
+    root.mkdir(parents=True)
+    bench, out, log = root / "bench.yaml", root / "out", root / "bench.out"
+    bench.write_text(yaml.safe_dump({
+        "name": "ci-slurm-tiny", "workloads": ["dd", "dfsio", "terasort", "kmeans"], "profile": "tiny",
+        "repeats": 1, "sweep": {"nodes": [2]},
+        "job": {"scheduler": "slurm", "walltime": "00:40:00", "filesystem": {"root": str(root)},
+                "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m",
+                           "daemon_heap": "512m"}},
+    }))
+    name = f"hh-bench-{root.name}"
+    script = root / "bench.sbatch"
+    script.write_text(f"#!/bin/bash\n#SBATCH -N 2 -t 00:40:00 -J {name} -o {log}\n"
+                      "echo ALLOCATED $(scontrol show hostnames $SLURM_JOB_NODELIST)\n"
+                      f"{Path(sys.executable).with_name('hpc-hadoop')} bench run {bench} --out {out}\n")
+    try:
+        proc = subprocess.run(["sbatch", "--parsable", "--wait", str(script)], capture_output=True, text=True,
+                              timeout=2400)
+    except subprocess.TimeoutExpired:
+        subprocess.run(["scancel", "--name", name], check=False)  # only this test's job
+        raise
+    text = log.read_text() if log.exists() else ""
+    print(text[-6000:])
+    assert proc.returncode == 0, proc.stdout + proc.stderr + text[-4000:]
+    job_id = proc.stdout.strip().split(";")[0]
+    allocated = next(line.split()[1:] for line in text.splitlines() if line.startswith("ALLOCATED"))
+    assert len(allocated) == 2 and set(allocated) <= set(slurm_cluster)
+
+    rows = _rows(out)
+    assert [r["workload"] for r in rows] == ["dd", "dfsio", "terasort", "kmeans"]
+    for row in rows:
+        assert row["state"] == "succeeded", row.get("error")
+        assert all(key in row for key in COMMON), [k for k in COMMON if k not in row]
+        assert row["scheduler"] == "slurm" and row["node_names"] == allocated and row["nodes"] == 2
+        assert row["fs_type"] == "fuse.glusterfs" and row["versions"]["hadoop"] == "3.4.2"
+        assert row["wall_s"] > 0
+    dd, dfsio, terasort, kmeans = rows
+    # dd really ran on both nodes (each process reports its `uname -n`), for the baseline and inside dfsio.
+    assert dd["dd_hosts"] == sorted(allocated) and dfsio["dd_hosts"] == sorted(allocated)
+    assert dd["dd_write_mb_s"] > 0 and dd["dd_read_mb_s"] > 0 and dd["bringup_s"] is None
+    for mode in ("write", "read"):
+        assert dfsio[f"{mode}_mb_s"] > 0 and dfsio[f"{mode}_ratio"] > 0
+    assert dfsio["latency_s"] > 0 and dfsio["bringup_s"] > 0
+    assert terasort["valid"] is True and terasort["io_ratio"] > 0.5
+    assert kmeans["iterations"] >= 1 and kmeans["clustered"] is True
+    # One cluster for the whole sweep, on the allocated nodes, in this job; nothing left of it on any node
+    # (the nodes share this machine's PID namespace, so psutil sees every node's processes).
+    assert len({r["cluster_id"] for r in rows}) == 1
+    (cluster,) = run_dirs(root)
+    report = run_report(cluster)
+    assert report["state"] == "succeeded" and report["nodes"] == allocated and report["job_id"] == job_id
+    assert report["leftover_processes"] == 0 and len(report["steps"]) == 6
+    assert processes_of(root) == []
+    squeue = subprocess.run(["squeue", "-h", "-o", "%i", "-j", job_id], capture_output=True, text=True)
+    assert job_id not in squeue.stdout.split()
+    with open(out / "summary.csv") as f:
+        assert [s["workload"] for s in csv.DictReader(f)] == ["dd", "dfsio", "terasort", "kmeans"]
+    report_lines = (out / "hibench.report").read_text().splitlines()
+    assert report_lines[0] == HIBENCH_HEADER and len(report_lines) == 5
+    for png in ("throughput_vs_files.png", "time_vs_nodes.png", "time_vs_stripes.png"):
+        assert (out / png).stat().st_size > 1000
+    for figure in ("bring-up time:", "job latency", "TestDFSIO aggregate ÷ dd", "TeraSort wall time"):
+        assert figure in text
+
+
+@pytest.mark.slurm
+def test_sweep_larger_than_the_allocation_is_refused_on_slurm(slurm_cluster: list[str], tmp_path: Path) -> None:
+    """A 1-node allocation and `nodes: [1, 2]`: one line, exit 2, before any cluster or dd starts."""
+    root = PFS / "tests" / f"bench-refused-{time.strftime('%H%M%S')}-{tmp_path.name}"
+    root.mkdir(parents=True)
+    bench, out, log = root / "bench.yaml", root / "out", root / "bench.out"
+    bench.write_text(yaml.safe_dump({
+        "name": "too-big", "workloads": ["dd", "terasort"], "profile": "tiny", "repeats": 1,
+        "sweep": {"nodes": [1, 2]}, "job": {"scheduler": "slurm", "filesystem": {"root": str(root)}}}))
+    script = root / "bench.sbatch"
+    script.write_text(f"#!/bin/bash\n#SBATCH -N 1 -t 00:10:00 -J hh-refused-{root.name} -o {log}\n"
+                      f"{Path(sys.executable).with_name('hpc-hadoop')} bench run {bench} --out {out}\n")
+    proc = subprocess.run(["sbatch", "--parsable", "--wait", str(script)], capture_output=True, text=True,
+                          timeout=600)
+    text = log.read_text()
+    assert proc.returncode == 2, proc.stdout + proc.stderr + text
+    errors = [line for line in text.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "sweep.nodes" in errors[0] and "has 1 node(s)" in errors[0], text
+    assert "Traceback" not in text and run_dirs(root) == []
+    assert not (out / "results.jsonl").exists()

@@ -18,26 +18,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import REPO, hpc_hadoop, processes_of, run_report
+# The `slurm_cluster` fixture lives in tests/conftest.py (shared with test_bench.py); CLUSTER, PFS and
+# slurm_cluster stay importable from here for modules that import them from this one.
+from tests.conftest import CLUSTER, PFS, REPO, hpc_hadoop, processes_of, run_report, slurm_cluster  # noqa: F401
 
 pytestmark = [pytest.mark.hadoop, pytest.mark.slurm]
 
-CLUSTER = REPO / "tests" / "cluster"
-PFS = Path("/mnt/hhpfs")
-
-
-@pytest.fixture(scope="session")
-def slurm_cluster() -> list[str]:
-    """Start (or re-verify) the 3-node Slurm cluster and the GlusterFS mount; returns the node names."""
-    for script, args in (("slurm-up.sh", ["3"]), ("gluster-up.sh", [])):
-        proc = subprocess.run(["bash", str(CLUSTER / script), *args], capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0:
-            pytest.fail(f"{script} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return ["n1", "n2", "n3"]
-
 
 @pytest.fixture
-def shared_root(slurm_cluster: list[str], request: pytest.FixtureRequest) -> Path:
+def shared_root(slurm_cluster: list[str], request: pytest.FixtureRequest) -> Path:  # noqa: F811 - the conftest fixture
     """A fresh directory on the GlusterFS mount for one test."""
     root = PFS / "tests" / f"{request.node.name}-{time.strftime('%H%M%S')}"
     root.mkdir(parents=True)

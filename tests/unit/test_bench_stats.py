@@ -172,6 +172,16 @@ def test_summaries_group_repeats_of_a_point_and_skip_failures() -> None:
     assert lines[3] == "TeraSort wall time: 30.0 s" and lines[4].endswith(": 1.50")
 
 
+def test_bringup_counts_once_per_cluster() -> None:
+    rows = [_row("dfsio", 10.0 + r, r, bringup_s=60.0, cluster_id="a") for r in (1, 2, 3)]
+    (one,) = summarize_rows(rows)
+    assert one["bringup_s_n"] == 1 and one["bringup_s_mean"] == 60.0 and math.isnan(one["bringup_s_ci95"])
+    assert one["wall_s_n"] == 3
+    rows += [_row("dfsio", 12.0, 4, bringup_s=70.0, cluster_id="b")]
+    (two,) = summarize_rows(rows)
+    assert two["bringup_s_n"] == 2 and two["bringup_s_mean"] == pytest.approx(65.0)
+
+
 def test_csv_and_jsonl_formats(tmp_path: Path) -> None:
     results = tmp_path / "results.jsonl"
     rows = [_row("dd", 1.0, 1, write_mb_s=100.0), _row("dd", 3.0, 2, write_mb_s=300.0)]
