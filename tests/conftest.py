@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import psutil
@@ -51,6 +52,18 @@ def pfs_root(tmp_path: Path) -> Path:
     root = tmp_path / "pfs"
     root.mkdir()
     return root
+
+
+def fresh_pfs_dir(prefix: str) -> Path:
+    """A new, empty directory under ``/mnt/hhpfs/tests/`` named ``<prefix>-<random>``.
+
+    The GlusterFS volume outlives a test run (CI runs again on the same machine), so a name built from the
+    test's name or the time of day can already exist; ``mkdtemp`` never reuses one. Mode 0700 is fine:
+    the Slurm jobs of the tests run as the same user.
+    """
+    base = PFS / "tests"
+    base.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir=base))
 
 
 def hpc_hadoop(*args: str, timeout: float = 600, env: dict[str, str] | None = None,
@@ -99,4 +112,5 @@ def gcide_corpus() -> Path:
     return path
 
 
-__all__ = ["CLUSTER", "PFS", "REPO", "hpc_hadoop", "only_run_dir", "processes_of", "run_dirs", "run_report", "shutil"]
+__all__ = ["CLUSTER", "PFS", "REPO", "fresh_pfs_dir", "hpc_hadoop", "only_run_dir", "processes_of", "run_dirs",
+           "run_report", "shutil"]

@@ -12,7 +12,6 @@ import csv
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ import yaml
 
 from benchmarks.results import HIBENCH_HEADER
 from benchmarks.workloads import mahout_jars
-from tests.conftest import PFS, hpc_hadoop, processes_of, run_dirs, run_report
+from tests.conftest import fresh_pfs_dir, hpc_hadoop, processes_of, run_dirs, run_report
 
 pytestmark = pytest.mark.hadoop
 
@@ -104,13 +103,12 @@ def test_dd_sweep_with_repeats_and_replot(pfs_root: Path, tmp_path: Path) -> Non
 
 
 @pytest.mark.slurm
-def test_tiny_sweep_on_slurm(hadoop_runtime: Path, slurm_cluster: list[str], tmp_path: Path) -> None:
+def test_tiny_sweep_on_slurm(hadoop_runtime: Path, slurm_cluster: list[str]) -> None:
     """One sbatch job on 2 nodes runs the whole ``tiny`` sweep (`hpc-hadoop bench run` in the user's own
     script): the harness reads the allocation, brings one cluster up on both nodes, spreads dd with srun."""
     # Stage-in on the login node: the compute nodes have no route to Maven Central (as on many sites).
     mahout_jars()
-    root = PFS / "tests" / f"bench-slurm-{time.strftime('%H%M%S')}-{tmp_path.name}"
-    root.mkdir(parents=True)
+    root = fresh_pfs_dir("bench-slurm")
     bench, out, log = root / "bench.yaml", root / "out", root / "bench.out"
     bench.write_text(yaml.safe_dump({
         "name": "ci-slurm-tiny", "workloads": ["dd", "dfsio", "terasort", "kmeans"], "profile": "tiny",
@@ -175,10 +173,9 @@ def test_tiny_sweep_on_slurm(hadoop_runtime: Path, slurm_cluster: list[str], tmp
 
 
 @pytest.mark.slurm
-def test_sweep_larger_than_the_allocation_is_refused_on_slurm(slurm_cluster: list[str], tmp_path: Path) -> None:
+def test_sweep_larger_than_the_allocation_is_refused_on_slurm(slurm_cluster: list[str]) -> None:
     """A 1-node allocation and `nodes: [1, 2]`: one line, exit 2, before any cluster or dd starts."""
-    root = PFS / "tests" / f"bench-refused-{time.strftime('%H%M%S')}-{tmp_path.name}"
-    root.mkdir(parents=True)
+    root = fresh_pfs_dir("bench-refused")
     bench, out, log = root / "bench.yaml", root / "out", root / "bench.out"
     bench.write_text(yaml.safe_dump({
         "name": "too-big", "workloads": ["dd", "terasort"], "profile": "tiny", "repeats": 1,

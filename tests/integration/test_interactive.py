@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import REPO, hpc_hadoop, only_run_dir, processes_of, run_report
-from tests.integration.test_slurm import PFS, queued_jobs, slurm_cluster  # noqa: F401 - fixture
+from tests.conftest import REPO, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
+from tests.integration.test_slurm import queued_jobs, slurm_cluster  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.hadoop
 
@@ -88,8 +88,7 @@ def test_local_interactive_life_cycle(pfs_root: Path, tmp_path: Path) -> None:
 @pytest.mark.slurm
 def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) -> None:  # noqa: F811
     env = {"XDG_STATE_HOME": str(tmp_path / "state")}
-    root = PFS / "tests" / f"interactive-{tmp_path.name}"
-    root.mkdir(parents=True)
+    root = fresh_pfs_dir("interactive")
     job = tmp_path / "sinter.yaml"
     job.write_text(yaml.safe_dump({"name": "sinter", "scheduler": "slurm", "nodes": 2, "walltime": "00:15:00",
                                    "filesystem": {"root": str(root)}, "hadoop": SMALL}))

@@ -12,7 +12,6 @@ import json
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ import yaml
 
 # The `slurm_cluster` fixture lives in tests/conftest.py (shared with test_bench.py); CLUSTER, PFS and
 # slurm_cluster stay importable from here for modules that import them from this one.
-from tests.conftest import CLUSTER, PFS, REPO, hpc_hadoop, processes_of, run_report, slurm_cluster  # noqa: F401
+from tests.conftest import CLUSTER, PFS, REPO, fresh_pfs_dir, hpc_hadoop, processes_of, run_report, slurm_cluster  # noqa: F401
 
 pytestmark = [pytest.mark.hadoop, pytest.mark.slurm]
 
@@ -28,9 +27,7 @@ pytestmark = [pytest.mark.hadoop, pytest.mark.slurm]
 @pytest.fixture
 def shared_root(slurm_cluster: list[str], request: pytest.FixtureRequest) -> Path:  # noqa: F811 - the conftest fixture
     """A fresh directory on the GlusterFS mount for one test."""
-    root = PFS / "tests" / f"{request.node.name}-{time.strftime('%H%M%S')}"
-    root.mkdir(parents=True)
-    return root
+    return fresh_pfs_dir(request.node.name)
 
 
 def write_job(directory: Path, job: dict) -> Path:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
@@ -69,9 +69,13 @@ def invoke(args: list[str]) -> Result:
 
 @pytest.fixture
 def hpc_hadoop() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run the installed ``hpc-hadoop`` entry point in a subprocess."""
-    exe = shutil.which("hpc-hadoop")
-    assert exe, "hpc-hadoop is not on PATH: run `pip install -e .` in the repository"
+    """Run the installed ``hpc-hadoop`` entry point in a subprocess.
+
+    The console script that pip installed beside this interpreter (``.venv/bin/hpc-hadoop``): the README's
+    test command runs ``.venv/bin/python -m pytest`` without activating the venv, so ``PATH`` need not have it.
+    """
+    exe = str(Path(sys.executable).parent / "hpc-hadoop")
+    assert os.access(exe, os.X_OK), f"no {exe}: run `pip install -e .` in the repository (./install.sh does)"
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "CLICOLOR_FORCE")}
 
     def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
