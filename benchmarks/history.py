@@ -1,5 +1,5 @@
-"""Figures read from a MapReduce job's history (``.jhist`` in JSON, ``mapreduce.jobhistory.jhist.format=json``)
-and from a job client's output (counters)."""
+"""Figures read from a MapReduce job's history (``.jhist`` in JSON, ``mapreduce.jobhistory.jhist.format=json``,
+or the JobHistoryServer's REST API when the history is on HDFS) and from a job client's output (counters)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import re
 import time
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 _COUNTER = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 _:.\-()]*?)=(\d+)\s*$")
 
@@ -64,6 +66,46 @@ def job_latency_s(history_dir: Path, job_id: str | None, wait_s: float = 15.0) -
         return None
     path = find_jhist(history_dir, job_id, wait_s)
     return submit_to_first_map_s(path) if path else None
+
+
+def rest_latency_s(jhs_web: str, job_id: str | None, wait_s: float = 15.0) -> float | None:
+    """Submission → first map task running, in seconds, from the JobHistoryServer's REST API.
+
+    For clusters whose history is not a file on the shared filesystem (``hdfs`` mode keeps it on HDFS).
+    Reads the job's ``submitTime`` (``/ws/v1/history/mapreduce/jobs/{job}``) and the earliest ``startTime``
+    of any map attempt (``.../tasks?type=m``, ``.../tasks/{task}/attempts``), both epoch milliseconds: the
+    same events as :func:`submit_to_first_map_s` reads from a ``.jhist``.
+
+    Args:
+        jhs_web: ``http://host:port`` of the JobHistoryServer's web address.
+        wait_s: how long to wait for the server to know the job (it lists a job once its history is
+            written, up to ``mapreduce.jobhistory.move.interval-ms`` after the client returns).
+
+    Returns:
+        ``None`` when the server does not answer in time or the job has no map attempt.
+    """
+    if not job_id:
+        return None
+    base = f"{jhs_web}/ws/v1/history/mapreduce/jobs/{job_id}"
+    deadline = time.monotonic() + wait_s
+    with httpx.Client(timeout=5.0, trust_env=False, headers={"Accept": "application/json"}) as http:
+        while True:
+            try:
+                response = http.get(base)
+                if response.status_code == 200:
+                    submitted = int(response.json()["job"]["submitTime"])
+                    tasks = http.get(f"{base}/tasks", params={"type": "m"}).json()["tasks"] or {}
+                    starts = []
+                    for task in tasks.get("task", []):
+                        attempts = http.get(f"{base}/tasks/{task['id']}/attempts").json()["taskAttempts"] or {}
+                        starts += [int(a["startTime"]) for a in attempts.get("taskAttempt", [])
+                                   if int(a.get("startTime") or 0) > 0]
+                    return (min(starts) - submitted) / 1000.0 if starts else None
+            except (httpx.HTTPError, KeyError, TypeError, ValueError):
+                pass
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.5)
 
 
 def client_counters(log_text: str) -> dict[str, int]:

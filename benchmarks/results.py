@@ -123,12 +123,13 @@ def _fmt(summary: dict[str, Any], metric: str, digits: int = 2) -> str:
 def print_summary(console: Console, summaries: Sequence[dict[str, Any]]) -> None:
     """The summary table (mean ± 95% CI half-width per point) and the headline figures."""
     table = Table(title="benchmark summary (mean ±95% CI)", title_justify="left", show_edge=False)
-    columns = ("workload", "nodes", "stripes", "files", "runs", "bring-up s", "latency s", "wall s",
+    columns = ("workload", "nodes", "fs", "stripes", "files", "runs", "bring-up s", "latency s", "wall s",
                "write MiB/s", "read MiB/s", "dd w MiB/s", "dd r MiB/s", "w/dd", "r/dd", "IO/2×in", "pfs/2×in")
     for column in columns:
         table.add_column(column, justify="left" if column == "workload" else "right")
     for s in summaries:
-        table.add_row(str(s["workload"]), str(s.get("nodes")), str(s.get("stripe_count") or "-"),
+        table.add_row(str(s["workload"]), str(s.get("nodes")), str(s.get("fs_mode") or "-"),
+                      str(s.get("stripe_count") or "-"),
                       str(s.get("files") or "-"), str(s["runs"]), _fmt(s, "bringup_s", 1), _fmt(s, "latency_s"),
                       _fmt(s, "wall_s", 1), _fmt(s, "write_mb_s", 1), _fmt(s, "read_mb_s", 1),
                       _fmt(s, "dd_write_mb_s", 1), _fmt(s, "dd_read_mb_s", 1), _fmt(s, "write_ratio"),

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from benchmarks.history import client_counters, dfsio_results, file_bytes, job_latency_s
+from benchmarks.history import client_counters, dfsio_results, file_bytes, job_latency_s, rest_latency_s
 from benchmarks.seqfile import write_vectors
 from launcher.errors import ClusterError, UserError
 from launcher.session import Session
@@ -81,9 +81,13 @@ class Workload(ABC):
         if result.returncode != 0:
             last = result.lines[-1] if result.lines else ""
             raise ClusterError(f"{name} failed with exit code {result.returncode}; read {step.log} {last}".rstrip())
-        history = Path(ctx.session.plan.run_dir, "history")
+        plan = ctx.session.plan
+        if plan.job_spec().filesystem.mode == "hdfs":  # the history is on HDFS: ask the JobHistoryServer
+            latency = rest_latency_s(plan.jhs_web, result.job_id)
+        else:
+            latency = job_latency_s(Path(plan.run_dir, "history"), result.job_id)
         return {"wall_s": result.wall_s, "application_id": result.application_id, "job_id": result.job_id,
-                "latency_s": job_latency_s(history, result.job_id), "log": step.log.read_text(errors="replace")}
+                "latency_s": latency, "log": step.log.read_text(errors="replace")}
 
 
 # -- dd ----------------------------------------------------------------------------------------

@@ -82,6 +82,34 @@ def test_tiny_sweep_of_every_workload(hadoop_runtime: Path, pfs_root: Path, tmp_
         assert figure in result.stdout
 
 
+def test_dfsio_in_hdfs_mode_reports_latency(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
+    """``fs_mode: hdfs`` keeps the job history on HDFS, not as a file on the shared filesystem: the job latency
+    still comes out (from the JobHistoryServer's REST API), and the summary table names the mode of each row."""
+    bench = tmp_path / "bench.yaml"
+    bench.write_text(yaml.safe_dump({
+        "name": "ci-hdfs", "workloads": ["dfsio"], "profile": "tiny", "repeats": 1,
+        "sweep": {"files": [1], "file_size": ["4M"], "fs_mode": ["hdfs"]},
+        "job": {"scheduler": "local", "filesystem": {"root": str(pfs_root)},
+                "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m",
+                           "daemon_heap": "512m"}},
+    }))
+    out = tmp_path / "out"
+    result = hpc_hadoop("bench", "run", str(bench), "--out", str(out), timeout=900)
+    print(result.stdout[-4000:])
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    (row,) = _rows(out)
+    assert row["state"] == "succeeded" and row["fs_mode"] == "hdfs", row.get("error")
+    (cluster,) = run_dirs(pfs_root)
+    assert not list((cluster / "history").rglob("*.jhist")), "history is expected on HDFS in hdfs mode"
+    for mode in ("write", "read"):
+        assert row[f"{mode}_throughput_mb_s"] > 0 and row[f"{mode}_latency_s"] > 0
+    assert row["latency_s"] > 0
+    header = next(line for line in result.stdout.splitlines() if "workload" in line and "stripes" in line)
+    assert " fs " in header
+    assert any(line.split()[:1] == ["dfsio"] and " hdfs " in line for line in result.stdout.splitlines())
+    assert processes_of(cluster) == []
+
+
 def test_dd_sweep_with_repeats_and_replot(pfs_root: Path, tmp_path: Path) -> None:
     out = tmp_path / "dd"
     result = hpc_hadoop("bench", "run", "--workload", "dd", "--files", "1", "--files", "2", "--file-size", "4M",
