@@ -101,18 +101,22 @@ def _first(pattern_dirs: list[Path], pattern: str, what: str, home: Path) -> Pat
 def find_java_home(explicit: str | None = None) -> Path:
     """Locate the JDK: ``hadoop.java_home``, then ``$JAVA_HOME``, then ``java`` on ``PATH``.
 
+    A ``hadoop.java_home`` or ``$JAVA_HOME`` without ``bin/java`` is an error, as in Hadoop's own scripts
+    ("JAVA_HOME ... does not exist"): falling back to another JDK would run a different Java than the user
+    named (one JDK for client, daemons and containers, DESIGN.md §4).
+
     Raises:
-        UserError: no ``java`` found, with how to install one.
+        UserError: the named JDK has no ``bin/java``, or no ``java`` is found at all, with the fix.
     """
-    candidates = [explicit, os.environ.get("JAVA_HOME")]
-    for candidate in candidates:
+    for candidate, origin in ((explicit, "hadoop.java_home"), (os.environ.get("JAVA_HOME"), "$JAVA_HOME")):
         if candidate:
             home = Path(os.path.expandvars(os.path.expanduser(candidate)))
             if (home / "bin" / "java").is_file():
                 return home
-            if candidate == explicit:
-                raise UserError(f"{home}/bin/java does not exist", field="hadoop.java_home",
-                                fix="set it to a JDK 11 or 17 home, e.g. /usr/lib/jvm/java-17-openjdk-amd64")
+            fix = ("set it to a JDK 11 or 17 home, e.g. /usr/lib/jvm/java-17-openjdk-amd64"
+                   if origin == "hadoop.java_home" else
+                   "point $JAVA_HOME at a JDK 11 or 17 home (or unset it to use java on PATH), or set hadoop.java_home")
+            raise UserError(f"{origin} {home}: {home}/bin/java does not exist", field="hadoop.java_home", fix=fix)
     java = shutil.which("java")
     if not java:
         raise UserError("no Java found ($JAVA_HOME unset, no java on PATH)", field="hadoop.java_home",

@@ -114,6 +114,23 @@ def test_bad_job_file_subprocess(tmp_path: Path, pfs_root: Path, write_yaml: Wri
     assert list(pfs_root.iterdir()) == []
 
 
+def test_java_home_without_java_is_an_error_not_a_fallback(tmp_path: Path, pfs_root: Path,
+                                                           write_yaml: WriteYaml) -> None:
+    """A ``$JAVA_HOME`` without ``bin/java`` stops the run (as Hadoop's scripts do) although a real JDK is on
+    PATH: falling back would run another Java than the user named. Unset, the JDK on PATH is used."""
+    job = write_yaml(tmp_path / "job.yaml", valid_job(pfs_root))
+    exe = str(Path(sys.executable).parent / "hpc-hadoop")
+    base = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    bad = subprocess.run([exe, "submit", str(job)], capture_output=True, text=True, timeout=60, check=False,
+                         env={**base, "JAVA_HOME": str(tmp_path / "no-jdk")})
+    assert_one_line_error(bad.returncode, bad.stdout, bad.stderr, f"$JAVA_HOME {tmp_path / 'no-jdk'}")
+    assert "unset it to use java on PATH" in bad.stderr
+    assert list(pfs_root.iterdir()) == []
+    unset = subprocess.run([exe, "render", str(job)], capture_output=True, text=True, timeout=60, check=False,
+                           env=base)
+    assert unset.returncode == 0, unset.stderr
+
+
 def test_error_line_names_file_field_and_fix(tmp_path: Path, pfs_root: Path, write_yaml: WriteYaml) -> None:
     job = write_yaml(tmp_path / "job.yaml", valid_job(pfs_root, nodez=1))
     result = invoke(["render", str(job)])
