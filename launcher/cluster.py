@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,14 @@ from typing import Any
 import httpx
 import psutil
 
+from launcher.daemons import classpath, hadoop_env
 from launcher.errors import ClusterError
 from launcher.fanout import Fanout, get_fanout
 from launcher.plan import ClusterPlan
 
 POLL_SECONDS = 0.2
+#: Seconds the copy of the job history out of HDFS may take at teardown (``hdfs`` mode).
+HISTORY_COPY_TIMEOUT = 120.0
 
 
 def _tail(path: Path, lines: int = 5) -> str:
@@ -127,6 +131,8 @@ class Cluster:
             Seconds the teardown took.
         """
         began = time.time()
+        if self.plan.job_spec().filesystem.mode == "hdfs":
+            self.keep_hdfs_history()
         self.fanout.stop()
         leftovers = self.leftover_processes()
         for proc in leftovers:
@@ -137,6 +143,35 @@ class Cluster:
         psutil.wait_procs(leftovers, timeout=5)
         self.http.close()
         return time.time() - began
+
+    def keep_hdfs_history(self) -> bool:
+        """``hdfs`` mode: copy the job history out of HDFS into ``history/`` of the cluster directory, so that
+        it stays readable as files after teardown like in the other modes (there the JobHistoryServer's done
+        dirs must be on the default filesystem, HDFS: "Wrong FS" otherwise). Called before the daemons stop.
+
+        One ``FsShell -copyToLocal`` of ``hdfs://<namenode>/<cluster dir>/history/*``, IPC retries off so that
+        a NameNode that is already gone fails at once; at most :data:`HISTORY_COPY_TIMEOUT` seconds. Its
+        output goes to ``logs/history-copy.out``. Never raises: teardown goes on whatever happens.
+
+        Returns:
+            True when the copy succeeded.
+        """
+        run = self.plan.run_dir
+        source = f"hdfs://{self.plan.master.address}:{self.plan.ports.nn}{run}/history/*"
+        runtime = self.plan.hadoop_runtime()
+        argv = [runtime.java, "-Xmx256m", "-cp", classpath(self.plan), "org.apache.hadoop.fs.FsShell",
+                "-Dipc.client.connect.max.retries=0", "-Dipc.client.connect.max.retries.on.timeouts=0",
+                "-copyToLocal", source, f"{run}/history/"]
+        out = self.plan.path("logs", "history-copy.out")
+        try:
+            with open(out, "ab") as log:
+                code = subprocess.run(argv, env=hadoop_env(self.plan), stdout=log, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, timeout=HISTORY_COPY_TIMEOUT, check=False).returncode
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            with open(out, "a") as log:
+                log.write(f"hpc-hadoop: copying the job history out of HDFS failed: {exc}\n")
+            return False
+        return code == 0
 
     def leftover_processes(self) -> list[psutil.Process]:
         """Processes on this machine whose command line names this cluster's directory."""

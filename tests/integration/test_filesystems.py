@@ -152,4 +152,6 @@ def test_testdfsio_on_hdfs_with_its_directories_in_the_cluster_directory(hadoop_
     assert sum(p.stat().st_size for p in blocks) >= 16 << 20
     assert {(logs / f"{d}.log").stat().st_size > 0 for d in ("namenode", "datanode")} == {True}
     assert report["filesystem"]["mode"] == "hdfs"
+    # The job history lives on HDFS while the cluster runs; teardown copies it out as files (two jobs).
+    assert len(list((run_dir / "history").rglob("job_*.jhist"))) == 2, (logs.parent / "history-copy.out")
     assert processes_of(run_dir) == []
