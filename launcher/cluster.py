@@ -17,14 +17,17 @@ from typing import Any
 import httpx
 import psutil
 
-from launcher.daemons import classpath, hadoop_env
+from launcher.clients import bin_dir
 from launcher.errors import ClusterError
 from launcher.fanout import Fanout, get_fanout
 from launcher.plan import ClusterPlan
+from launcher.render import filesystem_uri
 
 POLL_SECONDS = 0.2
 #: Seconds the copy of the job history out of HDFS may take at teardown (``hdfs`` mode).
 HISTORY_COPY_TIMEOUT = 120.0
+#: Seconds teardown waits for the JobHistoryServer to list every finished MapReduce job (``hdfs`` mode).
+HISTORY_WAIT_SECONDS = 20.0
 
 
 def _tail(path: Path, lines: int = 5) -> str:
@@ -95,6 +98,25 @@ class Cluster:
         except httpx.HTTPError:
             return False
 
+    def histories_pending(self) -> set[str] | None:
+        """Job ids of MapReduce applications the ResourceManager reports FINISHED that the JobHistoryServer
+        does not list yet (``/ws/v1/cluster/apps``, ``/ws/v1/history/mapreduce/jobs``); ``None`` if either
+        does not answer. A job client returns once the ApplicationMaster reports the job done, which can be
+        before the AM has written the job's history: this tells when it has. Killed and failed applications
+        (RM states KILLED, FAILED) may leave no history and are not waited for."""
+        try:
+            apps = self.http.get(f"{self.plan.rm_web}/ws/v1/cluster/apps",
+                                 params={"applicationTypes": "MAPREDUCE", "states": "FINISHED"})
+            jobs = self.http.get(f"{self.plan.jhs_web}/ws/v1/history/mapreduce/jobs")
+            if apps.status_code != 200 or jobs.status_code != 200:
+                return None
+            finished = {a["id"].replace("application_", "job_", 1)
+                        for a in (apps.json().get("apps") or {}).get("app") or []}
+            listed = {j["id"] for j in (jobs.json().get("jobs") or {}).get("job") or []}
+        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            return None
+        return finished - listed
+
     # -- life cycle ------------------------------------------------------------------------
     def start(self) -> None:
         """Start the agents on every node (returns at once)."""
@@ -149,24 +171,27 @@ class Cluster:
         it stays readable as files after teardown like in the other modes (there the JobHistoryServer's done
         dirs must be on the default filesystem, HDFS: "Wrong FS" otherwise). Called before the daemons stop.
 
-        One ``FsShell -copyToLocal`` of ``hdfs://<namenode>/<cluster dir>/history/*``, IPC retries off so that
-        a NameNode that is already gone fails at once; at most :data:`HISTORY_COPY_TIMEOUT` seconds. Its
-        output goes to ``logs/history-copy.out``. Never raises: teardown goes on whatever happens.
+        First waits (at most :data:`HISTORY_WAIT_SECONDS`) until the JobHistoryServer lists every finished
+        job (:meth:`histories_pending`), then one ``bin/hadoop fs -copyToLocal`` (the cluster's own wrapper,
+        :mod:`launcher.clients`) of ``hdfs://<namenode>/<cluster dir>/history/*``, IPC retries off so that a
+        NameNode that is already gone fails at once; at most :data:`HISTORY_COPY_TIMEOUT` seconds. Its output
+        goes to ``logs/history-copy.out``. Never raises: teardown goes on whatever happens.
 
         Returns:
             True when the copy succeeded.
         """
+        deadline = time.monotonic() + HISTORY_WAIT_SECONDS
+        while self.histories_pending() and time.monotonic() < deadline:
+            time.sleep(POLL_SECONDS)
         run = self.plan.run_dir
-        source = f"hdfs://{self.plan.master.address}:{self.plan.ports.nn}{run}/history/*"
-        runtime = self.plan.hadoop_runtime()
-        argv = [runtime.java, "-Xmx256m", "-cp", classpath(self.plan), "org.apache.hadoop.fs.FsShell",
-                "-Dipc.client.connect.max.retries=0", "-Dipc.client.connect.max.retries.on.timeouts=0",
-                "-copyToLocal", source, f"{run}/history/"]
+        argv = [str(bin_dir(self.plan) / "hadoop"), "fs", "-Dipc.client.connect.max.retries=0",
+                "-Dipc.client.connect.max.retries.on.timeouts=0", "-copyToLocal",
+                filesystem_uri(self.plan, f"{run}/history/*"), f"{run}/history/"]
         out = self.plan.path("logs", "history-copy.out")
         try:
             with open(out, "ab") as log:
-                code = subprocess.run(argv, env=hadoop_env(self.plan), stdout=log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL, timeout=HISTORY_COPY_TIMEOUT, check=False).returncode
+                code = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                      timeout=HISTORY_COPY_TIMEOUT, check=False).returncode
         except (OSError, subprocess.TimeoutExpired) as exc:
             with open(out, "a") as log:
                 log.write(f"hpc-hadoop: copying the job history out of HDFS failed: {exc}\n")

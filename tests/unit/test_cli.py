@@ -63,18 +63,19 @@ def assert_one_line_error(code: int, stdout: str, stderr: str, expected: str) ->
     assert expected in lines[0]
 
 
+#: The console script that pip installed beside this interpreter (``.venv/bin/hpc-hadoop``): the README's test
+#: command runs ``.venv/bin/python -m pytest`` without activating the venv, so ``PATH`` need not have it.
+HPC_HADOOP = str(Path(sys.executable).parent / "hpc-hadoop")
+
+
 def invoke(args: list[str]) -> Result:
     return CliRunner().invoke(main, args)
 
 
 @pytest.fixture
 def hpc_hadoop() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run the installed ``hpc-hadoop`` entry point in a subprocess.
-
-    The console script that pip installed beside this interpreter (``.venv/bin/hpc-hadoop``): the README's
-    test command runs ``.venv/bin/python -m pytest`` without activating the venv, so ``PATH`` need not have it.
-    """
-    exe = str(Path(sys.executable).parent / "hpc-hadoop")
+    """Run the installed ``hpc-hadoop`` entry point (:data:`HPC_HADOOP`) in a subprocess."""
+    exe = HPC_HADOOP
     assert os.access(exe, os.X_OK), f"no {exe}: run `pip install -e .` in the repository (./install.sh does)"
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "CLICOLOR_FORCE")}
 
@@ -119,7 +120,7 @@ def test_java_home_without_java_is_an_error_not_a_fallback(tmp_path: Path, pfs_r
     """A ``$JAVA_HOME`` without ``bin/java`` stops the run (as Hadoop's scripts do) although a real JDK is on
     PATH: falling back would run another Java than the user named. Unset, the JDK on PATH is used."""
     job = write_yaml(tmp_path / "job.yaml", valid_job(pfs_root))
-    exe = str(Path(sys.executable).parent / "hpc-hadoop")
+    exe = HPC_HADOOP
     base = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
     bad = subprocess.run([exe, "submit", str(job)], capture_output=True, text=True, timeout=60, check=False,
                          env={**base, "JAVA_HOME": str(tmp_path / "no-jdk")})
