@@ -11,6 +11,10 @@ foreground, so the batch system tracks and kills everything it started. It becom
 still end up as its children and are killed at the end. SIGTERM, SIGINT, SIGHUP and SIGUSR1 stop the
 node: SIGTERM to every daemon, SIGKILL after the grace period, then SIGKILL to every process left.
 
+The daemons run from a node-local working directory (:attr:`launcher.plan.NodePlan.work_dir`: a copy of
+``conf/`` and the JVMs' temporary files), which the agent makes private to the user at start and deletes at
+the end; when it cannot be made, the daemons use the cluster directory and the status file says why.
+
 State goes to ``agents/<node>.json`` (``starting``, ``running``, ``stopping``, ``stopped``, ``failed``)
 with each daemon's pid, exit code and log file. Exit code 0 when stopped on request, 1 when a daemon died.
 """
@@ -21,6 +25,7 @@ import argparse
 import ctypes
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -31,7 +36,7 @@ from pathlib import Path
 import psutil
 
 from launcher.cds import publish
-from launcher.daemons import DaemonCommand, daemon_command, datanode_dir, format_command, needs_format
+from launcher.daemons import DaemonCommand, daemon_command, datanode_dir, format_command, needs_format, work_paths
 from launcher.plan import ClusterPlan, NodePlan
 
 #: Seconds ``NameNode -format`` may take (hdfs mode).
@@ -97,6 +102,8 @@ class Agent:
         self.status_file = plan.path("agents", f"{node.name}.json")
         self.state = "starting"
         self.failed: dict[str, int] = {}
+        self.work_dir: Path | None = None
+        self.work_note: str | None = None
 
     def _on_signal(self, signum: int, _frame: object) -> None:
         self.stop_reason = self.stop_reason or signal.Signals(signum).name
@@ -110,7 +117,8 @@ class Agent:
                              "returncode": proc.returncode if proc else self.failed.get(name, 0),
                              "log": str(command.log), "out": str(command.out)}
         data = {"node": self.node.name, "pid": os.getpid(), "state": self.state, "updated": time.time(),
-                "daemons": daemons, "failed": self.failed, "stop_reason": self.stop_reason}
+                "daemons": daemons, "failed": self.failed, "stop_reason": self.stop_reason,
+                "work_dir": str(self.work_dir) if self.work_dir else None, "work_note": self.work_note}
         tmp = self.status_file.with_suffix(f".tmp{os.getpid()}")
         tmp.write_text(json.dumps(data, indent=1))
         os.replace(tmp, self.status_file)
@@ -127,6 +135,7 @@ class Agent:
         self.status_file.parent.mkdir(parents=True, exist_ok=True)
         spec = self.plan.job_spec()
         address = interface_address(spec.interface) if spec.interface else None
+        self.work_dir = self.prepare_work_dir()
         if "datanode" in self.node.roles:
             datanode_dir(self.plan, self.node).mkdir(parents=True, exist_ok=True)
         if "namenode" in self.node.roles and needs_format(self.plan) and not self.format_namenode(address):
@@ -139,14 +148,59 @@ class Agent:
         for name in roles:
             if name == "historyserver" and "namenode" in self.procs:
                 self.wait_namenode()
-            command = daemon_command(self.plan, self.node, name, address)
+            command = daemon_command(self.plan, self.node, name, address, self.work_dir)
             self.commands[name] = command
             with open(command.out, "ab") as out:
                 self.procs[name] = subprocess.Popen(command.argv, env=command.env, stdout=out,
                                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                                    cwd=self.node.log_dir)
+                                                    cwd=self.cwd)
         self.state = "running"
         self.write_status()
+
+    @property
+    def cwd(self) -> Path:
+        """The daemons' current directory: the node-local working directory, else ``logs/<host>``. A JVM that
+        writes a class-data-sharing archive looks up a path relative to it for every generated class
+        (``__dynamic_proxy__``, ``__ClassDefiner__``): 70,000 lookups in a ResourceManager's start, each a
+        round trip when the directory is on the shared filesystem (issue 18)."""
+        return self.work_dir or Path(self.node.log_dir)
+
+    def prepare_work_dir(self) -> Path | None:
+        """Make this node's working directory (mode 0700, under a per-user parent that must be ours) with a
+        copy of the cluster's ``conf/`` and an empty ``tmp/``.
+
+        Returns:
+            The directory, or ``None`` (reason in :attr:`work_note`) when the plan has none or it cannot be
+            made (no space, not ours, not writable): the daemons then use the cluster directory.
+        """
+        if not self.node.work_dir:
+            return None
+        work = Path(self.node.work_dir)
+        try:
+            user_root = work.parent.parent
+            user_root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if user_root.stat().st_uid != os.getuid() or user_root.is_symlink():
+                raise PermissionError(f"{user_root} belongs to another user")
+            conf, tmp = work_paths(work)
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir(mode=0o700, parents=True)
+            shutil.copytree(self.plan.conf_dir, conf)
+            tmp.mkdir()
+        except OSError as exc:
+            self.work_note = f"node-local working directory {work} not usable ({exc}); using {self.plan.run_dir}"
+            shutil.rmtree(work, ignore_errors=True)
+            return None
+        return work
+
+    def remove_work_dir(self) -> None:
+        """Delete this node's working directory, and the cluster's parent of it when it is empty."""
+        if self.work_dir is None:
+            return
+        shutil.rmtree(self.work_dir, ignore_errors=True)
+        try:
+            self.work_dir.parent.rmdir()
+        except OSError:
+            pass
 
     def wait_namenode(self, timeout: float = NAMENODE_TIMEOUT) -> bool:
         """Wait until the NameNode accepts RPC connections (hdfs mode), so the JobHistoryServer, whose done
@@ -165,7 +219,7 @@ class Agent:
     def format_namenode(self, address: str | None) -> bool:
         """Run ``NameNode -format -nonInteractive`` (hdfs mode, first start); False (recorded in ``failed``) if
         it fails. Output: ``logs/<host>/namenode-format.out``."""
-        command = format_command(self.plan, self.node)
+        command = format_command(self.plan, self.node, self.work_dir)
         if address:
             command.argv[:] = [f"-Dhpc.node.address={address}" if a.startswith("-Dhpc.node.address=") else a
                                for a in command.argv]
@@ -173,7 +227,7 @@ class Agent:
         with open(command.out, "ab") as out:
             try:
                 code = subprocess.run(command.argv, env=command.env, stdout=out, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL, cwd=self.node.log_dir, timeout=FORMAT_TIMEOUT,
+                                      stdin=subprocess.DEVNULL, cwd=self.cwd, timeout=FORMAT_TIMEOUT,
                                       check=False).returncode
             except subprocess.TimeoutExpired:
                 code = 124
@@ -221,6 +275,7 @@ class Agent:
             if command.archive_tmp is not None and command.archive is not None:
                 proc = self.procs.get(name)
                 publish(command.archive_tmp, command.archive, proc.returncode if proc else None)
+        self.remove_work_dir()
         self.state = "failed" if self.failed else "stopped"
         self.write_status()
 

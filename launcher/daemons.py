@@ -45,17 +45,21 @@ class DaemonCommand:
     archive: Path | None = None
 
 
-def hadoop_env(plan: ClusterPlan, base: dict[str, str] | None = None) -> dict[str, str]:
+def hadoop_env(plan: ClusterPlan, base: dict[str, str] | None = None, conf_dir: Path | None = None) -> dict[str, str]:
     """Environment for daemons and clients: ``JAVA_HOME``, ``HADOOP_CONF_DIR``, ``HADOOP_*_HOME``.
 
     The NodeManager passes ``JAVA_HOME`` (and the others in ``yarn.nodemanager.env-whitelist``) on
     to containers, which run ``$JAVA_HOME/bin/java``: one JDK for everything.
+
+    Args:
+        conf_dir: ``HADOOP_CONF_DIR``; default the cluster directory's ``conf/`` (a daemon gets its node-local
+            copy, :func:`work_paths`).
     """
     runtime = plan.hadoop_runtime()
     env = dict(os.environ if base is None else base)
     home = str(runtime.home)
     env.update({
-        "JAVA_HOME": str(runtime.java_home), "HADOOP_CONF_DIR": str(plan.conf_dir),
+        "JAVA_HOME": str(runtime.java_home), "HADOOP_CONF_DIR": str(conf_dir or plan.conf_dir),
         "HADOOP_HOME": home, "HADOOP_COMMON_HOME": home, "HADOOP_HDFS_HOME": home,
         "HADOOP_YARN_HOME": home, "HADOOP_MAPRED_HOME": home,
         "PATH": f"{runtime.java_home / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}",
@@ -70,7 +74,7 @@ def classpath(plan: ClusterPlan) -> str:
     return ":".join([str(plan.conf_dir), *plan.hadoop_runtime().classpath])
 
 
-def daemon_classpath(plan: ClusterPlan) -> str:
+def daemon_classpath(plan: ClusterPlan, conf_dir: Path | None = None) -> str:
     """The runtime's jars first, then its directories, ``conf/`` last: a class-data-sharing archive is used
     only when the classpath starts with the jars it was made from (:mod:`launcher.cds`). No jar of the
     runtime holds a ``*-site.xml``; the one ``log4j.properties`` in a jar (the jobclient tests jar) is
@@ -78,10 +82,16 @@ def daemon_classpath(plan: ClusterPlan) -> str:
     runtime = plan.hadoop_runtime()
     jars = [e for e in runtime.classpath if e.endswith("/*")]
     others = [e for e in runtime.classpath if not e.endswith("/*")]
-    return ":".join([*jars, *others, str(plan.conf_dir)])
+    return ":".join([*jars, *others, str(conf_dir or plan.conf_dir)])
 
 
-def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | None = None) -> DaemonCommand:
+def work_paths(work_dir: Path) -> tuple[Path, Path]:
+    """``(conf, tmp)`` inside a node-local working directory (:attr:`launcher.plan.NodePlan.work_dir`)."""
+    return work_dir / "conf", work_dir / "tmp"
+
+
+def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | None = None,
+                   work_dir: Path | None = None) -> DaemonCommand:
     """The command line of daemon ``name`` on ``node``.
 
     Per-node values reach the shared configuration as JVM system properties, which Hadoop's
@@ -90,22 +100,29 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
 
     Args:
         address: overrides ``node.address`` (e.g. the node's ``ib0`` address found by the agent).
+        work_dir: the node-local working directory the agent prepared (its ``conf/`` copy becomes
+            ``HADOOP_CONF_DIR`` and the classpath's conf entry, its ``tmp/`` the JVM's ``java.io.tmpdir``);
+            ``None``: the cluster directory's ``conf/`` and the system's temporary directory. On a shared
+            filesystem every class or resource the JVM does not find in a jar is looked up in the conf
+            directory of the classpath: thousands of metadata round trips while a daemon starts (issue 18).
     """
     runtime = plan.hadoop_runtime()
+    conf_dir, tmp_dir = work_paths(work_dir) if work_dir else (plan.conf_dir, None)
     log_dir = Path(node.log_dir)
     flags = runtime.daemon_flags()
     sharing, archive_tmp, archive = [], None, None
     if plan.job_spec().hadoop.class_data_sharing:
         sharing, archive_tmp, archive = cds_flags(runtime, name, node.name, plan.cluster_id, flags)
     argv = [runtime.java, f"-Xmx{plan.memory.daemon_heap_mb}m", *flags, *sharing,
-            f"-Dlog4j.configuration=file:{plan.conf_dir / 'log4j.properties'}",
+            *([f"-Djava.io.tmpdir={tmp_dir}"] if tmp_dir else []), f"-XX:ErrorFile={log_dir}/hs_err_pid%p.log",
+            f"-Dlog4j.configuration=file:{conf_dir / 'log4j.properties'}",
             f"-Dproc_{name}", f"-Dhadoop.log.dir={log_dir}", f"-Dhadoop.log.file={name}.log",
             f"-Dyarn.log.dir={log_dir}", f"-Dyarn.log.file={name}.log", "-Dhadoop.root.logger=INFO,RFA",
             f"-Dhadoop.home.dir={runtime.home}", f"-Dhpc.node.address={address or node.address}",
             f"-Dhpc.nm.local.dir={node.nm_local_dir}", f"-Dhpc.nm.log.dir={log_dir / 'userlogs'}",
-            f"-Dhpc.node.name={node.name}", f"-Dhpc.cluster.id={plan.cluster_id}", "-cp", daemon_classpath(plan),
-            MAIN_CLASSES[name]]
-    return DaemonCommand(name=name, argv=argv, env=hadoop_env(plan), log=log_dir / f"{name}.log",
+            f"-Dhpc.node.name={node.name}", f"-Dhpc.cluster.id={plan.cluster_id}", "-cp",
+            daemon_classpath(plan, conf_dir), MAIN_CLASSES[name]]
+    return DaemonCommand(name=name, argv=argv, env=hadoop_env(plan, conf_dir=conf_dir), log=log_dir / f"{name}.log",
                          out=log_dir / f"{name}.out", archive_tmp=archive_tmp, archive=archive)
 
 
@@ -124,12 +141,12 @@ def needs_format(plan: ClusterPlan) -> bool:
     return not (namenode_dir(plan) / "current" / "VERSION").is_file()
 
 
-def format_command(plan: ClusterPlan, node: NodePlan) -> DaemonCommand:
+def format_command(plan: ClusterPlan, node: NodePlan, work_dir: Path | None = None) -> DaemonCommand:
     """``NameNode -format -nonInteractive``: formats ``hdfs/name`` once, before the NameNode first starts.
 
     Same JVM, classpath and environment as the NameNode; its output goes to ``logs/<host>/namenode-format.out``.
     """
-    command = daemon_command(plan, node, "namenode")
+    command = daemon_command(plan, node, "namenode", work_dir=work_dir)
     log_dir = Path(node.log_dir)
     argv = [a for a in command.argv if not a.startswith(CDS_FLAG_PREFIXES)]  # no archive from a format run
     argv = [*argv, "-format", "-nonInteractive", "-clusterid", plan.cluster_id]

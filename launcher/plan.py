@@ -173,6 +173,12 @@ class NodePlan:
             ``namenode`` (first node) and ``datanode`` (every node), listed first.
         nm_local_dir: NodeManager local dir (shuffle, spills), unique per node.
         log_dir: ``logs/<host>`` in the cluster directory.
+        work_dir: the daemons' node-local working directory
+            (``$TMPDIR/hpc-hadoop-<user>/<cluster id>/<host>``, default ``/tmp``): a copy of ``conf/``
+            (``HADOOP_CONF_DIR`` and the classpath entry of the daemons and their containers), the JVMs'
+            ``java.io.tmpdir`` (Jetty's web apps) and their current directory, so that nothing a daemon reads
+            or writes while it starts crosses the shared filesystem (issue 18). ``""``: none, the daemons
+            use the cluster directory (plans written before it existed).
     """
 
     name: str
@@ -180,6 +186,7 @@ class NodePlan:
     roles: tuple[str, ...]
     nm_local_dir: str
     log_dir: str
+    work_dir: str = ""
 
 
 @dataclass(frozen=True)
@@ -300,6 +307,14 @@ def expand_root(root: str) -> Path:
     return path
 
 
+def node_work_root(user: str) -> Path:
+    """Where the daemons' node-local working directories go: ``$TMPDIR/hpc-hadoop-<user>`` (``/tmp`` when
+    ``$TMPDIR`` is unset or relative). Node-local on every HPC node (a RAM disk on diskless ones); the batch
+    system's per-job ``$TMPDIR`` where it sets one."""
+    tmp = os.environ.get("TMPDIR", "")
+    return Path(tmp if os.path.isabs(tmp) else "/tmp") / f"hpc-hadoop-{user}"
+
+
 def new_cluster_id(name: str, now: float | None = None) -> str:
     """``<name>-<yyyymmdd-HHMMSS>-<4 hex digits>``."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now or time.time()))
@@ -339,7 +354,8 @@ def make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *,
         else:
             nm_local = str(run_dir / "nm-local" / node.name)
         planned.append(NodePlan(name=node.name, address=_address(node, spec), roles=tuple(roles),
-                                nm_local_dir=nm_local, log_dir=str(run_dir / "logs" / node.name)))
+                                nm_local_dir=nm_local, log_dir=str(run_dir / "logs" / node.name),
+                                work_dir=str(node_work_root(user) / cluster_id / node.name)))
     return ClusterPlan(cluster_id=cluster_id, user=user, run_dir=str(run_dir), scheduler=allocation.scheduler,
                        job_id=allocation.job_id, fanout=allocation.fanout, deadline=allocation.deadline,
                        master=planned[0], nodes=tuple(planned), ports=choose_ports(cluster_id),
