@@ -135,7 +135,7 @@ class Agent:
         self.status_file.parent.mkdir(parents=True, exist_ok=True)
         spec = self.plan.job_spec()
         address = interface_address(spec.interface) if spec.interface else None
-        self.work_dir = self.prepare_work_dir()
+        self.prepare_work_dir()
         if "datanode" in self.node.roles:
             datanode_dir(self.plan, self.node).mkdir(parents=True, exist_ok=True)
         if "namenode" in self.node.roles and needs_format(self.plan) and not self.format_namenode(address):
@@ -170,8 +170,9 @@ class Agent:
         copy of the cluster's ``conf/`` and an empty ``tmp/``.
 
         Returns:
-            The directory, or ``None`` (reason in :attr:`work_note`) when the plan has none or it cannot be
-            made (no space, not ours, not writable): the daemons then use the cluster directory.
+            The directory (also in :attr:`work_dir`), or ``None`` (reason in :attr:`work_note`) when the plan has
+            none or it cannot be made (no space, not ours, not writable): the daemons then use the cluster
+            directory.
         """
         if not self.node.work_dir:
             return None
@@ -190,6 +191,7 @@ class Agent:
             self.work_note = f"node-local working directory {work} not usable ({exc}); using {self.plan.run_dir}"
             shutil.rmtree(work, ignore_errors=True)
             return None
+        self.work_dir = work
         return work
 
     def remove_work_dir(self) -> None:

@@ -96,7 +96,9 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
 
     Per-node values reach the shared configuration as JVM system properties, which Hadoop's
     ``Configuration`` substitutes into ``${...}``: ``hpc.node.address`` (bind address),
-    ``hpc.nm.local.dir``, ``hpc.nm.log.dir`` and ``hpc.node.name`` (the DataNode's directory in ``hdfs`` mode).
+    ``hpc.nm.local.dir``, ``hpc.nm.log.dir``, ``hpc.node.name`` (the DataNode's directory in ``hdfs`` mode) and
+    ``hpc.node.tmp`` (this cluster's scratch on this node: the ResourceManager's node-label and node-attribute
+    stores, which Hadoop keeps in ``/tmp/hadoop-yarn-<user>`` for every cluster of a user on a host).
 
     Args:
         address: overrides ``node.address`` (e.g. the node's ``ib0`` address found by the agent).
@@ -108,6 +110,7 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
     """
     runtime = plan.hadoop_runtime()
     conf_dir, tmp_dir = work_paths(work_dir) if work_dir else (plan.conf_dir, None)
+    node_tmp = tmp_dir or plan.path("tmp", node.name)
     log_dir = Path(node.log_dir)
     flags = runtime.daemon_flags()
     sharing, archive_tmp, archive = [], None, None
@@ -120,7 +123,7 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
             f"-Dyarn.log.dir={log_dir}", f"-Dyarn.log.file={name}.log", "-Dhadoop.root.logger=INFO,RFA",
             f"-Dhadoop.home.dir={runtime.home}", f"-Dhpc.node.address={address or node.address}",
             f"-Dhpc.nm.local.dir={node.nm_local_dir}", f"-Dhpc.nm.log.dir={log_dir / 'userlogs'}",
-            f"-Dhpc.node.name={node.name}", f"-Dhpc.cluster.id={plan.cluster_id}", "-cp",
+            f"-Dhpc.node.name={node.name}", f"-Dhpc.cluster.id={plan.cluster_id}", f"-Dhpc.node.tmp={node_tmp}", "-cp",
             daemon_classpath(plan, conf_dir), MAIN_CLASSES[name]]
     return DaemonCommand(name=name, argv=argv, env=hadoop_env(plan, conf_dir=conf_dir), log=log_dir / f"{name}.log",
                          out=log_dir / f"{name}.out", archive_tmp=archive_tmp, archive=archive)

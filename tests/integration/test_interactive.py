@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 import yaml
 
@@ -36,6 +37,29 @@ def in_cluster_shell(cluster_id: str, script: str, env: dict[str, str]) -> subpr
                           cwd=REPO, check=False)
 
 
+def daemons_run_node_local(run_dir: Path) -> list[Path]:
+    """Check every running daemon of the cluster works from its node's node-local working directory (issue 18):
+    current directory, ``HADOOP_CONF_DIR`` (a copy of the cluster's ``conf/``) and ``java.io.tmpdir`` there, none
+    under the shared filesystem, while the logs stay in ``logs/<host>/``. Returns the working directories."""
+    plan = json.loads((run_dir / "plan.json").read_text())
+    work_dirs = []
+    for node in plan["nodes"]:
+        work = Path(node["work_dir"])
+        assert not work.is_relative_to(run_dir) and work.name == node["name"]
+        assert (work / "conf" / "yarn-site.xml").read_text() == (run_dir / "conf" / "yarn-site.xml").read_text()
+        assert work.stat().st_mode & 0o077 == 0 and work.parent.parent.stat().st_mode & 0o077 == 0
+        status = json.loads((run_dir / "agents" / f"{node['name']}.json").read_text())
+        assert status["work_dir"] == str(work) and status["work_note"] is None
+        for name, daemon in status["daemons"].items():
+            proc = psutil.Process(daemon["pid"])
+            assert proc.cwd() == str(work), name
+            assert proc.environ()["HADOOP_CONF_DIR"] == str(work / "conf"), name
+            assert f"-Djava.io.tmpdir={work / 'tmp'}" in proc.cmdline(), name
+            assert Path(daemon["log"]).parent == Path(node["log_dir"]) and Path(daemon["log"]).stat().st_size > 0
+        work_dirs.append(work)
+    return work_dirs
+
+
 def test_local_interactive_life_cycle(pfs_root: Path, tmp_path: Path) -> None:
     env = {"XDG_STATE_HOME": str(tmp_path / "state")}
     job = tmp_path / "inter.yaml"
@@ -48,6 +72,7 @@ def test_local_interactive_life_cycle(pfs_root: Path, tmp_path: Path) -> None:
     cid = run_dir.name
     try:
         assert f"cluster {cid} is up" in started.stdout and "ResourceManager: http://127.0.0.1:" in started.stdout
+        work_dirs = daemons_run_node_local(run_dir)
         (listed,) = clusters(env)
         assert listed["cluster_id"] == cid and listed["state"] == "ready" and listed["nodes"] == ["localhost"]
         assert listed["rm_web"].startswith("http://127.0.0.1:") and 0 < listed["walltime_left_s"] <= 1200
@@ -73,6 +98,7 @@ def test_local_interactive_life_cycle(pfs_root: Path, tmp_path: Path) -> None:
     print(stopped.stdout)
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
     assert processes_of(run_dir) == []
+    assert not any(work.exists() for work in work_dirs), "node-local working directories left after stop"
     report = run_report(run_dir)
     assert report["state"] == "stopped" and report["hold"] is True and report["exit_code"] == 0
     assert report["leftover_processes"] == 0 and report["teardown_s"] is not None
@@ -103,6 +129,8 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
         assert listed["state"] == "ready" and listed["scheduler"] == "slurm" and job_id in queued_jobs()
         assert len(listed["nodes"]) == 2 and listed["head"] == listed["nodes"][0]
         assert listed["rm_web"].startswith("http://10.77.0.")
+        work_dirs = daemons_run_node_local(run_dir)
+        assert len(work_dirs) == 2
         text = hpc_hadoop("list", env=env).stdout
         assert cid in text and f"slurm:{job_id}" in text and "ready" in text
         # The environment `env` prints is enough for Hadoop's own client commands.
@@ -124,6 +152,7 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
     print(stopped.stdout)
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
     assert processes_of(run_dir) == [] and job_id not in queued_jobs()
+    assert not any(work.exists() for work in work_dirs), "node-local working directories left after stop"
     report = run_report(run_dir)
     assert report["state"] == "stopped" and report["leftover_processes"] == 0
     (after,) = clusters(env)
