@@ -49,6 +49,11 @@ GRACE_SECONDS = 8.0
 #: 2-7 s for a 40-65 MB archive on 2 busy cores).
 DUMP_GRACE_SECONDS = 30.0
 POLL_SECONDS = 0.2
+#: Daemons stopped after every other one, and after the other nodes' agents: the NodeManagers unregister from
+#: the ResourceManager as they stop (DataNodes report to the NameNode).
+STOPPED_LAST = ("resourcemanager", "namenode")
+#: Seconds the master's agent waits for the other nodes' agents to stop before it stops the ResourceManager.
+PEER_WAIT_SECONDS = GRACE_SECONDS
 PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -256,22 +261,21 @@ class Agent:
         return 1 if self.failed else 0
 
     def stop(self) -> None:
-        """SIGTERM to every daemon, SIGKILL after :data:`GRACE_SECONDS`, then kill every descendant left;
-        publish the class-data-sharing archives the daemons wrote at exit (:mod:`launcher.cds`)."""
+        """Stop this node's daemons, then kill every descendant left; publish the class-data-sharing archives
+        the daemons wrote at exit (:mod:`launcher.cds`).
+
+        Order: every daemon but the ResourceManager and the NameNode first; then, once the other nodes' agents
+        have stopped (at most :data:`PEER_WAIT_SECONDS`), those two. A NodeManager that stops unregisters from
+        the ResourceManager and retries while it cannot reach it: with the ResourceManager gone first it hung
+        until SIGKILL, :data:`GRACE_SECONDS` later, on every other node.
+        """
         self.state = "stopping"
         self.write_status()
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                proc.terminate()
-        began = time.monotonic()
-        for name, proc in self.procs.items():
-            command = self.commands.get(name)
-            grace = GRACE_SECONDS + (DUMP_GRACE_SECONDS if command and command.archive_tmp else 0.0)
-            try:
-                proc.wait(timeout=max(0.0, began + grace - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        self.terminate([n for n in self.procs if n not in STOPPED_LAST])
+        last = [n for n in self.procs if n in STOPPED_LAST]
+        if last:
+            self.wait_for_peers(PEER_WAIT_SECONDS)
+            self.terminate(last)
         kill_descendants()
         for name, command in self.commands.items():
             if command.archive_tmp is not None and command.archive is not None:
@@ -280,6 +284,43 @@ class Agent:
         self.remove_work_dir()
         self.state = "failed" if self.failed else "stopped"
         self.write_status()
+
+    def terminate(self, names: list[str]) -> None:
+        """SIGTERM to the daemons ``names``, SIGKILL to those still running :data:`GRACE_SECONDS` later (plus
+        :data:`DUMP_GRACE_SECONDS` for a daemon writing its class-data-sharing archive)."""
+        for name in names:
+            if self.procs[name].poll() is None:
+                self.procs[name].terminate()
+        began = time.monotonic()
+        for name in names:
+            proc, command = self.procs[name], self.commands.get(name)
+            grace = GRACE_SECONDS + (DUMP_GRACE_SECONDS if command and command.archive_tmp else 0.0)
+            try:
+                proc.wait(timeout=max(0.0, began + grace - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    def wait_for_peers(self, timeout: float) -> bool:
+        """Wait until the agent of every other node has stopped (``agents/<node>.json`` says ``stopped`` or
+        ``failed``, or it never wrote one); at most ``timeout`` seconds. True if they all did."""
+        others = [n.name for n in self.plan.nodes if n.name != self.node.name]
+        deadline = time.monotonic() + timeout
+        while True:
+            pending = [n for n in others if _agent_state(self.plan, n) not in (None, "stopped", "failed")]
+            if not pending:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(POLL_SECONDS)
+
+
+def _agent_state(plan: ClusterPlan, node: str) -> str | None:
+    """The ``state`` in ``agents/<node>.json``; ``None`` when there is none (that agent never started)."""
+    try:
+        return str(json.loads(plan.path("agents", f"{node}.json").read_text())["state"])
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def kill_descendants(timeout: float = 5.0) -> int:

@@ -79,6 +79,9 @@ def test_terasort_on_three_nodes_over_glusterfs(shared_root: Path, tmp_path: Pat
     for node in report["nodes"]:
         agent = json.loads((run_dir / "agents" / f"{node}.json").read_text())
         assert agent["state"] == "stopped" and agent["stop_reason"] == "SIGUSR1", agent
+        # Every daemon stopped on its SIGTERM (JVM exit 143): the NodeManagers unregistered before the
+        # ResourceManager went, none waited for SIGKILL.
+        assert {d["returncode"] for d in agent["daemons"].values()} == {143}, agent
         assert f"on {node}: stopped (SIGUSR1)" in (run_dir / "logs" / f"agent-{node}.out").read_text()
     assert "forcing job termination" not in (run_dir / "logs" / "fanout-srun.log").read_text()
     archives = {p.name for p in cache.glob("hpc-hadoop/cds/*/*.jsa")}

@@ -8,6 +8,10 @@ integration tests (``tests/integration/test_interactive.py`` checks their curren
 
 from __future__ import annotations
 
+import json
+import subprocess
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -121,3 +125,49 @@ def test_resourcemanager_stores_are_per_cluster(plan: ClusterPlan) -> None:
     assert f"-Dhpc.node.tmp={Path(plan.run_dir, 'tmp', node.name)}" in shared
     other = plan.nodes[1]
     assert f"-Dhpc.node.tmp={Path(plan.run_dir, 'tmp', other.name)}" in daemon_command(plan, other, "nodemanager").argv
+
+
+#: A stand-in daemon: logs when it gets SIGTERM (monotonic ns), exits 143 like a JVM.
+DAEMON = 'trap "date +%s%N >> {log}; exit 143" TERM; while true; do sleep 0.05; done'
+
+
+def _stand_in(agent: Agent, name: str, log: Path) -> None:
+    agent.procs[name] = subprocess.Popen(["bash", "-c", DAEMON.format(log=log)])
+
+
+def test_master_stops_the_resourcemanager_after_the_other_nodes(plan: ClusterPlan, tmp_path: Path) -> None:
+    """Real processes stand in for the daemons. The NodeManagers elsewhere unregister from the ResourceManager
+    as they stop: it must outlive them (they hung until SIGKILL when it went first)."""
+    plan.path("agents").mkdir(parents=True)
+    agent = Agent(plan, plan.nodes[0])
+    _stand_in(agent, "nodemanager", tmp_path / "nm")
+    _stand_in(agent, "resourcemanager", tmp_path / "rm")
+    time.sleep(0.3)
+    peers = [plan.path("agents", f"{n.name}.json") for n in plan.nodes[1:]]
+    for peer in peers:
+        peer.write_text(json.dumps({"state": "stopping"}))
+
+    def peers_stop() -> None:
+        time.sleep(1.0)
+        for peer in peers:
+            peer.write_text(json.dumps({"state": "stopped"}))
+
+    threading.Thread(target=peers_stop).start()
+    began = time.time_ns()
+    agent.stop()
+    nm, rm = (int((tmp_path / d).read_text()) for d in ("nm", "rm"))
+    assert nm < began + 500_000_000 and rm - began >= 900_000_000, (nm - began, rm - began)
+    assert {n: p.returncode for n, p in agent.procs.items()} == {"nodemanager": 143, "resourcemanager": 143}
+    assert json.loads(plan.path("agents", f"{plan.nodes[0].name}.json").read_text())["state"] == "stopped"
+
+
+def test_master_does_not_wait_forever_for_a_stuck_peer(plan: ClusterPlan, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("launcher.agent.PEER_WAIT_SECONDS", 0.5)
+    plan.path("agents").mkdir(parents=True)
+    plan.path("agents", f"{plan.nodes[1].name}.json").write_text(json.dumps({"state": "running"}))
+    agent = Agent(plan, plan.nodes[0])
+    _stand_in(agent, "resourcemanager", tmp_path / "rm")
+    began = time.monotonic()
+    agent.stop()
+    assert 0.5 <= time.monotonic() - began < 5 and agent.procs["resourcemanager"].returncode == 143
