@@ -7,6 +7,7 @@ Each test has its own index (``XDG_STATE_HOME``) so it sees only its own cluster
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -104,6 +105,13 @@ def test_local_interactive_life_cycle(pfs_root: Path, tmp_path: Path) -> None:
     assert report["leftover_processes"] == 0 and report["teardown_s"] is not None
     assert [c["state"] for c in clusters(env)] == ["stopped"]
     assert (run_dir / "logs" / "localhost" / "nodemanager.log").stat().st_size > 0
+    # The pi job's container logs, as YARN aggregated them, after the cluster is gone (yarn logs reads app-logs/).
+    app = re.search(r"application_\d+_\d+", shell.stdout + shell.stderr)
+    assert app, shell.stderr[-2000:]
+    containers = hpc_hadoop("logs", cid, "--app", app.group(0), env=env, timeout=120)
+    assert containers.returncode == 0, containers.stdout[-2000:] + containers.stderr[-2000:]
+    assert "LogType:syslog" in containers.stdout and "container_" in containers.stdout
+    assert "MRAppMaster" in containers.stdout  # the ApplicationMaster's own log
     # Asked, no answer (no stdin): nothing deleted; --yes deletes the finished cluster.
     kept = hpc_hadoop("clean", env=env)
     assert kept.returncode == 1 and run_dir.is_dir()

@@ -204,3 +204,22 @@ def test_bash_completion_completes_subcommands() -> None:
                          capture_output=True, text=True, env=env)
     words = {line.split(",", 1)[1] for line in out.stdout.splitlines() if "," in line}
     assert {"start", "status", "stop"} <= words
+
+
+def test_app_option_takes_an_id_or_a_step_of_run_json(tmp_path: Path) -> None:
+    """``hpc-hadoop logs ID --app X``: X is an application id, or a step's name or number in run.json."""
+    from launcher.cli_clusters import application_of
+    from launcher.errors import UserError
+
+    (tmp_path / "run.json").write_text(json.dumps({"steps": [
+        {"name": "teragen", "application_id": "application_1_0001"},
+        {"name": "terasort", "application_id": "application_1_0002"},
+        {"name": "broken", "application_id": None, "log": "steps/03-broken.log"}]}))
+    assert application_of(tmp_path, "application_9_0042") == "application_9_0042"
+    assert application_of(tmp_path, "terasort") == "application_1_0002"
+    assert application_of(tmp_path, "1") == "application_1_0001"
+    with pytest.raises(UserError, match="no step 'sort'.*1 teragen, 2 terasort, 3 broken"):
+        application_of(tmp_path, "sort")
+    with pytest.raises(UserError, match="no YARN application") as info:
+        application_of(tmp_path, "broken")
+    assert "steps/03-broken.log" in str(info.value.fix)
