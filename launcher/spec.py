@@ -125,6 +125,11 @@ class FilesystemSpec(_Model):
     split_size: Size | None = Field(
         None, description="Input split size in bytes (`fs.local.block.size`); default: `striping.input.size` "
         "when set, else Hadoop's default on `file://` (32 MiB).")
+    checksums: bool = Field(
+        False, description="Hadoop's `.crc` side files on `file://`: `false` = none are written or verified "
+        "(`fs.file.impl` = the shim's `NoChecksumLocalFileSystem`; the parallel filesystem keeps data integrity "
+        "and is spared one extra file per output file); `true` = Hadoop's own `LocalFileSystem`, which writes "
+        "a `.NAME.crc` beside every file and verifies it on reads.")
     input_dir: str = Field("${run_dir}/input", description="Input directory striped with `striping.input` "
                            "(created if missing; `${run_dir}`, `${fs_root}` are expanded).")
     output_dir: str = Field("${run_dir}/output", description="Directory striped with `striping.output`; "

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from launcher.plan import ClusterPlan
-from launcher.render import CONFIG_TEMPLATES, render_config, write_files, xml_value
+from launcher.render import CONFIG_TEMPLATES, NO_CHECKSUM_FILESYSTEM, render_config, write_files, xml_value
 from launcher.runtime import HadoopRuntime
 from launcher.schedulers.base import Allocation
 from launcher.spec import JobSpec
@@ -72,7 +72,22 @@ def test_no_hdfs(files: dict[str, str]) -> None:
     core = single(files["core-site.xml"])
     assert core["fs.defaultFS"] == "file:///"
     assert core["fs.file.checksum.verify"] == "false"
-    assert "fs.file.impl" not in core  # DESIGN.md §5: never RawLocalFileSystem as file://
+    # never RawLocalFileSystem as file:// (FileSystem.getLocal casts to LocalFileSystem): the shim's subclass
+    assert core["fs.file.impl"] == NO_CHECKSUM_FILESYSTEM == "org.hpchadoop.fs.NoChecksumLocalFileSystem"
+
+
+@pytest.mark.parametrize("mode", ["rawfs", "shim", "hdfs"])
+def test_no_crc_files_by_default_and_hadoops_checksums_on_request(make_spec: SpecFactory, make_test_plan: PlanFactory,
+                                                                  tmp_path: Path, mode: str) -> None:
+    default = single(render_config(make_test_plan(make_spec(filesystem={"root": str(tmp_path), "mode": mode})))
+                     ["core-site.xml"])
+    assert default["fs.file.impl"] == NO_CHECKSUM_FILESYSTEM
+    assert default["fs.file.checksum.verify"] == "false"
+    spec = make_spec(filesystem={"root": str(tmp_path), "mode": mode, "checksums": True})
+    assert spec.filesystem.checksums is True
+    hadoops = single(render_config(make_test_plan(spec))["core-site.xml"])
+    assert "fs.file.impl" not in hadoops  # Hadoop's LocalFileSystem: writes and verifies .crc files
+    assert "fs.file.checksum.verify" not in hadoops
 
 
 def test_resourcemanager_addresses_use_master_and_plan_ports(plan: ClusterPlan, files: dict[str, str]) -> None:
