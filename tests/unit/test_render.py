@@ -162,6 +162,16 @@ def test_split_size_sets_the_local_block_size(make_spec: SpecFactory, make_test_
     assert "fs.local.block.size" not in single(without["core-site.xml"])
 
 
+@pytest.mark.parametrize(("stripe", "block"), [("1m", 32 << 20), ("3m", 33 << 20), ("64m", 64 << 20)])
+def test_input_stripe_gives_a_stripe_aligned_split_of_at_least_32_mib(
+        make_spec: SpecFactory, make_test_plan: PlanFactory, tmp_path: Path, stripe: str, block: int) -> None:
+    spec = make_spec(filesystem={"root": str(tmp_path), "striping": {"input": {"size": stripe}}})
+    assert spec.filesystem.block_size == block
+    core = single(render_config(make_test_plan(spec))["core-site.xml"])
+    assert core["fs.local.block.size"] == str(block)
+    assert "pfs.split.size" not in core
+
+
 def test_property_override_replaces_the_template_value_and_extras_are_appended(
         make_spec: SpecFactory, make_test_plan: PlanFactory) -> None:
     spec = make_spec(hadoop={"properties": {

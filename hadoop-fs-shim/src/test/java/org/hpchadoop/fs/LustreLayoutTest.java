@@ -137,7 +137,7 @@ class LustreLayoutTest {
         fs.create(new org.apache.hadoop.fs.Path(out, "part-" + i)).close();
       }
       for (org.apache.hadoop.fs.FileStatus st : fs.listStatus(out)) {
-        assertEquals(8 * MIB, st.getBlockSize());
+        assertEquals(32 * MIB, st.getBlockSize()); // 8 MiB stripes, 32 MiB floor: 4 stripes
       }
       assertEquals(List.of("setstripe -c 8 -S 8388608 " + tmp.resolve("out"),
           "getstripe -d -S " + tmp.resolve("out")), calls());
