@@ -44,6 +44,13 @@ public final class PfsConfigKeys {
   /** Path of the Lustre {@code lfs} command. Default: {@code lfs} (looked up on PATH). */
   public static final String LFS_COMMAND = "pfs.lfs.command";
 
+  /**
+   * Time limit of one {@code lfs} run, in seconds (Hadoop time suffixes such as {@code 90s} or
+   * {@code 2m} are accepted). Default: 60. A run still going then is killed and its lookup or
+   * {@code setstripe} fails with an IOException.
+   */
+  public static final String LFS_TIMEOUT = "pfs.lfs.timeout";
+
   private PfsConfigKeys() {
   }
 }
