@@ -44,6 +44,8 @@ HDFS_TEMPLATES = {"hdfs-site.xml": "hdfs-site.xml.j2"}
 #: The shim's classes (hadoop-fs-shim).
 PFS_FILESYSTEM = "org.hpchadoop.fs.PfsFileSystem"
 PFS_ABSTRACT_FILESYSTEM = "org.hpchadoop.fs.PfsFs"
+#: ``fs.file.impl`` unless ``filesystem.checksums``: a LocalFileSystem that writes and verifies no ``.crc`` files.
+NO_CHECKSUM_FILESYSTEM = "org.hpchadoop.fs.NoChecksumLocalFileSystem"
 
 
 def xml_value(value: object) -> str:
@@ -135,6 +137,7 @@ def render_config(plan: ClusterPlan) -> dict[str, str]:
         "classpath_csv": ",".join(runtime.classpath), "daemon_flags": runtime.daemon_flags(),
         "fs_uri": lambda path: filesystem_uri(plan, path),
         "pfs_filesystem": PFS_FILESYSTEM, "pfs_abstract_filesystem": PFS_ABSTRACT_FILESYSTEM,
+        "no_checksum_filesystem": NO_CHECKSUM_FILESYSTEM,
         "pfs_layout": shim_layout(spec.filesystem) if spec.filesystem.mode == "shim" else "none",
     }
     templates = dict(CONFIG_TEMPLATES)

@@ -4,7 +4,8 @@ Two layouts are understood:
 
 * ours, assembled from Maven Central by ``hadoop-fs-shim/`` (``mvn package``):
   ``<home>/lib/*.jar`` + ``<home>/extra-classpath`` + ``<home>/VERSION``;
-* a site's standard Hadoop install: ``<home>/share/hadoop/{common,hdfs,yarn,mapreduce,tools}/``.
+* a site's standard Hadoop install: ``<home>/share/hadoop/{common,hdfs,yarn,mapreduce,tools}/``, to which
+  the shim jar built in ``hadoop-fs-shim/target`` is appended (:func:`shim_jar`).
 
 Daemons and clients are started with ``java`` and the computed classpath (never Hadoop's ssh-based
 start scripts). One JDK serves the client, the daemons and the containers (DESIGN.md §4).
@@ -37,6 +38,19 @@ NO_CONTAINER_SUPPORT = "-XX:-UseContainerSupport"
 FAST_START_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto")
 
 BUILT_RUNTIME = SHARE_DIR / "hadoop-fs-shim" / "target" / "hadoop-runtime"
+#: The shim's jar (``pfs://``, and ``file://`` without ``.crc`` files, the default): in our runtime's ``lib/``,
+#: and next to it in ``hadoop-fs-shim/target/``.
+SHIM_JAR_GLOB = "hpc-hadoop-fs-shim-*.jar"
+
+
+def shim_jar() -> Path | None:
+    """The built shim jar, for a site install's classpath: ``fs.file.impl`` names one of its classes unless
+    ``filesystem.checksums`` is true, so daemons, containers and clients all need it. ``None`` if not built."""
+    for directory in (BUILT_RUNTIME / "lib", BUILT_RUNTIME.parent):
+        found = sorted(p for p in directory.glob(SHIM_JAR_GLOB) if "sources" not in p.name)
+        if found:
+            return found[-1]
+    return None
 
 
 @dataclass(frozen=True)
@@ -182,6 +196,9 @@ def discover(home: str | None = None, java_home: str | None = None) -> HadoopRun
         classpath = [f"{share / part}/*" for part in parts if (share / part).is_dir()]
         if (share / "hdfs").is_dir():
             classpath.append(str(share / "hdfs"))
+        shim = shim_jar()
+        if shim is not None:  # our runtime has it in lib/; a site install does not
+            classpath.append(str(shim))
         search = [share / "mapreduce", share / "tools" / "lib"]
         common_jar = _first([share / "common"], "hadoop-common-[0-9]*.jar", "hadoop-common jar", hadoop_home)
         version = common_jar.name.removeprefix("hadoop-common-").removesuffix(".jar")

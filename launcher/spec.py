@@ -103,6 +103,22 @@ class StripingSpec(_Model):
                                 "when they are on the shared filesystem.")
 
 
+#: Hadoop's default of ``fs.local.block.size`` (bytes): the least block size derived from a stripe size.
+DEFAULT_LOCAL_BLOCK_SIZE = 32 << 20
+
+
+def stripe_aligned_block_size(stripe: int, floor: int = DEFAULT_LOCAL_BLOCK_SIZE) -> int:
+    """The smallest multiple of ``stripe`` that is at least ``floor`` (bytes): the split size derived from a stripe
+    size, the rule of the shim's ``PfsFileSystem.alignedBlockSize`` (1 MiB → 32 MiB, 3 MiB → 33 MiB, 64 MiB → 64 MiB).
+
+    Raises:
+        ValueError: ``stripe`` or ``floor`` is not positive.
+    """
+    if stripe <= 0 or floor <= 0:
+        raise ValueError(f"stripe and floor must be > 0: {stripe}, {floor}")
+    return -(-floor // stripe) * stripe
+
+
 class FilesystemSpec(_Model):
     """Where the cluster keeps its files: the parallel filesystem (DESIGN.md §5).
 
@@ -123,8 +139,16 @@ class FilesystemSpec(_Model):
         None, description="Node-local directory for NodeManager shuffle/spill files (e.g. `$TMPDIR`, "
         "an SSD or tmpfs); default: per-node directories under the cluster directory.")
     split_size: Size | None = Field(
-        None, description="Input split size in bytes (`fs.local.block.size`); default: `striping.input.size` "
-        "when set, else Hadoop's default on `file://` (32 MiB).")
+        None, description="Input split size in bytes (`fs.local.block.size`; in `shim` mode `pfs.split.size`, "
+        "which then wins over every stripe size). Default: the stripe size rounded up to the smallest multiple "
+        "of at least 32 MiB (Hadoop's `file://` default), so splits stay stripe-aligned but a 1 MiB stripe "
+        "gives 32 MiB splits, not 1 MiB ones: `striping.input.size` in `rawfs` and `hdfs` modes, each "
+        "directory's own stripe size in `shim` mode; 32 MiB when no stripe size is known.")
+    checksums: bool = Field(
+        False, description="Hadoop's `.crc` side files on `file://`: `false` = none are written or verified "
+        "(`fs.file.impl` = the shim's `NoChecksumLocalFileSystem`; the parallel filesystem keeps data integrity "
+        "and is spared one extra file per output file); `true` = Hadoop's own `LocalFileSystem`, which writes "
+        "a `.NAME.crc` beside every file and verifies it on reads.")
     input_dir: str = Field("${run_dir}/input", description="Input directory striped with `striping.input` "
                            "(created if missing; `${run_dir}`, `${fs_root}` are expanded).")
     output_dir: str = Field("${run_dir}/output", description="Directory striped with `striping.output`; "
@@ -134,8 +158,12 @@ class FilesystemSpec(_Model):
 
     @property
     def block_size(self) -> int | None:
-        """``fs.local.block.size``: ``split_size``, else the input stripe size, else ``None`` (Hadoop's)."""
-        return self.split_size or self.striping.input.size
+        """``fs.local.block.size`` in bytes: ``split_size``, else the input stripe size rounded up to a multiple of
+        at least 32 MiB (:func:`stripe_aligned_block_size`), else ``None`` (Hadoop's default, 32 MiB)."""
+        if self.split_size:
+            return self.split_size
+        stripe = self.striping.input.size
+        return stripe_aligned_block_size(stripe) if stripe else None
 
 
 class HadoopSpec(_Model):

@@ -338,7 +338,9 @@ def test_shim_mode_configuration(make_spec: SpecFactory, make_test_plan: PlanFac
     assert core["fs.AbstractFileSystem.pfs.impl"] == "org.hpchadoop.fs.PfsFs"
     assert core["pfs.layout"] == "lustre"
     assert (core["pfs.stripe.count"], core["pfs.stripe.size"], core["pfs.stripe.index"]) == ("4", str(4 << 20), "0")
-    assert core["fs.local.block.size"] == core["pfs.split.size"] == str(1 << 20)  # the input stripe size
+    # no split_size: no pfs.split.size, so the shim derives blocks from stripes; 1 MiB input stripes → 32 MiB
+    assert "pfs.split.size" not in core
+    assert core["fs.local.block.size"] == str(32 << 20)
     assert core["pfs.locality.hosts"] == "10.0.0.1,10.0.0.2,10.0.0.3"
     mapred, yarn = props(files["mapred-site.xml"]), props(files["yarn-site.xml"])
     assert mapred["yarn.app.mapreduce.am.staging-dir"] == f"pfs://{plan.run_dir}/staging"
@@ -354,7 +356,7 @@ def test_shim_layout_follows_detection_and_split_size_wins(make_spec: SpecFactor
                                  "striping": {"input": {"size": "1m"}}})
     core = props(render_config(make_test_plan(spec))["core-site.xml"])
     assert core["pfs.layout"] == "none"  # the test root is a local disk
-    assert core["fs.local.block.size"] == str(256 << 20)
+    assert core["fs.local.block.size"] == core["pfs.split.size"] == str(256 << 20)  # explicit: wins in the shim
     assert "pfs.stripe.count" not in core
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from launcher.plan import ClusterPlan
-from launcher.render import CONFIG_TEMPLATES, render_config, write_files, xml_value
+from launcher.render import CONFIG_TEMPLATES, NO_CHECKSUM_FILESYSTEM, render_config, write_files, xml_value
 from launcher.runtime import HadoopRuntime
 from launcher.schedulers.base import Allocation
 from launcher.spec import JobSpec
@@ -72,7 +72,22 @@ def test_no_hdfs(files: dict[str, str]) -> None:
     core = single(files["core-site.xml"])
     assert core["fs.defaultFS"] == "file:///"
     assert core["fs.file.checksum.verify"] == "false"
-    assert "fs.file.impl" not in core  # DESIGN.md §5: never RawLocalFileSystem as file://
+    # never RawLocalFileSystem as file:// (FileSystem.getLocal casts to LocalFileSystem): the shim's subclass
+    assert core["fs.file.impl"] == NO_CHECKSUM_FILESYSTEM == "org.hpchadoop.fs.NoChecksumLocalFileSystem"
+
+
+@pytest.mark.parametrize("mode", ["rawfs", "shim", "hdfs"])
+def test_no_crc_files_by_default_and_hadoops_checksums_on_request(make_spec: SpecFactory, make_test_plan: PlanFactory,
+                                                                  tmp_path: Path, mode: str) -> None:
+    default = single(render_config(make_test_plan(make_spec(filesystem={"root": str(tmp_path), "mode": mode})))
+                     ["core-site.xml"])
+    assert default["fs.file.impl"] == NO_CHECKSUM_FILESYSTEM
+    assert default["fs.file.checksum.verify"] == "false"
+    spec = make_spec(filesystem={"root": str(tmp_path), "mode": mode, "checksums": True})
+    assert spec.filesystem.checksums is True
+    hadoops = single(render_config(make_test_plan(spec))["core-site.xml"])
+    assert "fs.file.impl" not in hadoops  # Hadoop's LocalFileSystem: writes and verifies .crc files
+    assert "fs.file.checksum.verify" not in hadoops
 
 
 def test_resourcemanager_addresses_use_master_and_plan_ports(plan: ClusterPlan, files: dict[str, str]) -> None:
@@ -145,6 +160,16 @@ def test_split_size_sets_the_local_block_size(make_spec: SpecFactory, make_test_
     assert single(with_split["core-site.xml"])["fs.local.block.size"] == str(256 << 20)
     without = render_config(make_test_plan(make_spec()))
     assert "fs.local.block.size" not in single(without["core-site.xml"])
+
+
+@pytest.mark.parametrize(("stripe", "block"), [("1m", 32 << 20), ("3m", 33 << 20), ("64m", 64 << 20)])
+def test_input_stripe_gives_a_stripe_aligned_split_of_at_least_32_mib(
+        make_spec: SpecFactory, make_test_plan: PlanFactory, tmp_path: Path, stripe: str, block: int) -> None:
+    spec = make_spec(filesystem={"root": str(tmp_path), "striping": {"input": {"size": stripe}}})
+    assert spec.filesystem.block_size == block
+    core = single(render_config(make_test_plan(spec))["core-site.xml"])
+    assert core["fs.local.block.size"] == str(block)
+    assert "pfs.split.size" not in core
 
 
 def test_property_override_replaces_the_template_value_and_extras_are_appended(

@@ -11,7 +11,7 @@ import yaml
 
 import launcher.spec
 from launcher.errors import UserError
-from launcher.spec import ExampleStep, JarStep, JobSpec, StreamingStep, load_spec, parse_set
+from launcher.spec import ExampleStep, JarStep, JobSpec, StreamingStep, load_spec, parse_set, stripe_aligned_block_size
 from launcher.units import GiB, MiB
 
 WriteYaml = Callable[..., Path]
@@ -435,3 +435,13 @@ def test_default_walltime_and_signal_lead_survive_a_round_trip(mode: str) -> Non
     again = JobSpec.model_validate(spec.model_dump(mode=mode, by_alias=True))
     assert again == spec
     assert (again.walltime, again.batch.signal_lead) == (3600, 180)
+
+
+def test_split_size_from_the_stripe_size_is_aligned_and_at_least_32_mib() -> None:
+    assert stripe_aligned_block_size(1 << 20) == 32 << 20
+    assert stripe_aligned_block_size(64 << 10) == 32 << 20
+    assert stripe_aligned_block_size(3 << 20) == 33 << 20
+    assert stripe_aligned_block_size(64 << 20) == 64 << 20
+    assert stripe_aligned_block_size(4 << 20, floor=128 << 20) == 128 << 20
+    with pytest.raises(ValueError):
+        stripe_aligned_block_size(0)

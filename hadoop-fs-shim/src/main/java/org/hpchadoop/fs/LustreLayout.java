@@ -1,7 +1,7 @@
 package org.hpchadoop.fs;
 
+import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,32 +30,76 @@ import org.slf4j.LoggerFactory;
  * {@code lmm_stripe_size:} field of the verbose, directory-default or YAML formats (for a composite
  * PFL layout, the first component's). A size may carry a K/M/G suffix. A failing {@code lfs}
  * (not on Lustre, no stripe info) means "unknown".
+ *
+ * <p>Every {@code lfs} run is bounded by {@code pfs.lfs.timeout} (seconds, default 60): a command
+ * still running then (a hung Lustre client, an unreachable MDS) is killed with its child
+ * processes, and the call throws an {@link IOException} naming the command and the timeout. Its
+ * output goes to a temporary file, not a pipe, so that nothing blocks on reading it.
  */
 public final class LustreLayout implements StripeLayout {
   private static final Logger LOG = LoggerFactory.getLogger(LustreLayout.class);
-  private static final long TIMEOUT_SECONDS = 60;
+  /** Default of {@code pfs.lfs.timeout}: 60 seconds. */
+  public static final long DEFAULT_TIMEOUT_SECONDS = 60;
 
   private final String lfs;
+  private final long timeoutSeconds;
 
   /**
+   * With the default timeout of {@value #DEFAULT_TIMEOUT_SECONDS} seconds.
+   *
    * @param lfsCommand path or name of the {@code lfs} executable
    */
   public LustreLayout(String lfsCommand) {
-    this.lfs = lfsCommand;
+    this(lfsCommand, DEFAULT_TIMEOUT_SECONDS);
   }
 
+  /**
+   * @param lfsCommand path or name of the {@code lfs} executable
+   * @param timeoutSeconds how long one {@code lfs} run may take, in seconds (&gt; 0)
+   * @throws IllegalArgumentException when {@code timeoutSeconds} is not positive
+   */
+  public LustreLayout(String lfsCommand, long timeoutSeconds) {
+    if (timeoutSeconds <= 0) {
+      throw new IllegalArgumentException(
+          PfsConfigKeys.LFS_TIMEOUT + " must be > 0 seconds: " + timeoutSeconds);
+    }
+    this.lfs = lfsCommand;
+    this.timeoutSeconds = timeoutSeconds;
+  }
+
+  /** @return the time limit of one {@code lfs} run, in seconds */
+  public long getTimeoutSeconds() {
+    return timeoutSeconds;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws IOException when {@code lfs} does not finish within {@code pfs.lfs.timeout}
+   */
   @Override
   public OptionalLong stripeSize(Path path) throws IOException {
     OptionalLong v = query(path, "-S", "stripe_size");
     return v.isPresent() && v.getAsLong() > 0 ? v : OptionalLong.empty();
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * @throws IOException when {@code lfs} does not finish within {@code pfs.lfs.timeout}
+   */
   @Override
   public OptionalInt stripeCount(Path path) throws IOException {
     OptionalLong v = query(path, "-c", "stripe_count");
     return v.isPresent() ? OptionalInt.of((int) v.getAsLong()) : OptionalInt.empty();
   }
 
+  /**
+   * Runs {@code lfs setstripe}.
+   *
+   * @throws IOException when {@code lfs} fails, cannot be started or does not finish within
+   *     {@code pfs.lfs.timeout}
+   */
   @Override
   public void apply(Path dir, StripeSettings s) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(lfs, "setstripe"));
@@ -134,33 +178,53 @@ public final class LustreLayout implements StripeLayout {
   private record Result(int exit, String output) {
   }
 
-  private static Result run(List<String> cmd) throws IOException {
-    Process p;
+  /**
+   * Runs {@code cmd} with stdin closed and stdout+stderr in a temporary file, for at most
+   * {@link #timeoutSeconds}.
+   *
+   * @return exit code and output; exit 127 when the command cannot be started (no {@code lfs})
+   * @throws IOException on timeout (the process and its children are killed) or interruption
+   */
+  private Result run(List<String> cmd) throws IOException {
+    File out = File.createTempFile("hpc-hadoop-lfs", ".out");
     try {
-      p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    } catch (IOException e) {
-      // no lfs on this node: behave as "unknown" for lookups, fail for setstripe
-      return new Result(127, e.getMessage());
-    }
-    String out;
-    try (InputStream in = p.getInputStream()) {
-      out = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    }
-    try {
-      if (!p.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-        p.destroyForcibly();
-        throw new IOException(cmd + " timed out after " + TIMEOUT_SECONDS + " s");
+      Process p;
+      try {
+        p = new ProcessBuilder(cmd).redirectErrorStream(true)
+            .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+            .redirectOutput(out).start();
+      } catch (IOException e) {
+        // no lfs on this node: behave as "unknown" for lookups, fail for setstripe
+        return new Result(127, e.getMessage());
       }
-    } catch (InterruptedException e) {
-      p.destroyForcibly();
-      Thread.currentThread().interrupt();
-      throw new IOException(cmd + " interrupted", e);
+      try {
+        if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+          kill(p);
+          String command = String.join(" ", cmd);
+          LOG.warn("{} did not finish within {} s ({}); killed", command, timeoutSeconds,
+              PfsConfigKeys.LFS_TIMEOUT);
+          throw new IOException(command + " timed out after " + timeoutSeconds + " s ("
+              + PfsConfigKeys.LFS_TIMEOUT + "); killed");
+        }
+      } catch (InterruptedException e) {
+        kill(p);
+        Thread.currentThread().interrupt();
+        throw new IOException(String.join(" ", cmd) + " interrupted", e);
+      }
+      return new Result(p.exitValue(), Files.readString(out.toPath(), StandardCharsets.UTF_8));
+    } finally {
+      Files.deleteIfExists(out.toPath());
     }
-    return new Result(p.exitValue(), out);
+  }
+
+  /** Kills {@code p} and its descendants (a wrapper script's children outlive it otherwise). */
+  private static void kill(Process p) {
+    p.descendants().forEach(ProcessHandle::destroyForcibly);
+    p.destroyForcibly();
   }
 
   @Override
   public String toString() {
-    return "lustre(" + lfs + ")";
+    return "lustre(" + lfs + ", timeout " + timeoutSeconds + " s)";
   }
 }

@@ -5,7 +5,8 @@ import java.util.OptionalLong;
 
 /**
  * Striping does not apply (NFS, GPFS, BeeGFS without tooling, a local disk): the block size is
- * always {@code pfs.split.size}, and configured stripe settings are reported as not applicable.
+ * always {@code pfs.split.size}, else {@code fs.local.block.size} (Hadoop default 32 MiB), and
+ * configured stripe settings are reported as not applicable.
  */
 public final class NoLayout implements StripeLayout {
   /** The only instance. */

@@ -10,11 +10,15 @@ public final class PfsConfigKeys {
   public static final String SCHEME = "pfs";
 
   /**
-   * Block size (bytes) reported when a file's stripe size is not known, which is what
-   * FileInputFormat splits on. Default: {@code fs.local.block.size}, whose Hadoop default is 32 MiB.
+   * Explicit split size (bytes): when set, the block size of every file, which is what
+   * FileInputFormat splits on, whatever the stripe size. Unset (the default): the block size is
+   * derived from the stripe size, at least {@link #LOCAL_BLOCK_SIZE} (see {@link PfsFileSystem}).
    */
   public static final String SPLIT_SIZE = "pfs.split.size";
-  /** Hadoop's own local-filesystem block size key, the fallback of {@link #SPLIT_SIZE}. */
+  /**
+   * Hadoop's own local-filesystem block size key (bytes, Hadoop default 32 MiB): without
+   * {@link #SPLIT_SIZE}, the least block size, and the block size when no stripe size is known.
+   */
   public static final String LOCAL_BLOCK_SIZE = "fs.local.block.size";
   /** Hadoop's default of {@code fs.local.block.size}: 32 MiB. */
   public static final long DEFAULT_SPLIT_SIZE = 32L * 1024 * 1024;
@@ -39,6 +43,13 @@ public final class PfsConfigKeys {
 
   /** Path of the Lustre {@code lfs} command. Default: {@code lfs} (looked up on PATH). */
   public static final String LFS_COMMAND = "pfs.lfs.command";
+
+  /**
+   * Time limit of one {@code lfs} run, in seconds (Hadoop time suffixes such as {@code 90s} or
+   * {@code 2m} are accepted). Default: 60. A run still going then is killed and its lookup or
+   * {@code setstripe} fails with an IOException.
+   */
+  public static final String LFS_TIMEOUT = "pfs.lfs.timeout";
 
   private PfsConfigKeys() {
   }

@@ -26,9 +26,18 @@ import org.slf4j.LoggerFactory;
  * <p>It is {@link RawLocalFileSystem} (no {@code .crc} side files: the parallel filesystem keeps
  * data integrity) under its own scheme, with three differences:
  * <ul>
- *   <li><b>Block size</b> ({@link #getDefaultBlockSize(Path)}, {@link FileStatus#getBlockSize()}):
- *       the stripe size of the file's directory when the {@link StripeLayout} knows it, else
- *       {@code pfs.split.size} (bytes; default {@code fs.local.block.size}, Hadoop default 32 MiB).
+ *   <li><b>Block size</b> ({@link #getDefaultBlockSize(Path)}, {@link FileStatus#getBlockSize()}),
+ *       which FileInputFormat splits on, in bytes:
+ *       <ol>
+ *         <li>{@code pfs.split.size} when it is set (hpc-hadoop renders it from the job file's
+ *             {@code filesystem.split_size}): an explicit split size always wins;</li>
+ *         <li>else, when the {@link StripeLayout} knows the stripe size of the file's directory,
+ *             the smallest multiple of the stripe size that is at least the floor
+ *             {@code fs.local.block.size} (Hadoop default 32 MiB), so splits stay stripe-aligned
+ *             without being tiny: a 1 MiB stripe (Lustre's default) gives 32 MiB, a 3 MiB stripe
+ *             33 MiB, a 64 MiB stripe 64 MiB ({@link #alignedBlockSize});</li>
+ *         <li>else the floor {@code fs.local.block.size} (32 MiB by default).</li>
+ *       </ol>
  *       Stripe sizes are cached per directory, so {@code lfs} runs once per directory.</li>
  *   <li><b>New directories</b> created by {@code mkdirs} get the configured layout
  *       ({@code pfs.stripe.count}, {@code pfs.stripe.size}, {@code pfs.stripe.index}); files
@@ -48,7 +57,12 @@ public class PfsFileSystem extends RawLocalFileSystem {
   private static final long UNKNOWN = -1;
 
   private volatile boolean ready;
+  /** {@code pfs.split.size} when set, else the floor {@code fs.local.block.size}. */
   private long splitSize = PfsConfigKeys.DEFAULT_SPLIT_SIZE;
+  /** True when {@code pfs.split.size} is set: it then wins over stripe sizes. */
+  private boolean explicitSplitSize;
+  /** {@code fs.local.block.size} (default 32 MiB): the least block size derived from a stripe. */
+  private long minBlockSize = PfsConfigKeys.DEFAULT_SPLIT_SIZE;
   private StripeLayout layout = NoLayout.INSTANCE;
   private StripeSettings settings = StripeSettings.UNSET;
   private String[] hosts = {"localhost"};
@@ -64,10 +78,22 @@ public class PfsFileSystem extends RawLocalFileSystem {
     return NAME;
   }
 
+  /**
+   * Reads the configuration ({@link PfsConfigKeys}).
+   *
+   * @throws IllegalArgumentException when {@code pfs.split.size} or {@code fs.local.block.size}
+   *     is not positive, or {@code pfs.layout} names no layout
+   * @throws IOException when the underlying local filesystem cannot be initialized
+   */
   @Override
   public void initialize(URI uri, Configuration conf) throws IOException {
-    splitSize = conf.getLongBytes(PfsConfigKeys.SPLIT_SIZE,
-        conf.getLongBytes(PfsConfigKeys.LOCAL_BLOCK_SIZE, PfsConfigKeys.DEFAULT_SPLIT_SIZE));
+    minBlockSize = conf.getLongBytes(PfsConfigKeys.LOCAL_BLOCK_SIZE, PfsConfigKeys.DEFAULT_SPLIT_SIZE);
+    if (minBlockSize <= 0) {
+      throw new IllegalArgumentException(
+          PfsConfigKeys.LOCAL_BLOCK_SIZE + " must be > 0: " + minBlockSize);
+    }
+    explicitSplitSize = conf.getTrimmed(PfsConfigKeys.SPLIT_SIZE, "").length() > 0;
+    splitSize = conf.getLongBytes(PfsConfigKeys.SPLIT_SIZE, minBlockSize);
     if (splitSize <= 0) {
       throw new IllegalArgumentException(PfsConfigKeys.SPLIT_SIZE + " must be > 0: " + splitSize);
     }
@@ -83,9 +109,35 @@ public class PfsFileSystem extends RawLocalFileSystem {
     ready = true;
   }
 
-  /** @return the configured split size in bytes (the block size when no stripe size is known) */
+  /**
+   * @return the block size in bytes when no stripe size is known: {@code pfs.split.size} when set
+   *     (then also when one is known), else {@code fs.local.block.size} (Hadoop default 32 MiB)
+   */
   public long getSplitSize() {
     return splitSize;
+  }
+
+  /** @return true when {@code pfs.split.size} is set, so stripe sizes do not change block sizes */
+  public boolean isSplitSizeExplicit() {
+    return explicitSplitSize;
+  }
+
+  /**
+   * The block size derived from a stripe size: the smallest multiple of {@code stripe} that is
+   * at least {@code floor}, so that splits are stripe-aligned and not smaller than the floor.
+   *
+   * @param stripe stripe size in bytes, &gt; 0
+   * @param floor least block size in bytes, &gt; 0 (the shim uses {@code fs.local.block.size},
+   *     Hadoop default 32 MiB)
+   * @return the block size in bytes: {@code stripe} itself when {@code stripe >= floor}
+   * @throws IllegalArgumentException when {@code stripe} or {@code floor} is not positive
+   */
+  public static long alignedBlockSize(long stripe, long floor) {
+    if (stripe <= 0 || floor <= 0) {
+      throw new IllegalArgumentException("stripe and floor must be > 0: " + stripe + ", " + floor);
+    }
+    long multiples = (floor + stripe - 1) / stripe; // ceil(floor / stripe), no overflow: floor < 2^63
+    return Math.multiplyExact(multiples, stripe);
   }
 
   /** @return the stripe layout in use */
@@ -100,12 +152,16 @@ public class PfsFileSystem extends RawLocalFileSystem {
   }
 
   /**
+   * The block size of {@code f} by the rule of the class comment.
+   *
    * @param f a file or directory (need not exist)
-   * @return the stripe size in bytes of {@code f}'s directory when known, else the split size
+   * @return in bytes: {@code pfs.split.size} when set; else the stripe size of {@code f}'s
+   *     directory rounded up to a multiple of at least {@code fs.local.block.size} when the stripe
+   *     size is known; else {@code fs.local.block.size} (Hadoop default 32 MiB)
    */
   @Override
   public long getDefaultBlockSize(Path f) {
-    if (!ready || !layout.isApplicable() || f == null) {
+    if (!ready || explicitSplitSize || !layout.isApplicable() || f == null) {
       return splitSize;
     }
     File file = pathToFile(f);
@@ -117,7 +173,7 @@ public class PfsFileSystem extends RawLocalFileSystem {
     if (stripe == 0) {
       stripe = lookupStripeSize(dir);
     }
-    return stripe > 0 ? stripe : splitSize;
+    return stripe > 0 ? alignedBlockSize(stripe, minBlockSize) : splitSize;
   }
 
   private long lookupStripeSize(File dir) {
@@ -239,7 +295,8 @@ public class PfsFileSystem extends RawLocalFileSystem {
 
   @Override
   public String toString() {
-    return "PfsFileSystem[layout=" + layout + ", splitSize=" + splitSize + "]";
+    return "PfsFileSystem[layout=" + layout + ", splitSize=" + splitSize
+        + (explicitSplitSize ? " (explicit)" : "") + "]";
   }
 
   /**

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.Locale;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
 
 /**
@@ -52,13 +53,16 @@ public interface StripeLayout {
    *
    * @param conf Hadoop configuration
    * @return the layout
-   * @throws IllegalArgumentException when the value names no known layout
+   * @throws IllegalArgumentException when the value names no known layout, or
+   *     {@code pfs.lfs.timeout} is not positive
    */
   static StripeLayout fromConf(Configuration conf) {
     String name = conf.getTrimmed(PfsConfigKeys.LAYOUT, "auto");
     switch (name.toLowerCase(Locale.ROOT)) {
       case "lustre":
-        return new LustreLayout(conf.getTrimmed(PfsConfigKeys.LFS_COMMAND, "lfs"));
+        return new LustreLayout(conf.getTrimmed(PfsConfigKeys.LFS_COMMAND, "lfs"),
+            conf.getTimeDuration(PfsConfigKeys.LFS_TIMEOUT, LustreLayout.DEFAULT_TIMEOUT_SECONDS,
+                TimeUnit.SECONDS));
       case "orangefs":
         return new OrangeFsLayout();
       case "none":

@@ -1,7 +1,10 @@
 package org.hpchadoop.fs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -9,6 +12,7 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.List;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
@@ -137,10 +141,80 @@ class LustreLayoutTest {
         fs.create(new org.apache.hadoop.fs.Path(out, "part-" + i)).close();
       }
       for (org.apache.hadoop.fs.FileStatus st : fs.listStatus(out)) {
-        assertEquals(8 * MIB, st.getBlockSize());
+        assertEquals(32 * MIB, st.getBlockSize()); // 8 MiB stripes, 32 MiB floor: 4 stripes
       }
       assertEquals(List.of("setstripe -c 8 -S 8388608 " + tmp.resolve("out"),
           "getstripe -d -S " + tmp.resolve("out")), calls());
+    }
+  }
+  /**
+   * A stand-in lfs that hangs: prints a line, then waits for a child {@code sleep} whose pid it
+   * writes to sleep.pid. The child keeps the output open, so reading the output before waiting
+   * (the old code) blocked for good.
+   */
+  private Path hangingLfs() throws IOException {
+    Path script = tmp.resolve("bin/lfs");
+    Files.createDirectories(script.getParent());
+    Files.writeString(script, "#!/bin/sh\n"
+        + "echo \"$@\" >> '" + tmp.resolve("lfs.log") + "'\n"
+        + "echo 'lfs: waiting for the MDS'\n"
+        + "sleep 1000 &\n"
+        + "echo $! > '" + tmp.resolve("sleep.pid") + "'\n"
+        + "wait\n");
+    Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
+    return script;
+  }
+
+  private void assertSleepKilled() throws Exception {
+    long pid = Long.parseLong(Files.readString(tmp.resolve("sleep.pid")).strip());
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)
+        && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+    }
+    assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false),
+        "the hung lfs's child is killed too");
+  }
+
+  @Test
+  void hungLfsTimesOut() throws Exception {
+    LustreLayout l = new LustreLayout(hangingLfs().toString(), 1);
+    Path d = dir();
+    long start = System.nanoTime();
+    IOException e = assertTimeoutPreemptively(Duration.ofSeconds(10),
+        () -> assertThrows(IOException.class, () -> l.stripeSize(d)));
+    long seconds = Duration.ofNanos(System.nanoTime() - start).toSeconds();
+    assertTrue(seconds < 5, "took " + seconds + " s");
+    assertTrue(e.getMessage().contains("getstripe -d -S " + d), e.getMessage());
+    assertTrue(e.getMessage().contains("timed out after 1 s"), e.getMessage());
+    assertTrue(e.getMessage().contains(PfsConfigKeys.LFS_TIMEOUT), e.getMessage());
+    assertSleepKilled();
+
+    IOException set = assertTimeoutPreemptively(Duration.ofSeconds(10),
+        () -> assertThrows(IOException.class, () -> l.apply(d, new StripeSettings(4, 0, -1))));
+    assertTrue(set.getMessage().contains("setstripe -c 4 " + d), set.getMessage());
+  }
+
+  @Test
+  void timeoutFromConfigurationAndStripeSizeUnknownAfterTimeout() throws Exception {
+    Configuration conf = new Configuration(false);
+    conf.set(PfsConfigKeys.LAYOUT, "lustre");
+    conf.set(PfsConfigKeys.LFS_COMMAND, hangingLfs().toString());
+    assertEquals(LustreLayout.DEFAULT_TIMEOUT_SECONDS,
+        ((LustreLayout) StripeLayout.fromConf(conf)).getTimeoutSeconds());
+    conf.set(PfsConfigKeys.LFS_TIMEOUT, "2m");
+    assertEquals(120, ((LustreLayout) StripeLayout.fromConf(conf)).getTimeoutSeconds());
+    conf.set(PfsConfigKeys.LFS_TIMEOUT, "0");
+    assertThrows(IllegalArgumentException.class, () -> StripeLayout.fromConf(conf));
+    conf.set(PfsConfigKeys.LFS_TIMEOUT, "1");
+    assertInstanceOf(LustreLayout.class, StripeLayout.fromConf(conf));
+    try (PfsFileSystem fs = new PfsFileSystem()) {
+      fs.initialize(URI.create("pfs:///"), conf);
+      org.apache.hadoop.fs.Path f = new org.apache.hadoop.fs.Path("pfs://" + dir().resolve("f"));
+      long bs = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> fs.getDefaultBlockSize(f));
+      assertEquals(32 * MIB, bs, "unknown stripe size: the 32 MiB default");
+      assertEquals(32 * MIB, fs.getDefaultBlockSize(f));
+      assertEquals(1, calls().size(), "the directory is remembered as unknown: lfs ran once");
     }
   }
 }

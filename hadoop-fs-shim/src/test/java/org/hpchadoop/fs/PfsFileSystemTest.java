@@ -91,10 +91,11 @@ class PfsFileSystemTest {
   }
 
   @Test
-  void blockSizeIsStripeSizeFromLayoutCachedPerDirectory() throws IOException {
+  void blockSizeFromStripeSizeCachedPerDirectory() throws IOException {
     Configuration conf = conf();
     conf.set(PfsConfigKeys.LAYOUT, RecordingLayout.class.getName());
     conf.set("test.stripe.size", "8m");
+    conf.set(PfsConfigKeys.LOCAL_BLOCK_SIZE, "8m"); // the floor: 8 MiB stripes give 8 MiB blocks
     try (PfsFileSystem fs = open(conf)) {
       Path dir = pfs("striped");
       assertTrue(fs.mkdirs(dir));
@@ -111,6 +112,74 @@ class PfsFileSystemTest {
       assertEquals(8 * MIB, fs.getDefaultBlockSize(new Path(dir, "new-output")));
       assertEquals(1, RecordingLayout.LOOKUPS.get(), "one lookup for the whole directory");
     }
+  }
+
+  private static PfsFileSystem striped(String stripe, String splitSize) throws IOException {
+    Configuration conf = conf();
+    conf.set(PfsConfigKeys.LAYOUT, RecordingLayout.class.getName());
+    conf.set("test.stripe.size", stripe);
+    if (splitSize != null) {
+      conf.set(PfsConfigKeys.SPLIT_SIZE, splitSize);
+    }
+    return open(conf);
+  }
+
+  @Test
+  void explicitSplitSizeWinsOverStripeSize() throws IOException {
+    try (PfsFileSystem fs = striped("1m", "256m")) {
+      assertTrue(fs.isSplitSizeExplicit());
+      Path f = pfs("input");
+      touch(f, 10);
+      assertEquals(256 * MIB, fs.getDefaultBlockSize(f));
+      assertEquals(256 * MIB, fs.getFileStatus(f).getBlockSize());
+      assertEquals(0, RecordingLayout.LOOKUPS.get(), "no stripe lookup needed");
+    }
+    try (PfsFileSystem fs = striped("64m", "16m")) { // smaller than the stripe: still wins
+      assertEquals(16 * MIB, fs.getDefaultBlockSize(pfs("x")));
+    }
+  }
+
+  @Test
+  void oneMiBStripeGivesStripeAlignedBlocksOfAtLeast32MiB() throws IOException {
+    try (PfsFileSystem fs = striped("1m", null)) {
+      assertFalse(fs.isSplitSizeExplicit());
+      Path f = pfs("input");
+      touch(f, 100 * MIB);
+      long bs = fs.getFileStatus(f).getBlockSize();
+      assertEquals(32 * MIB, bs); // not 1 MiB: 100 maps for 100 MiB otherwise
+      assertEquals(0, bs % MIB);
+      assertEquals(4, fs.getFileBlockLocations(fs.getFileStatus(f), 0, 100 * MIB).length);
+    }
+    try (PfsFileSystem fs = striped("3m", null)) { // not a divisor of 32 MiB: the next multiple
+      assertEquals(33 * MIB, fs.getDefaultBlockSize(pfs("x")));
+    }
+  }
+
+  @Test
+  void stripeOfAtLeastTheFloorIsTheBlockSize() throws IOException {
+    try (PfsFileSystem fs = striped("64m", null)) {
+      assertEquals(64 * MIB, fs.getDefaultBlockSize(pfs("x")));
+    }
+    try (PfsFileSystem fs = striped("32m", null)) {
+      assertEquals(32 * MIB, fs.getDefaultBlockSize(pfs("x")));
+    }
+    Configuration conf = conf();
+    conf.set(PfsConfigKeys.LAYOUT, RecordingLayout.class.getName());
+    conf.set("test.stripe.size", "4m");
+    conf.set(PfsConfigKeys.LOCAL_BLOCK_SIZE, "128m"); // the floor follows fs.local.block.size
+    try (PfsFileSystem fs = open(conf)) {
+      assertEquals(128 * MIB, fs.getDefaultBlockSize(pfs("x")));
+    }
+  }
+
+  @Test
+  void alignedBlockSizeRule() {
+    assertEquals(32 * MIB, PfsFileSystem.alignedBlockSize(MIB, 32 * MIB));
+    assertEquals(32 * MIB, PfsFileSystem.alignedBlockSize(64 * 1024, 32 * MIB));
+    assertEquals(33 * MIB, PfsFileSystem.alignedBlockSize(3 * MIB, 32 * MIB));
+    assertEquals(64 * MIB, PfsFileSystem.alignedBlockSize(64 * MIB, 32 * MIB));
+    assertEquals(1L << 40, PfsFileSystem.alignedBlockSize(1L << 40, 32 * MIB));
+    assertThrows(IllegalArgumentException.class, () -> PfsFileSystem.alignedBlockSize(0, 32 * MIB));
   }
 
   @Test
