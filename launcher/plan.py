@@ -129,6 +129,27 @@ class MemoryPlan:
     min_allocation_mb: int
 
 
+def _too_little_memory(spec: JobSpec, allocation: Allocation, nm_mb: int, containers: dict[str, int]) -> None:
+    """Raise the error of a NodeManager too small for the largest container, blaming the field that decided it.
+
+    Raises:
+        UserError: always; the field is ``hadoop.nodemanager_memory`` when set, else ``batch.memory_per_node``
+            when it set the node's memory, else the largest container's field.
+    """
+    largest = max(containers, key=lambda k: containers[k])
+    need = containers[largest]
+    if spec.hadoop.nodemanager_memory is not None:
+        raise UserError(f"the NodeManager offers {nm_mb} MiB, less than one {need} MiB container "
+                        f"(hadoop.{largest})", field="hadoop.nodemanager_memory",
+                        fix=f"set it to at least {need} (MiB) or lower hadoop.{largest}")
+    message = (f"a node has {format_size(allocation.memory_per_node)}: after daemon heaps and the OS, "
+               f"{nm_mb} MiB is left, less than one {need} MiB container (hadoop.{largest})")
+    if spec.batch.memory_per_node is not None and spec.batch.memory_per_node == allocation.memory_per_node:
+        raise UserError(message, field="batch.memory_per_node",
+                        fix=f"ask for more memory per node, or lower hadoop.{largest} / hadoop.daemon_heap")
+    raise UserError(message, field=f"hadoop.{largest}", fix=f"lower hadoop.{largest} or hadoop.daemon_heap")
+
+
 def size_memory(spec: JobSpec, allocation: Allocation) -> MemoryPlan:
     """Size containers from the node's cores and memory unless the job file fixes them.
 
@@ -151,10 +172,8 @@ def size_memory(spec: JobSpec, allocation: Allocation) -> MemoryPlan:
     else:
         nm_mb = min(usable_mb, containers * max(map_mb, reduce_mb) + am_mb)
     if nm_mb < max(map_mb, reduce_mb, am_mb):
-        raise UserError(
-            f"a node has {format_size(allocation.memory_per_node)}: after daemon heaps and the OS, "
-            f"{nm_mb} MiB is left, less than one {max(map_mb, reduce_mb, am_mb)} MiB container",
-            field="hadoop.map_memory", fix="lower hadoop.map_memory/reduce_memory/am_memory/daemon_heap")
+        _too_little_memory(spec, allocation, nm_mb, {"map_memory": map_mb, "reduce_memory": reduce_mb,
+                                                     "am_memory": am_mb})
     ratio = h.heap_ratio
     return MemoryPlan(nodemanager_mb=nm_mb, nodemanager_vcores=h.nodemanager_vcores or allocation.cores_per_node,
                       map_mb=map_mb, reduce_mb=reduce_mb, am_mb=am_mb, map_heap_mb=int(map_mb * ratio),

@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-import yaml
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -36,7 +35,8 @@ from pydantic import (
 )
 
 from launcher.errors import UserError
-from launcher.units import format_walltime, parse_size, parse_walltime
+from launcher.units import MiB, format_memory, format_walltime, parse_memory, parse_size, parse_walltime
+from launcher.yamlio import YAMLError, load_yaml
 
 #: Where the presets and templates live (the repository / installed share directory).
 SHARE_DIR = Path(os.environ.get("HPC_HADOOP_SHARE", Path(__file__).resolve().parent.parent))
@@ -53,6 +53,31 @@ def _walltime(value: object) -> int:
 
 #: A size in bytes; accepts ``512m``, ``2g``, ``1MiB`` or an int (bytes).
 Size = Annotated[int, BeforeValidator(_size)]
+
+#: Smallest container (map, reduce, ApplicationMaster, and so a NodeManager's offer), bytes: the task JVM
+#: gets ``heap_ratio`` × container (~100 MiB at 128 MiB), about the least a MapReduce task or AM starts in
+#: (Hadoop's own MiniMRYarnCluster tests run 128-512 MiB containers; YARN's default minimum allocation is 1 GiB).
+MIN_CONTAINER = 128 * MiB
+#: Smallest daemon heap, bytes: a ResourceManager or JobHistoryServer loads its web UI (Jetty, Jersey, Guice)
+#: at start-up and fails with OutOfMemoryError below about 256 MiB.
+MIN_DAEMON_HEAP = 256 * MiB
+#: Smallest ``batch.memory_per_node``, bytes: the plan keeps 1 GiB for the OS (``launcher.plan.OS_RESERVE``)
+#: and each node runs at least a NodeManager and one container next to it.
+MIN_NODE_MEMORY = 1024 * MiB
+
+
+def _memory(minimum: int, what: str) -> Any:
+    """A memory-size type: bytes inside; a bare number in a file or ``--set`` is MiB; at least ``minimum`` bytes."""
+    return Annotated[int, BeforeValidator(lambda value: parse_memory(value, minimum=minimum, what=what)),
+                     PlainSerializer(format_memory, return_type=Union[int, str])]
+
+
+#: Memory of one container, bytes (a bare number is MiB; at least :data:`MIN_CONTAINER`).
+ContainerMemory = _memory(MIN_CONTAINER, "a container")
+#: A daemon's heap, bytes (a bare number is MiB; at least :data:`MIN_DAEMON_HEAP`).
+DaemonHeap = _memory(MIN_DAEMON_HEAP, "a daemon heap")
+#: Memory of a node, bytes (a bare number is MiB; at least :data:`MIN_NODE_MEMORY`).
+NodeMemory = _memory(MIN_NODE_MEMORY, "a node")
 #: A duration in seconds; accepts Slurm's ``--time`` formats (a bare number is minutes, as in Slurm);
 #: written back as ``HH:MM:SS`` so that a dumped spec reads back the same.
 Walltime = Annotated[int, BeforeValidator(_walltime), PlainSerializer(format_walltime, return_type=str)]
@@ -139,7 +164,8 @@ class FilesystemSpec(_Model):
 
 
 class HadoopSpec(_Model):
-    """The Hadoop runtime and its tuning. Memory sizes are bytes (written to Hadoop in MiB)."""
+    """The Hadoop runtime and its tuning. Memory sizes take a unit (`2g`, `512m`); a bare number is MiB,
+    as in Hadoop's `*.memory.mb` keys (held in bytes, written to Hadoop in MiB)."""
 
     home: str | None = Field(
         None, description="Hadoop install: our runtime (`lib/*.jar`) or a site install with the "
@@ -147,17 +173,18 @@ class HadoopSpec(_Model):
         "runtime built in `hadoop-fs-shim/target/hadoop-runtime`.")
     java_home: str | None = Field(None, description="JDK for the client, the daemons and the "
                                   "containers (one JDK for all); default `$JAVA_HOME`, then `java` on PATH.")
-    daemon_heap: Size = Field(1 << 30, description="Heap of each daemon (ResourceManager, NodeManager, "
+    daemon_heap: DaemonHeap = Field(1 << 30, description="Heap of each daemon (ResourceManager, NodeManager, "
                               "JobHistoryServer); the paper (Table 1) used 2 GB.")
-    map_memory: Size = Field(1 << 30, description="Container size of a map task (`mapreduce.map.memory.mb`).")
-    reduce_memory: Size = Field(1 << 30, description="Container size of a reduce task.")
-    am_memory: Size = Field(1 << 30, description="Container size of the MapReduce ApplicationMaster.")
+    map_memory: ContainerMemory = Field(1 << 30, description="Container size of a map task "
+                                        "(`mapreduce.map.memory.mb`).")
+    reduce_memory: ContainerMemory = Field(1 << 30, description="Container size of a reduce task.")
+    am_memory: ContainerMemory = Field(1 << 30, description="Container size of the MapReduce ApplicationMaster.")
     heap_ratio: float = Field(0.8, gt=0.1, le=1.0, description="Task JVM heap ÷ container size "
                               "(Hadoop's `mapreduce.job.heap.memory-mb.ratio`, default 0.8).")
     containers_per_node: int | None = Field(
         None, ge=1, description="Concurrent map/reduce containers per node; default: the node's cores "
         "(the paper: 8 map + 5 reduce slots on 16 cores).")
-    nodemanager_memory: Size | None = Field(
+    nodemanager_memory: ContainerMemory | None = Field(
         None, description="Memory a NodeManager offers (`yarn.nodemanager.resource.memory-mb`); default: "
         "containers_per_node × max(map, reduce) + ApplicationMaster, capped by the node's free RAM.")
     nodemanager_vcores: int | None = Field(None, ge=1, description="vcores a NodeManager offers; default: cores.")
@@ -179,6 +206,42 @@ class HadoopSpec(_Model):
         return value
 
 
+#: A scheduler name (partition, queue, account, QOS, parallel environment): what Slurm, PBS and Grid Engine
+#: accept in names, plus ``,`` (Slurm's partition lists) and ``@`` (PBS ``queue@server``).
+_BATCH_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.,+@:/=-]{0,127}")
+
+
+def _control_character(value: str) -> str | None:
+    """The first control character (newline, tab, ...) in ``value`` as ``repr``, or ``None``."""
+    return next((repr(c) for c in value if ord(c) < 32 or ord(c) == 127), None)
+
+
+def batch_name(value: str) -> str:
+    """Check a name that goes into a ``#SBATCH``/``#PBS``/``#$`` line (partition, account, qos, SGE pe).
+
+    Raises:
+        ValueError: a newline or other control character (it would become a line of the batch script), a
+            space, or a character outside letters, digits and ``_ . , + @ : / = -``.
+    """
+    bad = _control_character(value)
+    if bad:
+        raise ValueError(f"{value!r} contains the control character {bad}: it would end the batch directive "
+                         "and become a line of the batch script (write the name on one line)")
+    if not _BATCH_NAME_RE.fullmatch(value):
+        raise ValueError(f"{value!r} is not a scheduler name (letters, digits and _ . , + @ : / = -; at most 128; "
+                         "add other options with batch.extra_directives)")
+    return value
+
+
+def _one_line(values: list[str]) -> list[str]:
+    for value in values:
+        bad = _control_character(value)
+        if bad:
+            raise ValueError(f"{value!r} contains the control character {bad}: it would become a line of its "
+                             "own in the batch script (one directive per list item)")
+    return values
+
+
 class BatchSpec(_Model):
     """What the batch script asks of the scheduler (used by `submit` on Slurm, PBS, SGE)."""
 
@@ -186,7 +249,8 @@ class BatchSpec(_Model):
     account: str | None = Field(None, description="Account (project) to charge.")
     qos: str | None = Field(None, description="Slurm QOS.")
     cores_per_node: int | None = Field(None, ge=1, description="Cores to ask for per node.")
-    memory_per_node: Size | None = Field(None, description="Memory to ask for per node.")
+    memory_per_node: NodeMemory | None = Field(None, description="Memory to ask for per node (Slurm "
+                                               "`--mem`, PBS `mem`, SGE `h_vmem` per slot); a bare number is MiB.")
     extra_directives: list[str] = Field(default_factory=list, description="Directives added verbatim, "
                                         "e.g. `--constraint=ib` (as dask-jobqueue's job_extra_directives).")
     skip_directives: list[str] = Field(default_factory=list, description="Generated directives that contain "
@@ -194,7 +258,18 @@ class BatchSpec(_Model):
     prologue: list[str] = Field(default_factory=list, description="Shell lines run before the launcher, "
                                 "e.g. `module load java/17`.")
     signal_lead: Seconds = Field(180, description="Teardown starts this long before the walltime ends "
-                                  "(seconds; Slurm's warning signal can arrive up to 60 s late).")
+                                  "(seconds), at most 10% of the walltime; the same lead on every scheduler "
+                                  "(`launcher.schedulers.base.teardown_lead`).")
+
+    @field_validator("partition", "account", "qos")
+    @classmethod
+    def _names_ok(cls, value: str | None) -> str | None:
+        return None if value is None else batch_name(value)
+
+    @field_validator("extra_directives", "skip_directives")
+    @classmethod
+    def _directives_one_line(cls, value: list[str]) -> list[str]:
+        return _one_line(value)
 
 
 class PbsSpec(_Model):
@@ -210,6 +285,11 @@ class SgeSpec(_Model):
 
     pe: str = Field("mpi", description="Parallel environment (`-pe PE SLOTS`): one whose `allocation_rule` puts "
                     "`batch.cores_per_node` slots on each host and whose `control_slaves` is TRUE (`qrsh -inherit`).")
+
+    @field_validator("pe")
+    @classmethod
+    def _pe_ok(cls, value: str) -> str:
+        return batch_name(value)
 
 
 class _StepBase(_Model):
@@ -295,7 +375,9 @@ class JobSpec(_Model):
     scheduler: Literal["local", "slurm", "pbs", "sge"] = Field(
         "local", description="Batch system: `local` (this machine, no scheduler), `slurm`, `pbs`, `sge`.")
     nodes: int = Field(1, ge=1, description="Nodes in the allocation (one NodeManager each).")
-    walltime: Walltime = Field(3600, description="Walltime (`HH:MM:SS`); the cluster is torn down before it ends.")
+    walltime: Walltime = Field(3600, description="Walltime: `HH:MM:SS`, `D-HH:MM:SS`, `90m`, `2h`; a bare number "
+                               "is minutes (Slurm's convention: `90` = 1 h 30); the cluster is torn down before it "
+                               "ends.")
     nodemanager_on_master: bool = Field(True, description="Run a NodeManager on the master node too.")
     interface: str | None = Field(None, description="Network interface the daemons bind to (e.g. `ib0`); "
                                   "default: the address of the node's hostname.")
@@ -359,8 +441,8 @@ def _read_yaml(path: Path, what: str) -> dict[str, Any]:
     except OSError as exc:
         raise UserError(f"cannot read {what}: {exc.strerror}", file=str(path)) from None
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        data = load_yaml(text)
+    except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -390,8 +472,8 @@ def parse_set(assignment: str) -> dict[str, Any]:
     for match in re.finditer(r'"([^"]+)"|([^.]+)', key.strip()):
         parts.append(match.group(1) or match.group(2))
     try:
-        value = yaml.safe_load(raw) if raw != "" else ""
-    except yaml.YAMLError:
+        value = load_yaml(raw) if raw != "" else ""
+    except YAMLError:
         value = raw
     tree: dict[str, Any] = {}
     node = tree

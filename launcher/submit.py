@@ -16,7 +16,6 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
 from rich.console import Console
 
 from launcher import __version__
@@ -29,6 +28,7 @@ from launcher.runtime import discover
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.base import Allocation, BatchScheduler, JobState
 from launcher.spec import JobSpec
+from launcher.yamlio import dump_yaml
 
 
 class Raw(str):
@@ -89,7 +89,7 @@ def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocati
     run_dir.mkdir(mode=0o700)
     (run_dir / "job.yaml").write_text(
         f"# Resolved from {job_file} (every layer applied) by hpc-hadoop {command}.\n"
-        + yaml.safe_dump(spec.model_dump(mode="json", by_alias=True), sort_keys=False))
+        + dump_yaml(spec.model_dump(mode="json", by_alias=True)))
     return run_dir
 
 
