@@ -253,6 +253,7 @@ def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = F
                        job_id=plan.job_id, nodes=[n.name for n in plan.nodes], rm_web=plan.rm_web,
                        jhs_web=plan.jhs_web, versions={"hadoop": runtime.version, "java": str(runtime.java_version)},
                        hold=hold)
+    render_config(plan, report.notes)  # only for the notes: the files were written by materialize()
     report.write()
     deadline = plan.deadline - teardown_lead(spec) if plan.deadline else None
     cluster = Cluster(plan)

@@ -6,7 +6,10 @@ Layers, lowest first (later wins; mappings merge key by key, lists are replaced 
 2. the site preset ``site-configs/<site>.yaml``, chosen by ``site:`` in any higher layer;
 3. the user's defaults ``~/.config/hpc-hadoop/config.yaml`` (or ``$HPC_HADOOP_CONFIG``);
 4. the job file;
-5. ``--set key.sub=value`` flags on the command line (the value is read as a YAML scalar).
+5. ``--set key.sub=value`` flags on the command line (the value is read as a YAML 1.2 scalar) and
+   ``-D key=value`` (a Hadoop property, put into the ``*-site.xml`` that knows it: :func:`parse_define`).
+
+Every YAML file is read with the YAML 1.2 core schema (:mod:`launcher.yamlio`): ``1:30:00`` is a string.
 
 Unknown keys are errors that list the valid keys. Every error names the layer (file) the bad value
 came from, the dotted field and a fix (:class:`launcher.errors.UserError`).
@@ -195,7 +198,9 @@ class HadoopSpec(_Model):
                                      "about half the start-up time.")
     properties: dict[str, dict[str, PropertyValue]] = Field(
         default_factory=dict, description="Any `*-site.xml` property, by file: `core-site`, `yarn-site`, "
-        "`mapred-site`, `capacity-scheduler`, `hdfs-site`; these win over everything we set.")
+        "`mapred-site`, `capacity-scheduler`, `hdfs-site`; these win over everything we set, except that task, "
+        "node and shuffle timeouts are clamped to half the walltime. `-D key=value` on the command line sets one "
+        "in the file that knows the key; a name no `*-default.xml` of the runtime knows gets a warning.")
 
     @field_validator("properties")
     @classmethod
@@ -471,6 +476,7 @@ def parse_set(assignment: str) -> dict[str, Any]:
     parts: list[str] = []
     for match in re.finditer(r'"([^"]+)"|([^.]+)', key.strip()):
         parts.append(match.group(1) or match.group(2))
+    parts = _property_parts(parts, assignment)
     try:
         value = load_yaml(raw) if raw != "" else ""
     except YAMLError:
@@ -481,6 +487,45 @@ def parse_set(assignment: str) -> dict[str, Any]:
         node = node.setdefault(part, {})
     node[parts[-1]] = value
     return tree
+
+
+def _property_parts(parts: list[str], assignment: str) -> list[str]:
+    """``hadoop.properties.FILE.a.b.c`` → ``[hadoop, properties, FILE, "a.b.c"]`` (a property name keeps its dots).
+
+    Raises:
+        UserError: ``hadoop.properties.KEY`` without a file (names the ``-D`` spelling that picks it).
+    """
+    if parts[:2] != ["hadoop", "properties"] or len(parts) < 4:
+        if parts[:2] == ["hadoop", "properties"] and len(parts) == 3 and parts[2] not in CONFIG_FILES:
+            raise UserError(f"{assignment!r} names no configuration file", file="--set",
+                            fix=f"write -D {parts[2]}={assignment.partition('=')[2]}")
+        return parts
+    if parts[2] not in CONFIG_FILES:
+        name = ".".join(parts[2:])
+        raise UserError(f"{assignment!r}: {parts[2]!r} is not a configuration file", file="--set",
+                        fix=f"write -D {name}={assignment.partition('=')[2]} (or --set "
+                            f"hadoop.properties.<{'|'.join(CONFIG_FILES)}>.{name}=...)")
+    return [*parts[:3], ".".join(parts[3:])]
+
+
+def parse_define(define: str, home: str | None) -> dict[str, Any]:
+    """Turn ``-D mapreduce.job.reduces=8`` into ``{"hadoop": {"properties": {"mapred-site": {key: "8"}}}}``.
+
+    The file is the one whose ``*-default.xml`` in the Hadoop install at ``home`` lists the key, else chosen by
+    the key's prefix (:func:`launcher.properties.config_file_for`). The value stays a string, as Hadoop's own
+    ``-D`` reads it.
+
+    Raises:
+        UserError: no ``=`` or an empty key.
+    """
+    from launcher.properties import config_file_for, known_properties
+
+    key, sep, value = define.partition("=")
+    key = key.strip()
+    if not sep or not key or any(c.isspace() for c in key):
+        raise UserError(f"{define!r} is not key=value", file="-D", fix="write e.g. -D mapreduce.job.reduces=8")
+    file = config_file_for(key, known_properties(home) if home else {})
+    return {"hadoop": {"properties": {file: {key: value}}}}
 
 
 def user_config_path() -> Path:
@@ -565,13 +610,29 @@ def _model_at(model: type[BaseModel], loc: list[Any], data: Mapping[str, Any]) -
     return current if isinstance(current, type) and issubclass(current, BaseModel) else None
 
 
+def _apply_defines(merged: dict[str, Any], defines: list[str], layers: list[tuple[str, dict[str, Any]]],
+                   ) -> dict[str, Any]:
+    """``merged`` with the ``-D`` properties on top; the layer ``-D`` is added to ``layers`` (for error origins)."""
+    from launcher.properties import runtime_home
+
+    hadoop = merged.get("hadoop")
+    home = runtime_home(hadoop.get("home") if isinstance(hadoop, Mapping) else None)
+    tree: dict[str, Any] = {}
+    for define in defines:
+        tree = deep_merge(tree, parse_define(define, home))
+    layers.append(("-D", tree))
+    return deep_merge(merged, tree)
+
+
 def load_spec(job_file: str | Path | None, *, sets: list[str] = (), overrides: Mapping[str, Any] | None = None,
-              data: Mapping[str, Any] | None = None, require_steps: bool = True) -> tuple[JobSpec, list[str]]:
+              data: Mapping[str, Any] | None = None, require_steps: bool = True,
+              defines: list[str] = ()) -> tuple[JobSpec, list[str]]:
     """Resolve a job file with all its layers into a :class:`JobSpec`.
 
     Args:
         job_file: path of the YAML job file (``None`` with ``data`` for tests and the API).
         sets: ``--set key=value`` strings, highest priority.
+        defines: ``-D key=value`` Hadoop properties (:func:`parse_define`), as high as ``sets``.
         overrides: CLI options already turned into a mapping (``--nodes``, ``--scheduler``...),
             just below ``sets``.
         data: the job file's content, when it does not come from a file.
@@ -610,6 +671,8 @@ def load_spec(job_file: str | Path | None, *, sets: list[str] = (), overrides: M
     merged: dict[str, Any] = {}
     for _, layer in layers:
         merged = deep_merge(merged, layer)
+    if defines:
+        merged = _apply_defines(merged, defines, layers)
     try:
         spec = JobSpec.model_validate(merged)
     except ValidationError as exc:
