@@ -100,13 +100,14 @@ def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: s
     spec = load(job_file, scheduler, nodes, walltime, site, sets, defines=defines)
     scheduler_obj = get_scheduler(spec.scheduler)
     if spec.scheduler != "local":
-        from launcher.submit import preview_script
-
-        click.echo(f"==> batch script <==\n{preview_script(spec, job_file, sets)}")
         allocation = scheduler_obj.preview_allocation(spec)  # type: ignore[attr-defined]
     else:
         allocation = scheduler_obj.allocation(spec)
-    plan, steps = prepare(spec, allocation, overwrite=True, job_file=str(job_file))
+    plan, steps = prepare(spec, allocation, overwrite=True, job_file=str(job_file))  # errors before any output
+    if spec.scheduler != "local":
+        from launcher.submit import preview_script
+
+        click.echo(f"==> batch script <==\n{preview_script(spec, job_file, sets)}")
     notes: list[str] = []
     for name, text in render_config(plan, notes).items():
         click.echo(f"==> conf/{name} <==\n{text}")

@@ -341,7 +341,19 @@ def new_cluster_id(name: str, now: float | None = None) -> str:
 
 
 def make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *,
-              cluster_id: str | None = None, run_dir: Path | None = None) -> ClusterPlan:
+              cluster_id: str | None = None, run_dir: Path | None = None, job_file: str | None = None) -> ClusterPlan:
+    """:func:`_make_plan`; a :class:`UserError` about a job-file field (``hadoop.*``, ``batch.*``,
+    ``filesystem.*``: memory, root) also names ``job_file``."""
+    try:
+        return _make_plan(spec, allocation, runtime, cluster_id=cluster_id, run_dir=run_dir)
+    except UserError as exc:
+        if job_file and exc.file is None and (exc.field or "").startswith(("hadoop.", "batch.", "filesystem.")):
+            exc.file = job_file
+        raise
+
+
+def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *,
+               cluster_id: str | None = None, run_dir: Path | None = None) -> ClusterPlan:
     """Decide roles, ports, directories and memory for ``spec`` on ``allocation``.
 
     Role placement (DESIGN.md, issue 3): ResourceManager and JobHistoryServer on the first node,

@@ -71,7 +71,8 @@ def prepare(spec: JobSpec, allocation: Allocation, *, overwrite: bool = False, j
         UserError: missing Java/Hadoop, bad root, existing outputs, missing jars or inputs, memory too small.
     """
     runtime = runtime or discover(spec.hadoop.home, spec.hadoop.java_home)
-    plan = make_plan(spec, allocation, runtime, cluster_id=run_dir.name if run_dir else None, run_dir=run_dir)
+    plan = make_plan(spec, allocation, runtime, cluster_id=run_dir.name if run_dir else None, run_dir=run_dir,
+                     job_file=job_file)
     steps = resolve_steps(spec, plan, overwrite=overwrite, job_file=job_file, check_inputs=not spec.setup)
     return plan, steps
 

@@ -18,6 +18,7 @@ came from, the dotted field and a fix (:class:`launcher.errors.UserError`).
 from __future__ import annotations
 
 import copy
+import difflib
 import os
 import re
 from collections.abc import Mapping
@@ -412,6 +413,10 @@ class JobSpec(_Model):
             for index, item in enumerate(value):
                 if _step_kind(item) is None:
                     raise ValueError(f"step {index + 1} has none of `example`, `jar`, `streaming`")
+                kinds = [k for k in ("example", "jar", "streaming") if isinstance(item, Mapping) and k in item]
+                if len(kinds) > 1:
+                    raise ValueError(f"step {index + 1} has both `{kinds[0]}` and `{kinds[1]}`: a step runs one "
+                                     "program (split it into two steps)")
         return value
 
     @field_validator("nodes")
@@ -451,8 +456,8 @@ def _read_yaml(path: Path, what: str) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise UserError(f"not valid YAML: {problem}", file=str(path), field=where,
-                        fix="check indentation and quoting") from None
+        fix = "indent with spaces: YAML forbids tabs" if "'\\t'" in problem else "check indentation and quoting"
+        raise UserError(f"not valid YAML: {problem}", file=str(path), field=where, fix=fix) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -582,6 +587,9 @@ def _describe(error: Mapping[str, Any], model: type[BaseModel], data: Mapping[st
     elif kind == "literal_error":
         fix = message.replace("Input should be", "use")
         message = f"{error.get('input')!r} is not allowed"
+        close = difflib.get_close_matches(str(error.get("input")), re.findall(r"'([^']*)'", fix), n=1)
+        if close:
+            fix = f"did you mean {close[0]!r}? ({fix})"
     elif kind in ("int_parsing", "int_type", "bool_parsing", "string_type", "list_type", "dict_type"):
         message = f"{error.get('input')!r}: {message.lower()}"
     return message, fix

@@ -83,7 +83,7 @@ def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocati
     run_dir = expand_root(spec.filesystem.root) / getpass.getuser() / "hpc-hadoop" / cluster_id
     if allocation is None:
         allocation = _scheduler(spec).preview_allocation(spec)
-    preview = make_plan(spec, allocation, runtime, cluster_id=cluster_id, run_dir=run_dir)
+    preview = make_plan(spec, allocation, runtime, cluster_id=cluster_id, run_dir=run_dir, job_file=str(job_file))
     resolve_steps(spec, preview, overwrite=overwrite, job_file=str(job_file), check_inputs=not spec.setup)
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     run_dir.mkdir(mode=0o700)
