@@ -97,7 +97,10 @@ def reference() -> str:
              "  `D-HH:MM:SS`) or a number with a unit (`30s`, `90m`, `2h`, `1d`); a bare number is **minutes**,",
              "  as in Slurm.",
              "- Batch names (`batch.partition`, `account`, `qos`, `sge.pe`) are one line of letters, digits and",
-             "  `_ . , + @ : / = -`; `batch.extra_directives` items are one line each.", ""]
+             "  `_ . , + @ : / = -`; `batch.extra_directives` items are one line each.",
+             "- A Hadoop property is set from the command line with `-D key=value` (into the `*-site.xml` whose",
+             "  `*-default.xml` knows the key); an unknown property name gets a warning with the nearest known",
+             "  one. Task, node and shuffle timeouts are clamped to half the walltime (docs/user-guide.md).", ""]
     sections: list[tuple[str, type[BaseModel], str]] = [
         ("Top level", JobSpec, ""),
     ]
