@@ -618,6 +618,24 @@ def _model_at(model: type[BaseModel], loc: list[Any], data: Mapping[str, Any]) -
     return current if isinstance(current, type) and issubclass(current, BaseModel) else None
 
 
+def _validation_error(exc: ValidationError, layers: list[tuple[str, dict[str, Any]]], job_name: str,
+                      merged: Mapping[str, Any]) -> UserError:
+    """The first validation error as one :class:`UserError`, naming the highest layer that set the field."""
+    error = exc.errors()[0]
+    loc = tuple(p for p in error["loc"] if p not in _STEP_MODELS)
+    origin = job_name
+    for name, layer in reversed(layers):
+        if _lookup(layer, loc):
+            origin = name
+            break
+    message, fix = _describe(error, JobSpec, merged)
+    field = ".".join(str(p + 1) if isinstance(p, int) else (str(p) or "''") for p in loc) or None
+    more = len(exc.errors()) - 1
+    if more:
+        message += f" (and {more} more problem{'s' if more > 1 else ''})"
+    return UserError(message, file=origin, field=field, fix=fix)
+
+
 def _apply_defines(merged: dict[str, Any], defines: list[str], layers: list[tuple[str, dict[str, Any]]],
                    ) -> dict[str, Any]:
     """``merged`` with the ``-D`` properties on top; the layer ``-D`` is added to ``layers`` (for error origins)."""
@@ -684,19 +702,7 @@ def load_spec(job_file: str | Path | None, *, sets: list[str] = (), overrides: M
     try:
         spec = JobSpec.model_validate(merged)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        loc = tuple(p for p in error["loc"] if p not in _STEP_MODELS)
-        origin = job_name
-        for name, layer in reversed(layers):
-            if _lookup(layer, loc):
-                origin = name
-                break
-        message, fix = _describe(error, JobSpec, merged)
-        field = ".".join(str(p + 1) if isinstance(p, int) else (str(p) or "''") for p in loc) or None
-        more = len(exc.errors()) - 1
-        if more:
-            message += f" (and {more} more problem{'s' if more > 1 else ''})"
-        raise UserError(message, file=origin, field=field, fix=fix) from None
+        raise _validation_error(exc, layers, job_name, merged) from None
     if require_steps and not spec.steps:
         missing = "steps" not in merged or merged["steps"] is None
         raise UserError("required field is missing" if missing else "no steps to run", file=job_name, field="steps",
