@@ -161,7 +161,7 @@ class Agent:
     def cwd(self) -> Path:
         """The daemons' current directory: the node-local working directory, else ``logs/<host>``. A JVM that
         writes a class-data-sharing archive looks up a path relative to it for every generated class
-        (``__dynamic_proxy__``, ``__ClassDefiner__``): 70,000 lookups in a ResourceManager's start, each a
+        (``__dynamic_proxy__``, ``__ClassDefiner__``): 66,000 lookups in one bring-up, each a
         round trip when the directory is on the shared filesystem (issue 18)."""
         return self.work_dir or Path(self.node.log_dir)
 

@@ -10,6 +10,9 @@ from pathlib import Path
 
 from launcher.plan import ClusterPlan
 
+#: Seconds between the SIGTERM that forces a fan-out process to end and the SIGKILL.
+FORCE_SECONDS = 10.0
+
 
 def agent_argv(plan: ClusterPlan, *extra: str) -> list[str]:
     """``python -m launcher.agent RUN_DIR [extra...]`` with this interpreter."""
@@ -47,15 +50,28 @@ class Fanout(ABC):
         """True while the fan-out process (and so the agents) runs."""
         return self.proc is not None and self.proc.poll() is None
 
+    #: The signal that asks the fan-out process to stop every agent and wait for them.
+    stop_signal: signal.Signals = signal.SIGTERM
+
     def stop(self, timeout: float = 45.0) -> int | None:
-        """Ask every agent to stop (SIGTERM), wait up to ``timeout`` s, then SIGKILL. Returns the exit code."""
+        """Ask every agent to stop (:attr:`stop_signal`), wait up to ``timeout`` s for them to finish, then
+        SIGTERM (when that is not the stop signal) and, :data:`FORCE_SECONDS` later, SIGKILL. Returns the exit
+        code. ``timeout`` covers an agent's own stop (daemon grace plus the first run's class-data-sharing
+        archive: :data:`launcher.agent.GRACE_SECONDS` + :data:`launcher.agent.DUMP_GRACE_SECONDS`)."""
         if self.proc is None:
             return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+        escalation = [(self.stop_signal, timeout)]
+        if self.stop_signal != signal.SIGTERM:
+            escalation.append((signal.SIGTERM, FORCE_SECONDS))
+        for signum, wait in escalation:
+            if self.proc.poll() is not None:
+                break
+            self.proc.send_signal(signum)
             try:
-                self.proc.wait(timeout=timeout)
+                self.proc.wait(timeout=wait)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+                continue
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
         return self.proc.returncode

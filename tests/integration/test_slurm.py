@@ -67,12 +67,22 @@ def test_terasort_on_three_nodes_over_glusterfs(shared_root: Path, tmp_path: Pat
                                              "${run_dir}/gen", "${run_dir}/sorted"]},
             {"example": "teravalidate", "args": ["${run_dir}/sorted", "${run_dir}/validate"]},
         ]})
-    result = hpc_hadoop("submit", str(job), "--wait", timeout=900)
+    cache = tmp_path / "cache"  # a user's first cluster: no class-data-sharing archive yet
+    result = hpc_hadoop("submit", str(job), "--wait", timeout=900, env={"XDG_CACHE_HOME": str(cache)})
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     (run_dir,) = cluster_dirs(shared_root)
     report = run_report(run_dir)
     assert report["state"] == "succeeded" and len(report["nodes"]) == 3
     assert report["bringup_s"] > 0 and report["since_allocation_s"] >= report["bringup_s"]
+    # Teardown let every agent stop its daemons (srun forwarded SIGUSR1; no step cancelled, nothing SIGKILLed),
+    # so the daemons' first run kept its class-data-sharing archives for the next cluster (issue 18).
+    for node in report["nodes"]:
+        agent = json.loads((run_dir / "agents" / f"{node}.json").read_text())
+        assert agent["state"] == "stopped" and agent["stop_reason"] == "SIGUSR1", agent
+        assert f"on {node}: stopped (SIGUSR1)" in (run_dir / "logs" / f"agent-{node}.out").read_text()
+    assert "forcing job termination" not in (run_dir / "logs" / "fanout-srun.log").read_text()
+    archives = {p.name for p in cache.glob("hpc-hadoop/cds/*/*.jsa")}
+    assert archives == {"resourcemanager.jsa", "historyserver.jsa", "nodemanager.jsa"}, archives
     validate = "".join(p.read_text() for p in (run_dir / "validate").glob("part-r-*"))
     assert "checksum" in validate and "error" not in validate.lower()
     hosts = map_hosts(run_dir)
