@@ -31,7 +31,6 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from rich.console import Console
 
@@ -47,6 +46,7 @@ from launcher.schedulers import get_scheduler
 from launcher.session import Session
 from launcher.spec import JobSpec, StripeSpec, load_spec
 from launcher.units import parse_size
+from launcher.yamlio import YAMLError, load_yaml
 
 #: The step a bench cluster's job spec carries (a spec needs one; the harness submits its own steps).
 PLACEHOLDER_STEP = {"example": "pi", "args": ["1", "10"]}
@@ -110,8 +110,8 @@ def load_bench(path: Path | None, **overrides: Any) -> BenchSpec:
     data: dict[str, Any] = {}
     if path is not None:
         try:
-            data = yaml.safe_load(path.read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
+            data = load_yaml(path.read_text()) or {}
+        except (OSError, YAMLError) as exc:
             raise UserError(f"cannot read bench file: {exc}", file=str(path)) from None
     for key, value in overrides.items():
         if value is None or value == ():

@@ -15,7 +15,15 @@ import click
 
 from launcher import __version__
 from launcher.cli_clusters import add_cluster_commands
-from launcher.cli_common import console, detect_scheduler, job_options, load, reports_errors
+from launcher.cli_common import (
+    console,
+    define_option,
+    detect_scheduler,
+    job_options,
+    load,
+    reports_errors,
+    warn_properties,
+)
 from launcher.spec import JobSpec, load_spec, site_presets
 
 
@@ -49,9 +57,9 @@ def _run_here(spec: JobSpec, job_file: Path, overwrite: bool, run_dir: Path | No
 @click.option("--wait/--no-wait", default=False, help="Follow a batch job to its end and exit with its status.")
 @reports_errors
 def submit(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
-           sets: tuple[str, ...], overwrite: bool, wait: bool) -> None:
+           sets: tuple[str, ...], defines: tuple[str, ...], overwrite: bool, wait: bool) -> None:
     """Run JOB_FILE on a new allocation (the local backend runs it here and now)."""
-    spec = load(job_file, scheduler, nodes, walltime, site, sets)
+    spec = load(job_file, scheduler, nodes, walltime, site, sets, defines=defines)
     if spec.scheduler == "local":
         sys.exit(_run_here(spec, job_file, overwrite))
     from launcher.submit import submit_batch
@@ -68,13 +76,14 @@ def submit(job_file: Path, scheduler: str | None, nodes: int | None, walltime: s
 @click.option("--hold", is_flag=True, help="After the steps, keep the cluster up until `hpc-hadoop stop`.")
 @reports_errors
 def run(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
-        sets: tuple[str, ...], overwrite: bool, run_dir: Path | None, hold: bool) -> None:
+        sets: tuple[str, ...], defines: tuple[str, ...], overwrite: bool, run_dir: Path | None, hold: bool) -> None:
     """Run JOB_FILE on the allocation this process is in (call it from your batch script).
 
     The scheduler is detected from the environment (SLURM_JOB_ID, PBS_JOBID, JOB_ID + PE_HOSTFILE)
     unless the job file or --scheduler names one.
     """
-    spec = load(job_file, scheduler or detect_scheduler(), nodes, walltime, site, sets, require_steps=not hold)
+    spec = load(job_file, scheduler or detect_scheduler(), nodes, walltime, site, sets, require_steps=not hold,
+                defines=defines)
     sys.exit(_run_here(spec, job_file, overwrite, run_dir, hold=hold))
 
 
@@ -82,24 +91,28 @@ def run(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str 
 @job_options
 @reports_errors
 def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
-           sets: tuple[str, ...]) -> None:
+           sets: tuple[str, ...], defines: tuple[str, ...]) -> None:
     """Print every file a run of JOB_FILE would generate; start nothing."""
     from launcher.render import render_config
     from launcher.runner import prepare
     from launcher.schedulers import get_scheduler
 
-    spec = load(job_file, scheduler, nodes, walltime, site, sets)
+    spec = load(job_file, scheduler, nodes, walltime, site, sets, defines=defines)
     scheduler_obj = get_scheduler(spec.scheduler)
+    if spec.scheduler != "local":
+        allocation = scheduler_obj.preview_allocation(spec)  # type: ignore[attr-defined]
+    else:
+        allocation = scheduler_obj.allocation(spec)
+    plan, steps = prepare(spec, allocation, overwrite=True, job_file=str(job_file))  # errors before any output
     if spec.scheduler != "local":
         from launcher.submit import preview_script
 
         click.echo(f"==> batch script <==\n{preview_script(spec, job_file, sets)}")
-        allocation = scheduler_obj.preview_allocation(spec)  # type: ignore[attr-defined]
-    else:
-        allocation = scheduler_obj.allocation(spec)
-    plan, steps = prepare(spec, allocation, overwrite=True, job_file=str(job_file))
-    for name, text in render_config(plan).items():
+    notes: list[str] = []
+    for name, text in render_config(plan, notes).items():
         click.echo(f"==> conf/{name} <==\n{text}")
+    if notes:
+        click.echo("==> notes <==\n" + "\n".join(notes))
     click.echo("==> steps <==")
     for step in steps:
         click.echo(f"{step.index}. {step.name}: {shlex.join(step.argv)}")
@@ -108,15 +121,18 @@ def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: s
 @main.command()
 @click.argument("job_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a job-file field.")
+@define_option
 @reports_errors
-def doctor(job_file: Path | None, sets: tuple[str, ...]) -> None:
+def doctor(job_file: Path | None, sets: tuple[str, ...], defines: tuple[str, ...]) -> None:
     """Check Java, the Hadoop runtime, the filesystem, hostname and ports (for JOB_FILE's settings)."""
     from launcher.doctor import run_checks
 
     if job_file is not None:
-        spec, _ = load_spec(job_file, sets=list(sets))
+        spec, _ = load_spec(job_file, sets=list(sets), defines=list(defines))
     else:
-        spec, _ = load_spec(None, sets=list(sets), data={"name": "doctor", "steps": [{"example": "pi"}]})
+        spec, _ = load_spec(None, sets=list(sets), data={"name": "doctor", "steps": [{"example": "pi"}]},
+                            defines=list(defines))
+    warn_properties(spec)
     checks = run_checks(spec)
     colors = {"ok": "green", "warn": "yellow", "fail": "red"}
     for check in checks:

@@ -69,7 +69,7 @@ def add_cluster_commands(main: click.Group) -> None:
                   "queued or starting; `hpc-hadoop stop` cancels it).")
     @reports_errors
     def start(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
-              sets: tuple[str, ...], overwrite: bool, timeout: float | None) -> None:
+              sets: tuple[str, ...], defines: tuple[str, ...], overwrite: bool, timeout: float | None) -> None:
         """Bring a cluster up for interactive use and return once it is ready.
 
         Outside an allocation the job is submitted to the batch system; on the local backend or inside an
@@ -79,13 +79,13 @@ def add_cluster_commands(main: click.Group) -> None:
         from launcher.start import failure_tail, start_batch, start_detached, wait_until_up
 
         detected = detect_scheduler()
-        spec = load(job_file, scheduler, nodes, walltime, site, sets, require_steps=False)
+        spec = load(job_file, scheduler, nodes, walltime, site, sets, require_steps=False, defines=defines)
         if spec.scheduler != "local" and detected and spec.scheduler != detected:
             raise UserError(f"this process runs inside a {detected} allocation but the job asks for "
                             f"{spec.scheduler}", file=str(job_file), field="scheduler",
                             fix=f"use --scheduler {detected}, or start from a login node")
         if scheduler is None and detected and spec.scheduler == "local":
-            spec = load(job_file, detected, nodes, walltime, site, sets, require_steps=False)
+            spec = load(job_file, detected, nodes, walltime, site, sets, require_steps=False, defines=defines)
         if spec.scheduler == "local" or spec.scheduler == detected:
             run_dir = start_detached(spec, job_file, overwrite=overwrite)
             console.print(f"starting cluster {run_dir.name} here ({spec.scheduler}); output: {run_dir}/start.out",

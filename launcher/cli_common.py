@@ -33,16 +33,32 @@ def reports_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+#: ``-D key=value``: any Hadoop property, into the ``*-site.xml`` whose ``*-default.xml`` knows it.
+define_option = click.option(
+    "-D", "defines", multiple=True, metavar="KEY=VALUE",
+    help="Set a Hadoop property, as Hadoop's -D: it goes into the *-site.xml that knows the key, e.g. "
+         "-D mapreduce.job.reduces=8 (repeatable; wins over hadoop.properties).")
+
+
+def warn_properties(spec: JobSpec) -> None:
+    """Print a ``warning:`` line on stderr for each property name the runtime does not know (with the nearest)."""
+    from launcher.properties import property_warnings
+
+    for line in property_warnings(spec):
+        click.echo(f"warning: {line}", err=True)
+
+
 def job_options(func: F) -> F:
     """Options shared by commands that read a job file."""
     options = [
         click.argument("job_file", type=click.Path(dir_okay=False, path_type=Path)),
         click.option("--scheduler", type=click.Choice(["local", "slurm", "pbs", "sge"]), help="Batch system."),
         click.option("--nodes", type=int, help="Number of nodes."),
-        click.option("--walltime", help="Walltime, HH:MM:SS."),
+        click.option("--walltime", help="Walltime: HH:MM:SS, D-HH:MM, 90m, 2h; a bare number is minutes."),
         click.option("--site", help="Site preset from site-configs/ (see `hpc-hadoop sites`)."),
         click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
                      help="Override any job-file field, e.g. --set hadoop.map_memory=2g (repeatable)."),
+        define_option,
     ]
     for option in reversed(options):
         func = option(func)
@@ -63,8 +79,15 @@ def detect_scheduler() -> str | None:
 
 
 def load(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
-         sets: tuple[str, ...], *, require_steps: bool = True) -> JobSpec:
-    """Resolve the job file with its layers and the CLI overrides."""
+         sets: tuple[str, ...], *, require_steps: bool = True, defines: tuple[str, ...] = ()) -> JobSpec:
+    """Resolve the job file with its layers, the CLI overrides, ``--set`` and ``-D``; warn about property names
+    the runtime does not know (:func:`warn_properties`).
+
+    Raises:
+        UserError: see :func:`launcher.spec.load_spec`.
+    """
     overrides = {"scheduler": scheduler, "nodes": nodes, "walltime": walltime, "site": site}
-    spec, _ = load_spec(job_file, sets=list(sets), overrides=overrides, require_steps=require_steps)
+    spec, _ = load_spec(job_file, sets=list(sets), overrides=overrides, require_steps=require_steps,
+                        defines=list(defines))
+    warn_properties(spec)
     return spec

@@ -14,18 +14,21 @@ from pydantic_core import PydanticUndefined
 
 from launcher.spec import ExampleStep, JarStep, JobSpec, StreamingSpec, StreamingStep
 
-_SIZE_FIELDS = {"daemon_heap", "map_memory", "reduce_memory", "am_memory", "nodemanager_memory",
-                "memory_per_node", "split_size"}
+_MEMORY_FIELDS = {"daemon_heap", "map_memory", "reduce_memory", "am_memory", "nodemanager_memory",
+                  "memory_per_node"}
+_SIZE_FIELDS = _MEMORY_FIELDS | {"split_size"}
 _TIME_FIELDS = {"walltime"}
 
 
 def _type_name(annotation: Any, name: str) -> str:
     if name == "steps":
         return "list of steps (`example:`, `jar:` or `streaming:`; below)"
+    if name in _MEMORY_FIELDS:
+        return "memory (`512m`, `2g`; bare number = MiB)"
     if name in _SIZE_FIELDS:
-        return "size (`512m`, `2g`)"
+        return "size (`512m`, `2g`; bare number = bytes)"
     if name in _TIME_FIELDS:
-        return "walltime (`HH:MM:SS`)"
+        return "walltime (`HH:MM:SS`, `D-HH:MM`, `90m`; bare number = minutes)"
     if name == "signal_lead":
         return "seconds"
     origin = typing.get_origin(annotation)
@@ -74,7 +77,7 @@ def _table(model: type[BaseModel], prefix: str) -> list[str]:
         annotation = field.annotation
         own = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
         description = (field.description or (own.__doc__ if own else "") or "").strip().split("\n\n")[0]
-        description = description.replace("\n", " ").replace("|", "\\|")
+        description = " ".join(description.split()).replace("|", "\\|")
         rows.append(f"| `{prefix}{key}` | {_type_name(field.annotation, name)} | {_default(field, name)} | "
                     f"{description} |")
     return rows
@@ -83,8 +86,21 @@ def _table(model: type[BaseModel], prefix: str) -> list[str]:
 def reference() -> str:
     """The Markdown job-file reference."""
     lines = ["# Job-file reference", "",
-             "Generated from the schema by `hpc-hadoop reference`; do not edit by hand. Sizes use Hadoop's",
-             "binary units (`1m` = 1 MiB); walltimes use Slurm's formats (a bare number is minutes).", ""]
+             "Generated from the schema by `hpc-hadoop reference`; do not edit by hand.", "",
+             "- Files are read as YAML 1.2 (core schema): `walltime: 1:30:00` is the string `1:30:00` (not the",
+             "  YAML 1.1 base-60 number 5400), and `yes`/`no`/`on`/`off` are strings, not booleans.",
+             "- Sizes use Hadoop's binary units (`1m` = 1 MiB, `2g` = `2G` = `2GB` = `2 GiB`). A bare number is",
+             "  **MiB** for a memory field (`map_memory: 2048` = 2 GiB, as Hadoop's `*.memory.mb` and Slurm's",
+             "  `--mem`) and bytes for the other sizes (stripe and split sizes). Containers need at least 128 MiB,",
+             "  daemon heaps 256 MiB, `batch.memory_per_node` 1 GiB.",
+             "- Walltimes use Slurm's `--time` formats (`MM`, `MM:SS`, `HH:MM:SS`, `D-HH`, `D-HH:MM`,",
+             "  `D-HH:MM:SS`) or a number with a unit (`30s`, `90m`, `2h`, `1d`); a bare number is **minutes**,",
+             "  as in Slurm.",
+             "- Batch names (`batch.partition`, `account`, `qos`, `sge.pe`) are one line of letters, digits and",
+             "  `_ . , + @ : / = -`; `batch.extra_directives` items are one line each.",
+             "- A Hadoop property is set from the command line with `-D key=value` (into the `*-site.xml` whose",
+             "  `*-default.xml` knows the key); an unknown property name gets a warning with the nearest known",
+             "  one. Task, node and shuffle timeouts are clamped to half the walltime (docs/user-guide.md).", ""]
     sections: list[tuple[str, type[BaseModel], str]] = [
         ("Top level", JobSpec, ""),
     ]
@@ -95,6 +111,6 @@ def reference() -> str:
                  ("Steps: `streaming:`", StreamingStep, "steps[]."),
                  ("`streaming:` of a step", StreamingSpec, "steps[].streaming.")]
     for title, model, prefix in sections:
-        lines += [f"## {title}", "", (model.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "), ""]
+        lines += [f"## {title}", "", " ".join((model.__doc__ or "").strip().split("\n\n")[0].split()), ""]
         lines += _table(model, prefix) + [""]
     return "\n".join(lines)

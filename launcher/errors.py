@@ -56,6 +56,23 @@ class ClusterError(HpcHadoopError):
     exit_code = 1
 
 
+class WalltimeExpired(Exception):
+    """The allocation's walltime is nearly over: the deadline (walltime end minus
+    :func:`launcher.schedulers.base.teardown_lead`, epoch seconds) has passed, so the run stops its step and
+    tears the cluster down (report state ``timed_out``, exit code 124).
+
+    Our own class, not the built-in ``TimeoutError``: ``OSError(errno.ETIMEDOUT)`` (a stalled mount, a
+    socket) is a ``TimeoutError`` too and must not be reported as the end of the walltime.
+
+    Args:
+        deadline: the deadline that passed, epoch seconds (``None`` if unknown).
+    """
+
+    def __init__(self, deadline: float | None = None) -> None:
+        self.deadline = deadline
+        super().__init__("walltime nearly over")
+
+
 class CommandError(HpcHadoopError):
     """An external command (``sbatch``, ``lfs``, ``java``...) failed.
 

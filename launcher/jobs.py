@@ -26,7 +26,7 @@ from pathlib import Path
 from string import Template
 
 from launcher.daemons import classpath, hadoop_env
-from launcher.errors import UserError
+from launcher.errors import UserError, WalltimeExpired
 from launcher.plan import ClusterPlan, expand_root
 from launcher.render import xml_value
 from launcher.runtime import FAST_START_FLAGS, NO_CONTAINER_SUPPORT
@@ -322,7 +322,7 @@ class StepRunner:
             try:
                 while self.proc.poll() is None:
                     if deadline is not None and time.time() >= deadline:
-                        raise TimeoutError("walltime")
+                        raise WalltimeExpired(deadline)
                     time.sleep(0.1)
             except BaseException:
                 self.kill(result)

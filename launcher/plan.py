@@ -129,6 +129,27 @@ class MemoryPlan:
     min_allocation_mb: int
 
 
+def _too_little_memory(spec: JobSpec, allocation: Allocation, nm_mb: int, containers: dict[str, int]) -> None:
+    """Raise the error of a NodeManager too small for the largest container, blaming the field that decided it.
+
+    Raises:
+        UserError: always; the field is ``hadoop.nodemanager_memory`` when set, else ``batch.memory_per_node``
+            when it set the node's memory, else the largest container's field.
+    """
+    largest = max(containers, key=lambda k: containers[k])
+    need = containers[largest]
+    if spec.hadoop.nodemanager_memory is not None:
+        raise UserError(f"the NodeManager offers {nm_mb} MiB, less than one {need} MiB container "
+                        f"(hadoop.{largest})", field="hadoop.nodemanager_memory",
+                        fix=f"set it to at least {need} (MiB) or lower hadoop.{largest}")
+    message = (f"a node has {format_size(allocation.memory_per_node)}: after daemon heaps and the OS, "
+               f"{nm_mb} MiB is left, less than one {need} MiB container (hadoop.{largest})")
+    if spec.batch.memory_per_node is not None and spec.batch.memory_per_node == allocation.memory_per_node:
+        raise UserError(message, field="batch.memory_per_node",
+                        fix=f"ask for more memory per node, or lower hadoop.{largest} / hadoop.daemon_heap")
+    raise UserError(message, field=f"hadoop.{largest}", fix=f"lower hadoop.{largest} or hadoop.daemon_heap")
+
+
 def size_memory(spec: JobSpec, allocation: Allocation) -> MemoryPlan:
     """Size containers from the node's cores and memory unless the job file fixes them.
 
@@ -151,10 +172,8 @@ def size_memory(spec: JobSpec, allocation: Allocation) -> MemoryPlan:
     else:
         nm_mb = min(usable_mb, containers * max(map_mb, reduce_mb) + am_mb)
     if nm_mb < max(map_mb, reduce_mb, am_mb):
-        raise UserError(
-            f"a node has {format_size(allocation.memory_per_node)}: after daemon heaps and the OS, "
-            f"{nm_mb} MiB is left, less than one {max(map_mb, reduce_mb, am_mb)} MiB container",
-            field="hadoop.map_memory", fix="lower hadoop.map_memory/reduce_memory/am_memory/daemon_heap")
+        _too_little_memory(spec, allocation, nm_mb, {"map_memory": map_mb, "reduce_memory": reduce_mb,
+                                                     "am_memory": am_mb})
     ratio = h.heap_ratio
     return MemoryPlan(nodemanager_mb=nm_mb, nodemanager_vcores=h.nodemanager_vcores or allocation.cores_per_node,
                       map_mb=map_mb, reduce_mb=reduce_mb, am_mb=am_mb, map_heap_mb=int(map_mb * ratio),
@@ -322,7 +341,19 @@ def new_cluster_id(name: str, now: float | None = None) -> str:
 
 
 def make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *,
-              cluster_id: str | None = None, run_dir: Path | None = None) -> ClusterPlan:
+              cluster_id: str | None = None, run_dir: Path | None = None, job_file: str | None = None) -> ClusterPlan:
+    """:func:`_make_plan`; a :class:`UserError` about a job-file field (``hadoop.*``, ``batch.*``,
+    ``filesystem.*``: memory, root) also names ``job_file``."""
+    try:
+        return _make_plan(spec, allocation, runtime, cluster_id=cluster_id, run_dir=run_dir)
+    except UserError as exc:
+        if job_file and exc.file is None and (exc.field or "").startswith(("hadoop.", "batch.", "filesystem.")):
+            exc.file = job_file
+        raise
+
+
+def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *,
+               cluster_id: str | None = None, run_dir: Path | None = None) -> ClusterPlan:
     """Decide roles, ports, directories and memory for ``spec`` on ``allocation``.
 
     Role placement (DESIGN.md, issue 3): ResourceManager and JobHistoryServer on the first node,

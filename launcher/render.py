@@ -10,6 +10,12 @@ template line named. Undefined variables are errors (``StrictUndefined``).
 ``file://`` (``rawfs``), ``pfs://`` (``shim``: MapReduce stages on the default filesystem, so staging,
 history and aggregated logs must be on it too) or HDFS (``hdfs``: staging on HDFS); ``hdfs`` mode adds
 ``hdfs-site.xml``.
+
+Timeouts after which Hadoop declares a task, a node or a shuffle connection dead (:data:`WALLTIME_TIMEOUTS`)
+are clamped to half the walltime (:func:`timeout_limit_ms`), whoever set them (template, site preset, job file,
+``-D``): a preset's 2 h task timeout or 20 h shuffle timeout would otherwise outlive most allocations, and a
+dead node would never be declared lost in time to redo its work. Each clamp is reported (``render`` prints
+it under ``notes``; the run report keeps it in ``notes``).
 """
 
 from __future__ import annotations
@@ -46,6 +52,31 @@ PFS_FILESYSTEM = "org.hpchadoop.fs.PfsFileSystem"
 PFS_ABSTRACT_FILESYSTEM = "org.hpchadoop.fs.PfsFs"
 #: ``fs.file.impl`` unless ``filesystem.checksums``: a LocalFileSystem that writes and verifies no ``.crc`` files.
 NO_CHECKSUM_FILESYSTEM = "org.hpchadoop.fs.NoChecksumLocalFileSystem"
+
+
+#: Timeouts clamped to :func:`timeout_limit_ms`: key → (configuration file, Hadoop 3's default in ms).
+WALLTIME_TIMEOUTS: dict[str, tuple[str, int]] = {
+    "mapreduce.task.timeout": ("mapred-site", 600_000),
+    "mapreduce.reduce.shuffle.connect.timeout": ("mapred-site", 180_000),
+    "mapreduce.reduce.shuffle.read.timeout": ("mapred-site", 180_000),
+    "yarn.nm.liveness-monitor.expiry-interval-ms": ("yarn-site", 600_000),
+    "yarn.am.liveness-monitor.expiry-interval-ms": ("yarn-site", 600_000),
+}
+#: The smallest limit, ms: below a minute a busy node's missed heartbeats would look like a dead node.
+MIN_TIMEOUT_MS = 60_000
+
+
+def timeout_limit_ms(walltime_s: int) -> int:
+    """The longest a :data:`WALLTIME_TIMEOUTS` timeout may be, in ms: half the walltime (seconds), at least
+    :data:`MIN_TIMEOUT_MS`; a task or node found dead then still leaves half the walltime to redo its work."""
+    return max(MIN_TIMEOUT_MS, walltime_s * 1000 // 2)
+
+
+def _milliseconds(value: object) -> int | None:
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        return None
 
 
 def xml_value(value: object) -> str:
@@ -96,9 +127,14 @@ def mode_properties(plan: ClusterPlan) -> dict[str, dict[str, tuple[object, str]
 
 
 def _property_functions(overrides: Mapping[str, object], mode_values: Mapping[str, tuple[object, str]] | None = None,
+                        limits: Mapping[str, tuple[int, int]] | None = None, notes: list[str] | None = None,
                         ) -> tuple[Callable[..., str], Callable[[], str]]:
+    """``prop`` and ``remaining`` for one file; ``limits`` (key → (limit ms, Hadoop default ms)) clamps timeouts
+    and appends a line per clamp to ``notes``."""
     seen: set[str] = set()
     mode_values = mode_values or {}
+    limits = limits or {}
+    notes = notes if notes is not None else []
 
     def prop(name: str, value: object, why: str | None = None) -> str:
         seen.add(name)
@@ -107,19 +143,29 @@ def _property_functions(overrides: Mapping[str, object], mode_values: Mapping[st
             value, why = mode_values[name]
         if name in overrides:
             value, source = overrides[name], "<source>hadoop.properties (job file or site preset)</source>"
+        current = _milliseconds(value)
+        if name in limits and current is not None and current > limits[name][0]:
+            notes.append(f"{name} clamped from {current} to {limits[name][0]} ms (half the walltime)")
+            value, why, source = limits[name][0], f"clamped from {current} ms to half the walltime", ""
         comment = f"\n    <description>{escape(why)}</description>" if why and not source else ""
         return (f"  <property>\n    <name>{escape(name)}</name>\n    <value>{xml_value(value)}</value>"
                 f"{comment}{source}\n  </property>")
 
     def remaining() -> str:
         extra = [prop(k, v) for k, v in overrides.items() if k not in seen]
-        return "\n".join(["  <!-- From the job file (hadoop.properties). -->", *extra]) if extra else ""
+        extra += [prop(k, default) for k, (limit, default) in limits.items() if k not in seen and default > limit]
+        header = "  <!-- From hadoop.properties (job file, site preset, -D) or clamped to the walltime. -->"
+        return "\n".join([header, *extra]) if extra else ""
 
     return prop, remaining
 
 
-def render_config(plan: ClusterPlan) -> dict[str, str]:
+def render_config(plan: ClusterPlan, notes: list[str] | None = None) -> dict[str, str]:
     """Render every configuration file of the cluster.
+
+    Args:
+        plan: the cluster plan.
+        notes: if given, a line is appended for each timeout clamped to half the walltime (:data:`WALLTIME_TIMEOUTS`).
 
     Returns:
         ``{file name: text}`` for ``core-site.xml``, ``yarn-site.xml``, ``mapred-site.xml``,
@@ -144,10 +190,12 @@ def render_config(plan: ClusterPlan) -> dict[str, str]:
     if spec.filesystem.mode == "hdfs":
         templates.update(HDFS_TEMPLATES)
     by_mode = mode_properties(plan)
+    limit = timeout_limit_ms(spec.walltime)
     files: dict[str, str] = {}
     for name, template in templates.items():
         key = name.removesuffix(".xml")
-        prop, remaining = _property_functions(spec.hadoop.properties.get(key, {}), by_mode.get(key))
+        limits = {k: (limit, default) for k, (file, default) in WALLTIME_TIMEOUTS.items() if file == key}
+        prop, remaining = _property_functions(spec.hadoop.properties.get(key, {}), by_mode.get(key), limits, notes)
         files[name] = env.get_template(template).render(context, prop=prop, remaining=remaining)
     return files
 

@@ -26,6 +26,7 @@ class RunReport:
     (input, output, staging, scratch) with its status: ``applied`` (layout read back), ``striping not
     applicable`` (and why), ``not restriped: holds data``, ``not requested`` or ``failed``.
 
+    ``notes``: what the launcher changed on its own, e.g. timeouts clamped to half the walltime.
     ``hold``: an interactive cluster (``hpc-hadoop start``), kept up after its steps until stopped.
 
     Timings are seconds: ``bringup_s`` (agents started → every NodeManager RUNNING),
@@ -54,6 +55,7 @@ class RunReport:
     error_exit_code: int | None = None
     filesystem: dict[str, Any] = field(default_factory=dict)
     hold: bool = False
+    notes: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -107,6 +109,8 @@ def summary(report: RunReport, console: Console) -> None:
             shown = ", ".join(f"{k} {v}" for k, v in layout.items() if v is not None and k != "error")
             console.print(f"  {entry['role']:<8} {entry['status']}{f' ({shown})' if shown else ''}: {entry['path']}",
                           soft_wrap=True, markup=False)
+    for note in report.notes:
+        console.print(f"note: {note}", markup=False)
     if report.error:
         console.print(f"[red]error:[/red] {report.error}")
     console.print(f"run directory: {report.run_dir}  (run.json, logs/, steps/, history/)")

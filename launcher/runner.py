@@ -18,7 +18,7 @@ import httpx
 
 from launcher.clients import write_wrappers
 from launcher.cluster import Cluster
-from launcher.errors import ClusterError, HpcHadoopError, UserError
+from launcher.errors import ClusterError, HpcHadoopError, UserError, WalltimeExpired
 from launcher.filesystems import NOT_APPLICABLE, StripeOutcome, choose, detect, report_section
 from launcher.interactive import register
 from launcher.jobs import (
@@ -35,7 +35,7 @@ from launcher.plan import ClusterPlan, make_plan
 from launcher.render import render_config, write_files
 from launcher.report import RunReport
 from launcher.runtime import HadoopRuntime, discover
-from launcher.schedulers.base import Allocation
+from launcher.schedulers.base import Allocation, teardown_lead
 from launcher.spec import JobSpec
 
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1)
@@ -47,11 +47,6 @@ class Interrupted(BaseException):
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
-
-
-def teardown_lead(spec: JobSpec) -> float:
-    """Seconds before the walltime ends when teardown starts: ``batch.signal_lead``, at most 10% of it."""
-    return min(float(spec.batch.signal_lead), spec.walltime * 0.1)
 
 
 class Observer:
@@ -76,7 +71,8 @@ def prepare(spec: JobSpec, allocation: Allocation, *, overwrite: bool = False, j
         UserError: missing Java/Hadoop, bad root, existing outputs, missing jars or inputs, memory too small.
     """
     runtime = runtime or discover(spec.hadoop.home, spec.hadoop.java_home)
-    plan = make_plan(spec, allocation, runtime, cluster_id=run_dir.name if run_dir else None, run_dir=run_dir)
+    plan = make_plan(spec, allocation, runtime, cluster_id=run_dir.name if run_dir else None, run_dir=run_dir,
+                     job_file=job_file)
     steps = resolve_steps(spec, plan, overwrite=overwrite, job_file=job_file, check_inputs=not spec.setup)
     return plan, steps
 
@@ -218,7 +214,7 @@ def hold_cluster(plan: ClusterPlan, cluster: Cluster, deadline: float | None, po
     (``hpc-hadoop stop``).
 
     Raises:
-        TimeoutError: ``deadline`` (epoch seconds: the walltime minus the teardown lead) has passed.
+        WalltimeExpired: ``deadline`` (epoch seconds: the walltime minus the teardown lead) has passed.
         ClusterError: a daemon died (names its log).
     """
     from launcher.interactive import STOP_FILE
@@ -227,7 +223,7 @@ def hold_cluster(plan: ClusterPlan, cluster: Cluster, deadline: float | None, po
     checked = 0.0
     while not stop.exists():
         if deadline is not None and time.time() >= deadline:
-            raise TimeoutError("walltime")
+            raise WalltimeExpired(deadline)
         if time.monotonic() - checked > 5.0:  # agents' state files: a dead daemon ends the hold
             cluster.raise_if_failed("while the cluster was held")
             checked = time.monotonic()
@@ -258,6 +254,7 @@ def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = F
                        job_id=plan.job_id, nodes=[n.name for n in plan.nodes], rm_web=plan.rm_web,
                        jhs_web=plan.jhs_web, versions={"hadoop": runtime.version, "java": str(runtime.java_version)},
                        hold=hold)
+    render_config(plan, report.notes)  # only for the notes: the files were written by materialize()
     report.write()
     deadline = plan.deadline - teardown_lead(spec) if plan.deadline else None
     cluster = Cluster(plan)
@@ -308,7 +305,7 @@ def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = F
     except Interrupted as exc:
         report.state = "timed_out" if exc.signum == signal.SIGUSR1 else "interrupted"
         report.error = f"stopped by {exc.args[0]}" + (" (walltime warning)" if exc.signum == signal.SIGUSR1 else "")
-    except TimeoutError:
+    except WalltimeExpired:
         report.state = "timed_out"
         report.error = "walltime nearly over: stopped the running step and the cluster"
     except HpcHadoopError as exc:

@@ -6,7 +6,10 @@ Layers, lowest first (later wins; mappings merge key by key, lists are replaced 
 2. the site preset ``site-configs/<site>.yaml``, chosen by ``site:`` in any higher layer;
 3. the user's defaults ``~/.config/hpc-hadoop/config.yaml`` (or ``$HPC_HADOOP_CONFIG``);
 4. the job file;
-5. ``--set key.sub=value`` flags on the command line (the value is read as a YAML scalar).
+5. ``--set key.sub=value`` flags on the command line (the value is read as a YAML 1.2 scalar) and
+   ``-D key=value`` (a Hadoop property, put into the ``*-site.xml`` that knows it: :func:`parse_define`).
+
+Every YAML file is read with the YAML 1.2 core schema (:mod:`launcher.yamlio`): ``1:30:00`` is a string.
 
 Unknown keys are errors that list the valid keys. Every error names the layer (file) the bad value
 came from, the dotted field and a fix (:class:`launcher.errors.UserError`).
@@ -15,13 +18,13 @@ came from, the dotted field and a fix (:class:`launcher.errors.UserError`).
 from __future__ import annotations
 
 import copy
+import difflib
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-import yaml
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -36,7 +39,8 @@ from pydantic import (
 )
 
 from launcher.errors import UserError
-from launcher.units import format_walltime, parse_size, parse_walltime
+from launcher.units import MiB, format_memory, format_walltime, parse_memory, parse_size, parse_walltime
+from launcher.yamlio import YAMLError, load_yaml
 
 #: Where the presets and templates live (the repository / installed share directory).
 SHARE_DIR = Path(os.environ.get("HPC_HADOOP_SHARE", Path(__file__).resolve().parent.parent))
@@ -53,6 +57,31 @@ def _walltime(value: object) -> int:
 
 #: A size in bytes; accepts ``512m``, ``2g``, ``1MiB`` or an int (bytes).
 Size = Annotated[int, BeforeValidator(_size)]
+
+#: Smallest container (map, reduce, ApplicationMaster, and so a NodeManager's offer), bytes: the task JVM
+#: gets ``heap_ratio`` × container (~100 MiB at 128 MiB), about the least a MapReduce task or AM starts in
+#: (Hadoop's own MiniMRYarnCluster tests run 128-512 MiB containers; YARN's default minimum allocation is 1 GiB).
+MIN_CONTAINER = 128 * MiB
+#: Smallest daemon heap, bytes: a ResourceManager or JobHistoryServer loads its web UI (Jetty, Jersey, Guice)
+#: at start-up and fails with OutOfMemoryError below about 256 MiB.
+MIN_DAEMON_HEAP = 256 * MiB
+#: Smallest ``batch.memory_per_node``, bytes: the plan keeps 1 GiB for the OS (``launcher.plan.OS_RESERVE``)
+#: and each node runs at least a NodeManager and one container next to it.
+MIN_NODE_MEMORY = 1024 * MiB
+
+
+def _memory(minimum: int, what: str) -> Any:
+    """A memory-size type: bytes inside; a bare number in a file or ``--set`` is MiB; at least ``minimum`` bytes."""
+    return Annotated[int, BeforeValidator(lambda value: parse_memory(value, minimum=minimum, what=what)),
+                     PlainSerializer(format_memory, return_type=Union[int, str])]
+
+
+#: Memory of one container, bytes (a bare number is MiB; at least :data:`MIN_CONTAINER`).
+ContainerMemory = _memory(MIN_CONTAINER, "a container")
+#: A daemon's heap, bytes (a bare number is MiB; at least :data:`MIN_DAEMON_HEAP`).
+DaemonHeap = _memory(MIN_DAEMON_HEAP, "a daemon heap")
+#: Memory of a node, bytes (a bare number is MiB; at least :data:`MIN_NODE_MEMORY`).
+NodeMemory = _memory(MIN_NODE_MEMORY, "a node")
 #: A duration in seconds; accepts Slurm's ``--time`` formats (a bare number is minutes, as in Slurm);
 #: written back as ``HH:MM:SS`` so that a dumped spec reads back the same.
 Walltime = Annotated[int, BeforeValidator(_walltime), PlainSerializer(format_walltime, return_type=str)]
@@ -167,7 +196,8 @@ class FilesystemSpec(_Model):
 
 
 class HadoopSpec(_Model):
-    """The Hadoop runtime and its tuning. Memory sizes are bytes (written to Hadoop in MiB)."""
+    """The Hadoop runtime and its tuning. Memory sizes take a unit (`2g`, `512m`); a bare number is MiB,
+    as in Hadoop's `*.memory.mb` keys (held in bytes, written to Hadoop in MiB)."""
 
     home: str | None = Field(
         None, description="Hadoop install: our runtime (`lib/*.jar`) or a site install with the "
@@ -175,17 +205,18 @@ class HadoopSpec(_Model):
         "runtime built in `hadoop-fs-shim/target/hadoop-runtime`.")
     java_home: str | None = Field(None, description="JDK for the client, the daemons and the "
                                   "containers (one JDK for all); default `$JAVA_HOME`, then `java` on PATH.")
-    daemon_heap: Size = Field(1 << 30, description="Heap of each daemon (ResourceManager, NodeManager, "
+    daemon_heap: DaemonHeap = Field(1 << 30, description="Heap of each daemon (ResourceManager, NodeManager, "
                               "JobHistoryServer); the paper (Table 1) used 2 GB.")
-    map_memory: Size = Field(1 << 30, description="Container size of a map task (`mapreduce.map.memory.mb`).")
-    reduce_memory: Size = Field(1 << 30, description="Container size of a reduce task.")
-    am_memory: Size = Field(1 << 30, description="Container size of the MapReduce ApplicationMaster.")
+    map_memory: ContainerMemory = Field(1 << 30, description="Container size of a map task "
+                                        "(`mapreduce.map.memory.mb`).")
+    reduce_memory: ContainerMemory = Field(1 << 30, description="Container size of a reduce task.")
+    am_memory: ContainerMemory = Field(1 << 30, description="Container size of the MapReduce ApplicationMaster.")
     heap_ratio: float = Field(0.8, gt=0.1, le=1.0, description="Task JVM heap ÷ container size "
                               "(Hadoop's `mapreduce.job.heap.memory-mb.ratio`, default 0.8).")
     containers_per_node: int | None = Field(
         None, ge=1, description="Concurrent map/reduce containers per node; default: the node's cores "
         "(the paper: 8 map + 5 reduce slots on 16 cores).")
-    nodemanager_memory: Size | None = Field(
+    nodemanager_memory: ContainerMemory | None = Field(
         None, description="Memory a NodeManager offers (`yarn.nodemanager.resource.memory-mb`); default: "
         "containers_per_node × max(map, reduce) + ApplicationMaster, capped by the node's free RAM.")
     nodemanager_vcores: int | None = Field(None, ge=1, description="vcores a NodeManager offers; default: cores.")
@@ -196,7 +227,9 @@ class HadoopSpec(_Model):
                                      "about half the start-up time.")
     properties: dict[str, dict[str, PropertyValue]] = Field(
         default_factory=dict, description="Any `*-site.xml` property, by file: `core-site`, `yarn-site`, "
-        "`mapred-site`, `capacity-scheduler`, `hdfs-site`; these win over everything we set.")
+        "`mapred-site`, `capacity-scheduler`, `hdfs-site`; these win over everything we set, except that task, "
+        "node and shuffle timeouts are clamped to half the walltime. `-D key=value` on the command line sets one "
+        "in the file that knows the key; a name no `*-default.xml` of the runtime knows gets a warning.")
 
     @field_validator("properties")
     @classmethod
@@ -207,6 +240,42 @@ class HadoopSpec(_Model):
         return value
 
 
+#: A scheduler name (partition, queue, account, QOS, parallel environment): what Slurm, PBS and Grid Engine
+#: accept in names, plus ``,`` (Slurm's partition lists) and ``@`` (PBS ``queue@server``).
+_BATCH_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.,+@:/=-]{0,127}")
+
+
+def _control_character(value: str) -> str | None:
+    """The first control character (newline, tab, ...) in ``value`` as ``repr``, or ``None``."""
+    return next((repr(c) for c in value if ord(c) < 32 or ord(c) == 127), None)
+
+
+def batch_name(value: str) -> str:
+    """Check a name that goes into a ``#SBATCH``/``#PBS``/``#$`` line (partition, account, qos, SGE pe).
+
+    Raises:
+        ValueError: a newline or other control character (it would become a line of the batch script), a
+            space, or a character outside letters, digits and ``_ . , + @ : / = -``.
+    """
+    bad = _control_character(value)
+    if bad:
+        raise ValueError(f"{value!r} contains the control character {bad}: it would end the batch directive "
+                         "and become a line of the batch script (write the name on one line)")
+    if not _BATCH_NAME_RE.fullmatch(value):
+        raise ValueError(f"{value!r} is not a scheduler name (letters, digits and _ . , + @ : / = -; at most 128; "
+                         "add other options with batch.extra_directives)")
+    return value
+
+
+def _one_line(values: list[str]) -> list[str]:
+    for value in values:
+        bad = _control_character(value)
+        if bad:
+            raise ValueError(f"{value!r} contains the control character {bad}: it would become a line of its "
+                             "own in the batch script (one directive per list item)")
+    return values
+
+
 class BatchSpec(_Model):
     """What the batch script asks of the scheduler (used by `submit` on Slurm, PBS, SGE)."""
 
@@ -214,7 +283,8 @@ class BatchSpec(_Model):
     account: str | None = Field(None, description="Account (project) to charge.")
     qos: str | None = Field(None, description="Slurm QOS.")
     cores_per_node: int | None = Field(None, ge=1, description="Cores to ask for per node.")
-    memory_per_node: Size | None = Field(None, description="Memory to ask for per node.")
+    memory_per_node: NodeMemory | None = Field(None, description="Memory to ask for per node (Slurm "
+                                               "`--mem`, PBS `mem`, SGE `h_vmem` per slot); a bare number is MiB.")
     extra_directives: list[str] = Field(default_factory=list, description="Directives added verbatim, "
                                         "e.g. `--constraint=ib` (as dask-jobqueue's job_extra_directives).")
     skip_directives: list[str] = Field(default_factory=list, description="Generated directives that contain "
@@ -222,7 +292,18 @@ class BatchSpec(_Model):
     prologue: list[str] = Field(default_factory=list, description="Shell lines run before the launcher, "
                                 "e.g. `module load java/17`.")
     signal_lead: Seconds = Field(180, description="Teardown starts this long before the walltime ends "
-                                  "(seconds; Slurm's warning signal can arrive up to 60 s late).")
+                                  "(seconds), at most 10% of the walltime; the same lead on every scheduler "
+                                  "(`launcher.schedulers.base.teardown_lead`).")
+
+    @field_validator("partition", "account", "qos")
+    @classmethod
+    def _names_ok(cls, value: str | None) -> str | None:
+        return None if value is None else batch_name(value)
+
+    @field_validator("extra_directives", "skip_directives")
+    @classmethod
+    def _directives_one_line(cls, value: list[str]) -> list[str]:
+        return _one_line(value)
 
 
 class PbsSpec(_Model):
@@ -238,6 +319,11 @@ class SgeSpec(_Model):
 
     pe: str = Field("mpi", description="Parallel environment (`-pe PE SLOTS`): one whose `allocation_rule` puts "
                     "`batch.cores_per_node` slots on each host and whose `control_slaves` is TRUE (`qrsh -inherit`).")
+
+    @field_validator("pe")
+    @classmethod
+    def _pe_ok(cls, value: str) -> str:
+        return batch_name(value)
 
 
 class _StepBase(_Model):
@@ -323,7 +409,9 @@ class JobSpec(_Model):
     scheduler: Literal["local", "slurm", "pbs", "sge"] = Field(
         "local", description="Batch system: `local` (this machine, no scheduler), `slurm`, `pbs`, `sge`.")
     nodes: int = Field(1, ge=1, description="Nodes in the allocation (one NodeManager each).")
-    walltime: Walltime = Field(3600, description="Walltime (`HH:MM:SS`); the cluster is torn down before it ends.")
+    walltime: Walltime = Field(3600, description="Walltime: `HH:MM:SS`, `D-HH:MM:SS`, `90m`, `2h`; a bare number "
+                               "is minutes (Slurm's convention: `90` = 1 h 30); the cluster is torn down before it "
+                               "ends.")
     nodemanager_on_master: bool = Field(True, description="Run a NodeManager on the master node too.")
     interface: str | None = Field(None, description="Network interface the daemons bind to (e.g. `ib0`); "
                                   "default: the address of the node's hostname.")
@@ -353,6 +441,10 @@ class JobSpec(_Model):
             for index, item in enumerate(value):
                 if _step_kind(item) is None:
                     raise ValueError(f"step {index + 1} has none of `example`, `jar`, `streaming`")
+                kinds = [k for k in ("example", "jar", "streaming") if isinstance(item, Mapping) and k in item]
+                if len(kinds) > 1:
+                    raise ValueError(f"step {index + 1} has both `{kinds[0]}` and `{kinds[1]}`: a step runs one "
+                                     "program (split it into two steps)")
         return value
 
     @field_validator("nodes")
@@ -387,13 +479,13 @@ def _read_yaml(path: Path, what: str) -> dict[str, Any]:
     except OSError as exc:
         raise UserError(f"cannot read {what}: {exc.strerror}", file=str(path)) from None
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        data = load_yaml(text)
+    except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise UserError(f"not valid YAML: {problem}", file=str(path), field=where,
-                        fix="check indentation and quoting") from None
+        fix = "indent with spaces: YAML forbids tabs" if "'\\t'" in problem else "check indentation and quoting"
+        raise UserError(f"not valid YAML: {problem}", file=str(path), field=where, fix=fix) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -417,9 +509,10 @@ def parse_set(assignment: str) -> dict[str, Any]:
     parts: list[str] = []
     for match in re.finditer(r'"([^"]+)"|([^.]+)', key.strip()):
         parts.append(match.group(1) or match.group(2))
+    parts = _property_parts(parts, assignment)
     try:
-        value = yaml.safe_load(raw) if raw != "" else ""
-    except yaml.YAMLError:
+        value = load_yaml(raw) if raw != "" else ""
+    except YAMLError:
         value = raw
     tree: dict[str, Any] = {}
     node = tree
@@ -427,6 +520,45 @@ def parse_set(assignment: str) -> dict[str, Any]:
         node = node.setdefault(part, {})
     node[parts[-1]] = value
     return tree
+
+
+def _property_parts(parts: list[str], assignment: str) -> list[str]:
+    """``hadoop.properties.FILE.a.b.c`` → ``[hadoop, properties, FILE, "a.b.c"]`` (a property name keeps its dots).
+
+    Raises:
+        UserError: ``hadoop.properties.KEY`` without a file (names the ``-D`` spelling that picks it).
+    """
+    if parts[:2] != ["hadoop", "properties"] or len(parts) < 4:
+        if parts[:2] == ["hadoop", "properties"] and len(parts) == 3 and parts[2] not in CONFIG_FILES:
+            raise UserError(f"{assignment!r} names no configuration file", file="--set",
+                            fix=f"write -D {parts[2]}={assignment.partition('=')[2]}")
+        return parts
+    if parts[2] not in CONFIG_FILES:
+        name = ".".join(parts[2:])
+        raise UserError(f"{assignment!r}: {parts[2]!r} is not a configuration file", file="--set",
+                        fix=f"write -D {name}={assignment.partition('=')[2]} (or --set "
+                            f"hadoop.properties.<{'|'.join(CONFIG_FILES)}>.{name}=...)")
+    return [*parts[:3], ".".join(parts[3:])]
+
+
+def parse_define(define: str, home: str | None) -> dict[str, Any]:
+    """Turn ``-D mapreduce.job.reduces=8`` into ``{"hadoop": {"properties": {"mapred-site": {key: "8"}}}}``.
+
+    The file is the one whose ``*-default.xml`` in the Hadoop install at ``home`` lists the key, else chosen by
+    the key's prefix (:func:`launcher.properties.config_file_for`). The value stays a string, as Hadoop's own
+    ``-D`` reads it.
+
+    Raises:
+        UserError: no ``=`` or an empty key.
+    """
+    from launcher.properties import config_file_for, known_properties
+
+    key, sep, value = define.partition("=")
+    key = key.strip()
+    if not sep or not key or any(c.isspace() for c in key):
+        raise UserError(f"{define!r} is not key=value", file="-D", fix="write e.g. -D mapreduce.job.reduces=8")
+    file = config_file_for(key, known_properties(home) if home else {})
+    return {"hadoop": {"properties": {file: {key: value}}}}
 
 
 def user_config_path() -> Path:
@@ -483,6 +615,9 @@ def _describe(error: Mapping[str, Any], model: type[BaseModel], data: Mapping[st
     elif kind == "literal_error":
         fix = message.replace("Input should be", "use")
         message = f"{error.get('input')!r} is not allowed"
+        close = difflib.get_close_matches(str(error.get("input")), re.findall(r"'([^']*)'", fix), n=1)
+        if close:
+            fix = f"did you mean {close[0]!r}? ({fix})"
     elif kind in ("int_parsing", "int_type", "bool_parsing", "string_type", "list_type", "dict_type"):
         message = f"{error.get('input')!r}: {message.lower()}"
     return message, fix
@@ -511,13 +646,47 @@ def _model_at(model: type[BaseModel], loc: list[Any], data: Mapping[str, Any]) -
     return current if isinstance(current, type) and issubclass(current, BaseModel) else None
 
 
+def _validation_error(exc: ValidationError, layers: list[tuple[str, dict[str, Any]]], job_name: str,
+                      merged: Mapping[str, Any]) -> UserError:
+    """The first validation error as one :class:`UserError`, naming the highest layer that set the field."""
+    error = exc.errors()[0]
+    loc = tuple(p for p in error["loc"] if p not in _STEP_MODELS)
+    origin = job_name
+    for name, layer in reversed(layers):
+        if _lookup(layer, loc):
+            origin = name
+            break
+    message, fix = _describe(error, JobSpec, merged)
+    field = ".".join(str(p + 1) if isinstance(p, int) else (str(p) or "''") for p in loc) or None
+    more = len(exc.errors()) - 1
+    if more:
+        message += f" (and {more} more problem{'s' if more > 1 else ''})"
+    return UserError(message, file=origin, field=field, fix=fix)
+
+
+def _apply_defines(merged: dict[str, Any], defines: list[str], layers: list[tuple[str, dict[str, Any]]],
+                   ) -> dict[str, Any]:
+    """``merged`` with the ``-D`` properties on top; the layer ``-D`` is added to ``layers`` (for error origins)."""
+    from launcher.properties import runtime_home
+
+    hadoop = merged.get("hadoop")
+    home = runtime_home(hadoop.get("home") if isinstance(hadoop, Mapping) else None)
+    tree: dict[str, Any] = {}
+    for define in defines:
+        tree = deep_merge(tree, parse_define(define, home))
+    layers.append(("-D", tree))
+    return deep_merge(merged, tree)
+
+
 def load_spec(job_file: str | Path | None, *, sets: list[str] = (), overrides: Mapping[str, Any] | None = None,
-              data: Mapping[str, Any] | None = None, require_steps: bool = True) -> tuple[JobSpec, list[str]]:
+              data: Mapping[str, Any] | None = None, require_steps: bool = True,
+              defines: list[str] = ()) -> tuple[JobSpec, list[str]]:
     """Resolve a job file with all its layers into a :class:`JobSpec`.
 
     Args:
         job_file: path of the YAML job file (``None`` with ``data`` for tests and the API).
         sets: ``--set key=value`` strings, highest priority.
+        defines: ``-D key=value`` Hadoop properties (:func:`parse_define`), as high as ``sets``.
         overrides: CLI options already turned into a mapping (``--nodes``, ``--scheduler``...),
             just below ``sets``.
         data: the job file's content, when it does not come from a file.
@@ -556,22 +725,12 @@ def load_spec(job_file: str | Path | None, *, sets: list[str] = (), overrides: M
     merged: dict[str, Any] = {}
     for _, layer in layers:
         merged = deep_merge(merged, layer)
+    if defines:
+        merged = _apply_defines(merged, defines, layers)
     try:
         spec = JobSpec.model_validate(merged)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        loc = tuple(p for p in error["loc"] if p not in _STEP_MODELS)
-        origin = job_name
-        for name, layer in reversed(layers):
-            if _lookup(layer, loc):
-                origin = name
-                break
-        message, fix = _describe(error, JobSpec, merged)
-        field = ".".join(str(p + 1) if isinstance(p, int) else (str(p) or "''") for p in loc) or None
-        more = len(exc.errors()) - 1
-        if more:
-            message += f" (and {more} more problem{'s' if more > 1 else ''})"
-        raise UserError(message, file=origin, field=field, fix=fix) from None
+        raise _validation_error(exc, layers, job_name, merged) from None
     if require_steps and not spec.steps:
         missing = "steps" not in merged or merged["steps"] is None
         raise UserError("required field is missing" if missing else "no steps to run", file=job_name, field="steps",

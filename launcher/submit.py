@@ -16,7 +16,6 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
 from rich.console import Console
 
 from launcher import __version__
@@ -29,6 +28,7 @@ from launcher.runtime import discover
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.base import Allocation, BatchScheduler, JobState
 from launcher.spec import JobSpec
+from launcher.yamlio import dump_yaml
 
 
 class Raw(str):
@@ -83,13 +83,13 @@ def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocati
     run_dir = expand_root(spec.filesystem.root) / getpass.getuser() / "hpc-hadoop" / cluster_id
     if allocation is None:
         allocation = _scheduler(spec).preview_allocation(spec)
-    preview = make_plan(spec, allocation, runtime, cluster_id=cluster_id, run_dir=run_dir)
+    preview = make_plan(spec, allocation, runtime, cluster_id=cluster_id, run_dir=run_dir, job_file=str(job_file))
     resolve_steps(spec, preview, overwrite=overwrite, job_file=str(job_file), check_inputs=not spec.setup)
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     run_dir.mkdir(mode=0o700)
     (run_dir / "job.yaml").write_text(
         f"# Resolved from {job_file} (every layer applied) by hpc-hadoop {command}.\n"
-        + yaml.safe_dump(spec.model_dump(mode="json", by_alias=True), sort_keys=False))
+        + dump_yaml(spec.model_dump(mode="json", by_alias=True)))
     return run_dir
 
 

@@ -79,6 +79,20 @@ class Allocation:
         return None if self.walltime is None else self.start_time + self.walltime
 
 
+#: The largest share of the walltime the teardown lead may take (10%): a short job keeps 90% of its time.
+TEARDOWN_LEAD_FRACTION = 0.1
+
+
+def teardown_lead(spec: JobSpec) -> int:
+    """Seconds before the walltime ends when teardown starts, the same on every backend.
+
+    ``min(batch.signal_lead, 10% of walltime)``, at least 1 s; used for Slurm's ``--signal=B:USR1@lead``,
+    Grid Engine's soft limit ``s_rt = walltime - lead``, and the runner's own deadline (PBS sends no warning).
+    For the default ``signal_lead`` (180 s): a 1-hour job gets 180 s, a 10-minute job 60 s (warning at 9:00).
+    """
+    return max(1, int(min(float(spec.batch.signal_lead), spec.walltime * TEARDOWN_LEAD_FRACTION)))
+
+
 def resolve(hostname: str) -> str:
     """Return the IPv4 address of ``hostname`` (via the resolver: ``/etc/hosts``, DNS)."""
     return socket.gethostbyname(hostname)

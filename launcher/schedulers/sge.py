@@ -20,7 +20,15 @@ from pathlib import Path
 import psutil
 
 from launcher.errors import UserError
-from launcher.schedulers.base import Allocation, BatchScheduler, JobState, Node, node_address, run_command
+from launcher.schedulers.base import (
+    Allocation,
+    BatchScheduler,
+    JobState,
+    Node,
+    node_address,
+    run_command,
+    teardown_lead,
+)
 from launcher.spec import JobSpec
 from launcher.units import MiB, format_walltime
 
@@ -117,11 +125,11 @@ class SgeScheduler(BatchScheduler):
     # -- submission -------------------------------------------------------------------------
     def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
         """``#$`` options: name, shell, parallel environment and slots, hard and soft run time (the soft one
-        sends SIGUSR1 ``batch.signal_lead`` s early), ``-notify``, output, working dir, environment, queue,
+        sends SIGUSR1 :func:`teardown_lead` s early), ``-notify``, output, working dir, environment, queue,
         account (project), memory."""
         b = spec.batch
         cores = b.cores_per_node or 1
-        lead = int(min(float(b.signal_lead), spec.walltime * 0.1))
+        lead = teardown_lead(spec)
         lines = [f"-N hh-{spec.name}", "-S /bin/bash", f"-pe {spec.sge.pe} {spec.nodes * cores}",
                  f"-l h_rt={format_walltime(spec.walltime)}",
                  f"-l s_rt={format_walltime(max(1, spec.walltime - lead))}", "-notify",

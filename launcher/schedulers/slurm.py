@@ -14,7 +14,15 @@ from pathlib import Path
 import psutil
 
 from launcher.errors import UserError
-from launcher.schedulers.base import Allocation, BatchScheduler, JobState, Node, node_address, run_command
+from launcher.schedulers.base import (
+    Allocation,
+    BatchScheduler,
+    JobState,
+    Node,
+    node_address,
+    run_command,
+    teardown_lead,
+)
 from launcher.spec import JobSpec
 from launcher.units import MiB, format_walltime, parse_walltime
 
@@ -60,10 +68,10 @@ class SlurmScheduler(BatchScheduler):
     # -- submission -------------------------------------------------------------------------
     def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
         """``#SBATCH`` options: job name, nodes, one task per node, time, output files, the walltime
-        warning (``--signal=B:USR1@lead``: to the batch shell, which forwards it), partition, account,
-        qos, cores and memory per node."""
+        warning (``--signal=B:USR1@lead``, lead = :func:`teardown_lead`: to the batch shell, which forwards it),
+        partition, account, qos, cores and memory per node (``--mem`` in MiB)."""
         b = spec.batch
-        lead = max(120, int(b.signal_lead))
+        lead = teardown_lead(spec)
         lines = [f"--job-name=hh-{spec.name}", f"--nodes={spec.nodes}", "--ntasks-per-node=1",
                  f"--time={format_walltime(spec.walltime)}", f"--output={run_dir}/batch-%j.out",
                  f"--error={run_dir}/batch-%j.out", f"--signal=B:USR1@{lead}", f"--chdir={run_dir}"]

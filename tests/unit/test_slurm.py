@@ -1,0 +1,149 @@
+"""Slurm backend: the rendered sbatch script against golden text, and the parsers on ``squeue``, ``scontrol show
+job -o``, ``scontrol show hostnames`` and ``sinfo`` output recorded in the shape Slurm 22.05 prints
+(``tests/data/slurm/``). Nothing here runs a Slurm command: :func:`run_command` is replaced by the recordings.
+(The backend end to end runs on a real Slurm in ``tests/integration/test_slurm.py``.)
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from launcher import __version__
+from launcher.errors import UserError
+from launcher.schedulers import slurm
+from launcher.schedulers.base import JobState
+from launcher.schedulers.slurm import SlurmScheduler, parse_scontrol_job, parse_time_limit
+from launcher.spec import JobSpec
+from launcher.submit import render_script
+from launcher.units import MiB
+from tests.conftest import REPO
+
+DATA = REPO / "tests" / "data" / "slurm"
+RUN_DIR = Path("/scratch/me/hpc-hadoop/wc4-20260101-100000-abcd")
+
+
+def recorded(name: str) -> str:
+    return (DATA / name).read_text()
+
+
+def fake_commands(monkeypatch: pytest.MonkeyPatch, outputs: dict[str, tuple[int, str]]) -> list[list[str]]:
+    """Answer ``run_command`` from ``outputs`` (first word(s) of argv → (returncode, stdout)); returns the calls."""
+    calls: list[list[str]] = []
+
+    def run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        calls.append(argv)
+        key = next(k for k in outputs if " ".join(argv).startswith(k))
+        code, out = outputs[key]
+        if kwargs.get("check", True) and code:
+            raise AssertionError(f"{argv} failed")
+        return subprocess.CompletedProcess(argv, code, out, "")
+
+    monkeypatch.setattr(slurm, "run_command", run)
+    return calls
+
+
+# -- the batch script ---------------------------------------------------------------------------------
+
+def test_rendered_sbatch_script_matches_golden(make_spec: Callable[..., JobSpec]) -> None:
+    spec = make_spec(name="wc4", nodes=4, walltime="01:00:00",
+                     batch={"cores_per_node": 16, "memory_per_node": 62500, "partition": "debug",
+                            "account": "proj42", "qos": "normal", "extra_directives": ["--constraint=ib"],
+                            "prologue": ["module load java/17"]})
+    script = render_script(spec, SlurmScheduler(), RUN_DIR)
+    golden = recorded("golden-wc4.sbatch").replace("VERSION", __version__).replace("PYTHON", sys.executable)
+    assert script == golden
+
+
+def test_skip_directives_and_short_walltime_lead(make_spec: Callable[..., JobSpec]) -> None:
+    spec = make_spec(walltime="00:10:00", batch={"skip_directives": ["--chdir"]})
+    lines = SlurmScheduler().filtered_directives(spec, RUN_DIR)
+    assert "--signal=B:USR1@60" in lines  # 10% of 10 min, as the runner's and Grid Engine's lead
+    assert not any(line.startswith("--chdir") for line in lines)
+
+
+# -- parsers --------------------------------------------------------------------------------------------
+
+def test_parse_scontrol_job_running() -> None:
+    info = parse_scontrol_job(recorded("scontrol-show-job-running.txt"))
+    assert info["JobId"] == "4242"
+    assert info["JobState"] == "RUNNING"
+    assert info["TimeLimit"] == "01:00:00"
+    assert info["StartTime"] == "2026-01-01T10:00:05"
+    assert info["NodeList"] == "n[01-03],gpu7"
+    assert info["AllocNode:Sid"] == "login1:48211"
+    assert info["TRES"] == "cpu=64,mem=250000M,node=4,billing=64"
+    assert info["Power"] == ""
+
+
+@pytest.mark.parametrize(("name", "state", "limit"), [
+    ("scontrol-show-job-running.txt", "RUNNING", 3600.0),
+    ("scontrol-show-job-pending.txt", "PENDING", 86400.0),
+    ("scontrol-show-job-timeout.txt", "TIMEOUT", 300.0),
+])
+def test_recorded_jobs_state_and_time_limit(name: str, state: str, limit: float) -> None:
+    info = parse_scontrol_job(recorded(name))
+    assert info["JobState"] == state
+    assert parse_time_limit(info["TimeLimit"]) == limit
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("30:00", 1800.0), ("1-00:00:00", 86400.0), ("2-12", 216000.0),
+                                               ("UNLIMITED", None), ("Partition_Limit", None)])
+def test_parse_time_limit_forms(text: str, seconds: float | None) -> None:
+    assert parse_time_limit(text) == seconds
+
+
+def test_state_from_squeue(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = fake_commands(monkeypatch, {"squeue": (0, recorded("squeue-running.txt"))})
+    assert SlurmScheduler().state("4242") is JobState.RUNNING
+    assert calls == [["squeue", "-h", "-j", "4242", "-o", "%T"]]
+
+
+def test_state_falls_back_to_scontrol_after_squeue_forgot(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_commands(monkeypatch, {"squeue": (1, ""), "scontrol show job": (0, recorded("scontrol-show-job-timeout.txt"))})
+    assert SlurmScheduler().state("4240") is JobState.TIMEOUT
+
+
+def test_state_unknown_when_slurm_forgot_the_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_commands(monkeypatch, {"squeue": (1, ""), "scontrol show job": (1, "")})
+    assert SlurmScheduler().state("1") is JobState.UNKNOWN
+
+
+@pytest.mark.parametrize(("stdout", "job_id"), [("4242\n", "4242"), ("4242;cluster2\n", "4242")])
+def test_parse_job_id_of_sbatch_parsable(stdout: str, job_id: str) -> None:
+    assert SlurmScheduler().parse_job_id(stdout) == job_id
+
+
+def test_parse_job_id_refuses_a_message() -> None:
+    with pytest.raises(UserError, match="no job id"):
+        SlurmScheduler().parse_job_id("sbatch: error: Batch job submission failed: Invalid account\n")
+
+
+def test_check_refuses_more_nodes_than_the_partition_has(monkeypatch: pytest.MonkeyPatch,
+                                                         make_spec: Callable[..., JobSpec]) -> None:
+    fake_commands(monkeypatch, {"sinfo": (0, recorded("sinfo-partitions.txt"))})
+    SlurmScheduler().check(make_spec(nodes=16, batch={"partition": "batch"}))  # 12 + 4 nodes
+    with pytest.raises(UserError, match="partition debug has 4 nodes"):
+        SlurmScheduler().check(make_spec(nodes=5))  # debug* is the default
+
+
+def test_allocation_from_environment_and_recorded_scontrol(monkeypatch: pytest.MonkeyPatch,
+                                                           make_spec: Callable[..., JobSpec]) -> None:
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "n[01-03],gpu7")
+    monkeypatch.setenv("SLURM_CPUS_ON_NODE", "16")
+    monkeypatch.setenv("SLURM_MEM_PER_NODE", "62500")
+    fake_commands(monkeypatch, {"scontrol show hostnames": (0, recorded("scontrol-show-hostnames.txt")),
+                                "scontrol show job": (0, recorded("scontrol-show-job-running.txt"))})
+    monkeypatch.setattr(slurm, "node_address", lambda name: f"10.1.0.{len(name)}")
+    alloc = SlurmScheduler().allocation(make_spec(nodes=4))
+    assert [n.name for n in alloc.nodes] == ["n01", "n02", "n03", "gpu7"]
+    assert (alloc.cores_per_node, alloc.memory_per_node) == (16, 62500 * MiB)
+    assert alloc.walltime == 3600.0
+    assert alloc.start_time == datetime(2026, 1, 1, 10, 0, 5).timestamp()
+    assert alloc.job_id == "4242" and alloc.fanout == "srun"
