@@ -312,7 +312,8 @@ def application_of(run_dir: Path, app: str) -> str:
 def show_container_logs(plan: ClusterPlan, app: str) -> int:
     """Print the aggregated container logs of one application with YARN's own reader (``yarn logs``, through
     the cluster's ``bin/yarn`` wrapper), running cluster or not: when the ResourceManager is gone, ``yarn logs``
-    reads ``app-logs/`` directly after one quick try (connect wait 1 s instead of Hadoop's 15 min).
+    reads ``app-logs/`` directly after one quick try (``-Dhpc.rm.connect.max-wait.ms=1000``, which
+    ``yarn-site.xml`` substitutes into ``yarn.resourcemanager.connect.max-wait.ms``: 1 s instead of 15 min).
 
     Returns:
         The exit code of ``yarn logs`` (0 when it printed logs).
@@ -320,10 +321,11 @@ def show_container_logs(plan: ClusterPlan, app: str) -> int:
     from launcher.clients import apply_environment, bin_dir, client_environment
 
     application = application_of(Path(plan.run_dir), app)
-    argv = [str(bin_dir(plan) / "yarn"), "logs", "-Dyarn.resourcemanager.connect.max-wait.ms=1000",
-            "-Dyarn.resourcemanager.connect.retry-interval.ms=250", "-Dipc.client.connect.max.retries=0",
-            "-applicationId", application]
-    return subprocess.call(argv, env=apply_environment(client_environment(plan)))
+    argv = [str(bin_dir(plan) / "yarn"), "logs", "-applicationId", application]
+    env = apply_environment(client_environment(plan))
+    # LogsCLI takes no -D options: the wait is a JVM property that yarn-site.xml substitutes (templates/).
+    env["HADOOP_CLIENT_OPTS"] = f"{env.get('HADOOP_CLIENT_OPTS', '-Xmx512m')} -Dhpc.rm.connect.max-wait.ms=1000"
+    return subprocess.call(argv, env=env)
 
 
 def daemon_logs(run_dir: Path, *, node: str | None = None, daemon: str | None = None) -> list[Path]:
