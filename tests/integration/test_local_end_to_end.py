@@ -90,6 +90,10 @@ def test_terasort_with_two_reducers_validates(hadoop_runtime: Path, pfs_root: Pa
     report_text = "".join(p.read_text() for p in (run_dir / "validate").glob("part-r-*"))
     assert "checksum" in report_text and "error" not in report_text.lower(), report_text
     assert processes_of(run_dir) == []
+    # No .crc side file anywhere on the "parallel filesystem" (issue 11 item 13): not beside the outputs
+    # (FileSystem API), not beside the aggregated container logs (FileContext API), not in the history.
+    assert list(run_dir.rglob("*.crc")) == []
+    assert list((run_dir / "app-logs").rglob("*")) and list((run_dir / "history").rglob("*.jhist"))
 
 
 def test_failing_step_stops_the_run_and_tears_down(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:

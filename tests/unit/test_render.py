@@ -83,11 +83,12 @@ def test_no_crc_files_by_default_and_hadoops_checksums_on_request(make_spec: Spe
                      ["core-site.xml"])
     assert default["fs.file.impl"] == NO_CHECKSUM_FILESYSTEM
     assert default["fs.file.checksum.verify"] == "false"
+    assert default["fs.AbstractFileSystem.file.impl"] == "org.apache.hadoop.fs.local.RawLocalFs"
     spec = make_spec(filesystem={"root": str(tmp_path), "mode": mode, "checksums": True})
     assert spec.filesystem.checksums is True
     hadoops = single(render_config(make_test_plan(spec))["core-site.xml"])
     assert "fs.file.impl" not in hadoops  # Hadoop's LocalFileSystem: writes and verifies .crc files
-    assert "fs.file.checksum.verify" not in hadoops
+    assert "fs.file.checksum.verify" not in hadoops and "fs.AbstractFileSystem.file.impl" not in hadoops
 
 
 def test_resourcemanager_addresses_use_master_and_plan_ports(plan: ClusterPlan, files: dict[str, str]) -> None:
