@@ -141,6 +141,11 @@ class FilesystemSpec(_Model):
 
     root: str = Field("/tmp", description="Directory on the shared (parallel) filesystem; "
                       "`$VAR` and `~` are expanded. The `local` backend uses a local directory.")
+    shared: bool | None = Field(
+        None, description="Whether every node sees `root`: by default detected (a batch job whose root is on a "
+        "node-local filesystem, ext4, xfs, btrfs, tmpfs, overlay, zfs..., is refused before it is queued); `true` "
+        "asserts that it is shared (a node-local type exported to the nodes, or a one-machine stand-in of a "
+        "batch system) and skips the check; `false` refuses every batch job on it.")
     mode: Literal["rawfs", "shim", "hdfs"] = Field(
         "rawfs", description="How Hadoop reaches the filesystem: `rawfs` = `fs.defaultFS=file:///` (the paper's "
         "raw access); `shim` = the `pfs://` FileSystem of hadoop-fs-shim (stripe-aware block size, layout of "

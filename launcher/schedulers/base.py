@@ -62,6 +62,8 @@ class Allocation:
         walltime: seconds the allocation lasts, ``None`` when unlimited.
         start_time: when the allocation began (epoch seconds).
         fanout: the name of the launcher that starts our agent on every node.
+        preview: a stand-in of the allocation a batch job will get (``render``, ``submit``'s checks), not one
+            this process runs in.
     """
 
     scheduler: str
@@ -72,6 +74,7 @@ class Allocation:
     walltime: float | None
     start_time: float = field(default_factory=time.time)
     fanout: str = "local"
+    preview: bool = False
 
     @property
     def deadline(self) -> float | None:
@@ -174,7 +177,8 @@ class BatchScheduler(Scheduler):
         memory = spec.batch.memory_per_node or 8 * (1 << 30)
         nodes = tuple(Node(f"node{i}", f"10.0.0.{i}") for i in range(1, spec.nodes + 1))
         return Allocation(scheduler=self.name, job_id="(preview)", nodes=nodes, cores_per_node=cores,
-                          memory_per_node=memory, walltime=float(spec.walltime), fanout=self.default_fanout)
+                          memory_per_node=memory, walltime=float(spec.walltime), fanout=self.default_fanout,
+                          preview=True)
 
     def check(self, spec: JobSpec) -> None:
         """Refuse, before submission, what the batch system would accept but never run (default: nothing).
