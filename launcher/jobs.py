@@ -127,18 +127,24 @@ def expand(text: str, values: Mapping[str, str], where: str) -> str:
 _GENERIC_WITH_VALUE = {"-D", "-conf", "-fs", "-jt", "-files", "-libjars", "-archives", "-tokenCacheFile"}
 
 
-def positional(args: list[str]) -> list[str]:
-    """``args`` without Hadoop's generic options (``-Dk=v``, ``-D k=v``, ``-files x``, ...)."""
-    out: list[str] = []
+def positional_indexes(args: list[str]) -> list[int]:
+    """Indexes in ``args`` of the arguments that are not Hadoop generic options (``-Dk=v``, ``-D k=v``,
+    ``-files x``, ...)."""
+    out: list[int] = []
     skip = False
-    for arg in args:
+    for index, arg in enumerate(args):
         if skip:
             skip = False
         elif arg in _GENERIC_WITH_VALUE:
             skip = True
         elif not arg.startswith("-D"):
-            out.append(arg)
+            out.append(index)
     return out
+
+
+def positional(args: list[str]) -> list[str]:
+    """``args`` without Hadoop's generic options (``-Dk=v``, ``-D k=v``, ``-files x``, ...)."""
+    return [args[i] for i in positional_indexes(args)]
 
 
 def _local_path(path: str) -> str:

@@ -94,6 +94,7 @@ CASES: dict[str, Case] = {
     "existing-output": Case("steps:\n  - example: teragen\n    args: [100, ROOT]\n", "steps.1", "already exists"),
     "output-inside-input": Case("steps:\n  - example: wordcount\n    args: [ROOT, ROOT/counts]\n", "steps.1",
                                 "is inside input"),
+    "relative-jar": Case("steps:\n  - jar: lib/nope.jar\n", "steps.1.jar", "/lib/nope.jar does not exist"),
     "missing-jar": Case("steps:\n  - jar: ROOT/nope.jar\n", "steps.1.jar", "does not exist"),
     "reducers-without-reducer": Case("steps:\n  - streaming:\n      mapper: cat\n      input: ROOT\n"
                                      "      output: ROOT-out\n      reducers: 4\n", "steps.1.streaming.reducers",
