@@ -260,9 +260,18 @@ class BatchSpec(_Model):
     partition: str | None = Field(None, description="Slurm partition / PBS or SGE queue.")
     account: str | None = Field(None, description="Account (project) to charge.")
     qos: str | None = Field(None, description="Slurm QOS.")
-    cores_per_node: int | None = Field(None, ge=1, description="Cores to ask for per node.")
+    exclusive: bool = Field(True, description="Ask for whole nodes: Slurm `--exclusive` (all cores) and, without "
+                            "`memory_per_node`, `--mem=0` (all memory); PBS Pro `place=scatter:excl`. Torque and Grid "
+                            "Engine have no whole-node request: the cores come from `cores_per_node` (`ppn`, slots "
+                            "per host of `sge.pe`). `false`: share nodes with other jobs (one core each unless "
+                            "`cores_per_node`).")
+    cores_per_node: int | None = Field(None, ge=1, description="Cores to ask for per node (Slurm "
+                                       "`--cpus-per-task`, Torque `ppn`, PBS Pro `ncpus`, SGE slots per host); "
+                                       "default: the whole node on Slurm and PBS Pro (`exclusive`), 1 on Torque and "
+                                       "SGE. YARN is sized on what the allocation grants.")
     memory_per_node: NodeMemory | None = Field(None, description="Memory to ask for per node (Slurm "
-                                               "`--mem`, PBS `mem`, SGE `h_vmem` per slot); a bare number is MiB.")
+                                               "`--mem`, PBS `mem`, SGE `h_vmem` per slot); a bare number is MiB; "
+                                               "default: all of it with `exclusive` on Slurm (`--mem=0`).")
     extra_directives: list[str] = Field(default_factory=list, description="Directives added verbatim, "
                                         "e.g. `--constraint=ib` (as dask-jobqueue's job_extra_directives).")
     skip_directives: list[str] = Field(default_factory=list, description="Generated directives that contain "

@@ -90,6 +90,10 @@ CASES: dict[str, Case] = {
     "local-root-on-slurm": Case(SLURM, "filesystem.root", "which the compute nodes do not share", shared="null"),
     "local-root-declared-shared": Case(SLURM, renders=("#SBATCH --nodes=1",)),
     "local-root-on-local-backend": Case("scheduler: local\n", renders=("==> steps <==",), shared="null"),
+    # -- whole nodes by default (issue #11: one core per node before)
+    "whole-nodes": Case(SLURM, renders=("#SBATCH --exclusive\n", "#SBATCH --mem=0\n")),
+    "shared-nodes": Case(SLURM + "batch:\n  exclusive: false\n  cores_per_node: 2\n",
+                         renders=("#SBATCH --cpus-per-task=2\n",)),
     # -- render makes every check submit makes
     "existing-output": Case("steps:\n  - example: teragen\n    args: [100, ROOT]\n", "steps.1", "already exists"),
     "output-inside-input": Case("steps:\n  - example: wordcount\n    args: [ROOT, ROOT/counts]\n", "steps.1",
