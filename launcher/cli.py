@@ -89,21 +89,19 @@ def run(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str 
 
 @main.command()
 @job_options
+@click.option("--overwrite", is_flag=True, help="Check as `submit --overwrite`: existing outputs are replaced.")
 @reports_errors
 def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
-           sets: tuple[str, ...], defines: tuple[str, ...]) -> None:
-    """Print every file a run of JOB_FILE would generate; start nothing."""
-    from launcher.render import render_config
-    from launcher.runner import prepare
-    from launcher.schedulers import get_scheduler
+           sets: tuple[str, ...], defines: tuple[str, ...], overwrite: bool) -> None:
+    """Print every file a run of JOB_FILE would generate; start nothing.
 
-    spec = load(job_file, scheduler, nodes, walltime, site, sets, defines=defines)
-    scheduler_obj = get_scheduler(spec.scheduler)
-    if spec.scheduler != "local":
-        allocation = scheduler_obj.preview_allocation(spec)  # type: ignore[attr-defined]
-    else:
-        allocation = scheduler_obj.allocation(spec)
-    plan, steps = prepare(spec, allocation, overwrite=True, job_file=str(job_file))  # errors before any output
+    Every check `submit` makes comes first (a job file with no steps, as `start` takes, is rendered too).
+    """
+    from launcher.render import render_config
+    from launcher.submit import check_job
+
+    spec = load(job_file, scheduler, nodes, walltime, site, sets, require_steps=False, defines=defines)
+    plan, steps = check_job(spec, job_file, overwrite=overwrite)  # errors before any output
     if spec.scheduler != "local":
         from launcher.submit import preview_script
 
@@ -121,19 +119,21 @@ def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: s
 @main.command()
 @click.argument("job_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a job-file field.")
+@click.option("--overwrite", is_flag=True, help="Check as `submit --overwrite`: existing outputs are replaced.")
 @define_option
 @reports_errors
-def doctor(job_file: Path | None, sets: tuple[str, ...], defines: tuple[str, ...]) -> None:
-    """Check Java, the Hadoop runtime, the filesystem, hostname and ports (for JOB_FILE's settings)."""
+def doctor(job_file: Path | None, sets: tuple[str, ...], overwrite: bool, defines: tuple[str, ...]) -> None:
+    """Check Java, the Hadoop runtime, the filesystem, hostname and ports; with JOB_FILE also everything
+    `submit` checks (a root the nodes share, jars, inputs, outputs, memory), as `fail` lines."""
     from launcher.doctor import run_checks
 
     if job_file is not None:
-        spec, _ = load_spec(job_file, sets=list(sets), defines=list(defines))
+        spec, _ = load_spec(job_file, sets=list(sets), defines=list(defines), require_steps=False)
     else:
         spec, _ = load_spec(None, sets=list(sets), data={"name": "doctor", "steps": [{"example": "pi"}]},
                             defines=list(defines))
     warn_properties(spec)
-    checks = run_checks(spec)
+    checks = run_checks(spec, job_file, overwrite=overwrite)
     colors = {"ok": "green", "warn": "yellow", "fail": "red"}
     for check in checks:
         line = f"[{colors[check.status]}]{check.status:>4}[/] {check.name:<15} {check.detail}"

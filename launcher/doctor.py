@@ -9,12 +9,14 @@ import os
 import shutil
 import socket
 from dataclasses import dataclass
+from pathlib import Path
 
 from launcher.errors import UserError
 from launcher.filesystems import choose, current_layout, detect
 from launcher.filesystems.detect import existing_parent
-from launcher.plan import PORT_BLOCK, choose_ports, expand_root
+from launcher.plan import PORT_BLOCK, check_shared_root, choose_ports, expand_root
 from launcher.runtime import discover
+from launcher.schedulers.base import Allocation
 from launcher.spec import JobSpec
 from launcher.units import format_size
 
@@ -102,6 +104,44 @@ def _batch_systems() -> Check:
     return Check("batch system", "ok", ", ".join(found) if found else "none found (the local backend works)")
 
 
-def run_checks(spec: JobSpec) -> list[Check]:
-    """Every check, in order: Java and Hadoop, filesystem, flock, hostname, ports, batch systems."""
-    return [*_java_and_hadoop(spec), *_filesystem(spec), _hostname(), _ports(), _batch_systems()]
+def _shared_root(spec: JobSpec) -> Check | None:
+    """A batch job's root must be on a filesystem every node sees (:func:`launcher.plan.check_shared_root`);
+    ``None`` on the local backend."""
+    if spec.scheduler == "local":
+        return None
+    stand_in = Allocation(scheduler=spec.scheduler, job_id=None, nodes=(), cores_per_node=1, memory_per_node=0,
+                          walltime=None, preview=True)
+    try:
+        check_shared_root(spec, stand_in)
+    except UserError as exc:
+        return Check("shared root", "fail", f"{exc.field}: {exc.message}", exc.fix)
+    how = "asserted by filesystem.shared" if spec.filesystem.shared else "not a node-local filesystem"
+    return Check("shared root", "ok", f"{spec.filesystem.root}: {how}")
+
+
+def _job_file(spec: JobSpec, job_file: Path, *, overwrite: bool, root_failed: bool) -> Check:
+    """Everything ``submit`` checks (:func:`launcher.submit.check_job`) as one check; after a failed shared-root
+    check the rest is checked as if the root were shared (each problem is reported once)."""
+    from launcher.submit import check_job
+
+    if root_failed:
+        spec = spec.model_copy(update={"filesystem": spec.filesystem.model_copy(update={"shared": True})})
+    try:
+        _, steps = check_job(spec, job_file, overwrite=overwrite)
+    except UserError as exc:
+        where = ": ".join(part for part in (exc.file, exc.field) if part)
+        return Check("job file", "fail", f"{where}: {exc.message}" if where else exc.message, exc.fix)
+    return Check("job file", "ok", f"{job_file}: {len(steps)} step(s); jars, inputs, outputs and memory as "
+                 "`submit` checks them")
+
+
+def run_checks(spec: JobSpec, job_file: Path | None = None, *, overwrite: bool = False) -> list[Check]:
+    """Every check, in order: Java and Hadoop, filesystem, flock, (a batch job's) shared root, hostname, ports,
+    batch systems; with ``job_file`` last everything ``submit`` checks (``overwrite``: as ``--overwrite``)."""
+    shared = _shared_root(spec)
+    checks = [*_java_and_hadoop(spec), *_filesystem(spec), *([shared] if shared else []), _hostname(), _ports(),
+              _batch_systems()]
+    if job_file is not None:
+        checks.append(_job_file(spec, job_file, overwrite=overwrite,
+                                root_failed=shared is not None and shared.status == "fail"))
+    return checks

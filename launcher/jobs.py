@@ -127,18 +127,24 @@ def expand(text: str, values: Mapping[str, str], where: str) -> str:
 _GENERIC_WITH_VALUE = {"-D", "-conf", "-fs", "-jt", "-files", "-libjars", "-archives", "-tokenCacheFile"}
 
 
-def positional(args: list[str]) -> list[str]:
-    """``args`` without Hadoop's generic options (``-Dk=v``, ``-D k=v``, ``-files x``, ...)."""
-    out: list[str] = []
+def positional_indexes(args: list[str]) -> list[int]:
+    """Indexes in ``args`` of the arguments that are not Hadoop generic options (``-Dk=v``, ``-D k=v``,
+    ``-files x``, ...)."""
+    out: list[int] = []
     skip = False
-    for arg in args:
+    for index, arg in enumerate(args):
         if skip:
             skip = False
         elif arg in _GENERIC_WITH_VALUE:
             skip = True
         elif not arg.startswith("-D"):
-            out.append(arg)
+            out.append(index)
     return out
+
+
+def positional(args: list[str]) -> list[str]:
+    """``args`` without Hadoop's generic options (``-Dk=v``, ``-D k=v``, ``-files x``, ...)."""
+    return [args[i] for i in positional_indexes(args)]
 
 
 def _local_path(path: str) -> str:
@@ -156,80 +162,31 @@ def resolve_steps(spec: JobSpec, plan: ClusterPlan, *, overwrite: bool, job_file
                   check_inputs: bool = True) -> list[ResolvedStep]:
     """Turn the spec's steps into command lines and check them before anything starts.
 
-    Checks: jars exist; input paths of built-in examples exist (``check_inputs``; a job with ``setup:``
-    lines checks them after setup ran); output directories are absolute and do not exist yet (unless
-    ``overwrite``: they are then removed just before their step runs).
+    Checks: jars and files to ship exist; a streaming step that asks for reducers has a reducer; input paths
+    of built-in examples and streaming steps exist (``check_inputs``; a job with ``setup:`` lines checks them
+    after setup ran); output directories are absolute, not inside one of the step's inputs, and do not exist
+    yet (unless ``overwrite``: they are then removed just before their step runs).
 
     Raises:
-        UserError: a missing jar or input, an existing output, an unknown variable.
+        UserError: a missing jar, file or input, reducers without a reducer, an existing output or one inside
+            an input, an unknown variable.
     """
     runtime = plan.hadoop_runtime()
     values = variables(plan, spec)
     java = [runtime.java, "-Xmx512m", NO_CONTAINER_SUPPORT, *(FAST_START_FLAGS if spec.hadoop.fast_start else ()),
             f"-Dhadoop.log.dir={plan.run_dir}/logs/client", "-Dhadoop.root.logger=INFO,console"]
-    cp = classpath(plan)
+    java_cp = [*java, "-cp", classpath(plan)]
     resolved = []
     for index, step in enumerate(spec.steps, start=1):
         where = f"steps.{index}"
-        inputs: list[str] = []
-        outputs: list[str] = []
         if isinstance(step, StreamingStep):
-            s = step.streaming
-            ins = [expand(p, values, f"{where}.streaming.input") for p in s.input]
-            out = expand(s.output, values, f"{where}.streaming.output")
-            files = [expand(p, values, f"{where}.streaming.files") for p in s.files]
-            for f in files:
-                if not Path(f).exists():
-                    raise UserError(f"file {f} does not exist", file=job_file, field=f"{where}.streaming.files",
-                                    fix="give an existing file to ship to the tasks")
-            argv = [*java, "-cp", cp, "org.apache.hadoop.util.RunJar", str(runtime.streaming_jar),
-                    *_d_options(step.properties)]
-            if files:
-                argv += ["-files", ",".join(files)]
-            for i in ins:
-                argv += ["-input", i]
-            argv += ["-output", out, "-mapper", s.mapper]
-            argv += ["-reducer", s.reducer] if s.reducer else ["-numReduceTasks", "0"]
-            if s.reducers is not None and s.reducer:
-                argv += ["-numReduceTasks", str(s.reducers)]
-            inputs, outputs, kind, name = ins, [out], "streaming", step.name or "streaming"
+            kind, name, argv, inputs, outputs = _streaming(step, where, values, java_cp, str(runtime.streaming_jar),
+                                                           job_file)
+        elif isinstance(step, ExampleStep):
+            kind, name, argv, inputs, outputs = _example(step, where, values, java_cp, str(runtime.examples_jar))
         else:
-            args = [expand(a, values, f"{where}.args") for a in step.args]
-            if isinstance(step, ExampleStep):
-                kind, name = "example", step.name or step.example
-                argv = [*java, "-cp", cp, "org.apache.hadoop.util.RunJar", str(runtime.examples_jar), step.example,
-                        *_d_options(step.properties), *args]
-                position = EXAMPLE_OUTPUT_ARG.get(step.example)
-                plain = positional(args)
-                if step.output:
-                    outputs = [expand(step.output, values, f"{where}.output")]
-                elif position is not None and len(plain) > (position if position >= 0 else -position - 1):
-                    outputs = [plain[position]]
-                if step.example in EXAMPLE_INPUT_ARGS:
-                    inputs = plain[EXAMPLE_INPUT_ARGS[step.example]]
-            else:
-                assert isinstance(step, JarStep)
-                kind = "jar"
-                jar = expand(step.jar, values, f"{where}.jar")
-                if not Path(jar).is_file():
-                    raise UserError(f"jar {jar} does not exist", file=job_file, field=f"{where}.jar",
-                                    fix="give the path of an existing jar (${examples_jar}, ${tests_jar} work)")
-                name = step.name or (step.main_class.rsplit(".", 1)[-1] if step.main_class else Path(jar).stem)
-                if step.main_class:
-                    argv = [*java, "-cp", f"{cp}:{jar}", step.main_class, *_d_options(step.properties), *args]
-                else:
-                    argv = [*java, "-cp", cp, "org.apache.hadoop.util.RunJar", jar, *_d_options(step.properties),
-                            *args]
-                if step.output:
-                    outputs = [expand(step.output, values, f"{where}.output")]
-        for out in outputs:
-            local = _local_path(out)
-            if not os.path.isabs(local):
-                raise UserError(f"output {out!r} is not an absolute path", file=job_file, field=where,
-                                fix="use an absolute path, e.g. ${run_dir}/output/NAME")
-            if os.path.lexists(local) and not overwrite:
-                raise UserError(f"output {out} already exists", file=job_file, field=where,
-                                fix="choose another output directory, or pass --overwrite to replace it")
+            kind, name, argv, inputs, outputs = _jar(step, where, values, java_cp, job_file)
+        _check_outputs(outputs, inputs, overwrite=overwrite, job_file=job_file, where=where)
         log = plan.path("steps", f"{index:02d}-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.log")
         resolved.append(ResolvedStep(index=index, name=name, kind=kind, argv=argv,
                                      inputs=tuple(_local_path(i) for i in inputs),
@@ -237,6 +194,111 @@ def resolve_steps(spec: JobSpec, plan: ClusterPlan, *, overwrite: bool, job_file
     if check_inputs:
         check_step_inputs(resolved, job_file)
     return resolved
+
+
+#: What a step resolves to: kind, name, argv, inputs, outputs.
+_Resolved = tuple[str, str, list[str], list[str], list[str]]
+
+
+def _streaming(step: StreamingStep, where: str, values: Mapping[str, str], java_cp: list[str], jar: str,
+               job_file: str) -> _Resolved:
+    """A streaming step's command line.
+
+    Raises:
+        UserError: a file to ship is missing, or ``reducers`` > 0 without a ``reducer`` (Hadoop would run a
+            map-only job: ``-numReduceTasks 0``).
+    """
+    s = step.streaming
+    ins = [expand(p, values, f"{where}.streaming.input") for p in s.input]
+    out = expand(s.output, values, f"{where}.streaming.output")
+    files = [expand(p, values, f"{where}.streaming.files") for p in s.files]
+    for f in files:
+        if not Path(f).exists():
+            raise UserError(f"file {f} does not exist", file=job_file, field=f"{where}.streaming.files",
+                            fix="give an existing file to ship to the tasks")
+    if s.reducers and not s.reducer:
+        raise UserError(f"reducers: {s.reducers} without a reducer would run a map-only job", file=job_file,
+                        field=f"{where}.streaming.reducers",
+                        fix="add reducer: (reducer: cat passes the sorted map output through) or remove reducers")
+    argv = [*java_cp, "org.apache.hadoop.util.RunJar", jar, *_d_options(step.properties)]
+    if files:
+        argv += ["-files", ",".join(files)]
+    for i in ins:
+        argv += ["-input", i]
+    argv += ["-output", out, "-mapper", s.mapper]
+    argv += ["-reducer", s.reducer] if s.reducer else ["-numReduceTasks", "0"]
+    if s.reducers is not None and s.reducer:
+        argv += ["-numReduceTasks", str(s.reducers)]
+    return "streaming", step.name or "streaming", argv, ins, [out]
+
+
+def _example(step: ExampleStep, where: str, values: Mapping[str, str], java_cp: list[str], jar: str) -> _Resolved:
+    """A built-in example's command line; its inputs and output from the argument positions it takes."""
+    args = [expand(a, values, f"{where}.args") for a in step.args]
+    argv = [*java_cp, "org.apache.hadoop.util.RunJar", jar, step.example, *_d_options(step.properties), *args]
+    position = EXAMPLE_OUTPUT_ARG.get(step.example)
+    plain = positional(args)
+    outputs: list[str] = []
+    if step.output:
+        outputs = [expand(step.output, values, f"{where}.output")]
+    elif position is not None and len(plain) > (position if position >= 0 else -position - 1):
+        outputs = [plain[position]]
+    inputs = plain[EXAMPLE_INPUT_ARGS[step.example]] if step.example in EXAMPLE_INPUT_ARGS else []
+    return "example", step.name or step.example, argv, inputs, outputs
+
+
+def _jar(step: JarStep, where: str, values: Mapping[str, str], java_cp: list[str], job_file: str) -> _Resolved:
+    """A user's jar: ``RunJar`` (the manifest's class) or ``java -cp ...:JAR CLASS``.
+
+    Raises:
+        UserError: the jar does not exist.
+    """
+    args = [expand(a, values, f"{where}.args") for a in step.args]
+    jar = expand(step.jar, values, f"{where}.jar")
+    if not Path(jar).is_file():
+        raise UserError(f"jar {jar} does not exist", file=job_file, field=f"{where}.jar",
+                        fix="give the path of an existing jar (${examples_jar}, ${tests_jar} work)")
+    name = step.name or (step.main_class.rsplit(".", 1)[-1] if step.main_class else Path(jar).stem)
+    if step.main_class:
+        java, cp = java_cp[:-1], java_cp[-1]
+        argv = [*java, f"{cp}:{jar}", step.main_class, *_d_options(step.properties), *args]
+    else:
+        argv = [*java_cp, "org.apache.hadoop.util.RunJar", jar, *_d_options(step.properties), *args]
+    outputs = [expand(step.output, values, f"{where}.output")] if step.output else []
+    return "jar", name, argv, [], outputs
+
+
+def _fixed_prefix(path: str) -> str:
+    """The part of an input path before its first glob character's directory (``/d/in/*.txt`` → ``/d/in``)."""
+    parts = Path(path).parts
+    for i, part in enumerate(parts):
+        if any(c in part for c in "*?[{"):
+            return str(Path(*parts[:i])) if i else ""
+    return path
+
+
+def _check_outputs(outputs: list[str], inputs: list[str], *, overwrite: bool, job_file: str, where: str) -> None:
+    """Each output is absolute, not inside (or equal to) one of the step's inputs, and new unless ``overwrite``.
+
+    Raises:
+        UserError: a relative output, one inside an input (Hadoop would read what it writes, and ``--overwrite``
+            would delete the input), or one that exists already.
+    """
+    for out in outputs:
+        local = _local_path(out)
+        if not os.path.isabs(local):
+            raise UserError(f"output {out!r} is not an absolute path", file=job_file, field=where,
+                            fix="use an absolute path, e.g. ${run_dir}/output/NAME")
+        real = os.path.abspath(local)
+        for given in inputs:
+            prefix = _fixed_prefix(_local_path(given))
+            inside = os.path.abspath(prefix) if prefix else None
+            if inside and real == inside or real.startswith(inside.rstrip("/") + "/"):
+                raise UserError(f"output {out} is inside input {given}", file=job_file, field=where,
+                                fix="write the output outside the input directory, e.g. ${run_dir}/output/NAME")
+        if os.path.lexists(local) and not overwrite:
+            raise UserError(f"output {out} already exists", file=job_file, field=where,
+                            fix="choose another output directory, or pass --overwrite to replace it")
 
 
 def check_step_inputs(steps: list[ResolvedStep], job_file: str = "job file") -> None:

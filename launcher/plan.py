@@ -326,6 +326,32 @@ def expand_root(root: str) -> Path:
     return path
 
 
+def check_shared_root(spec: JobSpec, allocation: Allocation) -> None:
+    """Refuse a cluster directory the nodes would not share: ``filesystem.root`` on a node-local filesystem
+    (:data:`launcher.filesystems.detect.NODE_LOCAL_TYPES`) for a batch job (a preview allocation: ``submit``,
+    ``start``, ``render``) or a run on more than one node. The ``local`` backend, and ``run`` inside a one-node
+    allocation (everything runs on that node), may use a local root; ``filesystem.shared: true`` skips the check.
+
+    Raises:
+        UserError: the root is on a node-local filesystem (field ``filesystem.root``), or ``filesystem.shared``
+            is ``false`` for such a job.
+    """
+    if allocation.scheduler == "local" or spec.filesystem.shared is True:
+        return
+    if not allocation.preview and len(allocation.nodes) <= 1:
+        return
+    from launcher.filesystems.detect import node_local_type
+
+    root = expand_root(spec.filesystem.root)
+    local = node_local_type(root)
+    if spec.filesystem.shared is False or local is not None:
+        what = f"on {local}, which the compute nodes do not share" if local else \
+            "declared node-local (filesystem.shared: false)"
+        raise UserError(f"{root} is {what}", field="filesystem.root",
+                        fix="set filesystem.root to a directory on the parallel filesystem, e.g. "
+                            "$SCRATCH/hpc-hadoop (or filesystem.shared: true if every node sees this one)")
+
+
 def node_work_root(user: str) -> Path:
     """Where the daemons' node-local working directories go: ``$TMPDIR/hpc-hadoop-<user>`` (``/tmp`` when
     ``$TMPDIR`` is unset or relative). Node-local on every HPC node (a RAM disk on diskless ones); the batch
@@ -341,10 +367,14 @@ def new_cluster_id(name: str, now: float | None = None) -> str:
 
 
 def make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *,
-              cluster_id: str | None = None, run_dir: Path | None = None, job_file: str | None = None) -> ClusterPlan:
+              cluster_id: str | None = None, run_dir: Path | None = None, job_file: str | None = None,
+              check_root: bool = False) -> ClusterPlan:
     """:func:`_make_plan`; a :class:`UserError` about a job-file field (``hadoop.*``, ``batch.*``,
-    ``filesystem.*``: memory, root) also names ``job_file``."""
+    ``filesystem.*``: memory, root) also names ``job_file``. ``check_root``: first refuse a root the nodes would
+    not share (:func:`check_shared_root`; ``submit``, ``start``, ``render``, ``run`` and ``doctor`` ask for it)."""
     try:
+        if check_root:
+            check_shared_root(spec, allocation)
         return _make_plan(spec, allocation, runtime, cluster_id=cluster_id, run_dir=run_dir)
     except UserError as exc:
         if job_file and exc.file is None and (exc.field or "").startswith(("hadoop.", "batch.", "filesystem.")):
@@ -363,7 +393,7 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *,
     ``nm-local/<host>`` in the cluster directory.
 
     Raises:
-        UserError: bad root, memory too small, no free ports, fewer nodes than asked.
+        UserError: bad root (relative, unset variable), memory too small, no free ports, fewer nodes than asked.
     """
     user = getpass.getuser()
     cluster_id = cluster_id or new_cluster_id(spec.name)

@@ -68,11 +68,12 @@ def prepare(spec: JobSpec, allocation: Allocation, *, overwrite: bool = False, j
     """Validate everything that can be validated before anything starts; no side effects.
 
     Raises:
-        UserError: missing Java/Hadoop, bad root, existing outputs, missing jars or inputs, memory too small.
+        UserError: missing Java/Hadoop, bad root (one the nodes do not share: :func:`launcher.plan.check_shared_root`),
+            existing outputs, missing jars or inputs, memory too small.
     """
     runtime = runtime or discover(spec.hadoop.home, spec.hadoop.java_home)
     plan = make_plan(spec, allocation, runtime, cluster_id=run_dir.name if run_dir else None, run_dir=run_dir,
-                     job_file=job_file)
+                     job_file=job_file, check_root=True)
     steps = resolve_steps(spec, plan, overwrite=overwrite, job_file=job_file, check_inputs=not spec.setup)
     return plan, steps
 

@@ -156,7 +156,13 @@ class FilesystemSpec(_Model):
     """
 
     root: str = Field("/tmp", description="Directory on the shared (parallel) filesystem; "
-                      "`$VAR` and `~` are expanded. The `local` backend uses a local directory.")
+                      "`$VAR` and `~` are expanded, a relative path means the job file's directory. The `local` "
+                      "backend uses a local directory.")
+    shared: bool | None = Field(
+        None, description="Whether every node sees `root`: by default detected (a batch job whose root is on a "
+        "node-local filesystem, ext4, xfs, btrfs, tmpfs, overlay, zfs..., is refused before it is queued); `true` "
+        "asserts that it is shared (a node-local type exported to the nodes, or a one-machine stand-in of a "
+        "batch system) and skips the check; `false` refuses every batch job on it.")
     mode: Literal["rawfs", "shim", "hdfs"] = Field(
         "rawfs", description="How Hadoop reaches the filesystem: `rawfs` = `fs.defaultFS=file:///` (the paper's "
         "raw access); `shim` = the `pfs://` FileSystem of hadoop-fs-shim (stripe-aware block size, layout of "
@@ -282,9 +288,18 @@ class BatchSpec(_Model):
     partition: str | None = Field(None, description="Slurm partition / PBS or SGE queue.")
     account: str | None = Field(None, description="Account (project) to charge.")
     qos: str | None = Field(None, description="Slurm QOS.")
-    cores_per_node: int | None = Field(None, ge=1, description="Cores to ask for per node.")
+    exclusive: bool = Field(True, description="Ask for whole nodes: Slurm `--exclusive` (all cores) and, without "
+                            "`memory_per_node`, `--mem=0` (all memory); PBS Pro `place=scatter:excl`. Torque and Grid "
+                            "Engine have no whole-node request: the cores come from `cores_per_node` (`ppn`, slots "
+                            "per host of `sge.pe`). `false`: share nodes with other jobs (one core each unless "
+                            "`cores_per_node`).")
+    cores_per_node: int | None = Field(None, ge=1, description="Cores to ask for per node (Slurm "
+                                       "`--cpus-per-task`, Torque `ppn`, PBS Pro `ncpus`, SGE slots per host); "
+                                       "default: the whole node on Slurm and PBS Pro (`exclusive`), 1 on Torque and "
+                                       "SGE. YARN is sized on what the allocation grants.")
     memory_per_node: NodeMemory | None = Field(None, description="Memory to ask for per node (Slurm "
-                                               "`--mem`, PBS `mem`, SGE `h_vmem` per slot); a bare number is MiB.")
+                                               "`--mem`, PBS `mem`, SGE `h_vmem` per slot); a bare number is MiB; "
+                                               "default: all of it with `exclusive` on Slurm (`--mem=0`).")
     extra_directives: list[str] = Field(default_factory=list, description="Directives added verbatim, "
                                         "e.g. `--constraint=ib` (as dask-jobqueue's job_extra_directives).")
     skip_directives: list[str] = Field(default_factory=list, description="Generated directives that contain "
@@ -355,7 +370,8 @@ class ExampleStep(_StepBase):
 class JarStep(_StepBase):
     """A user's MapReduce program: `jar` + optional `class` + `args`."""
 
-    jar: str = Field(description="Path of the job jar (`${examples_jar}`, `${tests_jar}` allowed).")
+    jar: str = Field(description="Path of the job jar (`${examples_jar}`, `${tests_jar}` allowed); a relative path "
+                     "means the job file's directory.")
     main_class: str | None = Field(None, alias="class", description="Main class (default: the jar's manifest).")
 
 
@@ -366,8 +382,10 @@ class StreamingSpec(_Model):
     reducer: str | None = Field(None, description="Reducer command; none = map-only job.")
     input: list[str] = Field(description="Input paths.")
     output: str = Field(description="Output directory.")
-    files: list[str] = Field(default_factory=list, description="Files shipped to the tasks' working dirs.")
-    reducers: int | None = Field(None, ge=0, description="Number of reduce tasks.")
+    files: list[str] = Field(default_factory=list, description="Files shipped to the tasks' working dirs "
+                             "(relative paths: the job file's directory).")
+    reducers: int | None = Field(None, ge=0, description="Number of reduce tasks; more than 0 needs a `reducer` "
+                                 "(`cat` passes the sorted map output through).")
 
     @field_validator("input", mode="before")
     @classmethod
@@ -678,6 +696,62 @@ def _apply_defines(merged: dict[str, Any], defines: list[str], layers: list[tupl
     return deep_merge(merged, tree)
 
 
+def _absolute(value: object, base: Path) -> object:
+    """``value`` against ``base`` when it is a relative path; anything else as it is (absolute paths, ``$VAR``,
+    ``${run_dir}``, ``~``, URLs such as ``file:///x``, non-strings)."""
+    if not isinstance(value, str) or not value or value.startswith(("/", "$", "~")) or "://" in value:
+        return value
+    return os.path.normpath(base / value)
+
+
+def _absolute_example_args(step: dict[str, Any], base: Path) -> None:
+    """The input and output arguments of a built-in example (by position, as :mod:`launcher.jobs` finds them)."""
+    from launcher.jobs import EXAMPLE_INPUT_ARGS, EXAMPLE_OUTPUT_ARG, positional_indexes
+
+    args, example = step.get("args"), step.get("example")
+    if not isinstance(args, list) or not isinstance(example, str):
+        return
+    at = positional_indexes([str(a) for a in args])
+    chosen: list[int] = []
+    if example in EXAMPLE_INPUT_ARGS:
+        chosen += at[EXAMPLE_INPUT_ARGS[example]]
+    position = EXAMPLE_OUTPUT_ARG.get(example)
+    if position is not None and -len(at) <= position < len(at):
+        chosen.append(at[position])
+    step["args"] = [_absolute(a, base) if i in chosen else a for i, a in enumerate(args)]
+
+
+def absolute_paths(job: dict[str, Any], base: Path) -> dict[str, Any]:
+    """A job file's relative paths made absolute against ``base`` (the job file's directory), so that they mean
+    the same in the cluster directory, where the run happens, as next to the job file: ``filesystem.root``,
+    ``input_dir``, ``output_dir``, ``local_dirs``; each step's ``jar`` and ``output``; a streaming step's ``input``,
+    ``output`` and ``files``; a built-in example's input and output arguments. A jar step's ``args`` and the
+    mapper/reducer commands are passed as they are.
+    """
+    job = copy.deepcopy(job)
+    fs = job.get("filesystem")
+    if isinstance(fs, dict):
+        for key in ("root", "input_dir", "output_dir", "local_dirs"):
+            if key in fs:
+                fs[key] = _absolute(fs[key], base)
+    for step in job.get("steps") or []:
+        if not isinstance(step, dict):
+            continue
+        for key in ("jar", "output"):
+            if key in step:
+                step[key] = _absolute(step[key], base)
+        streaming = step.get("streaming")
+        if isinstance(streaming, dict):
+            for key in ("input", "files", "output"):
+                if key in streaming:
+                    value = streaming[key]
+                    streaming[key] = [_absolute(v, base) for v in value] if isinstance(value, list) else \
+                        _absolute(value, base)
+        elif "example" in step:
+            _absolute_example_args(step, base)
+    return job
+
+
 def load_spec(job_file: str | Path | None, *, sets: list[str] = (), overrides: Mapping[str, Any] | None = None,
               data: Mapping[str, Any] | None = None, require_steps: bool = True,
               defines: list[str] = ()) -> tuple[JobSpec, list[str]]:
@@ -692,6 +766,8 @@ def load_spec(job_file: str | Path | None, *, sets: list[str] = (), overrides: M
         data: the job file's content, when it does not come from a file.
         require_steps: at least one step is required (``submit``, ``run``); ``start`` needs none.
 
+    Relative paths in the job file are made absolute against its directory (:func:`absolute_paths`).
+
     Returns:
         ``(spec, sources)``: the frozen model and the layers used, lowest first.
 
@@ -701,6 +777,8 @@ def load_spec(job_file: str | Path | None, *, sets: list[str] = (), overrides: M
     """
     job_name = str(job_file) if job_file is not None else "<job>"
     job = dict(data) if data is not None else _read_yaml(Path(job_file), "job file")
+    if data is None:
+        job = absolute_paths(job, Path(job_file).absolute().parent)
     layers: list[tuple[str, dict[str, Any]]] = []
     user_path = user_config_path()
     user = _read_yaml(user_path, "user config") if user_path.is_file() else {}

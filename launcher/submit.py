@@ -19,10 +19,10 @@ from pathlib import Path
 from rich.console import Console
 
 from launcher import __version__
-from launcher.errors import HpcHadoopError
+from launcher.errors import HpcHadoopError, UserError
 from launcher.interactive import register
-from launcher.jobs import resolve_steps
-from launcher.plan import expand_root, make_plan, new_cluster_id
+from launcher.jobs import ResolvedStep, resolve_steps
+from launcher.plan import ClusterPlan, expand_root, make_plan, new_cluster_id
 from launcher.render import environment
 from launcher.runtime import discover
 from launcher.schedulers import get_scheduler
@@ -66,6 +66,43 @@ def preview_script(spec: JobSpec, job_file: Path, sets: tuple[str, ...] = ()) ->
     return render_script(spec, _scheduler(spec), run_dir)
 
 
+def check_installed(scheduler: BatchScheduler, spec: JobSpec) -> None:
+    """:meth:`BatchScheduler.check` where the batch system's commands are installed (``render`` and ``doctor``
+    run on machines without them too).
+
+    Raises:
+        UserError: the request can never be satisfied (e.g. more nodes than the partition has).
+    """
+    try:
+        scheduler.check(spec)
+    except UserError as exc:
+        if "is not installed" not in exc.message:
+            raise
+
+
+def check_job(spec: JobSpec, job_file: Path, *, overwrite: bool = False) -> tuple[ClusterPlan, list[ResolvedStep]]:
+    """Every check ``submit`` makes, writing and queueing nothing (``render``, ``doctor JOB``): the batch system's
+    own (:func:`check_installed`), Java and Hadoop, a root the nodes share, memory (a container larger than a
+    node), jars, files, inputs and outputs, on the batch system's stand-in allocation (the local backend: this
+    machine).
+
+    Returns:
+        The preview plan and the resolved steps.
+
+    Raises:
+        UserError: the first problem found (one line: file, field, fix).
+    """
+    from launcher.runner import prepare
+
+    scheduler = get_scheduler(spec.scheduler)
+    if isinstance(scheduler, BatchScheduler):
+        check_installed(scheduler, spec)
+        allocation = scheduler.preview_allocation(spec)
+    else:
+        allocation = scheduler.allocation(spec)
+    return prepare(spec, allocation, overwrite=overwrite, job_file=str(job_file))
+
+
 def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocation: Allocation | None = None,
                      command: str = "submit") -> Path:
     """Check everything checkable (Java, Hadoop, jars, outputs, with a preview plan on ``allocation`` or the
@@ -83,7 +120,8 @@ def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocati
     run_dir = expand_root(spec.filesystem.root) / getpass.getuser() / "hpc-hadoop" / cluster_id
     if allocation is None:
         allocation = _scheduler(spec).preview_allocation(spec)
-    preview = make_plan(spec, allocation, runtime, cluster_id=cluster_id, run_dir=run_dir, job_file=str(job_file))
+    preview = make_plan(spec, allocation, runtime, cluster_id=cluster_id, run_dir=run_dir, job_file=str(job_file),
+                        check_root=True)
     resolve_steps(spec, preview, overwrite=overwrite, job_file=str(job_file), check_inputs=not spec.setup)
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     run_dir.mkdir(mode=0o700)

@@ -17,7 +17,13 @@ from typing import Any
 #: statfs f_type magic numbers (linux/magic.h, Lustre, GPFS, OrangeFS, BeeGFS sources).
 FS_MAGIC = {0x0BD00BD0: "lustre", 0x47504653: "gpfs", 0x20030528: "orangefs", 0x6969: "nfs",
             0x19830326: "beegfs", 0x65735546: "fuse", 0x01021994: "tmpfs", 0xEF53: "ext4", 0x58465342: "xfs",
-            0x9123683E: "btrfs", 0x794C7630: "overlayfs"}
+            0x9123683E: "btrfs", 0x794C7630: "overlayfs", 0x2FC12FC1: "zfs", 0x4D44: "vfat", 0x858458F6: "ramfs",
+            0xF2F52010: "f2fs", 0x2011BAB0: "exfat"}
+
+#: Filesystem types that live on one node's own disk or memory: a directory there is not shared with the other
+#: nodes of an allocation (``statfs`` names, plus the ``/proc/mounts`` names of the same filesystems).
+NODE_LOCAL_TYPES = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "ramfs", "overlay", "overlayfs",
+                              "zfs", "vfat", "msdos", "exfat", "f2fs", "squashfs"})
 
 MOUNTS = Path("/proc/mounts")
 
@@ -172,3 +178,24 @@ def detect(path: Path, *, mounts_text: str | None = None, check_flock: bool = Tr
                      mount_point=entry.mount_point if entry else None, source=entry.source if entry else None,
                      mount_type=entry.fstype if entry else None, free_bytes=vfs.f_bavail * vfs.f_frsize,
                      total_bytes=vfs.f_blocks * vfs.f_frsize, flock=ok, flock_error=error)
+
+
+def node_local_type(path: Path, *, mounts_text: str | None = None) -> str | None:
+    """The type of the node-local filesystem under ``path`` (or its nearest existing parent), e.g. ``ext4``,
+    or ``None`` when it may be shared (NFS, Lustre, GPFS, BeeGFS, any FUSE mount such as ``fuse.glusterfs``,
+    or a type not known here).
+
+    The type comes from ``statfs`` ``f_type`` and, for the name shown, from ``/proc/mounts`` (``ext3`` and
+    ``ext2`` share ``ext4``'s magic number).
+    """
+    probe = existing_parent(Path(path))
+    magic = statfs_magic(probe)
+    entry = mount_entry(probe, mounts_text) if MOUNTS.exists() or mounts_text is not None else None
+    by_magic = FS_MAGIC.get(magic) if magic is not None else None
+    by_mount = entry.fstype if entry else None
+    if by_magic is not None and by_magic not in NODE_LOCAL_TYPES:
+        return None
+    for name in (by_mount, by_magic):
+        if name in NODE_LOCAL_TYPES:
+            return name
+    return None

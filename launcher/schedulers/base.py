@@ -62,6 +62,8 @@ class Allocation:
         walltime: seconds the allocation lasts, ``None`` when unlimited.
         start_time: when the allocation began (epoch seconds).
         fanout: the name of the launcher that starts our agent on every node.
+        preview: a stand-in of the allocation a batch job will get (``render``, ``submit``'s checks), not one
+            this process runs in.
     """
 
     scheduler: str
@@ -72,6 +74,7 @@ class Allocation:
     walltime: float | None
     start_time: float = field(default_factory=time.time)
     fanout: str = "local"
+    preview: bool = False
 
     @property
     def deadline(self) -> float | None:
@@ -91,6 +94,63 @@ def teardown_lead(spec: JobSpec) -> int:
     For the default ``signal_lead`` (180 s): a 1-hour job gets 180 s, a 10-minute job 60 s (warning at 9:00).
     """
     return max(1, int(min(float(spec.batch.signal_lead), spec.walltime * TEARDOWN_LEAD_FRACTION)))
+
+
+#: A cgroup v1 ``memory.limit_in_bytes`` at or above this means "no limit" (the kernel writes 2^63 rounded down
+#: to the page size).
+_CGROUP_V1_UNLIMITED = 1 << 60
+
+
+def _read_limit(path: Path) -> int | None:
+    """A cgroup memory limit file's value in bytes; ``None`` for ``max``, an unlimited v1 value, or no file."""
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    if not text.isdigit() or int(text) >= _CGROUP_V1_UNLIMITED:
+        return None
+    return int(text)
+
+
+def cgroup_memory_limit(proc_cgroup: str | None = None, root: Path = Path("/sys/fs/cgroup")) -> int | None:
+    """The smallest memory limit, bytes, of this process's cgroups and their ancestors (a batch system limits the
+    job's cgroup, the process may sit in a step or task cgroup below it); ``None`` when there is none.
+
+    Reads ``/proc/self/cgroup`` (or ``proc_cgroup``): a cgroup v2 line ``0::/path`` → ``root/path/memory.max``
+    (``root/unified/...`` on hybrid hosts), a v1 line ``N:memory:/path`` → ``root/memory/path/
+    memory.limit_in_bytes``.
+    """
+    if proc_cgroup is None:
+        try:
+            proc_cgroup = Path("/proc/self/cgroup").read_text()
+        except OSError:
+            return None
+    limits: list[int] = []
+    for line in proc_cgroup.splitlines():
+        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if controllers == "":
+            bases, name = [root, root / "unified"], "memory.max"
+        elif "memory" in controllers.split(","):
+            bases, name = [root / "memory", root / controllers], "memory.limit_in_bytes"
+        else:
+            continue
+        relative = Path(path.strip().lstrip("/"))
+        for base in bases:
+            for directory in [base / relative, *(base / parent for parent in relative.parents)]:
+                limit = _read_limit(directory / name)
+                if limit is not None:
+                    limits.append(limit)
+    return min(limits) if limits else None
+
+
+def granted_memory(*limits: int | None) -> int:
+    """Memory a node grants this job, bytes: the smallest of the node's RAM (``psutil``), this process's cgroup
+    limit (:func:`cgroup_memory_limit`) and ``limits`` (what the batch system says it granted; ``None``/0 =
+    not said)."""
+    import psutil
+
+    known = [psutil.virtual_memory().total, cgroup_memory_limit(), *limits]
+    return min(value for value in known if value)
 
 
 def resolve(hostname: str) -> str:
@@ -174,7 +234,8 @@ class BatchScheduler(Scheduler):
         memory = spec.batch.memory_per_node or 8 * (1 << 30)
         nodes = tuple(Node(f"node{i}", f"10.0.0.{i}") for i in range(1, spec.nodes + 1))
         return Allocation(scheduler=self.name, job_id="(preview)", nodes=nodes, cores_per_node=cores,
-                          memory_per_node=memory, walltime=float(spec.walltime), fanout=self.default_fanout)
+                          memory_per_node=memory, walltime=float(spec.walltime), fanout=self.default_fanout,
+                          preview=True)
 
     def check(self, spec: JobSpec) -> None:
         """Refuse, before submission, what the batch system would accept but never run (default: nothing).

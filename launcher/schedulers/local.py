@@ -9,9 +9,7 @@ from __future__ import annotations
 import os
 import time
 
-import psutil
-
-from launcher.schedulers.base import Allocation, Node, Scheduler
+from launcher.schedulers.base import Allocation, Node, Scheduler, granted_memory
 from launcher.spec import JobSpec
 
 
@@ -24,9 +22,10 @@ class LocalScheduler(Scheduler):
     def allocation(self, spec: JobSpec) -> Allocation:
         """This machine as a one-node allocation.
 
-        Cores: the CPUs this process may use (``sched_getaffinity``); memory: ``psutil`` total RAM (bytes).
+        Cores: the CPUs this process may use (``sched_getaffinity``); memory: the smaller of ``psutil``'s total RAM
+        and this process's cgroup limit (bytes, :func:`launcher.schedulers.base.granted_memory`).
         """
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         return Allocation(scheduler=self.name, job_id=None, nodes=(Node("localhost", "127.0.0.1"),),
-                          cores_per_node=cores, memory_per_node=psutil.virtual_memory().total,
+                          cores_per_node=cores, memory_per_node=granted_memory(),
                           walltime=float(spec.walltime), start_time=time.time(), fanout=self.default_fanout)

@@ -17,10 +17,16 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-import psutil
-
 from launcher.errors import CommandError, UserError
-from launcher.schedulers.base import Allocation, BatchScheduler, JobState, Node, node_address, run_command
+from launcher.schedulers.base import (
+    Allocation,
+    BatchScheduler,
+    JobState,
+    Node,
+    granted_memory,
+    node_address,
+    run_command,
+)
 from launcher.spec import JobSpec
 from launcher.units import MiB, format_walltime
 
@@ -84,6 +90,18 @@ def parse_pbs_time(value: str) -> float | None:
         return None
 
 
+_PBS_UNITS = {"b": 1, "w": 8, "kb": 1 << 10, "kw": 8 << 10, "mb": 1 << 20, "mw": 8 << 20, "gb": 1 << 30,
+              "gw": 8 << 30, "tb": 1 << 40, "tw": 8 << 40}
+
+
+def parse_pbs_size(value: str) -> int | None:
+    """A PBS size (``16gb``, ``62500mb``, ``1024kb``, ``512``: bytes; ``w`` = 8-byte words) in bytes, or ``None``."""
+    match = re.fullmatch(r"\s*(\d+)\s*([kmgt]?[bw])?\s*", value.lower())
+    if not match:
+        return None
+    return int(match.group(1)) * _PBS_UNITS[match.group(2) or "b"]
+
+
 def parse_nodefile(text: str) -> list[str]:
     """``PBS_NODEFILE``: one line per core (or per chunk); the unique host names in order of appearance."""
     hosts: list[str] = []
@@ -135,7 +153,8 @@ class PbsScheduler(BatchScheduler):
     # -- submission -------------------------------------------------------------------------
     def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
         """``#PBS`` options: name, nodes and cores (Torque ``-l nodes=N:ppn=M``, PBS Pro ``-l select=N:ncpus=M``
-        + ``-l place=scatter:excl``), walltime, joined output, queue, account, environment."""
+        + ``-l place=scatter:excl``: whole nodes with ``batch.exclusive``), walltime, joined output, queue, account,
+        environment. Torque has no whole-node request: ``ppn`` is ``batch.cores_per_node`` (the presets set it)."""
         b = spec.batch
         cores = b.cores_per_node or 1
         name = f"hh-{spec.name}"[:15]  # PBS Pro refuses job names over 15 characters on older servers
@@ -149,7 +168,8 @@ class PbsScheduler(BatchScheduler):
             chunk = f"select={spec.nodes}:ncpus={cores}"
             if b.memory_per_node:
                 chunk += f":mem={b.memory_per_node // MiB}mb"
-            lines += [f"-l {chunk}", f"-l walltime={format_walltime(spec.walltime)}", "-l place=scatter:excl"]
+            place = "scatter:excl" if b.exclusive else "scatter"
+            lines += [f"-l {chunk}", f"-l walltime={format_walltime(spec.walltime)}", f"-l place={place}"]
         lines += [f"-o {run_dir}/batch-pbs.out", "-j oe", "-V"]
         if b.partition:
             lines.append(f"-q {b.partition}")
@@ -212,7 +232,8 @@ class PbsScheduler(BatchScheduler):
     def allocation(self, spec: JobSpec) -> Allocation:
         """Nodes from ``PBS_NODEFILE``; cores from the node file's lines per host (or ``PBS_NUM_PPN``/
         ``NCPUS``); walltime from ``Resource_List.walltime`` and ``start_time`` (``Walltime.Remaining``
-        where Torque gives it) of ``qstat -f``; memory: the node's RAM.
+        where Torque gives it) of ``qstat -f``; memory: the smallest of the job's ``Resource_List.mem`` ÷ nodes,
+        the node's RAM and this process's cgroup limit (:func:`launcher.schedulers.base.granted_memory`).
 
         Raises:
             UserError: not inside a PBS job, or a node name that resolves to loopback.
@@ -228,14 +249,16 @@ class PbsScheduler(BatchScheduler):
         cores = int(os.environ.get("PBS_NUM_PPN") or os.environ.get("NCPUS") or per_host)
         info = parse_qstat_f(run_command(self.status_argv(job_id)).stdout)
         walltime, start = walltime_and_start(info)
+        job_memory = parse_pbs_size(info.get("Resource_List.mem", ""))
         if spec.interface:
             from launcher.agent import interface_address
 
             nodes = (Node(names[0], interface_address(spec.interface)), *(Node(n, n) for n in names[1:]))
         else:
             nodes = tuple(Node(n, node_address(n)) for n in names)
+        memory = granted_memory(job_memory and job_memory // max(1, len(names)))
         return Allocation(scheduler=self.name, job_id=job_id, nodes=nodes, cores_per_node=cores,
-                          memory_per_node=psutil.virtual_memory().total, walltime=walltime, start_time=start,
+                          memory_per_node=memory, walltime=walltime, start_time=start,
                           fanout=FANOUTS[self.flavor(spec)])
 
 

@@ -17,14 +17,13 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-import psutil
-
 from launcher.errors import UserError
 from launcher.schedulers.base import (
     Allocation,
     BatchScheduler,
     JobState,
     Node,
+    granted_memory,
     node_address,
     run_command,
     teardown_lead,
@@ -176,7 +175,8 @@ class SgeScheduler(BatchScheduler):
     # -- inside an allocation ---------------------------------------------------------------
     def allocation(self, spec: JobSpec) -> Allocation:
         """Hosts from ``PE_HOSTFILE``, cores from its slots on the first host, walltime (``h_rt``) and
-        start from ``qstat -j $JOB_ID``, memory: the node's RAM.
+        start from ``qstat -j $JOB_ID``, memory: the smallest of the node's RAM and this process's cgroup limit
+        (:func:`launcher.schedulers.base.granted_memory`; Grid Engine's ``h_vmem`` limits address space, not RAM).
 
         Raises:
             UserError: not inside a Grid Engine parallel job, or a host name that resolves to loopback.
@@ -199,5 +199,5 @@ class SgeScheduler(BatchScheduler):
         else:
             nodes = tuple(Node(n, node_address(n)) for n in names)
         return Allocation(scheduler=self.name, job_id=job_id, nodes=nodes, cores_per_node=hosts[0][1],
-                          memory_per_node=psutil.virtual_memory().total, walltime=walltime, start_time=start,
+                          memory_per_node=granted_memory(), walltime=walltime, start_time=start,
                           fanout=self.default_fanout)

@@ -8,10 +8,9 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-
-import psutil
 
 from launcher.errors import UserError
 from launcher.schedulers.base import (
@@ -19,6 +18,7 @@ from launcher.schedulers.base import (
     BatchScheduler,
     JobState,
     Node,
+    granted_memory,
     node_address,
     run_command,
     teardown_lead,
@@ -58,6 +58,26 @@ def parse_time_limit(value: str) -> float | None:
     return float(parse_walltime(value))
 
 
+def first_count(value: str) -> int | None:
+    """The first node's count of ``SLURM_JOB_CPUS_PER_NODE`` (``16(x4)``, ``16,8(x2)``, ``4``), or ``None``."""
+    match = re.match(r"\s*(\d+)", value or "")
+    return int(match.group(1)) if match else None
+
+
+def granted(env: Mapping[str, str]) -> tuple[int, int]:
+    """(cores, memory bytes) Slurm granted on this node, from the job's environment.
+
+    Cores: ``SLURM_CPUS_ON_NODE``, else the first count of ``SLURM_JOB_CPUS_PER_NODE``, else the CPUs this process
+    may use. Memory: the smallest of ``SLURM_MEM_PER_NODE`` (MiB; 0 = all), ``SLURM_MEM_PER_CPU`` (MiB) × cores,
+    the node's RAM and this process's cgroup limit (:func:`launcher.schedulers.base.granted_memory`).
+    """
+    cores = first_count(env.get("SLURM_CPUS_ON_NODE", "")) or first_count(env.get("SLURM_JOB_CPUS_PER_NODE", "")) \
+        or len(os.sched_getaffinity(0)) or 1
+    per_node = first_count(env.get("SLURM_MEM_PER_NODE", ""))
+    per_cpu = first_count(env.get("SLURM_MEM_PER_CPU", ""))
+    return cores, granted_memory(per_node and per_node * MiB, per_cpu and per_cpu * MiB * cores)
+
+
 class SlurmScheduler(BatchScheduler):
     """Slurm backend (tested on a real multi-node Slurm 22.05 cluster)."""
 
@@ -69,7 +89,9 @@ class SlurmScheduler(BatchScheduler):
     def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
         """``#SBATCH`` options: job name, nodes, one task per node, time, output files, the walltime
         warning (``--signal=B:USR1@lead``, lead = :func:`teardown_lead`: to the batch shell, which forwards it),
-        partition, account, qos, cores and memory per node (``--mem`` in MiB)."""
+        partition, account, qos, whole nodes (``batch.exclusive``: ``--exclusive``, all cores, and ``--mem=0``, all
+        memory, unless ``batch.memory_per_node``), cores (``--cpus-per-task``) and memory per node (``--mem`` in
+        MiB)."""
         b = spec.batch
         lead = teardown_lead(spec)
         lines = [f"--job-name=hh-{spec.name}", f"--nodes={spec.nodes}", "--ntasks-per-node=1",
@@ -81,10 +103,14 @@ class SlurmScheduler(BatchScheduler):
             lines.append(f"--account={b.account}")
         if b.qos:
             lines.append(f"--qos={b.qos}")
+        if b.exclusive:
+            lines.append("--exclusive")
         if b.cores_per_node:
             lines.append(f"--cpus-per-task={b.cores_per_node}")
         if b.memory_per_node:
             lines.append(f"--mem={b.memory_per_node // MiB}M")
+        elif b.exclusive:
+            lines.append("--mem=0")  # all the memory of each node
         return lines
 
     def check(self, spec: JobSpec) -> None:
@@ -135,8 +161,8 @@ class SlurmScheduler(BatchScheduler):
 
     # -- inside an allocation ---------------------------------------------------------------
     def allocation(self, spec: JobSpec) -> Allocation:
-        """Nodes from ``SLURM_JOB_NODELIST``, cores from ``SLURM_CPUS_ON_NODE``, memory from
-        ``SLURM_MEM_PER_NODE`` (MiB) or the node's RAM, walltime and start from ``scontrol show job``.
+        """Nodes from ``SLURM_JOB_NODELIST``, cores and memory as granted (:func:`granted`), walltime and start
+        from ``scontrol show job``.
 
         Raises:
             UserError: not inside a Slurm job, or a node name that resolves to loopback.
@@ -152,9 +178,7 @@ class SlurmScheduler(BatchScheduler):
         start = time.time()
         if info.get("StartTime", "Unknown") not in ("Unknown", "None"):
             start = datetime.strptime(info["StartTime"], "%Y-%m-%dT%H:%M:%S").timestamp()
-        cores = int(os.environ.get("SLURM_CPUS_ON_NODE") or os.cpu_count() or 1)
-        mem_mb = os.environ.get("SLURM_MEM_PER_NODE")
-        memory = int(mem_mb) * MiB if mem_mb and mem_mb != "0" else psutil.virtual_memory().total
+        cores, memory = granted(os.environ)
         if spec.interface:
             from launcher.agent import interface_address
 

@@ -31,7 +31,9 @@ def write_job(tmp_path: Path, pfs_root: Path, **fields: object) -> Path:
     job = tmp_path / "pbswc.yaml"
     job.write_text(yaml.safe_dump({
         "name": "pbswc", "scheduler": "pbs", "nodes": 1, "walltime": "00:15:00", "interface": "lo",
-        "filesystem": {"root": str(pfs_root)},
+        # The stand-in runs its one node on this machine: the root under /tmp is "shared" (issue #11 refuses a
+        # batch job's node-local root unless filesystem.shared asserts it).
+        "filesystem": {"root": str(pfs_root), "shared": True},
         "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"},
         "steps": [{"example": "wordcount", "args": [str(text), "${run_dir}/output/wordcount"]}], **fields}))
     return job

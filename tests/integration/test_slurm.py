@@ -117,7 +117,9 @@ def test_walltime_runs_out_mid_step(shared_root: Path, tmp_path: Path) -> None:
 
 def test_two_clusters_share_nodes(shared_root: Path, tmp_path: Path) -> None:
     jobs = [write_job(tmp_path, {"name": f"pair{i}", "nodes": 2, "walltime": "00:15:00",
-                                 "filesystem": {"root": str(shared_root)}, "batch": {"cores_per_node": 1},
+                                 "filesystem": {"root": str(shared_root)},
+                                 # whole nodes are the default since issue #11: ask for a core of a shared node
+                                 "batch": {"cores_per_node": 1, "exclusive": False},
                                  "steps": [{"example": "pi", "args": ["2", "1000"]}]}) for i in (1, 2)]
     procs = [subprocess.Popen([sys.executable, "-m", "launcher.cli", "submit", str(j), "--wait"], cwd=REPO,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for j in jobs]

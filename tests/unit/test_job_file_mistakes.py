@@ -16,7 +16,9 @@ import pytest
 
 from tests.conftest import REPO
 
-HEADER = "name: mistakes\nfilesystem:\n  root: ROOT\n"
+#: ``shared: true``: the batch-system cases render with a root under /tmp (node-local), which a real batch job may
+#: not use; a case with ``shared="null"`` gets the detection (issue #11: a shared root).
+HEADER = "name: mistakes\nfilesystem:\n  root: ROOT\n  shared: SHARED\n"
 STEPS = "steps:\n  - example: pi\n    args: [2, 10]\n"
 
 
@@ -31,6 +33,7 @@ class Case:
     error: str | None = None
     renders: tuple[str, ...] = ()
     warns: str | None = None
+    shared: str = "true"
 
 
 SLURM = "scheduler: slurm\n"
@@ -46,7 +49,7 @@ CASES: dict[str, Case] = {
     "walltime-words": Case("walltime: two hours\n", "walltime", "is not a walltime"),
     "signal-lead-minutes": Case(SLURM + "batch:\n  signal_lead: 5m\n", renders=("#SBATCH --signal=B:USR1@300",)),
     # -- YAML itself
-    "tab-indent": Case("hadoop:\n\tmap_memory: 2g\n", "line 5", "indent with spaces"),
+    "tab-indent": Case("hadoop:\n\tmap_memory: 2g\n", "line 6", "indent with spaces"),
     "yes-is-a-string": Case(SLURM + "batch:\n  qos: yes\n", renders=("#SBATCH --qos=yes",)),
     # -- typos in keys and names
     "typo-top-level": Case("nodez: 2\n", "nodez", "unknown field 'nodez'"),
@@ -83,6 +86,26 @@ CASES: dict[str, Case] = {
     # -- Hadoop properties
     "misspelt-property": Case("hadoop:\n  properties:\n    mapred-site:\n      mapreduce.map.memroy.mb: 2048\n",
                               warns="did you mean mapreduce.map.memory.mb?"),
+    # -- a shared root (tmp_path is on ext4/xfs/tmpfs/overlay here: node-local)
+    "local-root-on-slurm": Case(SLURM, "filesystem.root", "which the compute nodes do not share", shared="null"),
+    "local-root-declared-shared": Case(SLURM, renders=("#SBATCH --nodes=1",)),
+    "local-root-on-local-backend": Case("scheduler: local\n", renders=("==> steps <==",), shared="null"),
+    # -- whole nodes by default (issue #11: one core per node before)
+    "whole-nodes": Case(SLURM, renders=("#SBATCH --exclusive\n", "#SBATCH --mem=0\n")),
+    "shared-nodes": Case(SLURM + "batch:\n  exclusive: false\n  cores_per_node: 2\n",
+                         renders=("#SBATCH --cpus-per-task=2\n",)),
+    # -- render makes every check submit makes
+    "existing-output": Case("steps:\n  - example: teragen\n    args: [100, ROOT]\n", "steps.1", "already exists"),
+    "output-inside-input": Case("steps:\n  - example: wordcount\n    args: [ROOT, ROOT/counts]\n", "steps.1",
+                                "is inside input"),
+    "relative-jar": Case("steps:\n  - jar: lib/nope.jar\n", "steps.1.jar", "/lib/nope.jar does not exist"),
+    "missing-jar": Case("steps:\n  - jar: ROOT/nope.jar\n", "steps.1.jar", "does not exist"),
+    "reducers-without-reducer": Case("steps:\n  - streaming:\n      mapper: cat\n      input: ROOT\n"
+                                     "      output: ROOT-out\n      reducers: 4\n", "steps.1.streaming.reducers",
+                                     "without a reducer would run a map-only job"),
+    "container-larger-than-node": Case(SLURM + "batch:\n  memory_per_node: 8g\nhadoop:\n  map_memory: 16g\n",
+                                       "batch.memory_per_node", "less than one 16384 MiB container"),
+    "no-steps": Case("steps: []\n", renders=("==> steps <==",)),
     "dotted-property": Case("hadoop:\n  properties:\n    mapred-site:\n      mapreduce.job.reduces: 8\n",
                             renders=("<name>mapreduce.job.reduces</name>\n    <value>8</value>",)),
 }
@@ -91,7 +114,8 @@ CASES: dict[str, Case] = {
 def _render(tmp_path: Path, case: Case) -> tuple[Path, subprocess.CompletedProcess[str]]:
     root = tmp_path / "pfs"
     root.mkdir()
-    text = HEADER.replace("ROOT", str(root)) + case.yaml + ("" if "steps:" in case.yaml else STEPS)
+    text = (HEADER + case.yaml + ("" if "steps:" in case.yaml else STEPS)).replace("ROOT", str(root))
+    text = text.replace("SHARED", case.shared)
     path = tmp_path / "job.yaml"
     path.write_text(text)
     proc = subprocess.run([sys.executable, "-m", "launcher.cli", "render", str(path)], capture_output=True,

@@ -189,6 +189,31 @@ def test_streaming_map_only(resolve: Callable[..., list[ResolvedStep]], corpus: 
     assert "-reducer" not in step.argv and "-files" not in step.argv
 
 
+def test_streaming_reducers_without_a_reducer_is_an_error(resolve: Callable[..., list[ResolvedStep]], corpus: Path,
+                                                          tmp_path: Path) -> None:
+    """Issue #11: `reducers: 4` without `reducer:` used to run a map-only job (-numReduceTasks 0) silently."""
+    with pytest.raises(UserError, match="without a reducer") as info:
+        resolve([{"streaming": {"mapper": "cat", "input": str(corpus), "output": str(tmp_path / "m"),
+                                "reducers": 4}}])
+    assert info.value.field == "steps.1.streaming.reducers" and "reducer: cat" in info.value.fix
+    [step] = resolve([{"streaming": {"mapper": "cat", "input": str(corpus), "output": str(tmp_path / "m"),
+                                     "reducers": 0}}])
+    assert after(step.argv, "-mapper") == ["cat", "-numReduceTasks", "0"]
+
+
+@pytest.mark.parametrize("output", ["in", "in/sub/out", "in/"])
+def test_output_inside_an_input_is_an_error(resolve: Callable[..., list[ResolvedStep]], tmp_path: Path,
+                                            output: str) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.txt").write_text("a\n")
+    with pytest.raises(UserError, match="is inside input") as info:
+        resolve([{"streaming": {"mapper": "cat", "input": f"{tmp_path}/in/*.txt", "output": f"{tmp_path}/{output}"}}],
+                overwrite=True)
+    assert info.value.field == "steps.1"
+    [step] = resolve([{"example": "wordcount", "args": [f"{tmp_path}/in", f"{tmp_path}/input-counts"]}])
+    assert step.outputs == (f"{tmp_path}/input-counts",)
+
+
 def test_streaming_missing_file_to_ship(resolve: Callable[..., list[ResolvedStep]], corpus: Path,
                                         tmp_path: Path) -> None:
     with pytest.raises(UserError, match="does not exist") as info:

@@ -20,13 +20,14 @@ import pytest
 from launcher import __version__
 from launcher.errors import CommandError, UserError
 from launcher.fanout import get_fanout
-from launcher.schedulers import get_scheduler
+from launcher.schedulers import base, get_scheduler
 from launcher.schedulers.base import JobState
 from launcher.schedulers.pbs import (
     PbsScheduler,
     flavor_of,
     parse_nodefile,
     parse_pbs_duration,
+    parse_pbs_size,
     parse_qstat_f,
     walltime_and_start,
 )
@@ -334,3 +335,34 @@ def test_pbsdsh_fanout_starts_one_task_per_node_and_stops_them_by_pid(
     calls = (standins / "pbsdsh.args").read_text().splitlines()
     assert sorted(c.split()[1] for c in calls if " kill -TERM " in c) == ["n1", "n2", "n3"]
     assert "fake agent on n2 stopped" in fanout.log_file(plan).read_text()  # type: ignore[arg-type]
+
+
+def test_pbs_pro_whole_nodes_only_when_exclusive(make_spec: Callable[..., JobSpec]) -> None:
+    pro = PbsScheduler().directives(make_spec(scheduler="pbs", nodes=2, pbs={"flavor": "pbspro"},
+                                              batch={"cores_per_node": 16}), Path("/r"))
+    assert "-l select=2:ncpus=16" in pro and "-l place=scatter:excl" in pro
+    shared = PbsScheduler().directives(make_spec(scheduler="pbs", nodes=2, pbs={"flavor": "pbspro"},
+                                                 batch={"exclusive": False}), Path("/r"))
+    assert "-l place=scatter" in shared and "-l place=scatter:excl" not in shared
+
+
+@pytest.mark.parametrize(("text", "size"), [("16gb", 16 << 30), ("62500mb", 62500 << 20), ("1024kb", 1 << 20),
+                                             ("512", 512), ("2gw", 16 << 30), ("lots", None), ("", None)])
+def test_parse_pbs_size(text: str, size: int | None) -> None:
+    assert parse_pbs_size(text) == size
+
+
+def test_allocation_memory_is_the_jobs_mem_per_node(make_spec: Callable[..., JobSpec], standins: Path,
+                                                    monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Issue #11: memory was the node's RAM even when the job's `mem` (and its cgroup) allowed much less."""
+    standins.mkdir(parents=True)
+    qstat = TORQUE_QSTAT_F.replace("    Resource_List.nodect = 4\n", "    Resource_List.nodect = 4\n"
+                                   "    Resource_List.mem = 4gb\n")
+    (standins / "4242.torque-server.example.org.qstat").write_text(qstat)
+    nodefile = tmp_path / "nodefile"
+    nodefile.write_text("localhost\nlocalhost\n")
+    monkeypatch.setenv("PBS_JOBID", "4242.torque-server.example.org")
+    monkeypatch.setenv("PBS_NODEFILE", str(nodefile))
+    monkeypatch.setattr(base, "cgroup_memory_limit", lambda: None)
+    spec = make_spec(scheduler="pbs", nodes=1, interface="lo", pbs={"flavor": "torque"})
+    assert PbsScheduler().allocation(spec).memory_per_node == 4 << 30

@@ -11,12 +11,14 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from types import SimpleNamespace
 
+import psutil
 import pytest
 
 from launcher import __version__
 from launcher.errors import UserError
-from launcher.schedulers import slurm
+from launcher.schedulers import base, slurm
 from launcher.schedulers.base import JobState
 from launcher.schedulers.slurm import SlurmScheduler, parse_scontrol_job, parse_time_limit
 from launcher.spec import JobSpec
@@ -141,9 +143,41 @@ def test_allocation_from_environment_and_recorded_scontrol(monkeypatch: pytest.M
     fake_commands(monkeypatch, {"scontrol show hostnames": (0, recorded("scontrol-show-hostnames.txt")),
                                 "scontrol show job": (0, recorded("scontrol-show-job-running.txt"))})
     monkeypatch.setattr(slurm, "node_address", lambda name: f"10.1.0.{len(name)}")
+    # a 256 GiB node without a cgroup limit: the granted 62500 MiB is the smallest (issue #11)
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: SimpleNamespace(total=256 << 30))
+    monkeypatch.setattr(base, "cgroup_memory_limit", lambda: None)
     alloc = SlurmScheduler().allocation(make_spec(nodes=4))
     assert [n.name for n in alloc.nodes] == ["n01", "n02", "n03", "gpu7"]
     assert (alloc.cores_per_node, alloc.memory_per_node) == (16, 62500 * MiB)
     assert alloc.walltime == 3600.0
     assert alloc.start_time == datetime(2026, 1, 1, 10, 0, 5).timestamp()
     assert alloc.job_id == "4242" and alloc.fanout == "srun"
+
+
+# -- whole nodes (issue #11) ----------------------------------------------------------------------
+
+def test_whole_nodes_by_default(make_spec: Callable[..., JobSpec]) -> None:
+    """Slurm's default was one core per node (--ntasks-per-node=1 and nothing else): now --exclusive and --mem=0."""
+    lines = SlurmScheduler().directives(make_spec(), RUN_DIR)
+    assert "--exclusive" in lines and "--mem=0" in lines and "--ntasks-per-node=1" in lines
+    lines = SlurmScheduler().directives(make_spec(batch={"memory_per_node": "60g", "cores_per_node": 8}), RUN_DIR)
+    assert "--exclusive" in lines and "--mem=61440M" in lines and "--mem=0" not in lines
+    assert "--cpus-per-task=8" in lines
+    shared = SlurmScheduler().directives(make_spec(batch={"exclusive": False}), RUN_DIR)
+    assert "--exclusive" not in shared and not any(line.startswith("--mem") for line in shared)
+
+
+@pytest.mark.parametrize(("env", "cores", "memory_mib"), [
+    ({"SLURM_CPUS_ON_NODE": "16", "SLURM_MEM_PER_NODE": "62500"}, 16, 62500),
+    ({"SLURM_CPUS_ON_NODE": "4", "SLURM_MEM_PER_CPU": "1000"}, 4, 4000),       # --mem-per-cpu: × cores
+    ({"SLURM_JOB_CPUS_PER_NODE": "16(x4)", "SLURM_MEM_PER_CPU": "2000"}, 16, 32000),
+    ({"SLURM_CPUS_ON_NODE": "8", "SLURM_MEM_PER_NODE": "0"}, 8, 100 * 1024),   # --mem=0: the node (cgroup) decides
+    ({"SLURM_CPUS_ON_NODE": "64", "SLURM_MEM_PER_NODE": "500000"}, 64, 100 * 1024),  # cgroup below the request
+])
+def test_granted_cores_and_memory(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], cores: int,
+                                  memory_mib: int) -> None:
+    """Sizing reads what the allocation grants: never more memory than the smallest of Slurm's numbers, the
+    node's RAM and the cgroup limit (100 GiB here, on a 256 GiB node)."""
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: SimpleNamespace(total=256 << 30))
+    monkeypatch.setattr(base, "cgroup_memory_limit", lambda: 100 << 30)
+    assert slurm.granted(env) == (cores, memory_mib * MiB)
