@@ -7,6 +7,7 @@ A backend only builds argument lists and parses outputs; running commands and po
 from __future__ import annotations
 
 import enum
+import os
 import socket
 import subprocess
 import time
@@ -151,6 +152,27 @@ def granted_memory(*limits: int | None) -> int:
 
     known = [psutil.virtual_memory().total, cgroup_memory_limit(), *limits]
     return min(value for value in known if value)
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on: its CPU affinity (which a batch system's cpuset limits), else the CPU count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def whole_node_cores(granted: int, spec: JobSpec) -> int:
+    """Cores YARN may use on a node of a whole-node allocation (issue 11).
+
+    PBS Pro has no "all cores" in ``select``: without ``batch.cores_per_node`` the batch script asks
+    ``ncpus=1`` with ``place=scatter:excl``, the node is the job's, and ``NCPUS`` says 1. Then YARN gets
+    :func:`usable_cpus` instead (never fewer than ``granted``). Anything else keeps ``granted``: a node that is
+    not exclusive may be shared with other jobs, and ``batch.cores_per_node`` is the user's own limit.
+    """
+    if spec.batch.exclusive and not spec.batch.cores_per_node:
+        return max(granted, usable_cpus())
+    return granted
 
 
 def resolve(hostname: str) -> str:

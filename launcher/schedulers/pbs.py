@@ -26,6 +26,7 @@ from launcher.schedulers.base import (
     granted_memory,
     node_address,
     run_command,
+    whole_node_cores,
 )
 from launcher.spec import JobSpec
 from launcher.units import MiB, format_walltime
@@ -247,6 +248,8 @@ class PbsScheduler(BatchScheduler):
         names = parse_nodefile("\n".join(lines))
         per_host = lines.count(names[0]) if names else 1
         cores = int(os.environ.get("PBS_NUM_PPN") or os.environ.get("NCPUS") or per_host)
+        if self.flavor(spec) == "pbspro":  # place=scatter:excl; Torque has no whole-node request
+            cores = whole_node_cores(cores, spec)
         info = parse_qstat_f(run_command(self.status_argv(job_id)).stdout)
         walltime, start = walltime_and_start(info)
         job_memory = parse_pbs_size(info.get("Resource_List.mem", ""))

@@ -366,3 +366,27 @@ def test_allocation_memory_is_the_jobs_mem_per_node(make_spec: Callable[..., Job
     monkeypatch.setattr(base, "cgroup_memory_limit", lambda: None)
     spec = make_spec(scheduler="pbs", nodes=1, interface="lo", pbs={"flavor": "torque"})
     assert PbsScheduler().allocation(spec).memory_per_node == 4 << 30
+
+
+@pytest.mark.parametrize(("flavor", "batch", "expected"), [
+    ("pbspro", {}, 6),                             # ncpus=1 + place=scatter:excl: the whole node's CPUs
+    ("pbspro", {"exclusive": False}, 1),           # a shared node: only what was granted
+    ("pbspro", {"cores_per_node": 3}, 1),          # the user's own limit (NCPUS as granted)
+    ("torque", {}, 1),                             # Torque has no whole-node request: ppn as granted
+])
+def test_whole_node_cores_on_pbs_pro(make_spec: Callable[..., JobSpec], standins: Path, tmp_path: Path,
+                                     monkeypatch: pytest.MonkeyPatch, flavor: str, batch: dict, expected: int) -> None:
+    """Issue 11 / issue 17 item 14: `select=4:ncpus=1 -l place=scatter:excl` gives whole nodes, but NCPUS=1 sized
+    YARN at one vcore. With exclusive nodes, YARN gets the CPUs the job may run on (its affinity: 6 here)."""
+    standins.mkdir(parents=True)
+    job_id = "4242.torque-server.example.org"
+    (standins / f"{job_id}.qstat").write_text(TORQUE_QSTAT_F if flavor == "torque" else PBSPRO_QSTAT_F)
+    nodefile = tmp_path / "nodefile"
+    nodefile.write_text("localhost\n")
+    for name, value in (("PBS_JOBID", job_id), ("PBS_NODEFILE", str(nodefile)), ("NCPUS", "1"),
+                        ("PBS_STANDIN_FLAVOR", flavor)):
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("PBS_NUM_PPN", raising=False)
+    monkeypatch.setattr(base.os, "sched_getaffinity", lambda pid: set(range(6)))
+    spec = make_spec(scheduler="pbs", nodes=1, interface="lo", pbs={"flavor": flavor}, batch=batch)
+    assert PbsScheduler().allocation(spec).cores_per_node == expected
