@@ -10,6 +10,31 @@ cd "$(dirname "$0")"
 with_tests=0
 [[ "${1:-}" == "--test" ]] && with_tests=1
 
+# The interpreter .venv is made from: every user of a site install must be able to run it (a python3 under
+# root's or a user's home, e.g. pyenv, gives everyone else "bad interpreter: Permission denied").
+# $HPC_HADOOP_PYTHON wins; else Debian's /usr/bin/python3; else python3 on PATH, with a warning when other
+# users cannot run it (a directory on its path, or the file, without the x bit for others).
+world_runnable() {  # PATH: true when every directory on the way and the file itself are executable by others
+  local p; p=$(readlink -f "$1") || return 1
+  while [[ -n "$p" && "$p" != / ]]; do
+    [[ $(( 0$(stat -c %a "$p") & 1 )) -eq 1 ]] || return 1
+    p=$(dirname "$p")
+  done
+}
+choose_python() {
+  local candidate
+  for candidate in "${HPC_HADOOP_PYTHON:-}" /usr/bin/python3 "$(command -v python3 || true)"; do
+    [[ -n "$candidate" && -x "$candidate" ]] || continue
+    "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null || continue
+    world_runnable "$candidate" || echo "install.sh: warning: other users cannot run $candidate (set HPC_HADOOP_PYTHON to a system python3 for a site install)" >&2
+    echo "$candidate"
+    return 0
+  done
+  echo "install.sh: no python3 >= 3.10 found (apt-get install python3)" >&2
+  return 1
+}
+if [[ "${1:-}" == "--print-python" ]]; then choose_python; exit $?; fi
+
 packages=(openjdk-17-jdk-headless maven python3-venv python3-pip dict-gcide gzip procps iproute2)
 if (( with_tests )); then
   packages+=(slurmctld slurmd slurm-client munge glusterfs-server glusterfs-client
@@ -27,8 +52,11 @@ if (( ${#missing[@]} )); then
 fi
 
 if [[ ! -x .venv/bin/python ]]; then
-  echo "install.sh: creating .venv"
-  python3 -m venv .venv
+  python=$(choose_python)
+  echo "install.sh: creating .venv from $python"
+  "$python" -m venv .venv
+elif ! world_runnable .venv/bin/python; then
+  echo "install.sh: warning: .venv uses $(readlink -f .venv/bin/python), which other users cannot run; for a site install: rm -rf .venv && HPC_HADOOP_PYTHON=/usr/bin/python3 ./install.sh" >&2
 fi
 extras="."
 (( with_tests )) && extras=".[test,plots]"

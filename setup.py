@@ -18,7 +18,8 @@ setup(
         "httpx>=0.25",
         "psutil>=5.9",
         "rich>=13.0",
+        "matplotlib>=3.7",  # bench plots: part of a normal install (issue 17 item 8)
     ],
-    extras_require={"test": ["pytest>=7.4", "ruff>=0.4"], "plots": ["matplotlib>=3.7"]},
+    extras_require={"test": ["pytest>=7.4", "ruff>=0.4"], "plots": []},
     entry_points={"console_scripts": ["hpc-hadoop=launcher.cli:main"]},
 )

@@ -313,14 +313,23 @@ class Harness:
 
 
 def write_outputs(out_dir: Path, rows: list[dict[str, Any]], console: Console) -> list[Path]:
-    """Summary table on ``console``; ``summary.csv``, ``hibench.report`` and PNG plots in ``out_dir``."""
-    from benchmarks.plots import plot_all
+    """Summary table on ``console``; ``summary.csv``, ``hibench.report`` and PNG plots in ``out_dir``.
 
+    The table, CSV and report are written first and in any case; without matplotlib (an install that left it
+    out) the plots are skipped with a one-line note instead of ending a finished benchmark in a traceback.
+    """
     summaries = summarize_rows(rows)
     print_summary(console, summaries)
     write_csv(out_dir / "summary.csv", summaries)
     write_hibench_report(out_dir / "hibench.report", rows)
-    pngs = plot_all(rows, out_dir)
+    try:
+        from benchmarks.plots import plot_all
+    except ImportError as exc:
+        console.print(f"[yellow]note:[/] plots skipped ({exc}): `pip install matplotlib`, then "
+                      f"`hpc-hadoop bench plot {out_dir}`")
+        pngs: list[Path] = []
+    else:
+        pngs = plot_all(rows, out_dir)
     notes = sorted({n for r in rows for n in r.get("notes", [])})
     for note in notes:
         console.print(f"[yellow]note:[/] {note}")

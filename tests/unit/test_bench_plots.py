@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import pytest
 
 from benchmarks.plots import plot_all, throughput_vs_files, time_vs_nodes, time_vs_stripes
 from benchmarks.results import summarize_rows
@@ -62,3 +64,21 @@ def test_plot_all_writes_non_empty_pngs(tmp_path: Path) -> None:
 
 def test_no_rows_no_plots(tmp_path: Path) -> None:
     assert plot_all([], tmp_path) == []
+
+
+def test_without_matplotlib_the_summary_is_written_and_plots_skipped(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17 item 8: a bench on an install without matplotlib ended in ModuleNotFoundError after every run
+    had succeeded. Now the CSV and HiBench report are written, and the plots skipped with a note."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from benchmarks.harness import write_outputs
+
+    monkeypatch.setitem(sys.modules, "benchmarks.plots", None)  # `import benchmarks.plots` raises ImportError
+    out = StringIO()
+    assert write_outputs(tmp_path, _rows(), Console(file=out, width=200)) == []
+    assert (tmp_path / "summary.csv").stat().st_size > 0 and (tmp_path / "hibench.report").stat().st_size > 0
+    assert "plots skipped" in out.getvalue() and f"hpc-hadoop bench plot {tmp_path}" in out.getvalue()
+    assert not list(tmp_path.glob("*.png"))
