@@ -5,7 +5,7 @@ A step is a Hadoop job client started with ``java`` and the cluster's ``conf/`` 
 * ``example``: ``RunJar <examples jar> <program> [-D k=v...] args``;
 * ``jar`` without ``class``: ``RunJar <jar> [-D k=v...] args`` (the jar's manifest names the class);
 * ``jar`` with ``class``: ``java -cp conf:<runtime>:<jar> <class> [-D k=v...] args`` (jars such as the
-  jobclient tests jar, whose manifest driver is unusable, DESIGN.md §4);
+  jobclient tests jar, whose manifest driver is unusable, docs/architecture.md, Hadoop runtime);
 * ``streaming``: ``RunJar <streaming jar> [-D k=v...] [-files ...] -input ... -output ... -mapper ...``.
 
 Arguments may use ``${run_dir}``, ``${cluster_id}``, ``${name}``, ``${user}``, ``${fs_root}``,

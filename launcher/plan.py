@@ -386,7 +386,7 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *,
                cluster_id: str | None = None, run_dir: Path | None = None) -> ClusterPlan:
     """Decide roles, ports, directories and memory for ``spec`` on ``allocation``.
 
-    Role placement (DESIGN.md, issue 3): ResourceManager and JobHistoryServer on the first node,
+    Role placement (docs/architecture.md, Data flow; issue 3): ResourceManager and JobHistoryServer on the first node,
     NodeManagers on every node (``nodemanager_on_master: false`` leaves the master out). In ``hdfs`` mode
     also a NameNode on the first node and a DataNode on every node (issue 4). NodeManager
     local dirs are per node: under ``filesystem.local_dirs`` when set (node-local storage), else

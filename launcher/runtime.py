@@ -8,7 +8,7 @@ Two layouts are understood:
   the shim jar built in ``hadoop-fs-shim/target`` is appended (:func:`shim_jar`).
 
 Daemons and clients are started with ``java`` and the computed classpath (never Hadoop's ssh-based
-start scripts). One JDK serves the client, the daemons and the containers (DESIGN.md §4).
+start scripts). One JDK serves the client, the daemons and the containers (docs/architecture.md, Hadoop runtime).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 from launcher.errors import UserError
 from launcher.spec import SHARE_DIR
 
-#: Flags Hadoop 3.4 daemons need on Java 17 (DESIGN.md §4); MR containers get theirs from
+#: Flags Hadoop 3.4 daemons need on Java 17 (docs/architecture.md, Hadoop runtime); MR containers get theirs from
 #: ``mapreduce.jvm.add-opens-as-default=true``; the job client needs none.
 JAVA17_DAEMON_FLAGS = (
     "--add-opens=java.base/java.lang=ALL-UNNAMED",
@@ -117,7 +117,7 @@ def find_java_home(explicit: str | None = None) -> Path:
 
     A ``hadoop.java_home`` or ``$JAVA_HOME`` without ``bin/java`` is an error, as in Hadoop's own scripts
     ("JAVA_HOME ... does not exist"): falling back to another JDK would run a different Java than the user
-    named (one JDK for client, daemons and containers, DESIGN.md §4).
+    named (one JDK for client, daemons and containers, docs/architecture.md, Hadoop runtime).
 
     Raises:
         UserError: the named JDK has no ``bin/java``, or no ``java`` is found at all, with the fix.

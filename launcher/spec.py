@@ -149,7 +149,7 @@ def stripe_aligned_block_size(stripe: int, floor: int = DEFAULT_LOCAL_BLOCK_SIZE
 
 
 class FilesystemSpec(_Model):
-    """Where the cluster keeps its files: the parallel filesystem (DESIGN.md §5).
+    """Where the cluster keeps its files: the parallel filesystem (docs/architecture.md, Parallel filesystem decisions).
 
     The cluster directory is ``<root>/<user>/hpc-hadoop/<cluster-id>`` with ``conf``, ``staging``,
     ``history``, ``app-logs``, ``logs/<host>`` and ``nm-local/<host>`` under it.

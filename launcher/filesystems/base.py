@@ -1,7 +1,8 @@
 """The filesystem interface: detect, stripe a directory, read its layout back, report.
 
-A filesystem class only builds argument lists and parses outputs (STYLE.md §2); running a command and
-turning a failure into a :class:`~launcher.errors.CommandError` lives here, once.
+A filesystem class only builds argument lists and parses outputs, as a scheduler backend does
+(docs/architecture.md, Data flow); running a command and turning a failure into a
+:class:`~launcher.errors.CommandError` lives here, once.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Which filesystem a directory lives on (DESIGN.md §5): ``statfs(2)`` ``f_type``, the mount point and the
-FUSE subtype from ``/proc/mounts``, free space, and whether ``flock`` works there.
+"""Which filesystem a directory lives on (docs/architecture.md, Parallel filesystem decisions): ``statfs(2)``
+``f_type``, the mount point and the FUSE subtype from ``/proc/mounts``, free space, and whether ``flock``
+works there.
 
 Pure inspection: nothing here changes the filesystem except the ``flock`` probe's temporary file.
 """

@@ -1,7 +1,7 @@
 """The scheduler interface: get nodes (submit, poll, cancel) and read the allocation we run in.
 
 A backend only builds argument lists and parses outputs; running commands and polling live here
-(the shape of PSI/J's batch executors and Parsl's providers, ../shared/STYLE.md).
+(the shape of PSI/J's batch executors and Parsl's providers; docs/architecture.md, Data flow).
 """
 
 from __future__ import annotations

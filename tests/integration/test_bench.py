@@ -2,8 +2,8 @@
 (dd, TestDFSIO, TeraSort, Mahout KMeans) on one cluster and a dd-only sweep with repeats; on the real Slurm
 test cluster (tests/cluster, GlusterFS over FUSE) the same ``tiny`` sweep from a user's own sbatch script.
 
-Benchmarks never assert on time (DESIGN.md §7): the tests check that every run succeeded, that every figure
-is there and plausible, that the outputs are complete, and that no process is left.
+Benchmarks never assert on time (docs/architecture.md, Tests): the tests check that every run succeeded, that
+every figure is there and plausible, that the outputs are complete, and that no process is left.
 """
 
 from __future__ import annotations

@@ -71,7 +71,8 @@ def write_job(tmp_path: Path, root: Path, job: dict) -> Path:
 
 
 def test_terasort_with_two_reducers_validates(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
-    """TeraGen → TeraSort (2 reducers: the file:// case DESIGN.md §4 warns about) → TeraValidate."""
+    """TeraGen → TeraSort (2 reducers: the file:// case docs/architecture.md, Hadoop runtime, warns about)
+    → TeraValidate."""
     job = write_job(tmp_path, pfs_root, {
         "name": "terasort-small",
         "hadoop": {"properties": {"mapred-site": {"mapreduce.job.reduces": 2}}},

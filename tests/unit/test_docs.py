@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+from pathlib import Path
+
 from launcher.docgen import reference
 from tests.conftest import REPO
 
@@ -17,3 +21,57 @@ def test_reference_documents_every_field() -> None:
     for field in ("`name`", "`filesystem.root`", "`hadoop.map_memory`", "`batch.extra_directives`",
                   "`steps[].streaming.mapper`", "`steps[].class`"):
         assert field in text, field
+
+
+#: Strings that point outside the repository: the design notes a user cannot open. Built from parts so that
+#: this file does not match itself.
+OUTSIDE = tuple(s.encode() for s in ("DESIGN" + ".md", "../" + "shared", "/work/" + "shared"))
+#: Directories never scanned when the repository is not a git checkout.
+NOT_SHIPPED = {".git", ".venv", "target", "__pycache__", ".pytest_cache", ".ruff_cache", "build", "dist"}
+#: ``[text](target)`` in markdown, outside fenced code blocks.
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+
+
+def shipped_files() -> list[Path]:
+    """Every file git tracks (tests/cluster/ included: nothing there needs the design notes either); without
+    git, every file under the repository except build outputs and caches."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True, timeout=60).stdout
+        names = [name for name in out.decode().split("\0") if name]
+    except (OSError, subprocess.SubprocessError):
+        names = [str(p.relative_to(REPO)) for p in REPO.rglob("*")
+                 if p.is_file() and not NOT_SHIPPED.intersection(p.relative_to(REPO).parts)]
+    return [REPO / name for name in names if (REPO / name).is_file() and not (REPO / name).is_symlink()]
+
+
+def test_no_shipped_file_cites_what_does_not_ship() -> None:
+    offenders = []
+    for path in shipped_files():
+        data = path.read_bytes()
+        offenders += [f"{path.relative_to(REPO)}: {s.decode()}" for s in OUTSIDE if s in data]
+    assert not offenders, "cite docs/architecture.md instead of files outside the repository:\n" + "\n".join(offenders)
+
+
+def anchors(markdown: Path) -> set[str]:
+    """GitHub's heading anchors of a markdown file."""
+    text = FENCE.sub("", markdown.read_text())
+    slugs = set()
+    for heading in re.findall(r"^#+\s+(.*?)\s*$", text, re.M):
+        slugs.add(re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-"))
+    return slugs
+
+
+def test_relative_markdown_links_resolve() -> None:
+    broken = []
+    for doc in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        for target in LINK.findall(FENCE.sub("", doc.read_text())):
+            if re.match(r"[a-z][a-z0-9+.-]*:", target):  # https:, mailto:
+                continue
+            file, _, anchor = target.partition("#")
+            path = (doc.parent / file).resolve() if file else doc
+            if not path.exists():
+                broken.append(f"{doc.relative_to(REPO)}: {target} (no such file)")
+            elif anchor and path.suffix == ".md" and anchor not in anchors(path):
+                broken.append(f"{doc.relative_to(REPO)}: {target} (no such heading)")
+    assert not broken, "\n".join(broken)

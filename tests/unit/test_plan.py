@@ -74,7 +74,8 @@ def test_size_memory_too_small_node(make_spec: SpecFactory, make_allocation: All
 # -- ports -------------------------------------------------------------------------------------
 
 def candidates(cluster_id: str, count: int = 3) -> list[int]:
-    """The first port-block bases choose_ports tries, computed as DESIGN.md and plan.py describe."""
+    """The first port-block bases choose_ports tries, computed as plan.py describes (docs/architecture.md,
+    Parallel filesystem decisions: ports)."""
     slots = (PORT_RANGE[1] - PORT_RANGE[0]) // PORT_BLOCK
     start = int(hashlib.sha256(cluster_id.encode()).hexdigest(), 16) % slots
     return [PORT_RANGE[0] + ((start + i * 7919) % slots) * PORT_BLOCK for i in range(count)]

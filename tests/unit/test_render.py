@@ -20,7 +20,7 @@ SpecFactory = Callable[..., JobSpec]
 PlanFactory = Callable[..., ClusterPlan]
 
 XML_FILES = ("core-site.xml", "yarn-site.xml", "mapred-site.xml", "capacity-scheduler.xml")
-#: The low-latency settings of fast_start (DESIGN.md §4), all 100 ms when on.
+#: The low-latency settings of fast_start (docs/architecture.md, Hadoop runtime), all 100 ms when on.
 FAST_SETTINGS = {
     "yarn-site.xml": ["yarn.resourcemanager.nodemanagers.heartbeat-interval-ms"],
     "mapred-site.xml": ["yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms",

@@ -45,8 +45,8 @@ EXPECTED: dict[str, Expected] = {
     # Clemson paper §II-C (128 MB stripes, 24 / 8 slots), §II-D (8 GB / 1.5 GB heaps, tmpfs / local disk shuffle).
     "clemson-palmetto-scaleup": Expected("pbs", 8192, 8192, 24, 128 * MiB, 128 * MiB, "/dev/shm", None),
     "clemson-palmetto-scaleout": Expected("pbs", 1536, 1536, 8, 128 * MiB, 128 * MiB, "/local_scratch", None),
-    # Generic sites: 2 GB heaps (Spider Table 1), 256 MiB splits (measured, DESIGN.md §4), 1 h task timeout;
-    # no striping set (Lustre: directory default; GPFS and NFS have none).
+    # Generic sites: 2 GB heaps (Spider Table 1), 256 MiB splits (measured, docs/architecture.md, Hadoop runtime),
+    # 1 h task timeout; no striping set (Lustre: directory default; GPFS and NFS have none).
     "generic-lustre": Expected("slurm", 2048, 2048, None, None, 256 * MiB, None, 3_600_000),
     "generic-gpfs": Expected("slurm", 2048, 2048, None, None, 256 * MiB, None, 3_600_000),
     "generic-nfs": Expected("slurm", 2048, 2048, None, None, 256 * MiB, "/tmp", 3_600_000),
