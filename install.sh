@@ -14,11 +14,16 @@ with_tests=0
 # root's or a user's home, e.g. pyenv, gives everyone else "bad interpreter: Permission denied").
 # $HPC_HADOOP_PYTHON wins; else Debian's /usr/bin/python3; else python3 on PATH, with a warning when other
 # users cannot run it (a directory on its path, or the file, without the x bit for others).
-world_runnable() {  # PATH: true when every directory on the way and the file itself are executable by others
-  local p; p=$(readlink -f "$1") || return 1
-  while [[ -n "$p" && "$p" != / ]]; do
-    [[ $(( 0$(stat -c %a "$p") & 1 )) -eq 1 ]] || return 1
-    p=$(dirname "$p")
+world_runnable() {  # PATH: true when others may run it: every directory on the way to it as given (another
+  # user cannot even reach a link in a private directory) and to what it resolves to, and the file, have o+x
+  local path p
+  for path in "$1" "$(readlink -f "$1")"; do
+    [[ $path == /* ]] || path="$PWD/$path"
+    p=$path
+    while [[ -n "$p" && "$p" != / ]]; do
+      [[ $(( 0$(stat -L -c %a "$p" 2>/dev/null || echo 0) & 1 )) -eq 1 ]] || return 1
+      p=$(dirname "$p")
+    done
   done
 }
 choose_python() {

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,11 +23,13 @@ def choose(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def private_python(tmp_path: Path) -> Path:
-    """A python3 that only its owner can reach (as pyenv under a home directory): a 0700 directory."""
+    """A python3 that only its owner can reach (as pyenv under a home directory): a link, in a 0700 directory,
+    to the system's python3, which anyone could run by its own path (the CI run that caught the first version
+    of the check, which looked only at where the link leads)."""
     private = tmp_path / "home" / ".pyenv" / "bin"
     private.mkdir(parents=True)
     (tmp_path / "home").chmod(0o700)
-    (private / "python3").symlink_to(sys.executable)
+    (private / "python3").symlink_to(SYSTEM_PYTHON)
     return private / "python3"
 
 
