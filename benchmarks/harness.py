@@ -272,7 +272,7 @@ class Harness:
             stripe, stripe_note = apply_stripe(work, point["stripe_count"], spec)
         except HpcHadoopError as exc:
             stripe, stripe_note = {"status": "failed", "reason": str(exc)}, f"striping failed: {exc}"
-        runtime = session.plan.hadoop_runtime() if session and session.plan else None
+        runtime = session.plan.runtime if session and session.plan else None
         row: dict[str, Any] = {
             "bench_id": self.bench_id, "bench": self.bench.name, "workload": workload, "profile": self.bench.profile,
             "repeat": repeat, **point, "files": params.get("files"), "file_size": params.get("file_size"),

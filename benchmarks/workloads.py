@@ -82,7 +82,7 @@ class Workload(ABC):
             last = result.lines[-1] if result.lines else ""
             raise ClusterError(f"{name} failed with exit code {result.returncode}; read {step.log} {last}".rstrip())
         plan = ctx.session.plan
-        if plan.job_spec().filesystem.mode == "hdfs":  # the history is on HDFS: ask the JobHistoryServer
+        if plan.spec.filesystem.mode == "hdfs":  # the history is on HDFS: ask the JobHistoryServer
             latency = rest_latency_s(plan.jhs_web, result.job_id)
         else:
             latency = job_latency_s(Path(plan.run_dir, "history"), result.job_id)
@@ -203,7 +203,7 @@ class DfsIO(Workload):
         """Figures: Hadoop's per-map ``*_throughput_mb_s``, the aggregate ``write_mb_s`` / ``read_mb_s``
         (total MiB ÷ the job's exec time), dd's, and ``*_ratio`` = aggregate ÷ dd."""
         assert ctx.session is not None
-        runtime = ctx.session.plan.hadoop_runtime() if ctx.session.plan else None
+        runtime = ctx.session.plan.runtime if ctx.session.plan else None
         assert runtime is not None
         files, size = int(ctx.params["files"]), int(ctx.params["file_size"])
         data = ctx.work_dir / "dfsio"
@@ -250,7 +250,7 @@ class TeraSort(Workload):
     def prepare(self, ctx: Context) -> dict[str, Any]:
         """TeraGen ``rows`` 100-byte rows with ``maps`` maps into ``work_dir/gen``."""
         assert ctx.session is not None and ctx.session.plan is not None
-        examples = ctx.session.plan.hadoop_runtime().examples_jar
+        examples = ctx.session.plan.runtime.examples_jar
         gen = ctx.work_dir / "gen"
         job = self.hadoop(ctx, "teragen", [str(examples), "teragen", f"-Dmapreduce.job.maps={ctx.params['maps']}",
                                            str(ctx.params["rows"]), str(gen)], outputs=(gen,))
@@ -268,7 +268,7 @@ class TeraSort(Workload):
         """
         assert ctx.session is not None and ctx.session.plan is not None
         plan = ctx.session.plan
-        examples = plan.hadoop_runtime().examples_jar
+        examples = plan.runtime.examples_jar
         gen, out, report = ctx.work_dir / "gen", ctx.work_dir / "sorted", ctx.work_dir / "validate"
         job = self.hadoop(ctx, "terasort", [str(examples), "terasort",
                                             f"-Dmapreduce.job.reduces={ctx.params['reduces']}", str(gen), str(out)],

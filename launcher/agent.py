@@ -138,7 +138,7 @@ class Agent:
         Path(self.node.log_dir).mkdir(parents=True, exist_ok=True)
         Path(self.node.nm_local_dir).mkdir(parents=True, exist_ok=True)
         self.status_file.parent.mkdir(parents=True, exist_ok=True)
-        spec = self.plan.job_spec()
+        spec = self.plan.spec
         address = interface_address(spec.interface) if spec.interface else None
         self.prepare_work_dir()
         if "datanode" in self.node.roles:

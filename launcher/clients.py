@@ -61,9 +61,9 @@ def bin_dir(plan: ClusterPlan) -> Path:
 
 def render_wrappers(plan: ClusterPlan) -> dict[str, str]:
     """The text of ``bin/hadoop``, ``bin/yarn`` and ``bin/mapred`` for this cluster."""
-    runtime = plan.hadoop_runtime()
+    runtime = plan.runtime
     template = environment().get_template("client.sh.j2")
-    flags = [NO_CONTAINER_SUPPORT, *(FAST_START_FLAGS if plan.job_spec().hadoop.fast_start else ())]
+    flags = [NO_CONTAINER_SUPPORT, *(FAST_START_FLAGS if plan.spec.hadoop.fast_start else ())]
     texts = {}
     for command, mapping in SUBCOMMANDS.items():
         site = Path(runtime.home, "bin", command)
@@ -92,7 +92,7 @@ def client_environment(plan: ClusterPlan) -> dict[str, str]:
 
     ``PATH`` is given as a prefix ending in ``:$PATH`` (unexpanded) so the lines can be ``eval``'d.
     """
-    runtime = plan.hadoop_runtime()
+    runtime = plan.runtime
     return {
         "HPC_HADOOP_CLUSTER": plan.cluster_id,
         "HPC_HADOOP_RUN_DIR": plan.run_dir,

@@ -153,7 +153,7 @@ class Cluster:
             Seconds the teardown took.
         """
         began = time.time()
-        if self.plan.job_spec().filesystem.mode == "hdfs":
+        if self.plan.spec.filesystem.mode == "hdfs":
             self.keep_hdfs_history()
         self.fanout.stop()
         leftovers = self.leftover_processes()

@@ -55,7 +55,7 @@ def hadoop_env(plan: ClusterPlan, base: dict[str, str] | None = None, conf_dir: 
         conf_dir: ``HADOOP_CONF_DIR``; default the cluster directory's ``conf/`` (a daemon gets its node-local
             copy, :func:`work_paths`).
     """
-    runtime = plan.hadoop_runtime()
+    runtime = plan.runtime
     env = dict(os.environ if base is None else base)
     home = str(runtime.home)
     env.update({
@@ -71,7 +71,7 @@ def hadoop_env(plan: ClusterPlan, base: dict[str, str] | None = None, conf_dir: 
 
 def classpath(plan: ClusterPlan) -> str:
     """``conf/`` first, then the runtime's jars and directories (job clients and the wrapper commands)."""
-    return ":".join([str(plan.conf_dir), *plan.hadoop_runtime().classpath])
+    return ":".join([str(plan.conf_dir), *plan.runtime.classpath])
 
 
 def daemon_classpath(plan: ClusterPlan, conf_dir: Path | None = None) -> str:
@@ -79,7 +79,7 @@ def daemon_classpath(plan: ClusterPlan, conf_dir: Path | None = None) -> str:
     only when the classpath starts with the jars it was made from (:mod:`launcher.cds`). No jar of the
     runtime holds a ``*-site.xml``; the one ``log4j.properties`` in a jar (the jobclient tests jar) is
     overridden by ``-Dlog4j.configuration``."""
-    runtime = plan.hadoop_runtime()
+    runtime = plan.runtime
     jars = [e for e in runtime.classpath if e.endswith("/*")]
     others = [e for e in runtime.classpath if not e.endswith("/*")]
     return ":".join([*jars, *others, str(conf_dir or plan.conf_dir)])
@@ -108,13 +108,13 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
             filesystem every class or resource the JVM does not find in a jar is looked up in the conf
             directory of the classpath: thousands of metadata round trips while a daemon starts (issue 18).
     """
-    runtime = plan.hadoop_runtime()
+    runtime = plan.runtime
     conf_dir, tmp_dir = work_paths(work_dir) if work_dir else (plan.conf_dir, None)
     node_tmp = tmp_dir or plan.path("tmp", node.name)
     log_dir = Path(node.log_dir)
     flags = runtime.daemon_flags()
     sharing, archive_tmp, archive = [], None, None
-    if plan.job_spec().hadoop.class_data_sharing:
+    if plan.spec.hadoop.class_data_sharing:
         sharing, archive_tmp, archive = cds_flags(runtime, name, node.name, plan.cluster_id, flags)
     argv = [runtime.java, f"-Xmx{plan.memory.daemon_heap_mb}m", *flags, *sharing,
             *([f"-Djava.io.tmpdir={tmp_dir}"] if tmp_dir else []), f"-XX:ErrorFile={log_dir}/hs_err_pid%p.log",

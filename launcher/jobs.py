@@ -100,7 +100,7 @@ class StepResult:
 
 def variables(plan: ClusterPlan, spec: JobSpec) -> dict[str, str]:
     """The ``${...}`` variables steps may use (environment variables come after these)."""
-    runtime = plan.hadoop_runtime()
+    runtime = plan.runtime
     return {"run_dir": plan.run_dir, "cluster_id": plan.cluster_id, "name": spec.name, "user": plan.user,
             "fs_root": str(expand_root(spec.filesystem.root)), "examples_jar": str(runtime.examples_jar),
             "tests_jar": str(runtime.tests_jar), "streaming_jar": str(runtime.streaming_jar),
@@ -171,7 +171,7 @@ def resolve_steps(spec: JobSpec, plan: ClusterPlan, *, overwrite: bool, job_file
         UserError: a missing jar, file or input, reducers without a reducer, an existing output or one inside
             an input, an unknown variable.
     """
-    runtime = plan.hadoop_runtime()
+    runtime = plan.runtime
     values = variables(plan, spec)
     java = [runtime.java, "-Xmx512m", NO_CONTAINER_SUPPORT, *(FAST_START_FLAGS if spec.hadoop.fast_start else ()),
             f"-Dhadoop.log.dir={plan.run_dir}/logs/client", "-Dhadoop.root.logger=INFO,console"]
@@ -410,7 +410,7 @@ class StepRunner:
                 self.proc.wait()
         result.returncode = self.proc.returncode if self.proc else None
         if result.application_id:
-            runtime = self.plan.hadoop_runtime()
+            runtime = self.plan.runtime
             argv = [runtime.java, "-Xmx256m", NO_CONTAINER_SUPPORT, *FAST_START_FLAGS, "-cp", classpath(self.plan),
                     "org.apache.hadoop.yarn.client.cli.ApplicationCLI", "application", "-kill",
                     result.application_id]

@@ -13,13 +13,13 @@ import os
 import secrets
 import socket
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
 from launcher.errors import UserError
 from launcher.runtime import HadoopRuntime
-from launcher.schedulers.base import Allocation, Node
+from launcher.schedulers.base import Allocation
 from launcher.spec import JobSpec
 from launcher.units import MiB, format_size
 
@@ -222,8 +222,8 @@ class ClusterPlan:
         nodes: every node, master first.
         ports: the port block.
         memory: container sizing.
-        runtime: the Hadoop runtime (as :meth:`HadoopRuntime.to_dict`).
-        spec: the job spec (as ``JobSpec.model_dump(by_alias=True)``).
+        runtime: the Hadoop runtime (``plan.json`` holds :meth:`HadoopRuntime.to_dict`).
+        spec: the validated, frozen job spec (``plan.json`` holds ``JobSpec.model_dump(by_alias=True)``).
         cores_per_node: cores of the allocation on each node.
         created: epoch seconds.
     """
@@ -239,8 +239,8 @@ class ClusterPlan:
     nodes: tuple[NodePlan, ...]
     ports: Ports
     memory: MemoryPlan
-    runtime: dict[str, Any]
-    spec: dict[str, Any]
+    runtime: HadoopRuntime
+    spec: JobSpec
     cores_per_node: int = 1
     created: float = field(default_factory=time.time)
 
@@ -281,27 +281,26 @@ class ClusterPlan:
         """JobHistoryServer web/REST address."""
         return f"http://{self.master.address}:{self.ports.jhs_web}"
 
-    def hadoop_runtime(self) -> HadoopRuntime:
-        """The runtime as an object."""
-        return HadoopRuntime.from_dict(self.runtime)
-
-    def job_spec(self) -> JobSpec:
-        """The job spec as an object."""
-        return JobSpec.model_validate(self.spec)
-
     # -- persistence -------------------------------------------------------------------------
     def to_json(self) -> str:
-        """JSON text of the plan (``plan.json``)."""
-        data = asdict(self)
+        """JSON text of the plan (``plan.json``): the spec as the job file's fields, the runtime as
+        :meth:`HadoopRuntime.to_dict`, the rest as plain values."""
+        data = {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
         return json.dumps(data, indent=2, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> ClusterPlan:
-        """Inverse of :meth:`to_json`."""
+        """Inverse of :meth:`to_json` (the spec is validated again).
+
+        Raises:
+            pydantic.ValidationError: ``plan.json`` holds a spec this version does not accept.
+        """
         data = json.loads(text)
         node = lambda d: NodePlan(**{**d, "roles": tuple(d["roles"])})  # noqa: E731
         return cls(**{**data, "master": node(data["master"]), "nodes": tuple(node(n) for n in data["nodes"]),
-                      "ports": Ports(**data["ports"]), "memory": MemoryPlan(**data["memory"])})
+                      "ports": Ports(**data["ports"]), "memory": MemoryPlan(**data["memory"]),
+                      "runtime": HadoopRuntime.from_dict(data["runtime"]),
+                      "spec": JobSpec.model_validate(data["spec"])})
 
     @classmethod
     def load(cls, run_dir: str | Path) -> ClusterPlan:
@@ -414,15 +413,24 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *,
             nm_local = str(Path(local_root) / f"hpc-hadoop-{user}" / cluster_id / node.name)
         else:
             nm_local = str(run_dir / "nm-local" / node.name)
-        planned.append(NodePlan(name=node.name, address=_address(node, spec), roles=tuple(roles),
+        planned.append(NodePlan(name=node.name, address=node.address, roles=tuple(roles),
                                 nm_local_dir=nm_local, log_dir=str(run_dir / "logs" / node.name),
                                 work_dir=str(node_work_root(user) / cluster_id / node.name)))
     return ClusterPlan(cluster_id=cluster_id, user=user, run_dir=str(run_dir), scheduler=allocation.scheduler,
                        job_id=allocation.job_id, fanout=allocation.fanout, deadline=allocation.deadline,
                        master=planned[0], nodes=tuple(planned), ports=choose_ports(cluster_id),
-                       memory=size_memory(spec, allocation), runtime=runtime.to_dict(),
-                       spec=spec.model_dump(mode="json", by_alias=True), cores_per_node=allocation.cores_per_node)
+                       memory=size_memory(spec, allocation), runtime=runtime, spec=spec,
+                       cores_per_node=allocation.cores_per_node)
 
 
-def _address(node: Node, spec: JobSpec) -> str:
-    return node.address
+def _plain(value: Any) -> Any:
+    """A plan field as JSON-ready data."""
+    if isinstance(value, JobSpec):
+        return value.model_dump(mode="json", by_alias=True)
+    if isinstance(value, HadoopRuntime):
+        return value.to_dict()
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value

@@ -97,7 +97,7 @@ def environment() -> jinja2.Environment:
 
 def filesystem_uri(plan: ClusterPlan, path: str) -> str:
     """``path`` (absolute, in the cluster directory) as a URI of the mode's default filesystem."""
-    mode = plan.job_spec().filesystem.mode
+    mode = plan.spec.filesystem.mode
     if mode == "shim":
         return "pfs://" + path
     if mode == "hdfs":
@@ -113,7 +113,7 @@ def mode_properties(plan: ClusterPlan) -> dict[str, dict[str, tuple[object, str]
     default filesystem, and the JobHistoryServer qualifies its done dirs with it ("Wrong FS" otherwise).
     The user's ``hadoop.properties`` still win.
     """
-    mode = plan.job_spec().filesystem.mode
+    mode = plan.spec.filesystem.mode
     if mode == "rawfs":
         return {}
     run = plan.run_dir
@@ -176,8 +176,8 @@ def render_config(plan: ClusterPlan, notes: list[str] | None = None) -> dict[str
         jinja2.TemplateError: a template is broken (our bug).
     """
     env = environment()
-    spec = plan.job_spec()
-    runtime = plan.hadoop_runtime()
+    spec = plan.spec
+    runtime = plan.runtime
     context: dict[str, Any] = {
         "plan": plan, "spec": spec, "runtime": runtime,
         "classpath_csv": ",".join(runtime.classpath), "daemon_flags": runtime.daemon_flags(),

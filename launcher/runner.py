@@ -86,7 +86,7 @@ def run_setup(plan: ClusterPlan, steps: list[ResolvedStep], job_file: str = "job
     Raises:
         UserError: a setup line failed (names the line and the log), or an input is still missing.
     """
-    spec = plan.job_spec()
+    spec = plan.spec
     lines = setup_commands(spec, plan)
     log = plan.path("steps", "00-setup.log")
     for index, line in enumerate(lines, start=1):
@@ -112,7 +112,7 @@ def prepare_filesystem(plan: ClusterPlan, report: RunReport) -> None:
         UserError: a setting the filesystem cannot honour.
         CommandError: a striping command failed (``lfs``, ``setfattr``...).
     """
-    spec = plan.job_spec()
+    spec = plan.spec
     fs_spec = spec.filesystem
     detection = detect(plan.path())
     fs = choose(fs_spec.type, detection)
@@ -249,8 +249,8 @@ def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = F
         The report (also written to ``run.json``); ``report.exit_code`` is what the CLI exits with.
     """
     observer = observer or Observer()
-    spec = plan.job_spec()
-    runtime = plan.hadoop_runtime()
+    spec = plan.spec
+    runtime = plan.runtime
     report = RunReport(cluster_id=plan.cluster_id, name=spec.name, run_dir=plan.run_dir, scheduler=plan.scheduler,
                        job_id=plan.job_id, nodes=[n.name for n in plan.nodes], rm_web=plan.rm_web,
                        jhs_web=plan.jhs_web, versions={"hadoop": runtime.version, "java": str(runtime.java_version)},

@@ -64,7 +64,7 @@ class Session:
         plan, _ = prepare(self.spec, self.allocation, overwrite=True)
         materialize(plan)
         self.plan = plan
-        runtime = plan.hadoop_runtime()
+        runtime = plan.runtime
         self.report = RunReport(cluster_id=plan.cluster_id, name=self.spec.name, run_dir=plan.run_dir,
                                 scheduler=plan.scheduler, job_id=plan.job_id, nodes=[n.name for n in plan.nodes],
                                 rm_web=plan.rm_web, jhs_web=plan.jhs_web,
@@ -134,7 +134,7 @@ class Session:
             outputs: output directories the step creates (removed first if they exist).
         """
         assert self.plan is not None, "use Session as a context manager"
-        runtime = self.plan.hadoop_runtime()
+        runtime = self.plan.runtime
         java = [runtime.java, "-Xmx512m", NO_CONTAINER_SUPPORT,
                 *(FAST_START_FLAGS if self.spec.hadoop.fast_start else ()),
                 f"-Dhadoop.log.dir={self.plan.run_dir}/logs/client", "-Dhadoop.root.logger=INFO,console"]

@@ -305,7 +305,7 @@ with open(os.path.join(run_dir, "agents", node + ".json"), "w") as out:
     json.dump({"node": node, "pid": os.getpid()}, out)
 while not stop:
     time.sleep(0.05)
-sys.stdout.write(f"fake agent on {node} stopped\n")  # one write(): three agents append to one log
+sys.stdout.write(f"fake agent on {node} stopped\\n")  # one write(): three agents append to one log
 """
 
 

@@ -207,8 +207,8 @@ def test_plan_keeps_memory_runtime_and_spec(make_spec: SpecFactory, make_test_pl
     spec = make_spec()
     plan = make_test_plan(spec)
     assert plan.memory == size_memory(spec, alloc3)
-    assert plan.hadoop_runtime() == fake_runtime
-    assert plan.job_spec() == spec
+    assert plan.runtime == fake_runtime
+    assert plan.spec == spec
 
 
 # -- expand_root ---------------------------------------------------------------------------------
@@ -252,8 +252,8 @@ def test_plan_json_round_trip(make_spec: SpecFactory, make_test_plan: PlanFactor
     assert again == plan
     assert isinstance(again.nodes, tuple) and isinstance(again.master.roles, tuple)
     assert again.ports.rm == plan.ports.rm
-    assert again.job_spec() == plan.job_spec()
-    assert again.job_spec().walltime == 86430
+    assert again.spec == plan.spec
+    assert again.spec.walltime == 86430
     run_dir = tmp_path / "saved"
     run_dir.mkdir()
     (run_dir / "plan.json").write_text(plan.to_json())

@@ -150,7 +150,7 @@ def test_directories_and_shared_storage_settings(plan: ClusterPlan, files: dict[
 
 
 def test_classpath_reaches_the_containers(plan: ClusterPlan, files: dict[str, str]) -> None:
-    expected = ",".join(plan.hadoop_runtime().classpath)
+    expected = ",".join(plan.runtime.classpath)
     assert single(files["yarn-site.xml"])["yarn.application.classpath"] == expected
     assert single(files["mapred-site.xml"])["mapreduce.application.classpath"] == expected
 
