@@ -21,7 +21,6 @@ from launcher.clients import bin_dir
 from launcher.errors import ClusterError
 from launcher.fanout import Fanout, get_fanout
 from launcher.plan import ClusterPlan
-from launcher.render import filesystem_uri
 
 POLL_SECONDS = 0.2
 #: Seconds the copy of the job history out of HDFS may take at teardown (``hdfs`` mode).
@@ -186,7 +185,7 @@ class Cluster:
         run = self.plan.run_dir
         argv = [str(bin_dir(self.plan) / "hadoop"), "fs", "-Dipc.client.connect.max.retries=0",
                 "-Dipc.client.connect.max.retries.on.timeouts=0", "-copyToLocal",
-                filesystem_uri(self.plan, f"{run}/history/*"), f"{run}/history/"]
+                self.plan.fs_uri(f"{run}/history/*"), f"{run}/history/"]
         out = self.plan.path("logs", "history-copy.out")
         try:
             with open(out, "ab") as log:

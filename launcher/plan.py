@@ -13,6 +13,8 @@ import os
 import secrets
 import socket
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
@@ -209,6 +211,35 @@ class NodePlan:
 
 
 @dataclass(frozen=True)
+class FilesystemPlan:
+    """The filesystem under the cluster directory, decided once when the plan is made
+    (:func:`launcher.filesystems.decide`); rendering and striping read it, nothing detects again.
+
+    Attributes:
+        name: the filesystem class that stripes and reports (``lustre``, ``orangefs``, ``gpfs``, ``generic``):
+            ``filesystem.type``, or what detection found under ``auto``.
+        label: what was detected (``lustre``, ``fuse.glusterfs``, ``ext4``...; statfs ``f_type`` and the mount).
+        shim_layout: the shim's ``pfs.layout``: ``lustre``, ``orangefs`` or ``none``.
+        path: the directory inspected (the root, or its nearest existing parent).
+        magic: statfs ``f_type`` as hex, or ``None``.
+        mount_point, source: the mount from ``/proc/mounts`` (``None`` if not found).
+        free_bytes: space free for unprivileged users when the plan was made, bytes.
+        flock: whether ``flock`` worked there (``False`` with ``flock_error`` saying why, or "not checked").
+    """
+
+    name: str
+    label: str
+    shim_layout: str
+    path: str
+    magic: str | None = None
+    mount_point: str | None = None
+    source: str | None = None
+    free_bytes: int = 0
+    flock: bool = False
+    flock_error: str | None = "not checked"
+
+
+@dataclass(frozen=True)
 class ClusterPlan:
     """Everything the daemons, the templates and the job steps need, decided once.
 
@@ -222,6 +253,7 @@ class ClusterPlan:
         nodes: every node, master first.
         ports: the port block.
         memory: container sizing.
+        filesystem: the filesystem decision (class, detection, shim layout).
         runtime: the Hadoop runtime (``plan.json`` holds :meth:`HadoopRuntime.to_dict`).
         spec: the validated, frozen job spec (``plan.json`` holds ``JobSpec.model_dump(by_alias=True)``).
         cores_per_node: cores of the allocation on each node.
@@ -239,6 +271,7 @@ class ClusterPlan:
     nodes: tuple[NodePlan, ...]
     ports: Ports
     memory: MemoryPlan
+    filesystem: FilesystemPlan
     runtime: HadoopRuntime
     spec: JobSpec
     cores_per_node: int = 1
@@ -281,6 +314,17 @@ class ClusterPlan:
         """JobHistoryServer web/REST address."""
         return f"http://{self.master.address}:{self.ports.jhs_web}"
 
+    def fs_uri(self, path: str) -> str:
+        """``path`` (absolute, in the cluster directory) as a URI of the mode's default filesystem: ``file://``
+        (``rawfs``), ``pfs://`` (``shim``), ``hdfs://<master>:<NameNode port>`` (``hdfs``). The one place that
+        says where staging, history and aggregated logs live in each mode."""
+        mode = self.spec.filesystem.mode
+        if mode == "shim":
+            return "pfs://" + path
+        if mode == "hdfs":
+            return f"hdfs://{self.master.address}:{self.ports.nn}{path}"
+        return "file://" + path
+
     # -- persistence -------------------------------------------------------------------------
     def to_json(self) -> str:
         """JSON text of the plan (``plan.json``): the spec as the job file's fields, the runtime as
@@ -299,6 +343,7 @@ class ClusterPlan:
         node = lambda d: NodePlan(**{**d, "roles": tuple(d["roles"])})  # noqa: E731
         return cls(**{**data, "master": node(data["master"]), "nodes": tuple(node(n) for n in data["nodes"]),
                       "ports": Ports(**data["ports"]), "memory": MemoryPlan(**data["memory"]),
+                      "filesystem": FilesystemPlan(**data["filesystem"]),
                       "runtime": HadoopRuntime.from_dict(data["runtime"]),
                       "spec": JobSpec.model_validate(data["spec"])})
 
@@ -325,32 +370,6 @@ def expand_root(root: str) -> Path:
     return path
 
 
-def check_shared_root(spec: JobSpec, allocation: Allocation) -> None:
-    """Refuse a cluster directory the nodes would not share: ``filesystem.root`` on a node-local filesystem
-    (:data:`launcher.filesystems.detect.NODE_LOCAL_TYPES`) for a batch job (a preview allocation: ``submit``,
-    ``start``, ``render``) or a run on more than one node. The ``local`` backend, and ``run`` inside a one-node
-    allocation (everything runs on that node), may use a local root; ``filesystem.shared: true`` skips the check.
-
-    Raises:
-        UserError: the root is on a node-local filesystem (field ``filesystem.root``), or ``filesystem.shared``
-            is ``false`` for such a job.
-    """
-    if allocation.scheduler == "local" or spec.filesystem.shared is True:
-        return
-    if not allocation.preview and len(allocation.nodes) <= 1:
-        return
-    from launcher.filesystems.detect import node_local_type
-
-    root = expand_root(spec.filesystem.root)
-    local = node_local_type(root)
-    if spec.filesystem.shared is False or local is not None:
-        what = f"on {local}, which the compute nodes do not share" if local else \
-            "declared node-local (filesystem.shared: false)"
-        raise UserError(f"{root} is {what}", field="filesystem.root",
-                        fix="set filesystem.root to a directory on the parallel filesystem, e.g. "
-                            "$SCRATCH/hpc-hadoop (or filesystem.shared: true if every node sees this one)")
-
-
 def node_work_root(user: str) -> Path:
     """Where the daemons' node-local working directories go: ``$TMPDIR/hpc-hadoop-<user>`` (``/tmp`` when
     ``$TMPDIR`` is unset or relative). Node-local on every HPC node (a RAM disk on diskless ones); the batch
@@ -365,23 +384,28 @@ def new_cluster_id(name: str, now: float | None = None) -> str:
     return f"{name}-{stamp}-{secrets.token_hex(2)}"
 
 
-def make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *,
-              cluster_id: str | None = None, run_dir: Path | None = None, job_file: str | None = None,
-              check_root: bool = False) -> ClusterPlan:
+def make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *, filesystem: FilesystemPlan,
+              cluster_id: str | None = None, run_dir: Path | None = None, job_file: str | None = None) -> ClusterPlan:
     """:func:`_make_plan`; a :class:`UserError` about a job-file field (``hadoop.*``, ``batch.*``,
-    ``filesystem.*``: memory, root) also names ``job_file``. ``check_root``: first refuse a root the nodes would
-    not share (:func:`check_shared_root`; ``submit``, ``start``, ``render``, ``run`` and ``doctor`` ask for it)."""
+    ``filesystem.*``: memory, root) also names ``job_file`` (:func:`naming_job_file`). ``filesystem`` is the
+    decision :func:`launcher.filesystems.decide` made for ``spec.filesystem``."""
+    with naming_job_file(job_file):
+        return _make_plan(spec, allocation, runtime, filesystem, cluster_id=cluster_id, run_dir=run_dir)
+
+
+@contextmanager
+def naming_job_file(job_file: str | None) -> Iterator[None]:
+    """Add ``job_file`` to a :class:`UserError` about a job-file field (``hadoop.*``, ``batch.*``, ``filesystem.*``)
+    raised inside, unless it names a file already."""
     try:
-        if check_root:
-            check_shared_root(spec, allocation)
-        return _make_plan(spec, allocation, runtime, cluster_id=cluster_id, run_dir=run_dir)
+        yield
     except UserError as exc:
         if job_file and exc.file is None and (exc.field or "").startswith(("hadoop.", "batch.", "filesystem.")):
             exc.file = job_file
         raise
 
 
-def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *,
+def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, filesystem: FilesystemPlan, *,
                cluster_id: str | None = None, run_dir: Path | None = None) -> ClusterPlan:
     """Decide roles, ports, directories and memory for ``spec`` on ``allocation``.
 
@@ -419,7 +443,7 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *,
     return ClusterPlan(cluster_id=cluster_id, user=user, run_dir=str(run_dir), scheduler=allocation.scheduler,
                        job_id=allocation.job_id, fanout=allocation.fanout, deadline=allocation.deadline,
                        master=planned[0], nodes=tuple(planned), ports=choose_ports(cluster_id),
-                       memory=size_memory(spec, allocation), runtime=runtime, spec=spec,
+                       memory=size_memory(spec, allocation), filesystem=filesystem, runtime=runtime, spec=spec,
                        cores_per_node=allocation.cores_per_node)
 
 

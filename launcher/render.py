@@ -6,7 +6,8 @@ Templates see ``plan`` (:class:`launcher.plan.ClusterPlan`), ``spec`` (:class:`l
 job file's ``hadoop.properties`` for that file wins, and ``remaining()`` writes the user's properties no
 template line named. Undefined variables are errors (``StrictUndefined``).
 
-``filesystem.mode`` decides where MapReduce and YARN keep their shared directories (:func:`mode_properties`):
+``filesystem.mode`` decides where MapReduce and YARN keep their shared directories: the templates write the
+staging, history and aggregated-log directories with ``fs_uri`` (:meth:`launcher.plan.ClusterPlan.fs_uri`):
 ``file://`` (``rawfs``), ``pfs://`` (``shim``: MapReduce stages on the default filesystem, so staging,
 history and aggregated logs must be on it too) or HDFS (``hdfs``: staging on HDFS); ``hdfs`` mode adds
 ``hdfs-site.xml``.
@@ -29,7 +30,6 @@ from xml.sax.saxutils import escape
 
 import jinja2
 
-from launcher.filesystems import shim_layout
 from launcher.plan import ClusterPlan
 from launcher.spec import SHARE_DIR
 
@@ -95,52 +95,17 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def filesystem_uri(plan: ClusterPlan, path: str) -> str:
-    """``path`` (absolute, in the cluster directory) as a URI of the mode's default filesystem."""
-    mode = plan.spec.filesystem.mode
-    if mode == "shim":
-        return "pfs://" + path
-    if mode == "hdfs":
-        return f"hdfs://{plan.master.address}:{plan.ports.nn}{path}"
-    return "file://" + path
-
-
-def mode_properties(plan: ClusterPlan) -> dict[str, dict[str, tuple[object, str]]]:
-    """Properties that ``filesystem.mode`` sets in templates it does not own: ``{file: {key: (value, why)}}``.
-
-    The staging, history and aggregated-log directories as URIs of the default filesystem (``pfs://`` in
-    ``shim`` mode, ``hdfs://`` in ``hdfs`` mode, at the cluster directory's path): MapReduce stages on the
-    default filesystem, and the JobHistoryServer qualifies its done dirs with it ("Wrong FS" otherwise).
-    The user's ``hadoop.properties`` still win.
-    """
-    mode = plan.spec.filesystem.mode
-    if mode == "rawfs":
-        return {}
-    run = plan.run_dir
-    why = f"filesystem.mode {mode}: on the default filesystem"
-    mapred: dict[str, tuple[object, str]] = {
-        "yarn.app.mapreduce.am.staging-dir": (filesystem_uri(plan, run + "/staging"), why)}
-    for key, sub in (("intermediate-done-dir", "intermediate"), ("done-dir", "done")):
-        mapred[f"mapreduce.jobhistory.{key}"] = (filesystem_uri(plan, f"{run}/history/{sub}"), why)
-    yarn = {"yarn.nodemanager.remote-app-log-dir": (filesystem_uri(plan, run + "/app-logs"), why)}
-    return {"mapred-site": mapred, "yarn-site": yarn}
-
-
-def _property_functions(overrides: Mapping[str, object], mode_values: Mapping[str, tuple[object, str]] | None = None,
-                        limits: Mapping[str, tuple[int, int]] | None = None, notes: list[str] | None = None,
-                        ) -> tuple[Callable[..., str], Callable[[], str]]:
+def _property_functions(overrides: Mapping[str, object], limits: Mapping[str, tuple[int, int]] | None = None,
+                        notes: list[str] | None = None) -> tuple[Callable[..., str], Callable[[], str]]:
     """``prop`` and ``remaining`` for one file; ``limits`` (key → (limit ms, Hadoop default ms)) clamps timeouts
     and appends a line per clamp to ``notes``."""
     seen: set[str] = set()
-    mode_values = mode_values or {}
     limits = limits or {}
     notes = notes if notes is not None else []
 
     def prop(name: str, value: object, why: str | None = None) -> str:
         seen.add(name)
         source = ""
-        if name in mode_values:
-            value, why = mode_values[name]
         if name in overrides:
             value, source = overrides[name], "<source>hadoop.properties (job file or site preset)</source>"
         current = _milliseconds(value)
@@ -181,21 +146,20 @@ def render_config(plan: ClusterPlan, notes: list[str] | None = None) -> dict[str
     context: dict[str, Any] = {
         "plan": plan, "spec": spec, "runtime": runtime,
         "classpath_csv": ",".join(runtime.classpath), "daemon_flags": runtime.daemon_flags(),
-        "fs_uri": lambda path: filesystem_uri(plan, path),
+        "fs_uri": plan.fs_uri,
         "pfs_filesystem": PFS_FILESYSTEM, "pfs_abstract_filesystem": PFS_ABSTRACT_FILESYSTEM,
         "no_checksum_filesystem": NO_CHECKSUM_FILESYSTEM,
-        "pfs_layout": shim_layout(spec.filesystem) if spec.filesystem.mode == "shim" else "none",
+        "pfs_layout": plan.filesystem.shim_layout if spec.filesystem.mode == "shim" else "none",
     }
     templates = dict(CONFIG_TEMPLATES)
     if spec.filesystem.mode == "hdfs":
         templates.update(HDFS_TEMPLATES)
-    by_mode = mode_properties(plan)
     limit = timeout_limit_ms(spec.walltime)
     files: dict[str, str] = {}
     for name, template in templates.items():
         key = name.removesuffix(".xml")
         limits = {k: (limit, default) for k, (file, default) in WALLTIME_TIMEOUTS.items() if file == key}
-        prop, remaining = _property_functions(spec.hadoop.properties.get(key, {}), by_mode.get(key), limits, notes)
+        prop, remaining = _property_functions(spec.hadoop.properties.get(key, {}), limits, notes)
         files[name] = env.get_template(template).render(context, prop=prop, remaining=remaining)
     return files
 

@@ -19,7 +19,14 @@ import httpx
 from launcher.clients import write_wrappers
 from launcher.cluster import Cluster
 from launcher.errors import ClusterError, HpcHadoopError, UserError, WalltimeExpired
-from launcher.filesystems import NOT_APPLICABLE, StripeOutcome, choose, detect, report_section
+from launcher.filesystems import (
+    NOT_APPLICABLE,
+    StripeOutcome,
+    check_shared_root,
+    decide,
+    filesystem_of,
+    report_section,
+)
 from launcher.interactive import register
 from launcher.jobs import (
     ResolvedStep,
@@ -31,7 +38,7 @@ from launcher.jobs import (
     setup_commands,
     variables,
 )
-from launcher.plan import ClusterPlan, make_plan
+from launcher.plan import ClusterPlan, make_plan, naming_job_file
 from launcher.render import render_config, write_files
 from launcher.report import RunReport
 from launcher.runtime import HadoopRuntime, discover
@@ -63,17 +70,23 @@ class Observer:
 
 
 def prepare(spec: JobSpec, allocation: Allocation, *, overwrite: bool = False, job_file: str = "job file",
-            runtime: HadoopRuntime | None = None,
-            run_dir: Path | None = None) -> tuple[ClusterPlan, list[ResolvedStep]]:
-    """Validate everything that can be validated before anything starts; no side effects.
+            runtime: HadoopRuntime | None = None, run_dir: Path | None = None,
+            probe: bool = True) -> tuple[ClusterPlan, list[ResolvedStep]]:
+    """Validate everything that can be validated before anything starts, and make the plan: the Hadoop runtime
+    (:func:`launcher.runtime.discover` runs ``java -version``), the filesystem decision
+    (:func:`launcher.filesystems.decide`; with ``probe`` it tries ``flock`` in the root), the plan (which checks
+    that its port block binds) and the resolved steps. Writes nothing but ``flock``'s temporary file.
 
     Raises:
         UserError: missing Java/Hadoop, bad root (one the nodes do not share: :func:`launcher.plan.check_shared_root`),
             existing outputs, missing jars or inputs, memory too small.
     """
     runtime = runtime or discover(spec.hadoop.home, spec.hadoop.java_home)
-    plan = make_plan(spec, allocation, runtime, cluster_id=run_dir.name if run_dir else None, run_dir=run_dir,
-                     job_file=job_file, check_root=True)
+    with naming_job_file(job_file):
+        check_shared_root(spec, allocation)
+        filesystem = decide(spec.filesystem, check_flock=probe and not allocation.preview)
+    plan = make_plan(spec, allocation, runtime, filesystem=filesystem, cluster_id=run_dir.name if run_dir else None,
+                     run_dir=run_dir, job_file=job_file)
     steps = resolve_steps(spec, plan, overwrite=overwrite, job_file=job_file, check_inputs=not spec.setup)
     return plan, steps
 
@@ -102,7 +115,7 @@ def run_setup(plan: ClusterPlan, steps: list[ResolvedStep], job_file: str = "job
 
 
 def prepare_filesystem(plan: ClusterPlan, report: RunReport) -> None:
-    """Detect the filesystem under the cluster directory and stripe its directories (before bring-up).
+    """Stripe the cluster's directories with the filesystem the plan chose (before bring-up).
 
     Input, output, staging and scratch (each node's NodeManager local dir) get ``filesystem.striping.<role>``;
     the outcome of every directory goes into ``report.filesystem`` as it happens: applied (with the layout
@@ -114,8 +127,7 @@ def prepare_filesystem(plan: ClusterPlan, report: RunReport) -> None:
     """
     spec = plan.spec
     fs_spec = spec.filesystem
-    detection = detect(plan.path())
-    fs = choose(fs_spec.type, detection)
+    fs = filesystem_of(plan.filesystem)
     values = variables(plan, spec)
     stripes = fs_spec.striping
     todo: list[tuple[str, Path, Any, bool]] = [
@@ -135,7 +147,7 @@ def prepare_filesystem(plan: ClusterPlan, report: RunReport) -> None:
         else:
             done.append(StripeOutcome("scratch", node.nm_local_dir, NOT_APPLICABLE, requested(stripes.scratch),
                                       reason="node-local storage (filesystem.local_dirs), not the shared filesystem"))
-    report.filesystem = report_section(detection, fs, fs_spec.mode, done)
+    report.filesystem = report_section(plan.filesystem, fs, fs_spec.mode, done)
     for role, path, setting, keep_data in todo:
         try:
             outcome = fs.stripe(role, path, setting, keep_data=keep_data)

@@ -20,9 +20,10 @@ from rich.console import Console
 
 from launcher import __version__
 from launcher.errors import HpcHadoopError, UserError
+from launcher.filesystems import check_shared_root, decide
 from launcher.interactive import register
 from launcher.jobs import ResolvedStep, resolve_steps
-from launcher.plan import ClusterPlan, expand_root, make_plan, new_cluster_id
+from launcher.plan import ClusterPlan, expand_root, make_plan, naming_job_file, new_cluster_id
 from launcher.render import environment
 from launcher.runtime import discover
 from launcher.schedulers import get_scheduler
@@ -120,8 +121,11 @@ def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocati
     run_dir = expand_root(spec.filesystem.root) / getpass.getuser() / "hpc-hadoop" / cluster_id
     if allocation is None:
         allocation = _scheduler(spec).preview_allocation(spec)
-    preview = make_plan(spec, allocation, runtime, cluster_id=cluster_id, run_dir=run_dir, job_file=str(job_file),
-                        check_root=True)
+    with naming_job_file(str(job_file)):
+        check_shared_root(spec, allocation)
+        filesystem = decide(spec.filesystem)
+    preview = make_plan(spec, allocation, runtime, filesystem=filesystem, cluster_id=cluster_id, run_dir=run_dir,
+                        job_file=str(job_file))
     resolve_steps(spec, preview, overwrite=overwrite, job_file=str(job_file), check_inputs=not spec.setup)
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     run_dir.mkdir(mode=0o700)

@@ -1,8 +1,9 @@
 """Parallel filesystems: detection, striping, reporting (Lustre, OrangeFS, GPFS, generic).
 
-A filesystem is one small class chosen by name (``filesystem.type``) or by detection (``auto``):
-:func:`choose`. :func:`prepare_directories` stripes the cluster's directories before bring-up and
-returns the run report's ``filesystem`` section, where every requested setting appears, applied or not.
+A filesystem is one small class chosen by name (``filesystem.type``) or by detection (``auto``). The choice is
+made once, when the plan is made (:func:`decide` → :class:`launcher.plan.FilesystemPlan`); striping and
+rendering read it from the plan (:func:`filesystem_of`), and the run report's ``filesystem`` section
+(:func:`report_section`) lists every requested setting, applied or not.
 """
 
 from __future__ import annotations
@@ -10,13 +11,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from launcher.errors import UserError
+from launcher.filesystems import detect as detection
 from launcher.filesystems.base import NOT_APPLICABLE, Filesystem, Layout, StripeOutcome
 from launcher.filesystems.detect import Detection, detect
 from launcher.filesystems.generic import GenericFilesystem
 from launcher.filesystems.gpfs import GpfsFilesystem
 from launcher.filesystems.lustre import LustreFilesystem
 from launcher.filesystems.orangefs import OrangeFsFilesystem
-from launcher.spec import FilesystemSpec, StripeSpec
+from launcher.plan import FilesystemPlan, expand_root
+from launcher.schedulers.base import Allocation
+from launcher.spec import FilesystemSpec, JobSpec
 
 #: ``filesystem.type`` → class.
 FILESYSTEMS: dict[str, type[Filesystem]] = {"lustre": LustreFilesystem, "orangefs": OrangeFsFilesystem,
@@ -25,22 +30,67 @@ FILESYSTEMS: dict[str, type[Filesystem]] = {"lustre": LustreFilesystem, "orangef
 
 def choose(name: str, detection: Detection) -> Filesystem:
     """The filesystem class for ``filesystem.type`` = ``name``; ``auto`` picks it from ``detection``."""
+    return _instance(_class_name(name, detection.type), detection.label)
+
+
+def _class_name(name: str, detected: str) -> str:
+    """``filesystem.type`` ``name``, or under ``auto`` the detected type if a class stripes it, else ``generic``."""
     if name == "auto":
-        name = detection.type if detection.type in FILESYSTEMS else "generic"
-    if name == "generic":
-        return GenericFilesystem(detection.label)
-    return FILESYSTEMS[name]()
+        return detected if detected in FILESYSTEMS else "generic"
+    return name
 
 
-def shim_layout(spec: FilesystemSpec) -> str:
-    """``pfs.layout`` for the shim: ``lustre`` or ``orangefs`` when ``filesystem.type`` names (or ``auto``
-    detects, from ``statfs`` under ``root``) one of them, else ``none``."""
-    name = spec.type
-    if name == "auto":
-        from launcher.plan import expand_root
+def _instance(name: str, label: str) -> Filesystem:
+    return GenericFilesystem(label) if name == "generic" else FILESYSTEMS[name]()
 
-        name = detect(expand_root(spec.root), check_flock=False).type
-    return name if name in ("lustre", "orangefs") else "none"
+
+def decide(spec: FilesystemSpec, *, check_flock: bool = False) -> FilesystemPlan:
+    """Detect the filesystem under ``spec.root`` (or its nearest existing parent) and choose its class, once,
+    for the plan: ``statfs`` ``f_type`` and ``/proc/mounts`` (:func:`detect`), the class (``filesystem.type``,
+    or detection under ``auto``), the shim's ``pfs.layout`` (``lustre`` or ``orangefs`` when that is the class,
+    else ``none``) and whether the root is node-local.
+
+    Args:
+        check_flock: also try ``flock`` there (a run does; ``render``/``submit`` checks do not, they make no file).
+
+    Raises:
+        UserError: ``filesystem.root`` is relative or uses an unset variable.
+    """
+    root = expand_root(spec.root)
+    found = detect(root, check_flock=check_flock)
+    name = _class_name(spec.type, found.type)
+    return FilesystemPlan(name=name, label=found.label, shim_layout=name if name in ("lustre", "orangefs") else "none",
+                          path=found.path, magic=found.magic, mount_point=found.mount_point, source=found.source,
+                          free_bytes=found.free_bytes, flock=found.flock, flock_error=found.flock_error)
+
+
+def check_shared_root(spec: JobSpec, allocation: Allocation) -> None:
+    """Refuse a cluster directory the nodes would not share: ``filesystem.root`` on a node-local filesystem
+    (:data:`launcher.filesystems.detect.NODE_LOCAL_TYPES`) for a batch job (a preview allocation: ``submit``,
+    ``start``, ``render``) or a run on more than one node. The ``local`` backend, and ``run`` inside a one-node
+    allocation (everything runs on that node), may use a local root; ``filesystem.shared: true`` skips the check.
+
+    Raises:
+        UserError: the root is on a node-local filesystem (field ``filesystem.root``), or ``filesystem.shared``
+            is ``false`` for such a job.
+    """
+    if allocation.scheduler == "local" or spec.filesystem.shared is True:
+        return
+    if not allocation.preview and len(allocation.nodes) <= 1:
+        return
+    root = expand_root(spec.filesystem.root)
+    local = detection.node_local_type(root)
+    if spec.filesystem.shared is False or local is not None:
+        what = f"on {local}, which the compute nodes do not share" if local else \
+            "declared node-local (filesystem.shared: false)"
+        raise UserError(f"{root} is {what}", field="filesystem.root",
+                        fix="set filesystem.root to a directory on the parallel filesystem, e.g. "
+                            "$SCRATCH/hpc-hadoop (or filesystem.shared: true if every node sees this one)")
+
+
+def filesystem_of(plan: FilesystemPlan) -> Filesystem:
+    """The filesystem class instance a plan's decision names."""
+    return _instance(plan.name, plan.label)
 
 
 def current_layout(fs: Filesystem, directory: Path) -> dict[str, Any] | None:
@@ -54,23 +104,13 @@ def current_layout(fs: Filesystem, directory: Path) -> dict[str, Any] | None:
     return layout.to_dict() if layout else None
 
 
-def prepare_directories(fs: Filesystem, directories: list[tuple[str, Path, StripeSpec, bool]]) -> list[StripeOutcome]:
-    """Stripe each ``(role, directory, setting, keep_data)`` in order (directories are created).
-
-    Raises:
-        UserError: a setting the filesystem cannot honour.
-        CommandError: a striping command failed.
-    """
-    return [fs.stripe(role, path, setting, keep_data=keep) for role, path, setting, keep in directories]
-
-
-def report_section(detection: Detection, fs: Filesystem, mode: str, outcomes: list[StripeOutcome]) -> dict[str, Any]:
-    """The run report's ``filesystem`` section."""
-    return {"type": detection.label, "class": fs.name, "mount": detection.mount_point, "source": detection.source,
-            "mode": mode, "free_bytes": detection.free_bytes, "flock": detection.flock,
+def report_section(decided: FilesystemPlan, fs: Filesystem, mode: str, outcomes: list[StripeOutcome]) -> dict[str, Any]:
+    """The run report's ``filesystem`` section: the plan's decision, the mode and each directory's outcome."""
+    return {"type": decided.label, "class": fs.name, "mount": decided.mount_point, "source": decided.source,
+            "mode": mode, "free_bytes": decided.free_bytes, "flock": decided.flock,
             "striping": fs.striping, "directories": [o.to_dict() for o in outcomes]}
 
 
 __all__ = ["FILESYSTEMS", "NOT_APPLICABLE", "Detection", "Filesystem", "GenericFilesystem", "GpfsFilesystem",
-           "Layout", "LustreFilesystem", "OrangeFsFilesystem", "StripeOutcome", "choose", "current_layout", "detect",
-           "prepare_directories", "report_section", "shim_layout"]
+           "Layout", "LustreFilesystem", "OrangeFsFilesystem", "StripeOutcome", "check_shared_root", "choose",
+           "current_layout", "decide", "detect", "filesystem_of", "report_section"]

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
+from launcher.errors import UserError
+from launcher.filesystems import decide
 from launcher.plan import ClusterPlan, make_plan
 from launcher.runtime import BUILT_RUNTIME, HadoopRuntime
 from launcher.schedulers.base import Allocation, Node
@@ -103,11 +105,18 @@ def make_spec(pfs_root: Path) -> Callable[..., JobSpec]:
 
 @pytest.fixture
 def make_test_plan(tmp_path: Path, fake_runtime: HadoopRuntime, alloc3: Allocation) -> Callable[..., ClusterPlan]:
-    """``make_plan`` on the 3-node allocation and the fake runtime, with a run dir in ``tmp_path``."""
+    """``make_plan`` on the 3-node allocation and the fake runtime, with a run dir in ``tmp_path``; the filesystem
+    decision is made for the spec's root, or for ``tmp_path`` when the root does not expand here (a preset's
+    ``$SCRATCH``)."""
 
     def build(spec: JobSpec, alloc: Allocation | None = None, **kwargs: Any) -> ClusterPlan:
         kwargs.setdefault("cluster_id", "t-20240101-000000-abcd")
         kwargs.setdefault("run_dir", tmp_path / "pfs" / "me" / "hpc-hadoop" / kwargs["cluster_id"])
+        if "filesystem" not in kwargs:
+            try:
+                kwargs["filesystem"] = decide(spec.filesystem)
+            except UserError:
+                kwargs["filesystem"] = decide(spec.filesystem.model_copy(update={"root": str(tmp_path)}))
         return make_plan(spec, alloc or alloc3, fake_runtime, **kwargs)
 
     return build

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from launcher.errors import UserError
+from launcher.filesystems import decide
 from launcher.plan import PORT_BLOCK, PORT_RANGE, ClusterPlan, Ports, choose_ports, expand_root, size_memory
 from launcher.runtime import HadoopRuntime
 from launcher.schedulers.base import Allocation
@@ -188,7 +189,7 @@ def test_default_run_dir_is_under_root_user_and_cluster_id(make_spec: SpecFactor
                                                            fake_runtime: HadoopRuntime, pfs_root: Path) -> None:
     from launcher.plan import make_plan
 
-    plan = make_plan(make_spec(), alloc3, fake_runtime)
+    plan = make_plan(make_spec(), alloc3, fake_runtime, filesystem=decide(make_spec().filesystem))
     assert plan.cluster_id.startswith("t-")
     assert plan.run_dir == str(pfs_root / getpass.getuser() / "hpc-hadoop" / plan.cluster_id)
     assert plan.conf_dir == Path(plan.run_dir, "conf")
@@ -239,8 +240,9 @@ def test_expand_root_relative_path(relative: str) -> None:
 def test_make_plan_reports_a_bad_root(make_spec: SpecFactory, alloc3: Allocation, fake_runtime: HadoopRuntime) -> None:
     from launcher.plan import make_plan
 
+    filesystem = decide(make_spec().filesystem)
     with pytest.raises(UserError, match="not an absolute path"):
-        make_plan(make_spec(filesystem={"root": "relative/dir"}), alloc3, fake_runtime)
+        make_plan(make_spec(filesystem={"root": "relative/dir"}), alloc3, fake_runtime, filesystem=filesystem)
 
 
 # -- persistence -------------------------------------------------------------------------------

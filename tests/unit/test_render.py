@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from launcher.filesystems import decide
 from launcher.plan import ClusterPlan
 from launcher.render import CONFIG_TEMPLATES, NO_CHECKSUM_FILESYSTEM, render_config, write_files, xml_value
 from launcher.runtime import HadoopRuntime
@@ -226,7 +227,8 @@ def test_hadoop_env_quotes_odd_paths(make_spec: SpecFactory, make_test_plan: Pla
 
     odd = dataclasses.replace(fake_runtime, java_home=tmp_path / "my jdk's $HOME",
                               classpath=(str(tmp_path / "lib dir") + "/*",))
-    plan = make_plan(make_spec(), alloc3, odd, cluster_id="q-1", run_dir=tmp_path / "run dir")
+    plan = make_plan(make_spec(), alloc3, odd, filesystem=decide(make_spec().filesystem), cluster_id="q-1",
+                     run_dir=tmp_path / "run dir")
     script = tmp_path / "env.sh"
     script.write_text(render_config(plan)["hadoop-env.sh"])
     proc = subprocess.run(["bash", "-c", f'. "{script}" && printf "%s\\n" "$JAVA_HOME" "$HADOOP_CONF_DIR" '

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from launcher.cli import main
 from launcher.errors import UserError
+from launcher.filesystems import check_shared_root
 from launcher.filesystems.detect import node_local_type
-from launcher.plan import check_shared_root
 from launcher.schedulers.base import Allocation, Node
 from launcher.schedulers.slurm import SlurmScheduler
 from launcher.spec import JobSpec
