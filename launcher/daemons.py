@@ -1,16 +1,19 @@
 """How each Hadoop daemon is started: main class, JVM flags, environment, log files.
 
-Used by the per-node agent (:mod:`launcher.agent`); pure functions, no side effects.
+Used by the per-node agent (:mod:`launcher.agent`), and for clients (:func:`client_command`: job steps, the
+``bin/`` wrappers' flags); pure functions, no side effects.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from launcher.cds import CDS_FLAG_PREFIXES, cds_flags
 from launcher.plan import ClusterPlan, NodePlan
+from launcher.runtime import FAST_START_FLAGS, NO_CONTAINER_SUPPORT
 
 #: Daemon name → main class (Hadoop 3.x).
 MAIN_CLASSES = {
@@ -72,6 +75,30 @@ def hadoop_env(plan: ClusterPlan, base: dict[str, str] | None = None, conf_dir: 
 def classpath(plan: ClusterPlan) -> str:
     """``conf/`` first, then the runtime's jars and directories (job clients and the wrapper commands)."""
     return ":".join([str(plan.conf_dir), *plan.runtime.classpath])
+
+
+def client_jvm_flags(plan: ClusterPlan, *, fast_start: bool | None = None) -> list[str]:
+    """JVM flags of a job client or a ``bin/`` wrapper command: container support off and, with
+    ``hadoop.fast_start`` (or ``fast_start``), the short-lived-JVM flags (:data:`launcher.runtime.FAST_START_FLAGS`)."""
+    fast = plan.spec.hadoop.fast_start if fast_start is None else fast_start
+    return [NO_CONTAINER_SUPPORT, *(FAST_START_FLAGS if fast else ())]
+
+
+def client_command(plan: ClusterPlan, main_class: str, args: Sequence[str], *, heap_mb: int = 512,
+                   extra_classpath: Sequence[str | Path] = (), fast_start: bool | None = None) -> list[str]:
+    """The one builder of a client JVM's command line (job steps, benchmark steps, ``yarn application -kill``):
+    ``java -Xmx<heap_mb>m <client_jvm_flags> -Dhadoop.log.dir=<run_dir>/logs/client -Dhadoop.root.logger=INFO,console
+    -cp <conf>:<runtime>[:<extra_classpath>] <main_class> <args>``.
+
+    Args:
+        heap_mb: the client's ``-Xmx``, MiB (512: a job client's splits and staging; 256 for small CLIs).
+        extra_classpath: jars or directories after the runtime's (a user's jar, the jobclient tests jar).
+        fast_start: override ``hadoop.fast_start``.
+    """
+    cp = ":".join([classpath(plan), *(str(p) for p in extra_classpath)])
+    return [plan.runtime.java, f"-Xmx{heap_mb}m", *client_jvm_flags(plan, fast_start=fast_start),
+            f"-Dhadoop.log.dir={plan.run_dir}/logs/client", "-Dhadoop.root.logger=INFO,console", "-cp", cp,
+            main_class, *args]
 
 
 def daemon_classpath(plan: ClusterPlan, conf_dir: Path | None = None) -> str:

@@ -20,17 +20,19 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
 
-from launcher.daemons import classpath, hadoop_env
+from launcher.daemons import client_command, hadoop_env
 from launcher.errors import UserError, WalltimeExpired
 from launcher.plan import ClusterPlan, expand_root
 from launcher.render import xml_value
-from launcher.runtime import FAST_START_FLAGS, NO_CONTAINER_SUPPORT
 from launcher.spec import ExampleStep, JarStep, JobSpec, StreamingStep
+
+#: Hadoop's jar runner: ``RunJar JAR [CLASS] ARGS`` (the class from the jar's manifest when not given).
+RUN_JAR = "org.apache.hadoop.util.RunJar"
 
 #: Where a built-in example takes its output directory from: index into its arguments.
 EXAMPLE_OUTPUT_ARG = {"wordcount": -1, "terasort": -1, "teragen": -1, "teravalidate": 1, "grep": 1,
@@ -171,26 +173,20 @@ def resolve_steps(spec: JobSpec, plan: ClusterPlan, *, overwrite: bool, job_file
         UserError: a missing jar, file or input, reducers without a reducer, an existing output or one inside
             an input, an unknown variable.
     """
-    runtime = plan.runtime
     values = variables(plan, spec)
-    java = [runtime.java, "-Xmx512m", NO_CONTAINER_SUPPORT, *(FAST_START_FLAGS if spec.hadoop.fast_start else ()),
-            f"-Dhadoop.log.dir={plan.run_dir}/logs/client", "-Dhadoop.root.logger=INFO,console"]
-    java_cp = [*java, "-cp", classpath(plan)]
     resolved = []
     for index, step in enumerate(spec.steps, start=1):
         where = f"steps.{index}"
         if isinstance(step, StreamingStep):
-            kind, name, argv, inputs, outputs = _streaming(step, where, values, java_cp, str(runtime.streaming_jar),
-                                                           job_file)
+            kind, name, argv, inputs, outputs = _streaming(step, where, values, plan, job_file)
         elif isinstance(step, ExampleStep):
-            kind, name, argv, inputs, outputs = _example(step, where, values, java_cp, str(runtime.examples_jar))
+            kind, name, argv, inputs, outputs = _example(step, where, values, plan)
         else:
-            kind, name, argv, inputs, outputs = _jar(step, where, values, java_cp, job_file)
+            kind, name, argv, inputs, outputs = _jar(step, where, values, plan, job_file)
         _check_outputs(outputs, inputs, overwrite=overwrite, job_file=job_file, where=where)
-        log = plan.path("steps", f"{index:02d}-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.log")
-        resolved.append(ResolvedStep(index=index, name=name, kind=kind, argv=argv,
+        resolved.append(ResolvedStep(index=index, name=name, kind=kind, argv=argv, log=step_log(plan, index, name),
                                      inputs=tuple(_local_path(i) for i in inputs),
-                                     outputs=tuple(_local_path(o) for o in outputs), log=log))
+                                     outputs=tuple(_local_path(o) for o in outputs)))
     if check_inputs:
         check_step_inputs(resolved, job_file)
     return resolved
@@ -200,7 +196,28 @@ def resolve_steps(spec: JobSpec, plan: ClusterPlan, *, overwrite: bool, job_file
 _Resolved = tuple[str, str, list[str], list[str], list[str]]
 
 
-def _streaming(step: StreamingStep, where: str, values: Mapping[str, str], java_cp: list[str], jar: str,
+def step_log(plan: ClusterPlan, index: int, name: str) -> Path:
+    """A step's client log: ``steps/<NN>-<name>.log`` in the cluster directory (odd characters as ``_``)."""
+    return plan.path("steps", f"{index:02d}-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.log")
+
+
+def client_step(plan: ClusterPlan, index: int, name: str, args: Sequence[str], *, main_class: str = RUN_JAR,
+                extra_classpath: Sequence[str | Path] = (), outputs: Sequence[str | Path] = ()) -> ResolvedStep:
+    """A job client step built from a main class and its arguments (the benchmarks' steps), ready to run.
+
+    Args:
+        index: its number (the log is ``steps/<NN>-<name>.log``).
+        args: the program's arguments (generic options such as ``-D k=v`` and ``-libjars`` included); with the
+            default ``RunJar``, ``args[0]`` is the jar.
+        extra_classpath: jars or directories appended to the client's classpath.
+        outputs: output directories the step creates (removed first when run with ``overwrite``).
+    """
+    argv = client_command(plan, main_class, args, extra_classpath=extra_classpath)
+    return ResolvedStep(index=index, name=name, kind="jar", argv=argv, inputs=(),
+                        outputs=tuple(str(o) for o in outputs), log=step_log(plan, index, name))
+
+
+def _streaming(step: StreamingStep, where: str, values: Mapping[str, str], plan: ClusterPlan,
                job_file: str) -> _Resolved:
     """A streaming step's command line.
 
@@ -220,22 +237,23 @@ def _streaming(step: StreamingStep, where: str, values: Mapping[str, str], java_
         raise UserError(f"reducers: {s.reducers} without a reducer would run a map-only job", file=job_file,
                         field=f"{where}.streaming.reducers",
                         fix="add reducer: (reducer: cat passes the sorted map output through) or remove reducers")
-    argv = [*java_cp, "org.apache.hadoop.util.RunJar", jar, *_d_options(step.properties)]
+    args = [str(plan.runtime.streaming_jar), *_d_options(step.properties)]
     if files:
-        argv += ["-files", ",".join(files)]
+        args += ["-files", ",".join(files)]
     for i in ins:
-        argv += ["-input", i]
-    argv += ["-output", out, "-mapper", s.mapper]
-    argv += ["-reducer", s.reducer] if s.reducer else ["-numReduceTasks", "0"]
+        args += ["-input", i]
+    args += ["-output", out, "-mapper", s.mapper]
+    args += ["-reducer", s.reducer] if s.reducer else ["-numReduceTasks", "0"]
     if s.reducers is not None and s.reducer:
-        argv += ["-numReduceTasks", str(s.reducers)]
-    return "streaming", step.name or "streaming", argv, ins, [out]
+        args += ["-numReduceTasks", str(s.reducers)]
+    return "streaming", step.name or "streaming", client_command(plan, RUN_JAR, args), ins, [out]
 
 
-def _example(step: ExampleStep, where: str, values: Mapping[str, str], java_cp: list[str], jar: str) -> _Resolved:
+def _example(step: ExampleStep, where: str, values: Mapping[str, str], plan: ClusterPlan) -> _Resolved:
     """A built-in example's command line; its inputs and output from the argument positions it takes."""
     args = [expand(a, values, f"{where}.args") for a in step.args]
-    argv = [*java_cp, "org.apache.hadoop.util.RunJar", jar, step.example, *_d_options(step.properties), *args]
+    argv = client_command(plan, RUN_JAR, [str(plan.runtime.examples_jar), step.example,
+                                          *_d_options(step.properties), *args])
     position = EXAMPLE_OUTPUT_ARG.get(step.example)
     plain = positional(args)
     outputs: list[str] = []
@@ -247,7 +265,7 @@ def _example(step: ExampleStep, where: str, values: Mapping[str, str], java_cp: 
     return "example", step.name or step.example, argv, inputs, outputs
 
 
-def _jar(step: JarStep, where: str, values: Mapping[str, str], java_cp: list[str], job_file: str) -> _Resolved:
+def _jar(step: JarStep, where: str, values: Mapping[str, str], plan: ClusterPlan, job_file: str) -> _Resolved:
     """A user's jar: ``RunJar`` (the manifest's class) or ``java -cp ...:JAR CLASS``.
 
     Raises:
@@ -260,10 +278,9 @@ def _jar(step: JarStep, where: str, values: Mapping[str, str], java_cp: list[str
                         fix="give the path of an existing jar (${examples_jar}, ${tests_jar} work)")
     name = step.name or (step.main_class.rsplit(".", 1)[-1] if step.main_class else Path(jar).stem)
     if step.main_class:
-        java, cp = java_cp[:-1], java_cp[-1]
-        argv = [*java, f"{cp}:{jar}", step.main_class, *_d_options(step.properties), *args]
+        argv = client_command(plan, step.main_class, [*_d_options(step.properties), *args], extra_classpath=[jar])
     else:
-        argv = [*java_cp, "org.apache.hadoop.util.RunJar", jar, *_d_options(step.properties), *args]
+        argv = client_command(plan, RUN_JAR, [jar, *_d_options(step.properties), *args])
     outputs = [expand(step.output, values, f"{where}.output")] if step.output else []
     return "jar", name, argv, [], outputs
 
@@ -410,10 +427,8 @@ class StepRunner:
                 self.proc.wait()
         result.returncode = self.proc.returncode if self.proc else None
         if result.application_id:
-            runtime = self.plan.runtime
-            argv = [runtime.java, "-Xmx256m", NO_CONTAINER_SUPPORT, *FAST_START_FLAGS, "-cp", classpath(self.plan),
-                    "org.apache.hadoop.yarn.client.cli.ApplicationCLI", "application", "-kill",
-                    result.application_id]
+            argv = client_command(self.plan, "org.apache.hadoop.yarn.client.cli.ApplicationCLI",
+                                  ["application", "-kill", result.application_id], heap_mb=256, fast_start=True)
             try:
                 subprocess.run(argv, env=hadoop_env(self.plan), capture_output=True, timeout=30, check=False)
             except (OSError, subprocess.TimeoutExpired):
