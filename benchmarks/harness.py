@@ -286,7 +286,7 @@ class Harness:
             "started": time.time(), "state": "running",
         }
         ctx = Context(work_dir=work, params=params, nodes=row["node_names"], scheduler=spec.scheduler,
-                      session=session)
+                      fanout=allocation.fanout, session=session)
         if stripe_note:
             ctx.notes.append(stripe_note)
         impl = get_workload(workload)

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 from benchmarks.history import client_counters, dfsio_results, file_bytes, job_latency_s, rest_latency_s
 from benchmarks.seqfile import write_vectors
 from launcher.errors import ClusterError, UserError
+from launcher.fanout import get_launcher
 from launcher.session import Session
 
 MiB = 1 << 20
@@ -37,7 +38,9 @@ class Context:
         work_dir: a fresh directory on the filesystem root for this run's data (absolute path).
         params: the point's parameters (profile sizes merged with the sweep's values).
         nodes: node names the run spreads over (the cluster's nodes).
-        scheduler: ``local`` or a batch system (``slurm`` spreads ``dd`` with ``srun``).
+        scheduler: ``local`` or a batch system (``slurm``, ``pbs``, ``sge``).
+        fanout: the allocation's fan-out launcher (``local``, ``srun``, ``pbsdsh``, ``pbs_tmrsh``, ``qrsh``):
+            what runs the ``dd`` processes on the nodes (:func:`launcher.fanout.get_launcher`).
         session: the running cluster (``None`` for workloads that need none).
         notes: remarks for the report (e.g. page cache not dropped).
     """
@@ -46,6 +49,7 @@ class Context:
     params: dict[str, Any]
     nodes: list[str]
     scheduler: str = "local"
+    fanout: str = "local"
     session: Session | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -91,13 +95,21 @@ class Workload(ABC):
 
 
 # -- dd ----------------------------------------------------------------------------------------
-def drop_page_cache(nodes: list[str], scheduler: str) -> str | None:
-    """Drop the page cache on ``nodes`` (``sync; echo 3 > /proc/sys/vm/drop_caches``).
+#: The page-cache drop run on each node (Linux ``drop_caches``: 3 = page cache, dentries and inodes).
+DROP_CACHES = ["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"]
+
+
+def drop_page_cache(nodes: list[str], fanout: str) -> str | None:
+    """Drop the page cache on ``nodes`` (``sync; echo 3 > /proc/sys/vm/drop_caches``), each through the
+    launcher ``fanout`` (:func:`_on_node`); in this process when that launcher runs here (``local``).
 
     Returns:
         ``None`` when it was dropped, else why not (for the report).
+
+    Raises:
+        UserError: unknown launcher name.
     """
-    if scheduler == "local":
+    if get_launcher(fanout).runs_here:
         try:
             os.sync()
             with open("/proc/sys/vm/drop_caches", "w") as f:
@@ -107,25 +119,25 @@ def drop_page_cache(nodes: list[str], scheduler: str) -> str | None:
             return f"page cache not dropped: /proc/sys/vm/drop_caches: {exc.strerror}"
     failures = []
     for node in nodes:
-        proc = subprocess.run(_on_node(node, scheduler, ["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"]),
-                              capture_output=True, text=True, check=False)
+        proc = subprocess.run(_on_node(node, fanout, DROP_CACHES), capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             failures.append(f"{node}: {proc.stderr.strip()[-120:]}")
     return f"page cache not dropped: {'; '.join(failures)}" if failures else None
 
 
-def _on_node(node: str, scheduler: str, argv: list[str]) -> list[str]:
-    """``argv`` run on ``node``: as is on the local backend, through ``srun`` inside a Slurm allocation."""
-    if scheduler == "local":
-        return argv
-    if scheduler == "slurm":
-        return ["srun", "--overlap", "--nodes=1", "--ntasks=1", f"--nodelist={node}", *argv]
-    raise UserError(f"the dd baseline cannot reach nodes under {scheduler!r}", field="scheduler",
-                    fix="run the dd workload on the local or slurm backend")
+def _on_node(node: str, fanout: str, argv: list[str]) -> list[str]:
+    """``argv`` run on ``node`` as a task of the job, through the launcher ``fanout`` (the allocation's:
+    ``srun`` one-node step, ``pbsdsh -h``, ``pbs_tmrsh``, ``qrsh -inherit``; as is with ``local``).
+
+    Raises:
+        UserError: unknown launcher name.
+    """
+    return get_launcher(fanout).wrap(argv, [node])
 
 
-def parallel_dd(files: list[Path], size: int, nodes: list[str], scheduler: str, mode: str) -> dict[str, Any]:
-    """``len(files)`` parallel ``dd`` processes, file ``i`` on node ``i mod len(nodes)``.
+def parallel_dd(files: list[Path], size: int, nodes: list[str], fanout: str, mode: str) -> dict[str, Any]:
+    """``len(files)`` parallel ``dd`` processes, file ``i`` on node ``i mod len(nodes)``, each started through
+    the launcher ``fanout`` (:func:`_on_node`).
 
     ``write``: ``dd if=/dev/zero of=F bs=1M count=size/1MiB conv=fdatasync``; ``read``: ``dd if=F of=/dev/null
     bs=1M``. Each runs as ``sh -c 'uname -n && exec dd ...'`` so that the node it really ran on is known.
@@ -134,6 +146,7 @@ def parallel_dd(files: list[Path], size: int, nodes: list[str], scheduler: str, 
 
     Raises:
         ClusterError: a dd failed (its stderr).
+        UserError: unknown launcher name.
     """
     count = max(1, size // MiB)
     procs = []
@@ -145,7 +158,7 @@ def parallel_dd(files: list[Path], size: int, nodes: list[str], scheduler: str, 
             argv = ["dd", f"if={path}", "of=/dev/null", "bs=1M"]
         # ``uname -n`` first (dd writes nothing on stdout): the host the scheduler really ran it on.
         argv = ["sh", "-c", 'uname -n && exec "$@"', "sh", *argv]
-        procs.append(subprocess.Popen(_on_node(nodes[i % len(nodes)], scheduler, argv), stdout=subprocess.PIPE,
+        procs.append(subprocess.Popen(_on_node(nodes[i % len(nodes)], fanout, argv), stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, stdin=subprocess.DEVNULL))
     errors, hosts = [], []
     for proc in procs:
@@ -167,11 +180,11 @@ def dd_pair(ctx: Context, directory: Path) -> dict[str, Any]:
     files, size = int(ctx.params["files"]), int(ctx.params["file_size"])
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / f"dd-{i:04d}" for i in range(files)]
-    write = parallel_dd(paths, size, ctx.nodes, ctx.scheduler, "write")
-    note = drop_page_cache(ctx.nodes, ctx.scheduler)
+    write = parallel_dd(paths, size, ctx.nodes, ctx.fanout, "write")
+    note = drop_page_cache(ctx.nodes, ctx.fanout)
     if note:
         ctx.notes.append(note)
-    read = parallel_dd(paths, size, ctx.nodes, ctx.scheduler, "read")
+    read = parallel_dd(paths, size, ctx.nodes, ctx.fanout, "read")
     for path in paths:
         path.unlink(missing_ok=True)
     return {"dd_write_s": write["wall_s"], "dd_write_mb_s": write["throughput_mb_s"],
@@ -211,7 +224,7 @@ class DfsIO(Workload):
         wall = 0.0
         for mode in ("write", "read"):
             if mode == "read":
-                note = drop_page_cache(ctx.nodes, ctx.scheduler)
+                note = drop_page_cache(ctx.nodes, ctx.fanout)
                 if note and note not in ctx.notes:
                     ctx.notes.append(note)
             res_file = ctx.work_dir / f"TestDFSIO-{mode}.log"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import psutil
 
 from launcher.clients import bin_dir
 from launcher.errors import ClusterError
-from launcher.fanout import Fanout, get_fanout
+from launcher.fanout import AgentGroup, get_launcher
 from launcher.plan import ClusterPlan
 
 POLL_SECONDS = 0.2
@@ -38,17 +39,33 @@ def _tail(path: Path, lines: int = 5) -> str:
     return " | ".join((interesting or text)[-lines:])
 
 
+def agent_argv(plan: ClusterPlan, *extra: str) -> list[str]:
+    """``python -m launcher.agent RUN_DIR [extra...]`` with this interpreter."""
+    return [sys.executable, "-m", "launcher.agent", plan.run_dir, *extra]
+
+
+def agent_group(plan: ClusterPlan, fanout: str | None = None) -> AgentGroup:
+    """The agents of ``plan`` (:func:`agent_argv` on each of its nodes, master first), started through the
+    launcher ``fanout`` (default: the one the plan names, from its allocation).
+
+    Raises:
+        UserError: unknown launcher name.
+    """
+    return AgentGroup(get_launcher(fanout or plan.fanout), plan.run_dir, [n.name for n in plan.nodes],
+                      agent_argv(plan), cores=plan.cores_per_node)
+
+
 class Cluster:
     """A Hadoop cluster of one plan.
 
     Args:
         plan: the cluster plan (``plan.json`` and ``conf/`` must already be written).
-        fanout: the fan-out launcher; default: the one the plan names.
+        fanout: the agents' processes; default: :func:`agent_group` of the plan (its own launcher).
     """
 
-    def __init__(self, plan: ClusterPlan, fanout: Fanout | None = None) -> None:
+    def __init__(self, plan: ClusterPlan, fanout: AgentGroup | None = None) -> None:
         self.plan = plan
-        self.fanout = fanout or get_fanout(plan.fanout)
+        self.fanout = fanout or agent_group(plan)
         self.http = httpx.Client(timeout=2.0, trust_env=False)
         self.started_at: float | None = None
 
@@ -75,7 +92,7 @@ class Cluster:
                 raise ClusterError(f"{daemon} on {node} exited with code {rc} {when}; read {log}"
                                    f" ({_tail(Path(log)) or _tail(Path(state['daemons'][daemon]['out']))})")
         if not self.fanout.running():
-            log = self.fanout.log_file(self.plan)
+            log = self.fanout.log_file
             raise ClusterError(f"the agents stopped {when}; read {log} ({_tail(log)})")
 
     # -- REST ------------------------------------------------------------------------------
@@ -120,7 +137,7 @@ class Cluster:
     def start(self) -> None:
         """Start the agents on every node (returns at once)."""
         self.started_at = time.time()
-        self.fanout.start(self.plan)
+        self.fanout.start()
 
     def wait_ready(self, timeout: float = 180.0) -> float:
         """Wait until every planned NodeManager is RUNNING and the JobHistoryServer answers.

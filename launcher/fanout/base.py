@@ -1,77 +1,80 @@
-"""The fan-out interface: start the agent on every node at once, tell whether it runs, stop it."""
+"""What a fan-out launcher is: pure functions only, no processes (:mod:`launcher.fanout.processes` runs them).
+
+As in Parsl's launchers, the part that differs between batch systems is one function, :meth:`Launcher.wrap`:
+``argv`` in, the command that runs ``argv`` on some nodes of the allocation out. Two facts go with it:
+:attr:`Launcher.per_node` (whether one wrapped command covers every node or one is needed per node) and
+:attr:`Launcher.stop_signal` (the signal that asks the wrapped command to stop, or ``None``: the launcher
+passes no signal on, so each agent is signalled by its pid). The same ``wrap`` starts the agents
+(:class:`launcher.fanout.processes.AgentGroup`), reaches an agent on another node to stop it, and runs the
+``dd`` baseline of ``benchmarks/workloads.py`` on every batch system.
+"""
 
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 from abc import ABC, abstractmethod
-from pathlib import Path
-
-from launcher.plan import ClusterPlan
-
-#: Seconds between the SIGTERM that forces a fan-out process to end and the SIGKILL.
-FORCE_SECONDS = 10.0
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
 
 
-def agent_argv(plan: ClusterPlan, *extra: str) -> list[str]:
-    """``python -m launcher.agent RUN_DIR [extra...]`` with this interpreter."""
-    return [sys.executable, "-m", "launcher.agent", plan.run_dir, *extra]
+@dataclass(frozen=True)
+class StepOptions:
+    """Options of one job step that only some launchers have (today ``srun``: the agents' step); a launcher
+    without such options ignores them. ``None`` leaves an option out (the launcher's default).
 
-
-class Fanout(ABC):
-    """Runs :mod:`launcher.agent` on every node of a plan as one process tree we control.
-
-    Subclasses implement :meth:`command`; the base class starts it, polls it and stops it.
+    Attributes:
+        output: where each task's output goes (``srun --output``; ``%N`` is the node's name).
+        cpus_per_task: cores each task may use (``srun --cpus-per-task``).
+        job_name: the step's name in the batch system's listings (``srun --job-name``).
+        kill_on_bad_exit: whether one task failing ends the others (``srun --kill-on-bad-exit=0|1``).
+        cpu_bind: CPU binding of the tasks (``srun --cpu-bind``, e.g. ``none``).
     """
 
-    name: str = ""
+    output: str | None = None
+    cpus_per_task: int | None = None
+    job_name: str | None = None
+    kill_on_bad_exit: bool | None = None
+    cpu_bind: str | None = None
 
-    def __init__(self) -> None:
-        self.proc: subprocess.Popen[bytes] | None = None
+
+class Launcher(ABC):
+    """Runs a command on nodes of the allocation, as a task the batch system tracks (no ssh).
+
+    Subclasses set :attr:`name`, :attr:`per_node`, :attr:`stop_signal` (and :attr:`runs_here` for the local
+    one) and implement :meth:`wrap`. Nothing here starts a process or reads a plan.
+    """
+
+    #: The registry name (``srun``, ``pbsdsh``...); also names the log ``logs/fanout-<name>.log``.
+    name: ClassVar[str] = ""
+    #: True: :meth:`wrap` takes exactly one node, and running something on every node takes one wrapped
+    #: command per node. False: one wrapped command runs ``argv`` once on each of the nodes it is given.
+    per_node: ClassVar[bool] = False
+    #: The signal that asks a wrapped command to stop what it runs and wait for it; ``None`` when the launcher
+    #: passes no signal on to the remote task (the agents are then sent SIGTERM by their pid).
+    stop_signal: ClassVar[signal.Signals | None] = signal.SIGTERM
+    #: True when :meth:`wrap` runs ``argv`` on this machine as our own child (the ``local`` backend).
+    runs_here: ClassVar[bool] = False
 
     @abstractmethod
-    def command(self, plan: ClusterPlan) -> list[str]:
-        """The command that runs the agent on every node of ``plan`` (one process tree)."""
+    def wrap(self, argv: Sequence[str], nodes: Sequence[str], *, options: StepOptions | None = None) -> list[str]:
+        """The command that runs ``argv`` on ``nodes`` (once on each), as a task of the running job.
 
-    def log_file(self, plan: ClusterPlan) -> Path:
-        """Where the fan-out process's own output goes."""
-        return plan.path("logs", f"fanout-{self.name}.log")
+        Args:
+            argv: the command to run (a program and its arguments, unquoted).
+            nodes: node names of the allocation; exactly one for a :attr:`per_node` launcher.
+            options: step options (:class:`StepOptions`), for the launchers that have them.
 
-    def start(self, plan: ClusterPlan) -> None:
-        """Start the agents (returns at once; readiness is checked by the caller)."""
-        log = self.log_file(plan)
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "ab") as out:
-            self.proc = subprocess.Popen(self.command(plan), stdout=out, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
+        Raises:
+            ValueError: no node, or more than one for a :attr:`per_node` launcher.
+        """
 
-    def running(self) -> bool:
-        """True while the fan-out process (and so the agents) runs."""
-        return self.proc is not None and self.proc.poll() is None
+    def one_node(self, nodes: Sequence[str]) -> str:
+        """The one node of ``nodes``.
 
-    #: The signal that asks the fan-out process to stop every agent and wait for them.
-    stop_signal: signal.Signals = signal.SIGTERM
-
-    def stop(self, timeout: float = 45.0) -> int | None:
-        """Ask every agent to stop (:attr:`stop_signal`), wait up to ``timeout`` s for them to finish, then
-        SIGTERM (when that is not the stop signal) and, :data:`FORCE_SECONDS` later, SIGKILL. Returns the exit
-        code. ``timeout`` covers an agent's own stop (daemon grace plus the first run's class-data-sharing
-        archive: :data:`launcher.agent.GRACE_SECONDS` + :data:`launcher.agent.DUMP_GRACE_SECONDS`)."""
-        if self.proc is None:
-            return None
-        escalation = [(self.stop_signal, timeout)]
-        if self.stop_signal != signal.SIGTERM:
-            escalation.append((signal.SIGTERM, FORCE_SECONDS))
-        for signum, wait in escalation:
-            if self.proc.poll() is not None:
-                break
-            self.proc.send_signal(signum)
-            try:
-                self.proc.wait(timeout=wait)
-            except subprocess.TimeoutExpired:
-                continue
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        return self.proc.returncode
+        Raises:
+            ValueError: ``nodes`` does not hold exactly one node (a per-node launcher reaches one at a time).
+        """
+        if len(nodes) != 1:
+            raise ValueError(f"{self.name} runs a command on one node at a time, not on {list(nodes)}")
+        return nodes[0]

@@ -1,18 +1,22 @@
-"""Local fan-out: the agent as a child process of the launcher (the ``local`` backend's one node)."""
+"""Local launcher: the command as a child process of ours on this machine (the ``local`` backend's one node)."""
 
 from __future__ import annotations
 
-import os
+from collections.abc import Sequence
 
-from launcher.fanout.base import Fanout, agent_argv
-from launcher.plan import ClusterPlan
+from launcher.fanout.base import Launcher, StepOptions
 
 
-class LocalFanout(Fanout):
-    """One agent on this machine; it stops by itself if the launcher process disappears."""
+class LocalLauncher(Launcher):
+    """``argv`` as is, on this machine. Stopped with SIGTERM to the process itself (the agent stops its daemons).
+
+    The agent it starts is also given ``--watch-pid <our pid>``
+    (:class:`launcher.fanout.processes.AgentGroup`), so it stops by itself if the launcher process disappears.
+    """
 
     name = "local"
+    runs_here = True
 
-    def command(self, plan: ClusterPlan) -> list[str]:
-        """``python -m launcher.agent RUN_DIR --node <the one node> --watch-pid <launcher pid>``."""
-        return agent_argv(plan, "--node", plan.nodes[0].name, "--watch-pid", str(os.getpid()))
+    def wrap(self, argv: Sequence[str], nodes: Sequence[str], *, options: StepOptions | None = None) -> list[str]:
+        """``argv`` unchanged: every node of the local backend is this machine; ``options`` do not apply."""
+        return list(argv)

@@ -1,22 +1,37 @@
-"""How a fan-out process is stopped (launcher/fanout/base.py): the stop signal first, then SIGTERM, then SIGKILL.
+"""The fan-out: each launcher's ``wrap`` (launcher/fanout/{local,srun,pbsdsh,qrsh}.py) and the one process
+manager (launcher/fanout/processes.py) that starts, polls and stops what they wrap.
 
-Real processes (bash) stand in for ``srun``; the real ``srun`` forwarding SIGUSR1 to the agents is tested on the
-Slurm test cluster (tests/integration/test_slurm.py: every agent reports ``stopped (SIGUSR1)`` and the
-daemons' class-data-sharing archives are kept).
+How a process is stopped: the stop signal first, then SIGTERM, then SIGKILL; per-node launchers: SIGTERM to each
+agent by its pid (``agents/<node>.json``), then SIGTERM and SIGKILL to the launcher processes left. Real processes
+(bash) stand in for ``srun`` and the per-node launchers; the real ``srun`` forwarding SIGUSR1 to the agents is
+tested on the Slurm test cluster (tests/integration/test_slurm.py: every agent reports ``stopped (SIGUSR1)`` and
+the daemons' class-data-sharing archives are kept).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
 import signal
+import subprocess
+import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
-from launcher.fanout import base
-from launcher.fanout.base import Fanout
-from launcher.fanout.srun import SrunFanout
+from launcher.cluster import Cluster, agent_group
+from launcher.errors import ClusterError, UserError
+from launcher.fanout import AgentGroup, StepOptions, get_launcher, processes
+from launcher.fanout.base import Launcher
+from launcher.fanout.local import LocalLauncher
+from launcher.fanout.pbsdsh import PbsdshLauncher, TmrshLauncher
+from launcher.fanout.qrsh import QrshLauncher
+from launcher.fanout.srun import SrunLauncher
 from launcher.plan import ClusterPlan
+from launcher.spec import JobSpec
 
 #: Records each signal it gets in a file; exits 0 on the first one unless told to ignore it.
 SCRIPT = """
@@ -25,52 +40,262 @@ echo started >> {log}
 while true; do sleep 0.05; done
 """
 
+#: A stand-in agent for per-node launchers: writes ``agents/<node>.json`` with its pid, logs ``<node> started
+#: <args>`` and each SIGTERM as ``<node> TERM``; exits 0 on SIGTERM unless ``$IGNORE_TERM`` is set.
+AGENT = """
+node=$HPC_HADOOP_NODE
+trap 'echo "$node TERM" >> "$LOG"; [ -n "$IGNORE_TERM" ] || exit 0' TERM
+mkdir -p "$RUN_DIR/agents"
+echo "{\\"node\\": \\"$node\\", \\"pid\\": $$}" > "$RUN_DIR/agents/$node.json"
+echo "$node started $*" >> "$LOG"
+while true; do sleep 0.05; done
+"""
 
-class BashFanout(Fanout):
-    """A fan-out whose "launcher" is a bash loop that logs the signals it receives."""
+
+class BashLauncher(Launcher):
+    """A launcher covering every node whose command is a bash loop that logs the signals it receives."""
 
     name = "bash"
     stop_signal = signal.SIGUSR1
 
     def __init__(self, log: Path, ignore: str = "none") -> None:
-        super().__init__()
         self.log, self.ignore = log, ignore
 
-    def command(self, plan: ClusterPlan) -> list[str]:
+    def wrap(self, argv: Sequence[str], nodes: Sequence[str], *, options: StepOptions | None = None) -> list[str]:
         return ["bash", "-c", SCRIPT.format(log=self.log, ignore=self.ignore)]
 
 
-def start(fanout: BashFanout, tmp_path: Path) -> None:
-    plan = type("P", (), {"path": lambda self, *parts: tmp_path.joinpath(*parts)})()
-    fanout.start(plan)  # type: ignore[arg-type]
-    deadline = time.monotonic() + 10
-    while not (fanout.log.exists() and "started" in fanout.log.read_text()) and time.monotonic() < deadline:
+class TermBashLauncher(BashLauncher):
+    """A launcher whose stop signal is SIGTERM (as ``local``): it goes straight to SIGKILL."""
+
+    stop_signal = signal.SIGTERM
+
+
+class RecordingLauncher(Launcher):
+    """A per-node launcher passing no signal on (as ``pbsdsh``): runs ``argv`` here, recording ``HOST ARGV...``
+    in ``calls``; the launcher process is the command itself (``exec``), as with the PBS stand-ins."""
+
+    name = "recording"
+    per_node = True
+    stop_signal = None
+
+    def __init__(self, calls: Path) -> None:
+        self.calls = calls
+
+    def wrap(self, argv: Sequence[str], nodes: Sequence[str], *, options: StepOptions | None = None) -> list[str]:
+        host = self.one_node(nodes)
+        return ["bash", "-c", f'echo "$0 $*" >> {shlex.quote(str(self.calls))}; exec "$@"', host, *argv]
+
+
+def wait_for(condition: object, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:  # type: ignore[operator]
         time.sleep(0.02)
 
 
+def start(launcher: BashLauncher, tmp_path: Path) -> AgentGroup:
+    group = AgentGroup(launcher, tmp_path, ["n1"], [])
+    group.start()
+    wait_for(lambda: launcher.log.exists() and "started" in launcher.log.read_text())
+    return group
+
+
+# -- wrap ---------------------------------------------------------------------------------------
+AGENT_ARGV = ["/py", "-m", "launcher.agent", "/pfs/run"]
+
+
+def test_every_name_is_registered_and_unknown_names_are_refused() -> None:
+    classes = {name: type(get_launcher(name)) for name in ("local", "srun", "pbsdsh", "pbs_tmrsh", "qrsh")}
+    assert classes == {"local": LocalLauncher, "srun": SrunLauncher, "pbsdsh": PbsdshLauncher,
+                       "pbs_tmrsh": TmrshLauncher, "qrsh": QrshLauncher}
+    assert [get_launcher(n).name for n in classes] == list(classes)
+    with pytest.raises(UserError, match="unknown fan-out launcher 'ssh'"):
+        get_launcher("ssh")
+
+
+def test_local_wrap_is_argv_as_is() -> None:
+    assert LocalLauncher().wrap(["dd", "if=/dev/zero"], ["n1"]) == ["dd", "if=/dev/zero"]
+    assert LocalLauncher.runs_here and not LocalLauncher.per_node and LocalLauncher.stop_signal == signal.SIGTERM
+
+
+def test_srun_wrap_one_step_over_all_nodes() -> None:
+    assert SrunLauncher().wrap(["hostname"], ["n1", "n2"]) == [
+        "srun", "--overlap", "--nodes=2", "--ntasks=2", "--ntasks-per-node=1", "--nodelist=n1,n2", "hostname"]
+    options = StepOptions(output="/r/logs/agent-%N.out", cpus_per_task=8, job_name="j", kill_on_bad_exit=False,
+                          cpu_bind="none")
+    assert SrunLauncher().wrap(["a", "b c"], ["n3"], options=options) == [
+        "srun", "--overlap", "--nodes=1", "--ntasks=1", "--ntasks-per-node=1", "--nodelist=n3",
+        "--kill-on-bad-exit=0", "--cpu-bind=none", "--cpus-per-task=8", "--job-name=j",
+        "--output=/r/logs/agent-%N.out", "a", "b c"]
+    with pytest.raises(ValueError, match="at least one node"):
+        SrunLauncher().wrap(["a"], [])
+
+
 def test_srun_is_asked_with_sigusr1_which_it_forwards() -> None:
-    assert SrunFanout.stop_signal == signal.SIGUSR1 and Fanout.stop_signal == signal.SIGTERM
+    assert SrunLauncher.stop_signal == signal.SIGUSR1 and Launcher.stop_signal == signal.SIGTERM
+    assert not SrunLauncher.per_node
 
 
+def test_pbsdsh_wrap_passes_words_as_they_are() -> None:
+    assert PbsdshLauncher().wrap(["sh", "-c", "echo a b"], ["n2"]) == ["pbsdsh", "-h", "n2", "sh", "-c", "echo a b"]
+
+
+@pytest.mark.parametrize("name,prefix", [("pbs_tmrsh", ["pbs_tmrsh", "n2"]),
+                                         ("qrsh", ["qrsh", "-inherit", "-nostdin", "-V", "n2"])])
+def test_space_joining_launchers_quote_each_word(name: str, prefix: list[str]) -> None:
+    """pbs_tmrsh and qrsh join the words with spaces for the remote shell: the joined line, run by ``sh -c``,
+    gives back exactly the words we passed."""
+    words = ["printf", "%s|", "a b", "it's", "$HOME", "*", ""]
+    wrapped = get_launcher(name).wrap(words, ["n2"])
+    assert wrapped[:len(prefix)] == prefix and wrapped[len(prefix):] == [shlex.quote(w) for w in words]
+    line = " ".join(wrapped[len(prefix):])
+    assert subprocess.run(["sh", "-c", line], capture_output=True, text=True, check=True).stdout == "a b|it's|$HOME|*||"
+
+
+@pytest.mark.parametrize("name", ["pbsdsh", "pbs_tmrsh", "qrsh"])
+def test_per_node_launchers_take_exactly_one_node_and_stop_agents_by_pid(name: str) -> None:
+    launcher = get_launcher(name)
+    assert launcher.per_node and launcher.stop_signal is None and not launcher.runs_here
+    for nodes in ([], ["n1", "n2"]):
+        with pytest.raises(ValueError, match="one node at a time"):
+            launcher.wrap(["true"], nodes)
+
+
+# -- the agents' commands ------------------------------------------------------------------------
+def test_srun_agent_step(tmp_path: Path) -> None:
+    group = AgentGroup(SrunLauncher(), "/pfs/run", ["n1", "n2", "n3"], AGENT_ARGV, cores=8)
+    assert [c.argv for c in group.commands()] == [[
+        "srun", "--overlap", "--nodes=3", "--ntasks=3", "--ntasks-per-node=1", "--nodelist=n1,n2,n3",
+        "--kill-on-bad-exit=0", "--cpu-bind=none", "--cpus-per-task=8", "--job-name=hpc-hadoop-agents",
+        "--output=/pfs/run/logs/agent-%N.out", *AGENT_ARGV]]
+    assert group.command("n2") == group.command("n1") and group.commands()[0].env == {}
+    assert group.log_file == Path("/pfs/run/logs/fanout-srun.log")
+
+
+def test_per_node_agents_get_their_node() -> None:
+    group = AgentGroup(QrshLauncher(), "/pfs/run", ["n1", "n2"], AGENT_ARGV)
+    commands = group.commands()
+    assert [c.nodes for c in commands] == [("n1",), ("n2",)]
+    assert [c.env for c in commands] == [{"HPC_HADOOP_NODE": "n1"}, {"HPC_HADOOP_NODE": "n2"}]
+    assert group.command("n2") == ["qrsh", "-inherit", "-nostdin", "-V", "n2", *AGENT_ARGV, "--node", "n2"]
+    with pytest.raises(KeyError):
+        group.command("n9")
+
+
+def test_local_agent_watches_the_launcher() -> None:
+    group = AgentGroup(LocalLauncher(), "/pfs/run", ["vm"], AGENT_ARGV)
+    assert group.command("vm") == [*AGENT_ARGV, "--node", "vm", "--watch-pid", str(os.getpid())]
+    with pytest.raises(ValueError, match="at least one node"):
+        AgentGroup(LocalLauncher(), "/pfs/run", [], AGENT_ARGV)
+
+
+# -- one process for all nodes: stopped by a signal ------------------------------------------------
 def test_stop_signal_first_and_the_process_ends_by_itself(tmp_path: Path) -> None:
-    fanout = BashFanout(tmp_path / "signals")
-    start(fanout, tmp_path)
-    assert fanout.stop(timeout=10) == 0
-    assert fanout.log.read_text().split() == ["started", "USR1"]
+    launcher = BashLauncher(tmp_path / "signals")
+    group = start(launcher, tmp_path)
+    assert group.running()
+    assert group.stop(timeout=10) == 0 and not group.running()
+    assert launcher.log.read_text().split() == ["started", "USR1"]
+    assert group.log_file == tmp_path / "logs" / "fanout-bash.log" and group.log_file.exists()
 
 
 def test_sigterm_when_the_stop_signal_is_not_enough(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(base, "FORCE_SECONDS", 5.0)
-    fanout = BashFanout(tmp_path / "signals", ignore="USR1")
-    start(fanout, tmp_path)
-    assert fanout.stop(timeout=0.5) == 0
-    assert fanout.log.read_text().split() == ["started", "USR1", "TERM"]
+    monkeypatch.setattr(processes, "FORCE_SECONDS", 5.0)
+    launcher = BashLauncher(tmp_path / "signals", ignore="USR1")
+    group = start(launcher, tmp_path)
+    assert group.stop(timeout=0.5) == 0
+    assert launcher.log.read_text().split() == ["started", "USR1", "TERM"]
 
 
 def test_sigkill_when_nothing_else_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(base, "FORCE_SECONDS", 0.5)
-    fanout = BashFanout(tmp_path / "signals", ignore="TERM")  # exits on USR1... unless USR1 is ignored too
-    fanout.stop_signal = signal.SIGTERM  # a fan-out whose stop signal is SIGTERM goes straight to SIGKILL
-    start(fanout, tmp_path)
-    assert fanout.stop(timeout=0.5) == -signal.SIGKILL
-    assert fanout.log.read_text().split() == ["started", "TERM"]
+    monkeypatch.setattr(processes, "FORCE_SECONDS", 0.5)
+    launcher = TermBashLauncher(tmp_path / "signals", ignore="TERM")  # a SIGTERM stop signal: then SIGKILL
+    group = start(launcher, tmp_path)
+    began = time.monotonic()
+    assert group.stop(timeout=0.5) == -signal.SIGKILL
+    assert time.monotonic() - began < 5
+    assert launcher.log.read_text().split() == ["started", "TERM"]
+
+
+def test_not_started_is_not_running_and_stops_as_nothing(tmp_path: Path) -> None:
+    group = AgentGroup(BashLauncher(tmp_path / "signals"), tmp_path, ["n1"], [])
+    assert not group.running() and group.stop(timeout=1) is None
+
+
+# -- one process per node: agents stopped by pid ----------------------------------------------------
+def start_per_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nodes: list[str],
+                   ignore_term: bool = False) -> tuple[AgentGroup, Path, Path]:
+    log, calls = tmp_path / "agents.log", tmp_path / "calls"
+    monkeypatch.setenv("LOG", str(log))
+    monkeypatch.setenv("RUN_DIR", str(tmp_path))
+    monkeypatch.setenv("IGNORE_TERM", "1" if ignore_term else "")
+    agent = tmp_path / "agent.sh"
+    agent.write_text(AGENT)
+    group = AgentGroup(RecordingLauncher(calls), tmp_path, nodes, ["bash", str(agent), "RUN"])
+    group.start()
+    wait_for(lambda: len(list((tmp_path / "agents").glob("*.json"))) == len(nodes))
+    wait_for(lambda: log.exists() and log.read_text().count("started") == len(nodes))
+    return group, log, calls
+
+
+def test_per_node_starts_one_process_per_node_with_its_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    group, log, calls = start_per_node(tmp_path, monkeypatch, ["n1", "n2", "n3"])
+    assert group.running()
+    assert sorted(log.read_text().splitlines()) == [f"{n} started RUN --node {n}" for n in ("n1", "n2", "n3")]
+    agent = tmp_path / "agent.sh"
+    assert sorted(calls.read_text().splitlines()) == [f"{n} bash {agent} RUN --node {n}" for n in ("n1", "n2", "n3")]
+    pid = group.agent_pid("n2")
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)  # one agent gone: the group no longer runs
+    wait_for(lambda: not group.running())
+    assert not group.running()
+    group.stop(timeout=5)
+
+
+def test_per_node_stops_each_agent_by_pid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Other nodes through ``wrap(["kill", "-TERM", PID], [host])``; this host (``localhost``) directly."""
+    group, log, calls = start_per_node(tmp_path, monkeypatch, ["localhost", "n2", "n3"])
+    pids = {n: group.agent_pid(n) for n in ("localhost", "n2", "n3")}
+    assert group.stop(timeout=20) == 0 and not group.running()
+    assert sorted(line for line in log.read_text().splitlines() if "TERM" in line) == [
+        "localhost TERM", "n2 TERM", "n3 TERM"]
+    kills = sorted(line for line in calls.read_text().splitlines() if " kill " in line)
+    assert kills == [f"n2 kill -TERM {pids['n2']}", f"n3 kill -TERM {pids['n3']}"]
+    assert "localhost kill" not in calls.read_text()
+
+
+def test_per_node_escalates_to_sigterm_then_sigkill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An agent that ignores SIGTERM: after ``timeout`` its launcher process gets SIGTERM (here the same
+    process, which logs it again), and SIGKILL :data:`NODE_FORCE_SECONDS` later."""
+    monkeypatch.setattr(processes, "NODE_FORCE_SECONDS", 0.5)
+    group, log, _ = start_per_node(tmp_path, monkeypatch, ["localhost", "n2"], ignore_term=True)
+    began = time.monotonic()
+    assert group.stop(timeout=0.5) == -signal.SIGKILL and not group.running()
+    assert time.monotonic() - began < 5
+    terms = sorted(line for line in log.read_text().splitlines() if "TERM" in line)
+    assert terms == ["localhost TERM", "localhost TERM", "n2 TERM", "n2 TERM"]
+
+
+def test_agent_pid_from_the_state_file(tmp_path: Path) -> None:
+    group = AgentGroup(PbsdshLauncher(), tmp_path, ["n1"], [])
+    assert group.agent_pid("n1") is None
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "n1.json").write_text(json.dumps({"pid": 4321}))
+    (tmp_path / "agents" / "n2.json").write_text("{not json")
+    assert group.agent_pid("n1") == 4321 and group.agent_pid("n2") is None
+
+
+# -- the cluster's agents ----------------------------------------------------------------------------
+def test_cluster_runs_the_agents_through_the_plans_launcher(make_test_plan: Callable[..., ClusterPlan],
+                                                            make_spec: Callable[..., JobSpec]) -> None:
+    plan = make_test_plan(make_spec())
+    cluster = Cluster(plan)
+    try:
+        assert isinstance(cluster.fanout.launcher, SrunLauncher) and plan.fanout == "srun"
+        assert cluster.fanout.command("n1")[-4:] == [sys.executable, "-m", "launcher.agent", plan.run_dir]
+        assert "--cpus-per-task=8" in cluster.fanout.command("n1")
+        with pytest.raises(ClusterError, match="the agents stopped during bring-up; read .*/logs/fanout-srun.log"):
+            cluster.raise_if_failed()
+    finally:
+        cluster.http.close()
+    assert agent_group(plan, "local").command("n1")[-4:-2] == ["--node", "n1"]

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from launcher import __version__
+from launcher.cluster import agent_group
 from launcher.errors import CommandError, UserError
-from launcher.fanout import get_fanout
+from launcher.fanout import AgentGroup, get_launcher
 from launcher.schedulers import base, get_scheduler
 from launcher.schedulers.base import JobState
 from launcher.schedulers.pbs import (
@@ -289,9 +290,9 @@ def test_allocation_outside_a_job_is_a_user_error(make_spec: Callable[..., JobSp
 
 def test_fanout_commands(make_test_plan: Callable[..., object], make_spec: Callable[..., JobSpec]) -> None:
     plan = make_test_plan(make_spec())
-    torque = get_fanout("pbsdsh").node_command(plan, "n2")  # type: ignore[attr-defined]
+    torque = agent_group(plan, "pbsdsh").command("n2")  # type: ignore[arg-type]
     assert torque[:3] == ["pbsdsh", "-h", "n2"] and torque[-2:] == ["--node", "n2"]
-    pro = get_fanout("pbs_tmrsh").node_command(plan, "n3")  # type: ignore[attr-defined]
+    pro = agent_group(plan, "pbs_tmrsh").command("n3")  # type: ignore[arg-type]
     assert pro[:2] == ["pbs_tmrsh", "n3"] and pro[-2:] == ["--node", "n3"]
 
 
@@ -313,19 +314,13 @@ def test_pbsdsh_fanout_starts_one_task_per_node_and_stops_them_by_pid(
         make_test_plan: Callable[..., object], make_spec: Callable[..., JobSpec], standins: Path,
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Through the stand-in ``pbsdsh``: three tasks at once, each stopped by ``pbsdsh -h HOST kill -TERM PID``."""
-    from launcher.fanout.pbsdsh import PbsdshFanout
-
     plan = make_test_plan(make_spec())
     agent = tmp_path / "fake_agent.py"
     agent.write_text(FAKE_AGENT)
     monkeypatch.setenv("PBS_JOBID", "1.standin")
-
-    class Fake(PbsdshFanout):
-        def node_command(self, plan: object, host: str) -> list[str]:
-            return self.remote(host, [sys.executable, str(agent), plan.run_dir])  # type: ignore[attr-defined]
-
-    fanout = Fake()
-    fanout.start(plan)  # type: ignore[arg-type]
+    fanout = AgentGroup(get_launcher("pbsdsh"), plan.run_dir, ["n1", "n2", "n3"],  # type: ignore[attr-defined]
+                        [sys.executable, str(agent), plan.run_dir])  # type: ignore[attr-defined]
+    fanout.start()
     agents = Path(plan.run_dir) / "agents"  # type: ignore[attr-defined]
     deadline = time.monotonic() + 30
     while len(list(agents.glob("*.json"))) < 3 and time.monotonic() < deadline:
@@ -334,7 +329,7 @@ def test_pbsdsh_fanout_starts_one_task_per_node_and_stops_them_by_pid(
     assert fanout.stop(timeout=20) == 0 and not fanout.running()
     calls = (standins / "pbsdsh.args").read_text().splitlines()
     assert sorted(c.split()[1] for c in calls if " kill -TERM " in c) == ["n1", "n2", "n3"]
-    assert "fake agent on n2 stopped" in fanout.log_file(plan).read_text()  # type: ignore[arg-type]
+    assert "fake agent on n2 stopped" in fanout.log_file.read_text()
 
 
 def test_pbs_pro_whole_nodes_only_when_exclusive(make_spec: Callable[..., JobSpec]) -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from launcher import __version__
+from launcher.cluster import agent_group
 from launcher.errors import UserError
-from launcher.fanout import get_fanout
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.base import JobState
 from launcher.schedulers.sge import (
@@ -142,5 +142,5 @@ def test_allocation_outside_a_job_is_a_user_error(make_spec: Callable[..., JobSp
 
 def test_qrsh_fanout_quotes_each_word(make_test_plan: Callable[..., object], make_spec: Callable[..., JobSpec]) -> None:
     plan = make_test_plan(make_spec())
-    argv = get_fanout("qrsh").node_command(plan, "n2")  # type: ignore[attr-defined]
+    argv = agent_group(plan, "qrsh").command("n2")  # type: ignore[arg-type]
     assert argv[:5] == ["qrsh", "-inherit", "-nostdin", "-V", "n2"] and argv[-2:] == ["--node", "n2"]

@@ -1,0 +1,208 @@
+"""The one process manager of the fan-out: start our agent on every node through a launcher, tell whether it
+runs, stop it. The launchers (:mod:`launcher.fanout.base`) only build commands; every process is started,
+polled and stopped here, the same way for each of them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from launcher.fanout.base import Launcher, StepOptions
+
+#: Seconds between the SIGTERM that forces a launcher covering every node (``srun``) to end and the SIGKILL.
+FORCE_SECONDS = 10.0
+#: Seconds between the SIGTERM that forces a per-node launcher process (``pbsdsh``, ``qrsh``...) to end and the
+#: SIGKILL.
+NODE_FORCE_SECONDS = 5.0
+#: Seconds a ``kill -TERM PID`` sent to another node through the launcher may take before it is killed.
+KILL_WAIT_SECONDS = 5.0
+#: The agents' step's name in the batch system's listings (``srun --job-name``).
+AGENT_STEP_NAME = "hpc-hadoop-agents"
+
+
+@dataclass(frozen=True)
+class Command:
+    """One wrapped command of an :class:`AgentGroup`.
+
+    Attributes:
+        nodes: the nodes whose agents it runs (all of them, or one for a per-node launcher).
+        argv: the command line.
+        env: variables added to our environment for it (``HPC_HADOOP_NODE`` for a per-node launcher).
+    """
+
+    nodes: tuple[str, ...]
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def _wait(procs: Sequence[subprocess.Popen[bytes]], seconds: float) -> list[subprocess.Popen[bytes]]:
+    """Wait up to ``seconds`` (in all) for ``procs`` to end; returns those still running."""
+    deadline = time.monotonic() + seconds
+    left = []
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            left.append(proc)
+    return left
+
+
+def _is_this_host(host: str) -> bool:
+    """Whether the node name ``host`` is this machine (its hostname, short hostname, or ``localhost``)."""
+    return host in (socket.gethostname(), socket.gethostname().split(".")[0], "localhost")
+
+
+class AgentGroup:
+    """The agents of one cluster, run through one launcher as processes we control.
+
+    Args:
+        launcher: the launcher (:func:`launcher.fanout.get_launcher`).
+        run_dir: the cluster directory (logs go to ``logs/``, agents' states are read from ``agents/``).
+        nodes: the node names, the master's first.
+        argv: the agent's command (``python -m launcher.agent RUN_DIR``); the group adds ``--node HOST`` for a
+            per-node launcher, ``--node NODE --watch-pid <our pid>`` for one that runs here.
+        cores: cores of each node, which each agent task may use (``srun --cpus-per-task``).
+
+    Raises:
+        ValueError: no node.
+    """
+
+    def __init__(self, launcher: Launcher, run_dir: str | Path, nodes: Sequence[str], argv: Sequence[str], *,
+                 cores: int = 1) -> None:
+        if not nodes:
+            raise ValueError("an agent group needs at least one node")
+        self.launcher = launcher
+        self.run_dir = Path(run_dir)
+        self.nodes = list(nodes)
+        self.argv = list(argv)
+        self.cores = cores
+        self._procs: list[tuple[Command, subprocess.Popen[bytes]]] = []
+
+    @property
+    def log_file(self) -> Path:
+        """Where the launcher processes' own output goes: ``logs/fanout-<launcher name>.log``."""
+        return self.run_dir / "logs" / f"fanout-{self.launcher.name}.log"
+
+    def step_options(self) -> StepOptions:
+        """The agents' step: each task's output in ``logs/agent-<node>.out``, every core of its node, named
+        :data:`AGENT_STEP_NAME`, no task ended because another failed, no CPU binding (the daemons are JVMs
+        with many threads)."""
+        return StepOptions(output=f"{self.run_dir}/logs/agent-%N.out", cpus_per_task=self.cores,
+                           job_name=AGENT_STEP_NAME, kill_on_bad_exit=False, cpu_bind="none")
+
+    def commands(self) -> list[Command]:
+        """The wrapped commands that start the agents: one per node for a per-node launcher, else one for all."""
+        launcher, options = self.launcher, self.step_options()
+        if launcher.per_node:
+            return [Command((host,), launcher.wrap([*self.argv, "--node", host], [host], options=options),
+                            {"HPC_HADOOP_NODE": host}) for host in self.nodes]
+        extra = ["--node", self.nodes[0], "--watch-pid", str(os.getpid())] if launcher.runs_here else []
+        return [Command(tuple(self.nodes), launcher.wrap([*self.argv, *extra], self.nodes, options=options))]
+
+    def command(self, node: str) -> list[str]:
+        """The wrapped command that starts the agent of ``node`` (the one for all nodes, when it covers all).
+
+        Raises:
+            KeyError: ``node`` is not one of the group's nodes.
+        """
+        for command in self.commands():
+            if node in command.nodes:
+                return command.argv
+        raise KeyError(node)
+
+    def start(self) -> None:
+        """Start every command of :meth:`commands` at once, each in a session of its own, output appended to
+        :attr:`log_file` (returns at once; readiness is checked by the caller)."""
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_file, "ab") as out:
+            for command in self.commands():
+                env = {**os.environ, **command.env} if command.env else None
+                proc = subprocess.Popen(command.argv, stdout=out, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+                self._procs.append((command, proc))
+
+    def running(self) -> bool:
+        """True while every started process runs (and so every agent); False before :meth:`start`."""
+        return bool(self._procs) and all(proc.poll() is None for _, proc in self._procs)
+
+    def agent_pid(self, host: str) -> int | None:
+        """The agent's pid on ``host`` from ``agents/<host>.json``, if it wrote one."""
+        try:
+            return int(json.loads((self.run_dir / "agents" / f"{host}.json").read_text())["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def signal_agent(self, host: str, pid: int) -> subprocess.Popen[bytes] | None:
+        """SIGTERM to the agent ``pid`` on ``host``: directly when ``host`` is this machine (returns ``None``),
+        else by ``kill -TERM PID`` run there through the launcher (returns that process; output to the log)."""
+        if _is_this_host(host):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            return None
+        with open(self.log_file, "ab") as out:
+            return subprocess.Popen(self.launcher.wrap(["kill", "-TERM", str(pid)], [host]), stdout=out,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def _signal_agents(self) -> list[subprocess.Popen[bytes]]:
+        """SIGTERM by pid to the agent of every node whose launcher process still runs; returns the ``kill``
+        processes started on other nodes."""
+        killers = []
+        for command, proc in self._procs:
+            for host in command.nodes:
+                pid = self.agent_pid(host)
+                if proc.poll() is None and pid is not None:
+                    killer = self.signal_agent(host, pid)
+                    if killer is not None:
+                        killers.append(killer)
+        return killers
+
+    def stop(self, timeout: float = 45.0) -> int | None:
+        """Ask every agent to stop, wait up to ``timeout`` seconds for the processes, then force those left.
+
+        Asking: the launcher's :attr:`~launcher.fanout.base.Launcher.stop_signal` to each process (``srun``
+        passes SIGUSR1 on to every agent), or, when it has none (``pbsdsh``, ``pbs_tmrsh``, ``qrsh`` pass no
+        signal on), SIGTERM to each agent by its pid (:meth:`signal_agent`). Forcing: SIGTERM (unless that was
+        the stop signal) and SIGKILL :data:`FORCE_SECONDS` later (:data:`NODE_FORCE_SECONDS` for per-node
+        launchers); with SIGTERM as the stop signal (``local``), SIGKILL right after ``timeout``. ``timeout``
+        covers an agent's own stop (daemon grace plus the first run's class-data-sharing archive:
+        :data:`launcher.agent.GRACE_SECONDS` + :data:`launcher.agent.DUMP_GRACE_SECONDS`).
+
+        Returns:
+            The exit code of the first process (the master node's), ``None`` if :meth:`start` was not called.
+        """
+        if not self._procs:
+            return None
+        procs = [proc for _, proc in self._procs]
+        live = [proc for proc in procs if proc.poll() is None]
+        stop_signal = self.launcher.stop_signal
+        killers: list[subprocess.Popen[bytes]] = []
+        if stop_signal is None:
+            killers = self._signal_agents()
+        else:
+            for proc in live:
+                proc.send_signal(stop_signal)
+        left = _wait(live, timeout)
+        if stop_signal != signal.SIGTERM:
+            for proc in left:
+                proc.send_signal(signal.SIGTERM)
+            left = _wait(left, NODE_FORCE_SECONDS if self.launcher.per_node else FORCE_SECONDS)
+        for proc in left:
+            proc.kill()
+            proc.wait()
+        for killer in killers:
+            try:
+                killer.wait(timeout=KILL_WAIT_SECONDS)
+            except subprocess.TimeoutExpired:
+                killer.kill()
+                killer.wait()
+        return procs[0].returncode
