@@ -42,8 +42,9 @@ from launcher.errors import HpcHadoopError, UserError
 from launcher.filesystems.detect import detect
 from launcher.plan import expand_root
 from launcher.progress import ConsoleObserver
+from launcher.runner import ClusterRun, materialize, prepare
 from launcher.schedulers import get_scheduler
-from launcher.session import Session
+from launcher.schedulers.base import Allocation
 from launcher.spec import JobSpec, StripeSpec, load_spec
 from launcher.units import parse_size
 from launcher.yamlio import YAMLError, load_yaml
@@ -209,14 +210,12 @@ class Harness:
             if len(allocation.nodes) > nodes:
                 allocation = dataclasses.replace(allocation, nodes=allocation.nodes[:nodes])
             needs_cluster = any(WORKLOADS[w].needs_cluster for w in self.bench.workloads)
-            session = Session(spec, allocation, observer=ConsoleObserver(self.console)) if needs_cluster else None
             self.console.print(f"[bold]{nodes} node(s), {fs_mode}[/]: "
-                               + ("bringing the cluster up" if session else "no cluster needed"))
-            with contextlib.ExitStack() as stack:  # the session tears down on any exit, with the exception
+                               + ("bringing the cluster up" if needs_cluster else "no cluster needed"))
+            with contextlib.ExitStack() as stack:  # the cluster tears down on any exit, with the exception
+                session = stack.enter_context(self.cluster(spec, allocation)) if needs_cluster else None
                 if session:
-                    stack.enter_context(session)
-                    assert session.plan is not None
-                    self.console.print(f"cluster {session.plan.cluster_id} up in {session.bringup_s:.1f} s "
+                    self.console.print(f"cluster {session.plan.cluster_id} up in {session.bringup_s or 0:.1f} s "
                                        f"({session.plan.run_dir})")
                 seen: set[tuple[str, tuple[Any, ...]]] = set()
                 for point in group:
@@ -238,6 +237,13 @@ class Harness:
         self.finish(rows)
         return rows
 
+    def cluster(self, spec: JobSpec, allocation: Allocation) -> ClusterRun:
+        """A new cluster for ``spec`` on ``allocation`` (planned and written, not yet up: enter it), its terminal
+        progress on this harness's console."""
+        plan, _ = prepare(spec, allocation, overwrite=True)
+        materialize(plan)
+        return ClusterRun(plan, observer=ConsoleObserver(self.console))
+
     def check_allocation(self, nodes: int, fs_mode: str) -> None:
         """Refuse, before any cluster starts, a sweep whose largest node count exceeds the allocation's nodes
         (a cluster would come up on fewer nodes than its rows say).
@@ -256,7 +262,7 @@ class Harness:
     def _describe(point: dict[str, Any]) -> str:
         return " ".join(f"{k}={v}" for k, v in point.items() if v is not None and k not in ("nodes", "fs_mode"))
 
-    def one_run(self, spec: JobSpec, allocation: Any, session: Session | None, point: dict[str, Any],
+    def one_run(self, spec: JobSpec, allocation: Allocation, session: ClusterRun | None, point: dict[str, Any],
                 workload: str, repeat: int) -> dict[str, Any]:
         """One workload run at one point; returns its ``results.jsonl`` row (``state`` failed on errors)."""
         params = profile(self.bench.profile, workload)
@@ -272,7 +278,7 @@ class Harness:
             stripe, stripe_note = apply_stripe(work, point["stripe_count"], spec)
         except HpcHadoopError as exc:
             stripe, stripe_note = {"status": "failed", "reason": str(exc)}, f"striping failed: {exc}"
-        runtime = session.plan.runtime if session and session.plan else None
+        runtime = session.plan.runtime if session else None
         row: dict[str, Any] = {
             "bench_id": self.bench_id, "bench": self.bench.name, "workload": workload, "profile": self.bench.profile,
             "repeat": repeat, **point, "files": params.get("files"), "file_size": params.get("file_size"),
@@ -280,7 +286,7 @@ class Harness:
             "fs_root": str(root), "fs_type": fs_type, "stripe_applied": stripe["status"] == "applied",
             "stripe": stripe, "work_dir": str(work),
             "bringup_s": session.bringup_s if session and WORKLOADS[workload].needs_cluster else None,
-            "cluster_id": session.plan.cluster_id if session and session.plan else None,
+            "cluster_id": session.plan.cluster_id if session else None,
             "versions": {"hpc_hadoop": __version__, "python": platform.python_version(),
                          **({"hadoop": runtime.version, "java": str(runtime.java_version)} if runtime else {})},
             "started": time.time(), "state": "running",

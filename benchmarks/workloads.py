@@ -21,7 +21,7 @@ from benchmarks.history import client_counters, dfsio_results, file_bytes, job_l
 from benchmarks.seqfile import write_vectors
 from launcher.errors import ClusterError, UserError
 from launcher.fanout import get_launcher
-from launcher.session import Session
+from launcher.runner import ClusterRun
 
 MiB = 1 << 20
 REPO = Path(__file__).resolve().parent.parent
@@ -50,7 +50,7 @@ class Context:
     nodes: list[str]
     scheduler: str = "local"
     fanout: str = "local"
-    session: Session | None = None
+    session: ClusterRun | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -78,10 +78,10 @@ class Workload(ABC):
         Raises:
             ClusterError: the job failed (names its log).
         """
-        assert ctx.session is not None and ctx.session.plan is not None
+        assert ctx.session is not None
         step = ctx.session.java_step(name, args, main_class=main_class, extra_classpath=extra_classpath,
                                      outputs=outputs)
-        result = ctx.session.run(step)
+        result = ctx.session.run_step(step)
         if result.returncode != 0:
             last = result.lines[-1] if result.lines else ""
             raise ClusterError(f"{name} failed with exit code {result.returncode}; read {step.log} {last}".rstrip())
@@ -216,7 +216,7 @@ class DfsIO(Workload):
         """Figures: Hadoop's per-map ``*_throughput_mb_s``, the aggregate ``write_mb_s`` / ``read_mb_s``
         (total MiB ÷ the job's exec time), dd's, and ``*_ratio`` = aggregate ÷ dd."""
         assert ctx.session is not None
-        runtime = ctx.session.plan.runtime if ctx.session.plan else None
+        runtime = ctx.session.plan.runtime
         assert runtime is not None
         files, size = int(ctx.params["files"]), int(ctx.params["file_size"])
         data = ctx.work_dir / "dfsio"
@@ -262,7 +262,7 @@ class TeraSort(Workload):
 
     def prepare(self, ctx: Context) -> dict[str, Any]:
         """TeraGen ``rows`` 100-byte rows with ``maps`` maps into ``work_dir/gen``."""
-        assert ctx.session is not None and ctx.session.plan is not None
+        assert ctx.session is not None
         examples = ctx.session.plan.runtime.examples_jar
         gen = ctx.work_dir / "gen"
         job = self.hadoop(ctx, "teragen", [str(examples), "teragen", f"-Dmapreduce.job.maps={ctx.params['maps']}",
@@ -279,7 +279,7 @@ class TeraSort(Workload):
         ``pfs_io_ratio`` = (FILE read + FILE written + shuffle) ÷ (2 × input) is the shared-filesystem traffic
         of the job in units of the 2-IO bound; with ``filesystem.local_dirs`` (node-local) it is ``None``.
         """
-        assert ctx.session is not None and ctx.session.plan is not None
+        assert ctx.session is not None
         plan = ctx.session.plan
         examples = plan.runtime.examples_jar
         gen, out, report = ctx.work_dir / "gen", ctx.work_dir / "sorted", ctx.work_dir / "validate"

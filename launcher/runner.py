@@ -1,7 +1,9 @@
 """One run from end to end: plan → files → daemons → steps → teardown → report.
 
-Teardown happens whatever ends the run: success, a failed step, a failed bring-up, Ctrl-C (SIGINT),
-SIGTERM, SIGHUP, the walltime warning (SIGUSR1) or our own walltime deadline.
+:func:`prepare` checks and plans, :func:`materialize` writes the cluster directory, :class:`ClusterRun` is the
+cluster's life cycle (up → steps → down) that ``submit``, ``run``, ``start`` (:func:`execute`) and ``bench``
+(:mod:`benchmarks.harness`) share. Teardown happens whatever ends the run: success, a failed step, a failed
+bring-up, Ctrl-C (SIGINT), SIGTERM, SIGHUP, the walltime warning (SIGUSR1) or our own walltime deadline.
 """
 
 from __future__ import annotations
@@ -9,9 +11,9 @@ from __future__ import annotations
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
+from types import FrameType, TracebackType
 from typing import Any
 
 import httpx
@@ -29,10 +31,12 @@ from launcher.filesystems import (
 )
 from launcher.interactive import register
 from launcher.jobs import (
+    RUN_JAR,
     ResolvedStep,
     StepResult,
     StepRunner,
     check_step_inputs,
+    client_step,
     expand,
     resolve_steps,
     setup_commands,
@@ -243,10 +247,178 @@ def hold_cluster(plan: ClusterPlan, cluster: Cluster, deadline: float | None, po
         time.sleep(poll)
 
 
+def new_report(plan: ClusterPlan, *, hold: bool = False) -> RunReport:
+    """The run report of a new run of ``plan`` (state ``running``), with the versions and web addresses."""
+    runtime = plan.runtime
+    return RunReport(cluster_id=plan.cluster_id, name=plan.spec.name, run_dir=plan.run_dir, scheduler=plan.scheduler,
+                     job_id=plan.job_id, nodes=[n.name for n in plan.nodes], rm_web=plan.rm_web, jhs_web=plan.jhs_web,
+                     versions={"hadoop": runtime.version, "java": str(runtime.java_version)}, hold=hold)
+
+
+def _ending(exc: BaseException, bringup_done: bool) -> tuple[str, str]:
+    """``(state, error)`` of ``run.json`` for the exception that ended a run."""
+    if isinstance(exc, Interrupted):
+        warning = exc.signum == signal.SIGUSR1
+        return ("timed_out" if warning else "interrupted",
+                f"stopped by {exc.args[0]}" + (" (walltime warning)" if warning else ""))
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted", "stopped by SIGINT"
+    if isinstance(exc, WalltimeExpired):
+        return "timed_out", "walltime nearly over: stopped the running step and the cluster"
+    return ("failed" if bringup_done else "bringup_failed"), str(exc) or type(exc).__name__
+
+
+class ClusterRun:
+    """One cluster's life, for ``submit``, ``run``, ``start`` and ``bench`` alike: up → steps → down, whatever
+    ends it (success, a failed step or bring-up, Ctrl-C, SIGTERM, SIGHUP, the walltime warning SIGUSR1 or our
+    own deadline: the walltime minus :func:`launcher.schedulers.base.teardown_lead`)::
+
+        with ClusterRun(plan, observer=observer) as run:   # signals trapped, directories striped, setup, bring-up
+            result = run.run_step(step)                    # recorded in run.json
+        # daemons stopped, nothing left running, run.json final; the signal handlers restored
+
+    Leaving the ``with`` block by an exception records it (state and error) and re-raises it; a failed step
+    is recorded with :meth:`fail`.
+
+    Args:
+        plan: from :func:`prepare`, :func:`materialize`d.
+        steps: the job file's resolved steps: their inputs are checked after the ``setup:`` lines ran.
+        observer: terminal progress.
+        allocation_start: epoch seconds when the allocation began (for ``since_allocation_s``).
+        hold: an interactive cluster (``run.json`` says so; :meth:`hold` keeps it up).
+        ready_timeout: the longest bring-up, seconds (never past the deadline).
+
+    Attributes:
+        report: the run report (``run.json``); ``report.exit_code`` is what the CLI exits with.
+        deadline: epoch seconds when teardown must begin, or ``None``.
+    """
+
+    def __init__(self, plan: ClusterPlan, *, steps: Sequence[ResolvedStep] = (), observer: Observer | None = None,
+                 allocation_start: float | None = None, hold: bool = False, ready_timeout: float = 180.0) -> None:
+        self.plan = plan
+        self.steps = list(steps)
+        self.observer = observer or Observer()
+        self.allocation_start = allocation_start
+        self.ready_timeout = ready_timeout
+        self.report = new_report(plan, hold=hold)
+        self.deadline = plan.deadline - teardown_lead(plan.spec) if plan.deadline else None
+        self.cluster = Cluster(plan)
+        self.runner = StepRunner(plan, self.observer.progress)
+        self._count = len(self.steps)
+        self._previous: dict[int, Any] = {}
+
+    @property
+    def bringup_s(self) -> float | None:
+        """Seconds from starting the agents to every NodeManager RUNNING (``None`` before it is up)."""
+        return self.report.bringup_s
+
+    # -- up ----------------------------------------------------------------------------------------
+    def __enter__(self) -> ClusterRun:
+        for signum in HANDLED_SIGNALS:
+            self._previous[signum] = signal.signal(signum, self._on_signal)
+        try:
+            render_config(self.plan, self.report.notes)  # only for the notes: materialize() wrote the files
+            self.report.write()
+            self.observer.phase("filesystem")
+            prepare_filesystem(self.plan, self.report)
+            if self.plan.spec.setup:
+                self.observer.phase("setup")
+                run_setup(self.plan, self.steps)
+            self._bring_up()
+        except BaseException as exc:
+            self.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        return self
+
+    @staticmethod
+    def _on_signal(signum: int, _frame: FrameType | None) -> None:
+        raise Interrupted(signum)
+
+    def _bring_up(self) -> None:
+        """Start the agents and wait until every NodeManager (and, in ``hdfs`` mode, every DataNode) is up."""
+        self.observer.phase("bring-up")
+        self.cluster.start()
+        remaining = None if self.deadline is None else max(1.0, self.deadline - time.time())
+        limit = min(self.ready_timeout, remaining or self.ready_timeout)
+        bringup_s = self.cluster.wait_ready(timeout=limit)
+        if self.plan.spec.filesystem.mode == "hdfs":
+            bringup_s += wait_hdfs(self.plan, self.cluster, timeout=min(120.0, remaining or 120.0))
+        self.report.bringup_s = bringup_s
+        if self.allocation_start:
+            self.report.since_allocation_s = time.time() - self.allocation_start
+        self.report.write()
+
+    # -- steps -------------------------------------------------------------------------------------
+    def java_step(self, name: str, args: Sequence[str], *, main_class: str = RUN_JAR,
+                  extra_classpath: Sequence[str | Path] = (), outputs: Sequence[str | Path] = ()) -> ResolvedStep:
+        """A job client step numbered after the ones already made (:func:`launcher.jobs.client_step`)."""
+        self._count += 1
+        return client_step(self.plan, self._count, name, args, main_class=main_class,
+                           extra_classpath=extra_classpath, outputs=outputs)
+
+    def run_step(self, step: ResolvedStep, *, overwrite: bool = True, label: str | None = None) -> StepResult:
+        """Run one step to its end on the running cluster (killed at the deadline); it is recorded in ``run.json``.
+
+        Args:
+            overwrite: remove the step's existing outputs first.
+            label: the phase shown on the terminal (default ``step N name``).
+
+        Raises:
+            WalltimeExpired: the deadline passed while it ran (the step was killed).
+        """
+        self.observer.phase(label or f"step {step.index} {step.name}")
+        try:
+            return self.runner.run(step, overwrite=overwrite, deadline=self.deadline)
+        finally:
+            if self.runner.current is not None:
+                _record(self.report, self.runner.current)
+                self.runner.current = None
+
+    def fail(self, error: str) -> None:
+        """Record that the run failed (a step's non-zero exit): the state stays ``failed`` at teardown."""
+        self.report.state, self.report.error = "failed", error
+        self.report.write()
+
+    def hold(self) -> None:
+        """Keep the cluster up until ``hpc-hadoop stop`` (:func:`hold_cluster`); then the state is ``stopped``."""
+        self.observer.phase("ready")
+        hold_cluster(self.plan, self.cluster, self.deadline)
+        self.report.state = "stopped"
+
+    # -- down --------------------------------------------------------------------------------------
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        for signum in HANDLED_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
+        if exc is not None:
+            self.report.state, self.report.error = _ending(exc, self.report.bringup_s is not None)
+            if isinstance(exc, HpcHadoopError):
+                self.report.error_exit_code = exc.exit_code
+        elif self.report.state == "running":
+            self.report.state = "succeeded"
+        try:
+            self.observer.phase("teardown")
+            self.report.teardown_s = self.cluster.stop()
+            self.report.leftover_processes = len(self.cluster.leftover_processes())
+        finally:
+            self.report.ended = time.time()
+            self.report.total_s = self.report.ended - self.report.started
+            self.report.write()
+            for signum, handler in self._previous.items():
+                signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+            self._previous.clear()
+            self.observer.close()
+
+
+#: The ends of a run that ``execute`` reports instead of raising (recorded in ``run.json`` by :class:`ClusterRun`).
+EXPECTED_ENDS = (Interrupted, WalltimeExpired, HpcHadoopError)
+
+
 def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = False,
             observer: Observer | None = None, allocation_start: float | None = None,
             hold: bool = False) -> RunReport:
-    """Bring the cluster up, run the steps in order, tear it down, write ``run.json``.
+    """Bring the cluster up, run the job file's steps in order (a failing step stops the run), tear it down,
+    write ``run.json`` (:class:`ClusterRun`).
 
     Args:
         plan: from :func:`prepare`; :func:`materialize` must have run.
@@ -260,86 +432,22 @@ def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = F
     Returns:
         The report (also written to ``run.json``); ``report.exit_code`` is what the CLI exits with.
     """
-    observer = observer or Observer()
-    spec = plan.spec
-    runtime = plan.runtime
-    report = RunReport(cluster_id=plan.cluster_id, name=spec.name, run_dir=plan.run_dir, scheduler=plan.scheduler,
-                       job_id=plan.job_id, nodes=[n.name for n in plan.nodes], rm_web=plan.rm_web,
-                       jhs_web=plan.jhs_web, versions={"hadoop": runtime.version, "java": str(runtime.java_version)},
-                       hold=hold)
-    render_config(plan, report.notes)  # only for the notes: the files were written by materialize()
-    report.write()
-    deadline = plan.deadline - teardown_lead(spec) if plan.deadline else None
-    cluster = Cluster(plan)
-    runner = StepRunner(plan, observer.progress)
-    previous: dict[int, Callable[[int, FrameType | None], object] | int | None] = {}
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        raise Interrupted(signum)
-
-    for signum in HANDLED_SIGNALS:
-        previous[signum] = signal.signal(signum, on_signal)
+    run = ClusterRun(plan, steps=steps, observer=observer, allocation_start=allocation_start, hold=hold)
     try:
-        observer.phase("filesystem")
-        prepare_filesystem(plan, report)
-        if spec.setup:
-            observer.phase("setup")
-            run_setup(plan, steps)
-        observer.phase("bring-up")
-        cluster.start()
-        remaining = None if deadline is None else max(1.0, deadline - time.time())
-        bringup_s = cluster.wait_ready(timeout=min(180.0, remaining or 180.0))
-        if spec.filesystem.mode == "hdfs":
-            bringup_s += wait_hdfs(plan, cluster, timeout=min(120.0, remaining or 120.0))
-        report.bringup_s = bringup_s
-        if allocation_start:
-            report.since_allocation_s = time.time() - allocation_start
-        report.write()
-        failed = False
-        for step in steps:
-            observer.phase(f"step {step.index}/{len(steps)} {step.name}")
-            try:
-                result = runner.run(step, overwrite=overwrite, deadline=deadline)
-            finally:
-                if runner.current is not None:
-                    _record(report, runner.current)
-                    runner.current = None
-            if result.returncode != 0:
-                report.state, failed = "failed", True
-                report.error = f"step {step.index} ({step.name}) failed with exit code {result.returncode}; " \
-                               f"read {step.log}" + (f": {result.lines[-1]}" if result.lines else "")
-                break
-        if not failed and hold:
-            observer.phase("ready")
-            hold_cluster(plan, cluster, deadline)
-            report.state = "stopped"
-        elif not failed:
-            report.state = "succeeded"
-    except Interrupted as exc:
-        report.state = "timed_out" if exc.signum == signal.SIGUSR1 else "interrupted"
-        report.error = f"stopped by {exc.args[0]}" + (" (walltime warning)" if exc.signum == signal.SIGUSR1 else "")
-    except WalltimeExpired:
-        report.state = "timed_out"
-        report.error = "walltime nearly over: stopped the running step and the cluster"
-    except HpcHadoopError as exc:
-        report.state = "bringup_failed" if report.bringup_s is None else "failed"
-        report.error = str(exc)
-        report.error_exit_code = exc.exit_code
-    finally:
-        for signum in HANDLED_SIGNALS:
-            signal.signal(signum, signal.SIG_IGN)
-        try:
-            observer.phase("teardown")
-            report.teardown_s = cluster.stop()
-            report.leftover_processes = len(cluster.leftover_processes())
-        finally:
-            report.ended = time.time()
-            report.total_s = report.ended - report.started
-            report.write()
-            for signum, handler in previous.items():
-                signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
-            observer.close()
-    return report
+        with run:
+            for step in steps:
+                result = run.run_step(step, overwrite=overwrite, label=f"step {step.index}/{len(steps)} {step.name}")
+                if result.returncode != 0:
+                    last = f": {result.lines[-1]}" if result.lines else ""
+                    run.fail(f"step {step.index} ({step.name}) failed with exit code {result.returncode}; "
+                             f"read {step.log}{last}")
+                    break
+            else:
+                if hold:
+                    run.hold()
+    except EXPECTED_ENDS:
+        pass  # recorded in run.json by ClusterRun
+    return run.report
 
 
 def _record(report: RunReport, result: StepResult) -> None:

@@ -1,13 +1,12 @@
-"""launcher.session builds job-client steps on a plan without starting anything (the cluster parts run in
-tests/integration/test_bench.py)."""
+"""launcher.runner.ClusterRun builds job-client steps on a plan without starting anything (the cluster parts
+run in tests/integration/test_bench.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from launcher.runner import materialize, prepare
+from launcher.runner import ClusterRun, materialize, prepare
 from launcher.schedulers import get_scheduler
-from launcher.session import Session
 from launcher.spec import load_spec
 
 
@@ -15,9 +14,9 @@ def test_java_steps_are_numbered_and_carry_the_extra_classpath(tmp_path: Path) -
     spec, _ = load_spec(None, data={"name": "bench", "filesystem": {"root": str(tmp_path)},
                                     "steps": [{"example": "pi", "args": ["1", "10"]}]})
     allocation = get_scheduler("local").allocation(spec)
-    session = Session(spec, allocation)
-    session.plan, _ = prepare(spec, allocation)
-    materialize(session.plan)
+    plan, _ = prepare(spec, allocation)
+    materialize(plan)
+    session = ClusterRun(plan)
     first = session.java_step("dfsio write", ["-write"], main_class="org.apache.hadoop.fs.TestDFSIO",
                               extra_classpath=["/x/tests.jar"], outputs=[tmp_path / "out"])
     second = session.java_step("teragen", ["examples.jar", "teragen", "10", "/o"])
