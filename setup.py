@@ -20,6 +20,7 @@ setup(
         "rich>=13.0",
         "matplotlib>=3.7",  # bench plots: part of a normal install (issue 17 item 8)
     ],
-    extras_require={"test": ["pytest>=7.4", "ruff>=0.4"], "plots": []},
+    extras_require={"test": ["pytest>=7.4", "ruff>=0.4", "mypy>=1.10", "import-linter>=2.1", "types-PyYAML"],
+                    "plots": []},
     entry_points={"console_scripts": ["hpc-hadoop=launcher.cli:main"]},
 )

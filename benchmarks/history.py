@@ -37,7 +37,7 @@ def job_events(path: Path) -> list[tuple[str, dict[str, Any]]]:
             continue
         if not isinstance(record, dict) or "event" not in record or not isinstance(record["event"], dict):
             continue
-        body = next(iter(record["event"].values()), {})
+        body: object = next(iter(record["event"].values()), {})
         events.append((str(record.get("type")), body if isinstance(body, dict) else {}))
     return events
 

@@ -59,231 +59,243 @@ def _show(status: object) -> None:
         console.print(f"{key + ':':<16} {value}", soft_wrap=True)
 
 
+@click.command()
+@job_options
+@click.option("--overwrite", is_flag=True, help="Replace step output directories that already exist.")
+@click.option("--timeout", type=float, help="Give up waiting after this many seconds (the cluster stays "
+              "queued or starting; `hpc-hadoop stop` cancels it).")
+@reports_errors
+def start(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
+          sets: tuple[str, ...], defines: tuple[str, ...], overwrite: bool, timeout: float | None) -> None:
+    """Bring a cluster up for interactive use and return once it is ready.
+
+    Outside an allocation the job is submitted to the batch system; on the local backend or inside an
+    allocation (salloc, a batch script) the cluster starts here, detached. The job file's steps, if any,
+    run once it is up; it then stays up until `hpc-hadoop stop` or the walltime.
+    """
+    from launcher.start import failure_tail, start_batch, start_detached, wait_until_up
+
+    detected = detect_scheduler()
+    spec = load(job_file, scheduler, nodes, walltime, site, sets, require_steps=False, defines=defines)
+    if spec.scheduler != "local" and detected and spec.scheduler != detected:
+        raise UserError(f"this process runs inside a {detected} allocation but the job asks for "
+                        f"{spec.scheduler}", file=str(job_file), field="scheduler",
+                        fix=f"use --scheduler {detected}, or start from a login node")
+    if scheduler is None and detected and spec.scheduler == "local":
+        spec = load(job_file, detected, nodes, walltime, site, sets, require_steps=False, defines=defines)
+    if spec.scheduler == "local" or spec.scheduler == detected:
+        run_dir = start_detached(spec, job_file, overwrite=overwrite)
+        console.print(f"starting cluster {run_dir.name} here ({spec.scheduler}); output: {run_dir}/start.out",
+                      soft_wrap=True)
+    else:
+        run_dir = start_batch(spec, job_file, overwrite=overwrite, sets=sets, console=console)
+    try:
+        status = wait_until_up(run_dir, console, timeout=timeout)
+    except KeyboardInterrupt:
+        console.print(f"\nnot waiting any more: cluster {run_dir.name} is still starting "
+                      f"(`hpc-hadoop stop {run_dir.name}` cancels it)")
+        sys.exit(130)
+    if status.state not in ("ready", "running"):
+        if status.active:
+            console.print(f"cluster {status.cluster_id} is still {status.state} after {timeout:.0f} s; "
+                          f"`hpc-hadoop status {status.cluster_id}` follows it, `hpc-hadoop stop` cancels it")
+            sys.exit(1)
+        console.print(f"[red]cluster {status.cluster_id} did not come up: {status.state}[/] "
+                      f"{status.detail}\n{failure_tail(run_dir)}", soft_wrap=True)
+        sys.exit(1)
+    cid = status.cluster_id
+    console.print(
+        f"[green]cluster {cid} is up[/] on {len(status.nodes or [])} node(s): {', '.join(status.nodes or [])}"
+        + (f" ({status.scheduler} job {status.job_id})" if status.job_id else "")
+        + f"\nResourceManager: {status.rm_web}\nJobHistory:      {status.jhs_web}"
+        + f"\nuse it:   eval \"$(hpc-hadoop env {cid})\"   then yarn node -list, hadoop jar ..."
+        + f"\n     or   hpc-hadoop exec {cid} -- yarn node -list"
+        + f"\nstop it:  hpc-hadoop stop {cid}", soft_wrap=True)
+
+
+@click.command("list")
+@click.option("--active", is_flag=True, help="Only clusters that are queued, starting or up.")
+@click.option("--json", "as_json", is_flag=True, help="JSON lines instead of a table.")
+def list_clusters(active: bool, as_json: bool) -> None:
+    """List your clusters (from ~/.local/state/hpc-hadoop): id, job, state, nodes, head, age, walltime
+    left, web addresses. Clusters whose allocation ended without a final report show as `ended`."""
+    from launcher.interactive import statuses
+
+    shown = [s for s in statuses() if s.active or not active]
+    if as_json:
+        for status in shown:
+            click.echo(json.dumps(status.to_dict()))
+        return
+    if not shown:
+        console.print("no clusters" + (" running" if active else ""))
+        return
+    now = time.time()
+    rows = [("ID", "JOB", "STATE", "NODES", "HEAD", "AGE", "LEFT", "RESOURCEMANAGER", "JOBHISTORY")]
+    for s in shown:
+        rows.append((s.cluster_id, f"{s.scheduler}:{s.job_id}" if s.job_id else s.scheduler, s.state,
+                     str(len(s.nodes)) if s.nodes else "-", s.head or "-",
+                     _age(now - s.created if s.created else None), _age(s.walltime_left_s) if s.active else "-",
+                     s.rm_web if s.active and s.rm_web else "-", s.jhs_web if s.active and s.jhs_web else "-"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:  # plain columns, like squeue: nothing truncated, easy to grep
+        click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+
+
+@click.command()
+@click.argument("cluster", metavar="[ID]", required=False)
+@click.option("--json", "as_json", is_flag=True, help="JSON instead of text.")
+@reports_errors
+def status(cluster: str | None, as_json: bool) -> None:
+    """Show one cluster's state, nodes, walltime left and web addresses."""
+    from launcher.interactive import find
+
+    found = find(cluster)
+    if as_json:
+        click.echo(json.dumps(found.to_dict(), indent=2))
+    else:
+        _show(found)
+
+
+@click.command("env")
+@click.argument("cluster", metavar="[ID]", required=False)
+@reports_errors
+def env_command(cluster: str | None) -> None:
+    """Print the `export` lines that point `hadoop`, `yarn` and `mapred` at a cluster:
+    eval "$(hpc-hadoop env ID)"."""
+    from launcher.clients import client_environment, export_lines
+
+    plan = _plan_of(cluster)
+    for line in export_lines(client_environment(plan)):
+        click.echo(line)
+
+
+@click.command("exec", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("args", nargs=-1, required=True, type=click.UNPROCESSED, metavar="[ID --] COMMAND...")
+@reports_errors
+def exec_command(args: tuple[str, ...]) -> None:
+    """Run a command (yarn, hadoop, mapred, java -cp $HPC_HADOOP_CLASSPATH ...) with a cluster's
+    environment; exits with the command's exit code. `hpc-hadoop exec ID -- yarn node -list`."""
+    from launcher.clients import apply_environment, client_environment
+
+    cluster, command = None, list(args)
+    if "--" in command:
+        split = command.index("--")
+        if split > 1:
+            raise UserError(f"expected at most one ID before `--`, got {' '.join(command[:split])}",
+                            field="ID", fix="hpc-hadoop exec ID -- COMMAND...")
+        cluster, command = (command[0] if split else None), command[split + 1:]
+    if not command:
+        raise UserError("no command to run", field="COMMAND", fix="hpc-hadoop exec ID -- yarn node -list")
+    plan = _plan_of(cluster, need_up=True)
+    env = apply_environment(client_environment(plan))
+    try:
+        code = subprocess.call(command, env=env)
+    except FileNotFoundError:
+        raise UserError(f"command not found: {command[0]}", field="COMMAND",
+                        fix="hadoop, yarn and mapred are provided; give a path for others") from None
+    sys.exit(code)
+
+
+@click.command()
+@click.argument("cluster", metavar="[ID]", required=False)
+@click.option("--node", help="Only this node's logs.")
+@click.option("--daemon", help="Only this daemon: resourcemanager, nodemanager, historyserver, namenode, "
+              "datanode, agent, fanout.")
+@click.option("-n", "--lines", type=int, default=40, show_default=True, help="Last lines of each log; 0 = all.")
+@click.option("--list", "list_only", is_flag=True, help="Only list the log files.")
+@click.option("--app", metavar="APP|STEP", help="The container logs of one application instead (an id "
+              "application_..., or a step's name or number from run.json), as YARN aggregated them.")
+@reports_errors
+def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int, list_only: bool,
+         app: str | None) -> None:
+    """Show a cluster's daemon logs (logs/<node>/<daemon>.log in its run directory), running or not; with
+    --app, the container logs (stdout, stderr, syslog of the ApplicationMaster and every task) of one
+    application or job step."""
+    from launcher.interactive import find
+
+    found = find(cluster, active_only=False)
+    if app is not None:
+        sys.exit(show_container_logs(_plan_of(found.cluster_id), app))
+    files = daemon_logs(Path(found.run_dir), node=node, daemon=daemon)
+    if not files:
+        raise UserError(f"no logs match in {found.run_dir}/logs", field="--node/--daemon",
+                        fix="see `hpc-hadoop logs ID --list`")
+    for path in files:
+        if list_only:
+            click.echo(f"{path}  {path.stat().st_size} bytes")
+            continue
+        text = path.read_text(errors="replace").splitlines()
+        click.echo(f"==> {path} <==")
+        click.echo("\n".join(text[-lines:] if lines > 0 else text))
+
+
+@click.command()
+@click.argument("cluster", metavar="[ID]", required=False)
+@click.option("--timeout", type=float, default=120.0, show_default=True,
+              help="Seconds to wait for the teardown before cancelling the batch job.")
+@reports_errors
+def stop(cluster: str | None, timeout: float) -> None:
+    """Stop a cluster: stop its daemons, release the allocation; logs and job history are kept."""
+    from launcher.interactive import find, request_stop
+
+    found = find(cluster)
+    if not found.active:
+        console.print(f"cluster {found.cluster_id} is already {found.state}")
+        return
+    console.print(f"stopping cluster {found.cluster_id} ({found.state})")
+    after = request_stop(found, timeout=timeout, on_wait=lambda text: console.print(f"  {text}"))
+    if after.active:
+        console.print(f"[red]cluster {after.cluster_id} is still {after.state}[/]")
+        sys.exit(1)
+    report = _read_report(Path(after.run_dir))
+    teardown = report.get("teardown_s") if report else None
+    console.print(f"cluster {after.cluster_id}: {after.state}"
+                  + (f" (teardown {teardown:.1f} s)" if teardown else "")
+                  + f"; logs and history kept in {after.run_dir}", soft_wrap=True)
+
+
+@click.command()
+@click.argument("clusters", metavar="[ID]...", nargs=-1)
+@click.option("--yes", is_flag=True, help="Do not ask before deleting.")
+@reports_errors
+def clean(clusters: tuple[str, ...], yes: bool) -> None:
+    """Delete finished clusters' run directories (logs, history, outputs inside them): the named ones, or
+    every finished one. Never a running cluster's. Asks first unless --yes."""
+    from launcher.interactive import clean as remove
+    from launcher.interactive import find, statuses
+
+    targets = [find(c, active_only=False) for c in clusters] if clusters else \
+        [s for s in statuses() if not s.active]
+    if not targets:
+        console.print("nothing to clean")
+        return
+    remove([t for t in targets if t.active])  # refuses (raises) before anything is deleted
+    for target in targets:
+        console.print(f"  {target.cluster_id:<40} {target.state:<15} {target.run_dir}", soft_wrap=True)
+    plural = "this cluster directory" if len(targets) == 1 else f"these {len(targets)} cluster directories"
+    if not yes and not click.confirm(f"delete {plural}?", default=False):
+        console.print("nothing deleted")
+        sys.exit(1)
+    removed = remove(targets)
+    console.print(f"deleted {len(removed)} director{'y' if len(removed) == 1 else 'ies'}")
+
+
+@click.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the shell completion script: eval "$(hpc-hadoop completion bash)" (in ~/.bashrc)."""
+    from click.shell_completion import get_completion_class
+
+    completion_class = get_completion_class(shell)
+    assert completion_class is not None
+    root = click.get_current_context().find_root().command
+    click.echo(completion_class(root, {}, "hpc-hadoop", "_HPC_HADOOP_COMPLETE").source())
+
+
 def add_cluster_commands(main: click.Group) -> None:
     """Add the interactive commands to the ``hpc-hadoop`` group."""
-
-    @main.command()
-    @job_options
-    @click.option("--overwrite", is_flag=True, help="Replace step output directories that already exist.")
-    @click.option("--timeout", type=float, help="Give up waiting after this many seconds (the cluster stays "
-                  "queued or starting; `hpc-hadoop stop` cancels it).")
-    @reports_errors
-    def start(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
-              sets: tuple[str, ...], defines: tuple[str, ...], overwrite: bool, timeout: float | None) -> None:
-        """Bring a cluster up for interactive use and return once it is ready.
-
-        Outside an allocation the job is submitted to the batch system; on the local backend or inside an
-        allocation (salloc, a batch script) the cluster starts here, detached. The job file's steps, if any,
-        run once it is up; it then stays up until `hpc-hadoop stop` or the walltime.
-        """
-        from launcher.start import failure_tail, start_batch, start_detached, wait_until_up
-
-        detected = detect_scheduler()
-        spec = load(job_file, scheduler, nodes, walltime, site, sets, require_steps=False, defines=defines)
-        if spec.scheduler != "local" and detected and spec.scheduler != detected:
-            raise UserError(f"this process runs inside a {detected} allocation but the job asks for "
-                            f"{spec.scheduler}", file=str(job_file), field="scheduler",
-                            fix=f"use --scheduler {detected}, or start from a login node")
-        if scheduler is None and detected and spec.scheduler == "local":
-            spec = load(job_file, detected, nodes, walltime, site, sets, require_steps=False, defines=defines)
-        if spec.scheduler == "local" or spec.scheduler == detected:
-            run_dir = start_detached(spec, job_file, overwrite=overwrite)
-            console.print(f"starting cluster {run_dir.name} here ({spec.scheduler}); output: {run_dir}/start.out",
-                          soft_wrap=True)
-        else:
-            run_dir = start_batch(spec, job_file, overwrite=overwrite, sets=sets, console=console)
-        try:
-            status = wait_until_up(run_dir, console, timeout=timeout)
-        except KeyboardInterrupt:
-            console.print(f"\nnot waiting any more: cluster {run_dir.name} is still starting "
-                          f"(`hpc-hadoop stop {run_dir.name}` cancels it)")
-            sys.exit(130)
-        if status.state not in ("ready", "running"):
-            if status.active:
-                console.print(f"cluster {status.cluster_id} is still {status.state} after {timeout:.0f} s; "
-                              f"`hpc-hadoop status {status.cluster_id}` follows it, `hpc-hadoop stop` cancels it")
-                sys.exit(1)
-            console.print(f"[red]cluster {status.cluster_id} did not come up: {status.state}[/] "
-                          f"{status.detail}\n{failure_tail(run_dir)}", soft_wrap=True)
-            sys.exit(1)
-        cid = status.cluster_id
-        console.print(
-            f"[green]cluster {cid} is up[/] on {len(status.nodes or [])} node(s): {', '.join(status.nodes or [])}"
-            + (f" ({status.scheduler} job {status.job_id})" if status.job_id else "")
-            + f"\nResourceManager: {status.rm_web}\nJobHistory:      {status.jhs_web}"
-            + f"\nuse it:   eval \"$(hpc-hadoop env {cid})\"   then yarn node -list, hadoop jar ..."
-            + f"\n     or   hpc-hadoop exec {cid} -- yarn node -list"
-            + f"\nstop it:  hpc-hadoop stop {cid}", soft_wrap=True)
-
-    @main.command("list")
-    @click.option("--active", is_flag=True, help="Only clusters that are queued, starting or up.")
-    @click.option("--json", "as_json", is_flag=True, help="JSON lines instead of a table.")
-    def list_clusters(active: bool, as_json: bool) -> None:
-        """List your clusters (from ~/.local/state/hpc-hadoop): id, job, state, nodes, head, age, walltime
-        left, web addresses. Clusters whose allocation ended without a final report show as `ended`."""
-        from launcher.interactive import statuses
-
-        shown = [s for s in statuses() if s.active or not active]
-        if as_json:
-            for status in shown:
-                click.echo(json.dumps(status.to_dict()))
-            return
-        if not shown:
-            console.print("no clusters" + (" running" if active else ""))
-            return
-        now = time.time()
-        rows = [("ID", "JOB", "STATE", "NODES", "HEAD", "AGE", "LEFT", "RESOURCEMANAGER", "JOBHISTORY")]
-        for s in shown:
-            rows.append((s.cluster_id, f"{s.scheduler}:{s.job_id}" if s.job_id else s.scheduler, s.state,
-                         str(len(s.nodes)) if s.nodes else "-", s.head or "-",
-                         _age(now - s.created if s.created else None), _age(s.walltime_left_s) if s.active else "-",
-                         s.rm_web if s.active and s.rm_web else "-", s.jhs_web if s.active and s.jhs_web else "-"))
-        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-        for row in rows:  # plain columns, like squeue: nothing truncated, easy to grep
-            click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
-
-    @main.command()
-    @click.argument("cluster", metavar="[ID]", required=False)
-    @click.option("--json", "as_json", is_flag=True, help="JSON instead of text.")
-    @reports_errors
-    def status(cluster: str | None, as_json: bool) -> None:
-        """Show one cluster's state, nodes, walltime left and web addresses."""
-        from launcher.interactive import find
-
-        found = find(cluster)
-        if as_json:
-            click.echo(json.dumps(found.to_dict(), indent=2))
-        else:
-            _show(found)
-
-    @main.command("env")
-    @click.argument("cluster", metavar="[ID]", required=False)
-    @reports_errors
-    def env_command(cluster: str | None) -> None:
-        """Print the `export` lines that point `hadoop`, `yarn` and `mapred` at a cluster:
-        eval "$(hpc-hadoop env ID)"."""
-        from launcher.clients import client_environment, export_lines
-
-        plan = _plan_of(cluster)
-        for line in export_lines(client_environment(plan)):
-            click.echo(line)
-
-    @main.command("exec", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-    @click.argument("args", nargs=-1, required=True, type=click.UNPROCESSED, metavar="[ID --] COMMAND...")
-    @reports_errors
-    def exec_command(args: tuple[str, ...]) -> None:
-        """Run a command (yarn, hadoop, mapred, java -cp $HPC_HADOOP_CLASSPATH ...) with a cluster's
-        environment; exits with the command's exit code. `hpc-hadoop exec ID -- yarn node -list`."""
-        from launcher.clients import apply_environment, client_environment
-
-        cluster, command = None, list(args)
-        if "--" in command:
-            split = command.index("--")
-            if split > 1:
-                raise UserError(f"expected at most one ID before `--`, got {' '.join(command[:split])}",
-                                field="ID", fix="hpc-hadoop exec ID -- COMMAND...")
-            cluster, command = (command[0] if split else None), command[split + 1:]
-        if not command:
-            raise UserError("no command to run", field="COMMAND", fix="hpc-hadoop exec ID -- yarn node -list")
-        plan = _plan_of(cluster, need_up=True)
-        env = apply_environment(client_environment(plan))
-        try:
-            code = subprocess.call(command, env=env)
-        except FileNotFoundError:
-            raise UserError(f"command not found: {command[0]}", field="COMMAND",
-                            fix="hadoop, yarn and mapred are provided; give a path for others") from None
-        sys.exit(code)
-
-    @main.command()
-    @click.argument("cluster", metavar="[ID]", required=False)
-    @click.option("--node", help="Only this node's logs.")
-    @click.option("--daemon", help="Only this daemon: resourcemanager, nodemanager, historyserver, namenode, "
-                  "datanode, agent, fanout.")
-    @click.option("-n", "--lines", type=int, default=40, show_default=True, help="Last lines of each log; 0 = all.")
-    @click.option("--list", "list_only", is_flag=True, help="Only list the log files.")
-    @click.option("--app", metavar="APP|STEP", help="The container logs of one application instead (an id "
-                  "application_..., or a step's name or number from run.json), as YARN aggregated them.")
-    @reports_errors
-    def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int, list_only: bool,
-             app: str | None) -> None:
-        """Show a cluster's daemon logs (logs/<node>/<daemon>.log in its run directory), running or not; with
-        --app, the container logs (stdout, stderr, syslog of the ApplicationMaster and every task) of one
-        application or job step."""
-        from launcher.interactive import find
-
-        found = find(cluster, active_only=False)
-        if app is not None:
-            sys.exit(show_container_logs(_plan_of(found.cluster_id), app))
-        files = daemon_logs(Path(found.run_dir), node=node, daemon=daemon)
-        if not files:
-            raise UserError(f"no logs match in {found.run_dir}/logs", field="--node/--daemon",
-                            fix="see `hpc-hadoop logs ID --list`")
-        for path in files:
-            if list_only:
-                click.echo(f"{path}  {path.stat().st_size} bytes")
-                continue
-            text = path.read_text(errors="replace").splitlines()
-            click.echo(f"==> {path} <==")
-            click.echo("\n".join(text[-lines:] if lines > 0 else text))
-
-    @main.command()
-    @click.argument("cluster", metavar="[ID]", required=False)
-    @click.option("--timeout", type=float, default=120.0, show_default=True,
-                  help="Seconds to wait for the teardown before cancelling the batch job.")
-    @reports_errors
-    def stop(cluster: str | None, timeout: float) -> None:
-        """Stop a cluster: stop its daemons, release the allocation; logs and job history are kept."""
-        from launcher.interactive import find, request_stop
-
-        found = find(cluster)
-        if not found.active:
-            console.print(f"cluster {found.cluster_id} is already {found.state}")
-            return
-        console.print(f"stopping cluster {found.cluster_id} ({found.state})")
-        after = request_stop(found, timeout=timeout, on_wait=lambda text: console.print(f"  {text}"))
-        if after.active:
-            console.print(f"[red]cluster {after.cluster_id} is still {after.state}[/]")
-            sys.exit(1)
-        report = _read_report(Path(after.run_dir))
-        teardown = report.get("teardown_s") if report else None
-        console.print(f"cluster {after.cluster_id}: {after.state}"
-                      + (f" (teardown {teardown:.1f} s)" if teardown else "")
-                      + f"; logs and history kept in {after.run_dir}", soft_wrap=True)
-
-    @main.command()
-    @click.argument("clusters", metavar="[ID]...", nargs=-1)
-    @click.option("--yes", is_flag=True, help="Do not ask before deleting.")
-    @reports_errors
-    def clean(clusters: tuple[str, ...], yes: bool) -> None:
-        """Delete finished clusters' run directories (logs, history, outputs inside them): the named ones, or
-        every finished one. Never a running cluster's. Asks first unless --yes."""
-        from launcher.interactive import clean as remove
-        from launcher.interactive import find, statuses
-
-        targets = [find(c, active_only=False) for c in clusters] if clusters else \
-            [s for s in statuses() if not s.active]
-        if not targets:
-            console.print("nothing to clean")
-            return
-        remove([t for t in targets if t.active])  # refuses (raises) before anything is deleted
-        for target in targets:
-            console.print(f"  {target.cluster_id:<40} {target.state:<15} {target.run_dir}", soft_wrap=True)
-        plural = "this cluster directory" if len(targets) == 1 else f"these {len(targets)} cluster directories"
-        if not yes and not click.confirm(f"delete {plural}?", default=False):
-            console.print("nothing deleted")
-            sys.exit(1)
-        removed = remove(targets)
-        console.print(f"deleted {len(removed)} director{'y' if len(removed) == 1 else 'ies'}")
-
-    @main.command()
-    @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
-    def completion(shell: str) -> None:
-        """Print the shell completion script: eval "$(hpc-hadoop completion bash)" (in ~/.bashrc)."""
-        from click.shell_completion import get_completion_class
-
-        completion_class = get_completion_class(shell)
-        assert completion_class is not None
-        click.echo(completion_class(main, {}, "hpc-hadoop", "_HPC_HADOOP_COMPLETE").source())
+    for command in (start, list_clusters, status, env_command, exec_command, logs, stop, clean, completion):
+        main.add_command(command)
 
 
 def application_of(run_dir: Path, app: str) -> str:

@@ -140,7 +140,9 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
     node_tmp = tmp_dir or plan.path("tmp", node.name)
     log_dir = Path(node.log_dir)
     flags = runtime.daemon_flags()
-    sharing, archive_tmp, archive = [], None, None
+    sharing: list[str] = []
+    archive_tmp: Path | None = None
+    archive: Path | None = None
     if plan.spec.hadoop.class_data_sharing:
         sharing, archive_tmp, archive = cds_flags(runtime, name, node.name, plan.cluster_id, flags)
     argv = [runtime.java, f"-Xmx{plan.memory.daemon_heap_mb}m", *flags, *sharing,

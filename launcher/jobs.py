@@ -27,19 +27,13 @@ from string import Template
 
 from launcher.daemons import client_command, hadoop_env
 from launcher.errors import UserError, WalltimeExpired
+from launcher.examples import EXAMPLE_INPUT_ARGS, EXAMPLE_OUTPUT_ARG, positional
 from launcher.plan import ClusterPlan, expand_root
 from launcher.render import xml_value
 from launcher.spec import ExampleStep, JarStep, JobSpec, StreamingStep
 
 #: Hadoop's jar runner: ``RunJar JAR [CLASS] ARGS`` (the class from the jar's manifest when not given).
 RUN_JAR = "org.apache.hadoop.util.RunJar"
-
-#: Where a built-in example takes its output directory from: index into its arguments.
-EXAMPLE_OUTPUT_ARG = {"wordcount": -1, "terasort": -1, "teragen": -1, "teravalidate": 1, "grep": 1,
-                      "randomwriter": -1, "sort": -1}
-#: Examples whose arguments name input paths: indexes.
-EXAMPLE_INPUT_ARGS = {"wordcount": slice(0, -1), "terasort": slice(0, 1), "teravalidate": slice(0, 1),
-                      "grep": slice(0, 1), "sort": slice(0, 1)}
 
 _PROGRESS = re.compile(r"map (\d+)% reduce (\d+)%")
 _APP = re.compile(r"Submitted application (application_\d+_\d+)")
@@ -123,30 +117,6 @@ def expand(text: str, values: Mapping[str, str], where: str) -> str:
                             "or an environment variable") from None
     except ValueError:
         raise UserError(f"bad '$' in {text!r}", field=where, fix="write $$ for a literal $") from None
-
-
-#: Hadoop's GenericOptionsParser options that take a value (``-D k=v`` or ``-Dk=v``, ``-files a,b``...).
-_GENERIC_WITH_VALUE = {"-D", "-conf", "-fs", "-jt", "-files", "-libjars", "-archives", "-tokenCacheFile"}
-
-
-def positional_indexes(args: list[str]) -> list[int]:
-    """Indexes in ``args`` of the arguments that are not Hadoop generic options (``-Dk=v``, ``-D k=v``,
-    ``-files x``, ...)."""
-    out: list[int] = []
-    skip = False
-    for index, arg in enumerate(args):
-        if skip:
-            skip = False
-        elif arg in _GENERIC_WITH_VALUE:
-            skip = True
-        elif not arg.startswith("-D"):
-            out.append(index)
-    return out
-
-
-def positional(args: list[str]) -> list[str]:
-    """``args`` without Hadoop's generic options (``-Dk=v``, ``-D k=v``, ``-files x``, ...)."""
-    return [args[i] for i in positional_indexes(args)]
 
 
 def _local_path(path: str) -> str:
@@ -310,7 +280,7 @@ def _check_outputs(outputs: list[str], inputs: list[str], *, overwrite: bool, jo
         for given in inputs:
             prefix = _fixed_prefix(_local_path(given))
             inside = os.path.abspath(prefix) if prefix else None
-            if inside and real == inside or real.startswith(inside.rstrip("/") + "/"):
+            if inside and (real == inside or real.startswith(inside.rstrip("/") + "/")):
                 raise UserError(f"output {out} is inside input {given}", file=job_file, field=where,
                                 fix="write the output outside the input directory, e.g. ${run_dir}/output/NAME")
         if os.path.lexists(local) and not overwrite:

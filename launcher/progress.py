@@ -44,7 +44,7 @@ class ConsoleObserver(Observer):
             else:
                 self._line(text)
 
-    def progress(self, result: StepResult) -> None:  # type: ignore[override]
+    def progress(self, result: StepResult) -> None:
         """Update the step's bar, or print a line when progress moved by 10% or the state changed."""
         with self.lock:
             detail = f"map {result.map_pct:3d}% reduce {result.reduce_pct:3d}%"

@@ -305,7 +305,7 @@ class ClusterRun:
         self.cluster = Cluster(plan)
         self.runner = StepRunner(plan, self.observer.progress)
         self._count = len(self.steps)
-        self._previous: dict[int, Any] = {}
+        self._previous: dict[int, Any] = {}  # signal number -> the handler it had
 
     @property
     def bringup_s(self) -> float | None:
@@ -404,8 +404,8 @@ class ClusterRun:
             self.report.ended = time.time()
             self.report.total_s = self.report.ended - self.report.started
             self.report.write()
-            for signum, handler in self._previous.items():
-                signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+            for number, handler in self._previous.items():
+                signal.signal(number, handler if handler is not None else signal.SIG_DFL)
             self._previous.clear()
             self.observer.close()
 

@@ -97,9 +97,10 @@ class HadoopRuntime:
     def from_dict(cls, data: dict[str, object]) -> HadoopRuntime:
         """Inverse of :meth:`to_dict`."""
         return cls(home=Path(str(data["home"])), version=str(data["version"]),
-                   classpath=tuple(data["classpath"]), examples_jar=Path(str(data["examples_jar"])),  # type: ignore[arg-type]
+                   classpath=tuple(str(e) for e in data["classpath"]),  # type: ignore[attr-defined]
+                   examples_jar=Path(str(data["examples_jar"])),
                    tests_jar=Path(str(data["tests_jar"])), streaming_jar=Path(str(data["streaming_jar"])),
-                   java_home=Path(str(data["java_home"])), java_version=int(data["java_version"]))  # type: ignore[arg-type]
+                   java_home=Path(str(data["java_home"])), java_version=int(str(data["java_version"])))
 
 
 def _first(pattern_dirs: list[Path], pattern: str, what: str, home: Path) -> Path:

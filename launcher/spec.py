@@ -21,9 +21,9 @@ import copy
 import difflib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import (
     BaseModel,
@@ -70,18 +70,19 @@ MIN_DAEMON_HEAP = 256 * MiB
 MIN_NODE_MEMORY = 1024 * MiB
 
 
-def _memory(minimum: int, what: str) -> Any:
-    """A memory-size type: bytes inside; a bare number in a file or ``--set`` is MiB; at least ``minimum`` bytes."""
-    return Annotated[int, BeforeValidator(lambda value: parse_memory(value, minimum=minimum, what=what)),
-                     PlainSerializer(format_memory, return_type=Union[int, str])]
+def _memory(minimum: int, what: str) -> BeforeValidator:
+    """The validator of a memory size: bytes inside; a bare number in a file or ``--set`` is MiB; at least
+    ``minimum`` bytes."""
+    return BeforeValidator(lambda value: parse_memory(value, minimum=minimum, what=what))
 
 
+_MEMORY_OUT = PlainSerializer(format_memory, return_type=Union[int, str])
 #: Memory of one container, bytes (a bare number is MiB; at least :data:`MIN_CONTAINER`).
-ContainerMemory = _memory(MIN_CONTAINER, "a container")
+ContainerMemory = Annotated[int, _memory(MIN_CONTAINER, "a container"), _MEMORY_OUT]
 #: A daemon's heap, bytes (a bare number is MiB; at least :data:`MIN_DAEMON_HEAP`).
-DaemonHeap = _memory(MIN_DAEMON_HEAP, "a daemon heap")
+DaemonHeap = Annotated[int, _memory(MIN_DAEMON_HEAP, "a daemon heap"), _MEMORY_OUT]
 #: Memory of a node, bytes (a bare number is MiB; at least :data:`MIN_NODE_MEMORY`).
-NodeMemory = _memory(MIN_NODE_MEMORY, "a node")
+NodeMemory = Annotated[int, _memory(MIN_NODE_MEMORY, "a node"), _MEMORY_OUT]
 #: A duration in seconds; accepts Slurm's ``--time`` formats (a bare number is minutes, as in Slurm);
 #: written back as ``HH:MM:SS`` so that a dumped spec reads back the same.
 Walltime = Annotated[int, BeforeValidator(_walltime), PlainSerializer(format_walltime, return_type=str)]
@@ -357,14 +358,16 @@ class _StepBase(_Model):
         return value
 
 
-EXAMPLES = ("wordcount", "terasort", "teragen", "teravalidate", "pi", "grep", "randomwriter", "sort")
+#: The programs of Hadoop's examples jar a step may name (``example:``).
+ExampleName = Literal["wordcount", "terasort", "teragen", "teravalidate", "pi", "grep", "randomwriter", "sort"]
+EXAMPLES: tuple[str, ...] = get_args(ExampleName)
 
 
 class ExampleStep(_StepBase):
     """A program of Hadoop's examples jar: `wordcount IN OUT`, `teragen ROWS OUT`, `terasort IN OUT`,
     `teravalidate OUT REPORT`, `pi MAPS SAMPLES`..."""
 
-    example: Literal[EXAMPLES] = Field(description="Name of the example program.")
+    example: ExampleName = Field(description="Name of the example program.")
 
 
 class JarStep(_StepBase):
@@ -682,7 +685,7 @@ def _validation_error(exc: ValidationError, layers: list[tuple[str, dict[str, An
     return UserError(message, file=origin, field=field, fix=fix)
 
 
-def _apply_defines(merged: dict[str, Any], defines: list[str], layers: list[tuple[str, dict[str, Any]]],
+def _apply_defines(merged: dict[str, Any], defines: Sequence[str], layers: list[tuple[str, dict[str, Any]]],
                    ) -> dict[str, Any]:
     """``merged`` with the ``-D`` properties on top; the layer ``-D`` is added to ``layers`` (for error origins)."""
     from launcher.properties import runtime_home
@@ -706,7 +709,7 @@ def _absolute(value: object, base: Path) -> object:
 
 def _absolute_example_args(step: dict[str, Any], base: Path) -> None:
     """The input and output arguments of a built-in example (by position, as :mod:`launcher.jobs` finds them)."""
-    from launcher.jobs import EXAMPLE_INPUT_ARGS, EXAMPLE_OUTPUT_ARG, positional_indexes
+    from launcher.examples import EXAMPLE_INPUT_ARGS, EXAMPLE_OUTPUT_ARG, positional_indexes
 
     args, example = step.get("args"), step.get("example")
     if not isinstance(args, list) or not isinstance(example, str):
@@ -752,9 +755,35 @@ def absolute_paths(job: dict[str, Any], base: Path) -> dict[str, Any]:
     return job
 
 
-def load_spec(job_file: str | Path | None, *, sets: list[str] = (), overrides: Mapping[str, Any] | None = None,
+def _layers(job_name: str, job: dict[str, Any], cli: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The layers of a job, lowest first, as ``(name, data)``: the site preset (``site:`` of the command line, the
+    job file or the user config), the user config (:func:`user_config_path`), the job file, the command line.
+
+    Raises:
+        UserError: an unknown site preset (names the layer that asked for it).
+    """
+    layers: list[tuple[str, dict[str, Any]]] = []
+    user_path = user_config_path()
+    user = _read_yaml(user_path, "user config") if user_path.is_file() else {}
+    site = cli.get("site") or job.get("site") or user.get("site")
+    if site:
+        presets = site_presets()
+        if site not in presets:
+            origin = "--set" if cli.get("site") else job_name if job.get("site") else str(user_path)
+            raise UserError(f"unknown site preset {site!r}", file=origin, field="site",
+                            fix=f"use one of: {', '.join(presets) or '(none installed)'}")
+        layers.append((str(presets[site]), _read_yaml(presets[site], "site preset")))
+    if user:
+        layers.append((str(user_path), user))
+    layers.append((job_name, job))
+    if cli:
+        layers.append(("command line", cli))
+    return layers
+
+
+def load_spec(job_file: str | Path | None, *, sets: Sequence[str] = (), overrides: Mapping[str, Any] | None = None,
               data: Mapping[str, Any] | None = None, require_steps: bool = True,
-              defines: list[str] = ()) -> tuple[JobSpec, list[str]]:
+              defines: Sequence[str] = ()) -> tuple[JobSpec, list[str]]:
     """Resolve a job file with all its layers into a :class:`JobSpec`.
 
     Args:
@@ -776,30 +805,15 @@ def load_spec(job_file: str | Path | None, *, sets: list[str] = (), overrides: M
             names the layer that gave the bad value, the field and a fix.
     """
     job_name = str(job_file) if job_file is not None else "<job>"
-    job = dict(data) if data is not None else _read_yaml(Path(job_file), "job file")
+    job = dict(data) if data is not None else _read_yaml(Path(str(job_file)), "job file")
     if data is None:
-        job = absolute_paths(job, Path(job_file).absolute().parent)
-    layers: list[tuple[str, dict[str, Any]]] = []
-    user_path = user_config_path()
-    user = _read_yaml(user_path, "user config") if user_path.is_file() else {}
+        job = absolute_paths(job, Path(str(job_file)).absolute().parent)
     cli: dict[str, Any] = {}
     if overrides:
         cli = deep_merge(cli, {k: v for k, v in overrides.items() if v is not None})
     for assignment in sets:
         cli = deep_merge(cli, parse_set(assignment))
-    site = cli.get("site") or job.get("site") or user.get("site")
-    if site:
-        presets = site_presets()
-        if site not in presets:
-            origin = "--set" if cli.get("site") else job_name if job.get("site") else str(user_path)
-            raise UserError(f"unknown site preset {site!r}", file=origin, field="site",
-                            fix=f"use one of: {', '.join(presets) or '(none installed)'}")
-        layers.append((str(presets[site]), _read_yaml(presets[site], "site preset")))
-    if user:
-        layers.append((str(user_path), user))
-    layers.append((job_name, job))
-    if cli:
-        layers.append(("command line", cli))
+    layers = _layers(job_name, job, cli)
     merged: dict[str, Any] = {}
     for _, layer in layers:
         merged = deep_merge(merged, layer)

@@ -25,7 +25,7 @@ class Yaml12Loader(yaml.SafeLoader):
 
     yaml_implicit_resolvers: dict[str | None, list[tuple[str, re.Pattern[str]]]] = {}
 
-    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:  # type: ignore[override]
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         """A 1.2 core int: decimal (``-12``), ``0o17`` (octal), ``0x1F`` (hex); no ``_`` and no base 60."""
         text = str(self.construct_scalar(node))
         if text.startswith("0o"):
