@@ -11,6 +11,7 @@ passes no signal on, so each agent is signalled by its pid). The same ``wrap`` s
 
 from __future__ import annotations
 
+import shlex
 import signal
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -78,3 +79,27 @@ class Launcher(ABC):
         if len(nodes) != 1:
             raise ValueError(f"{self.name} runs a command on one node at a time, not on {list(nodes)}")
         return nodes[0]
+
+
+class TaskLauncher(Launcher):
+    """A launcher that starts a task of the job on one node per command through the batch system's own task
+    interface (``pbsdsh -h HOST``, ``pbs_tmrsh HOST``, ``qrsh -inherit HOST``): subclasses only say the words
+    before the host and whether the remote side joins the words into a shell command line. None of them passes
+    a signal on to the remote task, so :attr:`stop_signal` is ``None`` (the agents are stopped by pid)."""
+
+    per_node = True
+    stop_signal = None
+    #: The words before the node's name (``("pbsdsh", "-h")``).
+    prefix: ClassVar[tuple[str, ...]] = ()
+    #: True when the launcher joins the words with spaces for the remote shell: each word is then
+    #: :func:`shlex.quote`-d, so that it arrives as it was.
+    joins_words: ClassVar[bool] = False
+
+    def wrap(self, argv: Sequence[str], nodes: Sequence[str], *, options: StepOptions | None = None) -> list[str]:
+        """``<prefix> HOST ARGV...`` (each word quoted when :attr:`joins_words`); ``options`` do not apply.
+
+        Raises:
+            ValueError: ``nodes`` does not hold exactly one node.
+        """
+        words = [shlex.quote(a) for a in argv] if self.joins_words else list(argv)
+        return [*self.prefix, self.one_node(nodes), *words]

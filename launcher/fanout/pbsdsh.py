@@ -9,41 +9,21 @@ on another.
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import Sequence
-
-from launcher.fanout.base import Launcher, StepOptions
+from launcher.fanout.base import TaskLauncher
 
 
-class PbsdshLauncher(Launcher):
-    """Torque: ``pbsdsh -h HOST CMD...``, one per node (``-u`` would run one per node by itself, but from a
-    single process whose tasks cannot be told apart)."""
+class PbsdshLauncher(TaskLauncher):
+    """Torque: ``pbsdsh -h HOST CMD...``, one per node, each word passed as is (``-u`` would run one per node by
+    itself, but from a single process whose tasks cannot be told apart)."""
 
     name = "pbsdsh"
-    per_node = True
-    stop_signal = None
-
-    def wrap(self, argv: Sequence[str], nodes: Sequence[str], *, options: StepOptions | None = None) -> list[str]:
-        """``pbsdsh -h HOST ARGV...`` (each word passed as is); ``options`` do not apply.
-
-        Raises:
-            ValueError: ``nodes`` does not hold exactly one node.
-        """
-        return ["pbsdsh", "-h", self.one_node(nodes), *argv]
+    prefix = ("pbsdsh", "-h")
 
 
-class TmrshLauncher(Launcher):
-    """PBS Pro / OpenPBS: ``pbs_tmrsh HOST CMD...``, one per node (it joins the remote shell's words with
+class TmrshLauncher(TaskLauncher):
+    """PBS Pro / OpenPBS: ``pbs_tmrsh HOST 'word' 'word'...``, one per node (it joins the remote shell's words with
     spaces, so each word is shell-quoted)."""
 
     name = "pbs_tmrsh"
-    per_node = True
-    stop_signal = None
-
-    def wrap(self, argv: Sequence[str], nodes: Sequence[str], *, options: StepOptions | None = None) -> list[str]:
-        """``pbs_tmrsh HOST 'word' 'word'...`` (:func:`shlex.quote` on each word); ``options`` do not apply.
-
-        Raises:
-            ValueError: ``nodes`` does not hold exactly one node.
-        """
-        return ["pbs_tmrsh", self.one_node(nodes), *(shlex.quote(a) for a in argv)]
+    prefix = ("pbs_tmrsh",)
+    joins_words = True

@@ -10,24 +10,13 @@ the agents are stopped by their pid instead (``stop_signal = None``:
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import Sequence
-
-from launcher.fanout.base import Launcher, StepOptions
+from launcher.fanout.base import TaskLauncher
 
 
-class QrshLauncher(Launcher):
-    """``qrsh -inherit -nostdin -V HOST 'word'...``, one per node."""
+class QrshLauncher(TaskLauncher):
+    """``qrsh -inherit -nostdin -V HOST 'word'...``, one per node (``-V``: the job's environment, ``PATH`` and
+    ``JAVA_HOME`` included)."""
 
     name = "qrsh"
-    per_node = True
-    stop_signal = None
-
-    def wrap(self, argv: Sequence[str], nodes: Sequence[str], *, options: StepOptions | None = None) -> list[str]:
-        """``qrsh -inherit -nostdin -V HOST ARGV...`` (``-V``: the job's environment, ``PATH`` and
-        ``JAVA_HOME`` included; each word :func:`shlex.quote`-d); ``options`` do not apply.
-
-        Raises:
-            ValueError: ``nodes`` does not hold exactly one node.
-        """
-        return ["qrsh", "-inherit", "-nostdin", "-V", self.one_node(nodes), *(shlex.quote(a) for a in argv)]
+    prefix = ("qrsh", "-inherit", "-nostdin", "-V")
+    joins_words = True
