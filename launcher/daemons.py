@@ -7,7 +7,7 @@ Used by the per-node agent (:mod:`launcher.agent`), and for clients (:func:`clie
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,19 +85,23 @@ def client_jvm_flags(plan: ClusterPlan, *, fast_start: bool | None = None) -> li
 
 
 def client_command(plan: ClusterPlan, main_class: str, args: Sequence[str], *, heap_mb: int = 512,
-                   extra_classpath: Sequence[str | Path] = (), fast_start: bool | None = None) -> list[str]:
+                   extra_classpath: Sequence[str | Path] = (), fast_start: bool | None = None,
+                   properties: Mapping[str, object] | None = None) -> list[str]:
     """The one builder of a client JVM's command line (job steps, benchmark steps, ``yarn application -kill``):
     ``java -Xmx<heap_mb>m <client_jvm_flags> -Dhadoop.log.dir=<run_dir>/logs/client -Dhadoop.root.logger=INFO,console
-    -cp <conf>:<runtime>[:<extra_classpath>] <main_class> <args>``.
+    [-Dkey=value...] -cp <conf>:<runtime>[:<extra_classpath>] <main_class> <args>``.
 
     Args:
         heap_mb: the client's ``-Xmx``, MiB (512: a job client's splits and staging; 256 for small CLIs).
         extra_classpath: jars or directories after the runtime's (a user's jar, the jobclient tests jar).
         fast_start: override ``hadoop.fast_start``.
+        properties: JVM system properties (``-Dkey=value`` before the class: ones the configuration substitutes,
+            such as ``hpc.rm.connect.max-wait.ms``, for clients that take no ``-D`` option).
     """
     cp = ":".join([classpath(plan), *(str(p) for p in extra_classpath)])
+    system = [f"-D{key}={value}" for key, value in (properties or {}).items()]
     return [plan.runtime.java, f"-Xmx{heap_mb}m", *client_jvm_flags(plan, fast_start=fast_start),
-            f"-Dhadoop.log.dir={plan.run_dir}/logs/client", "-Dhadoop.root.logger=INFO,console", "-cp", cp,
+            f"-Dhadoop.log.dir={plan.run_dir}/logs/client", "-Dhadoop.root.logger=INFO,console", *system, "-cp", cp,
             main_class, *args]
 
 

@@ -309,7 +309,60 @@ def setup_commands(spec: JobSpec, plan: ClusterPlan) -> list[str]:
     return [expand(line, values, f"setup.{i}") for i, line in enumerate(spec.setup, start=1)]
 
 
+def claim_path(output: str) -> Path:
+    """The claim of an output directory: ``.<name>.hpc-hadoop-claim`` beside it, naming the run writing it."""
+    out = Path(output)
+    return out.with_name(f".{out.name}.hpc-hadoop-claim")
+
+
+def claim_outputs(step: ResolvedStep, cluster_id: str, *, overwrite: bool) -> list[Path]:
+    """Claim the step's output directories for this run, atomically, just before it runs: two runs racing for
+    one output directory (both passed the check of :func:`resolve_steps` before either wrote it) must not mix
+    their files. Each claim is a file created with ``O_EXCL`` beside the output (:func:`claim_path`); with
+    it held, an output that exists is an error (or, with ``overwrite``, removed). The caller removes the claims
+    when the step is over.
+
+    Returns:
+        The claim files made.
+
+    Raises:
+        UserError: another run holds a claim, or the output exists (without ``overwrite``); claims already made
+            are released.
+    """
+    made: list[Path] = []
+    try:
+        for out in step.outputs:
+            claim = claim_path(out)
+            claim.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                fd = os.open(claim, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                holder = claim.read_text(errors="replace").strip() if claim.exists() else "another run"
+                raise UserError(f"output {out} already exists: {holder} is writing it", field=f"steps.{step.index}",
+                                fix=f"choose another output directory (or remove {claim} if that run is over)"
+                                ) from None
+            with os.fdopen(fd, "w") as handle:
+                handle.write(f"cluster {cluster_id}\n")
+            made.append(claim)
+            if os.path.lexists(out) and not overwrite:
+                raise UserError(f"output {out} already exists", field=f"steps.{step.index}",
+                                fix="choose another output directory, or pass --overwrite to replace it")
+            if os.path.lexists(out):
+                shutil.rmtree(out) if os.path.isdir(out) and not os.path.islink(out) else os.unlink(out)
+    except BaseException:
+        for claim in made:
+            claim.unlink(missing_ok=True)
+        raise
+    return made
+
+
 ProgressCallback = Callable[[StepResult], None]
+#: Seconds between two checks that the cluster is whole while a step runs (reads ``agents/<node>.json``).
+HEALTH_SECONDS = 1.0
+#: How long ``yarn application -kill`` waits for the ResourceManager, ms (``hpc.rm.connect.max-wait.ms``, which
+#: ``yarn-site.xml`` substitutes; Hadoop's default is 15 min): a killed step whose ResourceManager is gone must
+#: not hold teardown up.
+KILL_RM_WAIT_MS = 5000
 
 
 class StepRunner:
@@ -347,18 +400,30 @@ class StepRunner:
             if changed:
                 self.on_progress(result)
 
-    def run(self, step: ResolvedStep, *, overwrite: bool = False, deadline: float | None = None) -> StepResult:
+    def run(self, step: ResolvedStep, *, overwrite: bool = False, deadline: float | None = None,
+            health: Callable[[], None] | None = None) -> StepResult:
         """Run one step to its end (or to ``deadline``, epoch seconds, when it is killed).
 
-        A KeyboardInterrupt or other exception while it runs kills the client and the YARN application
-        and is re-raised.
+        Args:
+            health: called every :data:`HEALTH_SECONDS` while the client runs; raises when the cluster is no
+                longer whole (:meth:`launcher.cluster.Cluster.raise_if_failed`: a daemon died), so that a step
+                whose ResourceManager is gone fails in seconds instead of retrying for many minutes.
+
+        A KeyboardInterrupt or other exception while it runs (the deadline: :class:`WalltimeExpired`; ``health``'s
+        error) kills the client and the YARN application and is re-raised.
         """
+        claims = claim_outputs(step, self.plan.cluster_id, overwrite=overwrite)
+        try:
+            return self._run(step, deadline, health)
+        finally:
+            for claim in claims:
+                claim.unlink(missing_ok=True)
+
+    def _run(self, step: ResolvedStep, deadline: float | None, health: Callable[[], None] | None) -> StepResult:
+        """:meth:`run` once the outputs are claimed."""
         result = StepResult(name=step.name, kind=step.kind, argv=step.argv, log=str(step.log),
                             outputs=list(step.outputs), state="running")
         self.current = result
-        for out in step.outputs:
-            if overwrite and os.path.lexists(out):
-                shutil.rmtree(out) if os.path.isdir(out) and not os.path.islink(out) else os.unlink(out)
         step.log.parent.mkdir(parents=True, exist_ok=True)
         began = time.time()
         env = hadoop_env(self.plan)
@@ -369,10 +434,7 @@ class StepRunner:
             reader = threading.Thread(target=self._follow, args=(result, self.proc.stdout, log), daemon=True)
             reader.start()
             try:
-                while self.proc.poll() is None:
-                    if deadline is not None and time.time() >= deadline:
-                        raise WalltimeExpired(deadline)
-                    time.sleep(0.1)
+                self._wait(deadline, health)
             except BaseException:
                 self.kill(result)
                 result.wall_s = time.time() - began
@@ -384,6 +446,23 @@ class StepRunner:
         result.state = "succeeded" if result.returncode == 0 else "failed"
         self.on_progress(result)
         return result
+
+    def _wait(self, deadline: float | None, health: Callable[[], None] | None) -> None:
+        """Wait for the client to exit, checking the deadline every 0.1 s and ``health`` every
+        :data:`HEALTH_SECONDS`.
+
+        Raises:
+            WalltimeExpired: ``deadline`` passed.
+        """
+        assert self.proc is not None
+        checked = time.monotonic()
+        while self.proc.poll() is None:
+            if deadline is not None and time.time() >= deadline:
+                raise WalltimeExpired(deadline)
+            if health is not None and time.monotonic() - checked >= HEALTH_SECONDS:
+                health()
+                checked = time.monotonic()
+            time.sleep(0.1)
 
     def kill(self, result: StepResult) -> None:
         """Kill the job client and, if it was submitted, its YARN application (``yarn application -kill``)."""
@@ -398,7 +477,8 @@ class StepRunner:
         result.returncode = self.proc.returncode if self.proc else None
         if result.application_id:
             argv = client_command(self.plan, "org.apache.hadoop.yarn.client.cli.ApplicationCLI",
-                                  ["application", "-kill", result.application_id], heap_mb=256, fast_start=True)
+                                  ["application", "-kill", result.application_id], heap_mb=256, fast_start=True,
+                                  properties={"hpc.rm.connect.max-wait.ms": KILL_RM_WAIT_MS})
             try:
                 subprocess.run(argv, env=hadoop_env(self.plan), capture_output=True, timeout=30, check=False)
             except (OSError, subprocess.TimeoutExpired):

@@ -59,18 +59,21 @@ class RunReport:
 
     @property
     def exit_code(self) -> int:
-        """0 if every step succeeded (or a held cluster was stopped); the failed step's exit code; 130
-        interrupted; 124 timed out; else 1."""
+        """0 if every step succeeded (or a held cluster was stopped); 130 interrupted; 124 timed out; the exit code
+        of the error that ended the run around its steps (``error_exit_code``: 1 a daemon died, 2 bad input) even
+        when it killed a step; else the failed step's exit code; else 1."""
         if self.state in ("succeeded", "stopped"):
             return 0
         if self.state == "interrupted":
             return 130
         if self.state == "timed_out":
             return 124
+        if self.error_exit_code is not None:  # the run failed around its steps (a daemon died, bad input)
+            return self.error_exit_code
         failed = [s for s in self.steps if s.get("returncode") not in (0, None)]
         if failed:
             return int(failed[-1]["returncode"])
-        return self.error_exit_code or 1
+        return 1
 
     def to_json(self) -> str:
         """JSON text of ``run.json``."""
@@ -112,5 +115,5 @@ def summary(report: RunReport, console: Console) -> None:
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
     if report.error:
-        console.print(f"[red]error:[/red] {report.error}")
+        console.print(f"[red]error:[/red] {report.error}", soft_wrap=True)
     console.print(f"run directory: {report.run_dir}  (run.json, logs/, steps/, history/)")

@@ -365,10 +365,14 @@ class ClusterRun:
 
         Raises:
             WalltimeExpired: the deadline passed while it ran (the step was killed).
+            ClusterError: a daemon died or the agents stopped while it ran (checked every second; the step was
+                killed): names the daemon, its node and its log.
         """
         self.observer.phase(label or f"step {step.index} {step.name}")
+        when = f"while step {step.index} ({step.name}) ran"
         try:
-            return self.runner.run(step, overwrite=overwrite, deadline=self.deadline)
+            return self.runner.run(step, overwrite=overwrite, deadline=self.deadline,
+                                   health=lambda: self.cluster.raise_if_failed(when))
         finally:
             if self.runner.current is not None:
                 _record(self.report, self.runner.current)
@@ -388,8 +392,9 @@ class ClusterRun:
     # -- down --------------------------------------------------------------------------------------
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        for signum in HANDLED_SIGNALS:
-            signal.signal(signum, signal.SIG_IGN)
+        late: list[str] = []
+        for signum in HANDLED_SIGNALS:  # a signal now (a second walltime warning, Ctrl-C again) must not stop teardown
+            signal.signal(signum, lambda number, _frame: late.append(signal.Signals(number).name))
         if exc is not None:
             self.report.state, self.report.error = _ending(exc, self.report.bringup_s is not None)
             if isinstance(exc, HpcHadoopError):
@@ -401,6 +406,7 @@ class ClusterRun:
             self.report.teardown_s = self.cluster.stop()
             self.report.leftover_processes = len(self.cluster.leftover_processes())
         finally:
+            self.report.notes += [f"{name} arrived during teardown, which went on to the end" for name in late]
             self.report.ended = time.time()
             self.report.total_s = self.report.ended - self.report.started
             self.report.write()
