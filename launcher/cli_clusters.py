@@ -91,7 +91,7 @@ def add_cluster_commands(main: click.Group) -> None:
             console.print(f"starting cluster {run_dir.name} here ({spec.scheduler}); output: {run_dir}/start.out",
                           soft_wrap=True)
         else:
-            run_dir = start_batch(spec, job_file, overwrite=overwrite, sets=sets, console=console)
+            run_dir = start_batch(spec, job_file, overwrite=overwrite, console=console)
         try:
             status = wait_until_up(run_dir, console, timeout=timeout)
         except KeyboardInterrupt:
