@@ -37,6 +37,7 @@ import psutil
 
 from launcher.cds import publish
 from launcher.daemons import DaemonCommand, daemon_command, datanode_dir, format_command, needs_format, work_paths
+from launcher.network import interface_address
 from launcher.plan import ClusterPlan, NodePlan
 
 #: Seconds ``NameNode -format`` may take (hdfs mode).
@@ -80,18 +81,6 @@ def find_node(plan: ClusterPlan, name: str | None) -> NodePlan:
         if candidate and any(n.name == candidate for n in plan.nodes):
             return plan.node(candidate)
     raise KeyError(f"this host ({socket.gethostname()}) is not a node of cluster {plan.cluster_id}")
-
-
-def interface_address(interface: str) -> str:
-    """The IPv4 address of a network interface (e.g. ``ib0``).
-
-    Raises:
-        KeyError: the interface does not exist or has no IPv4 address.
-    """
-    for addr in psutil.net_if_addrs().get(interface, []):
-        if addr.family == socket.AF_INET:
-            return addr.address
-    raise KeyError(f"interface {interface} has no IPv4 address on {socket.gethostname()}")
 
 
 class Agent:

@@ -64,7 +64,7 @@ def submit(job_file: Path, scheduler: str | None, nodes: int | None, walltime: s
         sys.exit(_run_here(spec, job_file, overwrite))
     from launcher.submit import submit_batch
 
-    code, _, _ = submit_batch(spec, job_file, overwrite=overwrite, wait=wait, sets=sets, console=console)
+    code, _, _ = submit_batch(spec, job_file, overwrite=overwrite, wait=wait, console=console)
     sys.exit(code)
 
 
@@ -98,15 +98,16 @@ def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: s
     Every check `submit` makes comes first (a job file with no steps, as `start` takes, is rendered too).
     """
     from launcher.render import render_config
-    from launcher.submit import check_job
+    from launcher.submit import check_job, preview_spec
 
-    spec = load(job_file, scheduler, nodes, walltime, site, sets, require_steps=False, defines=defines)
+    notes: list[str] = []
+    spec = preview_spec(load(job_file, scheduler, nodes, walltime, site, sets, require_steps=False, defines=defines),
+                        notes)  # what submit decides (PBS: pbs.flavor), assumed with a note where it cannot
     plan, steps = check_job(spec, job_file, overwrite=overwrite)  # errors before any output
     if spec.scheduler != "local":
         from launcher.submit import preview_script
 
-        click.echo(f"==> batch script <==\n{preview_script(spec, job_file, sets)}")
-    notes: list[str] = []
+        click.echo(f"==> batch script <==\n{preview_script(spec)}")
     for name, text in render_config(plan, notes).items():
         click.echo(f"==> conf/{name} <==\n{text}")
     if notes:

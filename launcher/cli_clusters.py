@@ -88,7 +88,7 @@ def start(job_file: Path, scheduler: str | None, nodes: int | None, walltime: st
         console.print(f"starting cluster {run_dir.name} here ({spec.scheduler}); output: {run_dir}/start.out",
                       soft_wrap=True)
     else:
-        run_dir = start_batch(spec, job_file, overwrite=overwrite, sets=sets, console=console)
+        run_dir = start_batch(spec, job_file, overwrite=overwrite, console=console)
     try:
         status = wait_until_up(run_dir, console, timeout=timeout)
     except KeyboardInterrupt:

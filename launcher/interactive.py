@@ -26,6 +26,7 @@ from typing import Any
 
 import psutil
 
+from launcher import polling
 from launcher.errors import UserError
 from launcher.report import STATES
 
@@ -33,6 +34,8 @@ from launcher.report import STATES
 STOP_FILE = "stop-requested"
 #: States of a cluster that is (or may soon be) using its allocation.
 ACTIVE = ("pending", "starting", "running", "ready", "stopping")
+#: Batch job states (``JobState`` values) of a released allocation.
+RELEASED = ("completed", "failed", "cancelled", "timed_out", "unknown")
 
 
 def state_dir() -> Path:
@@ -259,6 +262,8 @@ def request_stop(status: ClusterStatus, *, timeout: float = 120.0, poll: float =
     Args:
         timeout: seconds to wait for the teardown before cancelling the job / terminating the holder
             (which still tears down: the batch script passes SIGTERM on).
+        poll: seconds between polls (:func:`launcher.polling.poll`).
+        on_wait: called with a line to show while waiting.
 
     Returns:
         The cluster's state afterwards.
@@ -272,13 +277,9 @@ def request_stop(status: ClusterStatus, *, timeout: float = 120.0, poll: float =
     (run_dir / STOP_FILE).write_text(f"stop requested at {time.strftime('%Y-%m-%dT%H:%M:%S')} "
                                      f"by pid {os.getpid()} on {os.uname().nodename}\n")
     notify("teardown requested")
-    began = time.monotonic()
-    while time.monotonic() - began < timeout:
-        current = status_of(entry or status.__dict__)
-        if not current.active:
-            break
-        time.sleep(poll)
-    else:
+    teardown = polling.poll(lambda: status_of(entry or status.__dict__), done=lambda current: not current.active,
+                            interval=poll, backoff=1.0, timeout=timeout)
+    if teardown.timed_out:
         notify(f"no teardown within {timeout:.0f} s: cancelling")
         if status.job_id and status.scheduler != "local":
             _cancel(status)
@@ -297,23 +298,20 @@ def _cancel(status: ClusterStatus) -> None:
 
 
 def _wait_released(status: ClusterStatus, entry: dict[str, Any], timeout: float, poll: float) -> ClusterStatus:
-    """Wait until the batch job is over (or the holder process exited); cancel a job that lingers."""
-    began = time.monotonic()
-    cancelled = False
-    while True:
+    """Wait up to ``timeout`` seconds until the batch job is over (or the holder process exited), polling every
+    ``poll`` seconds; cancel a job still there after half of it."""
+    def released() -> bool:
         if status.job_id and status.scheduler != "local":
-            released = batch_state(status.scheduler, status.job_id) in ("completed", "failed", "cancelled",
-                                                                        "timed_out", "unknown")
-        else:
-            released = not _holder_alive(entry)
-        if released:
-            break
-        if time.monotonic() - began > timeout / 2 and not cancelled and status.job_id:
+            return batch_state(status.scheduler, status.job_id) in RELEASED
+        return not _holder_alive(entry)
+
+    def wait(seconds: float) -> bool:
+        return polling.poll(released, done=bool, interval=poll, backoff=1.0, timeout=seconds).done
+
+    if not wait(timeout / 2):
+        if status.job_id:
             _cancel(status)
-            cancelled = True
-        if time.monotonic() - began > timeout:
-            break
-        time.sleep(poll)
+        wait(timeout / 2)
     return status_of(entry or status.__dict__)
 
 

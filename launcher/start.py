@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from rich.console import Console
 
+from launcher import polling
 from launcher.interactive import ClusterStatus, index_entries, register, status_of
 from launcher.schedulers import get_scheduler
 from launcher.spec import JobSpec
@@ -30,13 +30,17 @@ def start_detached(spec: JobSpec, job_file: Path, *, overwrite: bool) -> Path:
     """Make the cluster directory and start ``hpc-hadoop run --hold`` on it, detached (new session, stdin
     closed, output to ``<run_dir>/start.out``), on the allocation this process is in (or this machine).
 
+    What the batch system decides is settled first and written into ``job.yaml`` (PBS: ``pbs.flavor``).
+
     Returns:
         The cluster directory.
 
     Raises:
         UserError: bad input, or not inside an allocation of ``spec.scheduler``.
     """
-    allocation = get_scheduler(spec.scheduler).allocation(spec)
+    scheduler = get_scheduler(spec.scheduler)
+    spec = scheduler.settle(spec)
+    allocation = scheduler.allocation(spec)
     run_dir = make_cluster_dir(spec, job_file, overwrite=overwrite, allocation=allocation, command="start")
     argv = [sys.executable, "-m", "launcher.cli", "run", "--run-dir", str(run_dir), "--hold",
             *(["--overwrite"] if overwrite else []), str(run_dir / "job.yaml")]
@@ -47,40 +51,35 @@ def start_detached(spec: JobSpec, job_file: Path, *, overwrite: bool) -> Path:
     return run_dir
 
 
-def start_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, sets: tuple[str, ...],
-                console: Console) -> Path:
-    """Submit the held run as a batch job; returns the cluster directory."""
-    _, run_dir, _ = submit_batch(spec, job_file, overwrite=overwrite, wait=False, sets=sets, console=console,
-                                 hold=True)
+def start_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, console: Console) -> Path:
+    """Submit the held run as a batch job (:func:`launcher.submit.submit_batch`); returns the cluster directory.
+
+    Raises:
+        UserError, CommandError: bad input, or the batch system's refusal.
+    """
+    _, run_dir, _ = submit_batch(spec, job_file, overwrite=overwrite, wait=False, console=console, hold=True)
     return run_dir
 
 
 def wait_until_up(run_dir: Path, console: Console, *, timeout: float | None = None,
                   poll: float = 0.5) -> ClusterStatus:
-    """Follow a starting cluster (its index entry) until bring-up is done or it ended.
+    """Follow a starting cluster (its index entry) until bring-up is done or it ended
+    (:func:`launcher.polling.poll`: every ``poll`` seconds, backing off while the job is queued).
 
     Prints each state change (pending → starting → ready).
 
     Args:
         timeout: give up after this many seconds (``None``: wait as long as the job is queued).
+        poll: seconds between polls.
 
     Returns:
         The cluster's status: ``ready``/``running`` (up), or a final state with ``detail``; ``starting`` or
         ``pending`` when ``timeout`` passed.
     """
     entry = next(e for e in index_entries() if e["cluster_id"] == run_dir.name)
-    began = time.monotonic()
-    last = None
-    while True:
-        status = status_of(entry)
-        if status.state != last:
-            console.print(f"cluster {status.cluster_id}: {status.state}")
-            last = status.state
-        if status.state in ("ready", "running") or not status.active:
-            return status
-        if timeout is not None and time.monotonic() - began > timeout:
-            return status
-        time.sleep(poll)
+    return polling.poll(lambda: status_of(entry), done=lambda s: s.state in ("ready", "running") or not s.active,
+                        key=lambda s: s.state, on_change=lambda s: console.print(f"cluster {s.cluster_id}: {s.state}"),
+                        interval=poll, backoff_while=lambda s: s.state == "pending", timeout=timeout).value
 
 
 def failure_tail(run_dir: Path, lines: int = 15) -> str:

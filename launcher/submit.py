@@ -16,10 +16,11 @@ import sys
 import time
 from pathlib import Path
 
+import jinja2
 from rich.console import Console
 
 from launcher import __version__
-from launcher.errors import HpcHadoopError, UserError
+from launcher.errors import HpcHadoopError
 from launcher.filesystems import check_shared_root, decide
 from launcher.interactive import register
 from launcher.jobs import ResolvedStep, resolve_steps
@@ -27,7 +28,7 @@ from launcher.plan import ClusterPlan, expand_root, make_plan, naming_job_file, 
 from launcher.render import environment
 from launcher.runtime import discover
 from launcher.schedulers import get_scheduler
-from launcher.schedulers.base import Allocation, BatchScheduler, JobState
+from launcher.schedulers.base import Allocation, BatchScheduler, JobState, MissingCommand
 from launcher.spec import JobSpec
 from launcher.yamlio import dump_yaml
 
@@ -36,7 +37,7 @@ class Raw(str):
     """Text that goes into a batch script as it is (already shell)."""
 
 
-def script_environment():  # noqa: ANN201
+def script_environment() -> jinja2.Environment:
     """Jinja2 environment for batch scripts: every ``{{ value }}`` is shell-quoted unless ``|raw``."""
     env = environment()
     env.filters["raw"] = Raw
@@ -61,10 +62,27 @@ def _scheduler(spec: JobSpec) -> BatchScheduler:
     return scheduler
 
 
-def preview_script(spec: JobSpec, job_file: Path, sets: tuple[str, ...] = ()) -> str:
-    """The batch script ``submit`` would write (with a placeholder cluster id)."""
+def preview_spec(spec: JobSpec, notes: list[str] | None = None) -> JobSpec:
+    """``spec`` as ``submit`` settles it (:meth:`launcher.schedulers.base.Scheduler.settle`: PBS's ``pbs.flavor``
+    from ``qstat --version``), for ``render``: where the batch system's command is not installed, a dialect is
+    assumed and a line in ``notes`` says which and how to choose.
+
+    Raises:
+        UserError: the batch system's answer names no dialect (e.g. Grid Engine's ``qstat`` for PBS).
+    """
+    return get_scheduler(spec.scheduler).settle(spec, preview=True, notes=notes)
+
+
+def preview_script(spec: JobSpec) -> str:
+    """The batch script ``submit`` would write (with a placeholder cluster id); runs nothing but the dialect probe
+    (:func:`preview_spec`).
+
+    Raises:
+        UserError: as :func:`preview_spec`.
+    """
+    scheduler = _scheduler(spec)
     run_dir = expand_root(spec.filesystem.root) / getpass.getuser() / "hpc-hadoop" / f"{spec.name}-PREVIEW"
-    return render_script(spec, _scheduler(spec), run_dir)
+    return render_script(scheduler.settle(spec, preview=True), scheduler, run_dir)
 
 
 def check_installed(scheduler: BatchScheduler, spec: JobSpec) -> None:
@@ -76,16 +94,15 @@ def check_installed(scheduler: BatchScheduler, spec: JobSpec) -> None:
     """
     try:
         scheduler.check(spec)
-    except UserError as exc:
-        if "is not installed" not in exc.message:
-            raise
+    except MissingCommand:
+        pass
 
 
 def check_job(spec: JobSpec, job_file: Path, *, overwrite: bool = False) -> tuple[ClusterPlan, list[ResolvedStep]]:
     """Every check ``submit`` makes, writing and queueing nothing (``render``, ``doctor JOB``): the batch system's
     own (:func:`check_installed`), Java and Hadoop, a root the nodes share, memory (a container larger than a
     node), jars, files, inputs and outputs, on the batch system's stand-in allocation (the local backend: this
-    machine).
+    machine), with ``spec`` settled as :func:`preview_spec` does.
 
     Returns:
         The preview plan and the resolved steps.
@@ -96,6 +113,7 @@ def check_job(spec: JobSpec, job_file: Path, *, overwrite: bool = False) -> tupl
     from launcher.runner import prepare
 
     scheduler = get_scheduler(spec.scheduler)
+    spec = scheduler.settle(spec, preview=True)
     if isinstance(scheduler, BatchScheduler):
         check_installed(scheduler, spec)
         allocation = scheduler.preview_allocation(spec)
@@ -135,10 +153,11 @@ def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocati
     return run_dir
 
 
-def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, sets: tuple[str, ...],
-                 console: Console, hold: bool = False) -> tuple[int, Path, str]:
+def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, console: Console,
+                 hold: bool = False) -> tuple[int, Path, str]:
     """Submit ``spec`` to its batch system; with ``wait``, follow it to its end.
 
+    What the batch system decides is settled first and written into ``job.yaml`` (PBS: ``pbs.flavor``).
     Everything checkable is checked before submission (Java, Hadoop, jars, outputs), with a preview plan.
     If the batch system refuses the job, the just-made cluster directory is removed and its message
     passed on: nothing is left queued. The cluster goes into the user's index (``hpc-hadoop list``).
@@ -153,6 +172,7 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
         UserError, CommandError: bad input, or the batch system's refusal.
     """
     scheduler = _scheduler(spec)
+    spec = scheduler.settle(spec)
     scheduler.check(spec)
     run_dir = make_cluster_dir(spec, job_file, overwrite=overwrite, command="start" if hold else "submit")
     try:
@@ -175,36 +195,47 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
 
 
 def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, console: Console) -> int:
-    """Follow a submitted job: its state changes, then its output as it grows, until it ends.
+    """Follow a submitted job: its state changes, then its output as it grows, until it ends
+    (:meth:`BatchScheduler.wait`; more than 5 polls in a row that find the job unknown end it too).
 
     Returns:
         The run's exit code from ``run.json``; else 124 for a timed-out job, 130 cancelled, 1 failed.
+
+    Raises:
+        UserError: a command of the batch system is not installed.
+        CommandError: the batch system did not answer 6 polls in a row.
     """
-    last_state: JobState | None = None
+    shown: list[JobState] = []  # the states printed: every change, except to UNKNOWN
     offset = 0
-    delay = 0.5
-    unknown_polls = 0  # a job the batch system has forgotten reads UNKNOWN: a few polls, then stop
-    while True:
-        state = scheduler.state(job_id)
-        if state != last_state and state != JobState.UNKNOWN:
+
+    def show(state: JobState) -> None:
+        nonlocal offset
+        if state != JobState.UNKNOWN and (not shown or state != shown[-1]):
             console.print(f"job {job_id}: {state.value}")
-            last_state = state
-        if log.exists():
-            with open(log, "rb") as handle:
-                handle.seek(offset)
-                chunk = handle.read()
-            if chunk:
-                offset += len(chunk)
-                sys.stdout.write(chunk.decode(errors="replace"))
-                sys.stdout.flush()
-        unknown_polls = unknown_polls + 1 if state == JobState.UNKNOWN else 0
-        if state.terminal or unknown_polls > 5:
-            break
-        time.sleep(delay)
-        delay = min(delay * 1.5, 5.0) if state == JobState.PENDING else 0.5
+            shown.append(state)
+        offset = copy_new_output(log, offset)
+
+    polled = scheduler.wait(job_id, each=show, tolerate=5)
     report = run_dir / "run.json"
     if report.exists():
         data = json.loads(report.read_text())
         if data.get("state") != "running":
             return int(data.get("exit_code", 1))
-    return {JobState.COMPLETED: 0, JobState.TIMEOUT: 124, JobState.CANCELLED: 130}.get(last_state or state, 1)
+    last = shown[-1] if shown else polled.value
+    return {JobState.COMPLETED: 0, JobState.TIMEOUT: 124, JobState.CANCELLED: 130}.get(last, 1)
+
+
+def copy_new_output(log: Path, offset: int) -> int:
+    """Write what ``log`` gained after its first ``offset`` bytes to standard output; returns the new offset (bytes).
+
+    A log that does not exist (yet) is skipped.
+    """
+    if not log.exists():
+        return offset
+    with open(log, "rb") as handle:
+        handle.seek(offset)
+        chunk = handle.read()
+    if chunk:
+        sys.stdout.write(chunk.decode(errors="replace"))
+        sys.stdout.flush()
+    return offset + len(chunk)

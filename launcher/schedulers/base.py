@@ -1,22 +1,26 @@
 """The scheduler interface: get nodes (submit, poll, cancel) and read the allocation we run in.
 
-A backend only builds argument lists and parses outputs; running commands and polling live here
-(the shape of PSI/J's batch executors and Parsl's providers; docs/architecture.md, Data flow).
+A backend only builds argument lists and parses outputs; running commands (:func:`run_command`) and polling
+(:meth:`BatchScheduler.wait`, on :func:`launcher.polling.poll`) live here, as does reading the allocation
+(:meth:`BatchScheduler.allocation`): the shape of PSI/J's batch executors and Parsl's providers
+(docs/architecture.md, Data flow).
 """
 
 from __future__ import annotations
 
 import enum
 import os
-import socket
 import subprocess
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from launcher.errors import CommandError, UserError
+from launcher.network import interface_address, node_address
+from launcher.polling import Polled, poll
 from launcher.spec import JobSpec
 
 
@@ -175,16 +179,43 @@ def whole_node_cores(granted: int, spec: JobSpec) -> int:
     return granted
 
 
-def resolve(hostname: str) -> str:
-    """Return the IPv4 address of ``hostname`` (via the resolver: ``/etc/hosts``, DNS)."""
-    return socket.gethostbyname(hostname)
+class MissingCommand(UserError):
+    """A batch system's command is not installed (or not on ``PATH``) on this machine."""
+
+
+def run_command(argv: list[str], *, timeout: float = 60.0, hint: str | None = None,
+                check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run a scheduler command (never through a shell) and capture its output.
+
+    Args:
+        argv: the command line.
+        timeout: seconds to wait for it.
+        hint: what the user can do when it fails (goes into the :class:`CommandError`).
+        check: raise when it exits non-zero (else the caller reads ``returncode``).
+
+    Raises:
+        MissingCommand: the command is not installed (a :class:`UserError` naming it).
+        CommandError: it gave no answer within ``timeout``, or (with ``check``) exited non-zero; carries its
+            output's tail and ``hint``.
+    """
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False,
+                              stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise MissingCommand(f"`{argv[0]}` is not installed or not on PATH", field="scheduler",
+                             fix="load the batch system's module, or choose another scheduler") from None
+    except subprocess.TimeoutExpired:
+        raise CommandError(argv, -1, "", f"no answer within {timeout:.0f} s", hint) from None
+    if check and proc.returncode != 0:
+        raise CommandError(argv, proc.returncode, proc.stdout, proc.stderr, hint)
+    return proc
 
 
 class Scheduler(ABC):
     """A batch system backend.
 
-    Subclasses set :attr:`name` and :attr:`default_fanout` and implement :meth:`allocation`;
-    batch systems add submission (:meth:`job_script`, :meth:`submit`, :meth:`state`, :meth:`cancel`).
+    Subclasses set :attr:`name` and :attr:`default_fanout` and implement :meth:`allocation`; batch systems
+    (:class:`BatchScheduler`) add submission, polling and cancelling.
     """
 
     name: ClassVar[str]
@@ -198,73 +229,243 @@ class Scheduler(ABC):
             UserError: not inside an allocation of this scheduler, or it is unusable.
         """
 
+    def settle(self, spec: JobSpec, *, preview: bool = False, notes: list[str] | None = None) -> JobSpec:
+        """``spec`` with what the scheduler decides at submission written in (default: nothing to decide).
 
-def run_command(argv: list[str], *, timeout: float = 60.0, hint: str | None = None,
-                check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run a scheduler command (never through a shell) and capture its output.
+        See :meth:`BatchScheduler.settle`.
+        """
+        return spec
+
+
+#: A status query: the command's argv and the parser of its standard output (``None``: this query does not know
+#: the job; the next one is asked).
+StatusQuery = tuple[list[str], Callable[[str], JobState | None]]
+#: A check before submission: the command's argv and the verdict on its standard output (raises ``UserError``).
+CheckQuery = tuple[list[str], Callable[[str], None]]
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command whose output describes the allocation.
+
+    Attributes:
+        argv: the command line.
+        required: a failure is an error (:class:`CommandError`); else its (possibly empty) output is parsed.
+    """
+
+    argv: list[str]
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class Granted:
+    """What a backend parsed of the allocation it runs in (:meth:`BatchScheduler.parse_allocation`).
+
+    Attributes:
+        names: node names, master first.
+        cores: cores usable on each node.
+        memory_limits: what the batch system says each node grants, bytes (``None``/0: not said); the node's RAM
+            and this process's cgroup limit are added by :func:`granted_memory`.
+        walltime: seconds the allocation lasts, ``None`` when unlimited.
+        start_time: when the allocation began, epoch seconds.
+    """
+
+    names: list[str]
+    cores: int
+    memory_limits: tuple[int | None, ...]
+    walltime: float | None
+    start_time: float
+
+
+def allocation_nodes(names: Sequence[str], interface: str | None) -> tuple[Node, ...]:
+    """The nodes of ``names`` with the addresses daemons bind to.
+
+    With ``interface`` (the job file's ``interface``), the master binds to that interface's address on this host
+    and each other node finds its own (its name stands in here); else every name is resolved
+    (:func:`launcher.network.node_address`).
 
     Raises:
-        UserError: the command is not installed (names it).
-        CommandError: it exited non-zero (with ``check``), carrying its output's tail and ``hint``.
+        UserError: a node name does not resolve, or resolves to a loopback address.
+        KeyError: ``interface`` has no IPv4 address on this host.
     """
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False,
-                              stdin=subprocess.DEVNULL)
-    except FileNotFoundError:
-        raise UserError(f"`{argv[0]}` is not installed or not on PATH", field="scheduler",
-                        fix="load the batch system's module, or choose another scheduler") from None
-    except subprocess.TimeoutExpired:
-        raise CommandError(argv, -1, "", f"no answer within {timeout:.0f} s", hint) from None
-    if check and proc.returncode != 0:
-        raise CommandError(argv, proc.returncode, proc.stdout, proc.stderr, hint)
-    return proc
+    if interface:
+        return (Node(names[0], interface_address(interface)), *(Node(n, n) for n in names[1:]))
+    return tuple(Node(n, node_address(n)) for n in names)
+
+
+def _field(spec: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        spec = getattr(spec, part)
+    return spec
+
+
+def _with_field(spec: Any, dotted: str, value: object) -> Any:
+    """A copy of the (pydantic) ``spec`` with the field at ``dotted`` (``pbs.flavor``) set to ``value``."""
+    head, _, rest = dotted.partition(".")
+    inner = _with_field(getattr(spec, head), rest, value) if rest else value
+    return spec.model_copy(update={head: inner})
 
 
 class BatchScheduler(Scheduler):
-    """A real batch system: renders a batch script, submits it, polls it, cancels it.
+    """A real batch system: renders a batch script, submits it, polls it, cancels it, reads its allocation.
 
-    Subclasses provide the directives, the argument lists and the output parsers; this class runs the
-    commands (:func:`run_command`) and holds the polling loop's rules.
+    Subclasses provide the directives, the argument lists and the output parsers (no subprocess of their own);
+    this class runs the commands (:func:`run_command`), polls (:meth:`wait`) and builds the :class:`Allocation`.
+
+    A batch system with several dialects (PBS: Torque, PBS Pro) sets :attr:`dialect_field` (the job file's field
+    that names it), :attr:`dialect_probe` (the command whose output tells it, parsed by :meth:`dialect_of`) and
+    :attr:`dialects`; the dialect known so far is :attr:`dialect`.
     """
 
     #: Template of the batch script, in ``templates/``.
     script_template: ClassVar[str]
+    #: The job file's field naming the dialect (``pbs.flavor``); ``None``: one dialect only.
+    dialect_field: ClassVar[str | None] = None
+    #: The command whose output tells the installed dialect (``qstat --version``).
+    dialect_probe: ClassVar[tuple[str, ...]] = ()
+    #: The dialects (name → what users call it); a preview without :attr:`dialect_probe` installed assumes the first.
+    dialects: ClassVar[dict[str, str]] = {}
 
+    def __init__(self) -> None:
+        #: The dialect once known (the job file's, or detected); ``None`` before.
+        self.dialect: str | None = None
+
+    # -- what a backend provides ----------------------------------------------------------------
     @abstractmethod
     def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
-        """The scheduler directives for ``spec`` (without the ``#SBATCH``/``#PBS`` prefix)."""
+        """The scheduler directives for ``spec`` (without the ``#SBATCH``/``#PBS`` prefix); runs nothing."""
 
     @abstractmethod
     def submit_argv(self, script: Path) -> list[str]:
-        """The command that submits ``script``."""
+        """The command that submits ``script``.
+
+        Raises:
+            UserError: the batch system would refuse the job whatever it says (e.g. Torque and root).
+        """
 
     @abstractmethod
     def parse_job_id(self, stdout: str) -> str:
-        """The job id from the submit command's output."""
+        """The job id from the submit command's output.
+
+        Raises:
+            UserError: the output holds no job id.
+        """
 
     @abstractmethod
-    def state(self, job_id: str) -> JobState:
-        """The job's current state (``UNKNOWN`` once the batch system has forgotten it)."""
+    def status_queries(self, job_id: str) -> list[StatusQuery]:
+        """The commands that tell ``job_id``'s state, in the order :meth:`state` asks them, with their parsers."""
 
     @abstractmethod
     def cancel_argv(self, job_id: str) -> list[str]:
         """The command that cancels ``job_id``."""
 
+    @abstractmethod
+    def job_in(self, env: Mapping[str, str]) -> str:
+        """The id of the job this process runs in, from its environment ``env``.
+
+        Raises:
+            UserError: not inside an allocation of this batch system (names the variables it lacks).
+        """
+
+    @abstractmethod
+    def allocation_commands(self, job_id: str, env: Mapping[str, str]) -> dict[str, Command]:
+        """The commands whose output describes the allocation of ``job_id``, by name (for :meth:`parse_allocation`)."""
+
+    @abstractmethod
+    def parse_allocation(self, spec: JobSpec, job_id: str, env: Mapping[str, str],
+                         outputs: Mapping[str, str]) -> Granted:
+        """Nodes, cores, memory limits, walltime and start of the allocation, from the environment, the standard
+        output of each of :meth:`allocation_commands` (by name) and the node file the environment names."""
+
+    def check_query(self, spec: JobSpec) -> CheckQuery | None:
+        """The command whose output tells whether the batch system could ever run ``spec`` (default: none)."""
+        return None
+
+    def submit_refusal(self, error: CommandError) -> Exception:
+        """The error to report when the submit command failed with ``error`` (default: ``error`` itself)."""
+        return error
+
+    def dialect_of(self, output: str) -> str:
+        """The dialect named by :attr:`dialect_probe`'s output (standard output and error).
+
+        Raises:
+            UserError: the output names none.
+        """
+        raise NotImplementedError(f"{self.name} has one dialect")
+
+    def fanout_for(self, spec: JobSpec) -> str:
+        """The fan-out launcher of ``spec``'s allocation (default: :attr:`default_fanout`); runs nothing."""
+        return self.default_fanout
+
+    # -- dialect --------------------------------------------------------------------------------
+    def known_dialect(self, spec: JobSpec | None = None) -> str | None:
+        """The dialect without running anything: ``spec``'s :attr:`dialect_field` when set (remembered), else the
+        one known before (``None`` when none is)."""
+        if spec is not None and self.dialect_field is not None and _field(spec, self.dialect_field):
+            self.dialect = _field(spec, self.dialect_field)
+        return self.dialect
+
+    def detect_dialect(self, spec: JobSpec | None = None) -> str | None:
+        """The dialect: :meth:`known_dialect`, else what :attr:`dialect_probe` says (run once, remembered);
+        ``None`` for a batch system of one dialect.
+
+        Raises:
+            MissingCommand: the probe command is not installed.
+            UserError: its output names no dialect.
+        """
+        if self.dialect_field is None or self.known_dialect(spec) is not None:
+            return self.dialect
+        proc = run_command(list(self.dialect_probe), check=False)
+        self.dialect = self.dialect_of(proc.stdout + proc.stderr)
+        return self.dialect
+
+    def settle(self, spec: JobSpec, *, preview: bool = False, notes: list[str] | None = None) -> JobSpec:
+        """``spec`` with what the batch system decides at submission written in: the dialect
+        (:meth:`detect_dialect`) in :attr:`dialect_field`, so the submitted ``job.yaml`` says it.
+
+        Args:
+            preview: for ``render`` and ``doctor``: where the probe command is not installed, assume the first of
+                :attr:`dialects` and append a line saying so (and how to choose) to ``notes``.
+
+        Raises:
+            MissingCommand: the probe command is not installed (without ``preview``).
+            UserError: its output names no dialect.
+        """
+        if self.dialect_field is None:
+            return spec
+        try:
+            dialect = self.detect_dialect(spec)
+        except MissingCommand:
+            if not preview:
+                raise
+            dialect = self.dialect = next(iter(self.dialects))
+            if notes is not None:
+                notes.append(f"`{self.dialect_probe[0]}` is not installed here: the batch script is for "
+                             f"{self.dialects[dialect]} ({self.dialect_field}: {dialect}); set {self.dialect_field} "
+                             f"({' or '.join(self.dialects)}) in the job file or with --set to choose")
+        return _with_field(spec, self.dialect_field, dialect)
+
+    # -- what this class runs -------------------------------------------------------------------
     def preview_allocation(self, spec: JobSpec) -> Allocation:
-        """A stand-in allocation of ``spec.nodes`` nodes (``node1``...) to preview the configuration."""
+        """A stand-in allocation of ``spec.nodes`` nodes (``node1``...) to preview the configuration; runs nothing."""
         cores = spec.batch.cores_per_node or 1
         memory = spec.batch.memory_per_node or 8 * (1 << 30)
         nodes = tuple(Node(f"node{i}", f"10.0.0.{i}") for i in range(1, spec.nodes + 1))
         return Allocation(scheduler=self.name, job_id="(preview)", nodes=nodes, cores_per_node=cores,
-                          memory_per_node=memory, walltime=float(spec.walltime), fanout=self.default_fanout,
+                          memory_per_node=memory, walltime=float(spec.walltime), fanout=self.fanout_for(spec),
                           preview=True)
 
     def check(self, spec: JobSpec) -> None:
-        """Refuse, before submission, what the batch system would accept but never run (default: nothing).
+        """Refuse, before submission, what the batch system would accept but never run (:meth:`check_query`).
 
         Raises:
-            UserError: the request can never be satisfied.
+            UserError: the request can never be satisfied; the check's command is not installed
+                (:class:`MissingCommand`).
         """
+        query = self.check_query(spec)
+        if query is not None:
+            argv, verdict = query
+            verdict(run_command(argv, check=False).stdout)
 
     def filtered_directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
         """:meth:`directives` minus ``batch.skip_directives`` (by substring) plus ``batch.extra_directives``."""
@@ -276,29 +477,92 @@ class BatchScheduler(Scheduler):
         """Submit ``script``; returns the job id.
 
         Raises:
+            UserError: refused before anything ran (:meth:`submit_argv`), or a refusal the backend explains
+                (:meth:`submit_refusal`); the submit command is not installed.
             CommandError: the batch system refused it (its message is passed on).
         """
-        proc = run_command(self.submit_argv(script), hint="the batch system refused the job; nothing is queued")
+        argv = self.submit_argv(script)
+        try:
+            proc = run_command(argv, hint="the batch system refused the job; nothing is queued")
+        except CommandError as exc:
+            refusal = self.submit_refusal(exc)
+            if refusal is exc:
+                raise
+            raise refusal from None
         return self.parse_job_id(proc.stdout)
 
+    def state(self, job_id: str) -> JobState:
+        """The job's current state: the first of :meth:`status_queries` that exits 0 and knows the job;
+        ``UNKNOWN`` once the batch system has forgotten it.
+
+        Raises:
+            MissingCommand: a query's command (or the dialect probe) is not installed.
+            CommandError: a query gave no answer within 60 s.
+        """
+        self.detect_dialect()
+        for argv, parse in self.status_queries(job_id):
+            proc = run_command(argv, check=False)
+            answer = parse(proc.stdout) if proc.returncode == 0 else None
+            if answer is not None:
+                return answer
+        return JobState.UNKNOWN
+
+    def wait(self, job_id: str, *, until: Callable[[JobState], bool] | None = None,
+             each: Callable[[JobState], None] | None = None, timeout: float | None = None, tolerate: int = 3,
+             clock: Callable[[], float] | None = None, sleep: Callable[[float], None] | None = None
+             ) -> Polled[JobState]:
+        """Poll ``job_id``'s :meth:`state` until ``until(state)`` (default: a terminal state), on
+        :func:`launcher.polling.poll`: 0.5 s between polls, backing off (×1.5, at most 5 s) while the job is
+        pending; ``UNKNOWN`` and a :class:`CommandError` count as failed polls, ``tolerate`` of them in a row are
+        tolerated.
+
+        Args:
+            each: called with every state polled (before the next sleep).
+            timeout: seconds to wait at most (``None``: as long as it takes).
+            clock, sleep: for tests (see :func:`launcher.polling.poll`).
+
+        Returns:
+            The last state with why the wait ended (``done``, ``timeout``, ``failed``: the job is unknown).
+
+        Raises:
+            MissingCommand: a query's command is not installed.
+            CommandError: more than ``tolerate`` polls in a row had no answer.
+        """
+        def probe() -> JobState:
+            state = self.state(job_id)
+            if each is not None:
+                each(state)
+            return state
+
+        return poll(probe, done=until or (lambda state: state.terminal), failed=lambda s: s is JobState.UNKNOWN,
+                    errors=(CommandError,), tolerate=tolerate, backoff_while=lambda s: s is JobState.PENDING,
+                    timeout=timeout, clock=clock, sleep=sleep)
+
     def cancel(self, job_id: str) -> None:
-        """Cancel ``job_id`` (no error if it already ended)."""
+        """Cancel ``job_id`` (no error if it already ended).
+
+        Raises:
+            MissingCommand: the cancel command is not installed.
+        """
         run_command(self.cancel_argv(job_id), check=False)
 
+    def allocation(self, spec: JobSpec) -> Allocation:
+        """The allocation this process runs in: :meth:`job_in` the environment, the dialect, then
+        :meth:`allocation_commands` run and parsed (:meth:`parse_allocation`); node addresses from
+        :func:`allocation_nodes`, memory from :func:`granted_memory`.
 
-def node_address(name: str) -> str:
-    """The IPv4 address daemons on node ``name`` bind to: its hostname's address.
-
-    Raises:
-        UserError: the name does not resolve, or resolves to a loopback address (127.x), which daemons on
-            other nodes could not reach.
-    """
-    try:
-        address = resolve(name)
-    except OSError:
-        raise UserError(f"node name {name} does not resolve", field="nodes",
-                        fix="ask your admins to fix DNS or /etc/hosts, or set interface: (e.g. ib0)") from None
-    if address.startswith("127."):
-        raise UserError(f"node name {name} resolves to {address}, a loopback address other nodes cannot reach",
-                        field="interface", fix=f"fix /etc/hosts on {name}, or set interface: (e.g. ib0, eth0)")
-    return address
+        Raises:
+            UserError: not inside an allocation of this batch system, a command is not installed, a node name that
+                does not resolve or resolves to loopback.
+            CommandError: a required command failed.
+            KeyError: ``spec.interface`` has no IPv4 address on this host.
+        """
+        env = os.environ
+        job_id = self.job_in(env)
+        self.detect_dialect(spec)
+        outputs = {name: run_command(command.argv, check=command.required).stdout
+                   for name, command in self.allocation_commands(job_id, env).items()}
+        granted = self.parse_allocation(spec, job_id, env, outputs)
+        return Allocation(scheduler=self.name, job_id=job_id, nodes=allocation_nodes(granted.names, spec.interface),
+                          cores_per_node=granted.cores, memory_per_node=granted_memory(*granted.memory_limits),
+                          walltime=granted.walltime, start_time=granted.start_time, fanout=self.fanout_for(spec))

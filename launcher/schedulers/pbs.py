@@ -1,4 +1,6 @@
-"""PBS, in two dialects: Torque and PBS Pro/OpenPBS (``pbs.flavor``, else detected from ``qstat --version``).
+"""PBS, in two dialects: Torque and PBS Pro/OpenPBS (``pbs.flavor``, else detected from ``qstat --version``,
+which :class:`launcher.schedulers.base.BatchScheduler` runs; ``render`` where ``qstat`` is not installed assumes
+PBS Pro and says so).
 
 ``qsub`` to submit, ``qstat -f`` to poll (PBS Pro needs ``-x`` to show finished jobs; on Torque ``-x``
 means XML), ``qdel`` to cancel. Inside a job the nodes come from ``PBS_NODEFILE`` (one line per core:
@@ -14,18 +16,17 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
 from launcher.errors import CommandError, UserError
 from launcher.schedulers.base import (
-    Allocation,
     BatchScheduler,
+    Command,
+    Granted,
     JobState,
-    Node,
-    granted_memory,
-    node_address,
-    run_command,
+    StatusQuery,
     whole_node_cores,
 )
 from launcher.spec import JobSpec
@@ -40,6 +41,8 @@ STATES = {
 }
 #: The fan-out launcher of each dialect.
 FANOUTS = {"torque": "pbsdsh", "pbspro": "pbs_tmrsh"}
+#: The dialect assumed when none is known (``render`` where ``qstat`` is not installed).
+PREVIEW_FLAVOR = "pbspro"
 #: What Torque's server answers when root submits (it refuses root unless ``acl_roots`` allows it).
 ROOT_REFUSALS = ("Bad UID for job execution", "root is not allowed", "can not be run as root", "cannot be run as root")
 
@@ -139,17 +142,33 @@ class PbsScheduler(BatchScheduler):
     default_fanout = "pbsdsh"
     script_template = "pbs.qsub.j2"
 
-    def __init__(self) -> None:
-        self._flavor: str | None = None
+    dialect_field = "pbs.flavor"
+    dialect_probe = ("qstat", "--version")
+    dialects = {PREVIEW_FLAVOR: "PBS Pro/OpenPBS", "torque": "Torque"}
+
+    def dialect_of(self, output: str) -> str:
+        """The flavor ``qstat --version`` names (:func:`flavor_of`).
+
+        Raises:
+            UserError: it names neither (or is Grid Engine's ``qstat``).
+        """
+        return flavor_of(output)
 
     def flavor(self, spec: JobSpec | None = None) -> str:
-        """``pbs.flavor`` when set, else what ``qstat --version`` says (asked once)."""
-        if spec is not None and spec.pbs.flavor:
-            self._flavor = spec.pbs.flavor
-        if self._flavor is None:
-            proc = run_command(["qstat", "--version"], check=False)
-            self._flavor = flavor_of(proc.stdout + proc.stderr)
-        return self._flavor
+        """``pbs.flavor`` when set, else what ``qstat --version`` says (run once, by :meth:`detect_dialect`).
+
+        Raises:
+            UserError: ``qstat`` is not installed, or its output names no flavor.
+        """
+        return self.detect_dialect(spec) or PREVIEW_FLAVOR
+
+    def _flavor(self, spec: JobSpec | None = None) -> str:
+        """The flavor without running anything: ``pbs.flavor``, else the one detected before, else PBS Pro."""
+        return self.known_dialect(spec) or PREVIEW_FLAVOR
+
+    def fanout_for(self, spec: JobSpec) -> str:
+        """``pbsdsh`` on Torque, ``pbs_tmrsh`` on PBS Pro."""
+        return FANOUTS[self._flavor(spec)]
 
     # -- submission -------------------------------------------------------------------------
     def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
@@ -160,7 +179,7 @@ class PbsScheduler(BatchScheduler):
         cores = b.cores_per_node or 1
         name = f"hh-{spec.name}"[:15]  # PBS Pro refuses job names over 15 characters on older servers
         lines = [f"-N {name}"]
-        if self.flavor(spec) == "torque":
+        if self._flavor(spec) == "torque":
             resources = f"nodes={spec.nodes}:ppn={cores}"
             if b.memory_per_node:
                 resources += f",mem={b.memory_per_node // MiB * spec.nodes}mb"
@@ -179,26 +198,18 @@ class PbsScheduler(BatchScheduler):
         return lines
 
     def submit_argv(self, script: Path) -> list[str]:
-        """``qsub SCRIPT`` (run from the cluster directory)."""
-        return ["qsub", str(script)]
-
-    def submit(self, script: Path) -> str:
-        """``qsub``; refuses at once on Torque as root, and says why when the server refuses root.
+        """``qsub SCRIPT`` (run from the cluster directory).
 
         Raises:
-            UserError: Torque and root.
-            CommandError: any other refusal.
+            UserError: Torque and root (Torque's qsub runs no job as root): refused before ``qsub`` runs.
         """
-        root_error = UserError("Torque refuses jobs submitted by root", field="scheduler",
-                               fix="submit as a regular user (Torque's qsub runs no job as root)")
-        if self._flavor == "torque" and os.geteuid() == 0:
-            raise root_error
-        try:
-            return super().submit(script)
-        except CommandError as exc:
-            if any(text in exc.stderr + exc.stdout for text in ROOT_REFUSALS):
-                raise root_error from None
-            raise
+        if self.dialect == "torque" and os.geteuid() == 0:
+            raise _root_refused()
+        return ["qsub", str(script)]
+
+    def submit_refusal(self, error: CommandError) -> Exception:
+        """A server that refuses root (:data:`ROOT_REFUSALS`) says so in one line; any other refusal as it is."""
+        return _root_refused() if any(text in error.stderr + error.stdout for text in ROOT_REFUSALS) else error
 
     def parse_job_id(self, stdout: str) -> str:
         """``qsub`` prints the job id on its last line: ``123.server`` (PBS Pro, Torque)."""
@@ -209,60 +220,68 @@ class PbsScheduler(BatchScheduler):
 
     def status_argv(self, job_id: str) -> list[str]:
         """``qstat -f ID``; PBS Pro adds ``-x`` so that finished jobs are shown too."""
-        return ["qstat", "-x", "-f", job_id] if self.flavor() == "pbspro" else ["qstat", "-f", job_id]
+        return ["qstat", "-x", "-f", job_id] if self._flavor() == "pbspro" else ["qstat", "-f", job_id]
 
-    def state(self, job_id: str) -> JobState:
-        """From ``job_state``; a finished job (``C``/``F``) is FAILED when its ``exit_status`` is not 0."""
-        proc = run_command(self.status_argv(job_id), check=False)
-        info = parse_qstat_f(proc.stdout) if proc.returncode == 0 else {}
-        state = STATES.get(info.get("job_state", ""), JobState.UNKNOWN)
-        if state == JobState.COMPLETED and info.get("exit_status", "0").strip() not in ("0", ""):
-            return JobState.FAILED
-        return state
+    def status_queries(self, job_id: str) -> list[StatusQuery]:
+        """``qstat -f`` (:meth:`status_argv`), parsed by :func:`qstat_state`."""
+        return [(self.status_argv(job_id), qstat_state)]
 
     def cancel_argv(self, job_id: str) -> list[str]:
         """``qdel JOBID``."""
         return ["qdel", job_id]
 
-    def preview_allocation(self, spec: JobSpec) -> Allocation:
-        """As the base class, with this dialect's fan-out launcher."""
-        allocation = super().preview_allocation(spec)
-        return Allocation(**{**allocation.__dict__, "fanout": FANOUTS[self.flavor(spec)]})
-
     # -- inside an allocation ---------------------------------------------------------------
-    def allocation(self, spec: JobSpec) -> Allocation:
-        """Nodes from ``PBS_NODEFILE``; cores from the node file's lines per host (or ``PBS_NUM_PPN``/
-        ``NCPUS``); walltime from ``Resource_List.walltime`` and ``start_time`` (``Walltime.Remaining``
-        where Torque gives it) of ``qstat -f``; memory: the smallest of the job's ``Resource_List.mem`` ÷ nodes,
-        the node's RAM and this process's cgroup limit (:func:`launcher.schedulers.base.granted_memory`).
+    def job_in(self, env: Mapping[str, str]) -> str:
+        """``PBS_JOBID`` (with a ``PBS_NODEFILE``).
 
         Raises:
-            UserError: not inside a PBS job, or a node name that resolves to loopback.
+            UserError: not inside a PBS job.
         """
-        job_id = os.environ.get("PBS_JOBID")
-        nodefile = os.environ.get("PBS_NODEFILE")
-        if not job_id or not nodefile:
+        job_id = env.get("PBS_JOBID")
+        if not job_id or not env.get("PBS_NODEFILE"):
             raise UserError("not inside a PBS allocation (no PBS_JOBID / PBS_NODEFILE)", field="scheduler",
                             fix="use `hpc-hadoop submit`, or call `run` from a qsub script")
-        lines = [line.strip() for line in Path(nodefile).read_text().splitlines() if line.strip()]
+        return job_id
+
+    def allocation_commands(self, job_id: str, env: Mapping[str, str]) -> dict[str, Command]:
+        """``qstat -f $PBS_JOBID`` (:meth:`status_argv`)."""
+        return {"qstat": Command(self.status_argv(job_id))}
+
+    def parse_allocation(self, spec: JobSpec, job_id: str, env: Mapping[str, str],
+                         outputs: Mapping[str, str]) -> Granted:
+        """Nodes from ``PBS_NODEFILE``; cores from the node file's lines per host (or ``PBS_NUM_PPN``/``NCPUS``;
+        on PBS Pro :func:`launcher.schedulers.base.whole_node_cores`); walltime and start from ``qstat -f``
+        (:func:`walltime_and_start`); memory limit: the job's ``Resource_List.mem`` ÷ nodes.
+
+        Raises:
+            OSError: the node file cannot be read.
+        """
+        lines = [line.strip() for line in Path(env["PBS_NODEFILE"]).read_text().splitlines() if line.strip()]
         names = parse_nodefile("\n".join(lines))
         per_host = lines.count(names[0]) if names else 1
-        cores = int(os.environ.get("PBS_NUM_PPN") or os.environ.get("NCPUS") or per_host)
-        if self.flavor(spec) == "pbspro":  # place=scatter:excl; Torque has no whole-node request
+        cores = int(env.get("PBS_NUM_PPN") or env.get("NCPUS") or per_host)
+        if self._flavor(spec) == "pbspro":  # place=scatter:excl; Torque has no whole-node request
             cores = whole_node_cores(cores, spec)
-        info = parse_qstat_f(run_command(self.status_argv(job_id)).stdout)
+        info = parse_qstat_f(outputs["qstat"])
         walltime, start = walltime_and_start(info)
         job_memory = parse_pbs_size(info.get("Resource_List.mem", ""))
-        if spec.interface:
-            from launcher.agent import interface_address
+        return Granted(names=names, cores=cores, memory_limits=(job_memory and job_memory // max(1, len(names)),),
+                       walltime=walltime, start_time=start)
 
-            nodes = (Node(names[0], interface_address(spec.interface)), *(Node(n, n) for n in names[1:]))
-        else:
-            nodes = tuple(Node(n, node_address(n)) for n in names)
-        memory = granted_memory(job_memory and job_memory // max(1, len(names)))
-        return Allocation(scheduler=self.name, job_id=job_id, nodes=nodes, cores_per_node=cores,
-                          memory_per_node=memory, walltime=walltime, start_time=start,
-                          fanout=FANOUTS[self.flavor(spec)])
+
+def _root_refused() -> UserError:
+    return UserError("Torque refuses jobs submitted by root", field="scheduler",
+                     fix="submit as a regular user (Torque's qsub runs no job as root)")
+
+
+def qstat_state(stdout: str) -> JobState:
+    """The state in ``qstat -f`` output, from ``job_state``; a finished job (``C``/``F``) is FAILED when its
+    ``exit_status`` is not 0; ``UNKNOWN`` without a ``job_state``."""
+    info = parse_qstat_f(stdout)
+    state = STATES.get(info.get("job_state", ""), JobState.UNKNOWN)
+    if state == JobState.COMPLETED and info.get("exit_status", "0").strip() not in ("0", ""):
+        return JobState.FAILED
+    return state
 
 
 def walltime_and_start(info: dict[str, str], now: float | None = None) -> tuple[float | None, float]:
@@ -283,4 +302,5 @@ def walltime_and_start(info: dict[str, str], now: float | None = None) -> tuple[
     return walltime, start
 
 
-__all__ = ["PbsScheduler", "flavor_of", "parse_nodefile", "parse_pbs_duration", "parse_qstat_f", "walltime_and_start"]
+__all__ = ["PbsScheduler", "flavor_of", "parse_nodefile", "parse_pbs_duration", "parse_qstat_f", "qstat_state",
+           "walltime_and_start"]

@@ -11,21 +11,19 @@ before it suspends or kills the job; both are forwarded. Daemons start through `
 
 from __future__ import annotations
 
-import os
 import re
 import time
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
 from launcher.errors import UserError
 from launcher.schedulers.base import (
-    Allocation,
     BatchScheduler,
+    Command,
+    Granted,
     JobState,
-    Node,
-    granted_memory,
-    node_address,
-    run_command,
+    StatusQuery,
     teardown_lead,
 )
 from launcher.spec import JobSpec
@@ -68,6 +66,21 @@ def state_of(letters: str) -> JobState:
     if letters.startswith("d"):
         return JobState.CANCELLED
     return STATES.get(letters, JobState.RUNNING if "r" in letters else JobState.UNKNOWN)
+
+
+def listing_state(stdout: str, job_id: str) -> JobState | None:
+    """``job_id``'s state in ``qstat -u '*'`` output (:func:`parse_qstat`, :func:`state_of`); ``None`` once it has
+    left the listing."""
+    letters = parse_qstat(stdout, job_id)
+    return None if letters is None else state_of(letters)
+
+
+def qacct_state(stdout: str) -> JobState:
+    """A finished job's state from ``qacct -j`` output: FAILED when ``failed`` or ``exit_status`` is not 0."""
+    acct = parse_qacct(stdout)
+    if acct.get("failed", "0").split()[0] != "0":
+        return JobState.FAILED
+    return JobState.COMPLETED if acct.get("exit_status", "0").split()[0] == "0" else JobState.FAILED
 
 
 def parse_qacct(text: str) -> dict[str, str]:
@@ -154,50 +167,42 @@ class SgeScheduler(BatchScheduler):
             raise UserError(f"qsub printed no job id: {text!r}")
         return match.group(1)
 
-    def state(self, job_id: str) -> JobState:
-        """From ``qstat -u '*'``; once the job has left it, from ``qacct -j`` (``failed``, ``exit_status``)."""
-        proc = run_command(["qstat", "-u", "*"], check=False)
-        letters = parse_qstat(proc.stdout, job_id) if proc.returncode == 0 else None
-        if letters is not None:
-            return state_of(letters)
-        proc = run_command(["qacct", "-j", job_id], check=False)
-        if proc.returncode != 0:
-            return JobState.UNKNOWN
-        acct = parse_qacct(proc.stdout)
-        if acct.get("failed", "0").split()[0] != "0":
-            return JobState.FAILED
-        return JobState.COMPLETED if acct.get("exit_status", "0").split()[0] == "0" else JobState.FAILED
+    def status_queries(self, job_id: str) -> list[StatusQuery]:
+        """``qstat -u '*'`` (:func:`listing_state`); once the job has left it, ``qacct -j`` (:func:`qacct_state`)."""
+        return [(["qstat", "-u", "*"], lambda stdout: listing_state(stdout, job_id)),
+                (["qacct", "-j", job_id], qacct_state)]
 
     def cancel_argv(self, job_id: str) -> list[str]:
         """``qdel JOBID``."""
         return ["qdel", job_id]
 
     # -- inside an allocation ---------------------------------------------------------------
-    def allocation(self, spec: JobSpec) -> Allocation:
-        """Hosts from ``PE_HOSTFILE``, cores from its slots on the first host, walltime (``h_rt``) and
-        start from ``qstat -j $JOB_ID``, memory: the smallest of the node's RAM and this process's cgroup limit
-        (:func:`launcher.schedulers.base.granted_memory`; Grid Engine's ``h_vmem`` limits address space, not RAM).
+    def job_in(self, env: Mapping[str, str]) -> str:
+        """``JOB_ID`` (with a ``PE_HOSTFILE``).
 
         Raises:
-            UserError: not inside a Grid Engine parallel job, or a host name that resolves to loopback.
+            UserError: not inside a Grid Engine parallel job.
         """
-        job_id = os.environ.get("JOB_ID")
-        hostfile = os.environ.get("PE_HOSTFILE")
-        if not job_id or not hostfile:
+        job_id = env.get("JOB_ID")
+        if not job_id or not env.get("PE_HOSTFILE"):
             raise UserError("not inside a Grid Engine parallel job (no JOB_ID / PE_HOSTFILE)", field="scheduler",
                             fix="use `hpc-hadoop submit`, or call `run` from a qsub script with -pe")
-        hosts = parse_pe_hostfile(Path(hostfile).read_text())
-        names = [host for host, _ in hosts]
-        info = parse_qstat_j(run_command(["qstat", "-j", job_id]).stdout)
-        walltime = h_rt_of(info)
-        listing = run_command(["qstat", "-u", "*"], check=False).stdout
-        start = start_of(listing, job_id) or time.time()
-        if spec.interface:
-            from launcher.agent import interface_address
+        return job_id
 
-            nodes = (Node(names[0], interface_address(spec.interface)), *(Node(n, n) for n in names[1:]))
-        else:
-            nodes = tuple(Node(n, node_address(n)) for n in names)
-        return Allocation(scheduler=self.name, job_id=job_id, nodes=nodes, cores_per_node=hosts[0][1],
-                          memory_per_node=granted_memory(), walltime=walltime, start_time=start,
-                          fanout=self.default_fanout)
+    def allocation_commands(self, job_id: str, env: Mapping[str, str]) -> dict[str, Command]:
+        """``qstat -j $JOB_ID`` and (for the start time; may fail) ``qstat -u '*'``."""
+        return {"job": Command(["qstat", "-j", job_id]), "listing": Command(["qstat", "-u", "*"], required=False)}
+
+    def parse_allocation(self, spec: JobSpec, job_id: str, env: Mapping[str, str],
+                         outputs: Mapping[str, str]) -> Granted:
+        """Hosts from ``PE_HOSTFILE``, cores from its slots on the first host, walltime (``h_rt``) from
+        ``qstat -j``, start from the ``qstat`` listing (else now). No memory limit: Grid Engine's ``h_vmem`` limits
+        address space, not RAM (the node's RAM and the cgroup decide).
+
+        Raises:
+            OSError: the host file cannot be read.
+        """
+        hosts = parse_pe_hostfile(Path(env["PE_HOSTFILE"]).read_text())
+        return Granted(names=[host for host, _ in hosts], cores=hosts[0][1], memory_limits=(),
+                       walltime=h_rt_of(parse_qstat_j(outputs["job"])),
+                       start_time=start_of(outputs["listing"], job_id) or time.time())

@@ -14,13 +14,13 @@ from pathlib import Path
 
 from launcher.errors import UserError
 from launcher.schedulers.base import (
-    Allocation,
     BatchScheduler,
+    CheckQuery,
+    Command,
+    Granted,
     JobState,
-    Node,
+    StatusQuery,
     granted_memory,
-    node_address,
-    run_command,
     teardown_lead,
 )
 from launcher.spec import JobSpec
@@ -64,18 +64,63 @@ def first_count(value: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def granted(env: Mapping[str, str]) -> tuple[int, int]:
-    """(cores, memory bytes) Slurm granted on this node, from the job's environment.
+def granted_limits(env: Mapping[str, str]) -> tuple[int, tuple[int | None, int | None]]:
+    """(cores, memory limits in bytes) Slurm granted on this node, from the job's environment.
 
     Cores: ``SLURM_CPUS_ON_NODE``, else the first count of ``SLURM_JOB_CPUS_PER_NODE``, else the CPUs this process
-    may use. Memory: the smallest of ``SLURM_MEM_PER_NODE`` (MiB; 0 = all), ``SLURM_MEM_PER_CPU`` (MiB) × cores,
-    the node's RAM and this process's cgroup limit (:func:`launcher.schedulers.base.granted_memory`).
+    may use. Limits: ``SLURM_MEM_PER_NODE`` (MiB; 0 = all: ``0``) and ``SLURM_MEM_PER_CPU`` (MiB) × cores
+    (``None`` when unset).
     """
     cores = first_count(env.get("SLURM_CPUS_ON_NODE", "")) or first_count(env.get("SLURM_JOB_CPUS_PER_NODE", "")) \
         or len(os.sched_getaffinity(0)) or 1
     per_node = first_count(env.get("SLURM_MEM_PER_NODE", ""))
     per_cpu = first_count(env.get("SLURM_MEM_PER_CPU", ""))
-    return cores, granted_memory(per_node and per_node * MiB, per_cpu and per_cpu * MiB * cores)
+    return cores, (per_node and per_node * MiB, per_cpu and per_cpu * MiB * cores)
+
+
+def granted(env: Mapping[str, str]) -> tuple[int, int]:
+    """(cores, memory bytes) Slurm granted on this node, from the job's environment: :func:`granted_limits`, the
+    memory being the smallest of its limits, the node's RAM and this process's cgroup limit
+    (:func:`launcher.schedulers.base.granted_memory`, as :meth:`BatchScheduler.allocation` applies it)."""
+    cores, limits = granted_limits(env)
+    return cores, granted_memory(*limits)
+
+
+def squeue_state(stdout: str) -> JobState | None:
+    """The state in ``squeue -h -o %T`` output; ``None`` when squeue no longer lists the job."""
+    text = stdout.strip()
+    return STATES.get(text.split()[0], JobState.UNKNOWN) if text else None
+
+
+def scontrol_state(stdout: str) -> JobState | None:
+    """The ``JobState`` of ``scontrol show job -o`` output; ``None`` when it has none."""
+    text = parse_scontrol_job(stdout).get("JobState", "")
+    return STATES.get(text.split()[0], JobState.UNKNOWN) if text else None
+
+
+def partition_verdict(spec: JobSpec, sinfo_output: str) -> None:
+    """Refuse ``spec`` when it asks for more nodes than its partition has, from ``sinfo -h -o "%P %D"`` output
+    (the default partition is marked ``*``; a partition listed on several lines adds up).
+
+    Raises:
+        UserError: more nodes than the partition has.
+    """
+    counts: dict[str, int] = {}
+    default = None
+    for line in sinfo_output.splitlines():
+        name, _, count = line.partition(" ")
+        if name.endswith("*"):
+            name = default = name[:-1]
+        if count.strip().isdigit():
+            counts[name] = counts.get(name, 0) + int(count)
+    partition = spec.batch.partition or default
+    if partition in counts and spec.nodes > counts[partition]:
+        raise UserError(f"partition {partition} has {counts[partition]} nodes; the job asks for {spec.nodes}",
+                        field="nodes", fix=f"ask for at most {counts[partition]} nodes or another partition")
+
+
+def _nodelist(env: Mapping[str, str]) -> str | None:
+    return env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST")
 
 
 class SlurmScheduler(BatchScheduler):
@@ -113,26 +158,11 @@ class SlurmScheduler(BatchScheduler):
             lines.append("--mem=0")  # all the memory of each node
         return lines
 
-    def check(self, spec: JobSpec) -> None:
+    def check_query(self, spec: JobSpec) -> CheckQuery:
         """Slurm queues a job that asks for more nodes than its partition has (reason ``PartitionNodeLimit``,
-        pending forever, unless ``EnforcePartLimits``): refuse it here, from ``sinfo``'s node counts.
-
-        Raises:
-            UserError: more nodes than the partition has.
-        """
-        proc = run_command(["sinfo", "-h", "-o", "%P %D"], check=False)
-        counts: dict[str, int] = {}
-        default = None
-        for line in proc.stdout.splitlines():
-            name, _, count = line.partition(" ")
-            if name.endswith("*"):
-                name = default = name[:-1]
-            if count.strip().isdigit():
-                counts[name] = counts.get(name, 0) + int(count)
-        partition = spec.batch.partition or default
-        if partition in counts and spec.nodes > counts[partition]:
-            raise UserError(f"partition {partition} has {counts[partition]} nodes; the job asks for {spec.nodes}",
-                            field="nodes", fix=f"ask for at most {counts[partition]} nodes or another partition")
+        pending forever, unless ``EnforcePartLimits``): ``sinfo``'s node counts refuse it here
+        (:func:`partition_verdict`)."""
+        return ["sinfo", "-h", "-o", "%P %D"], lambda stdout: partition_verdict(spec, stdout)
 
     def submit_argv(self, script: Path) -> list[str]:
         """``sbatch --parsable SCRIPT``."""
@@ -146,45 +176,41 @@ class SlurmScheduler(BatchScheduler):
             raise UserError(f"sbatch printed no job id: {stdout.strip()!r}")
         return job_id
 
-    def state(self, job_id: str) -> JobState:
-        """From ``squeue``, else ``scontrol show job`` (jobs leave squeue after MinJobAge)."""
-        proc = run_command(["squeue", "-h", "-j", job_id, "-o", "%T"], check=False)
-        text = proc.stdout.strip()
-        if proc.returncode != 0 or not text:
-            proc = run_command(["scontrol", "show", "job", "-o", job_id], check=False)
-            text = parse_scontrol_job(proc.stdout).get("JobState", "") if proc.returncode == 0 else ""
-        return STATES.get(text.split()[0] if text else "", JobState.UNKNOWN)
+    def status_queries(self, job_id: str) -> list[StatusQuery]:
+        """``squeue``, then ``scontrol show job`` (jobs leave squeue after MinJobAge)."""
+        return [(["squeue", "-h", "-j", job_id, "-o", "%T"], squeue_state),
+                (["scontrol", "show", "job", "-o", job_id], scontrol_state)]
 
     def cancel_argv(self, job_id: str) -> list[str]:
         """``scancel JOBID``."""
         return ["scancel", job_id]
 
     # -- inside an allocation ---------------------------------------------------------------
-    def allocation(self, spec: JobSpec) -> Allocation:
-        """Nodes from ``SLURM_JOB_NODELIST``, cores and memory as granted (:func:`granted`), walltime and start
-        from ``scontrol show job``.
+    def job_in(self, env: Mapping[str, str]) -> str:
+        """``SLURM_JOB_ID`` (with a node list).
 
         Raises:
-            UserError: not inside a Slurm job, or a node name that resolves to loopback.
+            UserError: not inside a Slurm job.
         """
-        job_id = os.environ.get("SLURM_JOB_ID")
-        nodelist = os.environ.get("SLURM_JOB_NODELIST") or os.environ.get("SLURM_NODELIST")
-        if not job_id or not nodelist:
+        job_id = env.get("SLURM_JOB_ID")
+        if not job_id or not _nodelist(env):
             raise UserError("not inside a Slurm allocation (no SLURM_JOB_ID / SLURM_JOB_NODELIST)",
                             field="scheduler", fix="use `hpc-hadoop submit`, or call `run` from an sbatch script")
-        names = run_command(["scontrol", "show", "hostnames", nodelist]).stdout.split()
-        info = parse_scontrol_job(run_command(["scontrol", "show", "job", "-o", job_id]).stdout)
-        walltime = parse_time_limit(info.get("TimeLimit", ""))
+        return job_id
+
+    def allocation_commands(self, job_id: str, env: Mapping[str, str]) -> dict[str, Command]:
+        """``scontrol show hostnames $SLURM_JOB_NODELIST`` and ``scontrol show job -o ID``."""
+        return {"hostnames": Command(["scontrol", "show", "hostnames", _nodelist(env) or ""]),
+                "job": Command(["scontrol", "show", "job", "-o", job_id])}
+
+    def parse_allocation(self, spec: JobSpec, job_id: str, env: Mapping[str, str],
+                         outputs: Mapping[str, str]) -> Granted:
+        """Nodes from the expanded node list, cores and memory as granted (:func:`granted_limits`), walltime
+        (``TimeLimit``) and start (``StartTime``; else now) from ``scontrol show job``."""
+        info = parse_scontrol_job(outputs["job"])
         start = time.time()
         if info.get("StartTime", "Unknown") not in ("Unknown", "None"):
             start = datetime.strptime(info["StartTime"], "%Y-%m-%dT%H:%M:%S").timestamp()
-        cores, memory = granted(os.environ)
-        if spec.interface:
-            from launcher.agent import interface_address
-
-            master = Node(names[0], interface_address(spec.interface))
-            nodes = (master, *(Node(n, n) for n in names[1:]))
-        else:
-            nodes = tuple(Node(n, node_address(n)) for n in names)
-        return Allocation(scheduler=self.name, job_id=job_id, nodes=nodes, cores_per_node=cores,
-                          memory_per_node=memory, walltime=walltime, start_time=start, fanout=self.default_fanout)
+        cores, limits = granted_limits(env)
+        return Granted(names=outputs["hostnames"].split(), cores=cores, memory_limits=limits,
+                       walltime=parse_time_limit(info.get("TimeLimit", "")), start_time=start)

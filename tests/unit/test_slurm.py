@@ -46,7 +46,7 @@ def fake_commands(monkeypatch: pytest.MonkeyPatch, outputs: dict[str, tuple[int,
             raise AssertionError(f"{argv} failed")
         return subprocess.CompletedProcess(argv, code, out, "")
 
-    monkeypatch.setattr(slurm, "run_command", run)
+    monkeypatch.setattr(base, "run_command", run)
     return calls
 
 
@@ -142,7 +142,7 @@ def test_allocation_from_environment_and_recorded_scontrol(monkeypatch: pytest.M
     monkeypatch.setenv("SLURM_MEM_PER_NODE", "62500")
     fake_commands(monkeypatch, {"scontrol show hostnames": (0, recorded("scontrol-show-hostnames.txt")),
                                 "scontrol show job": (0, recorded("scontrol-show-job-running.txt"))})
-    monkeypatch.setattr(slurm, "node_address", lambda name: f"10.1.0.{len(name)}")
+    monkeypatch.setattr(base, "node_address", lambda name: f"10.1.0.{len(name)}")
     # a 256 GiB node without a cgroup limit: the granted 62500 MiB is the smallest (issue #11)
     monkeypatch.setattr(psutil, "virtual_memory", lambda: SimpleNamespace(total=256 << 30))
     monkeypatch.setattr(base, "cgroup_memory_limit", lambda: None)
