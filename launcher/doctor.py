@@ -11,12 +11,12 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from launcher.allocation import Allocation
 from launcher.errors import UserError
 from launcher.filesystems import check_shared_root, choose, current_layout, detect
 from launcher.filesystems.detect import existing_parent
 from launcher.plan import PORT_BLOCK, choose_ports, expand_root
 from launcher.runtime import discover
-from launcher.schedulers.base import Allocation
 from launcher.spec import JobSpec
 from launcher.units import format_size
 

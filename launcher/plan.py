@@ -19,9 +19,9 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from launcher.allocation import Allocation
 from launcher.errors import UserError
 from launcher.runtime import HadoopRuntime
-from launcher.schedulers.base import Allocation
 from launcher.spec import JobSpec
 from launcher.units import MiB, format_size
 

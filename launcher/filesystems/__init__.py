@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from launcher.allocation import Allocation
 from launcher.errors import UserError
 from launcher.filesystems import detect as detection
 from launcher.filesystems.base import NOT_APPLICABLE, Filesystem, Layout, StripeOutcome
@@ -20,7 +21,6 @@ from launcher.filesystems.gpfs import GpfsFilesystem
 from launcher.filesystems.lustre import LustreFilesystem
 from launcher.filesystems.orangefs import OrangeFsFilesystem
 from launcher.plan import FilesystemPlan, expand_root
-from launcher.schedulers.base import Allocation
 from launcher.spec import FilesystemSpec, JobSpec
 
 #: ``filesystem.type`` → class.

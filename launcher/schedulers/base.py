@@ -8,84 +8,19 @@ A backend only builds argument lists and parses outputs; running commands (:func
 
 from __future__ import annotations
 
-import enum
 import os
 import subprocess
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from launcher.allocation import Allocation, JobState, Node
 from launcher.errors import CommandError, UserError
 from launcher.network import interface_address, node_address
 from launcher.polling import Polled, poll
 from launcher.spec import JobSpec
-
-
-class JobState(str, enum.Enum):
-    """State of a batch job, translated from each scheduler's own codes."""
-
-    PENDING = "pending"
-    RUNNING = "running"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-    TIMEOUT = "timed_out"
-    UNKNOWN = "unknown"
-
-    @property
-    def terminal(self) -> bool:
-        """True when the job will not change state any more."""
-        return self in (JobState.COMPLETED, JobState.FAILED, JobState.CANCELLED, JobState.TIMEOUT)
-
-
-@dataclass(frozen=True)
-class Node:
-    """One node of an allocation.
-
-    Attributes:
-        name: the hostname as the scheduler knows it (``n17``).
-        address: the IPv4 address daemons bind to on that node.
-    """
-
-    name: str
-    address: str
-
-
-@dataclass(frozen=True)
-class Allocation:
-    """The nodes we run on and what each offers.
-
-    Attributes:
-        scheduler: backend name.
-        job_id: the batch job id, ``None`` on the local backend.
-        nodes: the nodes, master first.
-        cores_per_node: cores usable on each node (int).
-        memory_per_node: memory usable on each node, bytes.
-        walltime: seconds the allocation lasts, ``None`` when unlimited.
-        start_time: when the allocation began (epoch seconds).
-        fanout: the name of the launcher that starts our agent on every node.
-        preview: a stand-in of the allocation a batch job will get (``render``, ``submit``'s checks), not one
-            this process runs in.
-    """
-
-    scheduler: str
-    job_id: str | None
-    nodes: tuple[Node, ...]
-    cores_per_node: int
-    memory_per_node: int
-    walltime: float | None
-    start_time: float = field(default_factory=time.time)
-    fanout: str = "local"
-    preview: bool = False
-
-    @property
-    def deadline(self) -> float | None:
-        """Epoch seconds when the walltime ends, or ``None``."""
-        return None if self.walltime is None else self.start_time + self.walltime
-
 
 #: The largest share of the walltime the teardown lead may take (10%): a short job keeps 90% of its time.
 TEARDOWN_LEAD_FRACTION = 0.1
@@ -306,6 +241,29 @@ def _with_field(spec: Any, dotted: str, value: object) -> Any:
     return spec.model_copy(update={head: inner})
 
 
+@dataclass(frozen=True)
+class BatchSystem:
+    """A batch system's fixed facts, the data part of its :class:`BatchScheduler`.
+
+    Attributes:
+        script: the batch script's template in ``templates/`` (``slurm.sbatch.j2``).
+        cancel: the command that cancels a job (``scancel``, ``qdel``).
+        job_variable: the variable holding the job id inside a job (``SLURM_JOB_ID``).
+        host_variables: variables of which one names the job's nodes (``SLURM_JOB_NODELIST``, ``PBS_NODEFILE``).
+        inside: what a process inside a job runs in, for the error outside one (``a Slurm allocation``).
+        batch_script: where ``run`` is called from inside a job (``an sbatch script``), for the same error.
+        options: ``batch`` fields that map to one directive each (field → format, ``{}`` the value), in order.
+    """
+
+    script: str
+    cancel: str
+    job_variable: str
+    host_variables: tuple[str, ...]
+    inside: str
+    batch_script: str
+    options: dict[str, str] = field(default_factory=dict)
+
+
 class BatchScheduler(Scheduler):
     """A real batch system: renders a batch script, submits it, polls it, cancels it, reads its allocation.
 
@@ -317,8 +275,8 @@ class BatchScheduler(Scheduler):
     :attr:`dialects`; the dialect known so far is :attr:`dialect`.
     """
 
-    #: Template of the batch script, in ``templates/``.
-    script_template: ClassVar[str]
+    #: The batch system's fixed facts: script template, cancel command, job environment, one-to-one options.
+    system: ClassVar[BatchSystem]
     #: The job file's field naming the dialect (``pbs.flavor``); ``None``: one dialect only.
     dialect_field: ClassVar[str | None] = None
     #: The command whose output tells the installed dialect (``qstat --version``).
@@ -355,17 +313,34 @@ class BatchScheduler(Scheduler):
     def status_queries(self, job_id: str) -> list[StatusQuery]:
         """The commands that tell ``job_id``'s state, in the order :meth:`state` asks them, with their parsers."""
 
-    @abstractmethod
     def cancel_argv(self, job_id: str) -> list[str]:
-        """The command that cancels ``job_id``."""
+        """The command that cancels ``job_id``: the system's cancel command and ``JOBID``."""
+        return [self.system.cancel, job_id]
 
-    @abstractmethod
+    @property
+    def script_template(self) -> str:
+        """The batch script's template in ``templates/``."""
+        return self.system.script
+
     def job_in(self, env: Mapping[str, str]) -> str:
-        """The id of the job this process runs in, from its environment ``env``.
+        """The id of the job this process runs in: the system's job variable in its environment ``env``, with one
+        of its host variables (the node list or file).
 
         Raises:
             UserError: not inside an allocation of this batch system (names the variables it lacks).
         """
+        facts = self.system
+        job_id = env.get(facts.job_variable)
+        if not job_id or not any(env.get(name) for name in facts.host_variables):
+            raise UserError(f"not inside {facts.inside} (no {facts.job_variable} / {facts.host_variables[0]})",
+                            field="scheduler", fix=f"use `hpc-hadoop submit`, or call `run` from {facts.batch_script}")
+        return job_id
+
+    def option_directives(self, spec: JobSpec) -> list[str]:
+        """The directives of the ``batch`` fields that map one to one (the system's options: queue, account...),
+        in that order, for the fields the job sets."""
+        return [form.format(value) for field, form in self.system.options.items()
+                if (value := getattr(spec.batch, field))]
 
     @abstractmethod
     def allocation_commands(self, job_id: str, env: Mapping[str, str]) -> dict[str, Command]:

@@ -20,12 +20,13 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
+from launcher.allocation import JobState, state_table
 from launcher.errors import CommandError, UserError
 from launcher.schedulers.base import (
     BatchScheduler,
+    BatchSystem,
     Command,
     Granted,
-    JobState,
     StatusQuery,
     whole_node_cores,
 )
@@ -33,12 +34,7 @@ from launcher.spec import JobSpec
 from launcher.units import MiB, format_walltime
 
 #: PBS ``job_state`` letters (Torque and PBS Pro) → ours; ``C``/``F`` are refined by ``exit_status``.
-STATES = {
-    "Q": JobState.PENDING, "H": JobState.PENDING, "W": JobState.PENDING, "T": JobState.PENDING,
-    "S": JobState.PENDING, "U": JobState.PENDING, "M": JobState.PENDING,
-    "R": JobState.RUNNING, "E": JobState.RUNNING, "B": JobState.RUNNING, "X": JobState.COMPLETED,
-    "C": JobState.COMPLETED, "F": JobState.COMPLETED,
-}
+STATES = state_table(pending="Q H W T S U M", running="R E B", completed="X C F")
 #: The fan-out launcher of each dialect.
 FANOUTS = {"torque": "pbsdsh", "pbspro": "pbs_tmrsh"}
 #: The dialect assumed when none is known (``render`` where ``qstat`` is not installed).
@@ -140,7 +136,9 @@ class PbsScheduler(BatchScheduler):
 
     name = "pbs"
     default_fanout = "pbsdsh"
-    script_template = "pbs.qsub.j2"
+    system = BatchSystem(script="pbs.qsub.j2", cancel="qdel", job_variable="PBS_JOBID",
+                         host_variables=("PBS_NODEFILE",), inside="a PBS allocation", batch_script="a qsub script",
+                         options={"partition": "-q {}", "account": "-A {}"})
 
     dialect_field = "pbs.flavor"
     dialect_probe = ("qstat", "--version")
@@ -190,12 +188,7 @@ class PbsScheduler(BatchScheduler):
                 chunk += f":mem={b.memory_per_node // MiB}mb"
             place = "scatter:excl" if b.exclusive else "scatter"
             lines += [f"-l {chunk}", f"-l walltime={format_walltime(spec.walltime)}", f"-l place={place}"]
-        lines += [f"-o {run_dir}/batch-pbs.out", "-j oe", "-V"]
-        if b.partition:
-            lines.append(f"-q {b.partition}")
-        if b.account:
-            lines.append(f"-A {b.account}")
-        return lines
+        return [*lines, f"-o {run_dir}/batch-pbs.out", "-j oe", "-V", *self.option_directives(spec)]
 
     def submit_argv(self, script: Path) -> list[str]:
         """``qsub SCRIPT`` (run from the cluster directory).
@@ -226,23 +219,7 @@ class PbsScheduler(BatchScheduler):
         """``qstat -f`` (:meth:`status_argv`), parsed by :func:`qstat_state`."""
         return [(self.status_argv(job_id), qstat_state)]
 
-    def cancel_argv(self, job_id: str) -> list[str]:
-        """``qdel JOBID``."""
-        return ["qdel", job_id]
-
     # -- inside an allocation ---------------------------------------------------------------
-    def job_in(self, env: Mapping[str, str]) -> str:
-        """``PBS_JOBID`` (with a ``PBS_NODEFILE``).
-
-        Raises:
-            UserError: not inside a PBS job.
-        """
-        job_id = env.get("PBS_JOBID")
-        if not job_id or not env.get("PBS_NODEFILE"):
-            raise UserError("not inside a PBS allocation (no PBS_JOBID / PBS_NODEFILE)", field="scheduler",
-                            fix="use `hpc-hadoop submit`, or call `run` from a qsub script")
-        return job_id
-
     def allocation_commands(self, job_id: str, env: Mapping[str, str]) -> dict[str, Command]:
         """``qstat -f $PBS_JOBID`` (:meth:`status_argv`)."""
         return {"qstat": Command(self.status_argv(job_id))}

@@ -17,12 +17,13 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
+from launcher.allocation import JobState, state_table
 from launcher.errors import UserError
 from launcher.schedulers.base import (
     BatchScheduler,
+    BatchSystem,
     Command,
     Granted,
-    JobState,
     StatusQuery,
     teardown_lead,
 )
@@ -30,12 +31,7 @@ from launcher.spec import JobSpec
 from launcher.units import MiB, format_walltime
 
 #: Grid Engine state letters (``qstat`` column ``state``) → ours; ``E`` (error) anywhere means FAILED.
-STATES = {
-    "qw": JobState.PENDING, "hqw": JobState.PENDING, "hRwq": JobState.PENDING, "Rq": JobState.PENDING,
-    "r": JobState.RUNNING, "t": JobState.RUNNING, "Rr": JobState.RUNNING, "Rt": JobState.RUNNING,
-    "s": JobState.PENDING, "S": JobState.PENDING, "T": JobState.PENDING, "ts": JobState.PENDING,
-    "dr": JobState.CANCELLED, "dt": JobState.CANCELLED, "dqw": JobState.CANCELLED,
-}
+STATES = state_table(pending="qw hqw hRwq Rq s S T ts", running="r t Rr Rt", cancelled="dr dt dqw")
 
 
 def parse_pe_hostfile(text: str) -> list[tuple[str, int]]:
@@ -132,7 +128,9 @@ class SgeScheduler(BatchScheduler):
 
     name = "sge"
     default_fanout = "qrsh"
-    script_template = "sge.qsub.j2"
+    system = BatchSystem(script="sge.qsub.j2", cancel="qdel", job_variable="JOB_ID", host_variables=("PE_HOSTFILE",),
+                         inside="a Grid Engine parallel job", batch_script="a qsub script with -pe",
+                         options={"partition": "-q {}", "account": "-P {}"})
 
     # -- submission -------------------------------------------------------------------------
     def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
@@ -145,11 +143,7 @@ class SgeScheduler(BatchScheduler):
         lines = [f"-N hh-{spec.name}", "-S /bin/bash", f"-pe {spec.sge.pe} {spec.nodes * cores}",
                  f"-l h_rt={format_walltime(spec.walltime)}",
                  f"-l s_rt={format_walltime(max(1, spec.walltime - lead))}", "-notify",
-                 f"-o {run_dir}/batch-$JOB_ID.out", "-j y", f"-wd {run_dir}", "-V"]
-        if b.partition:
-            lines.append(f"-q {b.partition}")
-        if b.account:
-            lines.append(f"-P {b.account}")
+                 f"-o {run_dir}/batch-$JOB_ID.out", "-j y", f"-wd {run_dir}", "-V", *self.option_directives(spec)]
         if b.memory_per_node:
             lines.append(f"-l h_vmem={b.memory_per_node // MiB // cores}M")
         return lines
@@ -172,23 +166,7 @@ class SgeScheduler(BatchScheduler):
         return [(["qstat", "-u", "*"], lambda stdout: listing_state(stdout, job_id)),
                 (["qacct", "-j", job_id], qacct_state)]
 
-    def cancel_argv(self, job_id: str) -> list[str]:
-        """``qdel JOBID``."""
-        return ["qdel", job_id]
-
     # -- inside an allocation ---------------------------------------------------------------
-    def job_in(self, env: Mapping[str, str]) -> str:
-        """``JOB_ID`` (with a ``PE_HOSTFILE``).
-
-        Raises:
-            UserError: not inside a Grid Engine parallel job.
-        """
-        job_id = env.get("JOB_ID")
-        if not job_id or not env.get("PE_HOSTFILE"):
-            raise UserError("not inside a Grid Engine parallel job (no JOB_ID / PE_HOSTFILE)", field="scheduler",
-                            fix="use `hpc-hadoop submit`, or call `run` from a qsub script with -pe")
-        return job_id
-
     def allocation_commands(self, job_id: str, env: Mapping[str, str]) -> dict[str, Command]:
         """``qstat -j $JOB_ID`` and (for the start time; may fail) ``qstat -u '*'``."""
         return {"job": Command(["qstat", "-j", job_id]), "listing": Command(["qstat", "-u", "*"], required=False)}

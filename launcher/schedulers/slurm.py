@@ -12,13 +12,14 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
+from launcher.allocation import JobState, state_table
 from launcher.errors import UserError
 from launcher.schedulers.base import (
     BatchScheduler,
+    BatchSystem,
     CheckQuery,
     Command,
     Granted,
-    JobState,
     StatusQuery,
     granted_memory,
     teardown_lead,
@@ -27,16 +28,11 @@ from launcher.spec import JobSpec
 from launcher.units import MiB, format_walltime, parse_walltime
 
 #: Slurm job states (squeue %T / scontrol JobState) → ours.
-STATES = {
-    "PENDING": JobState.PENDING, "CONFIGURING": JobState.PENDING, "REQUEUED": JobState.PENDING,
-    "REQUEUE_HOLD": JobState.PENDING, "REQUEUE_FED": JobState.PENDING, "RESV_DEL_HOLD": JobState.PENDING,
-    "SUSPENDED": JobState.PENDING, "RUNNING": JobState.RUNNING, "COMPLETING": JobState.RUNNING,
-    "SIGNALING": JobState.RUNNING, "STAGE_OUT": JobState.RUNNING, "RESIZING": JobState.RUNNING,
-    "COMPLETED": JobState.COMPLETED, "FAILED": JobState.FAILED, "NODE_FAIL": JobState.FAILED,
-    "BOOT_FAIL": JobState.FAILED, "OUT_OF_MEMORY": JobState.FAILED, "SPECIAL_EXIT": JobState.FAILED,
-    "CANCELLED": JobState.CANCELLED, "PREEMPTED": JobState.CANCELLED, "REVOKED": JobState.CANCELLED,
-    "TIMEOUT": JobState.TIMEOUT, "DEADLINE": JobState.TIMEOUT,
-}
+STATES = state_table(
+    pending="PENDING CONFIGURING REQUEUED REQUEUE_HOLD REQUEUE_FED RESV_DEL_HOLD SUSPENDED",
+    running="RUNNING COMPLETING SIGNALING STAGE_OUT RESIZING",
+    completed="COMPLETED", failed="FAILED NODE_FAIL BOOT_FAIL OUT_OF_MEMORY SPECIAL_EXIT",
+    cancelled="CANCELLED PREEMPTED REVOKED", timeout="TIMEOUT DEADLINE")
 
 
 def parse_scontrol_job(text: str) -> dict[str, str]:
@@ -128,7 +124,10 @@ class SlurmScheduler(BatchScheduler):
 
     name = "slurm"
     default_fanout = "srun"
-    script_template = "slurm.sbatch.j2"
+    system = BatchSystem(script="slurm.sbatch.j2", cancel="scancel", job_variable="SLURM_JOB_ID",
+                         host_variables=("SLURM_JOB_NODELIST", "SLURM_NODELIST"), inside="a Slurm allocation",
+                         batch_script="an sbatch script",
+                         options={"partition": "--partition={}", "account": "--account={}", "qos": "--qos={}"})
 
     # -- submission -------------------------------------------------------------------------
     def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
@@ -142,12 +141,7 @@ class SlurmScheduler(BatchScheduler):
         lines = [f"--job-name=hh-{spec.name}", f"--nodes={spec.nodes}", "--ntasks-per-node=1",
                  f"--time={format_walltime(spec.walltime)}", f"--output={run_dir}/batch-%j.out",
                  f"--error={run_dir}/batch-%j.out", f"--signal=B:USR1@{lead}", f"--chdir={run_dir}"]
-        if b.partition:
-            lines.append(f"--partition={b.partition}")
-        if b.account:
-            lines.append(f"--account={b.account}")
-        if b.qos:
-            lines.append(f"--qos={b.qos}")
+        lines += self.option_directives(spec)
         if b.exclusive:
             lines.append("--exclusive")
         if b.cores_per_node:
@@ -181,23 +175,7 @@ class SlurmScheduler(BatchScheduler):
         return [(["squeue", "-h", "-j", job_id, "-o", "%T"], squeue_state),
                 (["scontrol", "show", "job", "-o", job_id], scontrol_state)]
 
-    def cancel_argv(self, job_id: str) -> list[str]:
-        """``scancel JOBID``."""
-        return ["scancel", job_id]
-
     # -- inside an allocation ---------------------------------------------------------------
-    def job_in(self, env: Mapping[str, str]) -> str:
-        """``SLURM_JOB_ID`` (with a node list).
-
-        Raises:
-            UserError: not inside a Slurm job.
-        """
-        job_id = env.get("SLURM_JOB_ID")
-        if not job_id or not _nodelist(env):
-            raise UserError("not inside a Slurm allocation (no SLURM_JOB_ID / SLURM_JOB_NODELIST)",
-                            field="scheduler", fix="use `hpc-hadoop submit`, or call `run` from an sbatch script")
-        return job_id
-
     def allocation_commands(self, job_id: str, env: Mapping[str, str]) -> dict[str, Command]:
         """``scontrol show hostnames $SLURM_JOB_NODELIST`` and ``scontrol show job -o ID``."""
         return {"hostnames": Command(["scontrol", "show", "hostnames", _nodelist(env) or ""]),
