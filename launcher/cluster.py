@@ -1,8 +1,9 @@
 """Cluster life cycle: start the agents, wait until every NodeManager is RUNNING, stop, check nothing is left.
 
 Readiness is active: the ResourceManager's REST API (``/ws/v1/cluster/nodes``) and the JobHistoryServer's
-(``/ws/v1/history/info``) are polled every 0.2 s (Magpie sleeps a fixed 30 s and polls every 30 s). A
-daemon that dies during bring-up is noticed at once through ``agents/<node>.json`` and reported with its log.
+(``/ws/v1/history/info``) are polled every 0.2 s by :func:`launcher.polling.poll` (Magpie sleeps a fixed 30 s and
+polls every 30 s). A daemon that dies during bring-up is noticed at once through ``agents/<node>.json`` and
+reported with its log.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from launcher.clients import bin_dir
 from launcher.errors import ClusterError
 from launcher.fanout import AgentGroup, get_launcher
 from launcher.plan import ClusterPlan
+from launcher.polling import poll
 
 POLL_SECONDS = 0.2
 #: Seconds the copy of the job history out of HDFS may take at teardown (``hdfs`` mode).
@@ -150,16 +152,17 @@ class Cluster:
         """
         expected = len(self.plan.nodemanagers)
         assert self.started_at is not None, "start() first"
-        deadline = time.monotonic() + timeout
-        running: list[str] = []
-        while time.monotonic() < deadline:
+
+        def probe() -> tuple[int, bool]:  # (NodeManagers RUNNING, JobHistoryServer answers); raises if one died
             self.raise_if_failed()
-            running = self.running_nodemanagers()
-            if len(running) >= expected and self.history_up():
-                return time.time() - self.started_at
-            time.sleep(POLL_SECONDS)
+            running = len(self.running_nodemanagers())
+            return running, running >= expected and self.history_up()
+
+        polled = poll(probe, done=lambda value: value[1], interval=POLL_SECONDS, backoff=1.0, timeout=timeout)
+        if polled.done:
+            return time.time() - self.started_at
         master_log = Path(self.plan.master.log_dir) / "resourcemanager.log"
-        raise ClusterError(f"{len(running)} of {expected} NodeManagers RUNNING after {timeout:.0f} s; read "
+        raise ClusterError(f"{polled.value[0]} of {expected} NodeManagers RUNNING after {timeout:.0f} s; read "
                            f"{master_log} and logs/<host>/nodemanager.log ({_tail(master_log)})")
 
     def stop(self) -> float:
@@ -196,9 +199,8 @@ class Cluster:
         Returns:
             True when the copy succeeded.
         """
-        deadline = time.monotonic() + HISTORY_WAIT_SECONDS
-        while self.histories_pending() and time.monotonic() < deadline:
-            time.sleep(POLL_SECONDS)
+        poll(self.histories_pending, done=lambda pending: not pending, interval=POLL_SECONDS, backoff=1.0,
+             timeout=HISTORY_WAIT_SECONDS)
         run = self.plan.run_dir
         argv = [str(bin_dir(self.plan) / "hadoop"), "fs", "-Dipc.client.connect.max.retries=0",
                 "-Dipc.client.connect.max.retries.on.timeouts=0", "-copyToLocal",

@@ -43,6 +43,7 @@ from launcher.jobs import (
     variables,
 )
 from launcher.plan import ClusterPlan, make_plan, naming_job_file
+from launcher.polling import poll
 from launcher.render import render_config, write_files
 from launcher.report import RunReport
 from launcher.runtime import HadoopRuntime, discover
@@ -178,20 +179,21 @@ def wait_hdfs(plan: ClusterPlan, cluster: Cluster, timeout: float = 120.0) -> fl
     expected = sum("datanode" in n.roles for n in plan.nodes)
     url = f"http://{plan.master.address}:{plan.ports.nn_web}/jmx"
     began = time.monotonic()
-    live, safemode = 0, "unknown"
     with httpx.Client(timeout=2.0, trust_env=False) as http:
-        while time.monotonic() - began < timeout:
+        def probe() -> tuple[int, str]:  # (live DataNodes, safe mode text: "" when off); raises if a daemon died
             cluster.raise_if_failed()
             try:
                 state = http.get(url, params={"qry": "Hadoop:service=NameNode,name=FSNamesystemState"}).json()
                 info = http.get(url, params={"qry": "Hadoop:service=NameNode,name=NameNodeInfo"}).json()
-                live = int(state["beans"][0]["NumLiveDataNodes"])
-                safemode = info["beans"][0].get("Safemode", "")
+                return int(state["beans"][0]["NumLiveDataNodes"]), info["beans"][0].get("Safemode", "")
             except (httpx.HTTPError, ValueError, KeyError, IndexError):
-                live = 0
-            if live >= expected and not safemode:
-                return time.monotonic() - began
-            time.sleep(0.2)
+                return 0, "unknown"
+
+        polled = poll(probe, done=lambda v: v[0] >= expected and not v[1], interval=0.2, backoff=1.0,
+                      timeout=timeout)
+    if polled.done:
+        return time.monotonic() - began
+    live, safemode = polled.value
     log = Path(plan.master.log_dir) / "namenode.log"
     raise ClusterError(f"{live} of {expected} DataNodes live (safe mode: {safemode or 'off'}) after {timeout:.0f} s; "
                        f"read {log} and logs/<host>/datanode.log")
@@ -226,9 +228,9 @@ def materialize(plan: ClusterPlan, *, submitted: bool = False) -> None:
     register(plan.cluster_id, run_dir, plan.scheduler, plan.job_id)
 
 
-def hold_cluster(plan: ClusterPlan, cluster: Cluster, deadline: float | None, poll: float = 0.5) -> None:
+def hold_cluster(plan: ClusterPlan, cluster: Cluster, deadline: float | None, interval: float = 0.5) -> None:
     """Keep a cluster up for interactive use until ``stop-requested`` appears in its directory
-    (``hpc-hadoop stop``).
+    (``hpc-hadoop stop``), looking every ``interval`` seconds (:func:`launcher.polling.poll`).
 
     Raises:
         WalltimeExpired: ``deadline`` (epoch seconds: the walltime minus the teardown lead) has passed.
@@ -237,14 +239,17 @@ def hold_cluster(plan: ClusterPlan, cluster: Cluster, deadline: float | None, po
     from launcher.interactive import STOP_FILE
 
     stop = plan.path(STOP_FILE)
-    checked = 0.0
-    while not stop.exists():
+    checked = [time.monotonic()]
+
+    def stop_requested() -> bool:
         if deadline is not None and time.time() >= deadline:
             raise WalltimeExpired(deadline)
-        if time.monotonic() - checked > 5.0:  # agents' state files: a dead daemon ends the hold
+        if time.monotonic() - checked[0] > 5.0:  # agents' state files: a dead daemon ends the hold
             cluster.raise_if_failed("while the cluster was held")
-            checked = time.monotonic()
-        time.sleep(poll)
+            checked[0] = time.monotonic()
+        return stop.exists()
+
+    poll(stop_requested, done=bool, interval=interval, backoff=1.0)
 
 
 def new_report(plan: ClusterPlan, *, hold: bool = False) -> RunReport:
