@@ -201,6 +201,11 @@ class FilesystemSpec(_Model):
         stripe = self.striping.input.size
         return stripe_aligned_block_size(stripe) if stripe else None
 
+    @field_validator("root", "local_dirs", "input_dir", "output_dir")
+    @classmethod
+    def _paths_one_line(cls, value: str | None) -> str | None:
+        return one_line_path(value)
+
 
 class HadoopSpec(_Model):
     """The Hadoop runtime and its tuning. Memory sizes take a unit (`2g`, `512m`); a bare number is MiB,
@@ -274,6 +279,21 @@ def batch_name(value: str) -> str:
     return value
 
 
+def one_line_path(value: str | None) -> str | None:
+    """Check a path that reaches generated files (batch directives such as ``--output=<root>/...``, ``-D`` flags,
+    XML values): one line, no control character.
+
+    Raises:
+        ValueError: a newline or other control character (it would end a batch directive and become a line of
+            the batch script).
+    """
+    bad = None if value is None else _control_character(value)
+    if bad:
+        raise ValueError(f"{value!r} contains the control character {bad}: a path in the cluster's files must be "
+                         "one line (it would end a batch directive and become a line of the batch script)")
+    return value
+
+
 def _one_line(values: list[str]) -> list[str]:
     for value in values:
         bad = _control_character(value)
@@ -281,6 +301,11 @@ def _one_line(values: list[str]) -> list[str]:
             raise ValueError(f"{value!r} contains the control character {bad}: it would become a line of its "
                              "own in the batch script (one directive per list item)")
     return values
+
+    @field_validator("home", "java_home")
+    @classmethod
+    def _home_one_line(cls, value: str | None) -> str | None:
+        return one_line_path(value)
 
 
 class BatchSpec(_Model):
