@@ -31,8 +31,8 @@ from launcher.submit import render_script
 
 #: Hostile values; ``CANARY`` is replaced by a file path that must never be created. The first is a plain value,
 #: accepted by every field: it proves each field is really fed through every check.
-NASTY = ["plain.value-1", "a\nb", "it's", 'say "hi"', "$(touch CANARY)", "`touch CANARY`", "x]]>y", "a;touch CANARY", "$HOME",
-         "back\\slash", "two words", "<&>", "tab\there", "#hash"]
+NASTY = ["plain.value-1", "a\nb", "it's", 'say "hi"', "$(touch CANARY)", "`touch CANARY`", "x]]>y",
+         "a;touch CANARY", "$HOME", "back\\slash", "two words", "<&>", "tab\there", "#hash"]
 #: Fields whose value reaches a generated file, and how a hostile value is put in them.
 FIELDS: dict[str, Callable[[str, Path], dict[str, Any]]] = {
     "name": lambda v, tmp: {"name": v},
