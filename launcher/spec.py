@@ -251,6 +251,11 @@ class HadoopSpec(_Model):
                 raise ValueError(f"unknown configuration file {name!r} (valid: {', '.join(CONFIG_FILES)})")
         return value
 
+    @field_validator("home", "java_home")
+    @classmethod
+    def _home_one_line(cls, value: str | None) -> str | None:
+        return one_line_path(value)
+
 
 #: A scheduler name (partition, queue, account, QOS, parallel environment): what Slurm, PBS and Grid Engine
 #: accept in names, plus ``,`` (Slurm's partition lists) and ``@`` (PBS ``queue@server``).
@@ -301,11 +306,6 @@ def _one_line(values: list[str]) -> list[str]:
             raise ValueError(f"{value!r} contains the control character {bad}: it would become a line of its "
                              "own in the batch script (one directive per list item)")
     return values
-
-    @field_validator("home", "java_home")
-    @classmethod
-    def _home_one_line(cls, value: str | None) -> str | None:
-        return one_line_path(value)
 
 
 class BatchSpec(_Model):

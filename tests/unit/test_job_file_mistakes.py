@@ -80,6 +80,8 @@ CASES: dict[str, Case] = {
     # -- batch values
     "newline-in-partition": Case(SLURM + 'batch:\n  partition: "debug\\n#SBATCH --exclusive"\n', "batch.partition",
                                  "control character"),
+    "newline-in-hadoop-home": Case('hadoop:\n  home: "/opt/hadoop\\nexport X=1"\n', "hadoop.home",
+                                   "control character"),
     "space-in-account": Case(SLURM + "batch:\n  account: my project\n", "batch.account", "not a scheduler name"),
     "newline-in-directive": Case(SLURM + 'batch:\n  extra_directives: ["--exclusive\\necho hi"]\n',
                                  "batch.extra_directives", "control character"),
