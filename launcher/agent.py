@@ -37,6 +37,7 @@ import psutil
 
 from launcher.cds import publish
 from launcher.daemons import DaemonCommand, daemon_command, datanode_dir, format_command, needs_format, work_paths
+from launcher.listeners import Listener, of_descendants
 from launcher.network import interface_address
 from launcher.plan import ClusterPlan, NodePlan
 
@@ -50,6 +51,9 @@ GRACE_SECONDS = 8.0
 #: 2-7 s for a 40-65 MB archive on 2 busy cores).
 DUMP_GRACE_SECONDS = 30.0
 POLL_SECONDS = 0.2
+#: How often the agent reads the listening sockets of its daemons and containers (:mod:`launcher.listeners`):
+#: a task's ports live as long as the task (seconds), so this is a sample, and the run report says so.
+LISTEN_SAMPLE_SECONDS = 1.0
 #: Daemons stopped after every other one, and after the other nodes' agents: the NodeManagers unregister from
 #: the ResourceManager as they stop (DataNodes report to the NameNode).
 STOPPED_LAST = ("resourcemanager", "namenode")
@@ -98,12 +102,15 @@ class Agent:
         self.failed: dict[str, int] = {}
         self.work_dir: Path | None = None
         self.work_note: str | None = None
+        self.listening: set[Listener] = set()
+        self._sampled = 0.0
 
     def _on_signal(self, signum: int, _frame: object) -> None:
         self.stop_reason = self.stop_reason or signal.Signals(signum).name
 
     def write_status(self) -> None:
-        """Write ``agents/<node>.json`` atomically."""
+        """Write ``agents/<node>.json`` atomically; a failed write (a full filesystem) is reported on stderr
+        (the agents' log), never raised."""
         daemons = {}
         for name, command in self.commands.items():
             proc = self.procs.get(name)
@@ -112,10 +119,15 @@ class Agent:
                              "log": str(command.log), "out": str(command.out)}
         data = {"node": self.node.name, "pid": os.getpid(), "state": self.state, "updated": time.time(),
                 "daemons": daemons, "failed": self.failed, "stop_reason": self.stop_reason,
-                "work_dir": str(self.work_dir) if self.work_dir else None, "work_note": self.work_note}
+                "work_dir": str(self.work_dir) if self.work_dir else None, "work_note": self.work_note,
+                "listening": [entry.to_dict() for entry in sorted(self.listening)]}
         tmp = self.status_file.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(data, indent=1))
-        os.replace(tmp, self.status_file)
+        try:
+            tmp.write_text(json.dumps(data, indent=1))
+            os.replace(tmp, self.status_file)
+        except OSError as err:  # a full or failing filesystem must not stop the agent from stopping its daemons
+            tmp.unlink(missing_ok=True)
+            print(f"agent {self.node.name}: cannot write {self.status_file}: {err}", file=sys.stderr, flush=True)
 
     def start(self) -> None:
         """Create this node's directories and start its daemons (all at once; NodeManagers retry the RM).
@@ -245,9 +257,20 @@ class Agent:
             if self.watch_pid and not psutil.pid_exists(self.watch_pid):
                 self.stop_reason = f"launcher process {self.watch_pid} is gone"
                 break
+            if time.monotonic() - self._sampled >= LISTEN_SAMPLE_SECONDS:
+                self.sample_listeners()
             time.sleep(POLL_SECONDS)
         self.stop()
         return 1 if self.failed else 0
+
+    def sample_listeners(self) -> None:
+        """Add the listening TCP sockets of the daemons and their containers to :attr:`listening`
+        (:mod:`launcher.listeners`); rewrite ``agents/<node>.json`` when one is new."""
+        self._sampled = time.monotonic()
+        found = of_descendants()
+        if not found <= self.listening:
+            self.listening |= found
+            self.write_status()
 
     def stop(self) -> None:
         """Stop this node's daemons, then kill every descendant left; publish the class-data-sharing archives
@@ -259,6 +282,7 @@ class Agent:
         until SIGKILL, :data:`GRACE_SECONDS` later, on every other node.
         """
         self.state = "stopping"
+        self.sample_listeners()
         self.write_status()
         self.terminate([n for n in self.procs if n not in STOPPED_LAST])
         last = [n for n in self.procs if n in STOPPED_LAST]

@@ -82,6 +82,13 @@ class Cluster:
                 continue
         return states
 
+    def listening(self) -> list[dict[str, Any]]:
+        """Every TCP port the cluster's processes were seen listening on, from ``agents/<node>.json``
+        (:mod:`launcher.listeners`): ``[{"node", "process", "address", "port"}]``, sorted by node and port."""
+        found = [{"node": node, **entry} for node, state in self.agent_states().items()
+                 for entry in state.get("listening", [])]
+        return sorted(found, key=lambda e: (e["node"], e["port"], e["process"], e["address"]))
+
     def raise_if_failed(self, when: str = "during bring-up") -> None:
         """Raise if a daemon exited or the agents are gone.
 

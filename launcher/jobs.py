@@ -380,10 +380,15 @@ class StepRunner:
         self.current: StepResult | None = None
 
     def _follow(self, result: StepResult, stream: object, log: object) -> None:
+        logging = True
         for raw in iter(stream.readline, b""):  # type: ignore[attr-defined]
-            log.write(raw)  # type: ignore[attr-defined]
-            log.flush()  # type: ignore[attr-defined]
             line = raw.decode(errors="replace").rstrip()
+            if logging:
+                try:
+                    log.write(raw)  # type: ignore[attr-defined]
+                except OSError as err:  # a full filesystem: keep reading, or the client blocks on its pipe
+                    logging = False
+                    result.lines.append(f"(the step log {result.log} stopped here: {err.strerror})")
             changed = False
             if m := _PROGRESS.search(line):
                 result.map_pct, result.reduce_pct = int(m.group(1)), int(m.group(2))
@@ -427,7 +432,7 @@ class StepRunner:
         step.log.parent.mkdir(parents=True, exist_ok=True)
         began = time.time()
         env = hadoop_env(self.plan)
-        with open(step.log, "ab") as log:
+        with open(step.log, "ab", buffering=0) as log:  # unbuffered: a full filesystem fails a write, not close()
             log.write(f"$ {' '.join(step.argv)}\n".encode())
             self.proc = subprocess.Popen(step.argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, cwd=self.plan.run_dir)

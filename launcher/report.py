@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
@@ -27,6 +28,8 @@ class RunReport:
     applicable`` (and why), ``not restriped: holds data``, ``not requested`` or ``failed``.
 
     ``notes``: what the launcher changed on its own, e.g. timeouts clamped to half the walltime.
+    ``ports``: every TCP port the cluster's processes were seen listening on (``node``, ``process``,
+    ``address``, ``port``), sampled each second by the agents (:mod:`launcher.listeners`).
     ``hold``: an interactive cluster (``hpc-hadoop start``), kept up after its steps until stopped.
 
     Timings are seconds: ``bringup_s`` (agents started → every NodeManager RUNNING),
@@ -56,6 +59,7 @@ class RunReport:
     filesystem: dict[str, Any] = field(default_factory=dict)
     hold: bool = False
     notes: list[str] = field(default_factory=list)
+    ports: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -83,12 +87,64 @@ class RunReport:
         return json.dumps(data, indent=2)
 
     def write(self) -> Path:
-        """Write ``<run_dir>/run.json`` atomically; returns its path."""
+        """Write ``<run_dir>/run.json`` atomically; returns its path. On a full filesystem (``ENOSPC``) the
+        room kept by :func:`reserve_room` is given back and the write tried once more.
+
+        Raises:
+            OSError: it could not be written (the filesystem is full and no reserve is left, or it failed).
+        """
         path = Path(self.run_dir, "run.json")
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(self.to_json())
-        os.replace(tmp, path)
+        try:
+            _replace(path, self.to_json())
+        except OSError as err:
+            if err.errno != errno.ENOSPC or not release_room(self.run_dir):
+                raise
+            _replace(path, self.to_json())
         return path
+
+
+def _replace(path: Path, text: str) -> None:
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+#: Room kept in the cluster directory for the last writes of ``run.json`` when the filesystem fills up
+#: (issue 13 item 6): ``run.json`` of a run with many steps and ports is tens of KiB.
+RESERVE_BYTES = 1 << 20
+RESERVE_FILE = ".room-for-run.json"
+
+
+def reserve_room(run_dir: str | Path) -> None:
+    """Write :data:`RESERVE_BYTES` of real (not sparse) blocks to ``<run_dir>/.room-for-run.json``, given back by
+    :func:`release_room` when the filesystem fills up, so that ``run.json`` can still say what happened.
+
+    Raises:
+        OSError: the filesystem has not even that room (the run would fail anyway).
+    """
+    with open(Path(run_dir, RESERVE_FILE), "wb") as out:
+        out.write(b"\0" * RESERVE_BYTES)
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def release_room(run_dir: str | Path) -> bool:
+    """Delete the reserve of :func:`reserve_room`; True if there was one."""
+    try:
+        Path(run_dir, RESERVE_FILE).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def ports_line(ports: list[dict[str, Any]]) -> str:
+    """One line on the ports a cluster listened on (``RunReport.ports``), naming those on every interface."""
+    wildcard = [f"{p['process']} {p['port']} on {p['node']}" for p in ports if p["address"] in ("0.0.0.0", "::", "")]
+    line = f"ports: {len(ports)} listening TCP ports (run.json 'ports')"
+    return line + (f", on every interface: {', '.join(wildcard)}" if wildcard else ", each on its node's address")
 
 
 def summary(report: RunReport, console: Console) -> None:
@@ -112,6 +168,8 @@ def summary(report: RunReport, console: Console) -> None:
             shown = ", ".join(f"{k} {v}" for k, v in layout.items() if v is not None and k != "error")
             console.print(f"  {entry['role']:<8} {entry['status']}{f' ({shown})' if shown else ''}: {entry['path']}",
                           soft_wrap=True, markup=False)
+    if report.ports:
+        console.print(ports_line(report.ports), soft_wrap=True, markup=False)
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
     if report.error:

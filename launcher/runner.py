@@ -27,6 +27,7 @@ from launcher.filesystems import (
     check_shared_root,
     decide,
     filesystem_of,
+    full_filesystem,
     report_section,
 )
 from launcher.interactive import register
@@ -45,7 +46,7 @@ from launcher.jobs import (
 from launcher.plan import ClusterPlan, make_plan, naming_job_file
 from launcher.polling import poll
 from launcher.render import render_config, write_files
-from launcher.report import RunReport
+from launcher.report import RunReport, release_room, reserve_room
 from launcher.runtime import HadoopRuntime, discover
 from launcher.schedulers.base import Allocation, teardown_lead
 from launcher.spec import JobSpec
@@ -200,7 +201,8 @@ def wait_hdfs(plan: ClusterPlan, cluster: Cluster, timeout: float = 120.0) -> fl
 
 
 def materialize(plan: ClusterPlan, *, submitted: bool = False) -> None:
-    """Create the cluster directory (mode 0700), write ``plan.json``, ``conf/`` and the client wrappers
+    """Create the cluster directory (mode 0700) with room kept for ``run.json`` (:func:`launcher.report.reserve_room`),
+    write ``plan.json``, ``conf/`` and the client wrappers
     (``bin/hadoop``, ``bin/yarn``, ``bin/mapred``), and add the cluster to the user's index
     (:mod:`launcher.interactive`).
 
@@ -220,6 +222,7 @@ def materialize(plan: ClusterPlan, *, submitted: bool = False) -> None:
     else:
         run_dir.parent.mkdir(parents=True, exist_ok=True)
         run_dir.mkdir(mode=0o700)
+    reserve_room(run_dir)
     for sub in ("logs", "agents", "steps", "staging", "history", "app-logs"):
         plan.path(sub).mkdir(mode=0o700)
     (run_dir / "plan.json").write_text(plan.to_json())
@@ -410,15 +413,19 @@ class ClusterRun:
             self.observer.phase("teardown")
             self.report.teardown_s = self.cluster.stop()
             self.report.leftover_processes = len(self.cluster.leftover_processes())
+            self.report.ports = self.cluster.listening()
         finally:
             self.report.notes += [f"{name} arrived during teardown, which went on to the end" for name in late]
             self.report.ended = time.time()
             self.report.total_s = self.report.ended - self.report.started
-            self.report.write()
-            for number, handler in self._previous.items():
-                signal.signal(number, handler if handler is not None else signal.SIG_DFL)
-            self._previous.clear()
-            self.observer.close()
+            try:
+                self.report.write()
+            finally:
+                release_room(self.plan.path())
+                for number, handler in self._previous.items():
+                    signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+                self._previous.clear()
+                self.observer.close()
 
 
 #: The ends of a run that ``execute`` reports instead of raising (recorded in ``run.json`` by :class:`ClusterRun`).
@@ -449,9 +456,7 @@ def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = F
             for step in steps:
                 result = run.run_step(step, overwrite=overwrite, label=f"step {step.index}/{len(steps)} {step.name}")
                 if result.returncode != 0:
-                    last = f": {result.lines[-1]}" if result.lines else ""
-                    run.fail(f"step {step.index} ({step.name}) failed with exit code {result.returncode}; "
-                             f"read {step.log}{last}")
+                    run.fail(step_failure(plan, step, result))
                     break
             else:
                 if hold:
@@ -459,6 +464,15 @@ def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = F
     except EXPECTED_ENDS:
         pass  # recorded in run.json by ClusterRun
     return run.report
+
+
+def step_failure(plan: ClusterPlan, step: ResolvedStep, result: StepResult) -> str:
+    """The error line of a failed step: its exit code, its log and last error line, and first, when the
+    filesystem filled up, which one (:func:`launcher.filesystems.full_filesystem`)."""
+    last = f": {result.lines[-1]}" if result.lines else ""
+    full = full_filesystem(plan.filesystem.path, result.lines)
+    return (f"{full + '; ' if full else ''}step {step.index} ({step.name}) failed with exit code {result.returncode}; "
+            f"read {step.log}{last}")
 
 
 def _record(report: RunReport, result: StepResult) -> None:

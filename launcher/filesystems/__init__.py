@@ -8,6 +8,7 @@ rendering read it from the plan (:func:`filesystem_of`), and the run report's ``
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +115,34 @@ def report_section(decided: FilesystemPlan, fs: Filesystem, mode: str, outcomes:
 __all__ = ["FILESYSTEMS", "NOT_APPLICABLE", "Detection", "Filesystem", "GenericFilesystem", "GpfsFilesystem",
            "Layout", "LustreFilesystem", "OrangeFsFilesystem", "StripeOutcome", "check_shared_root", "choose",
            "current_layout", "decide", "detect", "filesystem_of", "report_section"]
+
+
+#: What Java and the C library print on ``ENOSPC``.
+NO_SPACE = "No space left on device"
+#: Below this many free bytes a filesystem counts as full when a step failed (a run reserves 1 MiB for
+#: ``run.json``; Lustre and GPFS refuse writes some MiB before zero, by their per-OST/-NSD grants).
+FULL_FREE_BYTES = 16 << 20
+
+
+def full_filesystem(path: str | Path, lines: list[str]) -> str | None:
+    """Why a step failed, when a filesystem filled up: ``"the filesystem of MOUNT is full (N MiB free of M MiB)"``
+    when fewer than :data:`FULL_FREE_BYTES` of the filesystem of ``path`` are free; when a line of the step says
+    ``No space left on device`` but that filesystem has room, that another (node-local) one is full; else
+    ``None``.
+
+    Args:
+        path: the filesystem root (the run's ``filesystem.root``).
+        lines: the step's error lines.
+    """
+    try:
+        usage = shutil.disk_usage(path)
+    except OSError:
+        return None
+    entry = detection.mount_entry(Path(path))
+    mount = entry.mount_point if entry else str(path)
+    if usage.free < FULL_FREE_BYTES:
+        return f"the filesystem of {mount} is full ({usage.free >> 20} MiB free of {usage.total >> 20} MiB)"
+    if any(NO_SPACE in line for line in lines):
+        return (f"a filesystem is full ({NO_SPACE}), not the one of {mount} ({usage.free >> 20} MiB free): "
+                "check the nodes' local directories (filesystem.local_dirs, $TMPDIR)")
+    return None

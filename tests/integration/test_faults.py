@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -152,3 +152,42 @@ def test_two_runs_racing_for_one_output_directory(hadoop_runtime: Path, pfs_root
     assert counts == {"alpha": "2000", "beta": "4000", "gamma": "2000"}
     assert not list(pfs_root.glob(".*hpc-hadoop-claim"))
     assert all(processes_of(d) == [] for d in run_dirs(pfs_root))
+
+
+@pytest.fixture
+def small_root(tmp_path: Path) -> Iterator[Path]:
+    """A 64 MiB tmpfs as the filesystem root: a parallel filesystem that fills up (mounted by root, as the
+    suite runs in CI; unmounted after the test)."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m,mode=0755", "hh-full", str(mount)], check=True)
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "--lazy", str(mount)], check=False)
+
+
+def test_filesystem_filling_up_mid_job(hadoop_runtime: Path, small_root: Path, tmp_path: Path) -> None:
+    """Item 6: teragen writes 200 MB to a 64 MiB filesystem. The step fails with an error that says the
+    filesystem is full and where; teardown completes; run.json is written (from the room the run kept for it);
+    a file that was there before is untouched; no process is left."""
+    kept = small_root / "results-from-last-week.txt"
+    kept.write_text("do not touch\n")
+    before = kept.stat()
+    job = write_job(tmp_path, small_root, {"name": "filler", "walltime": "00:30:00", "hadoop": {
+        "map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"},
+        "steps": [{"example": "teragen", "args": [2_000_000, "${run_dir}/output/teragen"]}]})
+    launcher = Launcher(job)
+    code = launcher.finish(timeout=600)
+    print(launcher.output[-3000:])
+    assert code != 0, launcher.output
+    (run_dir,) = run_dirs(small_root)
+    report = run_report(run_dir)
+    assert report["state"] == "failed", report
+    assert report["error"].startswith(f"the filesystem of {small_root} is full ("), report["error"]
+    assert "is full" in launcher.output
+    assert report["teardown_s"] is not None and report["leftover_processes"] == 0
+    assert processes_of(run_dir) == []
+    after = kept.stat()
+    assert kept.read_text() == "do not touch\n" and (after.st_mtime_ns, after.st_ino) == (before.st_mtime_ns,
+                                                                                            before.st_ino)

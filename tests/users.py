@@ -1,0 +1,106 @@
+"""Ordinary (non-root) users for the tests: a site's users are never root, and root hides permission bugs.
+
+``make_user(name)`` creates the account once per machine (``useradd``; the suite runs as root in CI) and
+returns a :class:`TestUser` that runs commands as that user with a login-like environment: its own
+``HOME``, ``PATH=/usr/local/bin:/usr/bin:/bin`` and nothing of root's environment. ``hpc-hadoop`` runs from
+the repository's ``.venv``, whose interpreter is Debian's ``/usr/bin/python3`` (``install.sh``): every user
+can run it, as on a site where it is installed once for all users.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import stat
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.conftest import REPO
+
+#: Where the users' "shared filesystem" directories of one session are made (mode 0755, like a scratch root).
+USERS_BASE = Path("/tmp")
+
+
+@dataclass(frozen=True)
+class TestUser:
+    """A non-root account: ``name``, ``uid``, ``gid``, ``home``."""
+
+    __test__ = False  # not a pytest test class
+
+    name: str
+    uid: int
+    gid: int
+    home: Path
+
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        """A login-like environment of this user (nothing inherited from the test process)."""
+        return {"HOME": str(self.home), "USER": self.name, "LOGNAME": self.name, "LANG": "C.UTF-8",
+                "PATH": "/usr/local/bin:/usr/bin:/bin", **(extra or {})}
+
+    def run(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None,
+            timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        """Run ``argv`` as this user (its uid, gid and no supplementary groups); output captured."""
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=self.env(env),
+                              cwd=cwd or self.home, user=self.uid, group=self.gid, extra_groups=[], check=False)
+
+    def popen(self, argv: list[str], *, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        """Start ``argv`` as this user in the background (output captured)."""
+        return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=self.env(env), cwd=self.home, user=self.uid, group=self.gid, extra_groups=[])
+
+    def hpc_hadoop(self, *args: str, env: dict[str, str] | None = None,
+                   timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        """The real ``hpc-hadoop`` command, as this user."""
+        return self.run([str(REPO / ".venv" / "bin" / "python"), "-m", "launcher.cli", *args], env=env,
+                        timeout=timeout)
+
+    def own(self, path: Path, mode: int = 0o700) -> Path:
+        """Give ``path`` (made by root) to this user, with ``mode``; returns it."""
+        os.chown(path, self.uid, self.gid)
+        path.chmod(mode)
+        return path
+
+
+def make_user(name: str) -> TestUser:
+    """The account ``name``, created (with a home directory) if this machine does not have it yet; makes the
+    repository traversable (``o+x`` on it and its parents, nothing readable added) so the account can run
+    ``hpc-hadoop`` from it.
+
+    Raises:
+        subprocess.CalledProcessError: ``useradd`` failed (the suite must run as root to create users).
+    """
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", name], check=True,
+                       capture_output=True)
+        entry = pwd.getpwnam(name)
+    _traversable(REPO)
+    return TestUser(name, entry.pw_uid, entry.pw_gid, Path(entry.pw_dir))
+
+
+def _traversable(path: Path) -> None:
+    """Add ``o+x`` (search, not read) to ``path`` and each parent that lacks it."""
+    for part in (path, *path.parents):
+        mode = part.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            part.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
+
+
+def shared_base(prefix: str) -> Path:
+    """A new directory standing for a scratch filesystem every user can enter (mode 0755), under ``/tmp``."""
+    base = Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir=USERS_BASE))
+    base.chmod(0o755)
+    return base
+
+
+def user_dir(base: Path, user: TestUser) -> Path:
+    """``base/<user>``: the user's own directory on the scratch root (0700), as a site pre-creates them."""
+    path = base / user.name
+    path.mkdir()
+    return user.own(path)
+
+
+__all__ = ["TestUser", "make_user", "shared_base", "user_dir"]
