@@ -100,6 +100,7 @@ class Agent:
         self.status_file = plan.path("agents", f"{node.name}.json")
         self.state = "starting"
         self.failed: dict[str, int] = {}
+        self.failed_at: dict[str, float] = {}
         self.work_dir: Path | None = None
         self.work_note: str | None = None
         self.listening: set[Listener] = set()
@@ -118,7 +119,8 @@ class Agent:
                              "returncode": proc.returncode if proc else self.failed.get(name, 0),
                              "log": str(command.log), "out": str(command.out)}
         data = {"node": self.node.name, "pid": os.getpid(), "state": self.state, "updated": time.time(),
-                "daemons": daemons, "failed": self.failed, "stop_reason": self.stop_reason,
+                "daemons": daemons, "failed": self.failed, "failed_at": self.failed_at,
+                "stop_reason": self.stop_reason,
                 "work_dir": str(self.work_dir) if self.work_dir else None, "work_note": self.work_note,
                 "listening": [entry.to_dict() for entry in sorted(self.listening)]}
         tmp = self.status_file.with_suffix(f".tmp{os.getpid()}")
@@ -251,6 +253,7 @@ class Agent:
             for name, proc in self.procs.items():
                 if proc.poll() is not None:
                     self.failed[name] = proc.returncode
+                    self.failed_at.setdefault(name, time.time())
             if self.failed:
                 self.stop_reason = "daemon exited: " + ", ".join(f"{n} ({rc})" for n, rc in self.failed.items())
                 break

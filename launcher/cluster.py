@@ -57,6 +57,10 @@ def agent_group(plan: ClusterPlan, fanout: str | None = None) -> AgentGroup:
                       agent_argv(plan), cores=plan.cores_per_node)
 
 
+#: Daemons a cluster can lose on a node other than the master while a step runs (YARN re-runs the work).
+LOSABLE = frozenset({"nodemanager"})
+
+
 class Cluster:
     """A Hadoop cluster of one plan.
 
@@ -89,18 +93,44 @@ class Cluster:
                  for entry in state.get("listening", [])]
         return sorted(found, key=lambda e: (e["node"], e["port"], e["process"], e["address"]))
 
-    def raise_if_failed(self, when: str = "during bring-up") -> None:
+    def lost_nodes(self) -> dict[str, dict[str, Any]]:
+        """Nodes that lost their NodeManager while a step ran and that YARN can do without: not the master, and
+        nothing but a NodeManager failed there (:data:`LOSABLE`). ``{node: {"daemon", "exit", "at"}}`` (``at``:
+        epoch seconds when its agent saw it exit)."""
+        lost = {}
+        for node, state in self.agent_states().items():
+            failed = state.get("failed") or {}
+            if node != self.plan.master.name and failed and set(failed) <= LOSABLE:
+                daemon = next(iter(failed))
+                at = (state.get("failed_at") or {}).get(daemon)
+                lost[node] = {"daemon": daemon, "exit": failed[daemon], "at": at}
+        return lost
+
+    def raise_if_failed(self, when: str = "during bring-up", *, tolerate_lost: bool = False) -> None:
         """Raise if a daemon exited or the agents are gone.
 
+        Args:
+            tolerate_lost: while a step runs: a NodeManager lost on a node other than the master
+                (:meth:`lost_nodes`) is not an error as long as another NodeManager runs; YARN re-runs the
+                lost node's tasks once the ResourceManager declares it lost (``yarn.nm.liveness-monitor.
+                expiry-interval-ms``).
+
         Raises:
-            ClusterError: names the daemon, its node and its log (with the log's last lines).
+            ClusterError: names the daemon, its node and its log (with the log's last lines); or says every
+                NodeManager is lost.
         """
+        lost = self.lost_nodes() if tolerate_lost else {}
+        if lost and len(lost) >= len(self.plan.nodemanagers):
+            raise ClusterError(f"every NodeManager is lost {when} ({', '.join(sorted(lost))}); read "
+                               "logs/<host>/nodemanager.log")
         for node, state in self.agent_states().items():
+            if node in lost:
+                continue
             for daemon, rc in state.get("failed", {}).items():
                 log = state["daemons"][daemon]["log"]
                 raise ClusterError(f"{daemon} on {node} exited with code {rc} {when}; read {log}"
                                    f" ({_tail(Path(log)) or _tail(Path(state['daemons'][daemon]['out']))})")
-        if not self.fanout.running():
+        if not self.fanout.running(ignore=set(lost)):
             log = self.fanout.log_file
             raise ClusterError(f"the agents stopped {when}; read {log} ({_tail(log)})")
 

@@ -30,6 +30,8 @@ class RunReport:
     ``notes``: what the launcher changed on its own, e.g. timeouts clamped to half the walltime.
     ``ports``: every TCP port the cluster's processes were seen listening on (``node``, ``process``,
     ``address``, ``port``), sampled each second by the agents (:mod:`launcher.listeners`).
+    ``lost_nodes``: nodes whose NodeManager was lost while a step ran, which the run survived (``node``,
+    ``step``, ``daemon``, ``exit``, ``at`` in epoch seconds).
     ``hold``: an interactive cluster (``hpc-hadoop start``), kept up after its steps until stopped.
 
     Timings are seconds: ``bringup_s`` (agents started → every NodeManager RUNNING),
@@ -60,6 +62,7 @@ class RunReport:
     hold: bool = False
     notes: list[str] = field(default_factory=list)
     ports: list[dict[str, Any]] = field(default_factory=list)
+    lost_nodes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:

@@ -380,11 +380,24 @@ class ClusterRun:
         when = f"while step {step.index} ({step.name}) ran"
         try:
             return self.runner.run(step, overwrite=overwrite, deadline=self.deadline,
-                                   health=lambda: self.cluster.raise_if_failed(when))
+                                   health=lambda: self.cluster.raise_if_failed(when, tolerate_lost=True))
         finally:
+            self._note_lost_nodes(step)
             if self.runner.current is not None:
                 _record(self.report, self.runner.current)
                 self.runner.current = None
+
+    def _note_lost_nodes(self, step: ResolvedStep) -> None:
+        """Record the nodes that lost their NodeManager during ``step`` (:meth:`Cluster.lost_nodes`) in
+        ``run.json`` (``lost_nodes``) and as a note with how long the step ran on after the loss."""
+        ended = time.time()
+        for node, lost in self.cluster.lost_nodes().items():
+            if any(entry["node"] == node for entry in self.report.lost_nodes):
+                continue
+            self.report.lost_nodes.append({"node": node, "step": step.index, **lost})
+            after = f"; the step ran on for {ended - lost['at']:.1f} s after it" if lost["at"] else ""
+            self.report.notes.append(f"{lost['daemon']} on {node} lost during step {step.index} ({step.name}), exit "
+                                     f"{lost['exit']}: YARN re-ran that node's work on the others{after}")
 
     def fail(self, error: str) -> None:
         """Record that the run failed (a step's non-zero exit): the state stays ``failed`` at teardown."""

@@ -129,9 +129,11 @@ class AgentGroup:
                                         stdin=subprocess.DEVNULL, start_new_session=True, env=env)
                 self._procs.append((command, proc))
 
-    def running(self) -> bool:
-        """True while every started process runs (and so every agent); False before :meth:`start`."""
-        return bool(self._procs) and all(proc.poll() is None for _, proc in self._procs)
+    def running(self, ignore: set[str] | frozenset[str] = frozenset()) -> bool:
+        """True while every started process runs (and so every agent), leaving out a per-node process whose
+        nodes are all in ``ignore`` (lost nodes); False before :meth:`start`."""
+        return bool(self._procs) and all(proc.poll() is None for command, proc in self._procs
+                                         if not set(command.nodes) <= ignore)
 
     def agent_pid(self, host: str) -> int | None:
         """The agent's pid on ``host`` from ``agents/<host>.json``, if it wrote one."""

@@ -9,11 +9,15 @@ All node namespaces share this machine's PID namespace, so psutil sees every pro
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 import yaml
 
@@ -163,3 +167,62 @@ def test_run_inside_a_users_own_batch_script(shared_root: Path, tmp_path: Path) 
     report = run_report(run_dir)
     assert report["state"] == "succeeded" and report["nodes"] == ["n1", "n2"] and report["job_id"]
     assert processes_of(run_dir) == []
+
+
+def container_hosts(run_dir: Path, main_class: str) -> set[str]:
+    """The nodes where a container of ``main_class`` runs now (its log directory is ``logs/<node>/userlogs/``)."""
+    hosts = set()
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            cmdline = proc.info["cmdline"] or []
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        if main_class in cmdline:
+            found = re.search(re.escape(str(run_dir)) + r"/logs/([^/]+)/userlogs/", " ".join(cmdline))
+            if found:
+                hosts.add(found.group(1))
+    return hosts
+
+
+def test_nodemanager_lost_mid_job_the_job_completes(shared_root: Path, tmp_path: Path) -> None:
+    """Issue 13 item 1: SIGKILL to the NodeManager of a node that runs map tasks but neither the
+    ResourceManager nor the ApplicationMaster. Its agent ends the node's containers (as a lost node would);
+    the ResourceManager declares the node lost after yarn.nm.liveness-monitor.expiry-interval-ms (60 s), the
+    ApplicationMaster re-runs its work elsewhere, and the step succeeds; run.json names the lost node."""
+    job = write_job(tmp_path, {
+        "name": "nmlost", "nodes": 3, "walltime": "00:20:00", "filesystem": {"root": str(shared_root)},
+        "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
+                   "args": ["-m", "6", "-r", "1", "-mt", "20000", "-rt", "1000"]}]})
+    launcher = subprocess.Popen([sys.executable, "-m", "launcher.cli", "submit", str(job), "--wait"], cwd=REPO,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        victim, run_dir = None, None
+        deadline = time.monotonic() + 300
+        while victim is None and time.monotonic() < deadline and launcher.poll() is None:
+            time.sleep(0.5)
+            dirs = cluster_dirs(shared_root)
+            if not dirs:
+                continue
+            run_dir = dirs[0]
+            am_hosts = container_hosts(run_dir, "org.apache.hadoop.mapreduce.v2.app.MRAppMaster")
+            task_hosts = container_hosts(run_dir, "org.apache.hadoop.mapred.YarnChild")
+            candidates = sorted(task_hosts - am_hosts - {"n1"}) if am_hosts else []
+            victim = candidates[0] if candidates else None
+        assert victim is not None and run_dir is not None, "no node ran map tasks without the AM"
+        agent = json.loads((run_dir / "agents" / f"{victim}.json").read_text())
+        os.kill(agent["daemons"]["nodemanager"]["pid"], signal.SIGKILL)
+        killed = time.time()
+        output, _ = launcher.communicate(timeout=600)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+    report = run_report(run_dir)
+    print(f"NodeManager on {victim} killed; the step ended {report['ended'] - killed:.1f} s later "
+          f"(run total {report['total_s']:.1f} s)")  # the recovery figure for docs/reliability.md
+    assert launcher.returncode == 0, output[-4000:]
+    assert report["state"] == "succeeded" and report["steps"][0]["state"] == "succeeded", report
+    (lost,) = report["lost_nodes"]
+    assert lost["node"] == victim and lost["daemon"] == "nodemanager" and lost["exit"] == -9
+    assert any(f"nodemanager on {victim} lost during step 1" in note for note in report["notes"])
+    assert victim not in container_hosts(run_dir, "org.apache.hadoop.mapred.YarnChild")
+    assert processes_of(run_dir) == [] and queued_jobs() == []

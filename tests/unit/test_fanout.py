@@ -299,3 +299,34 @@ def test_cluster_runs_the_agents_through_the_plans_launcher(make_test_plan: Call
     finally:
         cluster.http.close()
     assert agent_group(plan, "local").command("n1")[-4:-2] == ["--node", "n1"]
+
+
+def test_a_lost_nodemanager_off_the_master_is_tolerated_while_a_step_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make_test_plan: Callable[..., ClusterPlan],
+        make_spec: Callable[..., JobSpec]) -> None:
+    """Issue 13 item 1: n3's agent (a real process) exits after its NodeManager died; the cluster is still whole
+    enough for a step (n1, the master, and n2 run), but not for bring-up, and not when the master's is lost."""
+    plan = make_test_plan(make_spec())
+    group, _, _ = start_per_node(tmp_path, monkeypatch, ["n1", "n2", "n3"])
+    cluster = Cluster(plan, fanout=group)
+    agents = plan.path("agents")
+    agents.mkdir(parents=True)
+    try:
+        for node in ("n1", "n2", "n3"):
+            (agents / f"{node}.json").write_text(json.dumps({"pid": group.agent_pid(node), "failed": {}}))
+        os.kill(group.agent_pid("n3") or 0, signal.SIGKILL)
+        wait_for(lambda: not group.running())
+        (agents / "n3.json").write_text(json.dumps({"failed": {"nodemanager": -9}, "failed_at": {"nodemanager": 5.0},
+                                                    "daemons": {"nodemanager": {"log": "nm.log", "out": "nm.out"}}}))
+        assert cluster.lost_nodes() == {"n3": {"daemon": "nodemanager", "exit": -9, "at": 5.0}}
+        cluster.raise_if_failed("while step 1 ran", tolerate_lost=True)
+        assert group.running(ignore={"n3"}) and not group.running(ignore={"n2"})
+        with pytest.raises(ClusterError, match="nodemanager on n3 exited with code -9 during bring-up"):
+            cluster.raise_if_failed()
+        (agents / "n1.json").write_text(json.dumps({"failed": {"nodemanager": 1},
+                                                    "daemons": {"nodemanager": {"log": "nm.log", "out": "nm.out"}}}))
+        with pytest.raises(ClusterError, match="nodemanager on n1 exited with code 1 while step 1 ran"):
+            cluster.raise_if_failed("while step 1 ran", tolerate_lost=True)
+    finally:
+        group.stop(timeout=5)
+        cluster.http.close()

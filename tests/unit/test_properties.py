@@ -151,10 +151,10 @@ def test_short_walltime_clamps_hadoop_defaults_too(make_spec: Callable[..., JobS
     files = render_config(make_test_plan(spec), notes)
     mapred, yarn = _props(files["mapred-site.xml"]), _props(files["yarn-site.xml"])
     assert mapred["mapreduce.task.timeout"] == "300000"          # template's 30 min
-    assert yarn["yarn.nm.liveness-monitor.expiry-interval-ms"] == "300000"  # Hadoop's 10 min, now written
-    assert yarn["yarn.am.liveness-monitor.expiry-interval-ms"] == "300000"
+    assert yarn["yarn.nm.liveness-monitor.expiry-interval-ms"] == "60000"  # the template's 60 s: below the limit
+    assert yarn["yarn.am.liveness-monitor.expiry-interval-ms"] == "300000"  # Hadoop's 10 min, now written
     assert "mapreduce.reduce.shuffle.read.timeout" not in mapred  # Hadoop's 3 min is below the limit
-    assert len(notes) == 3
+    assert len(notes) == 2
 
 
 def test_default_walltime_clamps_nothing(make_spec: Callable[..., JobSpec],
