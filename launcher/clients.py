@@ -75,13 +75,13 @@ def render_wrappers(plan: ClusterPlan) -> dict[str, str]:
 
 
 def write_wrappers(plan: ClusterPlan) -> Path:
-    """Write the wrappers (mode 0755) into ``bin/``; returns the directory."""
+    """Write the wrappers (mode 0700: for the cluster's owner) into ``bin/``; returns the directory."""
     directory = bin_dir(plan)
-    directory.mkdir(mode=0o755, exist_ok=True)
+    directory.mkdir(mode=0o700, exist_ok=True)
     for name, text in render_wrappers(plan).items():
         path = directory / name
         path.write_text(text)
-        path.chmod(0o755)
+        path.chmod(0o700)
     return directory
 
 

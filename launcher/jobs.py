@@ -76,6 +76,8 @@ class StepResult:
         uber: whether the job ran in uber mode.
         map_pct / reduce_pct: the last progress seen (0-100).
         state: ``succeeded``, ``failed``, ``killed``.
+        min_free_bytes: the fewest bytes free on the filesystem root while it ran, sampled each second by the
+            cluster health check (``None`` when not sampled).
     """
 
     name: str
@@ -91,6 +93,7 @@ class StepResult:
     map_pct: int = 0
     reduce_pct: int = 0
     state: str = "pending"
+    min_free_bytes: int | None = None
     lines: list[str] = field(default_factory=list, repr=False)
 
 

@@ -4,6 +4,11 @@ Each node's agent samples its daemons and their descendants (the containers: App
 while it runs and once more before it stops them, and keeps the union in ``agents/<node>.json``; the run
 report lists every one (``run.json`` ``ports``). A port is a listening TCP socket of one of these processes,
 read with psutil from ``/proc/<pid>/net/tcp*``: what was really opened, not what the configuration asked for.
+
+Hadoop 3.4.2 gives three listeners no bind address, so they are on every interface (``0.0.0.0``/``::``):
+the MapReduce ShuffleHandler inside each NodeManager (``mapreduce.shuffle.port``: it reads no address key),
+and the ApplicationMaster's client and task-umbilical RPC servers (and its web UI), on ephemeral ports.
+Every other daemon port is bound to the node's address and lies in the cluster's port block.
 """
 
 from __future__ import annotations
@@ -23,12 +28,6 @@ _MAIN_CLASSES = {
     "org.apache.hadoop.mapreduce.v2.app.MRAppMaster": "MRAppMaster",
     "org.apache.hadoop.mapred.YarnChild": "YarnChild",
 }
-
-#: Listeners that may be on every interface (``0.0.0.0``/``::``): Hadoop 3.4 gives them no bind address.
-#: The MapReduce ShuffleHandler (inside the NodeManager) binds ``mapreduce.shuffle.port`` on all interfaces;
-#: the ApplicationMaster's client and task-umbilical RPC servers and a task's ports bind the wildcard address.
-WILDCARD_ALLOWED = frozenset({"MRAppMaster", "YarnChild"})
-
 
 @dataclass(frozen=True, order=True)
 class Listener:
@@ -71,9 +70,14 @@ def listening(processes: list[psutil.Process]) -> set[Listener]:
             connections = proc.net_connections(kind="tcp")
         except psutil.Error:
             continue
-        found.update(Listener(name, c.laddr.ip, c.laddr.port) for c in connections
+        found.update(Listener(name, _ipv4(c.laddr.ip), c.laddr.port) for c in connections
                      if c.status == psutil.CONN_LISTEN and c.laddr)
     return found
+
+
+def _ipv4(address: str) -> str:
+    """An IPv4-mapped IPv6 address (``::ffff:10.0.0.1``, what a JVM's dual-stack socket shows) as IPv4."""
+    return address.removeprefix("::ffff:") if address.startswith("::ffff:") and "." in address else address
 
 
 def of_descendants(pid: int | None = None) -> set[Listener]:

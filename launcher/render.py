@@ -165,7 +165,9 @@ def render_config(plan: ClusterPlan, notes: list[str] | None = None) -> dict[str
 
 
 def write_files(directory: Path, files: Mapping[str, str]) -> list[Path]:
-    """Write rendered files into ``directory`` (created, mode 0700); never over an existing file.
+    """Write rendered files into ``directory`` (created, mode 0700), each mode 0600 (``*.sh`` 0700) whatever the
+    umask: the configuration names the cluster's ports and directories, for its owner only; never over an
+    existing file.
 
     Raises:
         FileExistsError: a file is already there (a cluster directory is new for every run).
@@ -174,9 +176,18 @@ def write_files(directory: Path, files: Mapping[str, str]) -> list[Path]:
     written = []
     for name, text in files.items():
         path = directory / name
-        with open(path, "x") as handle:
-            handle.write(text)
-        if name.endswith(".sh"):
-            os.chmod(path, 0o700)
+        write_private(path, text, 0o700 if name.endswith(".sh") else 0o600)
         written.append(path)
     return written
+
+
+def write_private(path: Path, text: str, mode: int = 0o600) -> None:
+    """Create ``path`` with ``text`` and exactly ``mode`` (not widened by the umask, set before any byte is written).
+
+    Raises:
+        FileExistsError: ``path`` exists.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    with os.fdopen(fd, "w") as handle:
+        os.fchmod(fd, mode)
+        handle.write(text)

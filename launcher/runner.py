@@ -27,6 +27,7 @@ from launcher.filesystems import (
     check_shared_root,
     decide,
     filesystem_of,
+    free_bytes,
     full_filesystem,
     report_section,
 )
@@ -45,7 +46,7 @@ from launcher.jobs import (
 )
 from launcher.plan import ClusterPlan, make_plan, naming_job_file
 from launcher.polling import poll
-from launcher.render import render_config, write_files
+from launcher.render import render_config, write_files, write_private
 from launcher.report import RunReport, release_room, reserve_room
 from launcher.runtime import HadoopRuntime, discover
 from launcher.schedulers.base import Allocation, teardown_lead
@@ -225,7 +226,7 @@ def materialize(plan: ClusterPlan, *, submitted: bool = False) -> None:
     reserve_room(run_dir)
     for sub in ("logs", "agents", "steps", "staging", "history", "app-logs"):
         plan.path(sub).mkdir(mode=0o700)
-    (run_dir / "plan.json").write_text(plan.to_json())
+    write_private(run_dir / "plan.json", plan.to_json())
     write_files(plan.conf_dir, render_config(plan))
     write_wrappers(plan)
     register(plan.cluster_id, run_dir, plan.scheduler, plan.job_id)
@@ -379,13 +380,20 @@ class ClusterRun:
         self.observer.phase(label or f"step {step.index} {step.name}")
         when = f"while step {step.index} ({step.name}) ran"
         try:
-            return self.runner.run(step, overwrite=overwrite, deadline=self.deadline,
-                                   health=lambda: self.cluster.raise_if_failed(when, tolerate_lost=True))
+            return self.runner.run(step, overwrite=overwrite, deadline=self.deadline, health=lambda: self._health(when))
         finally:
             self._note_lost_nodes(step)
             if self.runner.current is not None:
                 _record(self.report, self.runner.current)
                 self.runner.current = None
+
+    def _health(self, when: str) -> None:
+        """Each second while a step runs: raise if the cluster is no longer whole (a lost NodeManager off the
+        master is tolerated); note the fewest bytes free on the filesystem root (``min_free_bytes``)."""
+        self.cluster.raise_if_failed(when, tolerate_lost=True)
+        free, current = free_bytes(self.plan.filesystem.path), self.runner.current
+        if free is not None and current is not None:
+            current.min_free_bytes = free if current.min_free_bytes is None else min(free, current.min_free_bytes)
 
     def _note_lost_nodes(self, step: ResolvedStep) -> None:
         """Record the nodes that lost their NodeManager during ``step`` (:meth:`Cluster.lost_nodes`) in
@@ -483,7 +491,7 @@ def step_failure(plan: ClusterPlan, step: ResolvedStep, result: StepResult) -> s
     """The error line of a failed step: its exit code, its log and last error line, and first, when the
     filesystem filled up, which one (:func:`launcher.filesystems.full_filesystem`)."""
     last = f": {result.lines[-1]}" if result.lines else ""
-    full = full_filesystem(plan.filesystem.path, result.lines)
+    full = full_filesystem(plan.filesystem.path, result.lines, result.min_free_bytes)
     return (f"{full + '; ' if full else ''}step {step.index} ({step.name}) failed with exit code {result.returncode}; "
             f"read {step.log}{last}")
 

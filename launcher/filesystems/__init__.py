@@ -124,25 +124,39 @@ NO_SPACE = "No space left on device"
 FULL_FREE_BYTES = 16 << 20
 
 
-def full_filesystem(path: str | Path, lines: list[str]) -> str | None:
-    """Why a step failed, when a filesystem filled up: ``"the filesystem of MOUNT is full (N MiB free of M MiB)"``
-    when fewer than :data:`FULL_FREE_BYTES` of the filesystem of ``path`` are free; when a line of the step says
-    ``No space left on device`` but that filesystem has room, that another (node-local) one is full; else
-    ``None``.
+def free_bytes(path: str | Path) -> int | None:
+    """Bytes free to this user on the filesystem of ``path`` (``statvfs``); ``None`` if it cannot be read."""
+    try:
+        return shutil.disk_usage(path).free
+    except OSError:
+        return None
+
+
+def full_filesystem(path: str | Path, lines: list[str], min_free: int | None = None) -> str | None:
+    """Why a step failed, when a filesystem filled up, or ``None``.
+
+    ``"the filesystem of MOUNT filled up (N MiB free at the lowest, of M MiB)"`` when fewer than
+    :data:`FULL_FREE_BYTES` were free on the filesystem of ``path`` while the step ran (``min_free``) or are
+    free now; when a line of the step says ``No space left on device`` but that filesystem always had room,
+    that some filesystem was full, naming the node-local directories as the likely one.
 
     Args:
         path: the filesystem root (the run's ``filesystem.root``).
         lines: the step's error lines.
+        min_free: the fewest free bytes seen while the step ran (a failed task's partial output is deleted
+            when the task fails, so the filesystem has room again when the step ends).
     """
     try:
         usage = shutil.disk_usage(path)
     except OSError:
         return None
+    lowest = min(usage.free, min_free if min_free is not None else usage.free)
     entry = detection.mount_entry(Path(path))
     mount = entry.mount_point if entry else str(path)
-    if usage.free < FULL_FREE_BYTES:
-        return f"the filesystem of {mount} is full ({usage.free >> 20} MiB free of {usage.total >> 20} MiB)"
+    if lowest < FULL_FREE_BYTES:
+        return (f"the filesystem of {mount} filled up ({lowest >> 20} MiB free at the lowest, "
+                f"of {usage.total >> 20} MiB)")
     if any(NO_SPACE in line for line in lines):
-        return (f"a filesystem is full ({NO_SPACE}), not the one of {mount} ({usage.free >> 20} MiB free): "
-                "check the nodes' local directories (filesystem.local_dirs, $TMPDIR)")
+        return (f"a filesystem was full ({NO_SPACE}); the one of {mount} kept {lowest >> 20} MiB free or more "
+                "(checked each second): check the nodes' local directories (filesystem.local_dirs, $TMPDIR)")
     return None

@@ -184,8 +184,9 @@ def test_filesystem_filling_up_mid_job(hadoop_runtime: Path, small_root: Path, t
     (run_dir,) = run_dirs(small_root)
     report = run_report(run_dir)
     assert report["state"] == "failed", report
-    assert report["error"].startswith(f"the filesystem of {small_root} is full ("), report["error"]
-    assert "is full" in launcher.output
+    assert report["error"].startswith(f"the filesystem of {small_root} filled up ("), report["error"]
+    assert report["steps"][0]["min_free_bytes"] < 16 << 20
+    assert "filled up" in launcher.output
     assert report["teardown_s"] is not None and report["leftover_processes"] == 0
     assert processes_of(run_dir) == []
     after = kept.stat()

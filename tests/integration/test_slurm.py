@@ -184,13 +184,18 @@ def container_hosts(run_dir: Path, main_class: str) -> set[str]:
     return hosts
 
 
-def test_nodemanager_lost_mid_job_the_job_completes(shared_root: Path, tmp_path: Path) -> None:
-    """Issue 13 item 1: SIGKILL to the NodeManager of a node that runs map tasks but neither the
-    ResourceManager nor the ApplicationMaster. Its agent ends the node's containers (as a lost node would);
-    the ResourceManager declares the node lost after yarn.nm.liveness-monitor.expiry-interval-ms (60 s), the
-    ApplicationMaster re-runs its work elsewhere, and the step succeeds; run.json names the lost node."""
+@pytest.mark.parametrize("victim_holds", ["tasks", "am"])
+def test_nodemanager_lost_mid_job_the_job_completes(shared_root: Path, tmp_path: Path, victim_holds: str) -> None:
+    """Issue 13 items 1 and 2: SIGKILL to the NodeManager of a node (never the master) that runs map tasks but
+    not the ApplicationMaster (``tasks``), or that runs the ApplicationMaster (``am``; no NodeManager on the
+    master, so the AM is on n2 or n3). Its agent ends the node's containers, as a lost node would; the
+    ResourceManager declares the node lost after yarn.nm.liveness-monitor.expiry-interval-ms (60 s); then the
+    ApplicationMaster re-runs the node's tasks elsewhere (``tasks``), or a second ApplicationMaster attempt
+    starts and recovers the finished tasks from the first one's history on the shared filesystem (``am``).
+    The step succeeds, run.json names the lost node, nothing is left."""
     job = write_job(tmp_path, {
-        "name": "nmlost", "nodes": 3, "walltime": "00:20:00", "filesystem": {"root": str(shared_root)},
+        "name": f"lost-{victim_holds}", "nodes": 3, "walltime": "00:20:00", "filesystem": {"root": str(shared_root)},
+        "nodemanager_on_master": victim_holds == "tasks",
         "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
                    "args": ["-m", "6", "-r", "1", "-mt", "20000", "-rt", "1000"]}]})
     launcher = subprocess.Popen([sys.executable, "-m", "launcher.cli", "submit", str(job), "--wait"], cwd=REPO,
@@ -206,9 +211,10 @@ def test_nodemanager_lost_mid_job_the_job_completes(shared_root: Path, tmp_path:
             run_dir = dirs[0]
             am_hosts = container_hosts(run_dir, "org.apache.hadoop.mapreduce.v2.app.MRAppMaster")
             task_hosts = container_hosts(run_dir, "org.apache.hadoop.mapred.YarnChild")
-            candidates = sorted(task_hosts - am_hosts - {"n1"}) if am_hosts else []
+            wanted = (task_hosts - am_hosts) if victim_holds == "tasks" else (am_hosts if task_hosts else set())
+            candidates = sorted(wanted - {"n1"})
             victim = candidates[0] if candidates else None
-        assert victim is not None and run_dir is not None, "no node ran map tasks without the AM"
+        assert victim is not None and run_dir is not None, f"no node for the victim ({victim_holds})"
         agent = json.loads((run_dir / "agents" / f"{victim}.json").read_text())
         os.kill(agent["daemons"]["nodemanager"]["pid"], signal.SIGKILL)
         killed = time.time()
@@ -217,12 +223,14 @@ def test_nodemanager_lost_mid_job_the_job_completes(shared_root: Path, tmp_path:
         if launcher.poll() is None:
             launcher.kill()
     report = run_report(run_dir)
-    print(f"NodeManager on {victim} killed; the step ended {report['ended'] - killed:.1f} s later "
+    print(f"NodeManager on {victim} ({victim_holds}) killed; the step ended {report['ended'] - killed:.1f} s later "
           f"(run total {report['total_s']:.1f} s)")  # the recovery figure for docs/reliability.md
     assert launcher.returncode == 0, output[-4000:]
     assert report["state"] == "succeeded" and report["steps"][0]["state"] == "succeeded", report
     (lost,) = report["lost_nodes"]
     assert lost["node"] == victim and lost["daemon"] == "nodemanager" and lost["exit"] == -9
     assert any(f"nodemanager on {victim} lost during step 1" in note for note in report["notes"])
-    assert victim not in container_hosts(run_dir, "org.apache.hadoop.mapred.YarnChild")
+    if victim_holds == "am":
+        history = "".join(p.read_text(errors="replace") for p in run_dir.glob("history/**/*.jhist"))
+        assert re.search(r"appattempt_\d+_\d+_000002", history), "no second ApplicationMaster attempt"
     assert processes_of(run_dir) == [] and queued_jobs() == []

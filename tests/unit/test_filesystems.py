@@ -421,3 +421,16 @@ def test_unknown_mode_and_type_are_refused(make_spec: SpecFactory) -> None:
         make_spec(filesystem={"type": "beegfs"})
     with pytest.raises(UserError, match="stripe"):
         make_spec(filesystem={"striping": {"input": {"stripes": 2}}})
+
+
+def test_a_step_failed_on_a_full_filesystem_names_it(tmp_path: Path) -> None:
+    """Issue 13 item 6: the fewest free bytes seen while the step ran decide, not what is free after it (a failed
+    task's partial output is deleted when it fails); ENOSPC with room on the root points at node-local dirs."""
+    from launcher.filesystems import FULL_FREE_BYTES, full_filesystem
+
+    mount = detect(tmp_path).mount_point
+    full = full_filesystem(tmp_path, [], min_free=3 << 20)
+    assert full is not None and full.startswith(f"the filesystem of {mount} filled up (3 MiB free at the lowest, of ")
+    elsewhere = full_filesystem(tmp_path, ["java.io.IOException: No space left on device"], min_free=FULL_FREE_BYTES)
+    assert elsewhere is not None and "check the nodes' local directories" in elsewhere
+    assert full_filesystem(tmp_path, ["Exception: boom"], min_free=FULL_FREE_BYTES) is None

@@ -45,3 +45,18 @@ def test_hadoop_processes_are_named_by_their_main_class() -> None:
 def test_wildcard() -> None:
     assert Listener("NodeManager", "0.0.0.0", 1).wildcard and Listener("x", "::", 1).wildcard
     assert not Listener("NodeManager", "10.0.0.1", 1).wildcard
+
+
+def test_an_ipv4_mapped_address_is_shown_as_ipv4() -> None:
+    """A JVM's dual-stack socket bound to 127.0.0.1 is listed by the kernel as ``::ffff:127.0.0.1``."""
+    child = subprocess.Popen([sys.executable, "-c", (
+        "import socket, time\n"
+        "s = socket.socket(socket.AF_INET6); s.bind(('::ffff:127.0.0.1', 0)); s.listen()\n"
+        "print(s.getsockname()[1], flush=True); time.sleep(60)\n")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        port = int(child.stdout.readline())
+        assert {(entry.address, entry.port) for entry in of_descendants()} == {("127.0.0.1", port)}
+    finally:
+        child.kill()
+        child.wait()
