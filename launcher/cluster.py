@@ -24,6 +24,7 @@ from launcher.errors import ClusterError
 from launcher.fanout import AgentGroup, get_launcher
 from launcher.plan import ClusterPlan
 from launcher.polling import poll
+from launcher.render import EXCLUDE_FILE
 
 POLL_SECONDS = 0.2
 #: Seconds the copy of the job history out of HDFS may take at teardown (``hdfs`` mode).
@@ -105,6 +106,24 @@ class Cluster:
                 at = (state.get("failed_at") or {}).get(daemon)
                 lost[node] = {"daemon": daemon, "exit": failed[daemon], "at": at}
         return lost
+
+    def decommission(self, nodes: list[str]) -> subprocess.Popen[bytes] | None:
+        """Take lost ``nodes`` out of YARN at once: their addresses go into ``conf/nodes.exclude``
+        (``yarn.resourcemanager.nodes.exclude-path``) and ``bin/yarn rmadmin -refreshNodes`` (the cluster's own
+        wrapper; the owner is the YARN admin) makes the ResourceManager decommission them, so the
+        ApplicationMasters re-run their work now rather than after ``yarn.nm.liveness-monitor.expiry-interval-ms``
+        (a reducer that fails to fetch from a dead node uses up its attempts within seconds). Returns the
+        ``rmadmin`` process (not waited for; output in ``logs/decommission.out``), or ``None`` when nothing is new.
+        """
+        addresses = [n.address for n in self.plan.nodes if n.name in nodes]
+        exclude = self.plan.conf_dir / EXCLUDE_FILE
+        known = set(exclude.read_text().split()) if exclude.exists() else set()
+        if set(addresses) <= known:
+            return None
+        exclude.write_text("".join(f"{a}\n" for a in sorted(known | set(addresses))))
+        with open(self.plan.path("logs", "decommission.out"), "ab") as out:
+            return subprocess.Popen([str(bin_dir(self.plan) / "yarn"), "rmadmin", "-refreshNodes"], stdout=out,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
     def raise_if_failed(self, when: str = "during bring-up", *, tolerate_lost: bool = False) -> None:
         """Raise if a daemon exited or the agents are gone.

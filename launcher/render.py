@@ -50,6 +50,9 @@ HDFS_TEMPLATES = {"hdfs-site.xml": "hdfs-site.xml.j2"}
 #: The shim's classes (hadoop-fs-shim).
 PFS_FILESYSTEM = "org.hpchadoop.fs.PfsFileSystem"
 PFS_ABSTRACT_FILESYSTEM = "org.hpchadoop.fs.PfsFs"
+#: ``yarn.resourcemanager.nodes.exclude-path`` in ``conf/``: the addresses of nodes the launcher has found lost
+#: (:meth:`launcher.cluster.Cluster.decommission`); ``yarn rmadmin -refreshNodes`` makes the ResourceManager read it.
+EXCLUDE_FILE = "nodes.exclude"
 #: ``fs.file.impl`` unless ``filesystem.checksums``: a LocalFileSystem that writes and verifies no ``.crc`` files.
 NO_CHECKSUM_FILESYSTEM = "org.hpchadoop.fs.NoChecksumLocalFileSystem"
 
@@ -134,8 +137,8 @@ def render_config(plan: ClusterPlan, notes: list[str] | None = None) -> dict[str
 
     Returns:
         ``{file name: text}`` for ``core-site.xml``, ``yarn-site.xml``, ``mapred-site.xml``,
-        ``capacity-scheduler.xml``, ``log4j.properties``, ``hadoop-env.sh``, and ``hdfs-site.xml`` in ``hdfs``
-        mode.
+        ``capacity-scheduler.xml``, ``log4j.properties``, ``hadoop-env.sh``, ``hdfs-site.xml`` in ``hdfs``
+        mode, and :data:`EXCLUDE_FILE` (empty: the nodes the launcher takes out of YARN when they are lost).
 
     Raises:
         jinja2.TemplateError: a template is broken (our bug).
@@ -161,6 +164,7 @@ def render_config(plan: ClusterPlan, notes: list[str] | None = None) -> dict[str
         limits = {k: (limit, default) for k, (file, default) in WALLTIME_TIMEOUTS.items() if file == key}
         prop, remaining = _property_functions(spec.hadoop.properties.get(key, {}), limits, notes)
         files[name] = env.get_template(template).render(context, prop=prop, remaining=remaining)
+    files[EXCLUDE_FILE] = ""
     return files
 
 

@@ -313,6 +313,7 @@ class ClusterRun:
         self.deadline = plan.deadline - teardown_lead(plan.spec) if plan.deadline else None
         self.cluster = Cluster(plan)
         self.runner = StepRunner(plan, self.observer.progress)
+        self._refreshes: list[subprocess.Popen[bytes]] = []  # `yarn rmadmin -refreshNodes` of lost nodes
         self._count = len(self.steps)
         self._previous: dict[int, Any] = {}  # signal number -> the handler it had
 
@@ -389,8 +390,12 @@ class ClusterRun:
 
     def _health(self, when: str) -> None:
         """Each second while a step runs: raise if the cluster is no longer whole (a lost NodeManager off the
-        master is tolerated); note the fewest bytes free on the filesystem root (``min_free_bytes``)."""
+        master is tolerated, and its node decommissioned at once: :meth:`Cluster.decommission`); note the fewest
+        bytes free on the filesystem root (``min_free_bytes``)."""
         self.cluster.raise_if_failed(when, tolerate_lost=True)
+        lost = self.cluster.lost_nodes()
+        if lost and (refresh := self.cluster.decommission(sorted(lost))) is not None:
+            self._refreshes.append(refresh)
         free, current = free_bytes(self.plan.filesystem.path), self.runner.current
         if free is not None and current is not None:
             current.min_free_bytes = free if current.min_free_bytes is None else min(free, current.min_free_bytes)
@@ -432,6 +437,10 @@ class ClusterRun:
             self.report.state = "succeeded"
         try:
             self.observer.phase("teardown")
+            for refresh in self._refreshes:  # a JVM that has had seconds to end; never left behind
+                if refresh.poll() is None:
+                    refresh.kill()
+                refresh.wait()
             self.report.teardown_s = self.cluster.stop()
             self.report.leftover_processes = len(self.cluster.leftover_processes())
             self.report.ports = self.cluster.listening()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -63,7 +64,9 @@ def fresh_pfs_dir(prefix: str) -> Path:
     """
     base = PFS / "tests"
     base.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir=base))
+    # A parametrized test's name has brackets ("test_x[a]"), which the NodeManager writes URL-encoded
+    # ("test_x%5Ba%5D") in its local dirs: keep names to letters, digits, "_" and "-".
+    return Path(tempfile.mkdtemp(prefix=re.sub(r"[^A-Za-z0-9_-]", "_", prefix) + "-", dir=base))
 
 
 def hpc_hadoop(*args: str, timeout: float = 600, env: dict[str, str] | None = None,

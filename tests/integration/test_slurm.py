@@ -196,8 +196,12 @@ def test_nodemanager_lost_mid_job_the_job_completes(shared_root: Path, tmp_path:
     job = write_job(tmp_path, {
         "name": f"lost-{victim_holds}", "nodes": 3, "walltime": "00:20:00", "filesystem": {"root": str(shared_root)},
         "nodemanager_on_master": victim_holds == "tasks",
+        # Two containers a node, no uber mode: the maps spread over the nodes, each in a YarnChild of its own.
+        "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m",
+                   "containers_per_node": 2,
+                   "properties": {"mapred-site": {"mapreduce.job.ubertask.enable": False}}},
         "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
-                   "args": ["-m", "6", "-r", "1", "-mt", "20000", "-rt", "1000"]}]})
+                   "args": ["-m", "8", "-r", "1", "-mt", "20000", "-rt", "1000"]}]})
     launcher = subprocess.Popen([sys.executable, "-m", "launcher.cli", "submit", str(job), "--wait"], cwd=REPO,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from launcher.cli import main
-from launcher.render import CONFIG_TEMPLATES
+from launcher.render import CONFIG_TEMPLATES, EXCLUDE_FILE
 
 WriteYaml = Callable[..., Path]
 
@@ -208,7 +208,8 @@ def test_render_prints_every_conf_file(tmp_path: Path, pfs_root: Path, write_yam
     result = invoke(["render", str(job), "--set", 'hadoop.properties.yarn-site."my.cli.prop"=42'])
     assert result.exit_code == 0, result.stderr
     parts = sections(result.stdout)
-    assert [f"conf/{name}" for name in CONFIG_TEMPLATES] == [t for t in parts if t.startswith("conf/")]
+    expected = [f"conf/{name}" for name in [*CONFIG_TEMPLATES, EXCLUDE_FILE]]
+    assert expected == [t for t in parts if t.startswith("conf/")]
     assert "<name>my.cli.prop</name>" in parts["conf/yarn-site.xml"]
     assert "<value>42</value>" in parts["conf/yarn-site.xml"]
     assert re.search(r"^1\. teragen: .*RunJar .*hadoop-mapreduce-examples-.*\.jar teragen 100 ", parts["steps"],
