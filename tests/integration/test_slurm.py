@@ -201,7 +201,7 @@ def test_nodemanager_lost_mid_job_the_job_completes(shared_root: Path, tmp_path:
                    "containers_per_node": 2,
                    "properties": {"mapred-site": {"mapreduce.job.ubertask.enable": False}}},
         "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
-                   "args": ["-m", "8", "-r", "1", "-mt", "20000", "-rt", "1000"]}]})
+                   "args": ["-m", "6", "-r", "1", "-mt", "10000", "-rt", "1000"]}]})
     launcher = subprocess.Popen([sys.executable, "-m", "launcher.cli", "submit", str(job), "--wait"], cwd=REPO,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
