@@ -235,12 +235,18 @@ def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int, 
               help="Seconds to wait for the teardown before cancelling the batch job.")
 @reports_errors
 def stop(cluster: str | None, timeout: float) -> None:
-    """Stop a cluster: stop its daemons, release the allocation; logs and job history are kept."""
-    from launcher.interactive import find, request_stop
+    """Stop a cluster: stop its daemons, release the allocation; logs and job history are kept.
+
+    The cluster tears itself down first (a cluster from `submit` as one from `start`); the batch job is cancelled
+    only if it is still there afterwards, or if the cluster had already ended while the job had not."""
+    from launcher.interactive import cancel_leftover, find, request_stop
 
     found = find(cluster)
     if not found.active:
-        console.print(f"cluster {found.cluster_id} is already {found.state}")
+        cancelled = cancel_leftover(found)
+        console.print(f"cluster {found.cluster_id} is already {found.state}"
+                      + (f"; its {found.scheduler} job {found.job_id} was still {cancelled}: cancelled"
+                         if cancelled else ""), soft_wrap=True)
         return
     console.print(f"stopping cluster {found.cluster_id} ({found.state})")
     after = request_stop(found, timeout=timeout, on_wait=lambda text: console.print(f"  {text}"))

@@ -154,7 +154,9 @@ def _holder_alive(entry: dict[str, Any]) -> bool:
 
 
 def batch_state(scheduler: str, job_id: str) -> str:
-    """The batch job's state (``JobState`` value: ``pending``, ``running``, ``completed``... ``unknown``)."""
+    """The batch job's state (``JobState`` value: ``pending``, ``running``, ``completed``... ``unknown``), asked
+    again while the batch system does not know the job (:meth:`BatchScheduler.confirmed_state`): one empty answer
+    never makes a cluster lost."""
     from launcher.schedulers import get_scheduler
     from launcher.schedulers.base import BatchScheduler
 
@@ -162,7 +164,7 @@ def batch_state(scheduler: str, job_id: str) -> str:
     if not isinstance(backend, BatchScheduler):
         return "unknown"
     try:
-        return backend.state(job_id).value
+        return backend.confirmed_state(job_id).value
     except Exception:  # noqa: BLE001 - a broken scheduler command must not break `list`
         return "unknown"
 
@@ -286,6 +288,23 @@ def request_stop(status: ClusterStatus, *, timeout: float = 120.0, poll: float =
         elif entry.get("holder_pid") and _holder_alive(entry):
             psutil.Process(int(entry["holder_pid"])).terminate()
     return _wait_released(status, entry, 60.0, poll)
+
+
+def cancel_leftover(status: ClusterStatus) -> str | None:
+    """Cancel the batch job of a cluster that is no longer active (a final ``run.json``, or ``lost``) when the batch
+    system still knows it as queued or running: ``stop`` never leaves a job behind.
+
+    Returns:
+        The state the job had when it was cancelled (``pending``, ``running``), ``None`` when there was none to
+        cancel (the local backend, or a job the batch system no longer runs).
+    """
+    if not status.job_id or status.scheduler == "local":
+        return None
+    state = batch_state(status.scheduler, status.job_id)
+    if state not in ("pending", "running"):
+        return None
+    _cancel(status)
+    return state
 
 
 def _cancel(status: ClusterStatus) -> None:

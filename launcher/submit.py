@@ -196,7 +196,9 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
 
 def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, console: Console) -> int:
     """Follow a submitted job: its state changes, then its output as it grows, until it ends
-    (:meth:`BatchScheduler.wait`; more than 5 polls in a row that find the job unknown end it too).
+    (:meth:`BatchScheduler.wait`; more than 5 polls in a row that find the job unknown end it too: a batch system
+    that forgets a finished job at once, PBS Pro without job history, is then read from ``run.json``, and a line
+    says so).
 
     Returns:
         The run's exit code from ``run.json``; else 124 for a timed-out job, 130 cancelled, 1 failed.
@@ -217,10 +219,12 @@ def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, con
 
     polled = scheduler.wait(job_id, each=show, tolerate=5)
     report = run_dir / "run.json"
-    if report.exists():
-        data = json.loads(report.read_text())
-        if data.get("state") != "running":
-            return int(data.get("exit_code", 1))
+    data = json.loads(report.read_text()) if report.exists() else {}
+    if polled.value is JobState.UNKNOWN:  # forgotten at once (PBS Pro without job history): run.json tells
+        console.print(f"job {job_id}: no longer known to the batch system; run.json: "
+                      + (f"{data.get('state')}, exit code {data.get('exit_code')}" if data else "none"))
+    if data and data.get("state") != "running":
+        return int(data.get("exit_code", 1))
     last = shown[-1] if shown else polled.value
     return {JobState.COMPLETED: 0, JobState.TIMEOUT: 124, JobState.CANCELLED: 130}.get(last, 1)
 

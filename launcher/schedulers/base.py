@@ -513,6 +513,19 @@ class BatchScheduler(Scheduler):
                     errors=(CommandError,), tolerate=tolerate, backoff_while=lambda s: s is JobState.PENDING,
                     timeout=timeout, clock=clock, sleep=sleep)
 
+    def confirmed_state(self, job_id: str, *, tolerate: int = 2, clock: Callable[[], float] | None = None,
+                        sleep: Callable[[float], None] | None = None) -> JobState:
+        """The job's :meth:`state`, asked again (0.5 s apart, at most ``tolerate`` more times) while the batch system
+        does not know the job: one empty answer (a busy or restarting server, a query that shows only some jobs)
+        never makes a job ended. ``UNKNOWN`` only when every answer was.
+
+        Raises:
+            MissingCommand: a query's command is not installed.
+            CommandError: no query answered within 60 s, ``tolerate`` + 1 times in a row.
+        """
+        return self.wait(job_id, until=lambda state: state is not JobState.UNKNOWN, tolerate=tolerate, clock=clock,
+                         sleep=sleep).value
+
     def cancel(self, job_id: str) -> None:
         """Cancel ``job_id`` (no error if it already ended).
 
