@@ -37,7 +37,7 @@ def _age(seconds: float | None) -> str:
 
 
 STATE_COLORS = {"ready": "green", "running": "green", "starting": "cyan", "pending": "cyan", "stopping": "yellow",
-                "stopped": "dim", "succeeded": "dim", "ended": "red", "failed": "red", "bringup_failed": "red",
+                "stopped": "dim", "succeeded": "dim", "lost": "red", "failed": "red", "bringup_failed": "red",
                 "timed_out": "red", "interrupted": "yellow", "gone": "dim"}
 
 
@@ -118,7 +118,7 @@ def start(job_file: Path, scheduler: str | None, nodes: int | None, walltime: st
 @click.option("--json", "as_json", is_flag=True, help="JSON lines instead of a table.")
 def list_clusters(active: bool, as_json: bool) -> None:
     """List your clusters (from ~/.local/state/hpc-hadoop): id, job, state, nodes, head, age, walltime
-    left, web addresses. Clusters whose allocation ended without a final report show as `ended`."""
+    left, web addresses. Clusters whose batch job ended without a final report show as `lost`."""
     from launcher.interactive import statuses
 
     shown = [s for s in statuses() if s.active or not active]

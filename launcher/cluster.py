@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -141,8 +142,12 @@ class Cluster:
         self.started_at = time.time()
         self.fanout.start()
 
-    def wait_ready(self, timeout: float = 180.0) -> float:
+    def wait_ready(self, timeout: float = 180.0, check: Callable[[], None] | None = None) -> float:
         """Wait until every planned NodeManager is RUNNING and the JobHistoryServer answers.
+
+        Args:
+            check: called at every poll (every :data:`POLL_SECONDS`); what it raises ends the wait (the run's
+                ``hpc-hadoop stop`` check).
 
         Returns:
             Seconds since :meth:`start`.
@@ -155,6 +160,8 @@ class Cluster:
 
         def probe() -> tuple[int, bool]:  # (NodeManagers RUNNING, JobHistoryServer answers); raises if one died
             self.raise_if_failed()
+            if check is not None:
+                check()
             running = len(self.running_nodemanagers())
             return running, running >= expected and self.history_up()
 

@@ -107,10 +107,11 @@ class ClusterStatus:
         run_dir: the cluster directory.
         scheduler: ``local``, ``slurm``...; ``job_id`` its job id (``None`` on the local backend).
         state: ``pending`` (queued), ``starting`` (bring-up), ``running`` (steps), ``ready`` (up, held for
-            interactive use), ``stopping``, ``ended`` (the allocation is gone but no final report was
-            written: killed, node failure), ``gone`` (directory removed), or a final state of ``run.json``
-            (``stopped``, ``succeeded``, ``failed``, ``bringup_failed``, ``interrupted``, ``timed_out``).
-        detail: why, for ``ended`` and failures.
+            interactive use), ``stopping``, ``lost`` (its batch job or holder process ended without a final
+            report: killed by the batch system, ``qdel``/``scancel``, a node failure; the logs stay readable),
+            ``gone`` (directory removed), or a final state of ``run.json`` (``stopped``, ``succeeded``, ``failed``,
+            ``bringup_failed``, ``interrupted``, ``timed_out``).
+        detail: why, for ``lost`` and failures.
         nodes: node names; ``head`` the ResourceManager's node.
         created: epoch seconds; ``walltime_left_s`` seconds until the walltime ends (``None`` if unknown).
         rm_web, jhs_web: ResourceManager and JobHistoryServer web addresses.
@@ -171,8 +172,8 @@ def batch_state(scheduler: str, job_id: str) -> str:
 
 def status_of(entry: dict[str, Any], *, job_state: Callable[[str, str], str] = batch_state) -> ClusterStatus:
     """The current state of an indexed cluster, from its directory and, while it is not final, from the
-    batch system (or the holder process): a cluster whose allocation ended without a final ``run.json`` is
-    ``ended``.
+    batch system (or the holder process): a cluster whose batch job (or holder process) ended without a final
+    ``run.json`` is ``lost``, on every scheduler.
 
     Args:
         entry: an index entry (``cluster_id``, ``run_dir``, ``scheduler``, ``job_id``, ``holder_pid``...).
@@ -213,7 +214,7 @@ def status_of(entry: dict[str, Any], *, job_state: Callable[[str, str], str] = b
         alive = _holder_alive(entry)
         gone_why = f"the process holding it (pid {entry.get('holder_pid')}) is gone"
     if not alive:
-        status.state, status.detail = "ended", gone_why + ", with no final run.json"
+        status.state, status.detail = "lost", gone_why + ", with no final run.json"
         status.walltime_left_s = None
     elif report is None or report.get("bringup_s") is None:
         status.state = "starting"
