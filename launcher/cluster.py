@@ -49,13 +49,15 @@ def agent_argv(plan: ClusterPlan, *extra: str) -> list[str]:
 
 def agent_group(plan: ClusterPlan, fanout: str | None = None) -> AgentGroup:
     """The agents of ``plan`` (:func:`agent_argv` on each of its nodes, master first), started through the
-    launcher ``fanout`` (default: the one the plan names, from its allocation).
+    launcher ``fanout`` (default: the one the plan names, from its allocation, run as the plan's
+    ``fanout_program`` when it has one: the absolute path written at submission).
 
     Raises:
         UserError: unknown launcher name.
     """
-    return AgentGroup(get_launcher(fanout or plan.fanout), plan.run_dir, [n.name for n in plan.nodes],
-                      agent_argv(plan), cores=plan.cores_per_node)
+    launcher = get_launcher(fanout) if fanout else get_launcher(plan.fanout, program=plan.fanout_program)
+    return AgentGroup(launcher, plan.run_dir, [n.name for n in plan.nodes], agent_argv(plan),
+                      cores=plan.cores_per_node)
 
 
 class Cluster:

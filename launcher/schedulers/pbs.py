@@ -12,7 +12,10 @@ the walltime and start time from ``qstat -f $PBS_JOBID``. PBS sends no
 warning before the walltime ends, so the runner begins teardown ``batch.signal_lead`` seconds before the
 deadline computed here; SIGTERM (Torque sends it, then SIGKILL after ``kill_delay``) is trapped too.
 Daemons start through ``pbsdsh -h HOST`` (Torque) or ``pbs_tmrsh HOST`` (PBS Pro), see
-:mod:`launcher.fanout.pbsdsh`.
+:mod:`launcher.fanout.pbsdsh`. Both MoMs start the job through a login shell, which resets ``PATH`` despite ``-V``:
+what was found at submission (the flavor, the absolute paths of ``qstat``, ``qdel`` and the fan-out launcher) is
+written into the submitted ``job.yaml`` (``pbs.flavor``, ``pbs.commands``) and nothing is looked up again inside
+the job.
 """
 
 from __future__ import annotations
@@ -150,6 +153,7 @@ class PbsScheduler(BatchScheduler):
     dialect_field = "pbs.flavor"
     dialect_probe = ("qstat", "--version")
     dialects = {PREVIEW_FLAVOR: "PBS Pro/OpenPBS", "torque": "Torque"}
+    commands_field = "pbs.commands"
 
     def dialect_of(self, output: str) -> str:
         """The flavor ``qstat --version`` names (:func:`flavor_of`).
@@ -174,6 +178,12 @@ class PbsScheduler(BatchScheduler):
     def fanout_for(self, spec: JobSpec) -> str:
         """``pbsdsh`` on Torque, ``pbs_tmrsh`` on PBS Pro."""
         return FANOUTS[self._flavor(spec)]
+
+    def job_commands(self, spec: JobSpec) -> tuple[str, ...]:
+        """``qstat`` (the allocation's walltime), ``qdel`` and the fan-out launcher (:meth:`fanout_for`): both MoMs
+        start the job through a login shell, which resets ``PATH`` despite ``-V``, so the submission writes their
+        absolute paths into ``pbs.commands`` (:meth:`launcher.schedulers.base.BatchScheduler.settle`)."""
+        return ("qstat", "qdel", self.fanout_for(spec))
 
     # -- submission -------------------------------------------------------------------------
     def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
@@ -220,7 +230,7 @@ class PbsScheduler(BatchScheduler):
 
     def status_argv(self, job_id: str) -> list[str]:
         """``qstat -f ID``: a queued or running job on both dialects, whether PBS Pro keeps job history or not."""
-        return ["qstat", "-f", job_id]
+        return [self.program("qstat"), "-f", job_id]
 
     def status_queries(self, job_id: str) -> list[StatusQuery]:
         """``qstat -f ID`` (:meth:`status_argv`); on PBS Pro then ``qstat -x -f ID`` for a job that ``-f`` no longer
@@ -228,7 +238,7 @@ class PbsScheduler(BatchScheduler):
         history. Both parsed by :func:`qstat_state` (no job in the output: the next query, then ``UNKNOWN``)."""
         queries: list[StatusQuery] = [(self.status_argv(job_id), qstat_state)]
         if self._flavor() == "pbspro":
-            queries.append((["qstat", "-x", "-f", job_id], qstat_state))
+            queries.append(([self.program("qstat"), "-x", "-f", job_id], qstat_state))
         return queries
 
     # -- inside an allocation ---------------------------------------------------------------

@@ -11,6 +11,7 @@ import io
 import json
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -533,7 +534,9 @@ def test_render_for_pbs_without_qstat_assumes_pbs_pro_and_says_so(no_qstat: None
 def test_submit_writes_the_detected_flavor_into_job_yaml(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                          pfs_root: Path, make_spec: Callable[..., JobSpec],
                                                          fake_runtime: HadoopRuntime) -> None:
-    """Everything decided at submission is in the submitted files: the flavor ``qstat --version`` names."""
+    """Everything decided at submission is in the submitted files: the flavor ``qstat --version`` names, the
+    absolute paths of the PBS commands the job runs and the JDK (issue 17 item 12: the job's login shell resets
+    ``PATH``); the Python is the batch script's absolute one."""
     monkeypatch.setenv("PATH", f"{PBS_STANDINS}:{os.environ['PATH']}")
     monkeypatch.setenv("PBS_STANDIN_DIR", str(tmp_path / "standin"))
     monkeypatch.setenv("PBS_STANDIN_FLAVOR", "torque")
@@ -543,6 +546,10 @@ def test_submit_writes_the_detected_flavor_into_job_yaml(monkeypatch: pytest.Mon
     code, run_dir, job_id = submit_module.submit_batch(spec, tmp_path / "job.yaml", overwrite=False, wait=False,
                                                        console=Console(file=io.StringIO()))
     assert (code, job_id) == (0, "9.standin")
-    assert yaml.safe_load((run_dir / "job.yaml").read_text())["pbs"]["flavor"] == "torque"
-    assert "#PBS -l nodes=1:ppn=1,walltime=01:00:00\n" in (run_dir / "batch.sh").read_text()
+    submitted = yaml.safe_load((run_dir / "job.yaml").read_text())
+    assert submitted["pbs"]["flavor"] == "torque"
+    assert submitted["pbs"]["commands"] == {name: str(PBS_STANDINS / name) for name in ("qstat", "qdel", "pbsdsh")}
+    assert submitted["hadoop"]["java_home"] == str(fake_runtime.java_home)
+    script = (run_dir / "batch.sh").read_text()
+    assert "#PBS -l nodes=1:ppn=1,walltime=01:00:00\n" in script and f"\n{sys.executable} -m launcher.cli run" in script
     assert (tmp_path / "standin" / "qstat.args").read_text() == "--version\n"

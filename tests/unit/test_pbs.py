@@ -11,6 +11,7 @@ its README), from samples in the same formats, or from the stand-in executables 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -384,3 +385,80 @@ def test_whole_node_cores_on_pbs_pro(make_spec: Callable[..., JobSpec], standins
     monkeypatch.setattr(base.os, "sched_getaffinity", lambda pid: set(range(6)))
     spec = make_spec(scheduler="pbs", nodes=1, interface="lo", pbs={"flavor": flavor}, batch=batch)
     assert PbsScheduler().allocation(spec).cores_per_node == expected
+
+
+# -- issue 17 item 12: nothing is looked up again inside the job from its (login shell's) PATH ----------------
+
+@pytest.mark.parametrize(("flavor", "fanout"), [("torque", "pbsdsh"), ("pbspro", "pbs_tmrsh")])
+def test_settle_writes_the_absolute_paths_of_the_job_commands(standins: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              make_spec: Callable[..., JobSpec], flavor: str,
+                                                              fanout: str) -> None:
+    monkeypatch.setenv("PBS_STANDIN_FLAVOR", flavor)
+    spec = PbsScheduler().settle(make_spec(scheduler="pbs"))
+    assert spec.pbs.flavor == flavor
+    assert spec.pbs.commands == {name: str(STANDINS / name) for name in ("qstat", "qdel", fanout)}
+    given = make_spec(scheduler="pbs", pbs={"flavor": flavor, "commands": {"qstat": "/opt/pbs/bin/qstat"}})
+    assert PbsScheduler().settle(given).pbs.commands["qstat"] == "/opt/pbs/bin/qstat"  # the job file's wins
+
+
+def test_the_job_uses_the_submitted_paths_not_its_login_path(make_spec: Callable[..., JobSpec], standins: Path,
+                                                            monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                            make_test_plan: Callable[..., object]) -> None:
+    """Both MoMs start the job through a login shell, which resets ``PATH`` despite ``-V``; on it another ``qstat``
+    (Grid Engine's, tests/standins/pbs/login/) comes first. The walltime query and the fan-out use the paths
+    written into the submitted job.yaml; looked up on that ``PATH``, ``qstat`` is the wrong one."""
+    standins.mkdir(parents=True)
+    (standins / "13.vm.qstat").write_text(PBSPRO_RUNNING)
+    nodefile = tmp_path / "nodefile"
+    nodefile.write_text("localhost\n")
+    for name, value in (("PBS_JOBID", "13.vm"), ("PBS_NODEFILE", str(nodefile)), ("NCPUS", "1"),
+                        ("PATH", f"{STANDINS / 'login'}:/usr/bin:/bin")):
+        monkeypatch.setenv(name, value)
+    paths = {name: str(STANDINS / name) for name in ("qstat", "qdel", "pbs_tmrsh")}
+    spec = make_spec(scheduler="pbs", nodes=1, interface="lo", pbs={"flavor": "pbspro", "commands": paths})
+    allocation = PbsScheduler().allocation(spec)
+    assert allocation.walltime == 1800 and allocation.fanout_program == paths["pbs_tmrsh"]
+    plan = make_test_plan(spec, allocation)
+    assert agent_group(plan).command("localhost")[:2] == [paths["pbs_tmrsh"], "localhost"]  # type: ignore[arg-type]
+    assert PbsScheduler().cancel_argv("13.vm") == ["qdel", "13.vm"]  # outside the job: the submitter's PATH
+    with pytest.raises(CommandError, match="unable to read qmaster name"):
+        PbsScheduler().allocation(make_spec(scheduler="pbs", nodes=1, interface="lo", pbs={"flavor": "pbspro"}))
+
+
+@pytest.mark.parametrize(("commands", "message"), [
+    ({"qstat": "bin/qstat"}, "qstat: 'bin/qstat' is not an absolute path"),
+    ({"qsub": "/opt/pbs/bin/qsub"}, "unknown PBS command 'qsub'"),
+])
+def test_pbs_commands_must_be_known_and_absolute(make_spec: Callable[..., JobSpec], commands: dict[str, str],
+                                                 message: str) -> None:
+    with pytest.raises(UserError, match="pbs.commands") as info:
+        make_spec(scheduler="pbs", pbs={"commands": commands})
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+# -- issue 17 items 9 and 10 through the stand-ins: a job whose script exits 3 ----------------------------------
+
+@pytest.mark.parametrize(("flavor", "history", "expected"), [
+    ("torque", "", JobState.FAILED),      # exit_status = 3
+    ("pbspro", "1", JobState.FAILED),     # Exit_status = 3, on a server that keeps job history
+    ("pbspro", "", JobState.UNKNOWN),     # OpenPBS's default: the finished job is forgotten at once
+])
+def test_a_job_that_exits_3_through_the_standins(standins: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                 flavor: str, history: str, expected: JobState) -> None:
+    monkeypatch.setenv("PBS_STANDIN_FLAVOR", flavor)
+    monkeypatch.setenv("PBS_STANDIN_HISTORY", history)
+    script = tmp_path / "exit3.sh"
+    script.write_text(f"#!/bin/bash\n#PBS -N exit3\n#PBS -o {tmp_path}/out\nsleep 1\nexit 3\n")
+    job_id = subprocess.run(["qsub", str(script)], capture_output=True, text=True, check=True).stdout.strip()
+    scheduler = PbsScheduler()
+    assert scheduler.state(job_id) in (JobState.PENDING, JobState.RUNNING)
+    off = subprocess.run(["qstat", "-x", "-f", job_id], capture_output=True, text=True, check=False)
+    if flavor == "pbspro" and not history:  # as OpenPBS prints it (tests/data/pbs/)
+        assert (off.returncode, off.stdout) == (0, "") and off.stderr == HISTORY_OFF.replace("2.vm", job_id)
+    polled = scheduler.wait(job_id, tolerate=2)
+    assert polled.value is expected
+    if flavor == "pbspro":  # what `qstat -f` says of the finished job, as OpenPBS does (tests/data/pbs/)
+        after = subprocess.run(["qstat", "-f", job_id], capture_output=True, text=True, check=False)
+        recorded = "openpbs-qstat-f-finished.stderr" if history else "openpbs-qstat-f-unknown.stderr"
+        assert (after.returncode, after.stdout) == ((35 if history else 153), "")
+        assert after.stderr == (DATA / recorded).read_text().replace("2.vm", job_id)
