@@ -234,7 +234,7 @@ def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, con
     data = json.loads(report.read_text()) if report.exists() else {}
     if polled.value is JobState.UNKNOWN:  # forgotten at once (PBS Pro without job history): run.json tells
         console.print(f"job {job_id}: no longer known to the batch system; run.json: "
-                      + (f"{data.get('state')}, exit code {data.get('exit_code')}" if data else "none"))
+                      + (f"{data.get('state')}, exit code {data.get('exit_code')}" if data else "none"), soft_wrap=True)
     if data and data.get("state") != "running":
         return int(data.get("exit_code", 1))
     last = shown[-1] if shown else polled.value

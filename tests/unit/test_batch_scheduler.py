@@ -300,7 +300,7 @@ def test_follow_stops_after_six_unknown_polls(monkeypatch: pytest.MonkeyPatch, f
     commands = fake_commands(monkeypatch, {"squeue -h -j 7 -o %T": [(0, "RUNNING")] + [(1, "")] * 20,
                                            "scontrol show job -o 7": (1, "")})
     out = io.StringIO()
-    code = submit_module.follow(SlurmScheduler(), "7", tmp_path, tmp_path / "none.out", Console(file=out, width=200))
+    code = submit_module.follow(SlurmScheduler(), "7", tmp_path, tmp_path / "none.out", Console(file=out, width=60))
     assert code == expected
     assert out.getvalue().splitlines() == ["job 7: running",
                                            f"job 7: no longer known to the batch system; run.json: {said}"]
