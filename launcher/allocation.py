@@ -37,6 +37,8 @@ class Allocation:
         walltime: seconds the allocation lasts, ``None`` when unlimited.
         start_time: when the allocation began (epoch seconds).
         fanout: the name of the launcher that starts our agent on every node.
+        fanout_program: the absolute path of that launcher's command when the batch system knows it (written into
+            the submitted job file: PBS), else ``None`` (the launcher's own name, looked up on ``PATH``).
         preview: a stand-in of the allocation a batch job will get (``render``, ``submit``'s checks), not one
             this process runs in.
     """
@@ -49,6 +51,7 @@ class Allocation:
     walltime: float | None
     start_time: float = field(default_factory=time.time)
     fanout: str = "local"
+    fanout_program: str | None = None
     preview: bool = False
 
     @property

@@ -37,7 +37,7 @@ def _age(seconds: float | None) -> str:
 
 
 STATE_COLORS = {"ready": "green", "running": "green", "starting": "cyan", "pending": "cyan", "stopping": "yellow",
-                "stopped": "dim", "succeeded": "dim", "ended": "red", "failed": "red", "bringup_failed": "red",
+                "stopped": "dim", "succeeded": "dim", "lost": "red", "failed": "red", "bringup_failed": "red",
                 "timed_out": "red", "interrupted": "yellow", "gone": "dim"}
 
 
@@ -118,7 +118,7 @@ def start(job_file: Path, scheduler: str | None, nodes: int | None, walltime: st
 @click.option("--json", "as_json", is_flag=True, help="JSON lines instead of a table.")
 def list_clusters(active: bool, as_json: bool) -> None:
     """List your clusters (from ~/.local/state/hpc-hadoop): id, job, state, nodes, head, age, walltime
-    left, web addresses. Clusters whose allocation ended without a final report show as `ended`."""
+    left, web addresses. Clusters whose batch job ended without a final report show as `lost`."""
     from launcher.interactive import statuses
 
     shown = [s for s in statuses() if s.active or not active]
@@ -235,12 +235,18 @@ def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int, 
               help="Seconds to wait for the teardown before cancelling the batch job.")
 @reports_errors
 def stop(cluster: str | None, timeout: float) -> None:
-    """Stop a cluster: stop its daemons, release the allocation; logs and job history are kept."""
-    from launcher.interactive import find, request_stop
+    """Stop a cluster: stop its daemons, release the allocation; logs and job history are kept.
+
+    The cluster tears itself down first (a cluster from `submit` as one from `start`); the batch job is cancelled
+    only if it is still there afterwards, or if the cluster had already ended while the job had not."""
+    from launcher.interactive import cancel_leftover, find, request_stop
 
     found = find(cluster)
     if not found.active:
-        console.print(f"cluster {found.cluster_id} is already {found.state}")
+        cancelled = cancel_leftover(found)
+        console.print(f"cluster {found.cluster_id} is already {found.state}"
+                      + (f"; its {found.scheduler} job {found.job_id} was still {cancelled}: cancelled"
+                         if cancelled else ""), soft_wrap=True)
         return
     console.print(f"stopping cluster {found.cluster_id} ({found.state})")
     after = request_stop(found, timeout=timeout, on_wait=lambda text: console.print(f"  {text}"))

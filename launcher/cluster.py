@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,13 +50,15 @@ def agent_argv(plan: ClusterPlan, *extra: str) -> list[str]:
 
 def agent_group(plan: ClusterPlan, fanout: str | None = None) -> AgentGroup:
     """The agents of ``plan`` (:func:`agent_argv` on each of its nodes, master first), started through the
-    launcher ``fanout`` (default: the one the plan names, from its allocation).
+    launcher ``fanout`` (default: the one the plan names, from its allocation, run as the plan's
+    ``fanout_program`` when it has one: the absolute path written at submission).
 
     Raises:
         UserError: unknown launcher name.
     """
-    return AgentGroup(get_launcher(fanout or plan.fanout), plan.run_dir, [n.name for n in plan.nodes],
-                      agent_argv(plan), cores=plan.cores_per_node)
+    launcher = get_launcher(fanout) if fanout else get_launcher(plan.fanout, program=plan.fanout_program)
+    return AgentGroup(launcher, plan.run_dir, [n.name for n in plan.nodes], agent_argv(plan),
+                      cores=plan.cores_per_node)
 
 
 #: Daemons a cluster can lose on a node other than the master while a step runs (YARN re-runs the work).
@@ -197,8 +200,12 @@ class Cluster:
         self.started_at = time.time()
         self.fanout.start()
 
-    def wait_ready(self, timeout: float = 180.0) -> float:
+    def wait_ready(self, timeout: float = 180.0, check: Callable[[], None] | None = None) -> float:
         """Wait until every planned NodeManager is RUNNING and the JobHistoryServer answers.
+
+        Args:
+            check: called at every poll (every :data:`POLL_SECONDS`); what it raises ends the wait (the run's
+                ``hpc-hadoop stop`` check).
 
         Returns:
             Seconds since :meth:`start`.
@@ -211,6 +218,8 @@ class Cluster:
 
         def probe() -> tuple[int, bool]:  # (NodeManagers RUNNING, JobHistoryServer answers); raises if one died
             self.raise_if_failed()
+            if check is not None:
+                check()
             running = len(self.running_nodemanagers())
             return running, running >= expected and self.history_up()
 

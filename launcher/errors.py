@@ -73,6 +73,21 @@ class WalltimeExpired(Exception):
         super().__init__("walltime nearly over")
 
 
+class StopRequested(Exception):
+    """``hpc-hadoop stop`` asked the run to end (the file ``stop-requested`` appeared in its cluster directory)
+    during bring-up or a step: the run stops the step and tears the cluster down itself, before anything asks the
+    batch system to cancel the job (report state ``interrupted``, exit code 130; a held cluster stopped after its
+    steps ends ``stopped``, exit code 0).
+
+    Args:
+        when: what was running (``during step 1 (wordcount)``).
+    """
+
+    def __init__(self, when: str) -> None:
+        self.when = when
+        super().__init__(f"stopped by `hpc-hadoop stop` {when}")
+
+
 class CommandError(HpcHadoopError):
     """An external command (``sbatch``, ``lfs``, ``java``...) failed.
 

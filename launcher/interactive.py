@@ -107,10 +107,11 @@ class ClusterStatus:
         run_dir: the cluster directory.
         scheduler: ``local``, ``slurm``...; ``job_id`` its job id (``None`` on the local backend).
         state: ``pending`` (queued), ``starting`` (bring-up), ``running`` (steps), ``ready`` (up, held for
-            interactive use), ``stopping``, ``ended`` (the allocation is gone but no final report was
-            written: killed, node failure), ``gone`` (directory removed), or a final state of ``run.json``
-            (``stopped``, ``succeeded``, ``failed``, ``bringup_failed``, ``interrupted``, ``timed_out``).
-        detail: why, for ``ended`` and failures.
+            interactive use), ``stopping``, ``lost`` (its batch job or holder process ended without a final
+            report: killed by the batch system, ``qdel``/``scancel``, a node failure; the logs stay readable),
+            ``gone`` (directory removed), or a final state of ``run.json`` (``stopped``, ``succeeded``, ``failed``,
+            ``bringup_failed``, ``interrupted``, ``timed_out``).
+        detail: why, for ``lost`` and failures.
         nodes: node names; ``head`` the ResourceManager's node.
         created: epoch seconds; ``walltime_left_s`` seconds until the walltime ends (``None`` if unknown).
         rm_web, jhs_web: ResourceManager and JobHistoryServer web addresses.
@@ -154,7 +155,9 @@ def _holder_alive(entry: dict[str, Any]) -> bool:
 
 
 def batch_state(scheduler: str, job_id: str) -> str:
-    """The batch job's state (``JobState`` value: ``pending``, ``running``, ``completed``... ``unknown``)."""
+    """The batch job's state (``JobState`` value: ``pending``, ``running``, ``completed``... ``unknown``), asked
+    again while the batch system does not know the job (:meth:`BatchScheduler.confirmed_state`): one empty answer
+    never makes a cluster lost."""
     from launcher.schedulers import get_scheduler
     from launcher.schedulers.base import BatchScheduler
 
@@ -162,15 +165,15 @@ def batch_state(scheduler: str, job_id: str) -> str:
     if not isinstance(backend, BatchScheduler):
         return "unknown"
     try:
-        return backend.state(job_id).value
+        return backend.confirmed_state(job_id).value
     except Exception:  # noqa: BLE001 - a broken scheduler command must not break `list`
         return "unknown"
 
 
 def status_of(entry: dict[str, Any], *, job_state: Callable[[str, str], str] = batch_state) -> ClusterStatus:
     """The current state of an indexed cluster, from its directory and, while it is not final, from the
-    batch system (or the holder process): a cluster whose allocation ended without a final ``run.json`` is
-    ``ended``.
+    batch system (or the holder process): a cluster whose batch job (or holder process) ended without a final
+    ``run.json`` is ``lost``, on every scheduler.
 
     Args:
         entry: an index entry (``cluster_id``, ``run_dir``, ``scheduler``, ``job_id``, ``holder_pid``...).
@@ -211,7 +214,7 @@ def status_of(entry: dict[str, Any], *, job_state: Callable[[str, str], str] = b
         alive = _holder_alive(entry)
         gone_why = f"the process holding it (pid {entry.get('holder_pid')}) is gone"
     if not alive:
-        status.state, status.detail = "ended", gone_why + ", with no final run.json"
+        status.state, status.detail = "lost", gone_why + ", with no final run.json"
         status.walltime_left_s = None
     elif report is None or report.get("bringup_s") is None:
         status.state = "starting"
@@ -286,6 +289,23 @@ def request_stop(status: ClusterStatus, *, timeout: float = 120.0, poll: float =
         elif entry.get("holder_pid") and _holder_alive(entry):
             psutil.Process(int(entry["holder_pid"])).terminate()
     return _wait_released(status, entry, 60.0, poll)
+
+
+def cancel_leftover(status: ClusterStatus) -> str | None:
+    """Cancel the batch job of a cluster that is no longer active (a final ``run.json``, or ``lost``) when the batch
+    system still knows it as queued or running: ``stop`` never leaves a job behind.
+
+    Returns:
+        The state the job had when it was cancelled (``pending``, ``running``), ``None`` when there was none to
+        cancel (the local backend, or a job the batch system no longer runs).
+    """
+    if not status.job_id or status.scheduler == "local":
+        return None
+    state = batch_state(status.scheduler, status.job_id)
+    if state not in ("pending", "running"):
+        return None
+    _cancel(status)
+    return state
 
 
 def _cancel(status: ClusterStatus) -> None:

@@ -247,7 +247,8 @@ class ClusterPlan:
         cluster_id: ``<name>-<yyyymmdd-HHMMSS>-<hex4>``, unique per run.
         user: the submitting user (YARN admin, owner of the directories).
         run_dir: the cluster directory ``<root>/<user>/hpc-hadoop/<cluster_id>``.
-        scheduler, job_id, fanout: from the allocation.
+        scheduler, job_id, fanout, fanout_program: from the allocation (``fanout_program``: the launcher's command as
+            an absolute path, ``None``: its name, looked up on ``PATH``).
         deadline: epoch seconds when the walltime ends, or ``None``.
         master: the node running ResourceManager and JobHistoryServer.
         nodes: every node, master first.
@@ -275,6 +276,7 @@ class ClusterPlan:
     runtime: HadoopRuntime
     spec: JobSpec
     cores_per_node: int = 1
+    fanout_program: str | None = None
     created: float = field(default_factory=time.time)
 
     # -- directories -------------------------------------------------------------------------
@@ -444,7 +446,7 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, fi
                        job_id=allocation.job_id, fanout=allocation.fanout, deadline=allocation.deadline,
                        master=planned[0], nodes=tuple(planned), ports=choose_ports(cluster_id),
                        memory=size_memory(spec, allocation), filesystem=filesystem, runtime=runtime, spec=spec,
-                       cores_per_node=allocation.cores_per_node)
+                       cores_per_node=allocation.cores_per_node, fanout_program=allocation.fanout_program)
 
 
 def _plain(value: Any) -> Any:

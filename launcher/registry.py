@@ -48,8 +48,8 @@ class Registry(Generic[T]):
         """Add (or replace) ``name`` → ``"module:Class"``."""
         self.entries[name] = target
 
-    def create(self, name: str) -> T:
-        """A new instance of the class registered as ``name``.
+    def create(self, name: str, **options: object) -> T:
+        """A new instance of the class registered as ``name``, made with ``options`` (keyword arguments).
 
         Raises:
             UserError: unknown name; lists the valid ones.
@@ -59,4 +59,4 @@ class Registry(Generic[T]):
             raise UserError(f"unknown {self.what} {name!r}", field=self.field,
                             fix=f"use one of: {', '.join(sorted(self.entries))}")
         module_name, _, class_name = target.partition(":")
-        return cast(T, getattr(importlib.import_module(module_name), class_name)())
+        return cast(T, getattr(importlib.import_module(module_name), class_name)(**options))

@@ -20,7 +20,7 @@ import httpx
 
 from launcher.clients import write_wrappers
 from launcher.cluster import Cluster
-from launcher.errors import ClusterError, HpcHadoopError, UserError, WalltimeExpired
+from launcher.errors import ClusterError, HpcHadoopError, StopRequested, UserError, WalltimeExpired
 from launcher.filesystems import (
     NOT_APPLICABLE,
     StripeOutcome,
@@ -31,7 +31,7 @@ from launcher.filesystems import (
     full_filesystem,
     report_section,
 )
-from launcher.interactive import register
+from launcher.interactive import STOP_FILE, register
 from launcher.jobs import (
     RUN_JAR,
     ResolvedStep,
@@ -240,8 +240,6 @@ def hold_cluster(plan: ClusterPlan, cluster: Cluster, deadline: float | None, in
         WalltimeExpired: ``deadline`` (epoch seconds: the walltime minus the teardown lead) has passed.
         ClusterError: a daemon died (names its log).
     """
-    from launcher.interactive import STOP_FILE
-
     stop = plan.path(STOP_FILE)
     checked = [time.monotonic()]
 
@@ -274,13 +272,16 @@ def _ending(exc: BaseException, bringup_done: bool) -> tuple[str, str]:
         return "interrupted", "stopped by SIGINT"
     if isinstance(exc, WalltimeExpired):
         return "timed_out", "walltime nearly over: stopped the running step and the cluster"
+    if isinstance(exc, StopRequested):
+        return "interrupted", str(exc)
     return ("failed" if bringup_done else "bringup_failed"), str(exc) or type(exc).__name__
 
 
 class ClusterRun:
     """One cluster's life, for ``submit``, ``run``, ``start`` and ``bench`` alike: up → steps → down, whatever
     ends it (success, a failed step or bring-up, Ctrl-C, SIGTERM, SIGHUP, the walltime warning SIGUSR1 or our
-    own deadline: the walltime minus :func:`launcher.schedulers.base.teardown_lead`)::
+    own deadline: the walltime minus :func:`launcher.schedulers.base.teardown_lead`, or ``hpc-hadoop stop`` during
+    bring-up or a step: :meth:`check_stop`)::
 
         with ClusterRun(plan, observer=observer) as run:   # signals trapped, directories striped, setup, bring-up
             result = run.run_step(step)                    # recorded in run.json
@@ -344,13 +345,20 @@ class ClusterRun:
     def _on_signal(signum: int, _frame: FrameType | None) -> None:
         raise Interrupted(signum)
 
+    def check_stop(self, when: str) -> None:
+        """Raise :class:`StopRequested` when ``hpc-hadoop stop`` wrote ``stop-requested`` in the cluster directory
+        (``when``: what is running, for the report), so the run tears the cluster down itself."""
+        if self.plan.path(STOP_FILE).exists():
+            raise StopRequested(when)
+
     def _bring_up(self) -> None:
-        """Start the agents and wait until every NodeManager (and, in ``hdfs`` mode, every DataNode) is up."""
+        """Start the agents and wait until every NodeManager (and, in ``hdfs`` mode, every DataNode) is up;
+        ``hpc-hadoop stop`` ends the wait (:meth:`check_stop`)."""
         self.observer.phase("bring-up")
         self.cluster.start()
         remaining = None if self.deadline is None else max(1.0, self.deadline - time.time())
         limit = min(self.ready_timeout, remaining or self.ready_timeout)
-        bringup_s = self.cluster.wait_ready(timeout=limit)
+        bringup_s = self.cluster.wait_ready(timeout=limit, check=lambda: self.check_stop("during bring-up"))
         if self.plan.spec.filesystem.mode == "hdfs":
             bringup_s += wait_hdfs(self.plan, self.cluster, timeout=min(120.0, remaining or 120.0))
         self.report.bringup_s = bringup_s
@@ -377,11 +385,17 @@ class ClusterRun:
             WalltimeExpired: the deadline passed while it ran (the step was killed).
             ClusterError: a daemon died or the agents stopped while it ran (checked every second; the step was
                 killed): names the daemon, its node and its log.
+            StopRequested: ``hpc-hadoop stop`` asked the run to end (checked every second; the step was killed).
         """
         self.observer.phase(label or f"step {step.index} {step.name}")
         when = f"while step {step.index} ({step.name}) ran"
+
+        def health() -> None:
+            self._health(when)
+            self.check_stop(f"during step {step.index} ({step.name})")
+
         try:
-            return self.runner.run(step, overwrite=overwrite, deadline=self.deadline, health=lambda: self._health(when))
+            return self.runner.run(step, overwrite=overwrite, deadline=self.deadline, health=health)
         finally:
             self._note_lost_nodes(step)
             if self.runner.current is not None:
@@ -459,7 +473,7 @@ class ClusterRun:
 
 
 #: The ends of a run that ``execute`` reports instead of raising (recorded in ``run.json`` by :class:`ClusterRun`).
-EXPECTED_ENDS = (Interrupted, WalltimeExpired, HpcHadoopError)
+EXPECTED_ENDS = (Interrupted, WalltimeExpired, StopRequested, HpcHadoopError)
 
 
 def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = False,

@@ -347,12 +347,33 @@ class BatchSpec(_Model):
         return _one_line(value)
 
 
+#: The PBS commands a job runs inside its allocation (``pbs.commands``).
+PBS_JOB_COMMANDS = ("qstat", "qdel", "pbsdsh", "pbs_tmrsh")
+
+
 class PbsSpec(_Model):
     """PBS settings (`scheduler: pbs`)."""
 
     flavor: Literal["torque", "pbspro"] | None = Field(
         None, description="PBS dialect: `torque` (`-l nodes=N:ppn=M`, `pbsdsh`) or `pbspro` (PBS Pro/OpenPBS: "
         "`-l select=N:ncpus=M`, `pbs_tmrsh`); default: detected from `qstat --version`.")
+    commands: dict[str, str] = Field(
+        default_factory=dict, description="Absolute paths of the PBS commands the job runs inside its allocation "
+        "(`qstat`, `qdel`, `pbsdsh` or `pbs_tmrsh`), e.g. `{qstat: /opt/pbs/bin/qstat}`; default: found on `PATH` "
+        "at submission and written into the submitted job.yaml (PBS starts the job through a login shell, which "
+        "resets `PATH` despite `-V`).")
+
+    @field_validator("commands")
+    @classmethod
+    def _absolute_commands(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, path in value.items():
+            if name not in PBS_JOB_COMMANDS:
+                raise ValueError(f"unknown PBS command {name!r} (valid: {', '.join(PBS_JOB_COMMANDS)})")
+            one_line_path(path)
+            if not os.path.isabs(path):
+                raise ValueError(f"{name}: {path!r} is not an absolute path (write the command's full path, "
+                                 f"e.g. /opt/pbs/bin/{name})")
+        return value
 
 
 class SgeSpec(_Model):

@@ -26,7 +26,7 @@ from launcher.interactive import register
 from launcher.jobs import ResolvedStep, resolve_steps
 from launcher.plan import ClusterPlan, expand_root, make_plan, naming_job_file, new_cluster_id
 from launcher.render import environment
-from launcher.runtime import discover
+from launcher.runtime import HadoopRuntime, discover
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.base import Allocation, BatchScheduler, JobState, MissingCommand
 from launcher.spec import JobSpec
@@ -122,11 +122,22 @@ def check_job(spec: JobSpec, job_file: Path, *, overwrite: bool = False) -> tupl
     return prepare(spec, allocation, overwrite=overwrite, job_file=str(job_file))
 
 
+def with_java(spec: JobSpec, runtime: HadoopRuntime) -> JobSpec:
+    """``spec`` with the JDK found at submission (``runtime.java_home``) written into ``hadoop.java_home`` when the job
+    file leaves it out, so the job runs the Java checked here and not the first one on its own ``PATH`` (PBS starts
+    the job through a login shell, which resets ``PATH``). The Python is the batch script's: this interpreter's
+    absolute path (:func:`render_script`)."""
+    if spec.hadoop.java_home:
+        return spec
+    return spec.model_copy(update={"hadoop": spec.hadoop.model_copy(update={"java_home": str(runtime.java_home)})})
+
+
 def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocation: Allocation | None = None,
                      command: str = "submit") -> Path:
     """Check everything checkable (Java, Hadoop, jars, outputs, with a preview plan on ``allocation`` or the
     batch system's stand-in nodes), then make the cluster directory (mode 0700) holding ``job.yaml``, the
-    fully resolved job file. ``hpc-hadoop run --run-dir`` takes it from there.
+    fully resolved job file with the JDK found here (:func:`with_java`). ``hpc-hadoop run --run-dir`` takes it from
+    there.
 
     Returns:
         The new cluster directory ``<root>/<user>/hpc-hadoop/<cluster id>``.
@@ -145,6 +156,7 @@ def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocati
     preview = make_plan(spec, allocation, runtime, filesystem=filesystem, cluster_id=cluster_id, run_dir=run_dir,
                         job_file=str(job_file))
     resolve_steps(spec, preview, overwrite=overwrite, job_file=str(job_file), check_inputs=not spec.setup)
+    spec = with_java(spec, runtime)
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     run_dir.mkdir(mode=0o700)
     (run_dir / "job.yaml").write_text(
@@ -196,7 +208,9 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
 
 def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, console: Console) -> int:
     """Follow a submitted job: its state changes, then its output as it grows, until it ends
-    (:meth:`BatchScheduler.wait`; more than 5 polls in a row that find the job unknown end it too).
+    (:meth:`BatchScheduler.wait`; more than 5 polls in a row that find the job unknown end it too: a batch system
+    that forgets a finished job at once, PBS Pro without job history, is then read from ``run.json``, and a line
+    says so).
 
     Returns:
         The run's exit code from ``run.json``; else 124 for a timed-out job, 130 cancelled, 1 failed.
@@ -217,10 +231,12 @@ def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, con
 
     polled = scheduler.wait(job_id, each=show, tolerate=5)
     report = run_dir / "run.json"
-    if report.exists():
-        data = json.loads(report.read_text())
-        if data.get("state") != "running":
-            return int(data.get("exit_code", 1))
+    data = json.loads(report.read_text()) if report.exists() else {}
+    if polled.value is JobState.UNKNOWN:  # forgotten at once (PBS Pro without job history): run.json tells
+        console.print(f"job {job_id}: no longer known to the batch system; run.json: "
+                      + (f"{data.get('state')}, exit code {data.get('exit_code')}" if data else "none"), soft_wrap=True)
+    if data and data.get("state") != "running":
+        return int(data.get("exit_code", 1))
     last = shown[-1] if shown else polled.value
     return {JobState.COMPLETED: 0, JobState.TIMEOUT: 124, JobState.CANCELLED: 130}.get(last, 1)
 

@@ -44,6 +44,11 @@ class Launcher(ABC):
 
     Subclasses set :attr:`name`, :attr:`per_node`, :attr:`stop_signal` (and :attr:`runs_here` for the local
     one) and implement :meth:`wrap`. Nothing here starts a process or reads a plan.
+
+    Args:
+        program: the launcher's command as an absolute path (``/opt/pbs/bin/pbs_tmrsh``: what the batch system's
+            backend wrote into the submitted job file, because the job's ``PATH`` may not be the submitter's);
+            ``None``: the command's name, looked up on ``PATH``.
     """
 
     #: The registry name (``srun``, ``pbsdsh``...); also names the log ``logs/fanout-<name>.log``.
@@ -56,6 +61,12 @@ class Launcher(ABC):
     stop_signal: ClassVar[signal.Signals | None] = signal.SIGTERM
     #: True when :meth:`wrap` runs ``argv`` on this machine as our own child (the ``local`` backend).
     runs_here: ClassVar[bool] = False
+
+    #: The launcher's command as an absolute path, ``None``: its name (see the class's ``program`` argument).
+    program: str | None = None
+
+    def __init__(self, program: str | None = None) -> None:
+        self.program = program
 
     @abstractmethod
     def wrap(self, argv: Sequence[str], nodes: Sequence[str], *, options: StepOptions | None = None) -> list[str]:
@@ -89,7 +100,7 @@ class TaskLauncher(Launcher):
 
     per_node = True
     stop_signal = None
-    #: The words before the node's name (``("pbsdsh", "-h")``).
+    #: The words before the node's name (``("pbsdsh", "-h")``); the first, the command, is :attr:`program` when set.
     prefix: ClassVar[tuple[str, ...]] = ()
     #: True when the launcher joins the words with spaces for the remote shell: each word is then
     #: :func:`shlex.quote`-d, so that it arrives as it was.
@@ -102,4 +113,4 @@ class TaskLauncher(Launcher):
             ValueError: ``nodes`` does not hold exactly one node.
         """
         words = [shlex.quote(a) for a in argv] if self.joins_words else list(argv)
-        return [*self.prefix, self.one_node(nodes), *words]
+        return [self.program or self.prefix[0], *self.prefix[1:], self.one_node(nodes), *words]

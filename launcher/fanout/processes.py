@@ -1,19 +1,33 @@
 """The one process manager of the fan-out: start our agent on every node through a launcher, tell whether it
 runs, stop it. The launchers (:mod:`launcher.fanout.base`) only build commands; every process is started,
 polled and stopped here, the same way for each of them.
+
+Nothing started here leaves the job's process tree (issue 17 item 11: a Torque MoM's ``qdel`` killed the job's
+session, SIGKILL 26 ms after SIGTERM, and a ``pbsdsh`` client started in a session of its own outlived the job):
+
+* the launcher processes stay in our session, in a process group of their own (:func:`start_client`): the batch
+  system's kill of the job's session or process tree reaches them, a terminal's Ctrl-C (sent to the foreground
+  process group) does not, so that the run tears the cluster down in order;
+* each is tied to us with ``PR_SET_PDEATHSIG`` (SIGTERM, through ``prctl`` by :mod:`ctypes`): if this process dies
+  first, however it dies (SIGKILL included, which no handler of ours can see), the kernel sends the launcher
+  SIGTERM, which ``srun`` and ``pbsdsh`` pass on to their tasks before they exit and which stops a local agent in
+  order. A process-group kill alone would need us alive to send it; a new session would escape the batch system.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
 import socket
 import subprocess
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from launcher.fanout.base import Launcher, StepOptions
 
@@ -41,6 +55,53 @@ class Command:
     nodes: tuple[str, ...]
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
+
+
+#: ``prctl`` option that asks the kernel for a signal when the parent dies (``<linux/prctl.h>``).
+PR_SET_PDEATHSIG = 1
+
+
+def _prctl() -> Callable[..., int] | None:
+    """libc's ``prctl``, or ``None`` where there is none (not Linux)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def _client_setup(parent: int, tie: bool) -> Callable[[], None]:
+    """The ``preexec_fn`` of a fan-out launcher process: a process group of its own (``setpgid(0, 0)``) and, with
+    ``tie``, SIGTERM when ``parent`` (this process) dies (``PR_SET_PDEATHSIG``), ending at once if it already died
+    between ``fork`` and ``prctl``.
+
+    The kernel sends the signal when the *thread* that forked the child exits, so children that must outlive a
+    worker thread are not tied (:func:`start_client` ties on the main thread only). The function calls only
+    ``setpgid``, ``prctl`` (bound before ``fork``), ``getppid`` and ``kill``: nothing that takes a lock.
+    """
+    prctl = _prctl() if tie else None
+
+    def setup() -> None:
+        os.setpgid(0, 0)
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+            if os.getppid() != parent:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    return setup
+
+
+def start_client(argv: Sequence[str], out: IO[bytes] | int, env: dict[str, str] | None = None
+                 ) -> subprocess.Popen[bytes]:
+    """Start a fan-out launcher process (``srun``, ``pbsdsh``, ``pbs_tmrsh``, ``qrsh``, a local agent) so that it
+    never leaves the job's process tree: in our session but a process group of its own, standard input closed,
+    output to ``out``, and, started from the main thread, SIGTERM when this process dies (module docstring).
+
+    Raises:
+        OSError: the command cannot be started (not installed).
+    """
+    tie = threading.current_thread() is threading.main_thread()
+    return subprocess.Popen(list(argv), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            preexec_fn=_client_setup(os.getpid(), tie), env=env)
 
 
 def _wait(procs: Sequence[subprocess.Popen[bytes]], seconds: float) -> list[subprocess.Popen[bytes]]:
@@ -119,15 +180,14 @@ class AgentGroup:
         raise KeyError(node)
 
     def start(self) -> None:
-        """Start every command of :meth:`commands` at once, each in a session of its own, output appended to
-        :attr:`log_file` (returns at once; readiness is checked by the caller)."""
+        """Start every command of :meth:`commands` at once (:func:`start_client`: in the job's process tree, a
+        process group of its own, SIGTERM if we die), output appended to :attr:`log_file` (returns at once;
+        readiness is checked by the caller)."""
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_file, "ab") as out:
             for command in self.commands():
                 env = {**os.environ, **command.env} if command.env else None
-                proc = subprocess.Popen(command.argv, stdout=out, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, start_new_session=True, env=env)
-                self._procs.append((command, proc))
+                self._procs.append((command, start_client(command.argv, out, env)))
 
     def running(self, ignore: set[str] | frozenset[str] = frozenset()) -> bool:
         """True while every started process runs (and so every agent), leaving out a per-node process whose
@@ -152,8 +212,7 @@ class AgentGroup:
                 pass
             return None
         with open(self.log_file, "ab") as out:
-            return subprocess.Popen(self.launcher.wrap(["kill", "-TERM", str(pid)], [host]), stdout=out,
-                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            return start_client(self.launcher.wrap(["kill", "-TERM", str(pid)], [host]), out)
 
     def _signal_agents(self) -> list[subprocess.Popen[bytes]]:
         """SIGTERM by pid to the agent of every node whose launcher process still runs; returns the ``kill``

@@ -39,7 +39,7 @@ class SrunLauncher(Launcher):
         if not nodes:
             raise ValueError("srun needs at least one node")
         count, opts = len(nodes), options or StepOptions()
-        command = ["srun", "--overlap", f"--nodes={count}", f"--ntasks={count}", "--ntasks-per-node=1",
+        command = [self.program or "srun", "--overlap", f"--nodes={count}", f"--ntasks={count}", "--ntasks-per-node=1",
                    f"--nodelist={','.join(nodes)}"]
         if opts.kill_on_bad_exit is not None:
             command.append(f"--kill-on-bad-exit={int(opts.kill_on_bad_exit)}")

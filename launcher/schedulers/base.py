@@ -9,6 +9,7 @@ A backend only builds argument lists and parses outputs; running commands (:func
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -273,6 +274,10 @@ class BatchScheduler(Scheduler):
     A batch system with several dialects (PBS: Torque, PBS Pro) sets :attr:`dialect_field` (the job file's field
     that names it), :attr:`dialect_probe` (the command whose output tells it, parsed by :meth:`dialect_of`) and
     :attr:`dialects`; the dialect known so far is :attr:`dialect`.
+
+    A batch system whose job does not run with the submitter's ``PATH`` (PBS starts the job through a login shell,
+    which resets it despite ``-V``) sets :attr:`commands_field` and :meth:`job_commands`: :meth:`settle` writes the
+    absolute path of each command the job runs into the submitted ``job.yaml``, and :meth:`program` gives it.
     """
 
     #: The batch system's fixed facts: script template, cancel command, job environment, one-to-one options.
@@ -283,10 +288,15 @@ class BatchScheduler(Scheduler):
     dialect_probe: ClassVar[tuple[str, ...]] = ()
     #: The dialects (name → what users call it); a preview without :attr:`dialect_probe` installed assumes the first.
     dialects: ClassVar[dict[str, str]] = {}
+    #: The job file's field holding the absolute paths of the commands the job runs (``pbs.commands``: name → path);
+    #: ``None``: they are looked up on ``PATH`` where they run.
+    commands_field: ClassVar[str | None] = None
 
     def __init__(self) -> None:
         #: The dialect once known (the job file's, or detected); ``None`` before.
         self.dialect: str | None = None
+        #: Absolute paths of the batch system's commands, by name, once known (the job file's :attr:`commands_field`).
+        self.paths: dict[str, str] = {}
 
     # -- what a backend provides ----------------------------------------------------------------
     @abstractmethod
@@ -314,8 +324,8 @@ class BatchScheduler(Scheduler):
         """The commands that tell ``job_id``'s state, in the order :meth:`state` asks them, with their parsers."""
 
     def cancel_argv(self, job_id: str) -> list[str]:
-        """The command that cancels ``job_id``: the system's cancel command and ``JOBID``."""
-        return [self.system.cancel, job_id]
+        """The command that cancels ``job_id``: the system's cancel command (:meth:`program`) and ``JOBID``."""
+        return [self.program(self.system.cancel), job_id]
 
     @property
     def script_template(self) -> str:
@@ -372,12 +382,24 @@ class BatchScheduler(Scheduler):
         """The fan-out launcher of ``spec``'s allocation (default: :attr:`default_fanout`); runs nothing."""
         return self.default_fanout
 
+    def job_commands(self, spec: JobSpec) -> tuple[str, ...]:
+        """The batch system's commands that ``spec``'s job runs inside its allocation, whose absolute paths
+        :meth:`settle` writes into :attr:`commands_field` (default: none); runs nothing."""
+        return ()
+
+    def program(self, name: str) -> str:
+        """The command ``name`` to run: its absolute path from the job file (:attr:`commands_field`, remembered by
+        :meth:`known_dialect`), else ``name`` itself, looked up on ``PATH``."""
+        return self.paths.get(name, name)
+
     # -- dialect --------------------------------------------------------------------------------
     def known_dialect(self, spec: JobSpec | None = None) -> str | None:
         """The dialect without running anything: ``spec``'s :attr:`dialect_field` when set (remembered), else the
-        one known before (``None`` when none is)."""
+        one known before (``None`` when none is). ``spec``'s :attr:`commands_field` paths are remembered too."""
         if spec is not None and self.dialect_field is not None and _field(spec, self.dialect_field):
             self.dialect = _field(spec, self.dialect_field)
+        if spec is not None and self.commands_field is not None:
+            self.paths.update(_field(spec, self.commands_field) or {})
         return self.dialect
 
     def detect_dialect(self, spec: JobSpec | None = None) -> str | None:
@@ -395,8 +417,9 @@ class BatchScheduler(Scheduler):
         return self.dialect
 
     def settle(self, spec: JobSpec, *, preview: bool = False, notes: list[str] | None = None) -> JobSpec:
-        """``spec`` with what the batch system decides at submission written in: the dialect
-        (:meth:`detect_dialect`) in :attr:`dialect_field`, so the submitted ``job.yaml`` says it.
+        """``spec`` with what the batch system decides at submission written in, so the submitted ``job.yaml`` says it
+        and nothing is detected again inside the job: the dialect (:meth:`detect_dialect`) in :attr:`dialect_field`,
+        and the absolute paths of :meth:`job_commands` in :attr:`commands_field` (:meth:`command_paths`).
 
         Args:
             preview: for ``render`` and ``doctor``: where the probe command is not installed, assume the first of
@@ -406,19 +429,35 @@ class BatchScheduler(Scheduler):
             MissingCommand: the probe command is not installed (without ``preview``).
             UserError: its output names no dialect.
         """
-        if self.dialect_field is None:
-            return spec
-        try:
-            dialect = self.detect_dialect(spec)
-        except MissingCommand:
-            if not preview:
-                raise
-            dialect = self.dialect = next(iter(self.dialects))
-            if notes is not None:
-                notes.append(f"`{self.dialect_probe[0]}` is not installed here: the batch script is for "
-                             f"{self.dialects[dialect]} ({self.dialect_field}: {dialect}); set {self.dialect_field} "
-                             f"({' or '.join(self.dialects)}) in the job file or with --set to choose")
-        return _with_field(spec, self.dialect_field, dialect)
+        if self.dialect_field is not None:
+            try:
+                dialect = self.detect_dialect(spec)
+            except MissingCommand:
+                if not preview:
+                    raise
+                dialect = self.dialect = next(iter(self.dialects))
+                if notes is not None:
+                    notes.append(f"`{self.dialect_probe[0]}` is not installed here: the batch script is for "
+                                 f"{self.dialects[dialect]} ({self.dialect_field}: {dialect}); set "
+                                 f"{self.dialect_field} ({' or '.join(self.dialects)}) in the job file or with --set "
+                                 "to choose")
+            spec = _with_field(spec, self.dialect_field, dialect)
+        if self.commands_field is not None:
+            spec = _with_field(spec, self.commands_field, self.command_paths(spec))
+            self.known_dialect(spec)
+        return spec
+
+    def command_paths(self, spec: JobSpec) -> dict[str, str]:
+        """The absolute path of each of :meth:`job_commands`: the one the job file gives (:attr:`commands_field`),
+        else the one found on this process's ``PATH`` (made absolute, symbolic links kept: a PBS command may be a
+        link whose name chooses what it does); a command found nowhere is left out (the job then looks it up on its
+        own ``PATH``). Runs nothing."""
+        given: dict[str, str] = dict(_field(spec, self.commands_field) or {}) if self.commands_field else {}
+        for name in self.job_commands(spec):
+            found = given.get(name) or shutil.which(name)
+            if found:
+                given[name] = os.path.abspath(found)
+        return given
 
     # -- what this class runs -------------------------------------------------------------------
     def preview_allocation(self, spec: JobSpec) -> Allocation:
@@ -513,6 +552,19 @@ class BatchScheduler(Scheduler):
                     errors=(CommandError,), tolerate=tolerate, backoff_while=lambda s: s is JobState.PENDING,
                     timeout=timeout, clock=clock, sleep=sleep)
 
+    def confirmed_state(self, job_id: str, *, tolerate: int = 2, clock: Callable[[], float] | None = None,
+                        sleep: Callable[[float], None] | None = None) -> JobState:
+        """The job's :meth:`state`, asked again (0.5 s apart, at most ``tolerate`` more times) while the batch system
+        does not know the job: one empty answer (a busy or restarting server, a query that shows only some jobs)
+        never makes a job ended. ``UNKNOWN`` only when every answer was.
+
+        Raises:
+            MissingCommand: a query's command is not installed.
+            CommandError: no query answered within 60 s, ``tolerate`` + 1 times in a row.
+        """
+        return self.wait(job_id, until=lambda state: state is not JobState.UNKNOWN, tolerate=tolerate, clock=clock,
+                         sleep=sleep).value
+
     def cancel(self, job_id: str) -> None:
         """Cancel ``job_id`` (no error if it already ended).
 
@@ -538,6 +590,8 @@ class BatchScheduler(Scheduler):
         outputs = {name: run_command(command.argv, check=command.required).stdout
                    for name, command in self.allocation_commands(job_id, env).items()}
         granted = self.parse_allocation(spec, job_id, env, outputs)
+        fanout = self.fanout_for(spec)
         return Allocation(scheduler=self.name, job_id=job_id, nodes=allocation_nodes(granted.names, spec.interface),
                           cores_per_node=granted.cores, memory_per_node=granted_memory(*granted.memory_limits),
-                          walltime=granted.walltime, start_time=granted.start_time, fanout=self.fanout_for(spec))
+                          walltime=granted.walltime, start_time=granted.start_time, fanout=fanout,
+                          fanout_program=self.paths.get(fanout))

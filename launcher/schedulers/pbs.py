@@ -2,13 +2,20 @@
 which :class:`launcher.schedulers.base.BatchScheduler` runs; ``render`` where ``qstat`` is not installed assumes
 PBS Pro and says so).
 
-``qsub`` to submit, ``qstat -f`` to poll (PBS Pro needs ``-x`` to show finished jobs; on Torque ``-x``
-means XML), ``qdel`` to cancel. Inside a job the nodes come from ``PBS_NODEFILE`` (one line per core:
-the unique hosts, in order) and the walltime and start time from ``qstat -f $PBS_JOBID``. PBS sends no
+``qsub`` to submit, ``qstat -f`` to poll, ``qdel`` to cancel. ``qstat -f ID`` shows a queued or running job on
+both dialects; PBS Pro forgets a finished job unless the server keeps job history (``job_history_enable``, off by
+default: then ``qstat -x -f ID`` exits 0, prints nothing on standard output and ``qstat: PBS is not configured to
+maintain job history ID`` on standard error, even for a running job), so ``-x`` is only asked for a job ``-f`` no
+longer shows (on Torque ``-x`` means XML). A finished job's exit status is ``Exit_status`` on PBS Pro, ``exit_status``
+on Torque. Inside a job the nodes come from ``PBS_NODEFILE`` (one line per core: the unique hosts, in order) and
+the walltime and start time from ``qstat -f $PBS_JOBID``. PBS sends no
 warning before the walltime ends, so the runner begins teardown ``batch.signal_lead`` seconds before the
 deadline computed here; SIGTERM (Torque sends it, then SIGKILL after ``kill_delay``) is trapped too.
 Daemons start through ``pbsdsh -h HOST`` (Torque) or ``pbs_tmrsh HOST`` (PBS Pro), see
-:mod:`launcher.fanout.pbsdsh`.
+:mod:`launcher.fanout.pbsdsh`. Both MoMs start the job through a login shell, which resets ``PATH`` despite ``-V``:
+what was found at submission (the flavor, the absolute paths of ``qstat``, ``qdel`` and the fan-out launcher) is
+written into the submitted ``job.yaml`` (``pbs.flavor``, ``pbs.commands``) and nothing is looked up again inside
+the job.
 """
 
 from __future__ import annotations
@@ -33,8 +40,11 @@ from launcher.schedulers.base import (
 from launcher.spec import JobSpec
 from launcher.units import MiB, format_walltime
 
-#: PBS ``job_state`` letters (Torque and PBS Pro) → ours; ``C``/``F`` are refined by ``exit_status``.
+#: PBS ``job_state`` letters (Torque and PBS Pro) → ours; ``C``/``F`` are refined by the exit status.
 STATES = state_table(pending="Q H W T S U M", running="R E B", completed="X C F")
+#: The ``qstat -f`` attribute of a finished job's exit status: ``Exit_status`` on PBS Pro/OpenPBS
+#: (``ATTR_exit_status`` in OpenPBS's ``src/include/pbs_ifl.h``), ``exit_status`` on Torque.
+EXIT_STATUS = ("Exit_status", "exit_status")
 #: The fan-out launcher of each dialect.
 FANOUTS = {"torque": "pbsdsh", "pbspro": "pbs_tmrsh"}
 #: The dialect assumed when none is known (``render`` where ``qstat`` is not installed).
@@ -143,6 +153,7 @@ class PbsScheduler(BatchScheduler):
     dialect_field = "pbs.flavor"
     dialect_probe = ("qstat", "--version")
     dialects = {PREVIEW_FLAVOR: "PBS Pro/OpenPBS", "torque": "Torque"}
+    commands_field = "pbs.commands"
 
     def dialect_of(self, output: str) -> str:
         """The flavor ``qstat --version`` names (:func:`flavor_of`).
@@ -167,6 +178,12 @@ class PbsScheduler(BatchScheduler):
     def fanout_for(self, spec: JobSpec) -> str:
         """``pbsdsh`` on Torque, ``pbs_tmrsh`` on PBS Pro."""
         return FANOUTS[self._flavor(spec)]
+
+    def job_commands(self, spec: JobSpec) -> tuple[str, ...]:
+        """``qstat`` (the allocation's walltime), ``qdel`` and the fan-out launcher (:meth:`fanout_for`): both MoMs
+        start the job through a login shell, which resets ``PATH`` despite ``-V``, so the submission writes their
+        absolute paths into ``pbs.commands`` (:meth:`launcher.schedulers.base.BatchScheduler.settle`)."""
+        return ("qstat", "qdel", self.fanout_for(spec))
 
     # -- submission -------------------------------------------------------------------------
     def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
@@ -212,16 +229,21 @@ class PbsScheduler(BatchScheduler):
         return line
 
     def status_argv(self, job_id: str) -> list[str]:
-        """``qstat -f ID``; PBS Pro adds ``-x`` so that finished jobs are shown too."""
-        return ["qstat", "-x", "-f", job_id] if self._flavor() == "pbspro" else ["qstat", "-f", job_id]
+        """``qstat -f ID``: a queued or running job on both dialects, whether PBS Pro keeps job history or not."""
+        return [self.program("qstat"), "-f", job_id]
 
     def status_queries(self, job_id: str) -> list[StatusQuery]:
-        """``qstat -f`` (:meth:`status_argv`), parsed by :func:`qstat_state`."""
-        return [(self.status_argv(job_id), qstat_state)]
+        """``qstat -f ID`` (:meth:`status_argv`); on PBS Pro then ``qstat -x -f ID`` for a job that ``-f`` no longer
+        shows (finished: ``Job has finished, use -x or -H``, exit 35), which answers only when the server keeps job
+        history. Both parsed by :func:`qstat_state` (no job in the output: the next query, then ``UNKNOWN``)."""
+        queries: list[StatusQuery] = [(self.status_argv(job_id), qstat_state)]
+        if self._flavor() == "pbspro":
+            queries.append(([self.program("qstat"), "-x", "-f", job_id], qstat_state))
+        return queries
 
     # -- inside an allocation ---------------------------------------------------------------
     def allocation_commands(self, job_id: str, env: Mapping[str, str]) -> dict[str, Command]:
-        """``qstat -f $PBS_JOBID`` (:meth:`status_argv`)."""
+        """``qstat -f $PBS_JOBID`` (:meth:`status_argv`: the job runs, so ``-f`` shows it on both dialects)."""
         return {"qstat": Command(self.status_argv(job_id))}
 
     def parse_allocation(self, spec: JobSpec, job_id: str, env: Mapping[str, str],
@@ -251,12 +273,25 @@ def _root_refused() -> UserError:
                      fix="submit as a regular user (Torque's qsub runs no job as root)")
 
 
-def qstat_state(stdout: str) -> JobState:
+def exit_status(info: Mapping[str, str]) -> int | None:
+    """A finished job's exit status from ``qstat -f`` attributes (:data:`EXIT_STATUS`: PBS Pro's ``Exit_status``,
+    Torque's ``exit_status``); ``None`` when there is none (a job still queued or running)."""
+    for name in EXIT_STATUS:
+        value = info.get(name, "").strip()
+        if re.fullmatch(r"-?\d+", value):
+            return int(value)
+    return None
+
+
+def qstat_state(stdout: str) -> JobState | None:
     """The state in ``qstat -f`` output, from ``job_state``; a finished job (``C``/``F``) is FAILED when its
-    ``exit_status`` is not 0; ``UNKNOWN`` without a ``job_state``."""
+    exit status (:func:`exit_status`) is not 0; ``None`` when the output holds no ``job_state`` (an empty answer,
+    e.g. ``qstat -x -f`` on a PBS Pro server without job history: the job is not known from it)."""
     info = parse_qstat_f(stdout)
-    state = STATES.get(info.get("job_state", ""), JobState.UNKNOWN)
-    if state == JobState.COMPLETED and info.get("exit_status", "0").strip() not in ("0", ""):
+    if "job_state" not in info:
+        return None
+    state = STATES.get(info["job_state"], JobState.UNKNOWN)
+    if state == JobState.COMPLETED and exit_status(info) not in (0, None):
         return JobState.FAILED
     return state
 
@@ -279,5 +314,5 @@ def walltime_and_start(info: dict[str, str], now: float | None = None) -> tuple[
     return walltime, start
 
 
-__all__ = ["PbsScheduler", "flavor_of", "parse_nodefile", "parse_pbs_duration", "parse_qstat_f", "qstat_state",
-           "walltime_and_start"]
+__all__ = ["PbsScheduler", "exit_status", "flavor_of", "parse_nodefile", "parse_pbs_duration", "parse_qstat_f",
+           "qstat_state", "walltime_and_start"]

@@ -1,15 +1,29 @@
 """The PBS backend end to end through STAND-INS: no PBS server (Torque, PBS Pro or OpenPBS) installs from this
-machine's package registries, so ``tests/standins/pbs/`` (first on ``PATH``) plays ``qsub``, ``qstat``,
-``qdel`` and ``pbs_tmrsh``: it records their arguments, prints what the real commands print, and runs the
-batch script here with a ``PBS_NODEFILE``. Everything else is real: the rendered script, the launcher inside
-it, the Hadoop daemons and the wordcount job.
+machine's package registries, so ``tests/standins/pbs/`` (first on ``PATH``) plays ``qsub``, ``qstat``, ``qdel``,
+``pbsdsh`` and ``pbs_tmrsh``: it records their arguments, prints what the real commands print, and runs the batch
+script here with a ``PBS_NODEFILE``, as the real ones did in issue 17 (PBS Pro keeps no job history by default and
+spells ``Exit_status``; the MoM starts the job through a login shell whose ``PATH`` finds another ``qstat`` and
+another ``java`` first; Torque's ``qdel`` sends SIGKILL 26 ms after SIGTERM to the job's session and tasks).
+Everything else is real: the rendered script, the launcher inside it, the Hadoop daemons and the job steps.
+
+Torque's ``qsub`` runs no job as root (the launcher refuses it before ``qsub``), so when the tests run as root the
+commands of the issue-17 tests run as the unprivileged user ``nobody`` (:class:`Submitter`), as a PBS user would.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 import yaml
 
@@ -18,6 +32,9 @@ from tests.conftest import REPO, hpc_hadoop, only_run_dir, processes_of, run_dir
 pytestmark = [pytest.mark.hadoop]
 
 STANDINS = REPO / "tests" / "standins" / "pbs"
+SMALL = {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"}
+#: A job client that exits with the code it is given (built by :func:`exit_jar`).
+EXIT_JAVA = "public class ExitWith { public static void main(String[] a) { System.exit(Integer.parseInt(a[0])); } }\n"
 
 
 def standin_env(state: Path, flavor: str) -> dict[str, str]:
@@ -33,14 +50,14 @@ def write_job(tmp_path: Path, pfs_root: Path, **fields: object) -> Path:
         "name": "pbswc", "scheduler": "pbs", "nodes": 1, "walltime": "00:15:00", "interface": "lo",
         # The stand-in runs its one node on this machine: the root under /tmp is "shared" (issue #11 refuses a
         # batch job's node-local root unless filesystem.shared asserts it).
-        "filesystem": {"root": str(pfs_root), "shared": True},
-        "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"},
+        "filesystem": {"root": str(pfs_root), "shared": True}, "hadoop": SMALL,
         "steps": [{"example": "wordcount", "args": [str(text), "${run_dir}/output/wordcount"]}], **fields}))
     return job
 
 
 def test_wordcount_through_standin_pbs_pro(pfs_root: Path, tmp_path: Path, hadoop_runtime: Path) -> None:
-    """``submit --wait`` on stand-in OpenPBS (flavor detected from ``qstat --version``), agent via ``pbs_tmrsh``."""
+    """``submit --wait`` on stand-in OpenPBS (flavor detected from ``qstat --version``; no job history, its
+    default), agent via ``pbs_tmrsh``; inside the job nothing is found on the login shell's ``PATH``."""
     state = tmp_path / "standin"
     job = write_job(tmp_path, pfs_root)
     result = hpc_hadoop("submit", str(job), "--wait", env=standin_env(state, "pbspro"), timeout=600)
@@ -55,7 +72,10 @@ def test_wordcount_through_standin_pbs_pro(pfs_root: Path, tmp_path: Path, hadoo
     assert (state / "pbs_tmrsh.args").read_text().startswith("localhost ")
     assert "-x -f 1.standin" in (state / "qstat.args").read_text()
     assert "#PBS -l select=1:ncpus=1" in (run_dir / "batch.sh").read_text()
-    assert "job 1.standin: completed" in result.stdout
+    submitted = yaml.safe_load((run_dir / "job.yaml").read_text())
+    assert submitted["pbs"]["commands"]["pbs_tmrsh"] == str(STANDINS / "pbs_tmrsh")
+    assert "job 1.standin: running" in result.stdout
+    assert "job 1.standin: no longer known to the batch system; run.json: succeeded, exit code 0" in result.stdout
     assert processes_of(run_dir) == []
 
 
@@ -70,3 +90,176 @@ def test_torque_as_root_is_refused_in_one_line(pfs_root: Path, tmp_path: Path, h
         assert not (state / "qsub.args").exists() and run_dirs(pfs_root) == []
     else:
         assert result.returncode == 0 and (state / "qsub.args").exists()
+
+
+# -- issue 17 items 9-12, as a PBS user ---------------------------------------------------------------------------
+
+class Submitter:
+    """Runs ``hpc-hadoop`` and the stand-in PBS commands as a PBS user: ``nobody`` when the tests run as root (with
+    a home of its own for the session, so its class-data-sharing archives warm the later bring-ups), else the
+    test's own user. Its environment is a login's: ``PATH`` with the stand-ins first, no ``JAVA_HOME``."""
+
+    def __init__(self, home: Path) -> None:
+        self.root = os.geteuid() == 0
+        entry = pwd.getpwnam("nobody") if self.root else pwd.getpwuid(os.getuid())
+        self.user, self.uid, self.gid = entry.pw_name, entry.pw_uid, entry.pw_gid
+        self.home = home
+
+    def directory(self, prefix: str) -> Path:
+        """A new directory under /tmp that the user owns (mode 0700 as a user's own would be)."""
+        path = Path(tempfile.mkdtemp(prefix=f"hh-pbs-{prefix}-", dir="/tmp"))
+        os.chown(path, self.uid, self.gid)
+        return path
+
+    def env(self, work: Path, flavor: str, **extra: str) -> dict[str, str]:
+        return {"PATH": f"{STANDINS}:/usr/local/bin:/usr/bin:/bin", "HOME": str(self.home), "USER": self.user,
+                "LOGNAME": self.user, "LANG": "C.UTF-8", "TMPDIR": str(work / "tmp"),
+                "XDG_STATE_HOME": str(work / "state"), "PBS_STANDIN_DIR": str(work / "standin"),
+                "PBS_STANDIN_FLAVOR": flavor, **extra}
+
+    def run(self, argv: list[str], env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        ids = {"user": self.uid, "group": self.gid, "extra_groups": []} if self.root else {}
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO, check=False,
+                              **ids)  # type: ignore[call-overload]
+
+    def hpc_hadoop(self, *args: str, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        return self.run([sys.executable, "-m", "launcher.cli", *args], env, timeout)
+
+
+@pytest.fixture(scope="session")
+def submitter() -> Iterator[Submitter]:
+    home = Path(tempfile.mkdtemp(prefix="hh-pbs-home-", dir="/tmp"))
+    user = Submitter(home)
+    os.chown(home, user.uid, user.gid)
+    for path in (REPO, Path(sys.executable).resolve()):
+        assert os.access(path, os.R_OK), f"{path} must be readable by {user.user} for the PBS tests"
+    yield user
+    shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def work(submitter: Submitter) -> Iterator[Path]:
+    """The test's directory, owned by the submitter: ``pfs/`` (the filesystem root), ``tmp/`` (node-local),
+    ``state/`` (the index of clusters), ``standin/`` (the stand-ins' records)."""
+    path = submitter.directory("work")
+    for sub in ("pfs", "tmp", "state", "standin"):
+        (path / sub).mkdir()
+        os.chown(path / sub, submitter.uid, submitter.gid)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def exit_jar(tmp_path_factory: pytest.TempPathFactory, hadoop_runtime: Path) -> Iterator[Path]:
+    """``exit-with.jar``: class ``ExitWith``, whose main exits with its argument (the step of a job that exits 3)."""
+    javac, jar = shutil.which("javac"), shutil.which("jar")
+    assert javac and jar, "the JDK's javac and jar are needed to build the step that exits 3"
+    out = Path(tempfile.mkdtemp(prefix="hh-pbs-jar-", dir="/tmp"))
+    out.chmod(0o755)
+    source = tmp_path_factory.mktemp("exitwith") / "ExitWith.java"
+    source.write_text(EXIT_JAVA)
+    subprocess.run([javac, "-d", str(source.parent), str(source)], check=True)
+    subprocess.run([jar, "cf", str(out / "exit-with.jar"), "-C", str(source.parent), "ExitWith.class"], check=True)
+    (out / "exit-with.jar").chmod(0o644)
+    yield out / "exit-with.jar"
+    shutil.rmtree(out, ignore_errors=True)
+
+
+def job_file(submitter: Submitter, work: Path, name: str, flavor: str, steps: list[dict]) -> Path:
+    job = work / f"{name}.yaml"
+    job.write_text(yaml.safe_dump({
+        "name": name, "scheduler": "pbs", "nodes": 1, "walltime": "00:15:00", "interface": "lo",
+        "pbs": {"flavor": flavor}, "filesystem": {"root": str(work / "pfs"), "shared": True}, "hadoop": SMALL,
+        "steps": steps}))
+    os.chown(job, submitter.uid, submitter.gid)
+    return job
+
+
+def the_run_dir(submitter: Submitter, work: Path) -> Path:
+    (run_dir,) = (work / "pfs" / submitter.user / "hpc-hadoop").iterdir()
+    return run_dir
+
+
+@pytest.fixture
+def leftovers(work: Path) -> Iterator[None]:
+    """After the test, kill what a failed run of it left running (processes naming the test's directory)."""
+    yield
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            if any(str(work) in part for part in proc.info["cmdline"] or ()):
+                proc.kill()
+        except psutil.Error:
+            continue
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("flavor", ["torque", "pbspro"])
+@pytest.mark.usefixtures("leftovers")
+def test_submit_wait_of_a_step_that_exits_3(submitter: Submitter, work: Path, exit_jar: Path, flavor: str) -> None:
+    """Issue 17 item 10: OpenPBS prints ``Exit_status = 3``; read as Torque's ``exit_status`` only, the job was
+    ``completed`` (the server keeps job history here, so that ``qstat -x -f`` shows the finished job)."""
+    env = submitter.env(work, flavor, PBS_STANDIN_HISTORY="1")
+    job = job_file(submitter, work, "exit3", flavor, [{"jar": str(exit_jar), "class": "ExitWith", "args": [3]}])
+    result = submitter.hpc_hadoop("submit", str(job), "--wait", env=env)
+    assert result.returncode == 3, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "job 1.standin: failed" in result.stdout and "job 1.standin: completed" not in result.stdout
+    run_dir = the_run_dir(submitter, work)
+    report = run_report(run_dir)
+    assert (report["state"], report["exit_code"], report["steps"][0]["returncode"]) == ("failed", 3, 3)
+    assert processes_of(run_dir) == []
+
+
+@pytest.mark.usefixtures("leftovers")
+def test_start_with_job_history_off_comes_up_and_stop_ends_it(submitter: Submitter, work: Path,
+                                                               hadoop_runtime: Path) -> None:
+    """Issue 17 item 9: without job history (OpenPBS's default) ``qstat -x -f`` says nothing even of a running job;
+    ``start`` failed in 0.6 s (``the batch system no longer knows job``) while the cluster came up, ``stop`` said
+    ``is already ended`` and the cluster ran to its walltime."""
+    env = submitter.env(work, "pbspro")
+    job = job_file(submitter, work, "inter", "pbspro", [])
+    started = submitter.hpc_hadoop("start", str(job), env=env)
+    assert started.returncode == 0, started.stdout[-4000:] + started.stderr[-2000:]
+    run_dir = the_run_dir(submitter, work)
+    assert f"cluster {run_dir.name} is up" in started.stdout
+    assert yaml.safe_load((run_dir / "job.yaml").read_text())["hadoop"]["java_home"]  # not the login PATH's java
+    listed = submitter.hpc_hadoop("list", "--json", env=env)
+    assert [json.loads(line)["state"] for line in listed.stdout.splitlines()] == ["ready"], listed.stdout
+    plan = json.loads((run_dir / "plan.json").read_text())
+    assert plan["deadline"] is not None and plan["fanout_program"] == str(STANDINS / "pbs_tmrsh")
+    stopped = submitter.hpc_hadoop("stop", run_dir.name, env=env)
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert f"cluster {run_dir.name}: stopped" in stopped.stdout
+    assert run_report(run_dir)["state"] == "stopped"
+    assert not (work / "standin" / "qdel.args").exists()  # torn down by the cluster: nothing to cancel
+    assert processes_of(run_dir) == []
+
+
+@pytest.mark.usefixtures("leftovers")
+def test_torque_qdel_leaves_a_lost_cluster_and_no_process(submitter: Submitter, work: Path,
+                                                          hadoop_runtime: Path) -> None:
+    """Issue 17 item 11: Torque's ``qdel`` (SIGKILL 26 ms after SIGTERM) leaves no time for teardown: the cluster
+    shows ``lost`` (``run.json`` still says running), its logs stay readable, and nothing it started survives (the
+    ``pbsdsh`` client, in a session of its own, had survived for over 76 s)."""
+    env = submitter.env(work, "torque")
+    job = job_file(submitter, work, "killed", "torque", [])
+    started = submitter.hpc_hadoop("start", str(job), env=env)
+    assert started.returncode == 0, started.stdout[-4000:] + started.stderr[-2000:]
+    run_dir = the_run_dir(submitter, work)
+    assert processes_of(run_dir)  # the cluster runs
+    deleted = submitter.run([str(STANDINS / "qdel"), "1.standin"], env)
+    assert deleted.returncode == 0, deleted.stderr
+    qstat = [str(STANDINS / "qstat"), "-f", "1.standin"]
+    wait_until(lambda: "job_state = C" in submitter.run(qstat, env).stdout, 30, "the job to end")
+    wait_until(lambda: not processes_of(run_dir), 10, f"no process of the cluster: {processes_of(run_dir)}")
+    assert run_report(run_dir)["state"] == "running"  # no teardown ran
+    (listed,) = [json.loads(line) for line in submitter.hpc_hadoop("list", "--json", env=env).stdout.splitlines()]
+    assert listed["state"] == "lost" and not listed["active"]
+    assert listed["detail"].startswith("the batch job 1.standin is ") and listed["detail"].endswith("no final run.json")
+    logs = submitter.hpc_hadoop("logs", run_dir.name, "--daemon", "resourcemanager", env=env)
+    assert logs.returncode == 0 and "resourcemanager.log <==" in logs.stdout

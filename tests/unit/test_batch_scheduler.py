@@ -11,6 +11,7 @@ import io
 import json
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -115,12 +116,104 @@ def test_grid_engine_state_from_the_listing_then_qacct(monkeypatch: pytest.Monke
 
 
 def test_pbs_state_detects_the_flavor_once_then_asks_qstat(monkeypatch: pytest.MonkeyPatch) -> None:
-    finished = "Job Id: 5.head\n    job_state = F\n    exit_status = 0\n"
+    """PBS Pro: ``qstat -f`` first (it shows a running job with or without job history); a finished job it no
+    longer shows (``Job has finished``, exit 35) is asked again with ``-x``."""
+    finished = "Job Id: 5.head\n    job_state = F\n    Exit_status = 0\n"
     commands = fake_commands(monkeypatch, {"qstat --version": (0, "pbs_version = 22.05.11\n"),
-                                           "qstat -x -f 5.head": (0, finished)})
+                                           "qstat -f 5.head": (35, ""), "qstat -x -f 5.head": (0, finished)})
     scheduler = PbsScheduler()
     assert scheduler.state("5.head") is JobState.COMPLETED and scheduler.state("5.head") is JobState.COMPLETED
-    assert commands.argvs == ["qstat --version", "qstat -x -f 5.head", "qstat -x -f 5.head"]
+    assert commands.argvs == ["qstat --version", "qstat -f 5.head", "qstat -x -f 5.head", "qstat -f 5.head",
+                              "qstat -x -f 5.head"]
+
+
+# -- PBS Pro without job history (issue 17 item 9), on recorded outputs of OpenPBS 23.06 ----------------------
+
+PBS_DATA = REPO / "tests" / "data" / "pbs"
+OPENPBS = {"qstat --version": (0, "pbs_version = 23.06.06\n")}
+
+
+def recorded(name: str) -> str:
+    return (PBS_DATA / name).read_text()
+
+
+def test_running_job_is_running_with_job_history_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OpenPBS's default: ``qstat -x -f ID`` exits 0 with nothing on standard output (``PBS is not configured to
+    maintain job history`` on standard error) even for a running job; it was taken for a job that had ended."""
+    commands = fake_commands(monkeypatch, {**OPENPBS, "qstat -f 13.vm": (0, recorded("openpbs-qstat-f-running.txt")),
+                                           "qstat -x -f 13.vm": (0, "")})
+    assert PbsScheduler().state("13.vm") is JobState.RUNNING
+    assert commands.argvs == ["qstat --version", "qstat -f 13.vm"]
+
+
+@pytest.mark.parametrize(("plain", "history", "expected"), [
+    ((153, ""), (0, ""), JobState.UNKNOWN),                                          # no history: forgotten
+    ((35, ""), (0, recorded("openpbs-qstat-x-f-finished-exit3.txt")), JobState.FAILED),  # history: Exit_status 3
+])
+def test_finished_job_with_and_without_job_history(monkeypatch: pytest.MonkeyPatch, plain: tuple[int, str],
+                                                   history: tuple[int, str], expected: JobState) -> None:
+    commands = fake_commands(monkeypatch, {**OPENPBS, "qstat -f 2.vm": plain, "qstat -x -f 2.vm": history})
+    assert PbsScheduler().state("2.vm") is expected
+    assert commands.argvs == ["qstat --version", "qstat -f 2.vm", "qstat -x -f 2.vm"]
+
+
+def test_allocation_reads_the_walltime_with_job_history_off(monkeypatch: pytest.MonkeyPatch, resolved: list[str],
+                                                            make_spec: Callable[..., JobSpec], tmp_path: Path) -> None:
+    """Inside the job the walltime came from ``qstat -x -f``: empty without job history, so no deadline, and PBS's
+    own SIGTERM at the walltime ended the run as ``interrupted`` (130) instead of ``timed_out`` (124)."""
+    nodefile = tmp_path / "nodefile"
+    nodefile.write_text("vm\nvm\n")
+    monkeypatch.setenv("PBS_JOBID", "13.vm")
+    monkeypatch.setenv("PBS_NODEFILE", str(nodefile))
+    monkeypatch.setenv("NCPUS", "2")
+    commands = fake_commands(monkeypatch, {"qstat -f 13.vm": (0, recorded("openpbs-qstat-f-running.txt")),
+                                           "qstat -x -f 13.vm": (0, "")})
+    alloc = PbsScheduler().allocation(make_spec(scheduler="pbs", nodes=1, pbs={"flavor": "pbspro"},
+                                                batch={"cores_per_node": 2}))
+    assert commands.argvs == ["qstat -f 13.vm"] and alloc.walltime == 1800.0
+    assert alloc.deadline == datetime(2026, 11, 24, 10, 2, 13).timestamp() + 1800
+
+
+def test_one_empty_answer_never_makes_a_job_ended(monkeypatch: pytest.MonkeyPatch, fake_time: FakeTime) -> None:
+    """``list``, ``start`` and ``stop`` ask :meth:`confirmed_state`: a job is unknown only after 3 answers in a row
+    (0.5 s apart); ``start`` had failed after 0.6 s on one empty answer while the cluster came up."""
+    running = recorded("openpbs-qstat-f-running.txt")
+    commands = fake_commands(monkeypatch, {**OPENPBS, "qstat -f 13.vm": [(0, ""), (0, running)],
+                                           "qstat -x -f 13.vm": (0, ""), "qstat -f 14.vm": (153, ""),
+                                           "qstat -x -f 14.vm": (0, "")})
+    scheduler = PbsScheduler()
+    assert scheduler.confirmed_state("13.vm") is JobState.RUNNING and fake_time.sleeps == [0.5]
+    assert scheduler.confirmed_state("14.vm") is JobState.UNKNOWN and fake_time.sleeps == [0.5] * 3
+    assert commands.argvs.count("qstat -x -f 14.vm") == 3
+
+
+def test_a_starting_cluster_is_not_lost_on_one_empty_answer(monkeypatch: pytest.MonkeyPatch, fake_time: FakeTime,
+                                                             tmp_path: Path) -> None:
+    run_dir = tmp_path / "c"
+    run_dir.mkdir()
+    fake_commands(monkeypatch, {**OPENPBS, "qstat -f 13.vm": [(0, ""), (0, recorded("openpbs-qstat-f-running.txt"))],
+                                "qstat -x -f 13.vm": (0, "")})
+    status = interactive.status_of({"cluster_id": "c", "run_dir": str(run_dir), "scheduler": "pbs", "job_id": "13.vm"})
+    assert status.state == "starting" and status.active
+
+
+def test_stop_cancels_a_job_the_batch_system_still_knows(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A cluster whose run.json is final (or lost) while its job still runs: ``stop`` said ``is already ...`` and left
+    the job to its walltime; it now cancels it."""
+    run_dir = tmp_path / "c"
+    run_dir.mkdir()
+    (run_dir / "run.json").write_text(json.dumps({"state": "bringup_failed", "error": "boom"}))
+    interactive.register("c", run_dir, "pbs", "13.vm", interactive=True)
+    monkeypatch.setattr(interactive, "batch_state", lambda scheduler, job_id: "running")
+    cancelled: list[str | None] = []
+    monkeypatch.setattr(interactive, "_cancel", lambda status: cancelled.append(status.job_id))
+    result = CliRunner().invoke(main, ["stop", "c"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert result.output == "cluster c is already bringup_failed; its pbs job 13.vm was still running: cancelled\n"
+    assert cancelled == ["13.vm"]
+    monkeypatch.setattr(interactive, "batch_state", lambda scheduler, job_id: "unknown")
+    result = CliRunner().invoke(main, ["stop", "c"], terminal_width=200)
+    assert result.output == "cluster c is already bringup_failed\n" and cancelled == ["13.vm"]
 
 
 # -- wait: the job-state polling loop ------------------------------------------------------------------------
@@ -195,18 +288,22 @@ def test_follow_prints_state_changes_and_the_growing_log(monkeypatch: pytest.Mon
     assert capsys.readouterr().out == "starting\nstep 1 done\nbye\n"
 
 
-@pytest.mark.parametrize(("report", "expected"), [(None, 1), ({"state": "timed_out", "exit_code": 124}, 124)])
+@pytest.mark.parametrize(("report", "expected", "said"), [
+    (None, 1, "none"), ({"state": "timed_out", "exit_code": 124}, 124, "timed_out, exit code 124")])
 def test_follow_stops_after_six_unknown_polls(monkeypatch: pytest.MonkeyPatch, fake_time: FakeTime, tmp_path: Path,
-                                              report: dict[str, Any] | None, expected: int) -> None:
-    """A job the batch system forgot: 5 UNKNOWN polls in a row are tolerated, the 6th ends ``follow``; its exit
-    code comes from run.json, else from the last state shown (running: 1)."""
+                                              report: dict[str, Any] | None, expected: int, said: str) -> None:
+    """A job the batch system forgot (PBS Pro without job history forgets a finished job at once): 5 UNKNOWN polls
+    in a row are tolerated, the 6th ends ``follow``; its exit code comes from run.json, which a line names, else
+    from the last state shown (running: 1)."""
     if report is not None:
         (tmp_path / "run.json").write_text(json.dumps(report))
     commands = fake_commands(monkeypatch, {"squeue -h -j 7 -o %T": [(0, "RUNNING")] + [(1, "")] * 20,
                                            "scontrol show job -o 7": (1, "")})
     out = io.StringIO()
-    code = submit_module.follow(SlurmScheduler(), "7", tmp_path, tmp_path / "none.out", Console(file=out))
-    assert code == expected and out.getvalue() == "job 7: running\n"
+    code = submit_module.follow(SlurmScheduler(), "7", tmp_path, tmp_path / "none.out", Console(file=out, width=60))
+    assert code == expected
+    assert out.getvalue().splitlines() == ["job 7: running",
+                                           f"job 7: no longer known to the batch system; run.json: {said}"]
     assert commands.argvs.count("squeue -h -j 7 -o %T") == 7
 
 
@@ -304,9 +401,9 @@ def test_pbs_pro_allocation_detects_the_flavor(monkeypatch: pytest.MonkeyPatch, 
     qstat = "Job Id: 108.pbs-head\n    job_state = R\n    Resource_List.walltime = 00:30:00\n" \
             "    start_time = Sun Nov 22 04:30:02 2026\n"
     commands = fake_commands(monkeypatch, {"qstat --version": (0, "pbs_version = 22.05.11\n"),
-                                           "qstat -x -f 108.pbs-head": (0, qstat)})
+                                           "qstat -f 108.pbs-head": (0, qstat)})
     alloc = PbsScheduler().allocation(make_spec(scheduler="pbs", nodes=2, batch={"cores_per_node": 16}))
-    assert commands.argvs == ["qstat --version", "qstat -x -f 108.pbs-head"]
+    assert commands.argvs == ["qstat --version", "qstat -f 108.pbs-head"]
     assert (alloc.cores_per_node, alloc.walltime, alloc.fanout) == (16, 1800.0, "pbs_tmrsh")
     assert alloc.start_time == datetime(2026, 11, 22, 4, 30, 2).timestamp() and resolved == ["n1", "n2"]
 
@@ -389,7 +486,7 @@ def test_builders_run_nothing(monkeypatch: pytest.MonkeyPatch, make_spec: Callab
     spec = make_spec(scheduler="pbs", nodes=2)
     assert "-l select=2:ncpus=1" in scheduler.filtered_directives(spec, Path("/r"))
     assert scheduler.preview_allocation(spec).fanout == "pbs_tmrsh"
-    assert scheduler.status_queries("5")[0][0] == ["qstat", "-x", "-f", "5"]
+    assert [argv for argv, _ in scheduler.status_queries("5")] == [["qstat", "-f", "5"], ["qstat", "-x", "-f", "5"]]
     assert commands.calls == []
 
 
@@ -437,7 +534,9 @@ def test_render_for_pbs_without_qstat_assumes_pbs_pro_and_says_so(no_qstat: None
 def test_submit_writes_the_detected_flavor_into_job_yaml(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                          pfs_root: Path, make_spec: Callable[..., JobSpec],
                                                          fake_runtime: HadoopRuntime) -> None:
-    """Everything decided at submission is in the submitted files: the flavor ``qstat --version`` names."""
+    """Everything decided at submission is in the submitted files: the flavor ``qstat --version`` names, the
+    absolute paths of the PBS commands the job runs and the JDK (issue 17 item 12: the job's login shell resets
+    ``PATH``); the Python is the batch script's absolute one."""
     monkeypatch.setenv("PATH", f"{PBS_STANDINS}:{os.environ['PATH']}")
     monkeypatch.setenv("PBS_STANDIN_DIR", str(tmp_path / "standin"))
     monkeypatch.setenv("PBS_STANDIN_FLAVOR", "torque")
@@ -447,6 +546,10 @@ def test_submit_writes_the_detected_flavor_into_job_yaml(monkeypatch: pytest.Mon
     code, run_dir, job_id = submit_module.submit_batch(spec, tmp_path / "job.yaml", overwrite=False, wait=False,
                                                        console=Console(file=io.StringIO()))
     assert (code, job_id) == (0, "9.standin")
-    assert yaml.safe_load((run_dir / "job.yaml").read_text())["pbs"]["flavor"] == "torque"
-    assert "#PBS -l nodes=1:ppn=1,walltime=01:00:00\n" in (run_dir / "batch.sh").read_text()
+    submitted = yaml.safe_load((run_dir / "job.yaml").read_text())
+    assert submitted["pbs"]["flavor"] == "torque"
+    assert submitted["pbs"]["commands"] == {name: str(PBS_STANDINS / name) for name in ("qstat", "qdel", "pbsdsh")}
+    assert submitted["hadoop"]["java_home"] == str(fake_runtime.java_home)
+    script = (run_dir / "batch.sh").read_text()
+    assert "#PBS -l nodes=1:ppn=1,walltime=01:00:00\n" in script and f"\n{sys.executable} -m launcher.cli run" in script
     assert (tmp_path / "standin" / "qstat.args").read_text() == "--version\n"

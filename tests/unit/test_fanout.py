@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import psutil
 import pytest
 
 from launcher.cluster import Cluster, agent_group
@@ -32,6 +33,8 @@ from launcher.fanout.qrsh import QrshLauncher
 from launcher.fanout.srun import SrunLauncher
 from launcher.plan import ClusterPlan
 from launcher.spec import JobSpec
+from tests.conftest import REPO
+from tests.unit.test_pbs import STANDINS
 
 #: Records each signal it gets in a file; exits 0 on the first one unless told to ignore it.
 SCRIPT = """
@@ -330,3 +333,57 @@ def test_a_lost_nodemanager_off_the_master_is_tolerated_while_a_step_runs(
     finally:
         group.stop(timeout=5)
         cluster.http.close()
+
+
+# -- nothing started here leaves the job's process tree (issue 17 item 11) --------------------------------------
+#: A process that starts one agent through the launcher ``argv[1]`` (into ``argv[2]``), prints the launcher
+#: process's pid and waits: it plays ``hpc-hadoop run``, which the batch system kills.
+PARENT = """
+import sys, time
+from launcher.fanout import AgentGroup, get_launcher
+group = AgentGroup(get_launcher(sys.argv[1]), sys.argv[2], ["localhost"],
+                   [sys.executable, "-c", "import time; time.sleep(120)"])
+group.start()
+print(group._procs[0][1].pid, flush=True)
+time.sleep(120)
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.mark.parametrize("name", ["local", "pbsdsh"])
+def test_launcher_processes_stay_in_the_job_and_end_with_their_parent(name: str, tmp_path: Path) -> None:
+    """A Torque MoM's ``qdel`` kills the job's session, SIGKILL 26 ms after SIGTERM: a ``pbsdsh`` client started in
+    a session of its own outlived the job by over 76 s. The launcher processes now stay in the session of the
+    process that starts them (a process group of their own, out of reach of a terminal's Ctrl-C), and get SIGTERM
+    when it dies, by SIGKILL too (``PR_SET_PDEATHSIG``); the stand-in ``pbsdsh`` passes it on to its task as the
+    real one does."""
+    standin = tmp_path / "standin"
+    env = {**os.environ, "PATH": f"{STANDINS}{os.pathsep}{os.environ['PATH']}", "PBS_STANDIN_DIR": str(standin),
+           "PBS_JOBID": "1.standin"}
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, name, str(tmp_path / "run")], stdout=subprocess.PIPE,
+                              text=True, env=env, cwd=REPO, start_new_session=True)
+    started: list[int] = [parent.pid]
+    try:
+        assert parent.stdout is not None
+        client = int(parent.stdout.readline())
+        tasks = standin / "1.standin.tasks"
+        if name == "pbsdsh":
+            wait_for(lambda: tasks.exists() and tasks.read_text().strip())
+        task = int(tasks.read_text().split()[0]) if name == "pbsdsh" else client
+        started += [client, task]
+        assert os.getsid(client) == parent.pid  # the parent's session: the batch system's kill reaches it
+        assert os.getpgid(client) == client != os.getpgid(parent.pid)  # its own process group
+        parent.kill()
+        parent.wait()
+        wait_for(lambda: not alive(client) and not alive(task))
+        assert not alive(client) and not alive(task)
+    finally:
+        for pid in started:  # what a failed run of this test would leave
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)

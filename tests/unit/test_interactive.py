@@ -53,8 +53,9 @@ def test_index_lives_under_xdg_state_home(tmp_path: Path) -> None:
     ("running", {"state": "running", "bringup_s": None}, "starting"),
     ("running", {"state": "running", "bringup_s": 3.0, "hold": True}, "ready"),
     ("running", {"state": "running", "bringup_s": 3.0, "hold": False}, "running"),
-    ("completed", {"state": "running", "bringup_s": 3.0, "hold": True}, "ended"),
-    ("unknown", {"state": "running", "bringup_s": 3.0, "hold": True}, "ended"),
+    ("completed", {"state": "running", "bringup_s": 3.0, "hold": True}, "lost"),
+    ("unknown", {"state": "running", "bringup_s": 3.0, "hold": True}, "lost"),
+    ("failed", None, "lost"),
     ("completed", {"state": "stopped", "bringup_s": 3.0, "hold": True}, "stopped"),
     ("failed", {"state": "bringup_failed", "error": "boom"}, "bringup_failed"),
 ])
@@ -65,7 +66,7 @@ def test_state_from_directory_and_batch_system(tmp_path: Path, job_state: str, r
                        job_state=batch(job_state))
     assert status.state == expected
     assert status.nodes == ["n1", "n2"] and status.head == "n1"
-    if expected == "ended":
+    if expected == "lost":  # issue 17 item 11: was `ended`; the same word on every scheduler (and `local` below)
         assert "no final run.json" in status.detail and not status.active
     if expected == "ready":
         assert 590 < status.walltime_left_s <= 600 and status.active
@@ -89,7 +90,7 @@ def test_local_cluster_state_follows_its_holder_process(tmp_path: Path) -> None:
         holder.kill()
         holder.wait()
     status = status_of(entry)
-    assert status.state == "ended" and f"pid {holder.pid}" in status.detail
+    assert status.state == "lost" and f"pid {holder.pid}" in status.detail
 
 
 def test_a_removed_directory_is_gone(tmp_path: Path) -> None:

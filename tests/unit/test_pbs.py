@@ -1,14 +1,17 @@
 """PBS backend (Torque and PBS Pro): rendered scripts against golden text, ``PBS_NODEFILE`` and ``qstat -f``
-parsing on recorded-format samples, dialect detection, the allocation read inside a job.
+parsing on recorded outputs, dialect detection, the allocation read inside a job.
 
 No PBS server installs from this machine's package registries, so nothing here talks to a real PBS:
-``qstat`` answers come from samples in the formats Torque 6 and OpenPBS 22 print, or from the stand-in
-executables in ``tests/standins/pbs/`` (which record their arguments).
+``qstat`` answers come from the recorded outputs of Torque 6.1 and OpenPBS 23.06 in ``tests/data/pbs/`` (see
+its README), from samples in the same formats, or from the stand-in executables in ``tests/standins/pbs/``
+(which record their arguments and behave as the real commands did in issue 17: PBS Pro's job history off,
+``Exit_status``, the login shell's ``PATH``, Torque's ``qdel``).
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -25,11 +28,13 @@ from launcher.schedulers import base, get_scheduler
 from launcher.schedulers.base import JobState
 from launcher.schedulers.pbs import (
     PbsScheduler,
+    exit_status,
     flavor_of,
     parse_nodefile,
     parse_pbs_duration,
     parse_pbs_size,
     parse_qstat_f,
+    qstat_state,
     walltime_and_start,
 )
 from launcher.spec import JobSpec
@@ -110,36 +115,14 @@ Job Id: 4242.torque-server.example.org
     submit_host = login1.example.org
 """
 
-#: ``qstat -x -f`` of a finished OpenPBS 22 job (no Walltime.Remaining; exit_status; state F).
-PBSPRO_QSTAT_F = """\
-Job Id: 108.pbs-head
-    Job_Name = hh-wc4
-    Job_Owner = alice@pbs-head
-    resources_used.cpupercent = 95
-    resources_used.cput = 00:00:41
-    resources_used.mem = 802304kb
-    resources_used.ncpus = 64
-    resources_used.vmem = 4216352kb
-    resources_used.walltime = 00:02:13
-    job_state = F
-    queue = workq
-    server = pbs-head
-    Checkpoint = u
-    ctime = Sun Nov 22 04:30:01 2026
-    exec_host = n1/0*16+n2/0*16+n3/0*16+n4/0*16
-    exec_vnode = (n1:ncpus=16)+(n2:ncpus=16)+(n3:ncpus=16)+(n4:ncpus=16)
-    Resource_List.ncpus = 64
-    Resource_List.nodect = 4
-    Resource_List.place = scatter:excl
-    Resource_List.select = 4:ncpus=16
-    Resource_List.walltime = 01:00:00
-    stime = Sun Nov 22 04:30:02 2026
-    session_id = 4711
-    substate = 92
-    Exit_status = 3
-    exit_status = 3
-    start_time = Sun Nov 22 04:30:02 2026
-"""
+#: Recorded outputs (tests/data/pbs/README.md): OpenPBS 23.06 (job history off, its default) and Torque 6.1.
+DATA = Path(__file__).resolve().parent.parent / "data" / "pbs"
+#: ``qstat -f 13.vm`` of a running OpenPBS job (``stime``, no ``start_time``, no ``Walltime.Remaining``).
+PBSPRO_RUNNING = (DATA / "openpbs-qstat-f-running.txt").read_text()
+#: ``qstat -x -f 2.vm`` of a finished OpenPBS job whose script exited 3 (server with job history): ``Exit_status``.
+PBSPRO_FINISHED = (DATA / "openpbs-qstat-x-f-finished-exit3.txt").read_text()
+#: ``qstat -x -f ID``'s standard error on an OpenPBS server without job history (it exits 0, stdout empty).
+HISTORY_OFF = (DATA / "openpbs-qstat-x-f-history-off.stderr").read_text()
 
 
 def epoch(text: str) -> float:
@@ -190,11 +173,27 @@ def test_qstat_f_torque_sample() -> None:
     assert walltime == 3600 and start + walltime == now + 2995  # Walltime.Remaining wins
 
 
-def test_qstat_f_pbspro_sample() -> None:
-    info = parse_qstat_f(PBSPRO_QSTAT_F)
-    assert info["job_state"] == "F" and info["exit_status"] == "3"
+def test_qstat_f_openpbs_recorded() -> None:
+    info = parse_qstat_f(PBSPRO_RUNNING)
+    assert info["Job Id"] == "13.vm" and info["job_state"] == "R" and "exit_status" not in info
+    assert info["Output_Path"] == "vm:/scratch/alice/hpc-hadoop/inter-20261124-100211-1a2b/batch-pbs.out"
+    assert info["Variable_List"].endswith("PBS_O_QUEUE=workq,PBS_O_HOST=vm")  # tab-continued lines joined
     walltime, start = walltime_and_start(info, now=0.0)
-    assert walltime == 3600 and start == epoch("Sun Nov 22 04:30:02 2026")
+    assert walltime == 1800 and start == epoch("Tue Nov 24 10:02:13 2026")  # stime
+    assert qstat_state(PBSPRO_RUNNING) is JobState.RUNNING and exit_status(info) is None
+
+
+@pytest.mark.parametrize(("recorded", "state"), [
+    ("openpbs-qstat-x-f-finished-exit3.txt", JobState.FAILED),   # Exit_status = 3 (PBS Pro's spelling)
+    ("torque-qstat-f-completed-exit3.txt", JobState.FAILED),     # exit_status = 3 (Torque's)
+    ("torque-qstat-f-running.txt", JobState.RUNNING),
+])
+def test_exit_status_in_either_spelling(recorded: str, state: JobState) -> None:
+    """Issue 17 item 10: OpenPBS prints ``Exit_status``; the parser looked up Torque's ``exit_status`` only, so a
+    PBS Pro job that exited 3 was ``completed`` and ``submit --wait`` returned 0."""
+    text = (DATA / recorded).read_text()
+    assert qstat_state(text) is state
+    assert exit_status(parse_qstat_f(text)) == (3 if state is JobState.FAILED else None)
 
 
 @pytest.mark.parametrize(("output", "flavor"), [
@@ -260,12 +259,13 @@ def test_server_refusing_root_is_reported_as_such(wc4: Callable[[str], JobSpec],
 
 def test_state_through_standin_qstat(standins: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     standins.mkdir(parents=True)
-    (standins / "77.standin.qstat").write_text(PBSPRO_QSTAT_F.replace("108.pbs-head", "77.standin"))
+    (standins / "77.standin.qstat").write_text(PBSPRO_FINISHED.replace("2.vm", "77.standin"))
     monkeypatch.setenv("PBS_STANDIN_FLAVOR", "pbspro")
     scheduler = PbsScheduler()
-    assert scheduler.state("77.standin") == JobState.FAILED  # finished with exit_status 3
-    assert (standins / "qstat.args").read_text().splitlines()[-1] == "-x -f 77.standin"
+    assert scheduler.state("77.standin") == JobState.FAILED  # finished with Exit_status 3
     assert scheduler.state("78.standin") == JobState.UNKNOWN
+    assert (standins / "qstat.args").read_text().splitlines()[-3:] == ["-f 77.standin", "-f 78.standin",
+                                                                       "-x -f 78.standin"]
 
 
 def test_allocation_inside_a_job(make_spec: Callable[..., JobSpec], standins: Path, monkeypatch: pytest.MonkeyPatch,
@@ -375,7 +375,7 @@ def test_whole_node_cores_on_pbs_pro(make_spec: Callable[..., JobSpec], standins
     YARN at one vcore. With exclusive nodes, YARN gets the CPUs the job may run on (its affinity: 6 here)."""
     standins.mkdir(parents=True)
     job_id = "4242.torque-server.example.org"
-    (standins / f"{job_id}.qstat").write_text(TORQUE_QSTAT_F if flavor == "torque" else PBSPRO_QSTAT_F)
+    (standins / f"{job_id}.qstat").write_text(TORQUE_QSTAT_F if flavor == "torque" else PBSPRO_RUNNING)
     nodefile = tmp_path / "nodefile"
     nodefile.write_text("localhost\n")
     for name, value in (("PBS_JOBID", job_id), ("PBS_NODEFILE", str(nodefile)), ("NCPUS", "1"),
@@ -385,3 +385,80 @@ def test_whole_node_cores_on_pbs_pro(make_spec: Callable[..., JobSpec], standins
     monkeypatch.setattr(base.os, "sched_getaffinity", lambda pid: set(range(6)))
     spec = make_spec(scheduler="pbs", nodes=1, interface="lo", pbs={"flavor": flavor}, batch=batch)
     assert PbsScheduler().allocation(spec).cores_per_node == expected
+
+
+# -- issue 17 item 12: nothing is looked up again inside the job from its (login shell's) PATH ----------------
+
+@pytest.mark.parametrize(("flavor", "fanout"), [("torque", "pbsdsh"), ("pbspro", "pbs_tmrsh")])
+def test_settle_writes_the_absolute_paths_of_the_job_commands(standins: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              make_spec: Callable[..., JobSpec], flavor: str,
+                                                              fanout: str) -> None:
+    monkeypatch.setenv("PBS_STANDIN_FLAVOR", flavor)
+    spec = PbsScheduler().settle(make_spec(scheduler="pbs"))
+    assert spec.pbs.flavor == flavor
+    assert spec.pbs.commands == {name: str(STANDINS / name) for name in ("qstat", "qdel", fanout)}
+    given = make_spec(scheduler="pbs", pbs={"flavor": flavor, "commands": {"qstat": "/opt/pbs/bin/qstat"}})
+    assert PbsScheduler().settle(given).pbs.commands["qstat"] == "/opt/pbs/bin/qstat"  # the job file's wins
+
+
+def test_the_job_uses_the_submitted_paths_not_its_login_path(make_spec: Callable[..., JobSpec], standins: Path,
+                                                            monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                            make_test_plan: Callable[..., object]) -> None:
+    """Both MoMs start the job through a login shell, which resets ``PATH`` despite ``-V``; on it another ``qstat``
+    (Grid Engine's, tests/standins/pbs/login/) comes first. The walltime query and the fan-out use the paths
+    written into the submitted job.yaml; looked up on that ``PATH``, ``qstat`` is the wrong one."""
+    standins.mkdir(parents=True)
+    (standins / "13.vm.qstat").write_text(PBSPRO_RUNNING)
+    nodefile = tmp_path / "nodefile"
+    nodefile.write_text("localhost\n")
+    for name, value in (("PBS_JOBID", "13.vm"), ("PBS_NODEFILE", str(nodefile)), ("NCPUS", "1"),
+                        ("PATH", f"{STANDINS / 'login'}:/usr/bin:/bin")):
+        monkeypatch.setenv(name, value)
+    paths = {name: str(STANDINS / name) for name in ("qstat", "qdel", "pbs_tmrsh")}
+    spec = make_spec(scheduler="pbs", nodes=1, interface="lo", pbs={"flavor": "pbspro", "commands": paths})
+    allocation = PbsScheduler().allocation(spec)
+    assert allocation.walltime == 1800 and allocation.fanout_program == paths["pbs_tmrsh"]
+    plan = make_test_plan(spec, allocation)
+    assert agent_group(plan).command("localhost")[:2] == [paths["pbs_tmrsh"], "localhost"]  # type: ignore[arg-type]
+    assert PbsScheduler().cancel_argv("13.vm") == ["qdel", "13.vm"]  # outside the job: the submitter's PATH
+    with pytest.raises(CommandError, match="unable to read qmaster name"):
+        PbsScheduler().allocation(make_spec(scheduler="pbs", nodes=1, interface="lo", pbs={"flavor": "pbspro"}))
+
+
+@pytest.mark.parametrize(("commands", "message"), [
+    ({"qstat": "bin/qstat"}, "qstat: 'bin/qstat' is not an absolute path"),
+    ({"qsub": "/opt/pbs/bin/qsub"}, "unknown PBS command 'qsub'"),
+])
+def test_pbs_commands_must_be_known_and_absolute(make_spec: Callable[..., JobSpec], commands: dict[str, str],
+                                                 message: str) -> None:
+    with pytest.raises(UserError, match="pbs.commands") as info:
+        make_spec(scheduler="pbs", pbs={"commands": commands})
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+# -- issue 17 items 9 and 10 through the stand-ins: a job whose script exits 3 ----------------------------------
+
+@pytest.mark.parametrize(("flavor", "history", "expected"), [
+    ("torque", "", JobState.FAILED),      # exit_status = 3
+    ("pbspro", "1", JobState.FAILED),     # Exit_status = 3, on a server that keeps job history
+    ("pbspro", "", JobState.UNKNOWN),     # OpenPBS's default: the finished job is forgotten at once
+])
+def test_a_job_that_exits_3_through_the_standins(standins: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                 flavor: str, history: str, expected: JobState) -> None:
+    monkeypatch.setenv("PBS_STANDIN_FLAVOR", flavor)
+    monkeypatch.setenv("PBS_STANDIN_HISTORY", history)
+    script = tmp_path / "exit3.sh"
+    script.write_text(f"#!/bin/bash\n#PBS -N exit3\n#PBS -o {tmp_path}/out\nsleep 1\nexit 3\n")
+    job_id = subprocess.run(["qsub", str(script)], capture_output=True, text=True, check=True).stdout.strip()
+    scheduler = PbsScheduler()
+    assert scheduler.state(job_id) in (JobState.PENDING, JobState.RUNNING)
+    off = subprocess.run(["qstat", "-x", "-f", job_id], capture_output=True, text=True, check=False)
+    if flavor == "pbspro" and not history:  # as OpenPBS prints it (tests/data/pbs/)
+        assert (off.returncode, off.stdout) == (0, "") and off.stderr == HISTORY_OFF.replace("2.vm", job_id)
+    polled = scheduler.wait(job_id, tolerate=2)
+    assert polled.value is expected
+    if flavor == "pbspro":  # what `qstat -f` says of the finished job, as OpenPBS does (tests/data/pbs/)
+        after = subprocess.run(["qstat", "-f", job_id], capture_output=True, text=True, check=False)
+        recorded = "openpbs-qstat-f-finished.stderr" if history else "openpbs-qstat-f-unknown.stderr"
+        assert (after.returncode, after.stdout) == ((35 if history else 153), "")
+        assert after.stderr == (DATA / recorded).read_text().replace("2.vm", job_id)

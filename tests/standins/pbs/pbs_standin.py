@@ -3,20 +3,39 @@
 
 No PBS server installs from this machine's package registries, so tests put this directory first on
 ``PATH``. Each command is a symlink to this file; it records its arguments in ``$PBS_STANDIN_DIR/<cmd>.args``
-(one line per call) and behaves like the real command, in its output formats, on this one machine:
+(one line per call) and behaves like the real command of Torque 6.1 or OpenPBS 23.06 (``$PBS_STANDIN_FLAVOR``:
+torque | pbspro), in its output formats, on this one machine, including what the real ones did that the first
+version of this stand-in did not (issue 17 items 9-12):
 
-* ``qsub SCRIPT`` prints the job id line (``1.standin``), copies the script, and runs it in the background
-  with ``bash`` (in a session of its own) with ``PBS_JOBID``, ``PBS_NODEFILE`` (one line per core, the host
-  ``localhost``), ``PBS_O_WORKDIR``, ``PBS_NUM_NODES``/``PBS_NUM_PPN`` (Torque) or ``NCPUS`` (PBS Pro),
-  in ``$HOME``, output to the ``-o`` path; it enforces ``walltime`` as Torque does (SIGTERM to the job's
-  processes, SIGKILL ``kill_delay`` = 2 s later). ``$PBS_STANDIN_REFUSE`` makes it refuse with that message.
-* ``qstat --version`` answers as Torque 6.1.3 or OpenPBS 22.05 (``$PBS_STANDIN_FLAVOR``: torque | pbspro);
-  ``qstat -f ID`` (PBS Pro: ``-x -f``) prints ``Job Id:`` and indented ``key = value`` attributes
-  (``job_state``, ``Resource_List.walltime``, ``resources_used.walltime``, ``start_time``, Torque's
-  ``Walltime.Remaining``, ``exit_status``); a recorded sample ``$PBS_STANDIN_DIR/ID.qstat`` is printed as is.
-* ``qdel ID`` ends the job as the walltime does.
-* ``pbsdsh -h HOST CMD...`` (Torque) and ``pbs_tmrsh HOST WORDS...`` (PBS Pro: words joined, run by ``sh -c``)
-  run the command here, with ``HPC_HADOOP_NODE=HOST``; only inside a job, as the real ones (TM interface).
+* ``qsub SCRIPT`` prints the job id line (``1.standin``), copies the script and runs it in the background with
+  ``PBS_JOBID``, ``PBS_NODEFILE`` (one line per core, the host ``localhost``), ``PBS_O_WORKDIR``,
+  ``PBS_NUM_NODES``/``PBS_NUM_PPN`` (Torque) or ``NCPUS`` (PBS Pro), in ``$HOME``, output to the ``-o`` path.
+  As both MoMs do, the job starts through a login shell: the submitter's environment when the script asks for
+  ``-V``, but ``PATH`` reset to the login shell's, on which ``login/`` of this directory comes first: ANOTHER
+  ``qstat`` (Grid Engine's, which fails) and another ``java``, so anything the job looks up on ``PATH`` is not
+  what the submitter had. The job's script runs in a session of its own (the job's session).
+  ``$PBS_STANDIN_REFUSE`` makes ``qsub`` refuse with that message.
+* The job's processes are those of its session and of its tasks' sessions (below). The walltime ends them as
+  the MoM does: SIGTERM, SIGKILL ``kill_delay`` (2 s here) later. ``qdel ID`` ends them the same way, with the
+  SIGKILL 26 ms after the SIGTERM on Torque (what a real Torque 6.1 MoM did), 2 s on PBS Pro. When the job's script
+  exits, what is left of them is killed (SIGKILL). A process that made a session of its own outside a task
+  escapes all of this, as it escapes the real MoMs.
+* ``qstat --version`` answers as Torque 6.1.3 or OpenPBS 23.06.06; ``qstat -f ID`` prints ``Job Id:`` and indented
+  ``key = value`` attributes (``job_state``, ``Resource_List.walltime``, ``resources_used.walltime``, Torque's
+  ``start_time`` and ``Walltime.Remaining``, PBS Pro's ``stime``; the exit status as Torque's ``exit_status`` or
+  PBS Pro's ``Exit_status``); a recorded sample ``$PBS_STANDIN_DIR/ID.qstat`` is printed as is. PBS Pro keeps no
+  job history unless ``$PBS_STANDIN_HISTORY`` is ``1`` (OpenPBS's default: ``job_history_enable`` unset): then
+  ``qstat -x -f ID`` exits 0 with nothing on standard output and ``qstat: PBS is not configured to maintain job
+  history ID`` on standard error, even for a running job, and a finished job is unknown to ``qstat -f``
+  (``qstat: Unknown Job Id ID``, exit 153). With history, ``qstat -f`` of a finished job says ``qstat: ID Job has
+  finished, use -x or -H to obtain historical job information`` (exit 35) and ``-x -f`` shows it (state ``F``).
+  Torque keeps a completed job (state ``C``) and shows it to ``qstat -f``; its ``-x`` (XML) is not emulated.
+* ``pbsdsh -h HOST CMD...`` (Torque) and ``pbs_tmrsh HOST WORDS...`` (PBS Pro: words joined, run by ``sh -c``) ask
+  the MoM for a task of the job: here the command runs in a session of its own with ``HPC_HADOOP_NODE=HOST``,
+  recorded as a task of the job, while the client waits for it and exits with its code. Only inside a job, as the
+  real ones (TM interface). ``pbsdsh`` passes SIGTERM, SIGINT and SIGHUP on to its task and exits 1 (OpenPBS's
+  ``bailout``); ``pbs_tmrsh`` has no handler. A client whose task the MoM killed because the job ended gets no
+  obituary and waits on (the real Torque client did, for over 76 s, until killed by hand).
 """
 
 from __future__ import annotations
@@ -31,9 +50,19 @@ import sys
 import time
 from pathlib import Path
 
+HERE = Path(__file__).resolve().parent
 STATE = Path(os.environ.get("PBS_STANDIN_DIR") or f"/tmp/pbs-standin-{os.getuid()}")
 FLAVOR = os.environ.get("PBS_STANDIN_FLAVOR", "torque")
+HISTORY = FLAVOR == "torque" or os.environ.get("PBS_STANDIN_HISTORY") == "1"
+#: The MoM's ``kill_delay`` at the walltime (and on PBS Pro's ``qdel``), seconds (OpenPBS's default is 10).
 KILL_DELAY = 2.0
+#: Seconds between the SIGTERM and the SIGKILL of Torque's ``qdel``, as a real Torque 6.1 MoM sent them.
+TORQUE_QDEL_DELAY = 0.026
+#: ``PATH`` after the login shell's profile: another ``qstat`` and ``java`` first (``login/``), then the system's.
+LOGIN_PATH = f"{HERE / 'login'}:/usr/local/bin:/usr/bin:/bin:{HERE}"
+#: What the job keeps of the environment without ``-V`` (and the stand-in's own settings, which play the server's).
+KEPT = ("HOME", "USER", "LOGNAME", "SHELL", "LANG", "TMPDIR", "PBS_STANDIN_DIR", "PBS_STANDIN_FLAVOR",
+        "PBS_STANDIN_HISTORY")
 
 
 def record(command: str, argv: list[str]) -> None:
@@ -64,6 +93,14 @@ def save(job: dict) -> None:
     os.replace(tmp, STATE / f"{job['id']}.json")
 
 
+def update(job_id: str, **fields: object) -> None:
+    """Set ``fields`` in the job's record (read again first: the runner and ``qdel`` both write it)."""
+    job = load(job_id)
+    if job is not None:
+        job.update(fields)
+        save(job)
+
+
 def parse_seconds(text: str) -> int:
     total = 0
     for part in text.split(":"):
@@ -73,7 +110,7 @@ def parse_seconds(text: str) -> int:
 
 def directives(script: str) -> dict:
     """What the job asks for, from its ``#PBS`` lines (both dialects)."""
-    asked = {"nodes": 1, "ppn": 1, "walltime": 3600, "out": None, "name": "STDIN"}
+    asked = {"nodes": 1, "ppn": 1, "walltime": 3600, "out": None, "name": "STDIN", "export": False}
     for line in script.splitlines():
         if not line.startswith("#PBS "):
             continue
@@ -96,6 +133,8 @@ def directives(script: str) -> dict:
                 asked["out"] = value
             elif flag == "-N":
                 asked["name"] = value
+            elif flag == "-V":
+                asked["export"] = True
     return asked
 
 
@@ -116,7 +155,7 @@ def qsub(argv: list[str]) -> int:
     asked = directives(script)
     (STATE / f"{job_id}.sh").write_text(script)
     job = {"id": job_id, "state": "Q", "ctime": time.time(), "start": None, "end": None, "exit": None,
-           "cwd": os.getcwd(), **asked}
+           "cwd": os.getcwd(), "session": None, **asked}
     save(job)
     with open(STATE / f"{job_id}.runner.log", "ab") as log:
         subprocess.Popen([sys.executable, os.path.abspath(__file__), "_run", job_id], start_new_session=True,
@@ -125,63 +164,94 @@ def qsub(argv: list[str]) -> int:
     return 0
 
 
-def run_job(job_id: str) -> int:
-    """The MOM's part: run the script, enforce the walltime, record the end."""
-    job = load(job_id)
-    assert job is not None
-    nodefile = STATE / f"{job_id}.nodefile"
-    nodefile.write_text("localhost\n" * job["ppn"])
-    env = {**os.environ, "PBS_JOBID": job_id, "PBS_NODEFILE": str(nodefile), "PBS_O_WORKDIR": job["cwd"],
-           "PBS_JOBNAME": job["name"], "PBS_ENVIRONMENT": "PBS_BATCH", "PBS_QUEUE": "batch"}
+def job_environment(job: dict, nodefile: Path) -> dict[str, str]:
+    """The job's environment: the submitter's with ``-V`` (else a login's few variables), ``PATH`` as the login
+    shell leaves it (:data:`LOGIN_PATH`), and the ``PBS_*`` variables."""
+    env = dict(os.environ) if job["export"] else {k: v for k, v in os.environ.items() if k in KEPT}
+    env.update(PATH=LOGIN_PATH, PBS_JOBID=job["id"], PBS_NODEFILE=str(nodefile), PBS_O_WORKDIR=job["cwd"],
+               PBS_JOBNAME=job["name"], PBS_ENVIRONMENT="PBS_BATCH", PBS_QUEUE="batch")
     if FLAVOR == "torque":
         env.update(PBS_NUM_NODES=str(job["nodes"]), PBS_NUM_PPN=str(job["ppn"]))
     else:
         env.update(NCPUS=str(job["ppn"]))
+    return env
+
+
+def run_job(job_id: str) -> int:
+    """The MoM's part: run the script through the login shell, end the job at the walltime or on ``qdel``, kill what
+    is left of it when its script exits, record the end."""
+    job = load(job_id)
+    assert job is not None
+    nodefile = STATE / f"{job_id}.nodefile"
+    nodefile.write_text("localhost\n" * job["ppn"])
     out_path = job["out"] or str(Path.home() / f"{job['name']}.o{job_id.split('.')[0]}")
-    job.update(state="R", start=time.time())
-    save(job)
     with open(out_path, "ab") as out:
-        proc = subprocess.Popen(["/bin/bash", str(STATE / f"{job_id}.sh")], env=env, cwd=str(Path.home()),
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(["/bin/bash", str(STATE / f"{job_id}.sh")], env=job_environment(job, nodefile),
+                                cwd=str(Path.home()), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
-        deadline = job["start"] + job["walltime"]
-        while proc.poll() is None:
-            current = load(job_id) or job
-            if time.time() >= deadline or current.get("deleted"):
-                end_job(proc)
-                break
-            time.sleep(0.2)
-    job = load(job_id) or job
+    update(job_id, state="R", start=time.time(), session=proc.pid)
+    deadline = time.time() + job["walltime"]
+    while proc.poll() is None:
+        current = load(job_id) or job
+        if time.time() >= deadline or current.get("deleted"):
+            update(job_id, ended_by_mom=True)
+            delay = TORQUE_QDEL_DELAY if current.get("deleted") and FLAVOR == "torque" else KILL_DELAY
+            end_job(job_id, delay)
+            break
+        time.sleep(0.05)
+    proc.wait()
+    signal_job(job_id, signal.SIGKILL)  # what is left of the job once its script exited
     code = proc.returncode
-    job.update(state="C" if FLAVOR == "torque" else "F", end=time.time(),
-               exit=code if code >= 0 else 256 + -code)
-    save(job)
+    update(job_id, state="C" if FLAVOR == "torque" else "F", end=time.time(), exit=code if code >= 0 else 256 - code)
     return 0
 
 
-def end_job(proc: subprocess.Popen) -> None:
-    """As Torque at the walltime or on qdel: SIGTERM to the job's processes, SIGKILL after kill_delay."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+def job_processes(job_id: str) -> list[int]:
+    """Pids of the job's processes: those of its session and of its tasks' sessions."""
+    job = load(job_id) or {}
+    tasks = tasks_file(job_id)
+    sessions = {job.get("session"), *(int(pid) for pid in (tasks.read_text().split() if tasks.exists() else []))}
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if os.getsid(int(entry.name)) in sessions:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def signal_job(job_id: str, signum: int) -> None:
+    for pid in job_processes(job_id):
         try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=KILL_DELAY)
-            return
-        except subprocess.TimeoutExpired:
+            os.kill(pid, signum)
+        except OSError:
             continue
+
+
+def end_job(job_id: str, delay: float) -> None:
+    """As the MoM at the walltime or on ``qdel``: SIGTERM to every process of the job, SIGKILL ``delay`` s later to
+    every one left."""
+    signal_job(job_id, signal.SIGTERM)
+    time.sleep(delay)
+    signal_job(job_id, signal.SIGKILL)
+
+
+def tasks_file(job_id: str) -> Path:
+    return STATE / f"{job_id}.tasks"
 
 
 def qstat(argv: list[str]) -> int:
     record("qstat", argv)
     if "--version" in argv:
         print("Version: 6.1.3\nCommit: 7fb6d6e3aa8f2d1b2e3e0f4a0b6b1de8b7b8c8c1" if FLAVOR == "torque"
-              else "pbs_version = 22.05.11")
+              else "pbs_version = 23.06.06")
         return 0
     if FLAVOR == "torque" and "-x" in argv:  # Torque's -x is XML output: not emulated
         print("qstat: -x (XML) is not emulated by the stand-in", file=sys.stderr)
         return 2
+    history = "-x" in argv
     job_ids = [a for a in argv if not a.startswith("-")]
     status = 0
     for job_id in job_ids:
@@ -189,12 +259,20 @@ def qstat(argv: list[str]) -> int:
         if sample.exists():
             sys.stdout.write(sample.read_text())
             continue
+        if history and not HISTORY:
+            print(f"qstat: PBS is not configured to maintain job history {job_id}", file=sys.stderr)
+            continue  # OpenPBS exits 0 for PBSE_JOBHISTNOTSET (src/cmds/qstat.c)
         job = load(job_id)
-        if job is None or (FLAVOR == "pbspro" and job["state"] == "F" and "-x" not in argv):
+        finished = job is not None and job["state"] == "F"
+        if job is None or (finished and not HISTORY):
             print(f"qstat: Unknown Job Id {job_id}", file=sys.stderr)
             status = 153
-            continue
-        print(render(job))
+        elif finished and not history:
+            print(f"qstat: {job_id} Job has finished, use -x or -H to obtain historical job information",
+                  file=sys.stderr)
+            status = 35
+        else:
+            print(render(job))
     return status
 
 
@@ -214,13 +292,14 @@ def render(job: dict) -> str:
         lines += [f"    Resource_List.select = {job['nodes']}:ncpus={job['ppn']}",
                   f"    Resource_List.walltime = {hms(job['walltime'])}"]
     if job["start"]:
-        lines.append(f"    start_time = {ctime(job['start'])}")
         if FLAVOR == "pbspro":
             lines.append(f"    stime = {ctime(job['start'])}")
-        elif job["state"] == "R":
-            lines.append(f"    Walltime.Remaining = {max(0, int(job['start'] + job['walltime'] - now))}")
+        else:
+            lines.append(f"    start_time = {ctime(job['start'])}")
+            if job["state"] == "R":
+                lines.append(f"    Walltime.Remaining = {max(0, int(job['start'] + job['walltime'] - now))}")
     if job["exit"] is not None:
-        lines.append(f"    exit_status = {job['exit']}")
+        lines.append(f"    {'exit_status' if FLAVOR == 'torque' else 'Exit_status'} = {job['exit']}")
     return "\n".join(lines) + "\n"
 
 
@@ -228,17 +307,19 @@ def qdel(argv: list[str]) -> int:
     record("qdel", argv)
     for job_id in argv:
         job = load(job_id)
-        if job is None:
+        if job is None or job["state"] in ("C", "F"):
             print(f"qdel: Unknown Job Id {job_id}", file=sys.stderr)
             return 153
-        job["deleted"] = True
-        save(job)
+        update(job_id, deleted=True)
     return 0
 
 
 def task(command: str, argv: list[str]) -> int:
+    """``pbsdsh -h HOST CMD...`` / ``pbs_tmrsh HOST WORDS...``: the command as a task of the job (its own session,
+    recorded in ``ID.tasks``), waited for."""
     record(command, argv)
-    if not os.environ.get("PBS_JOBID"):
+    job_id = os.environ.get("PBS_JOBID")
+    if not job_id:
         print(f"{command}: tm_init failed, rc = TM_ESYSTEM (17000)", file=sys.stderr)
         return 1
     if command == "pbsdsh":
@@ -248,8 +329,25 @@ def task(command: str, argv: list[str]) -> int:
         host, cmd = argv[1], argv[2:]
     else:
         host, cmd = argv[0], ["sh", "-c", " ".join(argv[1:])]
-    os.execvpe(cmd[0], cmd, {**os.environ, "HPC_HADOOP_NODE": host})
-    return 127
+    try:
+        child = subprocess.Popen(cmd, env={**os.environ, "HPC_HADOOP_NODE": host}, start_new_session=True)
+    except OSError as exc:
+        print(f"{command}: task spawn failed: {exc}", file=sys.stderr)
+        return 1
+    with open(tasks_file(job_id), "a") as tasks:
+        tasks.write(f"{child.pid}\n")
+    if command == "pbsdsh":
+        def bailout(signum: int, _frame: object) -> None:
+            child.send_signal(signum)
+            sys.exit(1)
+
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, bailout)
+    code = child.wait()
+    if (load(job_id) or {}).get("ended_by_mom"):
+        while True:  # the MoM ended the job: no obituary of the task will come
+            time.sleep(3600)
+    return code if code >= 0 else 256 - code
 
 
 def main() -> int:
