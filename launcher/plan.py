@@ -13,10 +13,11 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
+from string import Template
 from typing import Any
 
 from launcher.allocation import Allocation
@@ -225,6 +226,9 @@ class FilesystemPlan:
         mount_point, source: the mount from ``/proc/mounts`` (``None`` if not found).
         free_bytes: space free for unprivileged users when the plan was made, bytes.
         flock: whether ``flock`` worked there (``False`` with ``flock_error`` saying why, or "not checked").
+        total_bytes: the filesystem's size, bytes.
+        striping_error: why stripe layouts can be neither set nor read there (the class's layout command fails:
+            client tools missing, a client without extended attributes), or ``None``.
     """
 
     name: str
@@ -237,6 +241,8 @@ class FilesystemPlan:
     free_bytes: int = 0
     flock: bool = False
     flock_error: str | None = "not checked"
+    total_bytes: int = 0
+    striping_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -325,6 +331,32 @@ class ClusterPlan:
             return f"hdfs://{self.master.address}:{self.ports.nn}{path}"
         return "file://" + path
 
+    def variables(self) -> dict[str, str]:
+        """The ``${...}`` variables that steps, ``setup:`` lines and ``filesystem.input_dir``/``output_dir`` may use
+        (environment variables come after these; :func:`expand`)."""
+        runtime = self.runtime
+        return {"run_dir": self.run_dir, "cluster_id": self.cluster_id, "name": self.spec.name, "user": self.user,
+                "fs_root": str(expand_root(self.spec.filesystem.root)), "examples_jar": str(runtime.examples_jar),
+                "tests_jar": str(runtime.tests_jar), "streaming_jar": str(runtime.streaming_jar),
+                "hadoop_home": str(runtime.home)}
+
+    def striped_dirs(self) -> dict[str, list[Path]]:
+        """The directories of each ``filesystem.striping`` role that are on the shared filesystem: ``input`` and
+        ``output`` (``filesystem.input_dir``/``output_dir``, expanded), ``staging`` (not in ``hdfs`` mode: it is on
+        HDFS), ``scratch`` (each NodeManager's local dir, unless ``filesystem.local_dirs`` puts them on node-local
+        storage).
+
+        Raises:
+            UserError: an unknown ``${...}`` in ``input_dir`` or ``output_dir``.
+        """
+        fs, values = self.spec.filesystem, self.variables()
+        dirs = {"input": [Path(expand(fs.input_dir, values, "filesystem.input_dir"))],
+                "output": [Path(expand(fs.output_dir, values, "filesystem.output_dir"))],
+                "staging": [] if fs.mode == "hdfs" else [self.path("staging")],
+                "scratch": [Path(n.nm_local_dir) for n in self.nodemanagers
+                            if Path(n.nm_local_dir).is_relative_to(self.run_dir)]}
+        return dirs
+
     # -- persistence -------------------------------------------------------------------------
     def to_json(self) -> str:
         """JSON text of the plan (``plan.json``): the spec as the job file's fields, the runtime as
@@ -351,6 +383,22 @@ class ClusterPlan:
     def load(cls, run_dir: str | Path) -> ClusterPlan:
         """Read ``plan.json`` from a cluster directory."""
         return cls.from_json(Path(run_dir, "plan.json").read_text())
+
+
+def expand(text: str, values: Mapping[str, str], where: str) -> str:
+    """Expand ``${var}`` in ``text`` with ``values`` (:meth:`ClusterPlan.variables`), then the environment.
+
+    Raises:
+        UserError: unknown variable (field ``where``); lists the known ones.
+    """
+    try:
+        return Template(text).substitute({**os.environ, **values})
+    except KeyError as exc:
+        raise UserError(f"unknown variable ${{{exc.args[0]}}} in {text!r}", field=where,
+                        fix=f"use one of: {', '.join('${' + k + '}' for k in values)} "
+                            "or an environment variable") from None
+    except ValueError:
+        raise UserError(f"bad '$' in {text!r}", field=where, fix="write $$ for a literal $") from None
 
 
 def expand_root(root: str) -> Path:

@@ -37,10 +37,8 @@ from launcher.jobs import (
     StepRunner,
     check_step_inputs,
     client_step,
-    expand,
     resolve_steps,
     setup_commands,
-    variables,
 )
 from launcher.plan import ClusterPlan, make_plan, naming_job_file
 from launcher.polling import poll
@@ -124,44 +122,43 @@ def prepare_filesystem(plan: ClusterPlan, report: RunReport) -> None:
 
     Input, output, staging and scratch (each node's NodeManager local dir) get ``filesystem.striping.<role>``;
     the outcome of every directory goes into ``report.filesystem`` as it happens: applied (with the layout
-    read back), "striping not applicable" (with why), "not restriped: holds data" (input), or failed.
+    read back and the one a new file really gets), "striping not applicable" (with why), "not restriped: holds
+    data" (input), "not requested", or failed. Where layouts can be neither set nor read and nothing is asked
+    (``plan.filesystem.striping_error``), a note says so and the run goes on.
 
     Raises:
         UserError: a setting the filesystem cannot honour.
         CommandError: a striping command failed (``lfs``, ``setfattr``...).
     """
-    spec = plan.spec
-    fs_spec = spec.filesystem
+    fs_spec = plan.spec.filesystem
     fs = filesystem_of(plan.filesystem)
-    values = variables(plan, spec)
     stripes = fs_spec.striping
-    todo: list[tuple[str, Path, Any, bool]] = [
-        ("input", Path(expand(fs_spec.input_dir, values, "filesystem.input_dir")), stripes.input, True),
-        ("output", Path(expand(fs_spec.output_dir, values, "filesystem.output_dir")), stripes.output, False)]
+    dirs = plan.striped_dirs()
     done: list[StripeOutcome] = []
     requested = lambda s: {"count": s.count, "size": s.size, "index": s.index}  # noqa: E731
     if fs_spec.mode == "hdfs":
         done.append(StripeOutcome("staging", f"hdfs://{plan.master.address}:{plan.ports.nn}{plan.path('staging')}",
                                   NOT_APPLICABLE, requested(stripes.staging),
                                   reason="filesystem.mode hdfs: staging is on HDFS (blocks in hdfs/data/<host>)"))
-    else:
-        todo.append(("staging", plan.path("staging"), stripes.staging, False))
-    for node in plan.nodemanagers:
-        if Path(node.nm_local_dir).is_relative_to(plan.run_dir):
-            todo.append(("scratch", Path(node.nm_local_dir), stripes.scratch, False))
-        else:
-            done.append(StripeOutcome("scratch", node.nm_local_dir, NOT_APPLICABLE, requested(stripes.scratch),
-                                      reason="node-local storage (filesystem.local_dirs), not the shared filesystem"))
+    done += [StripeOutcome("scratch", node.nm_local_dir, NOT_APPLICABLE, requested(stripes.scratch),
+                           reason="node-local storage (filesystem.local_dirs), not the shared filesystem")
+             for node in plan.nodemanagers if not Path(node.nm_local_dir).is_relative_to(plan.run_dir)]
     report.filesystem = report_section(plan.filesystem, fs, fs_spec.mode, done)
-    for role, path, setting, keep_data in todo:
-        try:
-            outcome = fs.stripe(role, path, setting, keep_data=keep_data)
-        except HpcHadoopError as exc:
-            report.filesystem["directories"].append({"role": role, "path": str(path), "status": "failed",
-                                                     "requested": requested(setting), "reason": str(exc)})
-            report.write()
-            raise
-        report.filesystem["directories"].append(outcome.to_dict())
+    unusable = plan.filesystem.striping_error
+    if unusable:
+        report.notes.append(f"stripe layouts can be neither set nor read on {plan.filesystem.label} "
+                            f"({unusable}); nothing was asked, so the run goes on without them")
+    for role, paths in dirs.items():
+        setting = getattr(stripes, role)
+        for path in paths:
+            try:
+                outcome = fs.stripe(role, path, setting, keep_data=role == "input", unusable=unusable)
+            except HpcHadoopError as exc:
+                report.filesystem["directories"].append({"role": role, "path": str(path), "status": "failed",
+                                                         "requested": requested(setting), "reason": str(exc)})
+                report.write()
+                raise
+            report.filesystem["directories"].append(outcome.to_dict())
     report.write()
 
 
@@ -199,6 +196,25 @@ def wait_hdfs(plan: ClusterPlan, cluster: Cluster, timeout: float = 120.0) -> fl
                        f"read {log} and logs/<host>/datanode.log")
 
 
+def made_for_hadoop(plan: ClusterPlan) -> tuple[str, ...]:
+    """Directories of the cluster directory that Hadoop would create with the sticky bit (mode 1777), made by us
+    beforehand with mode 0700, so that no run needs a sticky bit (OrangeFS has none: ``chmod`` fails with EINVAL).
+
+    Hadoop 3.4.2 creates ``mapreduce.jobhistory.intermediate-done-dir`` with the fixed mode 1777
+    (``JobHistoryUtils.HISTORY_INTERMEDIATE_DONE_DIR_PERMISSIONS``, no key changes it), in the JobHistoryServer
+    (``HistoryFileManager.mkdir``) and in each ApplicationMaster (``JobHistoryEventHandler.mkdir``); both skip a
+    directory that exists. (``yarn.nodemanager.remote-app-log-dir``, also 1777 in ``LogAggregationFileController``,
+    is ``app-logs/``, which :func:`materialize` makes anyway; where it exists a NodeManager only logs a warning.)
+    A cluster directory belongs to one user, so 0700 is all they need. In ``hdfs`` mode history is on HDFS.
+
+    Returns:
+        Paths relative to the cluster directory, parents first.
+    """
+    if plan.spec.filesystem.mode == "hdfs":
+        return ()
+    return ("history/done", "history/intermediate")
+
+
 def materialize(plan: ClusterPlan, *, submitted: bool = False) -> None:
     """Create the cluster directory (mode 0700), write ``plan.json``, ``conf/`` and the client wrappers
     (``bin/hadoop``, ``bin/yarn``, ``bin/mapred``), and add the cluster to the user's index
@@ -220,7 +236,7 @@ def materialize(plan: ClusterPlan, *, submitted: bool = False) -> None:
     else:
         run_dir.parent.mkdir(parents=True, exist_ok=True)
         run_dir.mkdir(mode=0o700)
-    for sub in ("logs", "agents", "steps", "staging", "history", "app-logs"):
+    for sub in ("logs", "agents", "steps", "staging", "history", "app-logs", *made_for_hadoop(plan)):
         plan.path(sub).mkdir(mode=0o700)
     (run_dir / "plan.json").write_text(plan.to_json())
     write_files(plan.conf_dir, render_config(plan))
