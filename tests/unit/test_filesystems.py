@@ -463,7 +463,14 @@ def test_shim_mode_configuration(standins: Path, make_spec: SpecFactory, make_te
     assert core["fs.pfs.impl"] == "org.hpchadoop.fs.PfsFileSystem"
     assert core["fs.AbstractFileSystem.pfs.impl"] == "org.hpchadoop.fs.PfsFs"
     assert core["pfs.layout"] == "lustre"
-    assert (core["pfs.stripe.count"], core["pfs.stripe.size"], core["pfs.stripe.index"]) == ("4", str(4 << 20), "0")
+    # issue 17 item 5: each role's layout for the directories created in its own directory
+    assert core["pfs.stripe.roles"] == "input,output,staging,scratch"
+    assert (core["pfs.stripe.output.dir"], core["pfs.stripe.output.count"], core["pfs.stripe.output.size"],
+            core["pfs.stripe.output.index"]) == (f"{plan.run_dir}/output", "4", str(4 << 20), "0")
+    assert (core["pfs.stripe.input.dir"], core["pfs.stripe.input.count"], core["pfs.stripe.input.size"]) == \
+        (f"{plan.run_dir}/input", "2", str(1 << 20))
+    assert "pfs.stripe.input.index" not in core and core["pfs.stripe.staging.dir"] == f"{plan.run_dir}/staging"
+    assert core["pfs.stripe.scratch.dir"] == f"{plan.run_dir}/nm-local"
     # no split_size: no pfs.split.size, so the shim derives blocks from stripes; 1 MiB input stripes → 32 MiB
     assert "pfs.split.size" not in core
     assert core["fs.local.block.size"] == str(32 << 20)
@@ -483,7 +490,7 @@ def test_shim_layout_follows_detection_and_split_size_wins(make_spec: SpecFactor
     core = props(render_config(make_test_plan(spec))["core-site.xml"])
     assert core["pfs.layout"] == "none"  # the test root is a local disk
     assert core["fs.local.block.size"] == core["pfs.split.size"] == str(256 << 20)  # explicit: wins in the shim
-    assert "pfs.stripe.count" not in core
+    assert "pfs.stripe.roles" not in core  # nothing to stripe on a local disk
 
 
 def test_the_users_properties_win_over_the_mode(make_spec: SpecFactory, make_test_plan: PlanFactory,
