@@ -21,7 +21,7 @@ from launcher.filesystems.generic import GenericFilesystem
 from launcher.filesystems.gpfs import GpfsFilesystem
 from launcher.filesystems.lustre import LustreFilesystem
 from launcher.filesystems.orangefs import OrangeFsFilesystem
-from launcher.plan import FilesystemPlan, expand_root
+from launcher.plan import ClusterPlan, FilesystemPlan, expand_root
 from launcher.spec import FilesystemSpec, JobSpec, StripingSpec
 
 #: The directories a job file may stripe (``filesystem.striping.<role>``).
@@ -147,6 +147,42 @@ def current_layout(fs: Filesystem, directory: Path) -> dict[str, Any] | None:
     return layout.to_dict() if layout else None
 
 
+def striping_plan(plan: ClusterPlan) -> list[str]:
+    """What a run of ``plan`` will do to each directory of ``filesystem.striping`` (``hpc-hadoop render``): the
+    decided filesystem, then one line per role and directory with the requested layout and the commands that set
+    it, or why nothing is set (not requested, striping not applicable, node-local, on HDFS).
+
+    Raises:
+        UserError: an unknown ``${...}`` in ``filesystem.input_dir``/``output_dir``.
+    """
+    decided, fs_spec = plan.filesystem, plan.spec.filesystem
+    fs = filesystem_of(decided)
+    lines = [f"{decided.label} at {decided.mount_point} from {decided.source}: class {fs.name}, mode {fs_spec.mode}"]
+    if decided.striping_error:
+        lines.append(f"layouts can be neither set nor read here: {decided.striping_error}")
+    dirs = plan.striped_dirs()
+    for role in ROLES:
+        setting = getattr(fs_spec.striping, role)
+        asked = ", ".join(f"{k} {v}" for k, v in (("count", setting.count), ("size", setting.size),
+                                                  ("index", setting.index)) if v is not None)
+        if not dirs[role]:
+            where = "on HDFS" if role == "staging" else "node-local (filesystem.local_dirs)"
+            lines.append(f"{role:<8} {where}: " + (f"{asked}: {NOT_APPLICABLE}" if asked else "not requested"))
+        for path in dirs[role]:
+            if not asked:
+                lines.append(f"{role:<8} {path}: not requested")
+            elif not fs.striping:
+                lines.append(f"{role:<8} {path}: {asked}: {NOT_APPLICABLE} ({fs.why_not})")
+            else:
+                commands = "; ".join(" ".join(argv) for argv in fs.stripe_commands(path, setting))
+                keep = " (only if it holds no data then)" if role == "input" else ""
+                lines.append(f"{role:<8} {path}: {asked}{keep}: {commands}")
+    if fs_spec.mode == "shim" and fs.striping:
+        lines.append("shim: a directory Hadoop creates takes the layout of the role whose directory contains it "
+                     "(pfs.stripe.<role>.*)")
+    return lines
+
+
 def report_section(decided: FilesystemPlan, fs: Filesystem, mode: str, outcomes: list[StripeOutcome]) -> dict[str, Any]:
     """The run report's ``filesystem`` section: the plan's decision, the mode and each directory's outcome."""
     return {"type": decided.label, "class": fs.name, "mount": decided.mount_point, "source": decided.source,
@@ -157,4 +193,5 @@ def report_section(decided: FilesystemPlan, fs: Filesystem, mode: str, outcomes:
 
 __all__ = ["FILESYSTEMS", "NOT_APPLICABLE", "ROLES", "Detection", "Filesystem", "GenericFilesystem", "GpfsFilesystem",
            "Layout", "LustreFilesystem", "OrangeFsFilesystem", "StripeOutcome", "check_shared_root", "check_striping",
-           "choose", "current_layout", "decide", "detect", "filesystem_of", "report_section", "striped_roles"]
+           "choose", "current_layout", "decide", "detect", "filesystem_of", "report_section", "striped_roles",
+           "striping_plan"]

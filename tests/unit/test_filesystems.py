@@ -18,7 +18,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import yaml
+from click.testing import CliRunner
 
+from launcher.cli import main
 from launcher.daemons import daemon_command, datanode_dir, format_command, namenode_dir, needs_format
 from launcher.errors import CommandError, UserError
 from launcher.filesystems import (
@@ -233,6 +236,72 @@ def test_orangefs_refuses_what_it_cannot_do_when_the_plan_is_made(orangefs: Path
     with pytest.raises(UserError) as err:
         decide(spec)
     assert err.value.field == f"filesystem.striping.output.{field}"
+
+
+def _job(directory: Path, root: Path, striping: dict, scheduler: str = "local") -> Path:
+    job = directory / "job.yaml"
+    job.write_text(yaml.safe_dump({"name": "striped", "scheduler": scheduler, "walltime": "00:10:00",
+                                   "filesystem": {"root": str(root), "striping": striping, "shared": True},
+                                   "hadoop": {"daemon_heap": "512m", "map_memory": "512m", "reduce_memory": "512m",
+                                              "am_memory": "512m"},
+                                   "steps": [{"example": "pi", "args": [1, 10]}]}))
+    return job
+
+
+@pytest.mark.parametrize(("command", "scheduler"), [("render", "local"), ("submit", "local"), ("submit", "slurm"),
+                                                    ("doctor", "local")])
+@pytest.mark.parametrize(("striping", "field"), [
+    ({"output": {"count": -1}}, "filesystem.striping.output.count"),
+    ({"input": {"count": 2, "index": 0}}, "filesystem.striping.input.index")])
+def test_orangefs_striping_it_cannot_do_is_refused_before_anything_is_made(
+        built_runtime: Path, ofs_dir: Path, tmp_path: Path, command: str, scheduler: str, striping: dict,
+        field: str) -> None:
+    """Issue 17 item 6, on the OrangeFS stand-in: `render` accepted count -1 and index, which `submit` refused
+    only after making a run directory; now every command refuses them first, on one line naming the field."""
+    result = CliRunner().invoke(main, [command, str(_job(tmp_path, ofs_dir, striping, scheduler))])
+    assert result.exit_code in (1, 2), result.output
+    text = result.stderr if command != "doctor" else result.stdout
+    assert field in text, text
+    assert list(ofs_dir.iterdir()) == []  # no run directory, nothing queued
+
+
+@pytest.mark.parametrize("command", ["render", "submit", "doctor"])
+def test_orangefs_without_xattrs_asked_striping_fails_each_command_first(
+        built_runtime: Path, orangefs_without_xattrs: Path, tmp_path: Path, command: str) -> None:
+    """Issue 17 item 3, on the OrangeFS stand-in without extended attributes: striping asked for `output` only is
+    a one-line error naming the field and the fix, before anything is made or queued."""
+    root = orangefs_without_xattrs / f"cli-{command}"
+    root.mkdir()
+    result = CliRunner().invoke(main, [command, str(_job(tmp_path, root, {"output": {"count": 2}}))])
+    assert result.exit_code != 0
+    text = result.stderr if command != "doctor" else result.stdout
+    line = next(line for line in text.splitlines() if "filesystem.striping.output" in line)
+    assert "Operation not supported" in line and "input" not in line.split("filesystem.striping.output")[1][:40]
+    assert "kernel client" in text
+    assert list(root.iterdir()) == []
+
+
+def test_render_shows_the_striping_plan(built_runtime: Path, ofs_dir: Path, tmp_path: Path) -> None:
+    """Issue 17 item 6: `render` prints what the run will do to each striped directory, on the OrangeFS stand-in."""
+    job = _job(tmp_path, ofs_dir, {"input": {"count": 2, "size": "1m"}, "output": {"count": 8}})
+    result = CliRunner().invoke(main, ["render", str(job)])
+    assert result.exit_code == 0, result.output
+    section = result.stdout.split("==> filesystem <==\n")[1].split("==>")[0].splitlines()
+    assert section[0].startswith("orangefs (fuse) at ") and "pvfs2fuse#tcp://" in section[0]
+    by_role = {line.split()[0]: line for line in section[1:]}
+    assert "count 2, size 1048576 (only if it holds no data then): setfattr -n user.pvfs2.num_dfiles -v 0x3200" \
+        in by_role["input"]
+    assert "count 8: setfattr -n user.pvfs2.num_dfiles -v 0x3800" in by_role["output"]
+    assert by_role["staging"].endswith("not requested") and by_role["scratch"].endswith("not requested")
+
+
+def test_the_reference_documents_every_striping_field() -> None:
+    """Issue 17 item 6: `hpc-hadoop reference` printed `striping: mapping (below)` and nothing below it."""
+    text = CliRunner().invoke(main, ["reference"]).stdout
+    for field in ("input", "output", "staging", "scratch"):
+        assert f"| `filesystem.striping.{field}` | mapping (below) |" in text
+    for field in ("count", "size", "index"):
+        assert f"| `filesystem.striping.<role>.{field}` |" in text
 
 
 # -- stand-ins ----------------------------------------------------------------------------------
