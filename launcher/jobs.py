@@ -75,6 +75,9 @@ class StepResult:
         uber: whether the job ran in uber mode.
         map_pct / reduce_pct: the last progress seen (0-100).
         state: ``succeeded``, ``failed``, ``killed``.
+        cause: for a failed step, the first cause line of its failed container's log
+            (:class:`launcher.diagnosis.Cause`: ``container``, ``file``, ``line``, ``command`` that shows the whole
+            log), or ``None``.
     """
 
     name: str
@@ -90,6 +93,7 @@ class StepResult:
     map_pct: int = 0
     reduce_pct: int = 0
     state: str = "pending"
+    cause: dict[str, str] | None = None
     lines: list[str] = field(default_factory=list, repr=False)
 
 

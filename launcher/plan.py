@@ -426,10 +426,23 @@ def node_work_root(user: str) -> Path:
     return Path(tmp if os.path.isabs(tmp) else "/tmp") / f"hpc-hadoop-{user}"
 
 
+#: The most characters of the job's name in a cluster id: the id is in every container's path (issue 17: paths of
+#: ~250 bytes under the cluster directory, where an OrangeFS FUSE client refused a 261-byte one).
+CLUSTER_ID_NAME = 20
+
+
 def new_cluster_id(name: str, now: float | None = None) -> str:
-    """``<name>-<yyyymmdd-HHMMSS>-<4 hex digits>``."""
+    """``<name>-<yyyymmdd-HHMMSS>-<4 hex digits>``, the name cut to :data:`CLUSTER_ID_NAME` characters."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now or time.time()))
-    return f"{name}-{stamp}-{secrets.token_hex(2)}"
+    return f"{name[:CLUSTER_ID_NAME]}-{stamp}-{secrets.token_hex(2)}"
+
+
+def node_dir_names(names: list[str]) -> list[str]:
+    """The names of the nodes' own directories under ``nm-local/`` (every container's path goes through one): each
+    host name up to its first dot (``node0001`` of ``node0001.cluster.example.org``), unless two nodes would then
+    share a name; then the full names."""
+    short = [name.split(".", 1)[0] or name for name in names]
+    return short if len(set(short)) == len(short) else list(names)
 
 
 def make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *, filesystem: FilesystemPlan,
@@ -461,7 +474,7 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, fi
     NodeManagers on every node (``nodemanager_on_master: false`` leaves the master out). In ``hdfs`` mode
     also a NameNode on the first node and a DataNode on every node (issue 4). NodeManager
     local dirs are per node: under ``filesystem.local_dirs`` when set (node-local storage), else
-    ``nm-local/<host>`` in the cluster directory.
+    ``nm-local/<host>`` in the cluster directory (``<host>`` short: :func:`node_dir_names`).
 
     Raises:
         UserError: bad root (relative, unset variable), memory too small, no free ports, fewer nodes than asked.
@@ -474,6 +487,7 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, fi
         raise UserError(f"the allocation has {len(nodes)} node(s), the job file asks for {spec.nodes}",
                         field="nodes", fix="ask the scheduler for more nodes or lower nodes:")
     planned: list[NodePlan] = []
+    dir_names = node_dir_names([n.name for n in nodes])
     for index, node in enumerate(nodes):
         roles: list[str] = ["resourcemanager", "historyserver"] if index == 0 else []
         if spec.filesystem.mode == "hdfs":
@@ -482,9 +496,9 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, fi
             roles.append("nodemanager")
         if spec.filesystem.local_dirs:
             local_root = os.path.expandvars(os.path.expanduser(spec.filesystem.local_dirs))
-            nm_local = str(Path(local_root) / f"hpc-hadoop-{user}" / cluster_id / node.name)
+            nm_local = str(Path(local_root) / f"hpc-hadoop-{user}" / cluster_id / dir_names[index])
         else:
-            nm_local = str(run_dir / "nm-local" / node.name)
+            nm_local = str(run_dir / "nm-local" / dir_names[index])
         planned.append(NodePlan(name=node.name, address=node.address, roles=tuple(roles),
                                 nm_local_dir=nm_local, log_dir=str(run_dir / "logs" / node.name),
                                 work_dir=str(node_work_root(user) / cluster_id / node.name)))

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from launcher import __version__
@@ -135,5 +136,5 @@ def summary(report: RunReport, console: Console) -> None:
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
     if report.error:
-        console.print(f"[red]error:[/red] {report.error}", soft_wrap=True)
+        console.print(f"[red]error:[/red] {escape(report.error)}", soft_wrap=True)
     console.print(f"run directory: {report.run_dir}  (run.json, logs/, steps/, history/)")

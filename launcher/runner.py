@@ -12,6 +12,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
@@ -20,6 +21,7 @@ import httpx
 
 from launcher.clients import write_wrappers
 from launcher.cluster import Cluster
+from launcher.diagnosis import diagnose
 from launcher.errors import ClusterError, HpcHadoopError, UserError, WalltimeExpired
 from launcher.filesystems import (
     NOT_APPLICABLE,
@@ -384,6 +386,9 @@ class ClusterRun:
             overwrite: remove the step's existing outputs first.
             label: the phase shown on the terminal (default ``step N name``).
 
+        A step that failed after YARN accepted its application gets the first cause line of its failed container's
+        log (``result.cause``, :func:`launcher.diagnosis.diagnose`).
+
         Raises:
             WalltimeExpired: the deadline passed while it ran (the step was killed).
             ClusterError: a daemon died or the agents stopped while it ran (checked every second; the step was
@@ -392,8 +397,12 @@ class ClusterRun:
         self.observer.phase(label or f"step {step.index} {step.name}")
         when = f"while step {step.index} ({step.name}) ran"
         try:
-            return self.runner.run(step, overwrite=overwrite, deadline=self.deadline,
-                                   health=lambda: self.cluster.raise_if_failed(when))
+            result = self.runner.run(step, overwrite=overwrite, deadline=self.deadline,
+                                     health=lambda: self.cluster.raise_if_failed(when))
+            if result.returncode != 0 and result.application_id:
+                cause = diagnose(self.plan, result.application_id, step.log.read_text(errors="replace"))
+                result.cause = asdict(cause) if cause else None
+            return result
         finally:
             if self.runner.current is not None:
                 _record(self.report, self.runner.current)
@@ -465,9 +474,7 @@ def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = F
             for step in steps:
                 result = run.run_step(step, overwrite=overwrite, label=f"step {step.index}/{len(steps)} {step.name}")
                 if result.returncode != 0:
-                    last = f": {result.lines[-1]}" if result.lines else ""
-                    run.fail(f"step {step.index} ({step.name}) failed with exit code {result.returncode}; "
-                             f"read {step.log}{last}")
+                    run.fail(step_error(step, result))
                     break
             else:
                 if hold:
@@ -475,6 +482,18 @@ def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = F
     except EXPECTED_ENDS:
         pass  # recorded in run.json by ClusterRun
     return run.report
+
+
+def step_error(step: ResolvedStep, result: StepResult) -> str:
+    """The error line of a failed step: its exit code, its client log and last error line, and the first cause
+    line of its failed container's log with the command that shows the whole log (``result.cause``)."""
+    text = f"step {step.index} ({step.name}) failed with exit code {result.returncode}; read {step.log}"
+    if result.lines:
+        text += f": {result.lines[-1]}"
+    if result.cause:
+        cause = result.cause
+        text += f"; cause ({cause['container']} {cause['file']}): {cause['line']}; whole log: {cause['command']}"
+    return text
 
 
 def _record(report: RunReport, result: StepResult) -> None:
