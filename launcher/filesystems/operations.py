@@ -13,7 +13,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 #: Directory modes a run sets: 0700 the cluster directory and its parts (hpc-hadoop), ``.staging`` (MapReduce's
@@ -39,9 +41,9 @@ class Tried:
     needed: bool = True
 
 
-def _try(operation: str, action: object, needed: bool = True) -> Tried:
+def _try(operation: str, action: Callable[[], object], needed: bool = True) -> Tried:
     try:
-        action()  # type: ignore[operator]
+        action()
     except OSError as exc:
         return Tried(operation, exc.strerror or str(exc), needed)
     return Tried(operation, None, needed)
@@ -64,11 +66,11 @@ def try_operations(directory: Path) -> list[Tried]:
         sub, file = scratch / "d", scratch / "f"
         tried = [_try("create a directory", lambda: sub.mkdir()),
                  _try("create a file", lambda: file.write_bytes(b"x"))]
-        tried += [_try(f"chmod {mode:04o} a directory", lambda m=mode: os.chmod(sub, m)) for mode in DIRECTORY_MODES]
-        tried += [_try(f"chmod {mode:04o} a file", lambda m=mode: os.chmod(file, m)) for mode in FILE_MODES]
+        tried += [_try(f"chmod {mode:04o} a directory", partial(os.chmod, sub, mode)) for mode in DIRECTORY_MODES]
+        tried += [_try(f"chmod {mode:04o} a file", partial(os.chmod, file, mode)) for mode in FILE_MODES]
         tried.append(_try("rename", lambda: os.rename(file, scratch / "g")))
         tried.append(_try("symlink", lambda: os.symlink("g", scratch / "link")))
-        tried += [_try(f"chmod {mode:04o} ({name})", lambda m=mode: os.chmod(sub, m), needed=False)
+        tried += [_try(f"chmod {mode:04o} ({name})", partial(os.chmod, sub, mode), needed=False)
                   for name, mode in UNNEEDED_BITS]
         return tried
     finally:

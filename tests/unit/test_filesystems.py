@@ -35,6 +35,7 @@ from launcher.filesystems import (
     detect,
 )
 from launcher.filesystems.detect import FS_MAGIC, MountEntry, behind_fuse, mount_entry, parse_mounts
+from launcher.filesystems.operations import try_operations
 from launcher.filesystems.orangefs import decode_value, parse_getfattr
 from launcher.plan import ClusterPlan
 from launcher.render import CONFIG_TEMPLATES, render_config
@@ -236,6 +237,31 @@ def test_orangefs_refuses_what_it_cannot_do_when_the_plan_is_made(orangefs: Path
     with pytest.raises(UserError) as err:
         decide(spec)
     assert err.value.field == f"filesystem.striping.output.{field}"
+
+
+def test_doctor_tries_what_a_run_does_and_names_what_is_refused(built_runtime: Path, ofs_dir: Path) -> None:
+    """Issue 17 item 1, on the OrangeFS stand-in: doctor said ok, then the run failed on a chmod to 1777. It now
+    tries create, every chmod mode a run sets, rename and symlink (all allowed here), and the sticky and setgid
+    bits, which OrangeFS refuses and no run needs."""
+    tried = {t.operation: t for t in try_operations(ofs_dir)}
+    assert {name for name, t in tried.items() if t.error} == {"chmod 1700 (sticky bit)", "chmod 2700 (setgid bit)"}
+    assert {t.error for t in tried.values() if t.error} == {"Invalid argument"}
+    assert not any(t.needed for t in tried.values() if t.error)
+    assert {"create a directory", "create a file", "rename", "symlink", "chmod 0770 a directory",
+            "chmod 0404 a file"} <= set(tried)
+    assert list(ofs_dir.iterdir()) == []  # the scratch directory is gone
+    result = CliRunner().invoke(main, ["doctor", "--set", f"filesystem.root={ofs_dir}"])
+    line = next(line for line in result.stdout.splitlines() if " operations " in line)
+    assert line.split()[0] == "ok" and "refused, but no run needs them: chmod 1700 (sticky bit): Invalid argument" \
+        in line
+
+
+def test_doctor_fails_on_an_operation_a_run_needs(tmp_path: Path) -> None:
+    """What a run needs and cannot do is named with the system's message (here the scratch directory cannot be
+    made: its parent does not exist)."""
+    tried = try_operations(tmp_path / "no-such-directory")
+    assert [(t.operation, t.error, t.needed) for t in tried] == [("create a directory", "No such file or directory",
+                                                                   True)]
 
 
 def _job(directory: Path, root: Path, striping: dict, scheduler: str = "local") -> Path:
