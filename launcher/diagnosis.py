@@ -92,17 +92,25 @@ def local_logs(plan: ClusterPlan, application: str) -> dict[str, dict[str, str]]
 
 
 def parse_yarn_logs(output: str) -> dict[str, dict[str, str]]:
-    """``yarn logs -applicationId`` output → container id → log type → text (each ``LogType:`` section's
-    ``LogContents:`` up to its ``End of LogType:`` line)."""
+    """``yarn logs -applicationId`` output → container id → log type → text: each ``LogType:`` section's lines
+    from ``LogContents:`` to its ``End of LogType:`` line, under the last ``Container:`` line before it (one pass
+    over the lines)."""
     found: dict[str, dict[str, str]] = {}
-    container = None
-    pattern = re.compile(r"^Container: (\S+)|^LogType:(\S+)\n(?:.*\n)*?LogContents:\n(.*?)\nEnd of LogType:\2",
-                         re.MULTILINE | re.DOTALL)
-    for match in pattern.finditer(output):
-        if match.group(1):
-            container = match.group(1)
-        elif container:
-            found.setdefault(container, {})[match.group(2)] = match.group(3)
+    container, log_type = "", ""
+    body: list[str] | None = None
+    for line in output.splitlines():
+        if body is not None:
+            if line == f"End of LogType:{log_type}":
+                found.setdefault(container, {})[log_type] = "\n".join(body)
+                body = None
+            else:
+                body.append(line)
+        elif line.startswith("Container: "):
+            container = line.split()[1]
+        elif line.startswith("LogType:"):
+            log_type = line.removeprefix("LogType:").strip()
+        elif line == "LogContents:" and container and log_type:
+            body = []
     return found
 
 

@@ -64,6 +64,10 @@ def test_yarn_logs_output_is_read_back_per_container_and_file() -> None:
     logs = parse_yarn_logs(output)
     assert set(logs) == {AM} and set(logs[AM]) == {"prelaunch.err", "syslog"}
     assert first_cause(logs[AM]["syslog"]).endswith("(No such file or directory)")
+    # a long log in one pass (a regular expression over the whole output once backtracked for minutes)
+    long_log = "\n".join(f"2026-11-25 12:00:01,100 INFO [main] X: line {i}" for i in range(20000))
+    long_output = output.replace(SYSLOG, long_log + "\n" + SYSLOG)
+    assert parse_yarn_logs(long_output)[AM]["syslog"].startswith("2026-11-25 12:00:01,100 INFO [main] X: line 0")
 
 
 def test_diagnose_reads_the_logs_the_nodemanager_keeps(make_spec: Callable[..., JobSpec],
