@@ -3,7 +3,8 @@
 #   Debian packages (JDK 17, Maven, Python venv, the dict-gcide corpus of the wordcount example),
 #   the Python package in ./.venv (console script .venv/bin/hpc-hadoop),
 #   the Hadoop 3.4.2 runtime assembled from Maven Central (hadoop-fs-shim/target/hadoop-runtime).
-# With --test, also what the test suite uses: Slurm + munge, GlusterFS, Grid Engine, pytest, ruff.
+# With --test, also what the test suite uses: Slurm + munge, GlusterFS, Grid Engine, libfuse 3 and acl (the OrangeFS
+# stand-in, tests/standins/orangefs_fuse.py, and its non-root user), pytest, ruff, mfusepy.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -43,7 +44,7 @@ if [[ "${1:-}" == "--print-python" ]]; then choose_python; exit $?; fi
 packages=(openjdk-17-jdk-headless maven python3-venv python3-pip dict-gcide gzip procps iproute2)
 if (( with_tests )); then
   packages+=(slurmctld slurmd slurm-client munge glusterfs-server glusterfs-client
-             gridengine-master gridengine-exec gridengine-client attr util-linux psmisc)
+             gridengine-master gridengine-exec gridengine-client attr util-linux psmisc fuse3 libfuse3-3 acl)
 fi
 missing=()
 for pkg in "${packages[@]}"; do

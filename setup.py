@@ -20,7 +20,9 @@ setup(
         "rich>=13.0",
         "matplotlib>=3.7",  # bench plots: part of a normal install (issue 17 item 8)
     ],
-    extras_require={"test": ["pytest>=7.4", "ruff>=0.4", "mypy>=1.10", "import-linter>=2.1", "types-PyYAML"],
+    # mfusepy: the FUSE file system standing in for OrangeFS in the tests (tests/standins/orangefs_fuse.py)
+    extras_require={"test": ["pytest>=7.4", "ruff>=0.4", "mypy>=1.10", "import-linter>=2.1", "types-PyYAML",
+                             "mfusepy>=3.1"],
                     "plots": []},
     entry_points={"console_scripts": ["hpc-hadoop=launcher.cli:main"]},
 )

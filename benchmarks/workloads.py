@@ -21,7 +21,7 @@ from benchmarks.history import client_counters, dfsio_results, file_bytes, job_l
 from benchmarks.seqfile import write_vectors
 from launcher.errors import ClusterError, UserError
 from launcher.fanout import get_launcher
-from launcher.runner import ClusterRun
+from launcher.runner import ClusterRun, step_error
 
 MiB = 1 << 20
 REPO = Path(__file__).resolve().parent.parent
@@ -83,8 +83,7 @@ class Workload(ABC):
                                      outputs=outputs)
         result = ctx.session.run_step(step)
         if result.returncode != 0:
-            last = result.lines[-1] if result.lines else ""
-            raise ClusterError(f"{name} failed with exit code {result.returncode}; read {step.log} {last}".rstrip())
+            raise ClusterError(step_error(step, result))
         plan = ctx.session.plan
         if plan.spec.filesystem.mode == "hdfs":  # the history is on HDFS: ask the JobHistoryServer
             latency = rest_latency_s(plan.jhs_web, result.job_id)

@@ -93,10 +93,12 @@ def run(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str 
 @reports_errors
 def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
            sets: tuple[str, ...], defines: tuple[str, ...], overwrite: bool) -> None:
-    """Print every file a run of JOB_FILE would generate; start nothing.
+    """Print every file a run of JOB_FILE would generate, what it will do to each striped directory, and its
+    steps; start nothing.
 
     Every check `submit` makes comes first (a job file with no steps, as `start` takes, is rendered too).
     """
+    from launcher.filesystems import striping_plan
     from launcher.render import render_config
     from launcher.submit import check_job, preview_spec
 
@@ -110,6 +112,7 @@ def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: s
         click.echo(f"==> batch script <==\n{preview_script(spec)}")
     for name, text in render_config(plan, notes).items():
         click.echo(f"==> conf/{name} <==\n{text}")
+    click.echo("==> filesystem <==\n" + "\n".join(striping_plan(plan)))
     if notes:
         click.echo("==> notes <==\n" + "\n".join(notes))
     click.echo("==> steps <==")

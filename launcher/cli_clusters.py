@@ -336,13 +336,9 @@ def show_container_logs(plan: ClusterPlan, app: str) -> int:
     Returns:
         The exit code of ``yarn logs`` (0 when it printed logs).
     """
-    from launcher.clients import apply_environment, bin_dir, client_environment
+    from launcher.clients import yarn_logs_command
 
-    application = application_of(Path(plan.run_dir), app)
-    argv = [str(bin_dir(plan) / "yarn"), "logs", "-applicationId", application]
-    env = apply_environment(client_environment(plan))
-    # LogsCLI takes no -D options: the wait is a JVM property that yarn-site.xml substitutes (templates/).
-    env["HADOOP_CLIENT_OPTS"] = f"{env.get('HADOOP_CLIENT_OPTS', '-Xmx512m')} -Dhpc.rm.connect.max-wait.ms=1000"
+    argv, env = yarn_logs_command(plan, application_of(Path(plan.run_dir), app))
     return subprocess.call(argv, env=env)
 
 

@@ -124,3 +124,18 @@ def apply_environment(variables: dict[str, str], base: dict[str, str] | None = N
     for name, value in variables.items():
         env[name] = value.replace("$PATH", env.get("PATH", "/usr/bin:/bin")) if name == "PATH" else value
     return env
+
+
+def yarn_logs_command(plan: ClusterPlan, application: str) -> tuple[list[str], dict[str, str]]:
+    """``bin/yarn logs -applicationId APP`` of the cluster and its environment: YARN's own reader of the aggregated
+    container logs, running cluster or not (when the ResourceManager is gone it reads ``app-logs/`` directly after
+    one quick try: ``-Dhpc.rm.connect.max-wait.ms=1000``, which ``yarn-site.xml`` substitutes into
+    ``yarn.resourcemanager.connect.max-wait.ms``, 1 s instead of 15 min; LogsCLI takes no ``-D`` options).
+
+    Returns:
+        ``(argv, env)``.
+    """
+    argv = [str(bin_dir(plan) / "yarn"), "logs", "-applicationId", application]
+    env = apply_environment(client_environment(plan))
+    env["HADOOP_CLIENT_OPTS"] = f"{env.get('HADOOP_CLIENT_OPTS', '-Xmx512m')} -Dhpc.rm.connect.max-wait.ms=1000"
+    return argv, env

@@ -16,7 +16,7 @@ from launcher.spec import ExampleStep, JarStep, JobSpec, StreamingSpec, Streamin
 
 _MEMORY_FIELDS = {"daemon_heap", "map_memory", "reduce_memory", "am_memory", "nodemanager_memory",
                   "memory_per_node"}
-_SIZE_FIELDS = _MEMORY_FIELDS | {"split_size"}
+_SIZE_FIELDS = _MEMORY_FIELDS | {"split_size", "size"}
 _TIME_FIELDS = {"walltime"}
 
 
@@ -83,6 +83,24 @@ def _table(model: type[BaseModel], prefix: str) -> list[str]:
     return rows
 
 
+def _sections(model: type[BaseModel], prefix: str) -> list[tuple[str, type[BaseModel], str]]:
+    """The sections of ``model``'s fields that are mappings, depth first: ``(title, model, prefix)``; fields of
+    one model (``filesystem.striping.input``, ``output``...) share one section, ``filesystem.striping.<role>``
+    (its title lists them)."""
+    groups: dict[type[BaseModel], list[str]] = {}
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            groups.setdefault(annotation, []).append(field.alias or name)
+    found: list[tuple[str, type[BaseModel], str]] = []
+    for sub, names in groups.items():
+        key = names[0] if len(names) == 1 else "<role>"
+        listed = "" if len(names) == 1 else f" (`<role>`: {', '.join(f'`{n}`' for n in names)})"
+        found.append((f"`{prefix}{key}:`{listed}", sub, f"{prefix}{key}."))
+        found += _sections(sub, f"{prefix}{key}.")
+    return found
+
+
 def reference() -> str:
     """The Markdown job-file reference."""
     lines = ["# Job-file reference", "",
@@ -101,12 +119,7 @@ def reference() -> str:
              "- A Hadoop property is set from the command line with `-D key=value` (into the `*-site.xml` whose",
              "  `*-default.xml` knows the key); an unknown property name gets a warning with the nearest known",
              "  one. Task, node and shuffle timeouts are clamped to half the walltime (docs/user-guide.md).", ""]
-    sections: list[tuple[str, type[BaseModel], str]] = [
-        ("Top level", JobSpec, ""),
-    ]
-    for name, field in JobSpec.model_fields.items():
-        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
-            sections.append((f"`{name}:`", field.annotation, f"{name}."))
+    sections: list[tuple[str, type[BaseModel], str]] = [("Top level", JobSpec, ""), *_sections(JobSpec, "")]
     sections += [("Steps: `example:`", ExampleStep, "steps[]."), ("Steps: `jar:`", JarStep, "steps[]."),
                  ("Steps: `streaming:`", StreamingStep, "steps[]."),
                  ("`streaming:` of a step", StreamingSpec, "steps[].streaming.")]

@@ -13,9 +13,10 @@ from pathlib import Path
 
 from launcher.allocation import Allocation
 from launcher.errors import UserError
-from launcher.filesystems import check_shared_root, choose, current_layout, detect
+from launcher.filesystems import check_shared_root, check_striping, current_layout, decide, filesystem_of
 from launcher.filesystems.detect import existing_parent
-from launcher.plan import PORT_BLOCK, choose_ports, expand_root
+from launcher.filesystems.operations import DIRECTORY_MODES, FILE_MODES, try_operations
+from launcher.plan import PORT_BLOCK, FilesystemPlan, choose_ports, expand_root
 from launcher.runtime import discover
 from launcher.spec import JobSpec
 from launcher.units import format_size
@@ -46,6 +47,8 @@ def _java_and_hadoop(spec: JobSpec) -> list[Check]:
 
 
 def _filesystem(spec: JobSpec) -> list[Check]:
+    """The filesystem under the root (:func:`launcher.filesystems.decide`), ``flock``, the operations a run makes
+    there (:func:`launcher.filesystems.operations.try_operations`) and striping (:func:`check_striping`)."""
     try:
         root = expand_root(spec.filesystem.root)
     except UserError as exc:
@@ -53,7 +56,7 @@ def _filesystem(spec: JobSpec) -> list[Check]:
     probe = existing_parent(root)
     if not os.access(probe, os.W_OK):
         return [Check("filesystem", "fail", f"{probe} is not writable", "set filesystem.root to a directory you own")]
-    found = detect(probe)
+    found = decide(spec.filesystem, check_flock=True, check=False)
     status = "ok" if found.free_bytes > 10 << 30 else "warn"
     checks = [Check("filesystem", status, f"{root} on {found.label} (statfs magic {found.magic}), mounted at "
                     f"{found.mount_point} from {found.source}: {format_size(found.free_bytes)} free of "
@@ -64,18 +67,37 @@ def _filesystem(spec: JobSpec) -> list[Check]:
     else:
         checks.append(Check("flock", "warn", f"flock fails on {probe}: {found.flock_error}",
                             "fine for rawfs mode (LevelDB stores are off); ask your admins for the flock mount option"))
-    fs = choose(spec.filesystem.type, found)
-    if fs.striping:
-        layout = current_layout(fs, probe)
-        if layout and "error" in layout:
-            checks.append(Check("striping", "warn", f"{fs.name}: cannot read the layout of {probe}: {layout['error']}",
-                                f"install the {fs.name} client tools, or set filesystem.type"))
-        else:
-            shown = ", ".join(f"{k} {v}" for k, v in (layout or {}).items() if v is not None) or "none reported"
-            checks.append(Check("striping", "ok", f"{fs.name}: per-directory striping; layout of {probe}: {shown}"))
-    else:
-        checks.append(Check("striping", "ok", f"striping not applicable: {fs.why_not}"))
-    return checks
+    return [*checks, _operations(probe), _striping(spec, found, probe)]
+
+
+def _operations(probe: Path) -> Check:
+    """What a run does in its cluster directory, tried in ``probe``: each refusal named."""
+    tried = try_operations(probe)
+    refused = [f"{t.operation} ({t.error})" for t in tried if t.error and t.needed]
+    if refused:
+        return Check("operations", "fail", f"{probe}: the filesystem refuses what a run does: {'; '.join(refused)}",
+                     "set filesystem.root to a filesystem that allows them")
+    unneeded = [f"{t.operation}: {t.error}" for t in tried if t.error and not t.needed]
+    return Check("operations", "ok", f"create, chmod to {len(DIRECTORY_MODES)} directory and {len(FILE_MODES)} file "
+                 f"modes a run sets, rename, symlink work in {probe}"
+                 + (f"; refused, but no run needs them: {'; '.join(unneeded)}" if unneeded else ""))
+
+
+def _striping(spec: JobSpec, found: FilesystemPlan, probe: Path) -> Check:
+    """Whether the job's ``filesystem.striping`` can be honoured here (:func:`check_striping`)."""
+    fs = filesystem_of(found)
+    if not fs.striping:
+        return Check("striping", "ok", f"striping not applicable: {fs.why_not}")
+    try:
+        check_striping(spec.filesystem, found)
+    except UserError as exc:
+        return Check("striping", "fail", f"{exc.field}: {exc.message}", exc.fix)
+    if found.striping_error:
+        return Check("striping", "warn", f"{fs.name}: stripe layouts can be neither set nor read here: "
+                     f"{found.striping_error}; a job that asks for none runs", fs.unusable_fix)
+    layout = current_layout(fs, probe)
+    shown = ", ".join(f"{k} {v}" for k, v in (layout or {}).items() if v is not None) or "none reported"
+    return Check("striping", "ok", f"{fs.name}: per-directory striping; layout of {probe}: {shown}")
 
 
 def _hostname() -> Check:
@@ -119,13 +141,17 @@ def _shared_root(spec: JobSpec) -> Check | None:
     return Check("shared root", "ok", f"{spec.filesystem.root}: {how}")
 
 
-def _job_file(spec: JobSpec, job_file: Path, *, overwrite: bool, root_failed: bool) -> Check:
+def _job_file(spec: JobSpec, job_file: Path, *, overwrite: bool, root_failed: bool, striping_failed: bool) -> Check:
     """Everything ``submit`` checks (:func:`launcher.submit.check_job`) as one check; after a failed shared-root
-    check the rest is checked as if the root were shared (each problem is reported once)."""
+    or striping check the rest is checked as if the root were shared and nothing striped (each problem is reported
+    once)."""
     from launcher.submit import check_job
 
-    if root_failed:
-        spec = spec.model_copy(update={"filesystem": spec.filesystem.model_copy(update={"shared": True})})
+    update: dict[str, object] = {"shared": True} if root_failed else {}
+    if striping_failed:
+        update["striping"] = type(spec.filesystem.striping)()
+    if update:
+        spec = spec.model_copy(update={"filesystem": spec.filesystem.model_copy(update=update)})
     try:
         _, steps = check_job(spec, job_file, overwrite=overwrite)
     except UserError as exc:
@@ -136,12 +162,14 @@ def _job_file(spec: JobSpec, job_file: Path, *, overwrite: bool, root_failed: bo
 
 
 def run_checks(spec: JobSpec, job_file: Path | None = None, *, overwrite: bool = False) -> list[Check]:
-    """Every check, in order: Java and Hadoop, filesystem, flock, (a batch job's) shared root, hostname, ports,
-    batch systems; with ``job_file`` last everything ``submit`` checks (``overwrite``: as ``--overwrite``)."""
+    """Every check, in order: Java and Hadoop, filesystem, flock, the operations a run makes in the root, striping,
+    (a batch job's) shared root, hostname, ports, batch systems; with ``job_file`` last everything ``submit`` checks
+    (``overwrite``: as ``--overwrite``)."""
     shared = _shared_root(spec)
     checks = [*_java_and_hadoop(spec), *_filesystem(spec), *([shared] if shared else []), _hostname(), _ports(),
               _batch_systems()]
     if job_file is not None:
         checks.append(_job_file(spec, job_file, overwrite=overwrite,
-                                root_failed=shared is not None and shared.status == "fail"))
+                                root_failed=shared is not None and shared.status == "fail",
+                                striping_failed=any(c.name == "striping" and c.status == "fail" for c in checks)))
     return checks

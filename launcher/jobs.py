@@ -23,12 +23,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from string import Template
 
 from launcher.daemons import client_command, hadoop_env
 from launcher.errors import UserError, WalltimeExpired
 from launcher.examples import EXAMPLE_INPUT_ARGS, EXAMPLE_OUTPUT_ARG, positional
-from launcher.plan import ClusterPlan, expand_root
+from launcher.plan import ClusterPlan, expand
 from launcher.render import xml_value
 from launcher.spec import ExampleStep, JarStep, JobSpec, StreamingStep
 
@@ -78,6 +77,9 @@ class StepResult:
         state: ``succeeded``, ``failed``, ``killed``.
         min_free_bytes: the fewest bytes free on the filesystem root while it ran, sampled each second by the
             cluster health check (``None`` when not sampled).
+        cause: for a failed step, the first cause line of its failed container's log
+            (:class:`launcher.diagnosis.Cause`: ``container``, ``file``, ``line``, ``command`` that shows the whole
+            log), or ``None``.
     """
 
     name: str
@@ -94,32 +96,8 @@ class StepResult:
     reduce_pct: int = 0
     state: str = "pending"
     min_free_bytes: int | None = None
+    cause: dict[str, str] | None = None
     lines: list[str] = field(default_factory=list, repr=False)
-
-
-def variables(plan: ClusterPlan, spec: JobSpec) -> dict[str, str]:
-    """The ``${...}`` variables steps may use (environment variables come after these)."""
-    runtime = plan.runtime
-    return {"run_dir": plan.run_dir, "cluster_id": plan.cluster_id, "name": spec.name, "user": plan.user,
-            "fs_root": str(expand_root(spec.filesystem.root)), "examples_jar": str(runtime.examples_jar),
-            "tests_jar": str(runtime.tests_jar), "streaming_jar": str(runtime.streaming_jar),
-            "hadoop_home": str(runtime.home)}
-
-
-def expand(text: str, values: Mapping[str, str], where: str) -> str:
-    """Expand ``${var}`` in ``text``.
-
-    Raises:
-        UserError: unknown variable; lists the known ones.
-    """
-    try:
-        return Template(text).substitute({**os.environ, **values})
-    except KeyError as exc:
-        raise UserError(f"unknown variable ${{{exc.args[0]}}} in {text!r}", field=where,
-                        fix=f"use one of: {', '.join('${' + k + '}' for k in values)} "
-                            "or an environment variable") from None
-    except ValueError:
-        raise UserError(f"bad '$' in {text!r}", field=where, fix="write $$ for a literal $") from None
 
 
 def _local_path(path: str) -> str:
@@ -146,7 +124,7 @@ def resolve_steps(spec: JobSpec, plan: ClusterPlan, *, overwrite: bool, job_file
         UserError: a missing jar, file or input, reducers without a reducer, an existing output or one inside
             an input, an unknown variable.
     """
-    values = variables(plan, spec)
+    values = plan.variables()
     resolved = []
     for index, step in enumerate(spec.steps, start=1):
         where = f"steps.{index}"
@@ -308,7 +286,7 @@ def check_step_inputs(steps: list[ResolvedStep], job_file: str = "job file") -> 
 
 def setup_commands(spec: JobSpec, plan: ClusterPlan) -> list[str]:
     """The job file's ``setup:`` lines with ``${...}`` expanded."""
-    values = variables(plan, spec)
+    values = plan.variables()
     return [expand(line, values, f"setup.{i}") for i, line in enumerate(spec.setup, start=1)]
 
 

@@ -13,10 +13,11 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
+from string import Template
 from typing import Any
 
 from launcher.allocation import Allocation
@@ -225,6 +226,9 @@ class FilesystemPlan:
         mount_point, source: the mount from ``/proc/mounts`` (``None`` if not found).
         free_bytes: space free for unprivileged users when the plan was made, bytes.
         flock: whether ``flock`` worked there (``False`` with ``flock_error`` saying why, or "not checked").
+        total_bytes: the filesystem's size, bytes.
+        striping_error: why stripe layouts can be neither set nor read there (the class's layout command fails:
+            client tools missing, a client without extended attributes), or ``None``.
     """
 
     name: str
@@ -237,6 +241,8 @@ class FilesystemPlan:
     free_bytes: int = 0
     flock: bool = False
     flock_error: str | None = "not checked"
+    total_bytes: int = 0
+    striping_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -327,6 +333,32 @@ class ClusterPlan:
             return f"hdfs://{self.master.address}:{self.ports.nn}{path}"
         return "file://" + path
 
+    def variables(self) -> dict[str, str]:
+        """The ``${...}`` variables that steps, ``setup:`` lines and ``filesystem.input_dir``/``output_dir`` may use
+        (environment variables come after these; :func:`expand`)."""
+        runtime = self.runtime
+        return {"run_dir": self.run_dir, "cluster_id": self.cluster_id, "name": self.spec.name, "user": self.user,
+                "fs_root": str(expand_root(self.spec.filesystem.root)), "examples_jar": str(runtime.examples_jar),
+                "tests_jar": str(runtime.tests_jar), "streaming_jar": str(runtime.streaming_jar),
+                "hadoop_home": str(runtime.home)}
+
+    def striped_dirs(self) -> dict[str, list[Path]]:
+        """The directories of each ``filesystem.striping`` role that are on the shared filesystem: ``input`` and
+        ``output`` (``filesystem.input_dir``/``output_dir``, expanded), ``staging`` (not in ``hdfs`` mode: it is on
+        HDFS), ``scratch`` (each NodeManager's local dir, unless ``filesystem.local_dirs`` puts them on node-local
+        storage).
+
+        Raises:
+            UserError: an unknown ``${...}`` in ``input_dir`` or ``output_dir``.
+        """
+        fs, values = self.spec.filesystem, self.variables()
+        dirs = {"input": [Path(expand(fs.input_dir, values, "filesystem.input_dir"))],
+                "output": [Path(expand(fs.output_dir, values, "filesystem.output_dir"))],
+                "staging": [] if fs.mode == "hdfs" else [self.path("staging")],
+                "scratch": [Path(n.nm_local_dir) for n in self.nodemanagers
+                            if Path(n.nm_local_dir).is_relative_to(self.run_dir)]}
+        return dirs
+
     # -- persistence -------------------------------------------------------------------------
     def to_json(self) -> str:
         """JSON text of the plan (``plan.json``): the spec as the job file's fields, the runtime as
@@ -355,6 +387,22 @@ class ClusterPlan:
         return cls.from_json(Path(run_dir, "plan.json").read_text())
 
 
+def expand(text: str, values: Mapping[str, str], where: str) -> str:
+    """Expand ``${var}`` in ``text`` with ``values`` (:meth:`ClusterPlan.variables`), then the environment.
+
+    Raises:
+        UserError: unknown variable (field ``where``); lists the known ones.
+    """
+    try:
+        return Template(text).substitute({**os.environ, **values})
+    except KeyError as exc:
+        raise UserError(f"unknown variable ${{{exc.args[0]}}} in {text!r}", field=where,
+                        fix=f"use one of: {', '.join('${' + k + '}' for k in values)} "
+                            "or an environment variable") from None
+    except ValueError:
+        raise UserError(f"bad '$' in {text!r}", field=where, fix="write $$ for a literal $") from None
+
+
 def expand_root(root: str) -> Path:
     """Expand ``~`` and ``$VAR`` in ``filesystem.root``.
 
@@ -380,10 +428,23 @@ def node_work_root(user: str) -> Path:
     return Path(tmp if os.path.isabs(tmp) else "/tmp") / f"hpc-hadoop-{user}"
 
 
+#: The most characters of the job's name in a cluster id: the id is in every container's path (issue 17: paths of
+#: ~250 bytes under the cluster directory, where an OrangeFS FUSE client refused a 261-byte one).
+CLUSTER_ID_NAME = 20
+
+
 def new_cluster_id(name: str, now: float | None = None) -> str:
-    """``<name>-<yyyymmdd-HHMMSS>-<4 hex digits>``."""
+    """``<name>-<yyyymmdd-HHMMSS>-<4 hex digits>``, the name cut to :data:`CLUSTER_ID_NAME` characters."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now or time.time()))
-    return f"{name}-{stamp}-{secrets.token_hex(2)}"
+    return f"{name[:CLUSTER_ID_NAME]}-{stamp}-{secrets.token_hex(2)}"
+
+
+def node_dir_names(names: list[str]) -> list[str]:
+    """The names of the nodes' own directories under ``nm-local/`` (every container's path goes through one): each
+    host name up to its first dot (``node0001`` of ``node0001.cluster.example.org``), unless two nodes would then
+    share a name; then the full names."""
+    short = [name.split(".", 1)[0] or name for name in names]
+    return short if len(set(short)) == len(short) else list(names)
 
 
 def make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *, filesystem: FilesystemPlan,
@@ -415,7 +476,7 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, fi
     NodeManagers on every node (``nodemanager_on_master: false`` leaves the master out). In ``hdfs`` mode
     also a NameNode on the first node and a DataNode on every node (issue 4). NodeManager
     local dirs are per node: under ``filesystem.local_dirs`` when set (node-local storage), else
-    ``nm-local/<host>`` in the cluster directory.
+    ``nm-local/<host>`` in the cluster directory (``<host>`` short: :func:`node_dir_names`).
 
     Raises:
         UserError: bad root (relative, unset variable), memory too small, no free ports, fewer nodes than asked.
@@ -428,6 +489,7 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, fi
         raise UserError(f"the allocation has {len(nodes)} node(s), the job file asks for {spec.nodes}",
                         field="nodes", fix="ask the scheduler for more nodes or lower nodes:")
     planned: list[NodePlan] = []
+    dir_names = node_dir_names([n.name for n in nodes])
     for index, node in enumerate(nodes):
         roles: list[str] = ["resourcemanager", "historyserver"] if index == 0 else []
         if spec.filesystem.mode == "hdfs":
@@ -436,9 +498,9 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, fi
             roles.append("nodemanager")
         if spec.filesystem.local_dirs:
             local_root = os.path.expandvars(os.path.expanduser(spec.filesystem.local_dirs))
-            nm_local = str(Path(local_root) / f"hpc-hadoop-{user}" / cluster_id / node.name)
+            nm_local = str(Path(local_root) / f"hpc-hadoop-{user}" / cluster_id / dir_names[index])
         else:
-            nm_local = str(run_dir / "nm-local" / node.name)
+            nm_local = str(run_dir / "nm-local" / dir_names[index])
         planned.append(NodePlan(name=node.name, address=node.address, roles=tuple(roles),
                                 nm_local_dir=nm_local, log_dir=str(run_dir / "logs" / node.name),
                                 work_dir=str(node_work_root(user) / cluster_id / node.name)))

@@ -128,6 +128,21 @@ def _property_functions(overrides: Mapping[str, object], limits: Mapping[str, tu
     return prop, remaining
 
 
+def stripe_roles(plan: ClusterPlan) -> dict[str, str]:
+    """``shim`` mode: each role of ``filesystem.striping`` that asks for a layout → the directory holding its
+    directories (``scratch``: the parent of every NodeManager's local dir), for ``pfs.stripe.<role>.dir``;
+    empty in the other modes and where the filesystem has no striping.
+
+    Raises:
+        UserError: an unknown ``${...}`` in ``filesystem.input_dir``/``output_dir``.
+    """
+    if plan.spec.filesystem.mode != "shim" or plan.filesystem.shim_layout == "none":
+        return {}
+    striping = plan.spec.filesystem.striping
+    return {role: os.path.commonpath([str(d) for d in dirs]) for role, dirs in plan.striped_dirs().items()
+            if dirs and getattr(striping, role).requested}
+
+
 def render_config(plan: ClusterPlan, notes: list[str] | None = None) -> dict[str, str]:
     """Render every configuration file of the cluster.
 
@@ -153,6 +168,7 @@ def render_config(plan: ClusterPlan, notes: list[str] | None = None) -> dict[str
         "pfs_filesystem": PFS_FILESYSTEM, "pfs_abstract_filesystem": PFS_ABSTRACT_FILESYSTEM,
         "no_checksum_filesystem": NO_CHECKSUM_FILESYSTEM,
         "pfs_layout": plan.filesystem.shim_layout if spec.filesystem.mode == "shim" else "none",
+        "stripe_roles": stripe_roles(plan),
     }
     templates = dict(CONFIG_TEMPLATES)
     if spec.filesystem.mode == "hdfs":

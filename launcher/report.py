@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from launcher import __version__
@@ -23,11 +24,13 @@ STATES = ("succeeded", "stopped", "failed", "bringup_failed", "interrupted", "ti
 class RunReport:
     """Everything worth keeping about one run; written as ``run.json``.
 
-    ``filesystem``: type (``lustre``, ``fuse.glusterfs``...), mount, ``mode`` and one entry per directory
-    (input, output, staging, scratch) with its status: ``applied`` (layout read back), ``striping not
-    applicable`` (and why), ``not restriped: holds data``, ``not requested`` or ``failed``.
+    ``filesystem``: type (``lustre``, ``orangefs (fuse)``, ``fuse.glusterfs``...), mount, ``mode``, why layouts can
+    be neither set nor read there (``striping_error``, or ``null``) and one entry per directory (input, output,
+    staging, scratch) with its status: ``applied`` (the ``requested`` layout, the directory's read back in
+    ``layout``, the one a new file really got in ``effective`` and each setting it did not get in ``differs``),
+    ``striping not applicable`` (and why), ``not restriped: holds data``, ``not requested`` or ``failed``.
 
-    ``notes``: what the launcher changed on its own, e.g. timeouts clamped to half the walltime.
+    ``notes``: what the launcher changed or skipped on its own, e.g. timeouts clamped to half the walltime.
     ``ports``: every TCP port the cluster's processes were seen listening on (``node``, ``process``,
     ``address``, ``port``), sampled each second by the agents (:mod:`launcher.listeners`).
     ``lost_nodes``: nodes whose NodeManager was lost while a step ran, which the run survived (``node``,
@@ -150,6 +153,27 @@ def ports_line(ports: list[dict[str, Any]]) -> str:
     return line + (f", on every interface: {', '.join(wildcard)}" if wildcard else ", each on its node's address")
 
 
+def _layout_text(layout: dict[str, Any] | None) -> str:
+    return ", ".join(f"{k} {v}" for k, v in (layout or {}).items() if v is not None and k != "error")
+
+
+def directory_line(entry: dict[str, Any]) -> str:
+    """One directory of the report's ``filesystem`` section as a line: ``applied: requested count 8, size 1048576;
+    effective count 4, size 1048576 (count 8 asked, 4 given): /path``; other statuses with the directory's layout
+    (``not requested (count 4): /path``) and why."""
+    status = entry["status"]
+    if status == "applied":
+        effective = _layout_text(entry.get("effective")) or "not reported"
+        differs = f" ({'; '.join(entry['differs'])})" if entry.get("differs") else ""
+        text = f"applied: requested {_layout_text(entry['requested'])}; effective {effective}{differs}"
+    else:
+        shown = _layout_text(entry.get("layout"))
+        text = status + (f" ({shown})" if shown else "")
+        if status != "striping not applicable" and entry.get("reason"):
+            text += f" [{entry['reason']}]"
+    return f"{text}: {entry['path']}"
+
+
 def summary(report: RunReport, console: Console) -> None:
     """Print the run summary: state, timings, one row per step, where the logs are."""
     table = Table(title=f"{report.name}: {report.state}", title_justify="left", show_edge=False)
@@ -165,16 +189,13 @@ def summary(report: RunReport, console: Console) -> None:
                   f"total {fmt(report.total_s)}")
     fs = report.filesystem
     if fs:
-        console.print(f"filesystem: {fs['type']} at {fs['mount']}, mode {fs['mode']}")
+        console.print(f"filesystem: {fs['type']} at {fs['mount']}, mode {fs['mode']}", markup=False)
         for entry in fs["directories"]:
-            layout = entry.get("layout") or {}
-            shown = ", ".join(f"{k} {v}" for k, v in layout.items() if v is not None and k != "error")
-            console.print(f"  {entry['role']:<8} {entry['status']}{f' ({shown})' if shown else ''}: {entry['path']}",
-                          soft_wrap=True, markup=False)
+            console.print(f"  {entry['role']:<8} {directory_line(entry)}", soft_wrap=True, markup=False)
     if report.ports:
         console.print(ports_line(report.ports), soft_wrap=True, markup=False)
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
     if report.error:
-        console.print(f"[red]error:[/red] {report.error}", soft_wrap=True)
+        console.print(f"[red]error:[/red] {escape(report.error)}", soft_wrap=True)
     console.print(f"run directory: {report.run_dir}  (run.json, logs/, steps/, history/)")

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
@@ -20,6 +21,7 @@ import httpx
 
 from launcher.clients import write_wrappers
 from launcher.cluster import Cluster
+from launcher.diagnosis import diagnose
 from launcher.errors import ClusterError, HpcHadoopError, StopRequested, UserError, WalltimeExpired
 from launcher.filesystems import (
     NOT_APPLICABLE,
@@ -39,10 +41,8 @@ from launcher.jobs import (
     StepRunner,
     check_step_inputs,
     client_step,
-    expand,
     resolve_steps,
     setup_commands,
-    variables,
 )
 from launcher.plan import ClusterPlan, make_plan, naming_job_file
 from launcher.polling import poll
@@ -126,44 +126,43 @@ def prepare_filesystem(plan: ClusterPlan, report: RunReport) -> None:
 
     Input, output, staging and scratch (each node's NodeManager local dir) get ``filesystem.striping.<role>``;
     the outcome of every directory goes into ``report.filesystem`` as it happens: applied (with the layout
-    read back), "striping not applicable" (with why), "not restriped: holds data" (input), or failed.
+    read back and the one a new file really gets), "striping not applicable" (with why), "not restriped: holds
+    data" (input), "not requested", or failed. Where layouts can be neither set nor read and nothing is asked
+    (``plan.filesystem.striping_error``), a note says so and the run goes on.
 
     Raises:
         UserError: a setting the filesystem cannot honour.
         CommandError: a striping command failed (``lfs``, ``setfattr``...).
     """
-    spec = plan.spec
-    fs_spec = spec.filesystem
+    fs_spec = plan.spec.filesystem
     fs = filesystem_of(plan.filesystem)
-    values = variables(plan, spec)
     stripes = fs_spec.striping
-    todo: list[tuple[str, Path, Any, bool]] = [
-        ("input", Path(expand(fs_spec.input_dir, values, "filesystem.input_dir")), stripes.input, True),
-        ("output", Path(expand(fs_spec.output_dir, values, "filesystem.output_dir")), stripes.output, False)]
+    dirs = plan.striped_dirs()
     done: list[StripeOutcome] = []
     requested = lambda s: {"count": s.count, "size": s.size, "index": s.index}  # noqa: E731
     if fs_spec.mode == "hdfs":
         done.append(StripeOutcome("staging", f"hdfs://{plan.master.address}:{plan.ports.nn}{plan.path('staging')}",
                                   NOT_APPLICABLE, requested(stripes.staging),
                                   reason="filesystem.mode hdfs: staging is on HDFS (blocks in hdfs/data/<host>)"))
-    else:
-        todo.append(("staging", plan.path("staging"), stripes.staging, False))
-    for node in plan.nodemanagers:
-        if Path(node.nm_local_dir).is_relative_to(plan.run_dir):
-            todo.append(("scratch", Path(node.nm_local_dir), stripes.scratch, False))
-        else:
-            done.append(StripeOutcome("scratch", node.nm_local_dir, NOT_APPLICABLE, requested(stripes.scratch),
-                                      reason="node-local storage (filesystem.local_dirs), not the shared filesystem"))
+    done += [StripeOutcome("scratch", node.nm_local_dir, NOT_APPLICABLE, requested(stripes.scratch),
+                           reason="node-local storage (filesystem.local_dirs), not the shared filesystem")
+             for node in plan.nodemanagers if not Path(node.nm_local_dir).is_relative_to(plan.run_dir)]
     report.filesystem = report_section(plan.filesystem, fs, fs_spec.mode, done)
-    for role, path, setting, keep_data in todo:
-        try:
-            outcome = fs.stripe(role, path, setting, keep_data=keep_data)
-        except HpcHadoopError as exc:
-            report.filesystem["directories"].append({"role": role, "path": str(path), "status": "failed",
-                                                     "requested": requested(setting), "reason": str(exc)})
-            report.write()
-            raise
-        report.filesystem["directories"].append(outcome.to_dict())
+    unusable = plan.filesystem.striping_error
+    if unusable:
+        report.notes.append(f"stripe layouts can be neither set nor read on {plan.filesystem.label} "
+                            f"({unusable}); nothing was asked, so the run goes on without them")
+    for role, paths in dirs.items():
+        setting = getattr(stripes, role)
+        for path in paths:
+            try:
+                outcome = fs.stripe(role, path, setting, keep_data=role == "input", unusable=unusable)
+            except HpcHadoopError as exc:
+                report.filesystem["directories"].append({"role": role, "path": str(path), "status": "failed",
+                                                         "requested": requested(setting), "reason": str(exc)})
+                report.write()
+                raise
+            report.filesystem["directories"].append(outcome.to_dict())
     report.write()
 
 
@@ -201,6 +200,25 @@ def wait_hdfs(plan: ClusterPlan, cluster: Cluster, timeout: float = 120.0) -> fl
                        f"read {log} and logs/<host>/datanode.log")
 
 
+def made_for_hadoop(plan: ClusterPlan) -> tuple[str, ...]:
+    """Directories of the cluster directory that Hadoop would create with the sticky bit (mode 1777), made by us
+    beforehand with mode 0700, so that no run needs a sticky bit (OrangeFS has none: ``chmod`` fails with EINVAL).
+
+    Hadoop 3.4.2 creates ``mapreduce.jobhistory.intermediate-done-dir`` with the fixed mode 1777
+    (``JobHistoryUtils.HISTORY_INTERMEDIATE_DONE_DIR_PERMISSIONS``, no key changes it), in the JobHistoryServer
+    (``HistoryFileManager.mkdir``) and in each ApplicationMaster (``JobHistoryEventHandler.mkdir``); both skip a
+    directory that exists. (``yarn.nodemanager.remote-app-log-dir``, also 1777 in ``LogAggregationFileController``,
+    is ``app-logs/``, which :func:`materialize` makes anyway; where it exists a NodeManager only logs a warning.)
+    A cluster directory belongs to one user, so 0700 is all they need. In ``hdfs`` mode history is on HDFS.
+
+    Returns:
+        Paths relative to the cluster directory, parents first.
+    """
+    if plan.spec.filesystem.mode == "hdfs":
+        return ()
+    return ("history/done", "history/intermediate")
+
+
 def materialize(plan: ClusterPlan, *, submitted: bool = False) -> None:
     """Create the cluster directory (mode 0700) with room kept for ``run.json`` (:func:`launcher.report.reserve_room`),
     write ``plan.json``, ``conf/`` and the client wrappers
@@ -224,7 +242,7 @@ def materialize(plan: ClusterPlan, *, submitted: bool = False) -> None:
         run_dir.parent.mkdir(parents=True, exist_ok=True)
         run_dir.mkdir(mode=0o700)
     reserve_room(run_dir)
-    for sub in ("logs", "agents", "steps", "staging", "history", "app-logs"):
+    for sub in ("logs", "agents", "steps", "staging", "history", "app-logs", *made_for_hadoop(plan)):
         plan.path(sub).mkdir(mode=0o700)
     write_private(run_dir / "plan.json", plan.to_json())
     write_files(plan.conf_dir, render_config(plan))
@@ -381,6 +399,9 @@ class ClusterRun:
             overwrite: remove the step's existing outputs first.
             label: the phase shown on the terminal (default ``step N name``).
 
+        A step that failed after YARN accepted its application gets the first cause line of its failed container's
+        log (``result.cause``, :func:`launcher.diagnosis.diagnose`).
+
         Raises:
             WalltimeExpired: the deadline passed while it ran (the step was killed).
             ClusterError: a daemon died or the agents stopped while it ran (checked every second; the step was
@@ -395,7 +416,11 @@ class ClusterRun:
             self.check_stop(f"during step {step.index} ({step.name})")
 
         try:
-            return self.runner.run(step, overwrite=overwrite, deadline=self.deadline, health=health)
+            result = self.runner.run(step, overwrite=overwrite, deadline=self.deadline, health=health)
+            if result.returncode != 0 and result.application_id:
+                cause = diagnose(self.plan, result.application_id, step.log.read_text(errors="replace"))
+                result.cause = asdict(cause) if cause else None
+            return result
         finally:
             self._note_lost_nodes(step)
             if self.runner.current is not None:
@@ -500,7 +525,7 @@ def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = F
             for step in steps:
                 result = run.run_step(step, overwrite=overwrite, label=f"step {step.index}/{len(steps)} {step.name}")
                 if result.returncode != 0:
-                    run.fail(step_failure(plan, step, result))
+                    run.fail(step_error(step, result, plan.filesystem.path))
                     break
             else:
                 if hold:
@@ -510,13 +535,20 @@ def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = F
     return run.report
 
 
-def step_failure(plan: ClusterPlan, step: ResolvedStep, result: StepResult) -> str:
-    """The error line of a failed step: its exit code, its log and last error line, and first, when the
-    filesystem filled up, which one (:func:`launcher.filesystems.full_filesystem`)."""
-    last = f": {result.lines[-1]}" if result.lines else ""
-    full = full_filesystem(plan.filesystem.path, result.lines, result.min_free_bytes)
-    return (f"{full + '; ' if full else ''}step {step.index} ({step.name}) failed with exit code {result.returncode}; "
-            f"read {step.log}{last}")
+def step_error(step: ResolvedStep, result: StepResult, root: str | Path | None = None) -> str:
+    """The error line of a failed step: first, when a filesystem filled up while it ran, which one
+    (:func:`launcher.filesystems.full_filesystem` on ``root``, the filesystem root); then its exit code, its client
+    log and last error line, and the first cause line of its failed container's log with the command that shows
+    the whole log (``result.cause``)."""
+    full = full_filesystem(root, result.lines, result.min_free_bytes) if root is not None else None
+    text = f"{full + '; ' if full else ''}step {step.index} ({step.name}) failed with exit code {result.returncode}; "
+    text += f"read {step.log}"
+    if result.lines:
+        text += f": {result.lines[-1]}"
+    if result.cause:
+        cause = result.cause
+        text += f"; cause ({cause['container']} {cause['file']}): {cause['line']}; whole log: {cause['command']}"
+    return text
 
 
 def _record(report: RunReport, result: StepResult) -> None:

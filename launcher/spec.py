@@ -107,12 +107,28 @@ class _Model(BaseModel):
 
 
 class StripeSpec(_Model):
-    """Stripe layout asked for one directory (Lustre `lfs setstripe`, OrangeFS `user.pvfs2.*`)."""
+    """The stripe layout asked for one directory: on Lustre `lfs setstripe -c COUNT -S SIZE -i INDEX DIR`, on
+    OrangeFS the directory's `user.pvfs2.num_dfiles`, `dist_name`, `dist_params` attributes; new files inherit
+    it. Checked against the filesystem when the plan is made (`render`, `submit`, `doctor`), before anything is
+    written or queued; a filesystem without per-directory striping (GPFS, NFS, GlusterFS, ...) reports it as
+    "striping not applicable". The run report gives the layout asked for, the directory's read back and the one a
+    new file really got (a filesystem may give less: a count above the OSTs or data servers is clamped)."""
 
-    count: int | None = Field(None, ge=-1, description="Stripe count (OSTs / data files); -1 = all OSTs.")
-    size: Size | None = Field(None, description="Stripe size in bytes (`1m`, `4MiB`); on Lustre a multiple "
-                              "of 64 KiB.")
-    index: int | None = Field(None, ge=-1, description="Starting OST index (Lustre only; -1 = any).")
+    count: int | None = Field(None, ge=-1, description="Stripe count: Lustre OSTs per file (`-1` = all of them), "
+                              "OrangeFS data files per file (at least 1; a file gets at most one per data server). "
+                              "`0` is refused: leave `count` out for the filesystem's default.")
+    size: Size | None = Field(None, gt=0, description="Stripe size in bytes (`1m`, `4MiB`): Lustre `-S` (a "
+                              "multiple of 64 KiB), OrangeFS `strip_size` of the `simple_stripe` distribution. Also "
+                              "the default split size (`filesystem.split_size`).")
+    index: int | None = Field(None, ge=-1, description="Lustre only: the OST of the first stripe (`-1` = any); "
+                              "refused on OrangeFS, which has no such option.")
+
+    @field_validator("count")
+    @classmethod
+    def _count_not_zero(cls, value: int | None) -> int | None:
+        if value == 0:
+            raise ValueError("a stripe count of 0 means 'the filesystem's default': leave count out instead")
+        return value
 
     @property
     def requested(self) -> bool:
@@ -121,16 +137,18 @@ class StripeSpec(_Model):
 
 
 class StripingSpec(_Model):
-    """Stripe settings per directory of the cluster; a filesystem without per-directory striping
-    reports each requested setting as "striping not applicable" in the run report."""
+    """Stripe layout per directory of the cluster, `filesystem.striping.<role>` (each a mapping of `count`,
+    `size`, `index`, below); a role left out keeps the layout its directory inherits."""
 
-    input: StripeSpec = Field(default_factory=StripeSpec, description="`filesystem.input_dir` (only if empty: "
-                              "data already there is never restriped).")
+    input: StripeSpec = Field(default_factory=StripeSpec, description="`filesystem.input_dir` (only if empty when "
+                              "the run starts: data already there is never restriped); in `shim` mode also every "
+                              "directory Hadoop creates under it.")
     output: StripeSpec = Field(default_factory=StripeSpec, description="`filesystem.output_dir`; in `shim` "
-                               "mode also the layout of every directory Hadoop creates.")
-    staging: StripeSpec = Field(default_factory=StripeSpec, description="The MapReduce staging directory.")
+                               "mode also every directory Hadoop creates under it.")
+    staging: StripeSpec = Field(default_factory=StripeSpec, description="The MapReduce staging directory "
+                                "(`staging/` of the cluster directory; not in `hdfs` mode, where it is on HDFS).")
     scratch: StripeSpec = Field(default_factory=StripeSpec, description="NodeManager local dirs (`nm-local/<host>`) "
-                                "when they are on the shared filesystem.")
+                                "when they are on the shared filesystem (not with `filesystem.local_dirs`).")
 
 
 #: Hadoop's default of ``fs.local.block.size`` (bytes): the least block size derived from a stripe size.
@@ -190,7 +208,8 @@ class FilesystemSpec(_Model):
     output_dir: str = Field("${run_dir}/output", description="Directory striped with `striping.output`; "
                             "step outputs created under it inherit its layout.")
     striping: StripingSpec = Field(default_factory=StripingSpec,
-                                   description="Stripe count/size/index per directory.")
+                                   description="Stripe count/size/index per directory (`input`, `output`, "
+                                   "`staging`, `scratch`; below).")
 
     @property
     def block_size(self) -> int | None:

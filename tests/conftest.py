@@ -14,6 +14,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
@@ -69,6 +72,47 @@ def fresh_pfs_dir(prefix: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=re.sub(r"[^A-Za-z0-9_-]", "_", prefix) + "-", dir=base))
 
 
+#: The stand-in of an OrangeFS volume behind its FUSE client (tests/standins/orangefs_fuse.py).
+ORANGEFS_STANDIN = REPO / "tests" / "standins" / "orangefs_fuse.py"
+
+
+def mounted(mountpoint: Path) -> bool:
+    """True when ``mountpoint`` is a mount point of this process's mount namespace (``/proc/self/mountinfo``)."""
+    escaped = str(mountpoint).replace("\\", "\\134").replace(" ", "\\040")
+    return any(line.split()[4] == escaped for line in Path("/proc/self/mountinfo").read_text().splitlines())
+
+
+@contextmanager
+def orangefs_standin(directory: Path, *, xattrs: str = "store", servers: int = 4) -> Iterator[Path]:
+    """Mount the OrangeFS stand-in (FUSE, as root) on ``directory/mnt`` over ``directory/backing``; yields the
+    mount point and unmounts it afterwards (the stand-in exits then). ``xattrs``: ``store`` or ``none``."""
+    backing, mountpoint = directory / "backing", directory / "mnt"
+    backing.mkdir(parents=True)
+    mountpoint.mkdir()
+    log = directory / "orangefs-standin.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, str(ORANGEFS_STANDIN), str(backing), str(mountpoint),
+                                 "--xattrs", xattrs, "--servers", str(servers)], stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while not mounted(mountpoint):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the OrangeFS stand-in did not mount {mountpoint}: {log.read_text()[-2000:]}")
+            time.sleep(0.05)
+        yield mountpoint
+    finally:
+        if mounted(mountpoint):
+            subprocess.run(["umount", str(mountpoint)], check=False, capture_output=True)
+        if mounted(mountpoint):  # still busy: detach it, so that no later test finds it
+            subprocess.run(["umount", "-l", str(mountpoint)], check=False, capture_output=True)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def hpc_hadoop(*args: str, timeout: float = 600, env: dict[str, str] | None = None,
                cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     """Run the real ``hpc-hadoop`` command (this interpreter's entry point) and capture its output."""
@@ -115,5 +159,5 @@ def gcide_corpus() -> Path:
     return path
 
 
-__all__ = ["CLUSTER", "PFS", "REPO", "fresh_pfs_dir", "hpc_hadoop", "only_run_dir", "processes_of", "run_dirs",
-           "run_report", "shutil"]
+__all__ = ["CLUSTER", "ORANGEFS_STANDIN", "PFS", "REPO", "fresh_pfs_dir", "hpc_hadoop", "mounted", "only_run_dir",
+           "orangefs_standin", "processes_of", "run_dirs", "run_report", "shutil"]

@@ -1,8 +1,9 @@
 """Parallel filesystems: detection, striping, reporting (Lustre, OrangeFS, GPFS, generic).
 
 A filesystem is one small class chosen by name (``filesystem.type``) or by detection (``auto``). The choice is
-made once, when the plan is made (:func:`decide` → :class:`launcher.plan.FilesystemPlan`); striping and
-rendering read it from the plan (:func:`filesystem_of`), and the run report's ``filesystem`` section
+made once, when the plan is made (:func:`decide` → :class:`launcher.plan.FilesystemPlan`), and the striping the
+job file asks for is checked then (:func:`check_striping`), before anything is made or queued; striping and
+rendering read the decision from the plan (:func:`filesystem_of`), and the run report's ``filesystem`` section
 (:func:`report_section`) lists every requested setting, applied or not.
 """
 
@@ -21,8 +22,11 @@ from launcher.filesystems.generic import GenericFilesystem
 from launcher.filesystems.gpfs import GpfsFilesystem
 from launcher.filesystems.lustre import LustreFilesystem
 from launcher.filesystems.orangefs import OrangeFsFilesystem
-from launcher.plan import FilesystemPlan, expand_root
-from launcher.spec import FilesystemSpec, JobSpec
+from launcher.plan import ClusterPlan, FilesystemPlan, expand_root
+from launcher.spec import FilesystemSpec, JobSpec, StripingSpec
+
+#: The directories a job file may stripe (``filesystem.striping.<role>``).
+ROLES = tuple(StripingSpec.model_fields)
 
 #: ``filesystem.type`` → class.
 FILESYSTEMS: dict[str, type[Filesystem]] = {"lustre": LustreFilesystem, "orangefs": OrangeFsFilesystem,
@@ -45,24 +49,63 @@ def _instance(name: str, label: str) -> Filesystem:
     return GenericFilesystem(label) if name == "generic" else FILESYSTEMS[name]()
 
 
-def decide(spec: FilesystemSpec, *, check_flock: bool = False) -> FilesystemPlan:
+def decide(spec: FilesystemSpec, *, check_flock: bool = False, check: bool = True) -> FilesystemPlan:
     """Detect the filesystem under ``spec.root`` (or its nearest existing parent) and choose its class, once,
     for the plan: ``statfs`` ``f_type`` and ``/proc/mounts`` (:func:`detect`), the class (``filesystem.type``,
     or detection under ``auto``), the shim's ``pfs.layout`` (``lustre`` or ``orangefs`` when that is the class,
-    else ``none``) and whether the root is node-local.
+    else ``none``), whether layouts can be set and read there (:meth:`Filesystem.unusable`: the class's layout
+    command, read-only); then, with ``check``, the job file's striping (:func:`check_striping`).
 
     Args:
         check_flock: also try ``flock`` there (a run does; ``render``/``submit`` checks do not, they make no file).
+        check: check ``spec.striping`` against the decision (``doctor`` checks it on its own line).
 
     Raises:
-        UserError: ``filesystem.root`` is relative or uses an unset variable.
+        UserError: ``filesystem.root`` is relative or uses an unset variable; a striping setting this filesystem
+            cannot honour (:func:`check_striping`).
     """
     root = expand_root(spec.root)
     found = detect(root, check_flock=check_flock)
     name = _class_name(spec.type, found.type)
-    return FilesystemPlan(name=name, label=found.label, shim_layout=name if name in ("lustre", "orangefs") else "none",
-                          path=found.path, magic=found.magic, mount_point=found.mount_point, source=found.source,
-                          free_bytes=found.free_bytes, flock=found.flock, flock_error=found.flock_error)
+    decided = FilesystemPlan(name=name, label=found.label,
+                             shim_layout=name if name in ("lustre", "orangefs") else "none", path=found.path,
+                             magic=found.magic, mount_point=found.mount_point, source=found.source,
+                             free_bytes=found.free_bytes, flock=found.flock, flock_error=found.flock_error,
+                             total_bytes=found.total_bytes,
+                             striping_error=_instance(name, found.label).unusable(Path(found.path)))
+    if check:
+        check_striping(spec, decided)
+    return decided
+
+
+def striped_roles(spec: FilesystemSpec) -> list[str]:
+    """The roles of ``filesystem.striping`` that ask for a layout of a directory on the shared filesystem: not
+    ``staging`` in ``hdfs`` mode (it is on HDFS), not ``scratch`` with ``filesystem.local_dirs`` (node-local)."""
+    skip = {"staging"} if spec.mode == "hdfs" else set()
+    skip |= {"scratch"} if spec.local_dirs else set()
+    return [role for role in ROLES if role not in skip and getattr(spec.striping, role).requested]
+
+
+def check_striping(spec: FilesystemSpec, decided: FilesystemPlan) -> None:
+    """Refuse, when the plan is made (``render``, ``submit``, ``doctor``, ``run``: before anything is written or
+    queued), a ``filesystem.striping`` setting the decided filesystem cannot honour: its class's rules
+    (:meth:`Filesystem.check`: e.g. a count of -1 or an ``index`` on OrangeFS, a Lustre size not a multiple of
+    64 KiB), or any setting where layouts can be neither set nor read (``decided.striping_error``). On a filesystem
+    without striping every setting is reported "striping not applicable" instead.
+
+    Raises:
+        UserError: naming the field (``filesystem.striping.<role>[.count|.size|.index]``) and the fix.
+    """
+    fs = filesystem_of(decided)
+    if not fs.striping:
+        return
+    for role in striped_roles(spec):
+        field = f"filesystem.striping.{role}"
+        fs.check(getattr(spec.striping, role), field)
+        if decided.striping_error:
+            raise UserError(f"striping asked, but layouts can be neither set nor read on {decided.label} at "
+                            f"{decided.mount_point}: {decided.striping_error}", field=field,
+                            fix=f"{fs.unusable_fix}; or remove {field}")
 
 
 def check_shared_root(spec: JobSpec, allocation: Allocation) -> None:
@@ -105,16 +148,55 @@ def current_layout(fs: Filesystem, directory: Path) -> dict[str, Any] | None:
     return layout.to_dict() if layout else None
 
 
+def striping_plan(plan: ClusterPlan) -> list[str]:
+    """What a run of ``plan`` will do to each directory of ``filesystem.striping`` (``hpc-hadoop render``): the
+    decided filesystem, then one line per role and directory with the requested layout and the commands that set
+    it, or why nothing is set (not requested, striping not applicable, node-local, on HDFS).
+
+    Raises:
+        UserError: an unknown ``${...}`` in ``filesystem.input_dir``/``output_dir``.
+    """
+    decided, fs_spec = plan.filesystem, plan.spec.filesystem
+    fs = filesystem_of(decided)
+    lines = [f"{decided.label} at {decided.mount_point} from {decided.source}: class {fs.name}, mode {fs_spec.mode}"]
+    if decided.striping_error:
+        lines.append(f"layouts can be neither set nor read here: {decided.striping_error}")
+    dirs = plan.striped_dirs()
+    for role in ROLES:
+        setting = getattr(fs_spec.striping, role)
+        asked = ", ".join(f"{k} {v}" for k, v in (("count", setting.count), ("size", setting.size),
+                                                  ("index", setting.index)) if v is not None)
+        if not dirs[role]:
+            where = "on HDFS" if role == "staging" else "node-local (filesystem.local_dirs)"
+            lines.append(f"{role:<8} {where}: " + (f"{asked}: {NOT_APPLICABLE}" if asked else "not requested"))
+        for path in dirs[role]:
+            if not asked:
+                lines.append(f"{role:<8} {path}: not requested")
+            elif not fs.striping:
+                lines.append(f"{role:<8} {path}: {asked}: {NOT_APPLICABLE} ({fs.why_not})")
+            else:
+                commands = "; ".join(" ".join(argv) for argv in fs.stripe_commands(path, setting))
+                keep = " (only if it holds no data then)" if role == "input" else ""
+                lines.append(f"{role:<8} {path}: {asked}{keep}: {commands}")
+    if fs_spec.mode == "shim" and fs.striping:
+        lines.append("shim: a directory Hadoop creates takes the layout of the role whose directory contains it "
+                     "(pfs.stripe.<role>.*)")
+    return lines
+
+
 def report_section(decided: FilesystemPlan, fs: Filesystem, mode: str, outcomes: list[StripeOutcome]) -> dict[str, Any]:
     """The run report's ``filesystem`` section: the plan's decision, the mode and each directory's outcome."""
     return {"type": decided.label, "class": fs.name, "mount": decided.mount_point, "source": decided.source,
             "mode": mode, "free_bytes": decided.free_bytes, "flock": decided.flock,
-            "striping": fs.striping, "directories": [o.to_dict() for o in outcomes]}
+            "striping": fs.striping, "striping_error": decided.striping_error,
+            "directories": [o.to_dict() for o in outcomes]}
 
 
-__all__ = ["FILESYSTEMS", "NOT_APPLICABLE", "Detection", "Filesystem", "GenericFilesystem", "GpfsFilesystem",
-           "Layout", "LustreFilesystem", "OrangeFsFilesystem", "StripeOutcome", "check_shared_root", "choose",
-           "current_layout", "decide", "detect", "filesystem_of", "report_section"]
+__all__ = ["FILESYSTEMS", "NOT_APPLICABLE", "ROLES", "Detection", "Filesystem", "GenericFilesystem", "GpfsFilesystem",
+           "Layout", "LustreFilesystem", "OrangeFsFilesystem", "StripeOutcome", "check_shared_root", "check_striping",
+           "choose", "current_layout", "decide", "detect", "filesystem_of", "free_bytes", "full_filesystem",
+           "report_section", "striped_roles",
+           "striping_plan"]
 
 
 #: What Java and the C library print on ``ENOSPC``.

@@ -1,4 +1,5 @@
-"""The filesystem interface: detect, stripe a directory, read its layout back, report.
+"""The filesystem interface: detect, stripe a directory, read its layout back (the directory's, and the one a new
+file in it really gets), report.
 
 A filesystem class only builds argument lists and parses outputs, as a scheduler backend does
 (docs/architecture.md, Data flow); running a command and turning a failure into a
@@ -44,9 +45,12 @@ class StripeOutcome:
         path: the directory.
         status: ``applied``, ``striping not applicable``, ``not restriped: holds data``, ``not requested``.
         requested: the job file's setting (count/size/index; ``None`` fields unset).
-        layout: the layout read back from the filesystem after striping (or the current one).
+        layout: the directory's layout read back from the filesystem after striping (or the current one).
         commands: the commands run for this directory.
-        reason: why striping was not applied, when it was not.
+        reason: why striping was not applied, or why the layout was not read, when it was not.
+        effective: after striping, the layout a new file in the directory really got (:meth:`Filesystem.effective`).
+        differs: each requested setting the new file did not get, e.g. ``count 8 asked, 4 given`` (OrangeFS gives a
+            file at most one data file per server, Lustre at most one stripe per OST, both silently).
     """
 
     role: str
@@ -56,16 +60,33 @@ class StripeOutcome:
     layout: dict[str, int | None] | None = None
     commands: tuple[tuple[str, ...], ...] = ()
     reason: str | None = None
+    effective: dict[str, int | None] | None = None
+    differs: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary."""
         data = asdict(self)
         data["commands"] = [list(c) for c in self.commands]
+        data["differs"] = list(self.differs)
         return data
 
 
 def _requested(setting: StripeSpec) -> dict[str, int | None]:
     return {"count": setting.count, "size": setting.size, "index": setting.index}
+
+
+def differences(requested: dict[str, int | None], effective: dict[str, int | None] | None) -> tuple[str, ...]:
+    """Each requested setting that ``effective`` (a new file's layout) does not have, as ``count 8 asked, 4 given``;
+    a count of -1 (all targets) and the fields the filesystem does not report are not compared."""
+    if effective is None:
+        return ()
+    found = []
+    for key, asked in requested.items():
+        given = effective.get(key)
+        if asked is None or given is None or asked == given or (asked == -1 and key in ("count", "index")):
+            continue
+        found.append(f"{key} {asked} asked, {given} given")
+    return tuple(found)
 
 
 def holds_data(directory: Path) -> bool:
@@ -90,6 +111,8 @@ class Filesystem:
     name: str = ""
     striping: bool = False
     why_not: str = "no per-directory striping on this filesystem"
+    #: What to do when striping can be neither set nor read (:meth:`unusable`), said in the error.
+    unusable_fix: str = "install this filesystem's client tools on every node"
 
     # -- what subclasses provide -----------------------------------------------------------
     def check(self, setting: StripeSpec, field: str) -> None:
@@ -109,8 +132,12 @@ class Filesystem:
         """The command that prints ``directory``'s layout, or ``None`` if there is none."""
         return None
 
+    def file_layout_command(self, path: Path) -> list[str] | None:
+        """The command that prints the layout the file ``path`` really has (default: :meth:`layout_command`)."""
+        return self.layout_command(path)
+
     def parse_layout(self, output: str) -> Layout:
-        """Parse :meth:`layout_command`'s output."""
+        """Parse :meth:`layout_command`'s (and :meth:`file_layout_command`'s) output."""
         return Layout()
 
     # -- what the base class does -----------------------------------------------------------
@@ -143,12 +170,50 @@ class Filesystem:
             return None
         return self.parse_layout(self.run(argv))
 
-    def stripe(self, role: str, directory: Path, setting: StripeSpec, *, keep_data: bool = False) -> StripeOutcome:
-        """Give ``directory`` (created if missing) the layout ``setting`` and read it back.
+    def unusable(self, directory: Path) -> str | None:
+        """Why striping can be neither set nor read under ``directory``, or ``None``: its layout command fails there
+        (the client tools are missing; OrangeFS's FUSE client answers every extended-attribute call with "Operation
+        not supported"). Reads only; ``None`` for a filesystem without striping.
+
+        Returns:
+            One line: the command, its exit code and its message.
+        """
+        argv = self.layout_command(directory) if self.striping else None
+        if argv is None:
+            return None
+        try:
+            self.run(argv)
+        except CommandError as exc:
+            return str(CommandError(exc.argv, exc.returncode, exc.stdout, exc.stderr))
+        return None
+
+    def effective(self, directory: Path) -> Layout | None:
+        """The layout a new file in ``directory`` really gets, which may be less than the directory asks for:
+        an empty probe file ``.hpc-hadoop-layout-<pid>`` is made there, read with :meth:`file_layout_command` and
+        removed.
+
+        Raises:
+            CommandError: the layout command failed.
+            OSError: the probe file could not be made.
+        """
+        probe = directory / f".hpc-hadoop-layout-{os.getpid()}"
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        try:
+            argv = self.file_layout_command(probe)
+            return self.parse_layout(self.run(argv)) if argv else None
+        finally:
+            probe.unlink(missing_ok=True)
+
+    def stripe(self, role: str, directory: Path, setting: StripeSpec, *, keep_data: bool = False,
+               unusable: str | None = None) -> StripeOutcome:
+        """Give ``directory`` (created if missing) the layout ``setting``, read it back, and read the layout a new
+        file there gets (:meth:`effective`), naming each setting it did not get.
 
         Args:
             role: ``input``, ``output``, ``staging``, ``scratch`` (for the report).
             keep_data: a directory that already holds data is left as it is (input directories).
+            unusable: why layouts can be neither set nor read here (:meth:`unusable`, decided with the plan): a
+                directory for which nothing is asked is then reported with this reason, its layout unread.
 
         Raises:
             UserError: a setting this filesystem cannot honour.
@@ -157,10 +222,14 @@ class Filesystem:
         directory.mkdir(parents=True, exist_ok=True)
         requested = _requested(setting)
         if not setting.requested:
-            current = self.layout(directory) if self.striping else None
-            return StripeOutcome(role, str(directory), "not requested" if self.striping else NOT_APPLICABLE,
-                                 requested, current.to_dict() if current else None,
-                                 reason=None if self.striping else self.why_not)
+            if not self.striping:
+                return StripeOutcome(role, str(directory), NOT_APPLICABLE, requested, reason=self.why_not)
+            if unusable:
+                return StripeOutcome(role, str(directory), "not requested", requested,
+                                     reason=f"layout not read: {unusable}")
+            current = self.layout(directory)
+            return StripeOutcome(role, str(directory), "not requested", requested,
+                                 current.to_dict() if current else None)
         if not self.striping:
             return StripeOutcome(role, str(directory), NOT_APPLICABLE, requested, reason=self.why_not)
         self.check(setting, f"filesystem.striping.{role}")
@@ -174,9 +243,11 @@ class Filesystem:
             self.run(argv)
         read_back = self.layout(directory)
         read_cmd = self.layout_command(directory)
+        got = self.effective(directory)
+        effective = got.to_dict() if got else None
         ran = tuple(tuple(c) for c in [*commands, *([read_cmd] if read_cmd else [])])
-        return StripeOutcome(role, str(directory), "applied", requested,
-                             read_back.to_dict() if read_back else None, ran)
+        return StripeOutcome(role, str(directory), "applied", requested, read_back.to_dict() if read_back else None,
+                             ran, effective=effective, differs=differences(requested, effective))
 
 
 def positive_size(setting: StripeSpec, field: str, multiple: int = 1) -> None:

@@ -1,6 +1,7 @@
 """Which filesystem a directory lives on (docs/architecture.md, Parallel filesystem decisions): ``statfs(2)``
-``f_type``, the mount point and the FUSE subtype from ``/proc/mounts``, free space, and whether ``flock``
-works there.
+``f_type``, the mount point, the FUSE subtype and the mount source from ``/proc/mounts``, free space, and whether
+``flock`` works there. A parallel filesystem behind a FUSE client (``f_type`` says only ``fuse``) is recognised
+from its FUSE subtype or its mount source (:func:`behind_fuse`).
 
 Pure inspection: nothing here changes the filesystem except the ``flock`` probe's temporary file.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import os
+import re
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -27,6 +29,24 @@ NODE_LOCAL_TYPES = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "
                               "zfs", "vfat", "msdos", "exfat", "f2fs", "squashfs"})
 
 MOUNTS = Path("/proc/mounts")
+
+#: Parallel filesystems recognised behind FUSE (statfs says only ``fuse``) from the mount's FUSE subtype
+#: (``fuse.<subtype>`` in ``/proc/mounts``).
+FUSE_SUBTYPES = {"pvfs2fuse": "orangefs", "orangefs": "orangefs", "pvfs2": "orangefs", "lustre": "lustre",
+                 "beegfs": "beegfs", "gpfs": "gpfs"}
+#: ... or from its source (the first field of ``/proc/mounts``, the client's ``fsname``), in this order:
+#: OrangeFS's FUSE client ``pvfs2fuse#tcp://HOST:PORT/FS`` (the OrangeFS 2.10 mount of issue 17, and the BMI
+#: address ``tcp://``, ``ib://`` or ``mx://HOST:PORT/FS`` of any OrangeFS client); a Lustre client's
+#: ``NID@NET:/FSNAME`` (``10.1.1.1@tcp:/scratch``, ``@o2ib1``; LNet network types only, so
+#: that ``user@host:/dir`` of sshfs is not one); BeeGFS's ``beegfs_nodev`` or ``beegfs...``;
+#: GPFS's device ``gpfs0`` or ``/dev/gpfs0``.
+MOUNT_SOURCES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("orangefs", re.compile(r"^(pvfs2fuse|pvfs2|orangefs)#|^(tcp|ib|mx)://[^/\s]+:\d+/", re.IGNORECASE)),
+    ("lustre", re.compile(r"^[^\s@:#]+@(tcp|o2ib|gni|ptl|kfi|efa)\d*(:[^\s@:]+@(tcp|o2ib|gni|ptl|kfi|efa)\d*)*:/\w",
+                          re.IGNORECASE)),
+    ("beegfs", re.compile(r"^beegfs", re.IGNORECASE)),
+    ("gpfs", re.compile(r"^(/dev/)?gpfs", re.IGNORECASE)),
+)
 
 
 class _Statfs(ctypes.Structure):
@@ -124,12 +144,14 @@ class Detection:
     Attributes:
         path: the directory inspected (the nearest existing parent of what was asked).
         type: ``lustre``, ``gpfs``, ``orangefs``, ``nfs``, ``beegfs``, ``fuse``, ``tmpfs``, ``ext4``... or the
-            hex magic when unknown; from ``statfs`` ``f_type``, else from ``/proc/mounts``.
+            hex magic when unknown; from ``statfs`` ``f_type``, else from ``/proc/mounts``; a parallel filesystem
+            behind FUSE from the mount's FUSE subtype or source (:func:`behind_fuse`).
         magic: ``f_type`` as a hex string (``0xbd00bd0``), or ``None``.
         subtype: for FUSE, the subtype from ``/proc/mounts`` (``glusterfs`` of ``fuse.glusterfs``).
         mount_point, source, mount_type: the mount from ``/proc/mounts``.
         free_bytes, total_bytes: space for unprivileged users / in total.
         flock: whether ``flock`` works; ``flock_error`` says why not.
+        via: ``fuse`` when :attr:`type` was recognised behind a FUSE client, else ``None``.
     """
 
     path: str
@@ -143,10 +165,14 @@ class Detection:
     total_bytes: int
     flock: bool
     flock_error: str | None
+    via: str | None = None
 
     @property
     def label(self) -> str:
-        """``fuse.glusterfs`` for FUSE mounts with a subtype, else :attr:`type`."""
+        """``orangefs (fuse)`` for a filesystem recognised behind FUSE, ``fuse.glusterfs`` for other FUSE mounts with
+        a subtype, else :attr:`type`."""
+        if self.via:
+            return f"{self.type} ({self.via})"
         return f"{self.type}.{self.subtype}" if self.subtype else self.type
 
     def to_dict(self) -> dict[str, Any]:
@@ -162,6 +188,19 @@ def existing_parent(path: Path) -> Path:
     return probe
 
 
+def behind_fuse(entry: MountEntry) -> str | None:
+    """The parallel filesystem a FUSE mount gives access to, from its FUSE subtype (:data:`FUSE_SUBTYPES`) or its
+    source (:data:`MOUNT_SOURCES`): ``orangefs`` for ``pvfs2fuse#tcp://ofs1:3334/ofs``; ``None`` when neither
+    names one (GlusterFS, sshfs...)."""
+    fstype, _, subtype = entry.fstype.partition(".")
+    if fstype == "fuse" and subtype.lower() in FUSE_SUBTYPES:
+        return FUSE_SUBTYPES[subtype.lower()]
+    for name, pattern in MOUNT_SOURCES:
+        if pattern.search(entry.source):
+            return name
+    return None
+
+
 def detect(path: Path, *, mounts_text: str | None = None, check_flock: bool = True) -> Detection:
     """Inspect the filesystem under ``path`` (or its nearest existing parent)."""
     probe = existing_parent(Path(path))
@@ -170,15 +209,19 @@ def detect(path: Path, *, mounts_text: str | None = None, check_flock: bool = Tr
     fs_type = FS_MAGIC.get(magic) if magic is not None else None
     if fs_type is None:
         fs_type = (entry.fstype.split(".", 1)[0] if entry else None) or (hex(magic) if magic is not None else "unknown")
-    subtype = None
-    if fs_type == "fuse" and entry is not None and entry.fstype.startswith("fuse."):
-        subtype = entry.fstype.split(".", 1)[1]
+    subtype, via = None, None
+    if fs_type == "fuse" and entry is not None:
+        if entry.fstype.startswith("fuse."):
+            subtype = entry.fstype.split(".", 1)[1]
+        recognised = behind_fuse(entry)
+        if recognised:
+            fs_type, subtype, via = recognised, None, "fuse"
     vfs = os.statvfs(probe)
     ok, error = flock_works(probe) if check_flock and os.access(probe, os.W_OK) else (False, "not checked")
     return Detection(path=str(probe), type=fs_type, magic=hex(magic) if magic is not None else None, subtype=subtype,
                      mount_point=entry.mount_point if entry else None, source=entry.source if entry else None,
                      mount_type=entry.fstype if entry else None, free_bytes=vfs.f_bavail * vfs.f_frsize,
-                     total_bytes=vfs.f_blocks * vfs.f_frsize, flock=ok, flock_error=error)
+                     total_bytes=vfs.f_blocks * vfs.f_frsize, flock=ok, flock_error=error, via=via)
 
 
 def node_local_type(path: Path, *, mounts_text: str | None = None) -> str | None:

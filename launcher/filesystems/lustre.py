@@ -1,4 +1,5 @@
-"""Lustre: ``lfs setstripe -c COUNT -S SIZE [-i INDEX] DIR``, read back with ``lfs getstripe -d DIR``."""
+"""Lustre: ``lfs setstripe -c COUNT -S SIZE [-i INDEX] DIR``, read back with ``lfs getstripe -d DIR``; what a new
+file really gets with ``lfs getstripe FILE`` (Lustre gives a file at most one stripe per OST)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ class LustreFilesystem(Filesystem):
 
     name = "lustre"
     striping = True
+    unusable_fix = "install the Lustre client tools (lfs) on every node, or set filesystem.type"
 
     def __init__(self, lfs: str = "lfs") -> None:
         self.lfs = lfs
@@ -50,6 +52,10 @@ class LustreFilesystem(Filesystem):
     def layout_command(self, directory: Path) -> list[str]:
         """``lfs getstripe -d DIR``: the directory's default layout, which new files inherit."""
         return [self.lfs, "getstripe", "-d", str(directory)]
+
+    def file_layout_command(self, path: Path) -> list[str]:
+        """``lfs getstripe FILE``: the layout the file really has (``lmm_stripe_count``...)."""
+        return [self.lfs, "getstripe", str(path)]
 
     def parse_layout(self, output: str) -> Layout:
         """Parse ``lfs getstripe`` output: the directory-default line (``stripe_count:  4 stripe_size:

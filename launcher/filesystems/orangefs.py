@@ -3,7 +3,10 @@
 ``user.pvfs2.num_dfiles`` = stripe count, ``user.pvfs2.dist_name`` = ``simple_stripe``,
 ``user.pvfs2.dist_params`` = ``strip_size:BYTES``. Learned on OrangeFS 2.10: a value is honoured only with a
 trailing NUL byte (so values are passed to ``setfattr`` hex-encoded, NUL included), and a client may cache
-the parent directory's attributes until it remounts.
+the parent directory's attributes until it remounts. A file has its own ``user.pvfs2.*`` attributes, which say
+what it really got: never more data files than the file system has data servers (a directory asking for 8 on 4
+servers gives files 4, silently). OrangeFS's FUSE client ``pvfs2fuse`` answers every extended-attribute call with
+"Operation not supported": there, striping can be neither set nor read (issue 17).
 """
 
 from __future__ import annotations
@@ -61,13 +64,17 @@ class OrangeFsFilesystem(Filesystem):
 
     name = "orangefs"
     striping = True
+    unusable_fix = ("mount OrangeFS with its kernel client (the orangefs module and pvfs2-client-core), which keeps "
+                    "user.pvfs2.* attributes (the FUSE client pvfs2fuse has none)")
 
     def check(self, setting: StripeSpec, field: str) -> None:
-        """Positive stripe size and count; no starting index (OrangeFS has no such option)."""
+        """Positive stripe size and count (no -1: OrangeFS has no "all servers" value); no starting index
+        (OrangeFS has no such option)."""
         positive_size(setting, field)
         if setting.count is not None and setting.count < 1:
             raise UserError(f"stripe count {setting.count} on OrangeFS", field=f"{field}.count",
-                            fix="use the number of data files (servers) per file, at least 1")
+                            fix="use the number of data files per file, at least 1 (a file gets at most one per "
+                                "data server)")
         if setting.index is not None:
             raise UserError("OrangeFS has no starting-server option", field=f"{field}.index", fix="remove index")
 
@@ -77,7 +84,7 @@ class OrangeFsFilesystem(Filesystem):
                 for name, value in attribute_values(setting).items()]
 
     def layout_command(self, directory: Path) -> list[str]:
-        """``getfattr --absolute-names -d -m ^user\\.pvfs2\\. -e hex DIR``."""
+        """``getfattr --absolute-names -d -m ^user\\.pvfs2\\. -e hex DIR`` (the same command reads a file's)."""
         return ["getfattr", "--absolute-names", "-d", "-m", r"^user\.pvfs2\.", "-e", "hex", str(directory)]
 
     def parse_layout(self, output: str) -> Layout:

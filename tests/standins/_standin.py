@@ -1,9 +1,10 @@
-"""Shared by the stand-in executables in this directory (``lfs``, ``setfattr``, ``getfattr``).
+"""Shared by the stand-in executables of this directory that replace a tool (Lustre's ``lfs``).
 
-Stand-ins replace tools whose filesystem cannot run here (Lustre needs kernel modules this machine does not
-load; OrangeFS likewise). Each one appends its argv to ``$HPC_STANDIN_DIR/calls.jsonl`` and keeps the
-layouts/attributes it was given in ``$HPC_STANDIN_DIR/state.json``, keyed by absolute path, so that the
-read-back commands answer with what was set, in the real tool's output format.
+They replace tools whose filesystem cannot run here (Lustre needs kernel modules this machine does not load).
+Each one appends its argv to ``$HPC_STANDIN_DIR/calls.jsonl`` and keeps the layouts it was given in
+``$HPC_STANDIN_DIR/state.json``, keyed by absolute path, so that the read-back commands answer with what was
+set, in the real tool's output format. (OrangeFS is stood in for by a whole FUSE file system,
+``orangefs_fuse.py``, against which the real ``setfattr``/``getfattr`` run.)
 """
 
 from __future__ import annotations

@@ -45,7 +45,8 @@ def test_stop_requested_during_a_step_kills_it_and_the_run_is_interrupted(tmp_pa
     plan, _ = prepare(spec, get_scheduler("local").allocation(spec))
     materialize(plan)
     session = ClusterRun(plan)
-    monkeypatch.setattr(session.cluster, "raise_if_failed", lambda when="", tolerate_lost=False: None)  # no daemons in a unit test
+    # no daemons in a unit test
+    monkeypatch.setattr(session.cluster, "raise_if_failed", lambda when="", tolerate_lost=False: None)
     step = ResolvedStep(index=1, name="sleeper", kind="jar", argv=["sleep", "60"], inputs=(), outputs=(),
                         log=plan.path("steps", "01-sleeper.log"))
     plan.path(STOP_FILE).write_text("stop requested\n")

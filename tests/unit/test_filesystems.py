@@ -1,10 +1,11 @@
 """The filesystem layer (launcher/filesystems/): detection, striping per directory, the shim and hdfs modes in
 the rendered configuration, the plan's HDFS roles, and the run report's ``filesystem`` section.
 
-Detection runs the real ``statfs(2)`` on the local disk and on a tmpfs mounted by the test, and is checked
-against independent tools (``stat -f``, ``findmnt``, ``df``). Striping runs against the stand-ins in
-``tests/standins/`` because Lustre and OrangeFS cannot run on this kernel (it loads no modules); each such
-test says so.
+Detection runs the real ``statfs(2)`` on the local disk, on a tmpfs mounted by the test and on the OrangeFS
+stand-in, and is checked against independent tools (``stat -f``, ``findmnt``, ``df``). Striping runs against the
+stand-ins in ``tests/standins/`` because Lustre and OrangeFS cannot run on this kernel (it loads no modules):
+Lustre's ``lfs``, and for OrangeFS a FUSE file system that behaves as OrangeFS's FUSE client (``orangefs_fuse.py``,
+mounted here; the real ``setfattr``/``getfattr`` of the attr package run against it); each such test says so.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import yaml
+from click.testing import CliRunner
 
+from launcher.cli import main
 from launcher.daemons import daemon_command, datanode_dir, format_command, namenode_dir, needs_format
 from launcher.errors import CommandError, UserError
 from launcher.filesystems import (
@@ -27,15 +31,18 @@ from launcher.filesystems import (
     LustreFilesystem,
     OrangeFsFilesystem,
     choose,
+    decide,
     detect,
 )
-from launcher.filesystems.detect import FS_MAGIC, mount_entry, parse_mounts
+from launcher.filesystems.detect import FS_MAGIC, MountEntry, behind_fuse, mount_entry, parse_mounts
+from launcher.filesystems.operations import try_operations
 from launcher.filesystems.orangefs import decode_value, parse_getfattr
 from launcher.plan import ClusterPlan
 from launcher.render import CONFIG_TEMPLATES, render_config
-from launcher.report import RunReport
+from launcher.report import RunReport, directory_line
 from launcher.runner import prepare_filesystem
-from launcher.spec import JobSpec, StripeSpec
+from launcher.spec import FilesystemSpec, JobSpec, StripeSpec
+from tests.conftest import orangefs_standin
 
 SpecFactory = Callable[..., JobSpec]
 PlanFactory = Callable[..., ClusterPlan]
@@ -107,11 +114,227 @@ def test_auto_chooses_the_class_from_detection(tmp_path: Path, fs_type: str, exp
     assert choose("lustre", found).name == "lustre"  # a name wins over detection
 
 
+@pytest.mark.parametrize(("source", "fstype", "expected"), [
+    ("pvfs2fuse#tcp://ofs1:3334/ofs", "fuse", "orangefs"),  # OrangeFS's FUSE client (issue 17)
+    ("tcp://ofs1:3334/orangefs", "fuse", "orangefs"),
+    ("anything", "fuse.pvfs2fuse", "orangefs"),
+    ("10.1.1.1@tcp:/scratch", "fuse", "lustre"),
+    ("10.0.0.1@o2ib1:10.0.0.2@o2ib1:/lus", "fuse", "lustre"),
+    ("beegfs_nodev", "fuse", "beegfs"),
+    ("/dev/gpfs0", "fuse", "gpfs"),
+    ("pfs:/hhpfs", "fuse.glusterfs", None),
+    ("me@login:/home/me", "fuse.sshfs", None),
+    ("sshfs#me@login:/home/me", "fuse", None),
+])
+def test_a_parallel_filesystem_behind_fuse_is_recognised_from_its_mount(source: str, fstype: str,
+                                                                        expected: str | None) -> None:
+    assert behind_fuse(MountEntry(source, "/mnt/x", fstype, "rw")) == expected
+
+
+# -- the OrangeFS stand-in (FUSE) ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def orangefs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The OrangeFS stand-in: OrangeFS's FUSE client as it behaves where hpc-hadoop can tell (OrangeFS cannot be
+    installed here), with 4 data servers and ``user.pvfs2.*`` attributes kept."""
+    with orangefs_standin(tmp_path_factory.mktemp("orangefs")) as mountpoint:
+        yield mountpoint
+
+
+@pytest.fixture(scope="module")
+def orangefs_without_xattrs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The OrangeFS stand-in answering every extended-attribute call with ENOTSUP, as the stock ``pvfs2fuse``."""
+    with orangefs_standin(tmp_path_factory.mktemp("orangefs-no-xattrs"), xattrs="none") as mountpoint:
+        yield mountpoint
+
+
+@pytest.fixture
+def ofs_dir(orangefs: Path, request: pytest.FixtureRequest) -> Path:
+    """A fresh directory of this test on the OrangeFS stand-in."""
+    directory = orangefs / request.node.name.replace("[", "-").replace("]", "")
+    directory.mkdir()
+    return directory
+
+
+def test_orangefs_behind_fuse_is_detected_from_its_mount_source(orangefs: Path) -> None:
+    """Issue 17 item 2, on the stand-in: statfs says fuse (0x65735546), the source says pvfs2fuse#tcp://..."""
+    found = detect(orangefs)
+    assert found.magic == "0x65735546" and found.mount_type == "fuse"
+    assert found.source == "pvfs2fuse#tcp://ofs-server:3334/ofs"
+    assert (found.type, found.via, found.label) == ("orangefs", "fuse", "orangefs (fuse)")
+    assert choose("auto", found).name == "orangefs"
+    decided = decide(FilesystemSpec(root=str(orangefs / "cluster")))
+    assert (decided.name, decided.shim_layout, decided.striping_error) == ("orangefs", "orangefs", None)
+
+
+def test_orangefs_attributes_set_with_setfattr_and_read_back(ofs_dir: Path) -> None:
+    """The OrangeFS stand-in (FUSE) with the real setfattr/getfattr: names, hex values with the trailing NUL byte
+    as OrangeFS 2.10 needs them, the bytes stored, and the layout read back."""
+    out = ofs_dir / "out"
+    outcome = OrangeFsFilesystem().stripe("output", out, StripeSpec(count=4, size="1m"))
+    assert outcome.commands == (
+        ("setfattr", "-n", "user.pvfs2.num_dfiles", "-v", "0x3400", str(out)),
+        ("setfattr", "-n", "user.pvfs2.dist_name", "-v", "0x73696d706c655f73747269706500", str(out)),
+        ("setfattr", "-n", "user.pvfs2.dist_params", "-v", "0x" + b"strip_size:1048576\0".hex(), str(out)),
+        ("getfattr", "--absolute-names", "-d", "-m", r"^user\.pvfs2\.", "-e", "hex", str(out)),
+    )
+    assert {name: os.getxattr(out, name) for name in os.listxattr(out)} == {
+        "user.pvfs2.num_dfiles": b"4\0", "user.pvfs2.dist_name": b"simple_stripe\0",
+        "user.pvfs2.dist_params": b"strip_size:1048576\0"}
+    assert outcome.status == "applied" and outcome.layout == {"count": 4, "size": 1048576, "index": None}
+    assert outcome.effective == {"count": 4, "size": 1048576, "index": None} and outcome.differs == ()
+    assert os.listdir(out) == []  # the probe file is gone
+
+
+def test_orangefs_the_layout_files_really_get_is_reported(ofs_dir: Path) -> None:
+    """Issue 17 item 4, on the OrangeFS stand-in (4 data servers): count 8 is kept on the directory, but a file
+    made in it gets 4 data files; the report says so instead of "applied (count 8)"."""
+    outcome = OrangeFsFilesystem().stripe("output", ofs_dir / "out", StripeSpec(count=8, size="1m"))
+    assert outcome.layout == {"count": 8, "size": 1048576, "index": None}
+    assert outcome.effective == {"count": 4, "size": 1048576, "index": None}
+    assert outcome.differs == ("count 8 asked, 4 given",)
+    assert directory_line(outcome.to_dict()) == ("applied: requested count 8, size 1048576; effective count 4, "
+                                                 f"size 1048576 (count 8 asked, 4 given): {ofs_dir / 'out'}")
+
+
+def test_orangefs_without_xattrs_a_run_that_asks_for_no_striping_goes_on(
+        orangefs_without_xattrs: Path, make_spec: SpecFactory, make_test_plan: PlanFactory) -> None:
+    """Issue 17 item 3, on the OrangeFS stand-in without extended attributes (the stock pvfs2fuse): with nothing
+    asked, no directory's layout is read (getfattr would fail), each says why and the report has a note."""
+    root = orangefs_without_xattrs / "nothing-asked"
+    root.mkdir()
+    plan = make_test_plan(make_spec(filesystem={"root": str(root)}),
+                          run_dir=root / "me" / "hpc-hadoop" / "t-20240101-000000-abcd")
+    assert plan.filesystem.name == "orangefs" and "Operation not supported" in plan.filesystem.striping_error
+    Path(plan.run_dir, "staging").mkdir(parents=True)
+    report = RunReport(cluster_id=plan.cluster_id, name="t", run_dir=plan.run_dir, scheduler="slurm", job_id="1",
+                       nodes=[n.name for n in plan.nodes])
+    prepare_filesystem(plan, report)
+    assert {d["status"] for d in report.filesystem["directories"]} == {"not requested"}
+    assert all("Operation not supported" in d["reason"] for d in report.filesystem["directories"])
+    assert [n for n in report.notes if "neither set nor read" in n]
+
+
+@pytest.mark.parametrize("role", ["input", "output"])
+def test_orangefs_without_xattrs_asked_striping_is_a_one_line_error(
+        orangefs_without_xattrs: Path, role: str) -> None:
+    """Issue 17 item 3: where striping is asked and the client has no extended attributes, the plan is refused
+    (render, submit, doctor make it before anything is queued), naming the field and the fix."""
+    spec = FilesystemSpec(root=str(orangefs_without_xattrs / "asked"), striping={role: {"count": 2}})
+    with pytest.raises(UserError) as err:
+        decide(spec)
+    assert err.value.field == f"filesystem.striping.{role}"
+    assert "Operation not supported" in err.value.message and "orangefs (fuse)" in err.value.message
+    assert "kernel client" in err.value.fix and f"remove filesystem.striping.{role}" in err.value.fix
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(("setting", "field"), [({"count": -1}, "count"), ({"count": 2, "index": 1}, "index")])
+def test_orangefs_refuses_what_it_cannot_do_when_the_plan_is_made(orangefs: Path, setting: dict, field: str) -> None:
+    """Issue 17 item 6, on the OrangeFS stand-in: a count of -1 (no "all servers" on OrangeFS) and an index are
+    refused when the plan is made, not when the run stripes (after its directory was made)."""
+    spec = FilesystemSpec(root=str(orangefs / "refused"), striping={"output": setting})
+    with pytest.raises(UserError) as err:
+        decide(spec)
+    assert err.value.field == f"filesystem.striping.output.{field}"
+
+
+def test_doctor_tries_what_a_run_does_and_names_what_is_refused(built_runtime: Path, ofs_dir: Path) -> None:
+    """Issue 17 item 1, on the OrangeFS stand-in: doctor said ok, then the run failed on a chmod to 1777. It now
+    tries create, every chmod mode a run sets, rename and symlink (all allowed here), and the sticky and setgid
+    bits, which OrangeFS refuses and no run needs."""
+    tried = {t.operation: t for t in try_operations(ofs_dir)}
+    assert {name for name, t in tried.items() if t.error} == {"chmod 1700 (sticky bit)", "chmod 2700 (setgid bit)"}
+    assert {t.error for t in tried.values() if t.error} == {"Invalid argument"}
+    assert not any(t.needed for t in tried.values() if t.error)
+    assert {"create a directory", "create a file", "rename", "symlink", "chmod 0770 a directory",
+            "chmod 0404 a file"} <= set(tried)
+    assert list(ofs_dir.iterdir()) == []  # the scratch directory is gone
+    result = CliRunner().invoke(main, ["doctor", "--set", f"filesystem.root={ofs_dir}"])
+    line = next(line for line in result.stdout.splitlines() if " operations " in line)
+    assert line.split()[0] == "ok" and "refused, but no run needs them: chmod 1700 (sticky bit): Invalid argument" \
+        in line
+
+
+def test_doctor_fails_on_an_operation_a_run_needs(tmp_path: Path) -> None:
+    """What a run needs and cannot do is named with the system's message (here the scratch directory cannot be
+    made: its parent does not exist)."""
+    tried = try_operations(tmp_path / "no-such-directory")
+    assert [(t.operation, t.error, t.needed) for t in tried] == [("create a directory", "No such file or directory",
+                                                                   True)]
+
+
+def _job(directory: Path, root: Path, striping: dict, scheduler: str = "local") -> Path:
+    job = directory / "job.yaml"
+    job.write_text(yaml.safe_dump({"name": "striped", "scheduler": scheduler, "walltime": "00:10:00",
+                                   "filesystem": {"root": str(root), "striping": striping, "shared": True},
+                                   "hadoop": {"daemon_heap": "512m", "map_memory": "512m", "reduce_memory": "512m",
+                                              "am_memory": "512m"},
+                                   "steps": [{"example": "pi", "args": [1, 10]}]}))
+    return job
+
+
+@pytest.mark.parametrize(("command", "scheduler"), [("render", "local"), ("submit", "local"), ("submit", "slurm"),
+                                                    ("doctor", "local")])
+@pytest.mark.parametrize(("striping", "field"), [
+    ({"output": {"count": -1}}, "filesystem.striping.output.count"),
+    ({"input": {"count": 2, "index": 0}}, "filesystem.striping.input.index")])
+def test_orangefs_striping_it_cannot_do_is_refused_before_anything_is_made(
+        built_runtime: Path, ofs_dir: Path, tmp_path: Path, command: str, scheduler: str, striping: dict,
+        field: str) -> None:
+    """Issue 17 item 6, on the OrangeFS stand-in: `render` accepted count -1 and index, which `submit` refused
+    only after making a run directory; now every command refuses them first, on one line naming the field."""
+    result = CliRunner().invoke(main, [command, str(_job(tmp_path, ofs_dir, striping, scheduler))])
+    assert result.exit_code in (1, 2), result.output
+    text = result.stderr if command != "doctor" else result.stdout
+    assert field in text, text
+    assert list(ofs_dir.iterdir()) == []  # no run directory, nothing queued
+
+
+@pytest.mark.parametrize("command", ["render", "submit", "doctor"])
+def test_orangefs_without_xattrs_asked_striping_fails_each_command_first(
+        built_runtime: Path, orangefs_without_xattrs: Path, tmp_path: Path, command: str) -> None:
+    """Issue 17 item 3, on the OrangeFS stand-in without extended attributes: striping asked for `output` only is
+    a one-line error naming the field and the fix, before anything is made or queued."""
+    root = orangefs_without_xattrs / f"cli-{command}"
+    root.mkdir()
+    result = CliRunner().invoke(main, [command, str(_job(tmp_path, root, {"output": {"count": 2}}))])
+    assert result.exit_code != 0
+    text = result.stderr if command != "doctor" else result.stdout
+    line = next(line for line in text.splitlines() if "filesystem.striping.output" in line)
+    assert "Operation not supported" in line and "input" not in line.split("filesystem.striping.output")[1][:40]
+    assert "kernel client" in text
+    assert list(root.iterdir()) == []
+
+
+def test_render_shows_the_striping_plan(built_runtime: Path, ofs_dir: Path, tmp_path: Path) -> None:
+    """Issue 17 item 6: `render` prints what the run will do to each striped directory, on the OrangeFS stand-in."""
+    job = _job(tmp_path, ofs_dir, {"input": {"count": 2, "size": "1m"}, "output": {"count": 8}})
+    result = CliRunner().invoke(main, ["render", str(job)])
+    assert result.exit_code == 0, result.output
+    section = result.stdout.split("==> filesystem <==\n")[1].split("==>")[0].splitlines()
+    assert section[0].startswith("orangefs (fuse) at ") and "pvfs2fuse#tcp://" in section[0]
+    by_role = {line.split()[0]: line for line in section[1:]}
+    assert "count 2, size 1048576 (only if it holds no data then): setfattr -n user.pvfs2.num_dfiles -v 0x3200" \
+        in by_role["input"]
+    assert "count 8: setfattr -n user.pvfs2.num_dfiles -v 0x3800" in by_role["output"]
+    assert by_role["staging"].endswith("not requested") and by_role["scratch"].endswith("not requested")
+
+
+def test_the_reference_documents_every_striping_field() -> None:
+    """Issue 17 item 6: `hpc-hadoop reference` printed `striping: mapping (below)` and nothing below it."""
+    text = CliRunner().invoke(main, ["reference"]).stdout
+    for field in ("input", "output", "staging", "scratch"):
+        assert f"| `filesystem.striping.{field}` | mapping (below) |" in text
+    for field in ("count", "size", "index"):
+        assert f"| `filesystem.striping.<role>.{field}` |" in text
+
+
 # -- stand-ins ----------------------------------------------------------------------------------
 
 @pytest.fixture
 def standins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Stand-in ``lfs``/``setfattr``/``getfattr`` first on PATH; returns their state directory."""
+    """Stand-in ``lfs`` first on PATH; returns its state directory."""
     state = tmp_path / "standin-state"
     state.mkdir()
     monkeypatch.setenv("PATH", f"{STANDINS}:{os.environ['PATH']}")
@@ -127,16 +350,30 @@ def calls(state: Path) -> list[tuple[str, list[str]]]:
 
 
 def test_lustre_setstripe_exact_argv_and_layout_read_back(standins: Path, tmp_path: Path) -> None:
-    """Stand-in `lfs` (Lustre cannot run on this kernel): exact argv, read back with `lfs getstripe -d`."""
+    """Stand-in `lfs` (Lustre cannot run on this kernel): exact argv, read back with `lfs getstripe -d`, and the
+    layout of a probe file made in the directory with `lfs getstripe FILE` (removed afterwards)."""
     out = tmp_path / "out"
     outcome = LustreFilesystem().stripe("output", out, StripeSpec(count=4, size="4m", index=2))
-    assert calls(standins) == [("lfs", ["setstripe", "-c", "4", "-S", "4194304", "-i", "2", str(out)]),
-                               ("lfs", ["getstripe", "-d", str(out)])]
-    assert out.is_dir()
+    made = calls(standins)
+    assert made[:2] == [("lfs", ["setstripe", "-c", "4", "-S", "4194304", "-i", "2", str(out)]),
+                        ("lfs", ["getstripe", "-d", str(out)])]
+    assert len(made) == 3 and made[2][1][0] == "getstripe" and made[2][1][1].startswith(f"{out}/.hpc-hadoop-layout-")
+    assert out.is_dir() and os.listdir(out) == []
     assert outcome.status == "applied"
-    assert outcome.layout == {"count": 4, "size": 4194304, "index": 2}
+    assert outcome.layout == outcome.effective == {"count": 4, "size": 4194304, "index": 2} and outcome.differs == ()
     assert outcome.commands == (("lfs", "setstripe", "-c", "4", "-S", "4194304", "-i", "2", str(out)),
                                 ("lfs", "getstripe", "-d", str(out)))
+
+
+def test_lustre_a_count_above_the_osts_is_reported_as_given(standins: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17 item 4 on Lustre: stand-in `lfs` with 4 OSTs (Lustre cannot run on this kernel) gives a file 4
+    stripes where its directory asks for 8; the outcome names the difference."""
+    monkeypatch.setenv("HPC_STANDIN_OSTS", "4")
+    outcome = LustreFilesystem().stripe("output", tmp_path / "out", StripeSpec(count=8, size="1m"))
+    assert outcome.layout == {"count": 8, "size": 1048576, "index": -1}
+    assert outcome.effective == {"count": 4, "size": 1048576, "index": 0}
+    assert outcome.differs == ("count 8 asked, 4 given",)
 
 
 def test_lustre_only_the_options_that_are_set(standins: Path, tmp_path: Path) -> None:
@@ -191,29 +428,11 @@ def test_a_failing_lfs_is_an_error_with_command_exit_code_and_output(standins: P
     assert missing.value.returncode == 127 and "install the lustre client tools" in str(missing.value)
 
 
-def test_orangefs_exact_attribute_names_and_nul_terminated_bytes(standins: Path, tmp_path: Path) -> None:
-    """Stand-in `setfattr`/`getfattr` (OrangeFS cannot run on this kernel): names, hex values with the
-    trailing NUL byte, the bytes stored, and the layout read back."""
-    out = tmp_path / "out"
-    outcome = OrangeFsFilesystem().stripe("output", out, StripeSpec(count=4, size="1m"))
-    assert calls(standins) == [
-        ("setfattr", ["-n", "user.pvfs2.num_dfiles", "-v", "0x3400", str(out)]),
-        ("setfattr", ["-n", "user.pvfs2.dist_name", "-v", "0x73696d706c655f73747269706500", str(out)]),
-        ("setfattr", ["-n", "user.pvfs2.dist_params", "-v", "0x" + b"strip_size:1048576\0".hex(), str(out)]),
-        ("getfattr", ["--absolute-names", "-d", "-m", r"^user\.pvfs2\.", "-e", "hex", str(out)]),
-    ]
-    stored = {k: bytes.fromhex(v) for k, v in json.loads((standins / "state.json").read_text())[str(out)].items()}
-    assert stored == {"user.pvfs2.num_dfiles": b"4\0", "user.pvfs2.dist_name": b"simple_stripe\0",
-                      "user.pvfs2.dist_params": b"strip_size:1048576\0"}
-    assert outcome.status == "applied" and outcome.layout == {"count": 4, "size": 1048576, "index": None}
-
-
-def test_orangefs_has_no_starting_index(standins: Path, tmp_path: Path) -> None:
-    """Stand-in `setfattr` (OrangeFS cannot run on this kernel): an index is refused, not dropped."""
+def test_orangefs_has_no_starting_index(tmp_path: Path) -> None:
+    """An index is refused, not dropped, before any command runs."""
     with pytest.raises(UserError) as err:
         OrangeFsFilesystem().stripe("output", tmp_path / "o", StripeSpec(count=2, index=1))
     assert err.value.field == "filesystem.striping.output.index"
-    assert calls(standins) == []
 
 
 def test_getfattr_parser_on_every_encoding() -> None:
@@ -303,9 +522,9 @@ def test_report_node_local_scratch_and_hdfs_staging_are_not_applicable(
 def test_a_failed_striping_command_is_in_the_report(standins: Path, make_spec: SpecFactory,
                                                     make_test_plan: PlanFactory, pfs_root: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """Stand-in `lfs` (Lustre cannot run on this kernel), made to fail."""
-    monkeypatch.delenv("HPC_STANDIN_DIR")
+    """Stand-in `lfs` (Lustre cannot run on this kernel), made to fail after the plan was made."""
     plan = make_test_plan(make_spec(filesystem={"root": str(pfs_root), "type": "lustre", "striping": STRIPES}))
+    monkeypatch.delenv("HPC_STANDIN_DIR")
     with pytest.raises(CommandError):
         _prepare(plan)
     report = json.loads(Path(plan.run_dir, "run.json").read_text())["filesystem"]
@@ -328,7 +547,9 @@ def test_rawfs_is_file_and_has_no_hdfs_site(make_spec: SpecFactory, make_test_pl
     assert props(files["mapred-site.xml"])["yarn.app.mapreduce.am.staging-dir"].startswith("file:///")
 
 
-def test_shim_mode_configuration(make_spec: SpecFactory, make_test_plan: PlanFactory, pfs_root: Path) -> None:
+def test_shim_mode_configuration(standins: Path, make_spec: SpecFactory, make_test_plan: PlanFactory,
+                                 pfs_root: Path) -> None:
+    """Stand-in `lfs` (Lustre cannot run on this kernel): the plan checks that layouts can be read."""
     plan = make_test_plan(make_spec(filesystem={"root": str(pfs_root), "mode": "shim", "type": "lustre",
                                                 "striping": STRIPES}))
     files = render_config(plan)
@@ -337,7 +558,14 @@ def test_shim_mode_configuration(make_spec: SpecFactory, make_test_plan: PlanFac
     assert core["fs.pfs.impl"] == "org.hpchadoop.fs.PfsFileSystem"
     assert core["fs.AbstractFileSystem.pfs.impl"] == "org.hpchadoop.fs.PfsFs"
     assert core["pfs.layout"] == "lustre"
-    assert (core["pfs.stripe.count"], core["pfs.stripe.size"], core["pfs.stripe.index"]) == ("4", str(4 << 20), "0")
+    # issue 17 item 5: each role's layout for the directories created in its own directory
+    assert core["pfs.stripe.roles"] == "input,output,staging,scratch"
+    assert (core["pfs.stripe.output.dir"], core["pfs.stripe.output.count"], core["pfs.stripe.output.size"],
+            core["pfs.stripe.output.index"]) == (f"{plan.run_dir}/output", "4", str(4 << 20), "0")
+    assert (core["pfs.stripe.input.dir"], core["pfs.stripe.input.count"], core["pfs.stripe.input.size"]) == \
+        (f"{plan.run_dir}/input", "2", str(1 << 20))
+    assert "pfs.stripe.input.index" not in core and core["pfs.stripe.staging.dir"] == f"{plan.run_dir}/staging"
+    assert core["pfs.stripe.scratch.dir"] == f"{plan.run_dir}/nm-local"
     # no split_size: no pfs.split.size, so the shim derives blocks from stripes; 1 MiB input stripes → 32 MiB
     assert "pfs.split.size" not in core
     assert core["fs.local.block.size"] == str(32 << 20)
@@ -357,7 +585,7 @@ def test_shim_layout_follows_detection_and_split_size_wins(make_spec: SpecFactor
     core = props(render_config(make_test_plan(spec))["core-site.xml"])
     assert core["pfs.layout"] == "none"  # the test root is a local disk
     assert core["fs.local.block.size"] == core["pfs.split.size"] == str(256 << 20)  # explicit: wins in the shim
-    assert "pfs.stripe.count" not in core
+    assert "pfs.stripe.roles" not in core  # nothing to stripe on a local disk
 
 
 def test_the_users_properties_win_over_the_mode(make_spec: SpecFactory, make_test_plan: PlanFactory,

@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * {@code user.pvfs2.num_dfiles} (stripe count), {@code user.pvfs2.dist_name} =
  * {@code simple_stripe} and {@code user.pvfs2.dist_params} = {@code strip_size:BYTES}. Values are
  * written as ASCII with a trailing NUL byte, as {@code setfattr} users of OrangeFS do. OrangeFS has
- * no starting-server option, so {@code pfs.stripe.index} is ignored (with a warning).
+ * no starting-server option, so {@code pfs.stripe.<role>.index} is ignored (with a warning).
  */
 public final class OrangeFsLayout implements StripeLayout {
   private static final Logger LOG = LoggerFactory.getLogger(OrangeFsLayout.class);
@@ -65,7 +65,7 @@ public final class OrangeFsLayout implements StripeLayout {
   @Override
   public void apply(Path dir, StripeSettings s) throws IOException {
     if (s.index() >= 0) {
-      LOG.warn("{}={} not applicable on OrangeFS; ignored", PfsConfigKeys.STRIPE_INDEX, s.index());
+      LOG.warn("stripe index {} not applicable on OrangeFS; ignored", s.index());
     }
     UserDefinedFileAttributeView view = view(dir);
     if (view == null) {

@@ -28,12 +28,14 @@ public final class PfsConfigKeys {
    * (default; same as {@code none}), or the class name of a {@link StripeLayout} implementation.
    */
   public static final String LAYOUT = "pfs.layout";
-  /** Stripe count applied to new directories; 0 (default) = leave unset, -1 = all targets (Lustre). */
-  public static final String STRIPE_COUNT = "pfs.stripe.count";
-  /** Stripe size (bytes) applied to new directories; 0 (default) = leave unset. */
-  public static final String STRIPE_SIZE = "pfs.stripe.size";
-  /** First storage target index for new directories (Lustre {@code -i}); -1 (default) = any. */
-  public static final String STRIPE_INDEX = "pfs.stripe.index";
+  /**
+   * Comma-separated role names ({@code input,output,staging,scratch}); for each,
+   * {@code pfs.stripe.<role>.dir} (absolute) and the layout of the directories created in it:
+   * {@code pfs.stripe.<role>.count} (0 or unset = leave unset, -1 = all targets on Lustre),
+   * {@code .size} (bytes; 0 or unset = leave unset), {@code .index} (first storage target, Lustre
+   * {@code -i}; -1 or unset = any). See {@link RoleLayouts}.
+   */
+  public static final String STRIPE_ROLES = "pfs.stripe.roles";
 
   /**
    * Comma-separated host names listed in every block location, so a task can run on any of them.
@@ -50,6 +52,15 @@ public final class PfsConfigKeys {
    * {@code setstripe} fails with an IOException.
    */
   public static final String LFS_TIMEOUT = "pfs.lfs.timeout";
+
+  /**
+   * @param role a role named in {@link #STRIPE_ROLES}
+   * @param what {@code dir}, {@code count}, {@code size} or {@code index}
+   * @return {@code pfs.stripe.<role>.<what>}
+   */
+  public static String roleKey(String role, String what) {
+    return "pfs.stripe." + role + "." + what;
+  }
 
   private PfsConfigKeys() {
   }

@@ -39,9 +39,12 @@ import org.slf4j.LoggerFactory;
  *         <li>else the floor {@code fs.local.block.size} (32 MiB by default).</li>
  *       </ol>
  *       Stripe sizes are cached per directory, so {@code lfs} runs once per directory.</li>
- *   <li><b>New directories</b> created by {@code mkdirs} get the configured layout
- *       ({@code pfs.stripe.count}, {@code pfs.stripe.size}, {@code pfs.stripe.index}); files
- *       inherit it. Existing directories are never restriped.</li>
+ *   <li><b>New directories</b> created by {@code mkdirs} get the layout of the role whose
+ *       directory contains them ({@link RoleLayouts}: {@code pfs.stripe.roles} and
+ *       {@code pfs.stripe.<role>.dir|count|size|index}): a directory under the input directory
+ *       gets the input layout, one under the output directory the output layout; one outside
+ *       every role's directory gets none. Files inherit their directory's layout. Existing
+ *       directories are never restriped.</li>
  *   <li><b>Block locations</b>: one per block, each naming every host of
  *       {@code pfs.locality.hosts} (default {@code localhost}), so a map can run anywhere.</li>
  * </ul>
@@ -64,7 +67,7 @@ public class PfsFileSystem extends RawLocalFileSystem {
   /** {@code fs.local.block.size} (default 32 MiB): the least block size derived from a stripe. */
   private long minBlockSize = PfsConfigKeys.DEFAULT_SPLIT_SIZE;
   private StripeLayout layout = NoLayout.INSTANCE;
-  private StripeSettings settings = StripeSettings.UNSET;
+  private RoleLayouts roles = RoleLayouts.NONE;
   private String[] hosts = {"localhost"};
   private final Map<String, Long> stripeCache = new ConcurrentHashMap<>();
 
@@ -82,7 +85,7 @@ public class PfsFileSystem extends RawLocalFileSystem {
    * Reads the configuration ({@link PfsConfigKeys}).
    *
    * @throws IllegalArgumentException when {@code pfs.split.size} or {@code fs.local.block.size}
-   *     is not positive, or {@code pfs.layout} names no layout
+   *     is not positive, {@code pfs.layout} names no layout, or a role has no absolute directory
    * @throws IOException when the underlying local filesystem cannot be initialized
    */
   @Override
@@ -98,12 +101,12 @@ public class PfsFileSystem extends RawLocalFileSystem {
       throw new IllegalArgumentException(PfsConfigKeys.SPLIT_SIZE + " must be > 0: " + splitSize);
     }
     layout = StripeLayout.fromConf(conf);
-    settings = StripeSettings.from(conf);
+    roles = RoleLayouts.from(conf);
     String[] h = conf.getTrimmedStrings(PfsConfigKeys.LOCALITY_HOSTS);
     hosts = h.length > 0 ? h : new String[] {"localhost"};
-    if (!layout.isApplicable() && !settings.isUnset()) {
+    if (!layout.isApplicable() && !roles.isEmpty()) {
       LOG.warn("pfs.stripe.* is set ({}) but {}={}: striping not applicable, not applied",
-          settings, PfsConfigKeys.LAYOUT, conf.get(PfsConfigKeys.LAYOUT, "auto"));
+          roles, PfsConfigKeys.LAYOUT, conf.get(PfsConfigKeys.LAYOUT, "auto"));
     }
     super.initialize(uri, conf);
     ready = true;
@@ -227,8 +230,9 @@ public class PfsFileSystem extends RawLocalFileSystem {
 
   /**
    * Creates {@code f} and missing parents like {@code mkdir -p}; every directory created here
-   * gets the configured stripe layout (parents before children). An existing directory, or one
-   * that another process filled meanwhile, is left as it is.
+   * gets the stripe layout of the role whose directory contains it ({@link RoleLayouts}; parents
+   * before children). An existing directory, or one that another process filled meanwhile, is
+   * left as it is.
    */
   @Override
   public boolean mkdirs(Path f, FsPermission permission) throws IOException {
@@ -236,10 +240,11 @@ public class PfsFileSystem extends RawLocalFileSystem {
     boolean existed = dir != null && dir.exists();
     // RawLocalFileSystem creates missing parents through this.mkdirs(parent), i.e. this method
     boolean ok = permission == null ? super.mkdirs(f) : super.mkdirs(f, permission);
-    if (ok && !existed && layout.isApplicable() && !settings.isUnset() && isEmptyDir(dir)) {
-      layout.apply(dir.toPath(), settings);
+    RoleLayouts.Role role = ok && !existed && layout.isApplicable() ? roles.roleOf(dir) : null;
+    if (role != null && isEmptyDir(dir)) {
+      layout.apply(dir.toPath(), role.settings());
       stripeCache.remove(dir.getPath());
-      LOG.debug("applied {} {} to {}", layout, settings, dir);
+      LOG.debug("applied {} {} of {} to {}", layout, role.settings(), role.name(), dir);
     }
     return ok;
   }

@@ -131,8 +131,10 @@ class LustreLayoutTest {
     Configuration conf = new Configuration(false);
     conf.set(PfsConfigKeys.LAYOUT, "lustre");
     conf.set(PfsConfigKeys.LFS_COMMAND, fakeLfs("8388608\n", 0).toString());
-    conf.set(PfsConfigKeys.STRIPE_COUNT, "8");
-    conf.set(PfsConfigKeys.STRIPE_SIZE, "8m");
+    conf.set(PfsConfigKeys.STRIPE_ROLES, "output");
+    conf.set(PfsConfigKeys.roleKey("output", "dir"), tmp.resolve("out").toString());
+    conf.set(PfsConfigKeys.roleKey("output", "count"), "8");
+    conf.set(PfsConfigKeys.roleKey("output", "size"), "8m");
     try (PfsFileSystem fs = new PfsFileSystem()) {
       fs.initialize(URI.create("pfs:///"), conf);
       org.apache.hadoop.fs.Path out = new org.apache.hadoop.fs.Path("pfs://" + tmp.resolve("out"));

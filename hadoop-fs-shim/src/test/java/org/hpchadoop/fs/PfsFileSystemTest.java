@@ -235,8 +235,10 @@ class PfsFileSystemTest {
   void mkdirsAppliesLayoutOnceToNewDirectoriesOnly() throws IOException {
     Configuration conf = conf();
     conf.set(PfsConfigKeys.LAYOUT, RecordingLayout.class.getName());
-    conf.set(PfsConfigKeys.STRIPE_COUNT, "4");
-    conf.set(PfsConfigKeys.STRIPE_SIZE, "16m");
+    conf.set(PfsConfigKeys.STRIPE_ROLES, "output");
+    conf.set(PfsConfigKeys.roleKey("output", "dir"), tmp.toString());
+    conf.set(PfsConfigKeys.roleKey("output", "count"), "4");
+    conf.set(PfsConfigKeys.roleKey("output", "size"), "16m");
     try (PfsFileSystem fs = open(conf)) {
       Path out = pfs("out");
       assertTrue(fs.mkdirs(out));
@@ -261,6 +263,50 @@ class PfsFileSystemTest {
       assertEquals(tmp.resolve("new"), RecordingLayout.APPLIED.get(4));
       assertEquals(5, RecordingLayout.APPLIED.size());
     }
+  }
+
+  /**
+   * Issue 17 item 5: a directory the shim creates takes the layout of the role whose directory
+   * contains it (teragen's input/teragen got the output layout before), the innermost role when
+   * role directories nest; one outside every role's directory gets none.
+   */
+  @Test
+  void mkdirsAppliesTheLayoutOfTheRoleWhoseDirectoryContainsIt() throws IOException {
+    Configuration conf = conf();
+    conf.set(PfsConfigKeys.LAYOUT, RecordingLayout.class.getName());
+    conf.set(PfsConfigKeys.STRIPE_ROLES, "input, output,staging");
+    conf.set(PfsConfigKeys.roleKey("input", "dir"), tmp.resolve("run/input").toString());
+    conf.set(PfsConfigKeys.roleKey("input", "count"), "2");
+    conf.set(PfsConfigKeys.roleKey("output", "dir"), tmp.resolve("run/output").toString());
+    conf.set(PfsConfigKeys.roleKey("output", "count"), "8");
+    conf.set(PfsConfigKeys.roleKey("output", "size"), "1m");
+    conf.set(PfsConfigKeys.roleKey("staging", "dir"), tmp.resolve("run/output/staging/").toString());
+    conf.set(PfsConfigKeys.roleKey("staging", "index"), "3");
+    try (PfsFileSystem fs = open(conf)) {
+      assertTrue(fs.mkdirs(pfs("run/input/teragen")));
+      assertTrue(fs.mkdirs(pfs("run/output/sorted")));
+      assertTrue(fs.mkdirs(pfs("run/output/staging/job_1")));
+      assertTrue(fs.mkdirs(pfs("run/history/done")));
+      assertTrue(fs.mkdirs(pfs("run/inputs-are-not-input")));
+    }
+    assertEquals(List.of(tmp.resolve("run/input"), tmp.resolve("run/input/teragen"),
+        tmp.resolve("run/output"), tmp.resolve("run/output/sorted"),
+        tmp.resolve("run/output/staging"), tmp.resolve("run/output/staging/job_1")),
+        RecordingLayout.APPLIED);
+    StripeSettings input = new StripeSettings(2, 0, -1);
+    StripeSettings output = new StripeSettings(8, MIB, -1);
+    StripeSettings staging = new StripeSettings(0, 0, 3);
+    assertEquals(List.of(input, input, output, output, staging, staging),
+        RecordingLayout.APPLIED_SETTINGS);
+  }
+
+  @Test
+  void aRoleWithoutAnAbsoluteDirectoryIsRefused() {
+    Configuration conf = conf();
+    conf.set(PfsConfigKeys.STRIPE_ROLES, "input");
+    conf.set(PfsConfigKeys.roleKey("input", "count"), "2");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> open(conf));
+    assertTrue(e.getMessage().contains("pfs.stripe.input.dir"), e.getMessage());
   }
 
   @Test

@@ -1,0 +1,220 @@
+"""Runs on an OrangeFS-like mount, with real Hadoop daemons: the stand-in of an OrangeFS volume behind its FUSE
+client ``pvfs2fuse`` (tests/standins/orangefs_fuse.py; OrangeFS cannot be installed on the test machine). It
+refuses the sticky and setgid bits, mounts as plain ``fuse`` from ``pvfs2fuse#tcp://...``, keeps the
+``user.pvfs2.*`` attributes of directories and gives each new file at most 4 data files (4 data servers).
+Wordcount and TeraSort run on it as root, and a small wordcount as a user who is not root.
+
+Data is tiny: a Python FUSE passthrough is slow.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+import shutil
+import subprocess
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import REPO, hpc_hadoop, only_run_dir, orangefs_standin, processes_of, run_report
+
+pytestmark = pytest.mark.hadoop
+
+#: Small containers: the CI machine has 2 cores.
+SMALL = {"daemon_heap": "512m", "map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m"}
+TEXT = "the quick brown fox jumps over the lazy dog\nthe dog sleeps\n" * 200
+
+
+@pytest.fixture(scope="module")
+def orangefs() -> Iterator[Path]:
+    """The OrangeFS stand-in, mounted once for this module (4 data servers, ``user.pvfs2.*`` kept), under a
+    directory every user may traverse (pytest's own are root's only)."""
+    base = Path(tempfile.mkdtemp(prefix="hh-orangefs-"))
+    base.chmod(0o755)
+    try:
+        with orangefs_standin(base) as mountpoint:
+            yield mountpoint
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def ofs_root(orangefs: Path, request: pytest.FixtureRequest) -> Path:
+    """A fresh directory of this test on the mount."""
+    root = orangefs / re.sub(r"[^A-Za-z0-9]+", "-", request.node.name)[:40]
+    root.mkdir()
+    return root
+
+
+def write_job(directory: Path, job: dict) -> Path:
+    path = directory / f"{job['name']}.yaml"
+    path.write_text(yaml.safe_dump({"scheduler": "local", **job}))
+    return path
+
+
+def test_wordcount_on_orangefs(hadoop_runtime: Path, ofs_root: Path, tmp_path: Path) -> None:
+    """Issue 17 items 1 and 2: bring-up makes no sticky-bit directory (the JobHistoryServer's intermediate done
+    dir failed with EINVAL), and the mount is recognised as OrangeFS from its source."""
+    corpus = ofs_root / "corpus.txt"
+    corpus.write_text(TEXT)
+    job = write_job(tmp_path, {"name": "wc", "filesystem": {"root": str(ofs_root)}, "hadoop": SMALL,
+                               "steps": [{"example": "wordcount", "args": [str(corpus), "${run_dir}/output/wc"]}]})
+    result = hpc_hadoop("submit", str(job))
+    run_dir = only_run_dir(ofs_root)
+    report = run_report(run_dir)
+    assert result.returncode == 0, (report.get("error"), result.stdout[-3000:], result.stderr[-3000:])
+    counts: Counter[str] = Counter()
+    for part in (run_dir / "output" / "wc").glob("part-r-*"):
+        for line in part.read_text().splitlines():
+            word, _, count = line.rpartition("\t")
+            counts[word] += int(count)
+    assert counts == Counter(TEXT.split())
+    assert report["filesystem"]["type"] == "orangefs (fuse)" and report["filesystem"]["class"] == "orangefs"
+    assert report["filesystem"]["source"] == "pvfs2fuse#tcp://ofs-server:3334/ofs"
+    modes = {p: os.stat(p).st_mode for p in run_dir.rglob("*") if not p.is_symlink()}
+    assert not [p for p, m in modes.items() if m & 0o3000], "a sticky or setgid bit in the cluster directory"
+    assert list((run_dir / "history").rglob("job_*.jhist"))
+    assert processes_of(run_dir) == []
+
+
+def records(directory: Path, pattern: str) -> list[bytes]:
+    """TeraSort's 100-byte records of the files matching ``pattern`` in ``directory``."""
+    data = b"".join(p.read_bytes() for p in sorted(directory.glob(pattern)))
+    assert len(data) % 100 == 0
+    return [data[i:i + 100] for i in range(0, len(data), 100)]
+
+
+def dfiles(path: Path) -> bytes:
+    return os.getxattr(path, "user.pvfs2.num_dfiles")
+
+
+def test_terasort_through_the_shim_on_orangefs(hadoop_runtime: Path, ofs_root: Path, tmp_path: Path) -> None:
+    """Issue 17 items 4 and 5: TeraGen (to input/) and TeraSort (to output/, 2 reducers) through the pfs:// shim with
+    striping asked for input (2 data files) and output (8, on 4 servers). The report gives the layout asked for
+    and the one files really get (4); directories Hadoop makes under input/ get the input layout, not output's."""
+    job = write_job(tmp_path, {
+        "name": "ts", "hadoop": {**SMALL, "properties": {"mapred-site": {"mapreduce.job.reduces": 2}}},
+        "filesystem": {"root": str(ofs_root), "mode": "shim",
+                       "striping": {"input": {"count": 2, "size": "1m"}, "output": {"count": 8, "size": "1m"}}},
+        "steps": [{"example": "teragen", "args": ["-Dmapreduce.job.maps=2", "5000", "${run_dir}/input/teragen"]},
+                  {"example": "terasort", "args": ["${run_dir}/input/teragen", "${run_dir}/output/sorted"]}]})
+    result = hpc_hadoop("submit", str(job))
+    run_dir = only_run_dir(ofs_root)
+    report = run_report(run_dir)
+    assert result.returncode == 0, (report.get("error"), result.stdout[-3000:], result.stderr[-3000:])
+    generated = records(run_dir / "input" / "teragen", "part-m-*")
+    ordered = records(run_dir / "output" / "sorted", "part-r-*")
+    assert len(generated) == 5000 and sorted(generated) == sorted(ordered)
+    assert [r[:10] for r in ordered] == sorted(r[:10] for r in generated)
+    by_role = {d["role"]: d for d in report["filesystem"]["directories"]}
+    assert by_role["input"]["effective"] == {"count": 2, "size": 1 << 20, "index": None}
+    assert by_role["input"]["differs"] == []
+    assert by_role["output"]["requested"] == {"count": 8, "size": 1 << 20, "index": None}
+    assert by_role["output"]["layout"]["count"] == 8 and by_role["output"]["effective"]["count"] == 4
+    assert by_role["output"]["differs"] == ["count 8 asked, 4 given"]
+    assert "output   applied: requested count 8, size 1048576; effective count 4, size 1048576 (count 8 asked, " \
+           "4 given)" in result.stdout
+    # item 5: the shim's directories take their role's layout; their files get it, clamped to 4 servers
+    assert dfiles(run_dir / "input" / "teragen") == b"2\0"
+    assert {dfiles(p) for p in (run_dir / "input" / "teragen").glob("part-m-*")} == {b"2\0"}
+    assert dfiles(run_dir / "output" / "sorted") == b"8\0"
+    assert {dfiles(p) for p in (run_dir / "output" / "sorted").glob("part-r-*")} == {b"4\0"}
+    assert processes_of(run_dir) == []
+
+
+def test_a_failed_step_names_the_cause_in_its_container_log(hadoop_runtime: Path, ofs_root: Path,
+                                                            tmp_path: Path) -> None:
+    """Issue 17 item 7: the ApplicationMaster dies at start-up (its job-history directory lies under a regular
+    file); the client says only "Exception from container-launch.", the cause is in the AM's own log. The step's
+    error line and run.json carry that first cause line and the command that shows the whole log."""
+    (ofs_root / "a-file").write_text("not a directory\n")
+    job = write_job(tmp_path, {
+        "name": "amdies", "filesystem": {"root": str(ofs_root)}, "hadoop": SMALL,
+        "steps": [{"example": "pi", "args": ["1", "10"],
+                   "properties": {"mapreduce.jobhistory.intermediate-done-dir": str(ofs_root / "a-file" / "h")}}]})
+    result = hpc_hadoop("submit", str(job))
+    assert result.returncode != 0
+    run_dir = only_run_dir(ofs_root)
+    report = run_report(run_dir)
+    step = report["steps"][0]
+    assert "Exception from container-launch" in (run_dir / "steps" / "01-pi.log").read_text()
+    cause = step["cause"]
+    assert cause["container"].endswith("_01_000001") and cause["file"] == "syslog"
+    assert str(ofs_root / "a-file") in cause["line"], cause
+    assert cause["command"] == f"hpc-hadoop logs {report['cluster_id']} --app {step['application_id']}"
+    assert f"cause ({cause['container']} syslog): {cause['line']}; whole log: {cause['command']}" in report["error"]
+    assert cause["line"] in result.stdout.replace("\n", "")
+    shown = hpc_hadoop(*cause["command"].split()[1:], timeout=120)
+    assert shown.returncode == 0 and cause["line"] in shown.stdout
+    assert processes_of(run_dir) == []
+
+
+#: The user who is not root (made by the test when missing).
+USER = "hhofs"
+
+
+@pytest.fixture(scope="module")
+def other_user() -> Iterator[pwd.struct_passwd]:
+    """A user who is not root, with a home directory, who may traverse every directory on the way to the repository
+    (an ACL entry for the user where one lacks o+x, removed afterwards)."""
+    try:
+        entry = pwd.getpwnam(USER)
+    except KeyError:
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", USER], check=True)
+        entry = pwd.getpwnam(USER)
+    granted = []
+    for directory in [REPO, *REPO.parents]:
+        if not os.stat(directory).st_mode & 0o001:
+            subprocess.run(["setfacl", "-m", f"u:{USER}:x", str(directory)], check=True)
+            granted.append(directory)
+    try:
+        yield entry
+    finally:
+        for directory in granted:
+            subprocess.run(["setfacl", "-x", f"u:{USER}", str(directory)], check=False)
+
+
+def as_user(user: pwd.struct_passwd, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``hpc-hadoop ARGS`` as ``user`` (the product's console script in .venv, made from /usr/bin/python3)."""
+    env = {"HOME": user.pw_dir, "USER": user.pw_name, "LOGNAME": user.pw_name, "PATH": "/usr/bin:/bin"}
+    return subprocess.run(["runuser", "-u", user.pw_name, "--", "env", "-i", *[f"{k}={v}" for k, v in env.items()],
+                           str(REPO / ".venv" / "bin" / "hpc-hadoop"), *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=user.pw_dir, check=False)
+
+
+def test_doctor_and_wordcount_as_a_user_who_is_not_root(hadoop_runtime: Path, orangefs: Path,
+                                                        other_user: pwd.struct_passwd) -> None:
+    """Issue 17 items 1 and 2 for a user's own directory on the mount: doctor names the filesystem and what it
+    refuses (the sticky and setgid bits, which no run needs), and a small wordcount runs."""
+    home = orangefs / other_user.pw_name
+    home.mkdir(exist_ok=True)
+    os.chown(home, other_user.pw_uid, other_user.pw_gid)
+    doctor = as_user(other_user, "doctor", "--set", f"filesystem.root={home}", timeout=120)
+    lines = {line.split()[1]: line for line in doctor.stdout.splitlines() if len(line.split()) > 2}
+    assert "orangefs (fuse)" in lines["filesystem"] and "pvfs2fuse#tcp://" in lines["filesystem"], doctor.stdout
+    assert lines["operations"].split()[0] == "ok", doctor.stdout
+    assert "(sticky bit): Invalid argument" in lines["operations"] and "(setgid bit): Invalid argument" in \
+        lines["operations"]
+    corpus = home / "corpus.txt"
+    corpus.write_text("a b a\n" * 50)
+    job = home / "wc.yaml"
+    job.write_text(yaml.safe_dump({"name": "wc-user", "scheduler": "local", "filesystem": {"root": str(home)},
+                                   "hadoop": SMALL, "steps": [{"example": "wordcount",
+                                                               "args": [str(corpus), "${run_dir}/output/wc"]}]}))
+    for path in (corpus, job):
+        os.chown(path, other_user.pw_uid, other_user.pw_gid)
+    result = as_user(other_user, "submit", str(job))
+    run_dirs = sorted((home / other_user.pw_name / "hpc-hadoop").glob("wc-user-*"))
+    assert len(run_dirs) == 1, (result.stdout[-3000:], result.stderr[-3000:])
+    report = run_report(run_dirs[0])
+    assert result.returncode == 0 and report["state"] == "succeeded", (report.get("error"), result.stdout[-3000:])
+    text = "".join(p.read_text() for p in (run_dirs[0] / "output" / "wc").glob("part-r-*"))
+    assert sorted(text.split("\n")) == ["", "a\t100", "b\t50"]
+    assert {p.stat().st_uid for p in run_dirs[0].rglob("*") if not p.is_symlink()} == {other_user.pw_uid}
+    assert processes_of(run_dirs[0]) == []

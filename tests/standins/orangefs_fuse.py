@@ -1,0 +1,241 @@
+"""Stand-in for an OrangeFS volume mounted with OrangeFS's FUSE client, ``pvfs2fuse`` (OrangeFS 2.10 with
+several data servers), which cannot be installed on the test machine: a passthrough FUSE file system (mfusepy,
+libfuse 3) over a local directory that behaves as that client does where hpc-hadoop can tell:
+
+* the mount's type is plain ``fuse`` (statfs magic ``0x65735546``) and its source ``pvfs2fuse#tcp://HOST:PORT/ofs``
+  (``/proc/self/mountinfo``), as ``pvfs2fuse`` mounts show;
+* ``chmod`` with the sticky or the setgid bit fails with ``EINVAL`` (OrangeFS keeps neither bit);
+* extended attributes, by ``--xattrs``:
+
+  - ``none``: every xattr call fails with ``ENOTSUP`` (``Operation not supported``), as the stock ``pvfs2fuse``;
+  - ``store``: a directory keeps the ``user.pvfs2.*`` attributes it is given (``num_dfiles``, ``dist_name``,
+    ``dist_params``) and new directories inherit them (OrangeFS's directory hints); a new file gets its own
+    ``user.pvfs2.*`` attributes from its directory, ``num_dfiles`` clamped to ``--servers`` (a file never has
+    more data files than the file system has data servers; OrangeFS clamps silently), ``simple_stripe`` and
+    ``strip_size:65536`` (OrangeFS's defaults) where the directory sets none.
+
+Everything else passes through to the backing directory; entries are owned by the calling user (mounted with
+``allow_other,default_permissions``, the kernel checks permissions). Run as root, in the foreground, until the
+mount point is unmounted::
+
+    python tests/standins/orangefs_fuse.py BACKING MOUNTPOINT [--servers 4] [--xattrs store|none]
+        [--source pvfs2fuse#tcp://ofs-server:3334/ofs]
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import mfusepy as fuse
+
+#: The layout attributes of OrangeFS (the names its kernel and FUSE interfaces expose).
+NUM_DFILES = "user.pvfs2.num_dfiles"
+DIST_NAME = "user.pvfs2.dist_name"
+DIST_PARAMS = "user.pvfs2.dist_params"
+LAYOUT_ATTRIBUTES = (NUM_DFILES, DIST_NAME, DIST_PARAMS)
+#: OrangeFS's default distribution of a file whose directory names none.
+DEFAULT_DIST = {DIST_NAME: b"simple_stripe\0", DIST_PARAMS: b"strip_size:65536\0"}
+#: What ``chmod`` refuses with EINVAL.
+REFUSED_MODE_BITS = stat.S_ISVTX | stat.S_ISGID
+STAT_FIELDS = ("st_mode", "st_ino", "st_dev", "st_nlink", "st_uid", "st_gid", "st_size", "st_blocks",
+               "st_atime_ns", "st_mtime_ns", "st_ctime_ns")
+
+
+class OrangeFsClient(fuse.Operations):
+    """The file system operations; ``backing`` holds the data, ``servers`` is the number of data servers,
+    ``xattrs`` is ``store`` or ``none``."""
+
+    use_ns = True
+
+    def __init__(self, backing: Path, servers: int, xattrs: str) -> None:
+        self.backing = str(backing)
+        self.servers = servers
+        self.xattrs = xattrs
+
+    def _real(self, path: str) -> str:
+        return self.backing + path
+
+    def _own(self, real: str) -> None:
+        uid, gid, _ = fuse.fuse_get_context()
+        os.lchown(real, uid, gid)
+
+    # -- metadata ------------------------------------------------------------------------------
+    def getattr(self, path: str, fh: int | None = None) -> dict[str, Any]:
+        st = os.fstat(fh) if fh is not None else os.lstat(self._real(path))
+        attrs = {key: getattr(st, key) for key in STAT_FIELDS}
+        for key in ("st_atime", "st_mtime", "st_ctime"):
+            attrs[key] = attrs.pop(key + "_ns")
+        return attrs
+
+    def access(self, path: str, amode: int) -> int:
+        if not os.path.lexists(self._real(path)):
+            raise fuse.FuseOSError(errno.ENOENT)
+        return 0
+
+    def chmod(self, path: str, mode: int) -> int:
+        if mode & REFUSED_MODE_BITS:
+            raise fuse.FuseOSError(errno.EINVAL)
+        os.chmod(self._real(path), stat.S_IMODE(mode))
+        return 0
+
+    def chown(self, path: str, uid: int, gid: int) -> int:
+        os.lchown(self._real(path), uid, gid)
+        return 0
+
+    def utimens(self, path: str, times: tuple[int, int] | None = None) -> int:
+        os.utime(self._real(path), ns=times, follow_symlinks=False) if times else \
+            os.utime(self._real(path), follow_symlinks=False)
+        return 0
+
+    def statfs(self, path: str) -> dict[str, int]:
+        sv = os.statvfs(self._real(path))
+        return {key: getattr(sv, key) for key in ("f_bsize", "f_frsize", "f_blocks", "f_bfree", "f_bavail",
+                                                   "f_files", "f_ffree", "f_favail", "f_flag", "f_namemax")}
+
+    # -- the namespace ---------------------------------------------------------------------------
+    def readdir(self, path: str, fh: int) -> list[str]:
+        return [".", "..", *os.listdir(self._real(path))]
+
+    def readlink(self, path: str) -> str:
+        return os.readlink(self._real(path))
+
+    def mkdir(self, path: str, mode: int) -> int:
+        real = self._real(path)
+        os.mkdir(real, stat.S_IMODE(mode) & ~REFUSED_MODE_BITS)
+        self._own(real)
+        if self.xattrs == "store":
+            parent = os.path.dirname(real)
+            for name in LAYOUT_ATTRIBUTES:
+                value = _attribute(parent, name)
+                if value is not None:
+                    os.setxattr(real, name, value)
+        return 0
+
+    def rmdir(self, path: str) -> int:
+        os.rmdir(self._real(path))
+        return 0
+
+    def mknod(self, path: str, mode: int, dev: int) -> int:
+        real = self._real(path)
+        os.mknod(real, mode, dev)
+        self._own(real)
+        return 0
+
+    def unlink(self, path: str) -> int:
+        os.unlink(self._real(path))
+        return 0
+
+    def symlink(self, target: str, source: str) -> int:
+        real = self._real(target)
+        os.symlink(source, real)
+        self._own(real)
+        return 0
+
+    def link(self, target: str, source: str) -> int:
+        os.link(self._real(source), self._real(target))
+        return 0
+
+    def rename(self, old: str, new: str) -> int:
+        os.rename(self._real(old), self._real(new))
+        return 0
+
+    # -- data ------------------------------------------------------------------------------------
+    def create(self, path: str, mode: int, flags: int) -> int:
+        real = self._real(path)
+        fd = os.open(real, flags | os.O_CREAT, stat.S_IMODE(mode) & ~REFUSED_MODE_BITS)
+        self._own(real)
+        if self.xattrs == "store":
+            self._file_layout(real)
+        return fd
+
+    def _file_layout(self, real: str) -> None:
+        """A new file's data files: its directory's ``num_dfiles`` clamped to the server count (the servers when the
+        directory asks for none), its directory's distribution or OrangeFS's default."""
+        parent = os.path.dirname(real)
+        asked = (_attribute(parent, NUM_DFILES) or b"").rstrip(b"\0")
+        count = min(int(asked), self.servers) if asked.isdigit() and int(asked) > 0 else self.servers
+        os.setxattr(real, NUM_DFILES, f"{count}".encode() + b"\0")
+        for name, default in DEFAULT_DIST.items():
+            os.setxattr(real, name, _attribute(parent, name) or default)
+
+    def open(self, path: str, flags: int) -> int:
+        return os.open(self._real(path), flags)
+
+    def read(self, path: str, size: int, offset: int, fh: int) -> bytes:
+        return os.pread(fh, size, offset)
+
+    def write(self, path: str, data: bytes, offset: int, fh: int) -> int:
+        return os.pwrite(fh, data, offset)
+
+    def truncate(self, path: str, length: int, fh: int | None = None) -> int:
+        os.truncate(self._real(path), length)
+        return 0
+
+    def flush(self, path: str, fh: int) -> int:
+        return 0
+
+    def fsync(self, path: str, datasync: int, fh: int) -> int:
+        os.fdatasync(fh) if datasync else os.fsync(fh)
+        return 0
+
+    def release(self, path: str, fh: int) -> int:
+        os.close(fh)
+        return 0
+
+    # -- extended attributes ---------------------------------------------------------------------
+    def _xattrs_supported(self) -> None:
+        if self.xattrs == "none":
+            raise fuse.FuseOSError(errno.ENOTSUP)
+
+    def getxattr(self, path: str, name: str, position: int = 0) -> bytes:
+        self._xattrs_supported()
+        value = _attribute(self._real(path), name)
+        if value is None:
+            raise fuse.FuseOSError(errno.ENODATA)
+        return value
+
+    def setxattr(self, path: str, name: str, value: bytes, options: int, position: int = 0) -> int:
+        self._xattrs_supported()
+        os.setxattr(self._real(path), name, value, options, follow_symlinks=False)
+        return 0
+
+    def listxattr(self, path: str) -> list[str]:
+        self._xattrs_supported()
+        return os.listxattr(self._real(path), follow_symlinks=False)
+
+    def removexattr(self, path: str, name: str) -> int:
+        self._xattrs_supported()
+        os.removexattr(self._real(path), name, follow_symlinks=False)
+        return 0
+
+
+def _attribute(real: str, name: str) -> bytes | None:
+    """The extended attribute ``name`` of the backing entry ``real``, or ``None`` when it has none."""
+    try:
+        return os.getxattr(real, name, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno in (errno.ENODATA, errno.ENOTSUP):
+            return None
+        raise
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("backing", type=Path)
+    parser.add_argument("mountpoint")
+    parser.add_argument("--servers", type=int, default=4, help="data servers (the most data files of a file)")
+    parser.add_argument("--xattrs", choices=("store", "none"), default="store")
+    parser.add_argument("--source", default="pvfs2fuse#tcp://ofs-server:3334/ofs", help="the mount's source")
+    args = parser.parse_args()
+    client = OrangeFsClient(args.backing.resolve(), args.servers, args.xattrs)
+    fuse.FUSE(client, args.mountpoint, foreground=True, fsname=args.source, allow_other=True,
+              default_permissions=True)
+
+
+if __name__ == "__main__":
+    main()

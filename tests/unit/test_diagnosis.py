@@ -1,0 +1,103 @@
+"""Why a step failed (launcher/diagnosis.py): the first cause line of a container log, the failed container the
+job client names, ``yarn logs`` output read back, the local container logs of a cluster directory; and the names
+hpc-hadoop chooses in container paths stay short (issue 17 item 7). The whole path, with real daemons, is in
+tests/integration/test_orangefs.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from launcher.diagnosis import diagnose, failed_containers, first_cause, parse_yarn_logs
+from launcher.plan import CLUSTER_ID_NAME, ClusterPlan, new_cluster_id
+from launcher.schedulers.base import Allocation, Node
+from launcher.spec import JobSpec
+
+AM = "container_1764072000000_0001_01_000001"
+SYSLOG = """2026-11-25 12:00:01,100 INFO [main] org.apache.hadoop.mapreduce.v2.app.MRAppMaster: Created MRAppMaster
+2026-11-25 12:00:01,200 WARN [main] org.apache.hadoop.util.NativeCodeLoader: Unable to load native-hadoop library
+2026-11-25 12:00:02,300 ERROR [main] org.apache.hadoop.mapreduce.v2.app.MRAppMaster: Error starting MRAppMaster
+org.apache.hadoop.yarn.exceptions.YarnRuntimeException: java.io.IOException: Mkdirs failed
+\tat org.apache.hadoop.mapreduce.jobhistory.JobHistoryEventHandler.serviceInit(JobHistoryEventHandler.java:200)
+\tat org.apache.hadoop.service.AbstractService.init(AbstractService.java:164)
+Caused by: java.io.IOException: Mkdirs failed
+\tat org.apache.hadoop.fs.RawLocalFileSystem.mkdirs(RawLocalFileSystem.java:700)
+\t... 5 more
+Caused by: java.io.FileNotFoundException: /ofs/u/x/tmp/abc (No such file or directory)
+\tat java.base/java.io.FileOutputStream.open0(Native Method)
+\t... 9 more
+2026-11-25 12:00:02,400 INFO [main] org.apache.hadoop.util.ExitUtil: Exiting with status 1
+2026-11-25 12:00:03,000 ERROR [main] org.apache.hadoop.mapreduce.v2.app.MRAppMaster: a later error
+"""
+
+
+def test_first_cause_is_the_root_cause_of_the_first_error() -> None:
+    assert first_cause(SYSLOG) == "java.io.FileNotFoundException: /ofs/u/x/tmp/abc (No such file or directory)"
+    plain = "2026-11-25 12:00:02,300 FATAL [main] X: it broke\njava.lang.IllegalStateException: bad state\n\tat X\n"
+    assert first_cause(plain) == "java.lang.IllegalStateException: bad state"
+    assert first_cause("2026-11-25 12:00:02,300 ERROR [main] X: only a message\n") == \
+        "2026-11-25 12:00:02,300 ERROR [main] X: only a message"
+    assert first_cause('Exception in thread "main" java.lang.OutOfMemoryError: Java heap space\n') == \
+        'Exception in thread "main" java.lang.OutOfMemoryError: Java heap space'
+    assert first_cause("2026-11-25 12:00:01,100 INFO [main] X: all is well\n") is None
+
+
+def test_the_failed_container_is_the_one_the_client_names() -> None:
+    client = ("Job job_1764072000000_0001 failed with state FAILED due to: Application application_1764072000000_0001"
+              " failed 1 times due to AM Container for appattempt_1764072000000_0001_000001 exited with  exitCode: 1\n"
+              "Failing this attempt.Diagnostics: [2026-11-25 12:00:03.000]Exception from container-launch.\n"
+              f"Container id: {AM}\nExit code: 1\n")
+    assert failed_containers(client) == [AM]
+    assert failed_containers("map 100% reduce 0%\ncontainer_1_2_3_4 started\n") == []
+
+
+def test_yarn_logs_output_is_read_back_per_container_and_file() -> None:
+    output = (f"Container: {AM} on localhost_41001\nLogAggregationType: AGGREGATED\n"
+              "=============================================================\n"
+              "LogType:prelaunch.err\nLogLastModifiedTime:Tue Nov 25 12:00:03 +0000 2026\nLogLength:0\n"
+              "LogContents:\n\nEnd of LogType:prelaunch.err\n"
+              "******************************************************************************\n\n"
+              f"Container: {AM} on localhost_41001\nLogAggregationType: AGGREGATED\n"
+              "=============================================================\n"
+              "LogType:syslog\nLogLastModifiedTime:Tue Nov 25 12:00:03 +0000 2026\nLogLength:1000\n"
+              f"LogContents:\n{SYSLOG}\nEnd of LogType:syslog\n")
+    logs = parse_yarn_logs(output)
+    assert set(logs) == {AM} and set(logs[AM]) == {"prelaunch.err", "syslog"}
+    assert first_cause(logs[AM]["syslog"]).endswith("(No such file or directory)")
+    # a long log in one pass (a regular expression over the whole output once backtracked for minutes)
+    long_log = "\n".join(f"2026-11-25 12:00:01,100 INFO [main] X: line {i}" for i in range(20000))
+    long_output = output.replace(SYSLOG, long_log + "\n" + SYSLOG)
+    assert parse_yarn_logs(long_output)[AM]["syslog"].startswith("2026-11-25 12:00:01,100 INFO [main] X: line 0")
+
+
+def test_diagnose_reads_the_logs_the_nodemanager_keeps(make_spec: Callable[..., JobSpec],
+                                                       make_test_plan: Callable[..., ClusterPlan]) -> None:
+    plan = make_test_plan(make_spec())
+    app = "application_1764072000000_0001"
+    container = Path(plan.nodes[1].log_dir, "userlogs", app, AM)
+    container.mkdir(parents=True)
+    (container / "stderr").write_text("log4j:WARN No appenders could be found\n")
+    (container / "syslog").write_text(SYSLOG)
+    cause = diagnose(plan, app, f"Container id: {AM}\n")
+    assert cause is not None and (cause.container, cause.file) == (AM, "syslog")
+    assert cause.line == "java.io.FileNotFoundException: /ofs/u/x/tmp/abc (No such file or directory)"
+    assert cause.command == f"hpc-hadoop logs {plan.cluster_id} --app {app}"
+
+
+def test_the_names_hpc_hadoop_chooses_in_container_paths_are_short(
+        make_spec: Callable[..., JobSpec], make_test_plan: Callable[..., ClusterPlan], make_allocation: Callable[
+            ..., Allocation], pfs_root: Path) -> None:
+    """Issue 17 item 7: container paths under the cluster directory were ~250 bytes. The job's name in the cluster
+    id is cut to 20 characters and a node's directory under nm-local/ is its host name up to the first dot."""
+    name = "a-job-name-of-forty-characters-for-test"
+    cluster_id = new_cluster_id(name)
+    assert cluster_id.startswith(name[:CLUSTER_ID_NAME] + "-") and len(cluster_id) == CLUSTER_ID_NAME + 21
+    alloc = make_allocation(2)
+    alloc = Allocation(**{**alloc.__dict__, "nodes": (Node("node0001.cluster.example.org", "10.0.0.1"),
+                                                      Node("node0002.cluster.example.org", "10.0.0.2"))})
+    plan = make_test_plan(make_spec(name=name, nodes=2), alloc, cluster_id=cluster_id,
+                          run_dir=pfs_root / "someone" / "hpc-hadoop" / cluster_id)
+    assert [n.nm_local_dir for n in plan.nodes] == [str(plan.path("nm-local", f"node000{i}")) for i in (1, 2)]
+    am_dir = Path(plan.nodes[0].nm_local_dir, "usercache", "someone", "appcache", "application_1764072000000_0001",
+                  AM)
+    assert len(str(am_dir)) - len(str(pfs_root)) <= 180  # 215 with the full name and host name
