@@ -188,11 +188,12 @@ def container_hosts(run_dir: Path, main_class: str) -> set[str]:
 def test_nodemanager_lost_mid_job_the_job_completes(shared_root: Path, tmp_path: Path, victim_holds: str) -> None:
     """Issue 13 items 1 and 2: SIGKILL to the NodeManager of a node (never the master) that runs map tasks but
     not the ApplicationMaster (``tasks``), or that runs the ApplicationMaster (``am``; no NodeManager on the
-    master, so the AM is on n2 or n3). Its agent ends the node's containers, as a lost node would; the
-    ResourceManager declares the node lost after yarn.nm.liveness-monitor.expiry-interval-ms (60 s); then the
-    ApplicationMaster re-runs the node's tasks elsewhere (``tasks``), or a second ApplicationMaster attempt
-    starts and recovers the finished tasks from the first one's history on the shared filesystem (``am``).
-    The step succeeds, run.json names the lost node, nothing is left."""
+    master, so the AM is on n2 or n3). Its agent ends the node's containers, as a lost node would; the launcher
+    sees the loss within a second and decommissions the node (conf/nodes.exclude, yarn rmadmin -refreshNodes)
+    instead of waiting for yarn.nm.liveness-monitor.expiry-interval-ms; then the ApplicationMaster re-runs the
+    node's tasks elsewhere (``tasks``), or a second ApplicationMaster attempt starts and recovers the finished
+    tasks from the first one's history on the shared filesystem (``am``). The step succeeds, run.json names the
+    lost node, nothing is left."""
     job = write_job(tmp_path, {
         "name": f"lost-{victim_holds}", "nodes": 3, "walltime": "00:20:00", "filesystem": {"root": str(shared_root)},
         "nodemanager_on_master": victim_holds == "tasks",
@@ -238,3 +239,46 @@ def test_nodemanager_lost_mid_job_the_job_completes(shared_root: Path, tmp_path:
         history = "".join(p.read_text(errors="replace") for p in run_dir.glob("history/**/*.jhist"))
         assert re.search(r"appattempt_\d+_\d+_000002", history), "no second ApplicationMaster attempt"
     assert processes_of(run_dir) == [] and queued_jobs() == []
+
+
+def test_launcher_killed_by_the_batch_system_leaves_nothing_and_shows_lost(shared_root: Path, tmp_path: Path) -> None:
+    """Issue 13 item 5: ``scancel --signal=KILL --full`` (SIGKILL to the batch script, the launcher and every
+    agent, no teardown) and then the job's end. No process of the cluster survives on any node (the node
+    namespaces share this PID namespace: psutil sees them all); ``list`` and ``status`` show the cluster as
+    ``lost``, and its logs stay readable."""
+    env = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    job = write_job(tmp_path, {
+        "name": "killed", "nodes": 2, "walltime": "00:20:00", "filesystem": {"root": str(shared_root)},
+        "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m",
+                   "properties": {"mapred-site": {"mapreduce.job.ubertask.enable": False}}},  # tasks in containers
+        "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
+                   "args": ["-m", "2", "-r", "0", "-mt", "600000"]}]})
+    submitted = hpc_hadoop("submit", str(job), env=env)
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    job_id = re.search(r"submitted slurm job (\d+)", submitted.stdout).group(1)  # type: ignore[union-attr]
+    try:
+        deadline = time.monotonic() + 180
+        run_dir = None
+        while time.monotonic() < deadline:
+            dirs = cluster_dirs(shared_root)
+            run_dir = dirs[0] if dirs else None
+            if run_dir and container_hosts(run_dir, "org.apache.hadoop.mapred.YarnChild"):
+                break
+            time.sleep(0.5)
+        assert run_dir is not None and container_hosts(run_dir, "org.apache.hadoop.mapred.YarnChild"), "no task ran"
+        subprocess.run(["scancel", "--signal=KILL", "--full", job_id], check=True)
+    finally:  # the job's end (and, when the test failed before, no job left for the next test)
+        subprocess.run(["scancel", job_id], check=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (job_id in queued_jobs() or processes_of(run_dir)):
+        time.sleep(0.5)
+    assert processes_of(run_dir) == [], "processes survived the job's end"
+    assert job_id not in queued_jobs()
+    listed = hpc_hadoop("list", "--json", env=env)
+    (entry,) = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert entry["state"] == "lost" and entry["job_id"] == job_id, entry
+    status = hpc_hadoop("status", entry["cluster_id"], env=env)
+    assert status.returncode == 0 and "lost" in status.stdout, status.stdout + status.stderr
+    logs = hpc_hadoop("logs", entry["cluster_id"], "--daemon", "resourcemanager", env=env)
+    assert logs.returncode == 0 and "resourcemanager.log <==" in logs.stdout, logs.stderr
+    assert json.loads((run_dir / "run.json").read_text())["state"] == "running"  # never reached teardown
