@@ -267,6 +267,12 @@ def test_launcher_killed_by_the_batch_system_leaves_nothing_and_shows_lost(share
             time.sleep(0.5)
         assert run_dir is not None and container_hosts(run_dir, "org.apache.hadoop.mapred.YarnChild"), "no task ran"
         subprocess.run(["scancel", "--signal=KILL", "--full", job_id], check=True)
+        # scancel returns before slurmd delivers the signal: the job's end (SIGTERM) must come after the SIGKILL,
+        # or the launcher tears down (state interrupted) instead of being killed.
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any("launcher.cli" in p for p in processes_of(run_dir)):
+            time.sleep(0.2)
+        assert not any("launcher.cli" in p for p in processes_of(run_dir)), processes_of(run_dir)
     finally:  # the job's end (and, when the test failed before, no job left for the next test)
         subprocess.run(["scancel", job_id], check=True)
     deadline = time.monotonic() + 60
