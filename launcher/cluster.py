@@ -97,12 +97,12 @@ class Cluster:
                  for entry in state.get("listening", [])]
         return sorted(found, key=lambda e: (e["node"], e["port"], e["process"], e["address"]))
 
-    def lost_nodes(self) -> dict[str, dict[str, Any]]:
+    def lost_nodes(self, states: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
         """Nodes that lost their NodeManager while a step ran and that YARN can do without: not the master, and
         nothing but a NodeManager failed there (:data:`LOSABLE`). ``{node: {"daemon", "exit", "at"}}`` (``at``:
-        epoch seconds when its agent saw it exit)."""
+        epoch seconds when its agent saw it exit). ``states``: :meth:`agent_states` when already read."""
         lost = {}
-        for node, state in self.agent_states().items():
+        for node, state in (self.agent_states() if states is None else states).items():
             failed = state.get("failed") or {}
             if node != self.plan.master.name and failed and set(failed) <= LOSABLE:
                 daemon = next(iter(failed))
@@ -128,7 +128,8 @@ class Cluster:
             return subprocess.Popen([str(bin_dir(self.plan) / "yarn"), "rmadmin", "-refreshNodes"], stdout=out,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
-    def raise_if_failed(self, when: str = "during bring-up", *, tolerate_lost: bool = False) -> None:
+    def raise_if_failed(self, when: str = "during bring-up", *,
+                        tolerate_lost: bool = False) -> dict[str, dict[str, Any]]:
         """Raise if a daemon exited or the agents are gone.
 
         Args:
@@ -137,15 +138,19 @@ class Cluster:
                 lost node's tasks once the ResourceManager declares it lost (``yarn.nm.liveness-monitor.
                 expiry-interval-ms``).
 
+        Returns:
+            The tolerated lost nodes (:meth:`lost_nodes`; empty without ``tolerate_lost``).
+
         Raises:
             ClusterError: names the daemon, its node and its log (with the log's last lines); or says every
                 NodeManager is lost.
         """
-        lost = self.lost_nodes() if tolerate_lost else {}
+        states = self.agent_states()
+        lost = self.lost_nodes(states) if tolerate_lost else {}
         if lost and len(lost) >= len(self.plan.nodemanagers):
             raise ClusterError(f"every NodeManager is lost {when} ({', '.join(sorted(lost))}); read "
                                "logs/<host>/nodemanager.log")
-        for node, state in self.agent_states().items():
+        for node, state in states.items():
             if node in lost:
                 continue
             for daemon, rc in state.get("failed", {}).items():
@@ -155,6 +160,7 @@ class Cluster:
         if not self.fanout.running(ignore=set(lost)):
             log = self.fanout.log_file
             raise ClusterError(f"the agents stopped {when}; read {log} ({_tail(log)})")
+        return lost
 
     # -- REST ------------------------------------------------------------------------------
     def running_nodemanagers(self) -> list[str]:

@@ -29,6 +29,10 @@ _MAIN_CLASSES = {
     "org.apache.hadoop.mapred.YarnChild": "YarnChild",
 }
 
+#: Addresses meaning "every interface" as the kernel lists a listening socket.
+WILDCARD_ADDRESSES = frozenset({"0.0.0.0", "::", ""})
+
+
 @dataclass(frozen=True, order=True)
 class Listener:
     """One listening TCP socket: ``process`` (``ResourceManager``, ``MRAppMaster``, ... or the executable's
@@ -45,7 +49,7 @@ class Listener:
     @property
     def wildcard(self) -> bool:
         """True if it listens on every interface."""
-        return self.address in ("0.0.0.0", "::", "")
+        return self.address in WILDCARD_ADDRESSES
 
 
 def process_name(proc: psutil.Process) -> str:

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from launcher import __version__
+from launcher.listeners import WILDCARD_ADDRESSES
 
 #: Final states of a run (``stopped``: an interactive cluster ended by ``hpc-hadoop stop``).
 STATES = ("succeeded", "stopped", "failed", "bringup_failed", "interrupted", "timed_out")
@@ -148,7 +149,7 @@ def release_room(run_dir: str | Path) -> bool:
 
 def ports_line(ports: list[dict[str, Any]]) -> str:
     """One line on the ports a cluster listened on (``RunReport.ports``), naming those on every interface."""
-    wildcard = [f"{p['process']} {p['port']} on {p['node']}" for p in ports if p["address"] in ("0.0.0.0", "::", "")]
+    wildcard = [f"{p['process']} {p['port']} on {p['node']}" for p in ports if p["address"] in WILDCARD_ADDRESSES]
     line = f"ports: {len(ports)} listening TCP ports (run.json 'ports')"
     return line + (f", on every interface: {', '.join(wildcard)}" if wildcard else ", each on its node's address")
 

@@ -333,6 +333,7 @@ class ClusterRun:
         self.cluster = Cluster(plan)
         self.runner = StepRunner(plan, self.observer.progress)
         self._refreshes: list[subprocess.Popen[bytes]] = []  # `yarn rmadmin -refreshNodes` of lost nodes
+        self._decommissioned: set[str] = set()  # lost nodes already written to conf/nodes.exclude
         self._count = len(self.steps)
         self._previous: dict[int, Any] = {}  # signal number -> the handler it had
 
@@ -431,10 +432,12 @@ class ClusterRun:
         """Each second while a step runs: raise if the cluster is no longer whole (a lost NodeManager off the
         master is tolerated, and its node decommissioned at once: :meth:`Cluster.decommission`); note the fewest
         bytes free on the filesystem root (``min_free_bytes``)."""
-        self.cluster.raise_if_failed(when, tolerate_lost=True)
-        lost = self.cluster.lost_nodes()
-        if lost and (refresh := self.cluster.decommission(sorted(lost))) is not None:
-            self._refreshes.append(refresh)
+        lost = self.cluster.raise_if_failed(when, tolerate_lost=True)
+        if set(lost) - self._decommissioned:
+            refresh = self.cluster.decommission(sorted(lost))
+            self._decommissioned |= set(lost)
+            if refresh is not None:
+                self._refreshes.append(refresh)
         free, current = free_bytes(self.plan.filesystem.path), self.runner.current
         if free is not None and current is not None:
             current.min_free_bytes = free if current.min_free_bytes is None else min(free, current.min_free_bytes)

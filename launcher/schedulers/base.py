@@ -371,12 +371,20 @@ class BatchScheduler(Scheduler):
         return error
 
     def dialect_of(self, output: str) -> str:
-        """The dialect named by :attr:`dialect_probe`'s output (standard output and error).
+        """The dialect named by :attr:`dialect_probe`'s output (standard output and error): by default the first
+        of :attr:`dialects` whose name or user-facing name the output contains (case-insensitive); a backend whose
+        probe needs more (PBS: Torque and OpenPBS versions) overrides it.
 
         Raises:
             UserError: the output names none.
         """
-        raise NotImplementedError(f"{self.name} has one dialect")
+        text = output.lower()
+        for name, shown in self.dialects.items():
+            if name.lower() in text or shown.lower() in text:
+                return name
+        raise UserError(f"cannot tell which {self.name} this is from `{' '.join(self.dialect_probe)}` "
+                        f"({output.strip()[:200]!r})", field=self.dialect_field,
+                        fix=f"set it: one of {', '.join(self.dialects)}")
 
     def fanout_for(self, spec: JobSpec) -> str:
         """The fan-out launcher of ``spec``'s allocation (default: :attr:`default_fanout`); runs nothing."""

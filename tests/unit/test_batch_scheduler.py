@@ -553,3 +553,20 @@ def test_submit_writes_the_detected_flavor_into_job_yaml(monkeypatch: pytest.Mon
     script = (run_dir / "batch.sh").read_text()
     assert "#PBS -l nodes=1:ppn=1,walltime=01:00:00\n" in script and f"\n{sys.executable} -m launcher.cli run" in script
     assert (tmp_path / "standin" / "qstat.args").read_text() == "--version\n"
+
+
+def test_the_default_dialect_of_names_a_dialect_from_the_probe_output() -> None:
+    """A backend with dialects whose probe prints their names needs no parser of its own (PBS overrides it)."""
+    from launcher.errors import UserError
+    from launcher.schedulers.slurm import SlurmScheduler
+
+    class TwoSlurms(SlurmScheduler):
+        dialect_field = "batch.partition"
+        dialect_probe = ("sinfo", "--version")
+        dialects = {"classic": "Slurm Classic", "next": "Slurm Next"}
+
+    backend = TwoSlurms()
+    assert backend.dialect_of("slurm next 24.05\n") == "next"
+    assert backend.dialect_of("This is CLASSIC") == "classic"
+    with pytest.raises(UserError, match="cannot tell which slurm this is from `sinfo --version`"):
+        backend.dialect_of("slurm 22.05")

@@ -46,7 +46,7 @@ def test_stop_requested_during_a_step_kills_it_and_the_run_is_interrupted(tmp_pa
     materialize(plan)
     session = ClusterRun(plan)
     # no daemons in a unit test
-    monkeypatch.setattr(session.cluster, "raise_if_failed", lambda when="", tolerate_lost=False: None)
+    monkeypatch.setattr(session.cluster, "raise_if_failed", lambda when="", tolerate_lost=False: {})
     step = ResolvedStep(index=1, name="sleeper", kind="jar", argv=["sleep", "60"], inputs=(), outputs=(),
                         log=plan.path("steps", "01-sleeper.log"))
     plan.path(STOP_FILE).write_text("stop requested\n")
