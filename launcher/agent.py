@@ -30,6 +30,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -60,6 +61,58 @@ STOPPED_LAST = ("resourcemanager", "namenode")
 #: Seconds the master's agent waits for the other nodes' agents to stop before it stops the ResourceManager.
 PEER_WAIT_SECONDS = GRACE_SECONDS
 PR_SET_CHILD_SUBREAPER = 36
+#: Seconds an agent that has stopped its daemons waits for its last state to be written before it exits (a
+#: stalled filesystem must not keep it: the launcher's teardown waits for the agents).
+STATUS_FLUSH_SECONDS = 30.0
+
+
+class StatusWriter:
+    """Writes an agent's state file on a daemon thread: the latest text only, atomically (a temporary file, then
+    ``os.replace``). On a stalled filesystem the write waits there, not in the agent's loop, which goes on
+    supervising and, when asked, stopping the daemons (:mod:`launcher.watch`).
+
+    Args:
+        path: ``agents/<node>.json``.
+        node: the node's name (for the error line on stderr).
+    """
+
+    def __init__(self, path: Path, node: str) -> None:
+        self.path = path
+        self.node = node
+        self._pending: str | None = None
+        self._written = 0  # how many texts were put and then written (or failed)
+        self._put = 0
+        self._cond = threading.Condition()
+        threading.Thread(target=self._loop, name="status-writer", daemon=True).start()
+
+    def put(self, text: str) -> None:
+        """Write ``text`` soon, instead of any text still waiting (returns at once)."""
+        with self._cond:
+            self._pending = text
+            self._put += 1
+            self._cond.notify_all()
+
+    def flush(self, timeout: float) -> bool:
+        """Wait until the last text put is written (at most ``timeout`` seconds); True if it was."""
+        with self._cond:
+            target = self._put
+            return self._cond.wait_for(lambda: self._written >= target, timeout=timeout)
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._pending is not None)
+                text, self._pending, count = self._pending, None, self._put
+            tmp = self.path.with_suffix(f".tmp{os.getpid()}")
+            try:
+                tmp.write_text(text or "")
+                os.replace(tmp, self.path)
+            except OSError as err:  # a full or failing filesystem must not stop the agent from stopping its daemons
+                tmp.unlink(missing_ok=True)
+                print(f"agent {self.node}: cannot write {self.path}: {err}", file=sys.stderr, flush=True)
+            with self._cond:
+                self._written = count
+                self._cond.notify_all()
 
 
 def become_subreaper() -> bool:
@@ -98,6 +151,7 @@ class Agent:
         self.commands: dict[str, DaemonCommand] = {}
         self.stop_reason: str | None = None
         self.status_file = plan.path("agents", f"{node.name}.json")
+        self.status = StatusWriter(self.status_file, node.name)
         self.state = "starting"
         self.failed: dict[str, int] = {}
         self.failed_at: dict[str, float] = {}
@@ -110,8 +164,9 @@ class Agent:
         self.stop_reason = self.stop_reason or signal.Signals(signum).name
 
     def write_status(self) -> None:
-        """Write ``agents/<node>.json`` atomically; a failed write (a full filesystem) is reported on stderr
-        (the agents' log), never raised."""
+        """Write ``agents/<node>.json`` (:class:`StatusWriter`: atomically, on a thread of its own, so that a
+        stalled filesystem never holds up the supervision or the stop of the daemons; a failed write, on a full
+        filesystem, is reported on stderr, the agents' log, never raised)."""
         daemons = {}
         for name, command in self.commands.items():
             proc = self.procs.get(name)
@@ -123,13 +178,7 @@ class Agent:
                 "stop_reason": self.stop_reason,
                 "work_dir": str(self.work_dir) if self.work_dir else None, "work_note": self.work_note,
                 "listening": [entry.to_dict() for entry in sorted(self.listening)]}
-        tmp = self.status_file.with_suffix(f".tmp{os.getpid()}")
-        try:
-            tmp.write_text(json.dumps(data, indent=1))
-            os.replace(tmp, self.status_file)
-        except OSError as err:  # a full or failing filesystem must not stop the agent from stopping its daemons
-            tmp.unlink(missing_ok=True)
-            print(f"agent {self.node.name}: cannot write {self.status_file}: {err}", file=sys.stderr, flush=True)
+        self.status.put(json.dumps(data, indent=1))
 
     def start(self) -> None:
         """Create this node's directories and start its daemons (all at once; NodeManagers retry the RM).
@@ -371,6 +420,9 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signum, agent._on_signal)
     agent.start()
     code = agent.supervise()
+    if not agent.status.flush(STATUS_FLUSH_SECONDS):
+        print(f"hpc-hadoop agent on {node.name}: {agent.status_file} not written within {STATUS_FLUSH_SECONDS:.0f} s "
+              "(the shared filesystem does not answer)", file=sys.stderr)
     print(f"hpc-hadoop agent on {node.name}: stopped ({agent.stop_reason})", file=sys.stderr)
     return code
 

@@ -26,6 +26,7 @@ from launcher.fanout import AgentGroup, get_launcher
 from launcher.plan import ClusterPlan
 from launcher.polling import poll
 from launcher.render import EXCLUDE_FILE
+from launcher.watch import FilesystemWatch
 
 POLL_SECONDS = 0.2
 #: Seconds the copy of the job history out of HDFS may take at teardown (``hdfs`` mode).
@@ -71,6 +72,10 @@ class Cluster:
     Args:
         plan: the cluster plan (``plan.json`` and ``conf/`` must already be written).
         fanout: the agents' processes; default: :func:`agent_group` of the plan (its own launcher).
+
+    Attributes:
+        watch: reads ``agents/`` (``"states"``) on a thread of its own from :meth:`start` to :meth:`stop`, so that
+            the health checks never wait on a stalled filesystem (:mod:`launcher.watch`); a caller may add reads.
     """
 
     def __init__(self, plan: ClusterPlan, fanout: AgentGroup | None = None) -> None:
@@ -78,6 +83,8 @@ class Cluster:
         self.fanout = fanout or agent_group(plan)
         self.http = httpx.Client(timeout=2.0, trust_env=False)
         self.started_at: float | None = None
+        self.watch = FilesystemWatch()
+        self.watch.add("states", plan.path("agents"), self.agent_states)
 
     # -- state of the agents ---------------------------------------------------------------
     def agent_states(self) -> dict[str, dict[str, Any]]:
@@ -88,6 +95,18 @@ class Cluster:
                 states[path.stem] = json.loads(path.read_text())
             except (OSError, json.JSONDecodeError):
                 continue
+        return states
+
+    def states(self) -> dict[str, dict[str, Any]]:
+        """The agents' states as :attr:`watch` last read them while it runs (never waits on the filesystem;
+        empty before its first answer), else :meth:`agent_states` read now. The agents' pids in them are
+        remembered (:meth:`launcher.fanout.AgentGroup.remember`) for a teardown that must not read the files."""
+        if not self.watch.running:
+            states = self.agent_states()
+        else:
+            answer = self.watch.get("states", {})
+            states = answer if isinstance(answer, dict) else {}
+        self.fanout.remember({node: state.get("pid") for node, state in states.items()})
         return states
 
     def listening(self) -> list[dict[str, Any]]:
@@ -102,7 +121,7 @@ class Cluster:
         nothing but a NodeManager failed there (:data:`LOSABLE`). ``{node: {"daemon", "exit", "at"}}`` (``at``:
         epoch seconds when its agent saw it exit). ``states``: :meth:`agent_states` when already read."""
         lost = {}
-        for node, state in (self.agent_states() if states is None else states).items():
+        for node, state in (self.states() if states is None else states).items():
             failed = state.get("failed") or {}
             if node != self.plan.master.name and failed and set(failed) <= LOSABLE:
                 daemon = next(iter(failed))
@@ -145,7 +164,7 @@ class Cluster:
             ClusterError: names the daemon, its node and its log (with the log's last lines); or says every
                 NodeManager is lost.
         """
-        states = self.agent_states()
+        states = self.states()
         lost = self.lost_nodes(states) if tolerate_lost else {}
         if lost and len(lost) >= len(self.plan.nodemanagers):
             raise ClusterError(f"every NodeManager is lost {when} ({', '.join(sorted(lost))}); read "
@@ -202,9 +221,10 @@ class Cluster:
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self) -> None:
-        """Start the agents on every node (returns at once)."""
+        """Start the agents on every node and :attr:`watch` (returns at once)."""
         self.started_at = time.time()
         self.fanout.start()
+        self.watch.start()
 
     def wait_ready(self, timeout: float = 180.0, check: Callable[[], None] | None = None) -> float:
         """Wait until every planned NodeManager is RUNNING and the JobHistoryServer answers.
@@ -254,6 +274,7 @@ class Cluster:
                 pass
         psutil.wait_procs(leftovers, timeout=5)
         self.http.close()
+        self.watch.close()
         return time.time() - began
 
     def keep_hdfs_history(self) -> bool:

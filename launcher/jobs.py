@@ -337,6 +337,11 @@ def claim_outputs(step: ResolvedStep, cluster_id: str, *, overwrite: bool) -> li
     return made
 
 
+def _unlink_all(paths: list[Path]) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
+
+
 ProgressCallback = Callable[[StepResult], None]
 #: Seconds between two checks that the cluster is whole while a step runs (reads ``agents/<node>.json``).
 HEALTH_SECONDS = 1.0
@@ -344,6 +349,9 @@ HEALTH_SECONDS = 1.0
 #: ``yarn-site.xml`` substitutes; Hadoop's default is 15 min): a killed step whose ResourceManager is gone must
 #: not hold teardown up.
 KILL_RM_WAIT_MS = 5000
+#: Seconds a killed job client may take to end while the shared filesystem is stalled (a process blocked in a
+#: request to a FUSE server that holds it cannot end, even on SIGKILL, until the request is answered).
+CLIENT_KILL_WAIT_STALLED = 1.0
 
 
 class StepRunner:
@@ -352,11 +360,16 @@ class StepRunner:
     Args:
         plan: the cluster plan.
         on_progress: called (from a reader thread) whenever progress, ids or state change.
+        stalled: true while the shared filesystem is stalled (:meth:`launcher.runner.ClusterRun.stalled`): a step
+            killed then neither asks YARN to kill its application (the client reads ``conf/`` from the stalled
+            filesystem; teardown stops the ResourceManager anyway) nor waits to remove its output claims.
     """
 
-    def __init__(self, plan: ClusterPlan, on_progress: ProgressCallback | None = None) -> None:
+    def __init__(self, plan: ClusterPlan, on_progress: ProgressCallback | None = None,
+                 stalled: Callable[[], object] | None = None) -> None:
         self.plan = plan
         self.on_progress = on_progress or (lambda result: None)
+        self.stalled = stalled or (lambda: None)
         self.proc: subprocess.Popen[bytes] | None = None
         self.current: StepResult | None = None
 
@@ -402,8 +415,10 @@ class StepRunner:
         try:
             return self._run(step, deadline, health)
         finally:
-            for claim in claims:
-                claim.unlink(missing_ok=True)
+            release = threading.Thread(target=_unlink_all, args=(claims,), name="release-claims", daemon=True)
+            release.start()
+            if not self.stalled():  # on a stalled filesystem, teardown first: the claims go when it answers
+                release.join()
 
     def _run(self, step: ResolvedStep, deadline: float | None, health: Callable[[], None] | None) -> StepResult:
         """:meth:`run` once the outputs are claimed."""
@@ -451,17 +466,28 @@ class StepRunner:
             time.sleep(0.1)
 
     def kill(self, result: StepResult) -> None:
-        """Kill the job client and, if it was submitted, its YARN application (``yarn application -kill``)."""
+        """Kill the job client (SIGTERM, SIGKILL 5 s later) and, if it was submitted, its YARN application (``yarn
+        application -kill``). While the shared filesystem is stalled (``stalled``): SIGKILL at once, waiting at most
+        :data:`CLIENT_KILL_WAIT_STALLED` for it to end, and no ``yarn application -kill``."""
         result.state = "killed"
+        stalled = self.stalled()
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
+            if not stalled:
+                self.proc.terminate()
             try:
-                self.proc.wait(timeout=5)
+                self.proc.wait(timeout=0 if stalled else 5)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-                self.proc.wait()
+                try:  # a process waiting on a stalled filesystem ends only when it answers: teardown first
+                    self.proc.wait(timeout=CLIENT_KILL_WAIT_STALLED if stalled else None)
+                except subprocess.TimeoutExpired:
+                    result.lines.append(f"(the job client, pid {self.proc.pid}, waits on the stalled shared "
+                                        "filesystem: it ends when the filesystem answers)")
         result.returncode = self.proc.returncode if self.proc else None
-        if result.application_id:
+        if result.application_id and self.stalled():
+            result.lines.append(f"(YARN was not asked to kill {result.application_id}: the shared filesystem is "
+                                "stalled; the ResourceManager's end at teardown ends it)")
+        elif result.application_id:
             argv = client_command(self.plan, "org.apache.hadoop.yarn.client.cli.ApplicationCLI",
                                   ["application", "-kill", result.application_id], heap_mb=256, fast_start=True,
                                   properties={"hpc.rm.connect.max-wait.ms": KILL_RM_WAIT_MS})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 
@@ -16,8 +17,14 @@ class ConsoleObserver(Observer):
     """Shows phases and map/reduce progress.
 
     On a terminal: one rich progress bar per step (map %, reduce %). Otherwise: a timestamped line per
-    phase and per 10% of progress, which reads well in a batch job's output file.
+    phase and per 10% of progress, which reads well in a batch job's output file. That file is often on the
+    shared filesystem (``batch-<job>.out`` in the cluster directory), which can stall: the lines are written by
+    a thread of their own, so that the run's thread never waits on it (:mod:`launcher.watch`); :meth:`close`
+    waits at most :data:`FLUSH_SECONDS` for the last ones.
     """
+
+    #: Seconds :meth:`close` waits for the lines still to be written.
+    FLUSH_SECONDS = 10.0
 
     def __init__(self, console: Console) -> None:
         self.console = console
@@ -27,12 +34,35 @@ class ConsoleObserver(Observer):
         self.last: dict[str, tuple[int, int, str]] = {}
         self.bars: Progress | None = None
         self.tasks: dict[str, TaskID] = {}
+        self.lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self.writer: threading.Thread | None = None
         if self.live:
             self.bars = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
                                      TimeElapsedColumn(), console=console, transient=False)
+        else:
+            self.writer = threading.Thread(target=self._write_lines, name="progress-lines", daemon=True)
+            self.writer.start()
+
+    def _write_lines(self) -> None:
+        for text in iter(self.lines.get, None):
+            self.console.print(text, highlight=False, soft_wrap=True)  # one line each, paths unbroken: greppable
 
     def _line(self, text: str) -> None:
-        self.console.print(f"[{time.time() - self.began:7.1f}s] {text}", highlight=False)
+        line = f"[{time.time() - self.began:7.1f}s] {text}"
+        if self.writer is not None and self.writer.is_alive():
+            self.lines.put(line)
+        else:  # after close()
+            self.console.print(line, highlight=False, soft_wrap=True)
+
+    def warn(self, text: str) -> None:
+        """Print a warning line (above the live display on a terminal)."""
+        with self.lock:
+            if self.bars is not None and self.bars.live.is_started:
+                self.bars.console.print(f"[yellow]warning:[/yellow] {text}", highlight=False)
+            elif self.bars is not None:
+                self.console.print(f"warning: {text}", highlight=False)
+            else:
+                self._line(f"warning: {text}")
 
     def phase(self, text: str) -> None:
         """Print the phase; start the live display at the first step."""
@@ -64,7 +94,10 @@ class ConsoleObserver(Observer):
                 self._line(f"{result.name}: {detail} ({result.state})")
 
     def close(self) -> None:
-        """Stop the live display."""
+        """Stop the live display, or write the lines still queued (waiting at most :data:`FLUSH_SECONDS`)."""
         with self.lock:
             if self.bars is not None and self.bars.live.is_started:
                 self.bars.stop()
+            if self.writer is not None and self.writer.is_alive():
+                self.lines.put(None)
+                self.writer.join(timeout=self.FLUSH_SECONDS)

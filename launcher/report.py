@@ -36,6 +36,9 @@ class RunReport:
     ``address``, ``port``), sampled each second by the agents (:mod:`launcher.listeners`).
     ``lost_nodes``: nodes whose NodeManager was lost while a step ran, which the run survived (``node``,
     ``step``, ``daemon``, ``exit``, ``at`` in epoch seconds).
+    ``stalls``: reads of the shared filesystem that went unanswered for :data:`launcher.watch.STALL_SECONDS` or
+    more while the cluster ran (``path``, ``began`` in epoch seconds, ``seconds``, ``ongoing``: still unanswered
+    when the cluster was down).
     ``hold``: an interactive cluster (``hpc-hadoop start``), kept up after its steps until stopped.
 
     Timings are seconds: ``bringup_s`` (agents started → every NodeManager RUNNING),
@@ -67,6 +70,7 @@ class RunReport:
     notes: list[str] = field(default_factory=list)
     ports: list[dict[str, Any]] = field(default_factory=list)
     lost_nodes: list[dict[str, Any]] = field(default_factory=list)
+    stalls: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -51,6 +51,7 @@ from launcher.report import RunReport, release_room, reserve_room
 from launcher.runtime import HadoopRuntime, discover
 from launcher.schedulers.base import Allocation, teardown_lead
 from launcher.spec import JobSpec
+from launcher.watch import Stall
 
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1)
 
@@ -71,6 +72,9 @@ class Observer:
 
     def progress(self, result: StepResult) -> None:
         """A step's progress, ids or state changed (called from a reader thread)."""
+
+    def warn(self, text: str) -> None:
+        """Something the user should know now (the shared filesystem stalled)."""
 
     def close(self) -> None:
         """The run is over."""
@@ -250,9 +254,12 @@ def materialize(plan: ClusterPlan, *, submitted: bool = False) -> None:
     register(plan.cluster_id, run_dir, plan.scheduler, plan.job_id)
 
 
-def hold_cluster(plan: ClusterPlan, cluster: Cluster, deadline: float | None, interval: float = 0.5) -> None:
+def hold_cluster(plan: ClusterPlan, cluster: Cluster, deadline: float | None, interval: float = 0.5,
+                 stalled: Callable[[], object] | None = None) -> None:
     """Keep a cluster up for interactive use until ``stop-requested`` appears in its directory
-    (``hpc-hadoop stop``), looking every ``interval`` seconds (:func:`launcher.polling.poll`).
+    (``hpc-hadoop stop``), looking every ``interval`` seconds (:func:`launcher.polling.poll`). Once the cluster's
+    :class:`~launcher.watch.FilesystemWatch` runs, its answers are used: the hold never waits on a stalled
+    filesystem, and ``stalled`` (called each time) can show a stall.
 
     Raises:
         WalltimeExpired: ``deadline`` (epoch seconds: the walltime minus the teardown lead) has passed.
@@ -264,10 +271,12 @@ def hold_cluster(plan: ClusterPlan, cluster: Cluster, deadline: float | None, in
     def stop_requested() -> bool:
         if deadline is not None and time.time() >= deadline:
             raise WalltimeExpired(deadline)
+        if stalled is not None:
+            stalled()
         if time.monotonic() - checked[0] > 5.0:  # agents' state files: a dead daemon ends the hold
             cluster.raise_if_failed("while the cluster was held")
             checked[0] = time.monotonic()
-        return stop.exists()
+        return cluster.watch.get("stop") is True if cluster.watch.running else stop.exists()
 
     poll(stop_requested, done=bool, interval=interval, backoff=1.0)
 
@@ -331,7 +340,11 @@ class ClusterRun:
         self.report = new_report(plan, hold=hold)
         self.deadline = plan.deadline - teardown_lead(plan.spec) if plan.deadline else None
         self.cluster = Cluster(plan)
-        self.runner = StepRunner(plan, self.observer.progress)
+        root = plan.filesystem.path
+        self.cluster.watch.add("free", root, lambda: free_bytes(root))
+        self.cluster.watch.add("stop", plan.path(STOP_FILE), plan.path(STOP_FILE).exists)
+        self.runner = StepRunner(plan, self.observer.progress, stalled=self.stalled)
+        self._warned: Stall | None = None  # the stall already shown on the terminal
         self._refreshes: list[subprocess.Popen[bytes]] = []  # `yarn rmadmin -refreshNodes` of lost nodes
         self._decommissioned: set[str] = set()  # lost nodes already written to conf/nodes.exclude
         self._count = len(self.steps)
@@ -366,9 +379,22 @@ class ClusterRun:
 
     def check_stop(self, when: str) -> None:
         """Raise :class:`StopRequested` when ``hpc-hadoop stop`` wrote ``stop-requested`` in the cluster directory
-        (``when``: what is running, for the report), so the run tears the cluster down itself."""
-        if self.plan.path(STOP_FILE).exists():
+        (``when``: what is running, for the report), so the run tears the cluster down itself. Read by the
+        cluster's :class:`~launcher.watch.FilesystemWatch` once it runs (never waits on the filesystem); a stall
+        it sees is shown on the terminal (:meth:`stalled`)."""
+        self.stalled()
+        watch = self.cluster.watch
+        if watch.get("stop") is True if watch.running else self.plan.path(STOP_FILE).exists():
             raise StopRequested(when)
+
+    def stalled(self) -> Stall | None:
+        """The shared filesystem's stall in progress (:meth:`launcher.watch.FilesystemWatch.stall`), shown on the
+        terminal once; ``None`` when it answers."""
+        stall = self.cluster.watch.stall()
+        if stall is not None and stall is not self._warned:
+            self._warned = stall
+            self.observer.warn(f"{stall.describe()}; the run goes on, and ends at the walltime if it must")
+        return stall
 
     def _bring_up(self) -> None:
         """Start the agents and wait until every NodeManager (and, in ``hdfs`` mode, every DataNode) is up;
@@ -425,21 +451,22 @@ class ClusterRun:
         finally:
             self._note_lost_nodes(step)
             if self.runner.current is not None:
-                _record(self.report, self.runner.current)
+                _record(self.report, self.runner.current, write=self.cluster.watch.stall() is None)
                 self.runner.current = None
 
     def _health(self, when: str) -> None:
         """Each second while a step runs: raise if the cluster is no longer whole (a lost NodeManager off the
         master is tolerated, and its node decommissioned at once: :meth:`Cluster.decommission`); note the fewest
-        bytes free on the filesystem root (``min_free_bytes``)."""
+        bytes free on the filesystem root (``min_free_bytes``). What it reads of the shared filesystem comes from
+        the cluster's :class:`~launcher.watch.FilesystemWatch`: it never waits on a stalled filesystem."""
         lost = self.cluster.raise_if_failed(when, tolerate_lost=True)
         if set(lost) - self._decommissioned:
             refresh = self.cluster.decommission(sorted(lost))
             self._decommissioned |= set(lost)
             if refresh is not None:
                 self._refreshes.append(refresh)
-        free, current = free_bytes(self.plan.filesystem.path), self.runner.current
-        if free is not None and current is not None:
+        free, current = self.cluster.watch.get("free"), self.runner.current
+        if isinstance(free, int) and current is not None:
             current.min_free_bytes = free if current.min_free_bytes is None else min(free, current.min_free_bytes)
 
     def _note_lost_nodes(self, step: ResolvedStep) -> None:
@@ -454,6 +481,16 @@ class ClusterRun:
             self.report.notes.append(f"{lost['daemon']} on {node} lost during step {step.index} ({step.name}), exit "
                                      f"{lost['exit']}: YARN re-ran that node's work on the others{after}")
 
+    def _note_stalls(self) -> None:
+        """Record the shared filesystem's stalls seen while the cluster ran in ``run.json`` (``stalls``) and as
+        notes; a run that ended during one says so in its error."""
+        stalls = self.cluster.watch.stalls
+        self.report.stalls = [stall.to_dict() for stall in stalls]
+        self.report.notes += [stall.describe() for stall in stalls]
+        ongoing = [stall for stall in stalls if stall.ongoing]
+        if ongoing and self.report.error:
+            self.report.error += f" (the shared filesystem was not answering: a read of {ongoing[-1].path})"
+
     def fail(self, error: str) -> None:
         """Record that the run failed (a step's non-zero exit): the state stays ``failed`` at teardown."""
         self.report.state, self.report.error = "failed", error
@@ -462,7 +499,7 @@ class ClusterRun:
     def hold(self) -> None:
         """Keep the cluster up until ``hpc-hadoop stop`` (:func:`hold_cluster`); then the state is ``stopped``."""
         self.observer.phase("ready")
-        hold_cluster(self.plan, self.cluster, self.deadline)
+        hold_cluster(self.plan, self.cluster, self.deadline, stalled=self.stalled)
         self.report.state = "stopped"
 
     # -- down --------------------------------------------------------------------------------------
@@ -485,6 +522,7 @@ class ClusterRun:
                 refresh.wait()
             self.report.teardown_s = self.cluster.stop()
             self.report.leftover_processes = len(self.cluster.leftover_processes())
+            self._note_stalls()
             self.report.ports = self.cluster.listening()
         finally:
             self.report.notes += [f"{name} arrived during teardown, which went on to the end" for name in late]
@@ -554,8 +592,11 @@ def step_error(step: ResolvedStep, result: StepResult, root: str | Path | None =
     return text
 
 
-def _record(report: RunReport, result: StepResult) -> None:
+def _record(report: RunReport, result: StepResult, *, write: bool = True) -> None:
+    """Add a step's result to ``report``; write ``run.json`` unless ``write`` is False (the filesystem is stalled:
+    teardown, which writes it at the end, comes first)."""
     data = {k: v for k, v in vars(result).items() if k != "lines"}
     data["errors"] = result.lines[-5:]
     report.steps.append(data)
-    report.write()
+    if write:
+        report.write()

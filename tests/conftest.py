@@ -50,6 +50,17 @@ def slurm_cluster() -> list[str]:
     return ["n1", "n2", "n3"]
 
 
+@pytest.fixture(scope="session")
+def gluster() -> Path:
+    """The GlusterFS test volume, FUSE-mounted at /mnt/hhpfs (tests/cluster/gluster-up.sh is idempotent), without
+    the Slurm cluster."""
+    done = subprocess.run(["bash", str(CLUSTER / "gluster-up.sh")], capture_output=True, text=True, timeout=600,
+                          check=False)
+    if done.returncode != 0:
+        pytest.fail(f"gluster-up.sh failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    return PFS
+
+
 @pytest.fixture
 def pfs_root(tmp_path: Path) -> Path:
     """A fresh directory standing in for the parallel filesystem (the local backend's ``filesystem.root``)."""

@@ -146,6 +146,7 @@ class AgentGroup:
         self.argv = list(argv)
         self.cores = cores
         self._procs: list[tuple[Command, subprocess.Popen[bytes]]] = []
+        self._pids: dict[str, int] = {}
 
     @property
     def log_file(self) -> Path:
@@ -195,8 +196,16 @@ class AgentGroup:
         return bool(self._procs) and all(proc.poll() is None for command, proc in self._procs
                                          if not set(command.nodes) <= ignore)
 
+    def remember(self, pids: dict[str, int | None]) -> None:
+        """Keep the agents' pids (``{node: pid}``, from their state files as already read) so that :meth:`agent_pid`
+        need not read the shared filesystem at teardown, when it may be stalled."""
+        self._pids.update({node: int(pid) for node, pid in pids.items() if pid})
+
     def agent_pid(self, host: str) -> int | None:
-        """The agent's pid on ``host`` from ``agents/<host>.json``, if it wrote one."""
+        """The agent's pid on ``host``: remembered (:meth:`remember`), else from ``agents/<host>.json``, if it
+        wrote one."""
+        if host in self._pids:
+            return self._pids[host]
         try:
             return int(json.loads((self.run_dir / "agents" / f"{host}.json").read_text())["pid"])
         except (OSError, ValueError, KeyError, TypeError):

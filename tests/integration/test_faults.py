@@ -1,6 +1,11 @@
 """Faults a cluster inside a batch job meets, with real daemons on the local backend (issue 13): a daemon
 killed mid-job, the walltime warning during bring-up and again during teardown, two runs racing for one output
-directory. Each checks what the user sees, what is kept, and that no process is left (docs/reliability.md).
+directory, a filesystem that fills up, a parallel filesystem (GlusterFS) that stalls. Each checks what the user
+sees, what is kept, and that no process is left (docs/reliability.md).
+
+Every launcher here runs as ``hhcarol``, an ordinary user (tests/users.py): a site's users are never root, and
+root hides permission bugs (item 9). The test itself stays root, to kill daemons, stop GlusterFS bricks and mount
+filesystems.
 """
 
 from __future__ import annotations
@@ -9,39 +14,63 @@ import json
 import os
 import signal
 import subprocess
-import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 import yaml
 
-from tests.conftest import REPO, processes_of, run_dirs, run_report
+from tests.conftest import PFS, REPO, processes_of, run_report
+from tests.users import TestUser, make_user, shared_base, user_dir
 
 pytestmark = pytest.mark.hadoop
 
 
-def write_job(tmp_path: Path, root: Path, job: dict) -> Path:
+@pytest.fixture(scope="module")
+def carol() -> TestUser:
+    return make_user("hhcarol")
+
+
+@pytest.fixture
+def user_root(carol: TestUser) -> Iterator[Path]:
+    """A scratch root (0755) holding ``hhcarol``'s own directory (0700): the ``filesystem.root`` of her jobs."""
+    base = shared_base("hh-faults")
+    user_dir(base, carol)
+    yield base
+    subprocess.run(["rm", "-rf", str(base)], check=False)
+
+
+def run_dirs(root: Path, user: TestUser) -> list[Path]:
+    """Cluster directories ``user`` made under a filesystem root (``<root>/<user>/hpc-hadoop/*``)."""
+    return sorted((root / user.name / "hpc-hadoop").glob("*"))
+
+
+def write_job(user: TestUser, root: Path, job: dict) -> Path:
+    """A job file of ``user``, in their own directory under ``root``."""
     job = {"scheduler": "local", "filesystem": {"root": str(root)}, **job}
-    path = tmp_path / f"{job['name']}.yaml"
+    path = root / user.name / f"{job['name']}.yaml"
     path.write_text(yaml.safe_dump(job))
+    user.own(path, 0o600)
     return path
 
 
-def sleep_job(tmp_path: Path, root: Path, name: str, seconds: int) -> Path:
-    return write_job(tmp_path, root, {
+def sleep_job(user: TestUser, root: Path, name: str, seconds: int) -> Path:
+    return write_job(user, root, {
         "name": name, "walltime": "00:30:00",
         "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
                    "args": ["-m", "1", "-r", "0", "-mt", str(seconds * 1000)]}]})
 
 
 class Launcher:
-    """``hpc-hadoop submit JOB`` as a child process whose output lines are collected as they come."""
+    """``hpc-hadoop submit JOB`` run by ``user`` as a child process whose output lines are collected as they come."""
 
-    def __init__(self, job: Path) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "launcher.cli", "submit", str(job)], cwd=REPO,
+    def __init__(self, job: Path, user: TestUser) -> None:
+        self.proc = subprocess.Popen([str(REPO / ".venv" / "bin" / "python"), "-m", "launcher.cli", "submit", str(job)],
+                                     cwd=user.home, env=user.env(), user=user.uid, group=user.gid, extra_groups=[],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -86,12 +115,12 @@ def step_log_says(root: Path, text: str) -> Callable[[], bool]:
     return check
 
 
-def test_resourcemanager_killed_mid_job_fails_in_seconds_naming_it(hadoop_runtime: Path, pfs_root: Path,
-                                                                   tmp_path: Path) -> None:
+def test_resourcemanager_killed_mid_job_fails_in_seconds_naming_it(hadoop_runtime: Path, user_root: Path,
+                                                                   carol: TestUser) -> None:
     """Item 3: no timeout, a one-line error naming the daemon and its log, teardown done, nothing left."""
-    launcher = Launcher(sleep_job(tmp_path, pfs_root, "rm-killed", 300))
-    launcher.wait_for(step_log_says(pfs_root, "Running job:"), 180, "the sleep job to run")
-    (run_dir,) = run_dirs(pfs_root)
+    launcher = Launcher(sleep_job(carol, user_root, "rm-killed", 300), carol)
+    launcher.wait_for(step_log_says(user_root, "Running job:"), 180, "the sleep job to run")
+    (run_dir,) = run_dirs(user_root, carol)
     agent = json.loads((run_dir / "agents" / "localhost.json").read_text())
     os.kill(agent["daemons"]["resourcemanager"]["pid"], signal.SIGKILL)
     killed = time.monotonic()
@@ -108,19 +137,19 @@ def test_resourcemanager_killed_mid_job_fails_in_seconds_naming_it(hadoop_runtim
     assert report["leftover_processes"] == 0 and processes_of(run_dir) == []
 
 
-def test_walltime_warning_during_bringup_and_again_during_teardown(hadoop_runtime: Path, pfs_root: Path,
-                                                                    tmp_path: Path) -> None:
+def test_walltime_warning_during_bringup_and_again_during_teardown(hadoop_runtime: Path, user_root: Path,
+                                                                    carol: TestUser) -> None:
     """Item 4: SIGUSR1 (the batch system's walltime warning) while the daemons start ends the run as timed_out;
     a second one while it tears down does not stop the teardown; run.json and every daemon log are kept."""
-    launcher = Launcher(sleep_job(tmp_path, pfs_root, "warned", 60))
-    launcher.wait_for(lambda: launcher.said("bring-up") and any(pfs_root.rglob("agents/localhost.json")), 120,
+    launcher = Launcher(sleep_job(carol, user_root, "warned", 60), carol)
+    launcher.wait_for(lambda: launcher.said("bring-up") and any(user_root.rglob("agents/localhost.json")), 120,
                       "bring-up to begin")
     launcher.proc.send_signal(signal.SIGUSR1)
     launcher.wait_for(lambda: launcher.said("teardown"), 60, "teardown to begin")
     launcher.proc.send_signal(signal.SIGUSR1)
     code = launcher.finish()
     assert code == 124, launcher.output
-    (run_dir,) = run_dirs(pfs_root)
+    (run_dir,) = run_dirs(user_root, carol)
     report = run_report(run_dir)
     assert report["state"] == "timed_out" and report["bringup_s"] is None and report["steps"] == []
     assert report["error"] == "stopped by SIGUSR1 (walltime warning)"
@@ -131,57 +160,61 @@ def test_walltime_warning_during_bringup_and_again_during_teardown(hadoop_runtim
     assert processes_of(run_dir) == []
 
 
-def test_two_runs_racing_for_one_output_directory(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
+def test_two_runs_racing_for_one_output_directory(hadoop_runtime: Path, user_root: Path, carol: TestUser) -> None:
     """Item 8: both pass the checks before either writes; exactly one writes the output, the other gets the
     existing-output error, and the output holds one job's files only."""
-    corpus = pfs_root / "words.txt"
+    mine = user_root / carol.name
+    corpus = mine / "words.txt"
     corpus.write_text("alpha beta\nbeta gamma\n" * 2000)
-    out = pfs_root / "shared-output"
-    jobs = [write_job(tmp_path, pfs_root, {"name": f"racer{i}", "steps": [
+    carol.own(corpus, 0o600)
+    out = mine / "shared-output"
+    jobs = [write_job(carol, user_root, {"name": f"racer{i}", "steps": [
         {"example": "wordcount", "args": [str(corpus), str(out)]}]}) for i in (1, 2)]
-    racers = [Launcher(job) for job in jobs]
+    racers = [Launcher(job, carol) for job in jobs]
     codes = [racer.finish(timeout=300) for racer in racers]
     assert sorted(codes) == [0, 2], [r.output for r in racers]
     loser = racers[codes.index(2)]
     assert f"output {out} already exists" in loser.output
     # The loser made a cluster when it passed the checks before the winner wrote (the race), none when it came late.
-    states = sorted(run_report(d)["state"] for d in run_dirs(pfs_root))
+    states = sorted(run_report(d)["state"] for d in run_dirs(user_root, carol))
     assert states in (["failed", "succeeded"], ["succeeded"]), states
     assert sorted(p.name for p in out.iterdir()) == ["_SUCCESS", "part-r-00000"]
     counts = dict(line.split("\t") for line in (out / "part-r-00000").read_text().splitlines())
     assert counts == {"alpha": "2000", "beta": "4000", "gamma": "2000"}
-    assert not list(pfs_root.glob(".*hpc-hadoop-claim"))
-    assert all(processes_of(d) == [] for d in run_dirs(pfs_root))
+    assert not list(mine.glob(".*hpc-hadoop-claim"))
+    assert all(processes_of(d) == [] for d in run_dirs(user_root, carol))
 
 
 @pytest.fixture
-def small_root(tmp_path: Path) -> Iterator[Path]:
-    """A 64 MiB tmpfs as the filesystem root: a parallel filesystem that fills up (mounted by root, as the
-    suite runs in CI; unmounted after the test)."""
-    mount = tmp_path / "small"
-    mount.mkdir()
+def small_root(carol: TestUser) -> Iterator[Path]:
+    """A 64 MiB tmpfs as the filesystem root: a parallel filesystem that fills up (mounted by root, as a site
+    mounts it, with ``hhcarol``'s directory in it; unmounted after the test)."""
+    mount = Path(tempfile.mkdtemp(prefix="hh-small-"))
+    mount.chmod(0o755)
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m,mode=0755", "hh-full", str(mount)], check=True)
     try:
+        user_dir(mount, carol)
         yield mount
     finally:
         subprocess.run(["umount", "--lazy", str(mount)], check=False)
+        mount.rmdir()
 
 
-def test_filesystem_filling_up_mid_job(hadoop_runtime: Path, small_root: Path, tmp_path: Path) -> None:
+def test_filesystem_filling_up_mid_job(hadoop_runtime: Path, small_root: Path, carol: TestUser) -> None:
     """Item 6: teragen writes 200 MB to a 64 MiB filesystem. The step fails with an error that says the
     filesystem is full and where; teardown completes; run.json is written (from the room the run kept for it);
     a file that was there before is untouched; no process is left."""
     kept = small_root / "results-from-last-week.txt"
     kept.write_text("do not touch\n")
     before = kept.stat()
-    job = write_job(tmp_path, small_root, {"name": "filler", "walltime": "00:30:00", "hadoop": {
+    job = write_job(carol, small_root, {"name": "filler", "walltime": "00:30:00", "hadoop": {
         "map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"},
         "steps": [{"example": "teragen", "args": [2_000_000, "${run_dir}/output/teragen"]}]})
-    launcher = Launcher(job)
+    launcher = Launcher(job, carol)
     code = launcher.finish(timeout=600)
     print(launcher.output[-3000:])
     assert code != 0, launcher.output
-    (run_dir,) = run_dirs(small_root)
+    (run_dir,) = run_dirs(small_root, carol)
     report = run_report(run_dir)
     assert report["state"] == "failed", report
     assert report["error"].startswith(f"the filesystem of {small_root} filled up ("), report["error"]
@@ -192,3 +225,64 @@ def test_filesystem_filling_up_mid_job(hadoop_runtime: Path, small_root: Path, t
     after = kept.stat()
     assert kept.read_text() == "do not touch\n" and (after.st_mtime_ns, after.st_ino) == (before.st_mtime_ns,
                                                                                             before.st_ino)
+
+
+@pytest.fixture
+def gluster_root(gluster: Path, carol: TestUser) -> Iterator[Path]:
+    """A scratch root on the GlusterFS volume with ``hhcarol``'s directory in it (removed afterwards)."""
+    base = Path(tempfile.mkdtemp(prefix="stall-", dir=PFS / "tests" if (PFS / "tests").is_dir() else PFS))
+    base.chmod(0o755)
+    user_dir(base, carol)
+    yield base
+    subprocess.run(["rm", "-rf", str(base)], check=False)
+
+
+def brick_processes() -> list[psutil.Process]:
+    """The GlusterFS brick servers (``glusterfsd``) of the test volume."""
+    return [p for p in psutil.process_iter(["name"]) if p.info["name"] == "glusterfsd"]
+
+
+def test_parallel_filesystem_stalling_mid_job(hadoop_runtime: Path, gluster_root: Path, carol: TestUser) -> None:
+    """Item 7: every brick of the GlusterFS volume stopped (SIGSTOP) while a job runs, so that every read and write
+    of the mount waits. The launcher says, while it lasts, which path does not answer; the walltime warning that
+    comes during the stall starts the teardown at once (today's launcher sat in a read of agents/ until the
+    bricks came back); once they do, the run ends timed_out with the stall in run.json, and nothing is left.
+    The stall is kept well under GlusterFS's 42 s ``network.ping-timeout``, after which the client would fail the
+    reads instead of waiting."""
+    bricks = brick_processes()
+    assert len(bricks) == 3, "gluster-up.sh should run three bricks"
+    launcher = Launcher(sleep_job(carol, gluster_root, "stalled", 300), carol)
+    launcher.wait_for(step_log_says(gluster_root, "Running job:"), 240, "the sleep job to run")
+    (run_dir,) = run_dirs(gluster_root, carol)
+    for brick in bricks:
+        brick.send_signal(signal.SIGSTOP)
+    stopped = time.monotonic()
+    try:
+        launcher.wait_for(lambda: launcher.said("shared filesystem is not answering"), 25, "the stall to be shown")
+        shown_s = time.monotonic() - stopped
+        launcher.proc.send_signal(signal.SIGUSR1)
+        launcher.wait_for(lambda: launcher.said("teardown"), 10, "teardown to begin during the stall")
+        teardown_s = time.monotonic() - stopped
+    finally:
+        for brick in bricks:
+            brick.send_signal(signal.SIGCONT)
+    stall_s = time.monotonic() - stopped
+    code = launcher.finish(timeout=300)
+    ended_s = time.monotonic() - stopped
+    print(f"stall shown after {shown_s:.1f} s, teardown began {teardown_s:.1f} s into it, bricks back after "
+          f"{stall_s:.1f} s, launcher ended {ended_s:.1f} s after the stall began")  # the figures for the report
+    shown = next(line for line in launcher.lines if "not answering" in line)
+    assert f"a read of {gluster_root}" in shown or f"a read of {run_dir}" in shown, shown
+    assert code == 124, launcher.output
+    report = run_report(run_dir)
+    assert report["state"] == "timed_out" and report["error"].startswith("stopped by SIGUSR1 (walltime warning)")
+    (stall,) = report["stalls"]
+    assert stall["path"].startswith(str(gluster_root)) and not stall["ongoing"]
+    assert 15 <= stall["seconds"] <= stall_s + 1, stall
+    assert any(note.startswith("the shared filesystem stalled for") for note in report["notes"]), report["notes"]
+    assert report["steps"][0]["state"] == "killed"
+    assert report["teardown_s"] is not None and report["leftover_processes"] == 0
+    for daemon in ("resourcemanager", "nodemanager", "historyserver"):
+        assert (run_dir / "logs" / "localhost" / f"{daemon}.log").stat().st_size > 0, daemon
+    assert processes_of(run_dir) == []
+    assert all(not os.path.exists(f"/proc/{b.pid}") or b.status() != psutil.STATUS_STOPPED for b in bricks)

@@ -15,22 +15,13 @@ import pytest
 import yaml
 
 from launcher.filesystems import detect
-from tests.conftest import REPO, hpc_hadoop, only_run_dir, processes_of, run_report
+from tests.conftest import PFS, hpc_hadoop, only_run_dir, processes_of, run_report
 
 pytestmark = pytest.mark.hadoop
 
-GLUSTER_MOUNT = Path("/mnt/hhpfs")
+GLUSTER_MOUNT = PFS
 #: Small containers: the CI machine has 2 cores.
 SMALL = {"daemon_heap": "512m", "map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m"}
-
-
-@pytest.fixture(scope="module")
-def gluster() -> Path:
-    """The GlusterFS test volume, FUSE-mounted at /mnt/hhpfs (tests/cluster/gluster-up.sh is idempotent)."""
-    done = subprocess.run(["bash", "tests/cluster/gluster-up.sh"], cwd=REPO, capture_output=True, text=True,
-                          timeout=600, check=False)
-    assert done.returncode == 0, f"gluster-up.sh failed: {done.stdout[-2000:]}{done.stderr[-2000:]}"
-    return GLUSTER_MOUNT
 
 
 @pytest.fixture

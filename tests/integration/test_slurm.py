@@ -24,6 +24,7 @@ import yaml
 # The `slurm_cluster` fixture lives in tests/conftest.py (shared with test_bench.py); CLUSTER, PFS and
 # slurm_cluster stay importable from here for modules that import them from this one.
 from tests.conftest import CLUSTER, PFS, REPO, fresh_pfs_dir, hpc_hadoop, processes_of, run_report, slurm_cluster  # noqa: F401
+from tests.users import TestUser, make_user, user_dir
 
 pytestmark = [pytest.mark.hadoop, pytest.mark.slurm]
 
@@ -32,6 +33,26 @@ pytestmark = [pytest.mark.hadoop, pytest.mark.slurm]
 def shared_root(slurm_cluster: list[str], request: pytest.FixtureRequest) -> Path:  # noqa: F811 - the conftest fixture
     """A fresh directory on the GlusterFS mount for one test."""
     return fresh_pfs_dir(request.node.name)
+
+
+@pytest.fixture(scope="module")
+def dave() -> TestUser:
+    """An ordinary user who submits the fault tests' jobs (issue 13 item 9: root hides permission bugs)."""
+    return make_user("hhdave")
+
+
+@pytest.fixture
+def users_root(slurm_cluster: list[str], dave: TestUser, request: pytest.FixtureRequest) -> Path:  # noqa: F811
+    """A fresh scratch root on the GlusterFS mount (0755) with ``hhdave``'s own directory in it (0700)."""
+    root = fresh_pfs_dir(request.node.name)
+    root.chmod(0o755)
+    user_dir(root, dave)
+    return root
+
+
+def users_job(user: TestUser, root: Path, job: dict) -> Path:
+    """:func:`write_job` into ``user``'s directory under ``root``, owned by them."""
+    return user.own(write_job(root / user.name, job), 0o600)
 
 
 def write_job(directory: Path, job: dict) -> Path:
@@ -185,7 +206,7 @@ def container_hosts(run_dir: Path, main_class: str) -> set[str]:
 
 
 @pytest.mark.parametrize("victim_holds", ["tasks", "am"])
-def test_nodemanager_lost_mid_job_the_job_completes(shared_root: Path, tmp_path: Path, victim_holds: str) -> None:
+def test_nodemanager_lost_mid_job_the_job_completes(users_root: Path, dave: TestUser, victim_holds: str) -> None:
     """Issue 13 items 1 and 2: SIGKILL to the NodeManager of a node (never the master) that runs map tasks but
     not the ApplicationMaster (``tasks``), or that runs the ApplicationMaster (``am``; no NodeManager on the
     master, so the AM is on n2 or n3). Its agent ends the node's containers, as a lost node would; the launcher
@@ -193,9 +214,10 @@ def test_nodemanager_lost_mid_job_the_job_completes(shared_root: Path, tmp_path:
     instead of waiting for yarn.nm.liveness-monitor.expiry-interval-ms; then the ApplicationMaster re-runs the
     node's tasks elsewhere (``tasks``), or a second ApplicationMaster attempt starts and recovers the finished
     tasks from the first one's history on the shared filesystem (``am``). The step succeeds, run.json names the
-    lost node, nothing is left."""
-    job = write_job(tmp_path, {
-        "name": f"lost-{victim_holds}", "nodes": 3, "walltime": "00:20:00", "filesystem": {"root": str(shared_root)},
+    lost node, nothing is left. Submitted by ``hhdave``, not root."""
+    shared_root = users_root
+    job = users_job(dave, users_root, {
+        "name": f"lost-{victim_holds}", "nodes": 3, "walltime": "00:20:00", "filesystem": {"root": str(users_root)},
         "nodemanager_on_master": victim_holds == "tasks",
         # Two containers a node, no uber mode: the maps spread over the nodes, each in a YarnChild of its own.
         "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m",
@@ -203,8 +225,9 @@ def test_nodemanager_lost_mid_job_the_job_completes(shared_root: Path, tmp_path:
                    "properties": {"mapred-site": {"mapreduce.job.ubertask.enable": False}}},
         "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
                    "args": ["-m", "6", "-r", "1", "-mt", "10000", "-rt", "1000"]}]})
-    launcher = subprocess.Popen([sys.executable, "-m", "launcher.cli", "submit", str(job), "--wait"], cwd=REPO,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    launcher = subprocess.Popen([str(REPO / ".venv" / "bin" / "python"), "-m", "launcher.cli", "submit", str(job),
+                                 "--wait"], cwd=dave.home, env=dave.env(), user=dave.uid, group=dave.gid,
+                                extra_groups=[], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         victim, run_dir = None, None
         deadline = time.monotonic() + 300
@@ -241,19 +264,20 @@ def test_nodemanager_lost_mid_job_the_job_completes(shared_root: Path, tmp_path:
     assert processes_of(run_dir) == [] and queued_jobs() == []
 
 
-def test_launcher_killed_by_the_batch_system_leaves_nothing_and_shows_lost(shared_root: Path, tmp_path: Path) -> None:
+def test_launcher_killed_by_the_batch_system_leaves_nothing_and_shows_lost(users_root: Path, dave: TestUser) -> None:
     """Issue 13 item 5: ``scancel --signal=KILL --full`` (SIGKILL to the batch script, the launcher and every
     agent, no teardown) and then the job's end. No process of the cluster survives on any node (the node
     namespaces share this PID namespace: psutil sees them all); ``list`` and ``status`` show the cluster as
-    ``lost``, and its logs stay readable."""
-    env = {"XDG_STATE_HOME": str(tmp_path / "state")}
-    job = write_job(tmp_path, {
-        "name": "killed", "nodes": 2, "walltime": "00:20:00", "filesystem": {"root": str(shared_root)},
+    ``lost``, and its logs stay readable. Submitted by ``hhdave``, not root; root cancels it, as an admin would."""
+    shared_root = users_root
+    env = {"XDG_STATE_HOME": str(dave.home / ".local" / "state" / f"killed-{os.getpid()}")}
+    job = users_job(dave, users_root, {
+        "name": "killed", "nodes": 2, "walltime": "00:20:00", "filesystem": {"root": str(users_root)},
         "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m",
                    "properties": {"mapred-site": {"mapreduce.job.ubertask.enable": False}}},  # tasks in containers
         "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
                    "args": ["-m", "2", "-r", "0", "-mt", "600000"]}]})
-    submitted = hpc_hadoop("submit", str(job), env=env)
+    submitted = dave.hpc_hadoop("submit", str(job), env=env)
     assert submitted.returncode == 0, submitted.stdout + submitted.stderr
     job_id = re.search(r"submitted slurm job (\d+)", submitted.stdout).group(1)  # type: ignore[union-attr]
     try:
@@ -280,11 +304,11 @@ def test_launcher_killed_by_the_batch_system_leaves_nothing_and_shows_lost(share
         time.sleep(0.5)
     assert processes_of(run_dir) == [], "processes survived the job's end"
     assert job_id not in queued_jobs()
-    listed = hpc_hadoop("list", "--json", env=env)
+    listed = dave.hpc_hadoop("list", "--json", env=env)
     (entry,) = [json.loads(line) for line in listed.stdout.splitlines()]
     assert entry["state"] == "lost" and entry["job_id"] == job_id, entry
-    status = hpc_hadoop("status", entry["cluster_id"], env=env)
+    status = dave.hpc_hadoop("status", entry["cluster_id"], env=env)
     assert status.returncode == 0 and "lost" in status.stdout, status.stdout + status.stderr
-    logs = hpc_hadoop("logs", entry["cluster_id"], "--daemon", "resourcemanager", env=env)
+    logs = dave.hpc_hadoop("logs", entry["cluster_id"], "--daemon", "resourcemanager", env=env)
     assert logs.returncode == 0 and "resourcemanager.log <==" in logs.stdout, logs.stderr
     assert json.loads((run_dir / "run.json").read_text())["state"] == "running"  # never reached teardown

@@ -158,6 +158,7 @@ def test_master_stops_the_resourcemanager_after_the_other_nodes(plan: ClusterPla
     nm, rm = (int((tmp_path / d).read_text()) for d in ("nm", "rm"))
     assert nm < began + 500_000_000 and rm - began >= 900_000_000, (nm - began, rm - began)
     assert {n: p.returncode for n, p in agent.procs.items()} == {"nodemanager": 143, "resourcemanager": 143}
+    assert agent.status.flush(5.0)  # written by its own thread (the agent's main() waits for it too)
     assert json.loads(plan.path("agents", f"{plan.nodes[0].name}.json").read_text())["state"] == "stopped"
 
 
