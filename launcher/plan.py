@@ -23,7 +23,7 @@ from typing import Any
 from launcher.allocation import Allocation
 from launcher.errors import UserError
 from launcher.runtime import HadoopRuntime
-from launcher.spec import JobSpec
+from launcher.spec import HADOOP_SAFE_FIX, HADOOP_UNSAFE_WHY, JobSpec, hadoop_unsafe
 from launcher.units import MiB, format_size
 
 #: Ports per cluster; a cluster uses ``base + offset`` for each (see :class:`Ports`).
@@ -403,11 +403,25 @@ def expand(text: str, values: Mapping[str, str], where: str) -> str:
         raise UserError(f"bad '$' in {text!r}", field=where, fix="write $$ for a literal $") from None
 
 
+def hadoop_safe_dir(path: str, field: str) -> str:
+    """Check, once ``$VAR`` and ``~`` are expanded, that a directory that becomes Hadoop's (the cluster directory's
+    root, the NodeManagers' local dirs) has no character of :data:`launcher.spec.HADOOP_UNSAFE`; returns ``path``.
+
+    Raises:
+        UserError: names the character, the field and the fix.
+    """
+    shown = hadoop_unsafe(path)
+    if shown:
+        raise UserError(f"{path!r} contains {shown}, {HADOOP_UNSAFE_WHY}", field=field, fix=HADOOP_SAFE_FIX)
+    return path
+
+
 def expand_root(root: str) -> Path:
     """Expand ``~`` and ``$VAR`` in ``filesystem.root``.
 
     Raises:
-        UserError: a variable is unset (``$SCRATCH`` on a machine without it) or the path is relative.
+        UserError: a variable is unset (``$SCRATCH`` on a machine without it), the path is relative, or it has a
+            character Hadoop cannot use (:func:`hadoop_safe_dir`).
     """
     expanded = os.path.expandvars(os.path.expanduser(root))
     if "$" in expanded:
@@ -417,7 +431,7 @@ def expand_root(root: str) -> Path:
     if not path.is_absolute():
         raise UserError(f"{root!r} is not an absolute path", field="filesystem.root",
                         fix="use an absolute directory on the shared filesystem")
-    return path
+    return Path(hadoop_safe_dir(expanded, "filesystem.root"))
 
 
 def node_work_root(user: str) -> Path:
@@ -497,7 +511,8 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, fi
         if index > 0 or spec.nodemanager_on_master or len(nodes) == 1:
             roles.append("nodemanager")
         if spec.filesystem.local_dirs:
-            local_root = os.path.expandvars(os.path.expanduser(spec.filesystem.local_dirs))
+            local_root = hadoop_safe_dir(os.path.expandvars(os.path.expanduser(spec.filesystem.local_dirs)),
+                                         "filesystem.local_dirs")
             nm_local = str(Path(local_root) / f"hpc-hadoop-{user}" / cluster_id / dir_names[index])
         else:
             nm_local = str(run_dir / "nm-local" / dir_names[index])

@@ -176,7 +176,9 @@ class FilesystemSpec(_Model):
 
     root: str = Field("/tmp", description="Directory on the shared (parallel) filesystem; "
                       "`$VAR` and `~` are expanded, a relative path means the job file's directory. The `local` "
-                      "backend uses a local directory.")
+                      "backend uses a local directory. Its path (and `local_dirs`'s) may not hold a space, a backtick, a "
+                      "backslash or any of `[ ] { } * ? , : % # ^ | \" < >`, which Hadoop writes URL-encoded or "
+                      "splits on.")
     shared: bool | None = Field(
         None, description="Whether every node sees `root`: by default detected (a batch job whose root is on a "
         "node-local filesystem, ext4, xfs, btrfs, tmpfs, overlay, zfs..., is refused before it is queued); `true` "
@@ -224,6 +226,11 @@ class FilesystemSpec(_Model):
     @classmethod
     def _paths_one_line(cls, value: str | None) -> str | None:
         return one_line_path(value)
+
+    @field_validator("root", "local_dirs")
+    @classmethod
+    def _hadoop_dirs(cls, value: str | None) -> str | None:
+        return hadoop_dir(value)
 
 
 class HadoopSpec(_Model):
@@ -300,6 +307,40 @@ def batch_name(value: str) -> str:
     if not _BATCH_NAME_RE.fullmatch(value):
         raise ValueError(f"{value!r} is not a scheduler name (letters, digits and _ . , + @ : / = -; at most 128; "
                          "add other options with batch.extra_directives)")
+    return value
+
+
+#: Characters that Hadoop 3.4.2 cannot have in the path of a directory it runs in: whitespace, which YARN writes
+#: URL-encoded (``%20``) when it makes the NodeManager's local dirs and on which its container launch script
+#: splits (``/bin/mv: target 'c/...pid'``: measured); what ``java.net.URI`` quotes (``[ ] ^ | " < > ` \``, ``%``),
+#: which ends up URL-encoded the same way (``%5B``: measured); glob characters (``{ } * ?``, input paths are
+#: globs); ``,`` (``yarn.nodemanager.local-dirs`` and input paths are comma-separated lists); ``:`` (a
+#: scheme to ``org.apache.hadoop.fs.Path``); ``#`` (a URI fragment).
+HADOOP_UNSAFE = frozenset(' \t[]{}*?,:%#^|"<>`\\')
+_VARIABLE_RE = re.compile(r"\$(\{\w+\}|\w+)")
+
+
+def hadoop_unsafe(path: str) -> str | None:
+    """The first character of :data:`HADOOP_UNSAFE` (or whitespace) in ``path``, described for an error line
+    (``a space``, ``'['``), or ``None``. ``$VAR`` and ``${VAR}`` are left out (checked once expanded)."""
+    bad = next((c for c in _VARIABLE_RE.sub("", path) if c in HADOOP_UNSAFE or c.isspace()), None)
+    return None if bad is None else {" ": "a space", "\t": "a tab"}.get(bad, repr(bad))
+
+
+#: The end of the error line for :func:`hadoop_unsafe`.
+HADOOP_UNSAFE_WHY = "which Hadoop cannot have in a directory it runs in (YARN writes it URL-encoded or splits on it)"
+HADOOP_SAFE_FIX = "choose a directory whose path has only letters, digits and / . _ - + = @ ~"
+
+
+def hadoop_dir(value: str | None) -> str | None:
+    """Field check of a directory that becomes Hadoop's (``filesystem.root``, ``filesystem.local_dirs``).
+
+    Raises:
+        ValueError: a character of :data:`HADOOP_UNSAFE`.
+    """
+    shown = None if value is None else hadoop_unsafe(value)
+    if shown:
+        raise ValueError(f"{value!r} contains {shown}, {HADOOP_UNSAFE_WHY}; {HADOOP_SAFE_FIX}")
     return value
 
 

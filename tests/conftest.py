@@ -78,8 +78,8 @@ def fresh_pfs_dir(prefix: str) -> Path:
     """
     base = PFS / "tests"
     base.mkdir(parents=True, exist_ok=True)
-    # A parametrized test's name has brackets ("test_x[a]"), which the NodeManager writes URL-encoded
-    # ("test_x%5Ba%5D") in its local dirs: keep names to letters, digits, "_" and "-".
+    # A parametrized test's name has brackets ("test_x[a]"), which hpc-hadoop refuses in filesystem.root (the
+    # NodeManager writes them URL-encoded, "%5B", in its local dirs): keep names to letters, digits, "_" and "-".
     return Path(tempfile.mkdtemp(prefix=re.sub(r"[^A-Za-z0-9_-]", "_", prefix) + "-", dir=base))
 
 

@@ -36,8 +36,8 @@ NASTY = ["plain.value-1", "a\nb", "it's", 'say "hi"', "$(touch CANARY)", "`touch
 #: Fields whose value reaches a generated file, and how a hostile value is put in them.
 FIELDS: dict[str, Callable[[str, Path], dict[str, Any]]] = {
     "name": lambda v, tmp: {"name": v},
-    "filesystem.root": lambda v, tmp: {"filesystem": {"root": str(tmp / f"root {v}")}},
-    "filesystem.local_dirs": lambda v, tmp: {"filesystem": {"local_dirs": str(tmp / f"local {v}")}},
+    "filesystem.root": lambda v, tmp: {"filesystem": {"root": str(tmp / f"root-{v}")}},
+    "filesystem.local_dirs": lambda v, tmp: {"filesystem": {"local_dirs": str(tmp / f"local-{v}")}},
     "batch.partition": lambda v, tmp: {"batch": {"partition": v}},
     "batch.account": lambda v, tmp: {"batch": {"account": v}},
     "batch.qos": lambda v, tmp: {"batch": {"qos": v}},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import hashlib
+import re
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -235,6 +236,38 @@ def test_expand_root_relative_path(relative: str) -> None:
     with pytest.raises(UserError, match="not an absolute path") as info:
         expand_root(relative)
     assert info.value.field == "filesystem.root"
+
+
+@pytest.mark.parametrize(("root", "shown"), [("/scratch/my data", "a space"), ("/scratch/run[1]", "'['"),
+                                             ("/scratch/a,b", "','"), ("/scratch/x:y", "':'"),
+                                             ("/scratch/50%", "'%'"), ("/scratch/{a}", "'{'")])
+def test_expand_root_refuses_characters_hadoop_mangles(root: str, shown: str) -> None:
+    """Measured with Hadoop 3.4.2: a space or a ``[`` in the root ended up URL-encoded (``a%20c``, ``%5B``) in the
+    NodeManager's local dirs, beside the root, and the container launch script split on the space."""
+    with pytest.raises(UserError, match=f"contains {re.escape(shown)}, which Hadoop cannot have") as info:
+        expand_root(root)
+    assert info.value.field == "filesystem.root" and "letters, digits" in info.value.fix
+
+
+def test_expand_root_keeps_ordinary_site_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCRATCH", "/lustre/atlas1/csc001/scratch/jdoe")
+    for root in ("$SCRATCH/hadoop", "/gpfs/alpine/proj-shared/csc001/run_2026-11.v2", "/p/lustre1/jdoe+x@y=z~"):
+        assert expand_root(root).is_absolute()
+
+
+def test_a_local_dir_hadoop_would_split_is_refused_as_written_and_once_expanded(
+        make_spec: SpecFactory, alloc3: Allocation, fake_runtime: HadoopRuntime,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from launcher.plan import make_plan
+
+    with pytest.raises(UserError, match="contains ','") as info:
+        make_spec(filesystem={"local_dirs": "/local/a,/local/b"})
+    assert info.value.field == "filesystem.local_dirs"
+    monkeypatch.setenv("NODE_LOCALS", "/local/a,/local/b")
+    spec = make_spec(filesystem={"local_dirs": "$NODE_LOCALS"})
+    with pytest.raises(UserError, match="contains ','") as info:
+        make_plan(spec, alloc3, fake_runtime, filesystem=decide(spec.filesystem))
+    assert info.value.field == "filesystem.local_dirs"
 
 
 def test_make_plan_reports_a_bad_root(make_spec: SpecFactory, alloc3: Allocation, fake_runtime: HadoopRuntime) -> None:
