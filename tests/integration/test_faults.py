@@ -145,9 +145,13 @@ def test_walltime_warning_during_bringup_and_again_during_teardown(hadoop_runtim
     launcher.wait_for(lambda: launcher.said("bring-up") and any(user_root.rglob("agents/localhost.json")), 120,
                       "bring-up to begin")
     launcher.proc.send_signal(signal.SIGUSR1)
+    warned = time.monotonic()
     launcher.wait_for(lambda: launcher.said("teardown"), 60, "teardown to begin")
+    began_s = time.monotonic() - warned
     launcher.proc.send_signal(signal.SIGUSR1)
     code = launcher.finish()
+    print(f"walltime warning during bring-up: teardown began {began_s:.1f} s later, the launcher ended "
+          f"{time.monotonic() - warned:.1f} s later")  # the figures for the report
     assert code == 124, launcher.output
     (run_dir,) = run_dirs(user_root, carol)
     report = run_report(run_dir)
@@ -171,7 +175,9 @@ def test_two_runs_racing_for_one_output_directory(hadoop_runtime: Path, user_roo
     jobs = [write_job(carol, user_root, {"name": f"racer{i}", "steps": [
         {"example": "wordcount", "args": [str(corpus), str(out)]}]}) for i in (1, 2)]
     racers = [Launcher(job, carol) for job in jobs]
+    began = time.monotonic()
     codes = [racer.finish(timeout=300) for racer in racers]
+    print(f"racing runs: exit codes {codes}, both ended within {time.monotonic() - began:.1f} s")
     assert sorted(codes) == [0, 2], [r.output for r in racers]
     loser = racers[codes.index(2)]
     assert f"output {out} already exists" in loser.output
@@ -213,6 +219,9 @@ def test_filesystem_filling_up_mid_job(hadoop_runtime: Path, small_root: Path, c
     launcher = Launcher(job, carol)
     code = launcher.finish(timeout=600)
     print(launcher.output[-3000:])
+    print("filesystem full: step {wall_s:.1f} s, teardown {teardown_s:.1f} s".format(
+        wall_s=run_report(run_dirs(small_root, carol)[0])["steps"][0]["wall_s"],
+        teardown_s=run_report(run_dirs(small_root, carol)[0])["teardown_s"]))
     assert code != 0, launcher.output
     (run_dir,) = run_dirs(small_root, carol)
     report = run_report(run_dir)
