@@ -60,6 +60,67 @@ def submit_to_first_map_s(path: Path) -> float | None:
     return (first_map - submitted) / 1000.0
 
 
+#: The phases of a job's start, in order: (name, event it ends with). Each phase's length is the time from the
+#: previous event to its own; ``submitted`` is the client's submission (JOB_SUBMITTED ``submitTime``).
+LATENCY_PHASES = (
+    ("am_launch_s", "am_launched"),  # the ResourceManager schedules the AM container and the NodeManager launches it
+    ("am_jvm_s", "am_started"),      # the AM's JVM starts and reaches MRAppMaster (AM_STARTED startTime)
+    ("am_init_s", "job_inited"),     # the AM reads the job, its splits, starts its services (JOB_INITED launchTime)
+    ("first_map_s", "first_map"),    # the first map container is asked for, launched, the task attempt runs
+)
+
+
+def start_events(path: Path) -> dict[str, int]:
+    """Epoch milliseconds of the events of a job's start in its JSON ``.jhist``: ``submitted`` (JOB_SUBMITTED
+    ``submitTime``), ``am_started`` (the first AM_STARTED ``startTime``: the ApplicationMaster's JVM reached
+    ``MRAppMaster``), ``job_inited`` (JOB_INITED ``launchTime``: the AM has read the job and starts its tasks) and
+    ``first_map`` (the earliest MAP_ATTEMPT_STARTED ``startTime``). An event that is missing is left out."""
+    found: dict[str, int] = {}
+    for kind, fields in job_events(path):
+        if kind == "JOB_SUBMITTED" and "submitTime" in fields:
+            found["submitted"] = int(fields["submitTime"])
+        elif kind == "AM_STARTED" and "startTime" in fields:
+            found.setdefault("am_started", int(fields["startTime"]))
+        elif kind == "JOB_INITED" and "launchTime" in fields:
+            found.setdefault("job_inited", int(fields["launchTime"]))
+        elif kind == "MAP_ATTEMPT_STARTED" and "startTime" in fields:
+            start = int(fields["startTime"])
+            found["first_map"] = min(start, found.get("first_map", start))
+    return found
+
+
+def am_launched_ms(rm_web: str, application_id: str | None, user: str) -> int | None:
+    """When the ResourceManager launched the application's first AM container (``launchTime`` of
+    ``/ws/v1/cluster/apps/{id}``, epoch ms), or ``None`` (no answer, never launched). Asked as ``user`` (the
+    application's owner, ``user.name`` of ``simple`` authentication): with ACLs on, anyone else gets the
+    application without its times."""
+    if not application_id:
+        return None
+    try:
+        with httpx.Client(timeout=5.0, trust_env=False, headers={"Accept": "application/json"}) as http:
+            app = http.get(f"{rm_web}/ws/v1/cluster/apps/{application_id}", params={"user.name": user}).json()["app"]
+        launched = int(app.get("launchTime") or 0)
+    except (httpx.HTTPError, KeyError, TypeError, ValueError):
+        return None
+    return launched or None
+
+
+def latency_breakdown(events: dict[str, int]) -> dict[str, float | None]:
+    """``latency_s`` (submission → first map attempt running) and the length of each phase of
+    :data:`LATENCY_PHASES`, seconds; a phase whose events are missing (or out of order: clocks of two nodes) is
+    ``None``. ``events``: :func:`start_events`, with ``am_launched`` (:func:`am_launched_ms`) when known."""
+    result: dict[str, float | None] = {"latency_s": None}
+    if "submitted" in events and "first_map" in events:
+        result["latency_s"] = (events["first_map"] - events["submitted"]) / 1000.0
+    previous = events.get("submitted")
+    for phase, event in LATENCY_PHASES:
+        ended = events.get(event)
+        result[phase] = (ended - previous) / 1000.0 if ended is not None and previous is not None \
+            and ended >= previous else None
+        previous = ended
+    return result
+
+
 def job_latency_s(history_dir: Path, job_id: str | None, wait_s: float = 15.0) -> float | None:
     """Submission → first map task running, in seconds, for ``job_id`` (``None`` if the history is not there)."""
     if not job_id:

@@ -17,31 +17,36 @@ MiB = 1 << 20
 #: * dd / dfsio: ``files`` (number of files = parallel writers), ``file_size`` (bytes each);
 #: * terasort: ``rows`` (100-byte TeraGen rows), ``maps`` (TeraGen maps), ``reduces``;
 #: * kmeans: ``samples`` (points), ``dimensions``, ``k`` (clusters), ``iterations``, ``std`` (cluster spread),
-#:   ``files`` (input files = maps).
+#:   ``files`` (input files = maps);
+#: * latency: ``jobs`` (one-map jobs run one after another; the figure is their median).
 PROFILES: dict[str, dict[str, dict[str, Any]]] = {
     "tiny": {
         "dd": {"files": 2, "file_size": 8 * MiB},
         "dfsio": {"files": 2, "file_size": 8 * MiB},
         "terasort": {"rows": 32_000, "maps": 2, "reduces": 2},
         "kmeans": {"samples": 3_000, "dimensions": 20, "k": 10, "iterations": 5, "std": 1.0, "files": 2},
+        "latency": {"jobs": 3},
     },
     "small": {
         "dd": {"files": 8, "file_size": 128 * MiB},
         "dfsio": {"files": 8, "file_size": 128 * MiB},
         "terasort": {"rows": 3_200_000, "maps": 8, "reduces": 4},
         "kmeans": {"samples": 300_000, "dimensions": 20, "k": 10, "iterations": 5, "std": 1.0, "files": 4},
+        "latency": {"jobs": 10},
     },
     "large": {
         "dd": {"files": 32, "file_size": 1024 * MiB},
         "dfsio": {"files": 32, "file_size": 1024 * MiB},
         "terasort": {"rows": 32_000_000, "maps": 32, "reduces": 16},
         "kmeans": {"samples": 3_000_000, "dimensions": 20, "k": 10, "iterations": 5, "std": 1.0, "files": 16},
+        "latency": {"jobs": 10},
     },
     "huge": {
         "dd": {"files": 128, "file_size": 4096 * MiB},
         "dfsio": {"files": 128, "file_size": 4096 * MiB},
         "terasort": {"rows": 320_000_000, "maps": 128, "reduces": 64},
         "kmeans": {"samples": 100_000_000, "dimensions": 20, "k": 10, "iterations": 5, "std": 1.0, "files": 64},
+        "latency": {"jobs": 10},
     },
 }
 

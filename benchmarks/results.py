@@ -23,6 +23,7 @@ METRICS = {
     "bringup_s": "s", "latency_s": "s", "wall_s": "s",
     "write_mb_s": "MiB/s", "read_mb_s": "MiB/s", "dd_write_mb_s": "MiB/s", "dd_read_mb_s": "MiB/s",
     "write_ratio": "x", "read_ratio": "x", "io_ratio": "x", "pfs_io_ratio": "x",
+    "am_launch_s": "s", "am_jvm_s": "s", "am_init_s": "s", "first_map_s": "s", "jobs_per_min": "jobs/min",
 }
 #: HiBench's report header (``bin/functions/workload_functions.sh``, ``gen_report``).
 HIBENCH_HEADER = "{:<12} {:<10} {:<8} {:<20} {:<20} {:<20} {:<20}".format(
@@ -163,4 +164,9 @@ def headline(summaries: Sequence[dict[str, Any]]) -> list[str]:
         f"TeraSort FILE bytes read+written ÷ (2 × input): {show(mean_of('terasort', 'io_ratio'), '')}",
         "TeraSort shared-filesystem bytes (FILE + shuffle) ÷ (2 × input): "
         f"{show(mean_of('terasort', 'pfs_io_ratio'), '')}",
+        f"one-map job latency (median): {show(mean_of('latency', 'latency_s'), ' s')} = AM launched "
+        f"{show(mean_of('latency', 'am_launch_s'), ' s')} + AM JVM {show(mean_of('latency', 'am_jvm_s'), ' s')} + "
+        f"AM init {show(mean_of('latency', 'am_init_s'), ' s')} + "
+        f"first map {show(mean_of('latency', 'first_map_s'), ' s')}"
+        f"; {show(mean_of('latency', 'jobs_per_min'), ' jobs/min', 1)} one after another",
     ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import time
 import zipfile
@@ -17,7 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from benchmarks.history import client_counters, dfsio_results, file_bytes, job_latency_s, rest_latency_s
+from benchmarks.history import (
+    LATENCY_PHASES,
+    am_launched_ms,
+    client_counters,
+    dfsio_results,
+    file_bytes,
+    find_jhist,
+    job_latency_s,
+    latency_breakdown,
+    rest_latency_s,
+    start_events,
+)
 from benchmarks.seqfile import write_vectors
 from launcher.errors import ClusterError, UserError
 from launcher.fanout import get_launcher
@@ -305,6 +317,48 @@ class TeraSort(Workload):
         return figures
 
 
+# -- latency ------------------------------------------------------------------------------------
+#: The one-map job of the latency workload: Hadoop's SleepJob (jobclient tests jar), one map of 1 ms, no reduce.
+SLEEP_JOB = "org.apache.hadoop.mapreduce.SleepJob"
+
+
+class Latency(Workload):
+    """``jobs`` one-map jobs one after another in the live cluster: what an interactive user waits for.
+
+    Each job's start is split into the phases of :data:`benchmarks.history.LATENCY_PHASES` (submission → AM
+    container launched, from the ResourceManager; → AM's JVM at ``MRAppMaster``; → job initialised; → first map
+    attempt running, from the job's history). The Spider paper measured 6.8 s from submission to the first map.
+    """
+
+    name = "latency"
+
+    def run(self, ctx: Context) -> dict[str, Any]:
+        """Figures: ``latency_s`` (the median of the jobs' submission → first map running), the median of each
+        phase (``am_launch_s``, ``am_jvm_s``, ``am_init_s``, ``first_map_s``), ``client_s`` (median job client
+        wall time, JVM start to exit), ``jobs_per_min`` (sequential: jobs ÷ their summed client time × 60),
+        ``wall_s`` (all jobs), ``jobs_detail`` (each job's figures) and ``input_bytes`` 0 (the jobs read no input)."""
+        assert ctx.session is not None
+        plan = ctx.session.plan
+        history = Path(plan.run_dir, "history")
+        details: list[dict[str, Any]] = []
+        for number in range(1, int(ctx.params["jobs"]) + 1):
+            job = self.hadoop(ctx, f"latency-{number}", ["-m", "1", "-r", "0", "-mt", "1", "-rt", "1"],
+                              main_class=SLEEP_JOB, extra_classpath=(plan.runtime.tests_jar,))
+            jhist = find_jhist(history, job["job_id"]) if job["job_id"] else None
+            events = start_events(jhist) if jhist else {}
+            launched = am_launched_ms(plan.rm_web, job["application_id"], plan.user)
+            if launched is not None:
+                events["am_launched"] = launched
+            details.append({"job_id": job["job_id"], "client_s": job["wall_s"], **latency_breakdown(events)})
+        figures: dict[str, Any] = {"jobs": len(details), "jobs_detail": details, "input_bytes": 0,
+                                   "wall_s": sum(d["client_s"] for d in details)}
+        for key in ("latency_s", "client_s", *(phase for phase, _ in LATENCY_PHASES)):
+            values = [d[key] for d in details if d.get(key) is not None]
+            figures[key] = statistics.median(values) if values else None
+        figures["jobs_per_min"] = 60.0 * len(details) / figures["wall_s"] if figures["wall_s"] > 0 else None
+        return figures
+
+
 # -- KMeans ------------------------------------------------------------------------------------
 def mahout_jars(cache: Path | None = None) -> list[Path]:
     """Mahout 0.13.0's MapReduce jars (``mahout-mr`` and what Hadoop 3 lacks), fetched once from Maven Central
@@ -405,7 +459,7 @@ class KMeans(Workload):
         return figures
 
 
-WORKLOADS: dict[str, type[Workload]] = {w.name: w for w in (Dd, DfsIO, TeraSort, KMeans)}
+WORKLOADS: dict[str, type[Workload]] = {w.name: w for w in (Dd, DfsIO, TeraSort, KMeans, Latency)}
 
 
 def get_workload(name: str) -> Workload:

@@ -35,8 +35,8 @@ def _rows(out: Path) -> list[dict]:
 def test_tiny_sweep_of_every_workload(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
     bench = tmp_path / "bench.yaml"
     bench.write_text(yaml.safe_dump({
-        "name": "ci-tiny", "workloads": ["dd", "dfsio", "terasort", "kmeans"], "profile": "tiny", "repeats": 1,
-        "sweep": {"files": [2], "file_size": ["8M"], "stripe_count": [1]},
+        "name": "ci-tiny", "workloads": ["dd", "dfsio", "terasort", "kmeans", "latency"], "profile": "tiny",
+        "repeats": 1, "sweep": {"files": [2], "file_size": ["8M"], "stripe_count": [1]},
         "job": {"scheduler": "local", "filesystem": {"root": str(pfs_root)}},
     }))
     out = tmp_path / "out"
@@ -44,14 +44,14 @@ def test_tiny_sweep_of_every_workload(hadoop_runtime: Path, pfs_root: Path, tmp_
     print(result.stdout[-6000:])
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     rows = _rows(out)
-    assert [r["workload"] for r in rows] == ["dd", "dfsio", "terasort", "kmeans"]
+    assert [r["workload"] for r in rows] == ["dd", "dfsio", "terasort", "kmeans", "latency"]
     for row in rows:
         assert row["state"] == "succeeded", row.get("error")
         assert all(key in row for key in COMMON), [k for k in COMMON if k not in row]
         assert row["node_names"] == ["localhost"] and row["scheduler"] == "local"
         assert row["versions"]["hadoop"] == "3.4.2" and row["stripe_count"] == 1
         assert row["wall_s"] > 0
-    dd, dfsio, terasort, kmeans = rows
+    dd, dfsio, terasort, kmeans, latency = rows
     # Striping on a local directory is reported as not applicable, never silently dropped.
     assert dd["stripe_applied"] is False and any("not applicable" in n for n in dd["notes"])
     assert dd["dd_write_mb_s"] > 0 and dd["dd_read_mb_s"] > 0 and dd["bringup_s"] is None
@@ -63,22 +63,29 @@ def test_tiny_sweep_of_every_workload(hadoop_runtime: Path, pfs_root: Path, tmp_
     assert terasort["file_bytes_read"] > 0 and terasort["file_bytes_written"] > 0 and terasort["io_ratio"] > 0.5
     assert terasort["latency_s"] > 0
     assert kmeans["iterations"] >= 1 and kmeans["clustered"] is True
+    # Three one-map jobs: every phase of each one's start measured, and they add up to its latency.
+    assert latency["jobs"] == 3 and len(latency["jobs_detail"]) == 3 and latency["jobs_per_min"] > 0
+    for job in latency["jobs_detail"]:
+        phases = [job[p] for p in ("am_launch_s", "am_jvm_s", "am_init_s", "first_map_s")]
+        assert all(p is not None and p >= 0 for p in phases), job
+        assert sum(phases) == pytest.approx(job["latency_s"], abs=0.002), job
+    assert latency["latency_s"] == sorted(j["latency_s"] for j in latency["jobs_detail"])[1]
     # One cluster for the whole sweep, and nothing left of it.
     assert len({r["cluster_id"] for r in rows[1:]}) == 1
     clusters = run_dirs(pfs_root)
     assert len(clusters) == 1 and processes_of(clusters[0]) == []
     report = json.loads((clusters[0] / "run.json").read_text())
-    assert report["state"] == "succeeded" and report["bringup_s"] > 0 and len(report["steps"]) == 6
+    assert report["state"] == "succeeded" and report["bringup_s"] > 0 and len(report["steps"]) == 9
     # Outputs: CSV summary, hibench.report, plots, headline figures.
     with open(out / "summary.csv") as f:
         summary = list(csv.DictReader(f))
-    assert [s["workload"] for s in summary] == ["dd", "dfsio", "terasort", "kmeans"]
+    assert [s["workload"] for s in summary] == ["dd", "dfsio", "terasort", "kmeans", "latency"]
     report_lines = (out / "hibench.report").read_text().splitlines()
-    assert report_lines[0] == HIBENCH_HEADER and len(report_lines) == 5
+    assert report_lines[0] == HIBENCH_HEADER and len(report_lines) == 6
     for name in ("throughput_vs_files.png", "time_vs_nodes.png", "time_vs_stripes.png"):
         assert (out / name).stat().st_size > 1000
     for figure in ("bring-up time:", "job latency", "TestDFSIO aggregate ÷ dd", "TeraSort wall time",
-                   "÷ (2 × input)"):
+                   "÷ (2 × input)", "one-map job latency (median):"):
         assert figure in result.stdout
 
 
@@ -163,14 +170,14 @@ def test_tiny_sweep_on_slurm(hadoop_runtime: Path, slurm_cluster: list[str]) -> 
     assert len(allocated) == 2 and set(allocated) <= set(slurm_cluster)
 
     rows = _rows(out)
-    assert [r["workload"] for r in rows] == ["dd", "dfsio", "terasort", "kmeans"]
+    assert [r["workload"] for r in rows] == ["dd", "dfsio", "terasort", "kmeans", "latency"]
     for row in rows:
         assert row["state"] == "succeeded", row.get("error")
         assert all(key in row for key in COMMON), [k for k in COMMON if k not in row]
         assert row["scheduler"] == "slurm" and row["node_names"] == allocated and row["nodes"] == 2
         assert row["fs_type"] == "fuse.glusterfs" and row["versions"]["hadoop"] == "3.4.2"
         assert row["wall_s"] > 0
-    dd, dfsio, terasort, kmeans = rows
+    dd, dfsio, terasort, kmeans, latency = rows
     # dd really ran on both nodes (each process reports its `uname -n`), for the baseline and inside dfsio.
     assert dd["dd_hosts"] == sorted(allocated) and dfsio["dd_hosts"] == sorted(allocated)
     assert dd["dd_write_mb_s"] > 0 and dd["dd_read_mb_s"] > 0 and dd["bringup_s"] is None
@@ -179,6 +186,13 @@ def test_tiny_sweep_on_slurm(hadoop_runtime: Path, slurm_cluster: list[str]) -> 
     assert dfsio["latency_s"] > 0 and dfsio["bringup_s"] > 0
     assert terasort["valid"] is True and terasort["io_ratio"] > 0.5
     assert kmeans["iterations"] >= 1 and kmeans["clustered"] is True
+    # Three one-map jobs: every phase of each one's start measured, and they add up to its latency.
+    assert latency["jobs"] == 3 and len(latency["jobs_detail"]) == 3 and latency["jobs_per_min"] > 0
+    for job in latency["jobs_detail"]:
+        phases = [job[p] for p in ("am_launch_s", "am_jvm_s", "am_init_s", "first_map_s")]
+        assert all(p is not None and p >= 0 for p in phases), job
+        assert sum(phases) == pytest.approx(job["latency_s"], abs=0.002), job
+    assert latency["latency_s"] == sorted(j["latency_s"] for j in latency["jobs_detail"])[1]
     # One cluster for the whole sweep, on the allocated nodes, in this job; nothing left of it on any node
     # (the nodes share this machine's PID namespace, so psutil sees every node's processes).
     assert len({r["cluster_id"] for r in rows}) == 1
