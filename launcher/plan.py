@@ -9,6 +9,7 @@ from __future__ import annotations
 import getpass
 import hashlib
 import json
+import math
 import os
 import secrets
 import socket
@@ -299,6 +300,19 @@ class ClusterPlan:
     def nodemanagers(self) -> tuple[NodePlan, ...]:
         """Nodes that run a NodeManager."""
         return tuple(n for n in self.nodes if "nodemanager" in n.roles)
+
+    @property
+    def am_resource_fraction(self) -> float:
+        """``yarn.scheduler.capacity.maximum-am-resource-percent`` (a fraction, 0-1): the share of the cluster's
+        memory that ApplicationMasters may hold. At least 0.5 (Hadoop's default is 0.1), and enough for two AMs,
+        so that the next step's AM starts while the last one lingers (an AM stays up for seconds after its job has
+        finished: with room for one AM only, each one-map job waited 3.5 s for the previous AM to go, measured on
+        the local backend); at most what leaves room for one map container, so that AMs never fill the cluster.
+        Rounded up to a hundredth."""
+        total = self.memory.nodemanager_mb * max(1, len(self.nodemanagers))
+        two_ams = math.ceil(200 * self.memory.am_mb / total) / 100
+        room_for_a_task = math.floor(100 * (total - self.memory.map_mb) / total) / 100
+        return max(0.1, min(max(0.5, two_ams), room_for_a_task, 1.0))
 
     def node(self, name: str) -> NodePlan:
         """The plan of node ``name``.

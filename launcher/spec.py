@@ -176,9 +176,9 @@ class FilesystemSpec(_Model):
 
     root: str = Field("/tmp", description="Directory on the shared (parallel) filesystem; "
                       "`$VAR` and `~` are expanded, a relative path means the job file's directory. The `local` "
-                      "backend uses a local directory. Its path (and `local_dirs`'s) may not hold a space, a backtick, a "
-                      "backslash or any of `[ ] { } * ? , : % # ^ | \" < >`, which Hadoop writes URL-encoded or "
-                      "splits on.")
+                      "backend uses a local directory. Its path (and `local_dirs`'s) may not hold a space, a "
+                      "backtick, a backslash or any of `[ ] { } * ? , : % # ^ | \" < >`, which Hadoop writes "
+                      "URL-encoded or splits on.")
     shared: bool | None = Field(
         None, description="Whether every node sees `root`: by default detected (a batch job whose root is on a "
         "node-local filesystem, ext4, xfs, btrfs, tmpfs, overlay, zfs..., is refused before it is queued); `true` "

@@ -14,6 +14,7 @@ import pytest
 from launcher.errors import UserError
 from launcher.filesystems import decide
 from launcher.plan import PORT_BLOCK, PORT_RANGE, ClusterPlan, Ports, choose_ports, expand_root, size_memory
+from launcher.render import render_config
 from launcher.runtime import HadoopRuntime
 from launcher.schedulers.base import Allocation
 from launcher.spec import JobSpec
@@ -293,3 +294,20 @@ def test_plan_json_round_trip(make_spec: SpecFactory, make_test_plan: PlanFactor
     run_dir.mkdir()
     (run_dir / "plan.json").write_text(plan.to_json())
     assert ClusterPlan.load(run_dir) == plan
+
+
+@pytest.mark.parametrize("hadoop", [{}, {"am_memory": "1g", "map_memory": "512m", "nodemanager_memory": "3g"},
+                                    {"am_memory": "2g", "map_memory": "1g", "nodemanager_memory": "4g"},
+                                    {"am_memory": "512m", "map_memory": "512m", "nodemanager_memory": "64g"}])
+def test_am_share_lets_two_ams_run_and_leaves_room_for_a_map(make_spec: SpecFactory, alloc3: Allocation,
+                                                             fake_runtime: HadoopRuntime, hadoop: dict) -> None:
+    from launcher.plan import make_plan
+
+    spec = make_spec(hadoop=hadoop, nodes=1)
+    plan = make_plan(spec, alloc3, fake_runtime, filesystem=decide(spec.filesystem))
+    total = plan.memory.nodemanager_mb * len(plan.nodemanagers)
+    share = plan.am_resource_fraction
+    assert 0.5 <= share <= 1.0 and round(share, 2) == share
+    assert share * total >= min(2 * plan.memory.am_mb, total - plan.memory.map_mb)
+    assert total - share * total >= plan.memory.map_mb
+    assert f"<value>{share}</value>" in render_config(plan)["capacity-scheduler.xml"]
