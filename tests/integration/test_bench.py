@@ -145,7 +145,7 @@ def test_tiny_sweep_on_slurm(hadoop_runtime: Path, slurm_cluster: list[str]) -> 
     root = fresh_pfs_dir("bench-slurm")
     bench, out, log = root / "bench.yaml", root / "out", root / "bench.out"
     bench.write_text(yaml.safe_dump({
-        "name": "ci-slurm-tiny", "workloads": ["dd", "dfsio", "terasort", "kmeans"], "profile": "tiny",
+        "name": "ci-slurm-tiny", "workloads": ["dd", "dfsio", "terasort", "kmeans", "latency"], "profile": "tiny",
         "repeats": 1, "sweep": {"nodes": [2]},
         "job": {"scheduler": "slurm", "walltime": "00:40:00", "filesystem": {"root": str(root)},
                 "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m",
@@ -199,17 +199,18 @@ def test_tiny_sweep_on_slurm(hadoop_runtime: Path, slurm_cluster: list[str]) -> 
     (cluster,) = run_dirs(root)
     report = run_report(cluster)
     assert report["state"] == "succeeded" and report["nodes"] == allocated and report["job_id"] == job_id
-    assert report["leftover_processes"] == 0 and len(report["steps"]) == 6
+    assert report["leftover_processes"] == 0 and len(report["steps"]) == 9
     assert processes_of(root) == []
     squeue = subprocess.run(["squeue", "-h", "-o", "%i", "-j", job_id], capture_output=True, text=True)
     assert job_id not in squeue.stdout.split()
     with open(out / "summary.csv") as f:
-        assert [s["workload"] for s in csv.DictReader(f)] == ["dd", "dfsio", "terasort", "kmeans"]
+        assert [s["workload"] for s in csv.DictReader(f)] == ["dd", "dfsio", "terasort", "kmeans", "latency"]
     report_lines = (out / "hibench.report").read_text().splitlines()
-    assert report_lines[0] == HIBENCH_HEADER and len(report_lines) == 5
+    assert report_lines[0] == HIBENCH_HEADER and len(report_lines) == 6
     for png in ("throughput_vs_files.png", "time_vs_nodes.png", "time_vs_stripes.png"):
         assert (out / png).stat().st_size > 1000
-    for figure in ("bring-up time:", "job latency", "TestDFSIO aggregate ÷ dd", "TeraSort wall time"):
+    for figure in ("bring-up time:", "job latency", "TestDFSIO aggregate ÷ dd", "TeraSort wall time",
+                   "one-map job latency (median):"):
         assert figure in text
 
 
