@@ -40,7 +40,7 @@ from launcher.cds import publish
 from launcher.daemons import DaemonCommand, daemon_command, datanode_dir, format_command, needs_format, work_paths
 from launcher.listeners import Listener, of_descendants
 from launcher.network import interface_address
-from launcher.plan import ClusterPlan, NodePlan
+from launcher.plan import LOCAL_DIR_MIN_FREE, ClusterPlan, NodePlan
 
 #: Seconds ``NameNode -format`` may take (hdfs mode).
 FORMAT_TIMEOUT = 300.0
@@ -157,6 +157,8 @@ class Agent:
         self.failed_at: dict[str, float] = {}
         self.work_dir: Path | None = None
         self.work_note: str | None = None
+        self.nm_local_dir = node.nm_local_dir
+        self.nm_note: str | None = None
         self.listening: set[Listener] = set()
         self._sampled = 0.0
 
@@ -177,6 +179,7 @@ class Agent:
                 "daemons": daemons, "failed": self.failed, "failed_at": self.failed_at,
                 "stop_reason": self.stop_reason,
                 "work_dir": str(self.work_dir) if self.work_dir else None, "work_note": self.work_note,
+                "nm_local_dir": self.nm_local_dir, "nm_note": self.nm_note,
                 "listening": [entry.to_dict() for entry in sorted(self.listening)]}
         self.status.put(json.dumps(data, indent=1))
 
@@ -188,11 +191,12 @@ class Agent:
         """
         os.umask(0o077)
         Path(self.node.log_dir).mkdir(parents=True, exist_ok=True)
-        Path(self.node.nm_local_dir).mkdir(parents=True, exist_ok=True)
         self.status_file.parent.mkdir(parents=True, exist_ok=True)
         spec = self.plan.spec
         address = interface_address(spec.interface) if spec.interface else None
         self.prepare_work_dir()
+        self.nm_local_dir = self.choose_nm_local_dir()
+        Path(self.nm_local_dir).mkdir(parents=True, exist_ok=True)
         if "datanode" in self.node.roles:
             datanode_dir(self.plan, self.node).mkdir(parents=True, exist_ok=True)
         if "namenode" in self.node.roles and needs_format(self.plan) and not self.format_namenode(address):
@@ -205,7 +209,7 @@ class Agent:
         for name in roles:
             if name == "historyserver" and "namenode" in self.procs:
                 self.wait_namenode()
-            command = daemon_command(self.plan, self.node, name, address, self.work_dir)
+            command = daemon_command(self.plan, self.node, name, address, self.work_dir, self.nm_local_dir)
             self.commands[name] = command
             with open(command.out, "ab") as out:
                 self.procs[name] = subprocess.Popen(command.argv, env=command.env, stdout=out,
@@ -221,6 +225,27 @@ class Agent:
         (``__dynamic_proxy__``, ``__ClassDefiner__``): 66,000 lookups in one bring-up, each a
         round trip when the directory is on the shared filesystem (issue 18)."""
         return self.work_dir or Path(self.node.log_dir)
+
+    def choose_nm_local_dir(self) -> str:
+        """The NodeManager's local dir on this node: the plan's, unless it is the node-local default
+        (``NodePlan.nm_shared_dir`` set) and the working directory could not be made or has less than
+        :data:`launcher.plan.LOCAL_DIR_MIN_FREE` free: then ``nm_shared_dir`` in the cluster directory, with the
+        reason in :attr:`nm_note` (``agents/<node>.json``, the run report)."""
+        if not self.node.nm_shared_dir:
+            return self.node.nm_local_dir
+        if self.work_dir is None:
+            self.nm_note = f"no node-local working directory ({self.work_note}): NodeManager local dir on the " \
+                           "shared filesystem"
+            return self.node.nm_shared_dir
+        try:
+            free = shutil.disk_usage(self.work_dir).free
+        except OSError as exc:
+            free, self.nm_note = 0, f"{self.work_dir}: {exc.strerror}"
+        if free < LOCAL_DIR_MIN_FREE:
+            self.nm_note = (f"{self.work_dir} has {free >> 20} MiB free, less than {LOCAL_DIR_MIN_FREE >> 20} MiB: "
+                            "NodeManager local dir on the shared filesystem")
+            return self.node.nm_shared_dir
+        return self.node.nm_local_dir
 
     def prepare_work_dir(self) -> Path | None:
         """Make this node's working directory (mode 0700, under a per-user parent that must be ours) with a

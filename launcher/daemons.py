@@ -122,7 +122,7 @@ def work_paths(work_dir: Path) -> tuple[Path, Path]:
 
 
 def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | None = None,
-                   work_dir: Path | None = None) -> DaemonCommand:
+                   work_dir: Path | None = None, nm_local_dir: str | None = None) -> DaemonCommand:
     """The command line of daemon ``name`` on ``node``.
 
     Per-node values reach the shared configuration as JVM system properties, which Hadoop's
@@ -138,6 +138,8 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
             ``None``: the cluster directory's ``conf/`` and the system's temporary directory. On a shared
             filesystem every class or resource the JVM does not find in a jar is looked up in the conf
             directory of the classpath: thousands of metadata round trips while a daemon starts (issue 18).
+        nm_local_dir: the NodeManager's local dir the agent chose (:meth:`launcher.agent.Agent.choose_nm_local_dir`);
+            default ``node.nm_local_dir``.
     """
     runtime = plan.runtime
     conf_dir, tmp_dir = work_paths(work_dir) if work_dir else (plan.conf_dir, None)
@@ -155,7 +157,7 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
             f"-Dproc_{name}", f"-Dhadoop.log.dir={log_dir}", f"-Dhadoop.log.file={name}.log",
             f"-Dyarn.log.dir={log_dir}", f"-Dyarn.log.file={name}.log", "-Dhadoop.root.logger=INFO,RFA",
             f"-Dhadoop.home.dir={runtime.home}", f"-Dhpc.node.address={address or node.address}",
-            f"-Dhpc.nm.local.dir={node.nm_local_dir}", f"-Dhpc.nm.log.dir={log_dir / 'userlogs'}",
+            f"-Dhpc.nm.local.dir={nm_local_dir or node.nm_local_dir}", f"-Dhpc.nm.log.dir={log_dir / 'userlogs'}",
             f"-Dhpc.node.name={node.name}", f"-Dhpc.cluster.id={plan.cluster_id}", f"-Dhpc.node.tmp={node_tmp}", "-cp",
             daemon_classpath(plan, conf_dir), MAIN_CLASSES[name]]
     return DaemonCommand(name=name, argv=argv, env=hadoop_env(plan, conf_dir=conf_dir), log=log_dir / f"{name}.log",

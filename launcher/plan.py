@@ -194,7 +194,11 @@ class NodePlan:
         address: IPv4 address its daemons bind to.
         roles: daemons to start: ``resourcemanager``, ``historyserver``, ``nodemanager``; in ``hdfs`` mode
             ``namenode`` (first node) and ``datanode`` (every node), listed first.
-        nm_local_dir: NodeManager local dir (shuffle, spills), unique per node.
+        nm_local_dir: NodeManager local dir (localized files, container working directories, spills, map
+            outputs), unique per node: by default ``nm-local`` in :attr:`work_dir` (node-local).
+        nm_shared_dir: where the NodeManager's local dir goes instead when the node-local one cannot be used
+            (:attr:`work_dir` not made, or less than :data:`LOCAL_DIR_MIN_FREE` free there): ``nm-local/<host>``
+            in the cluster directory; ``""`` when ``nm_local_dir`` was chosen by the job file.
         log_dir: ``logs/<host>`` in the cluster directory.
         work_dir: the daemons' node-local working directory
             (``$TMPDIR/hpc-hadoop-<user>/<cluster id>/<host>``, default ``/tmp``): a copy of ``conf/``
@@ -210,6 +214,7 @@ class NodePlan:
     nm_local_dir: str
     log_dir: str
     work_dir: str = ""
+    nm_shared_dir: str = ""
 
 
 @dataclass(frozen=True)
@@ -448,6 +453,14 @@ def expand_root(root: str) -> Path:
     return Path(hadoop_safe_dir(expanded, "filesystem.root"))
 
 
+#: ``filesystem.local_dirs`` value that puts the NodeManagers' local dirs in the cluster directory, on the shared
+#: filesystem (``nm-local/<host>``), as the Spider paper ran.
+SHARED_LOCAL_DIRS = "shared"
+#: Bytes that must be free where a node's default, node-local NodeManager dir would go; with less, the node uses
+#: the cluster directory instead (a diskless node's RAM disk must not fill up with spills).
+LOCAL_DIR_MIN_FREE = 2 << 30
+
+
 def node_work_root(user: str) -> Path:
     """Where the daemons' node-local working directories go: ``$TMPDIR/hpc-hadoop-<user>`` (``/tmp`` when
     ``$TMPDIR`` is unset or relative). Node-local on every HPC node (a RAM disk on diskless ones); the batch
@@ -503,8 +516,10 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, fi
     Role placement (docs/architecture.md, Data flow; issue 3): ResourceManager and JobHistoryServer on the first node,
     NodeManagers on every node (``nodemanager_on_master: false`` leaves the master out). In ``hdfs`` mode
     also a NameNode on the first node and a DataNode on every node (issue 4). NodeManager
-    local dirs are per node: under ``filesystem.local_dirs`` when set (node-local storage), else
-    ``nm-local/<host>`` in the cluster directory (``<host>`` short: :func:`node_dir_names`).
+    local dirs are per node: by default ``nm-local`` in the node's working directory (node-local; the agent falls
+    back to ``nm-local/<host>`` in the cluster directory, ``NodePlan.nm_shared_dir``, when it cannot use it),
+    under ``filesystem.local_dirs`` when that is a directory, in the cluster directory when it is ``shared``
+    (``<host>`` short: :func:`node_dir_names`).
 
     Raises:
         UserError: bad root (relative, unset variable), memory too small, no free ports, fewer nodes than asked.
@@ -524,15 +539,20 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, fi
             roles[:0] = ["namenode", "datanode"] if index == 0 else ["datanode"]
         if index > 0 or spec.nodemanager_on_master or len(nodes) == 1:
             roles.append("nodemanager")
-        if spec.filesystem.local_dirs:
+        work_dir = node_work_root(user) / cluster_id / node.name
+        shared = str(run_dir / "nm-local" / dir_names[index])
+        fallback = ""
+        if spec.filesystem.local_dirs == SHARED_LOCAL_DIRS:
+            nm_local = shared
+        elif spec.filesystem.local_dirs:
             local_root = hadoop_safe_dir(os.path.expandvars(os.path.expanduser(spec.filesystem.local_dirs)),
                                          "filesystem.local_dirs")
             nm_local = str(Path(local_root) / f"hpc-hadoop-{user}" / cluster_id / dir_names[index])
         else:
-            nm_local = str(run_dir / "nm-local" / dir_names[index])
+            nm_local, fallback = str(work_dir / "nm-local"), shared
         planned.append(NodePlan(name=node.name, address=node.address, roles=tuple(roles),
                                 nm_local_dir=nm_local, log_dir=str(run_dir / "logs" / node.name),
-                                work_dir=str(node_work_root(user) / cluster_id / node.name)))
+                                work_dir=str(work_dir), nm_shared_dir=fallback))
     return ClusterPlan(cluster_id=cluster_id, user=user, run_dir=str(run_dir), scheduler=allocation.scheduler,
                        job_id=allocation.job_id, fanout=allocation.fanout, deadline=allocation.deadline,
                        master=planned[0], nodes=tuple(planned), ports=choose_ports(cluster_id),

@@ -149,7 +149,8 @@ def prepare_filesystem(plan: ClusterPlan, report: RunReport) -> None:
                                   NOT_APPLICABLE, requested(stripes.staging),
                                   reason="filesystem.mode hdfs: staging is on HDFS (blocks in hdfs/data/<host>)"))
     done += [StripeOutcome("scratch", node.nm_local_dir, NOT_APPLICABLE, requested(stripes.scratch),
-                           reason="node-local storage (filesystem.local_dirs), not the shared filesystem")
+                           reason="node-local storage (each node's working directory, or filesystem.local_dirs), "
+                                  "not the shared filesystem")
              for node in plan.nodemanagers if not Path(node.nm_local_dir).is_relative_to(plan.run_dir)]
     report.filesystem = report_section(plan.filesystem, fs, fs_spec.mode, done)
     unusable = plan.filesystem.striping_error
@@ -407,6 +408,8 @@ class ClusterRun:
         if self.plan.spec.filesystem.mode == "hdfs":
             bringup_s += wait_hdfs(self.plan, self.cluster, timeout=min(120.0, remaining or 120.0))
         self.report.bringup_s = bringup_s
+        self.report.notes += [f"{node}: {state['nm_note']}" for node, state in sorted(self.cluster.states().items())
+                              if state.get("nm_note")]
         if self.allocation_start:
             self.report.since_allocation_s = time.time() - self.allocation_start
         self.report.write()

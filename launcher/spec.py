@@ -192,8 +192,12 @@ class FilesystemSpec(_Model):
     type: Literal["auto", "lustre", "orangefs", "gpfs", "generic"] = Field(
         "auto", description="Filesystem class used for striping; `auto` = detected from `statfs` under `root`.")
     local_dirs: str | None = Field(
-        None, description="Node-local directory for NodeManager shuffle/spill files (e.g. `$TMPDIR`, "
-        "an SSD or tmpfs); default: per-node directories under the cluster directory.")
+        None, description="Where the NodeManagers keep their local dirs (localized job files, container working "
+        "directories, spills, map outputs). Default: node-local, in each node's working directory under "
+        "`$TMPDIR` (else `/tmp`), deleted at teardown; a node where it cannot be made or has less than 2 GiB free "
+        "uses the cluster directory instead, and the run report says so. A directory (`$TMPDIR`, an SSD, a "
+        "tmpfs): under it on every node. `shared`: in the cluster directory on the shared filesystem, as the "
+        "Spider paper ran (every container start and every spill then crosses the shared filesystem).")
     split_size: Size | None = Field(
         None, description="Input split size in bytes (`fs.local.block.size`; in `shim` mode `pfs.split.size`, "
         "which then wins over every stripe size). Default: the stripe size rounded up to the smallest multiple "
@@ -841,7 +845,7 @@ def absolute_paths(job: dict[str, Any], base: Path) -> dict[str, Any]:
     fs = job.get("filesystem")
     if isinstance(fs, dict):
         for key in ("root", "input_dir", "output_dir", "local_dirs"):
-            if key in fs:
+            if key in fs and not (key == "local_dirs" and fs[key] == "shared"):  # a keyword, not a path
                 fs[key] = _absolute(fs[key], base)
     for step in job.get("steps") or []:
         if not isinstance(step, dict):

@@ -97,7 +97,9 @@ def test_the_names_hpc_hadoop_chooses_in_container_paths_are_short(
                                                       Node("node0002.cluster.example.org", "10.0.0.2"))})
     plan = make_test_plan(make_spec(name=name, nodes=2), alloc, cluster_id=cluster_id,
                           run_dir=pfs_root / "someone" / "hpc-hadoop" / cluster_id)
-    assert [n.nm_local_dir for n in plan.nodes] == [str(plan.path("nm-local", f"node000{i}")) for i in (1, 2)]
-    am_dir = Path(plan.nodes[0].nm_local_dir, "usercache", "someone", "appcache", "application_1764072000000_0001",
+    # The NodeManager's local dir when it is on the shared filesystem (`filesystem.local_dirs: shared`, or a node
+    # without room for the node-local default).
+    assert [n.nm_shared_dir for n in plan.nodes] == [str(plan.path("nm-local", f"node000{i}")) for i in (1, 2)]
+    am_dir = Path(plan.nodes[0].nm_shared_dir, "usercache", "someone", "appcache", "application_1764072000000_0001",
                   AM)
     assert len(str(am_dir)) - len(str(pfs_root)) <= 180  # 215 with the full name and host name

@@ -203,7 +203,7 @@ def test_orangefs_without_xattrs_a_run_that_asks_for_no_striping_goes_on(
     asked, no directory's layout is read (getfattr would fail), each says why and the report has a note."""
     root = orangefs_without_xattrs / "nothing-asked"
     root.mkdir()
-    plan = make_test_plan(make_spec(filesystem={"root": str(root)}),
+    plan = make_test_plan(make_spec(filesystem={"local_dirs": "shared", "root": str(root)}),
                           run_dir=root / "me" / "hpc-hadoop" / "t-20240101-000000-abcd")
     assert plan.filesystem.name == "orangefs" and "Operation not supported" in plan.filesystem.striping_error
     Path(plan.run_dir, "staging").mkdir(parents=True)
@@ -475,8 +475,8 @@ def test_report_on_lustre_every_directory_applied_except_an_input_with_data(
     corpus = pfs_root / "corpus"
     corpus.mkdir()
     (corpus / "words.txt").write_text("a b\n")
-    plan = make_test_plan(make_spec(filesystem={"root": str(pfs_root), "type": "lustre", "striping": STRIPES,
-                                                "input_dir": "${fs_root}/corpus"}))
+    plan = make_test_plan(make_spec(filesystem={"local_dirs": "shared", "root": str(pfs_root), "type": "lustre",
+                                                "striping": STRIPES, "input_dir": "${fs_root}/corpus"}))
     section = _prepare(plan)
     assert section["class"] == "lustre" and section["striping"] is True
     by_role = [(d["role"], d["status"], d["path"]) for d in section["directories"]]
@@ -494,7 +494,7 @@ def test_report_on_lustre_every_directory_applied_except_an_input_with_data(
 
 def test_report_on_a_filesystem_without_striping_keeps_every_setting(
         standins: Path, make_spec: SpecFactory, make_test_plan: PlanFactory, pfs_root: Path) -> None:
-    plan = make_test_plan(make_spec(filesystem={"root": str(pfs_root), "striping": STRIPES}))
+    plan = make_test_plan(make_spec(filesystem={"local_dirs": "shared", "root": str(pfs_root), "striping": STRIPES}))
     section = _prepare(plan)
     assert section["class"] == "generic" and section["type"] == detect(pfs_root).label
     assert [d["role"] for d in section["directories"]] == ["input", "output", "staging", "scratch", "scratch",
@@ -550,8 +550,8 @@ def test_rawfs_is_file_and_has_no_hdfs_site(make_spec: SpecFactory, make_test_pl
 def test_shim_mode_configuration(standins: Path, make_spec: SpecFactory, make_test_plan: PlanFactory,
                                  pfs_root: Path) -> None:
     """Stand-in `lfs` (Lustre cannot run on this kernel): the plan checks that layouts can be read."""
-    plan = make_test_plan(make_spec(filesystem={"root": str(pfs_root), "mode": "shim", "type": "lustre",
-                                                "striping": STRIPES}))
+    plan = make_test_plan(make_spec(filesystem={"local_dirs": "shared", "root": str(pfs_root), "mode": "shim",
+                                                "type": "lustre", "striping": STRIPES}))
     files = render_config(plan)
     core = props(files["core-site.xml"])
     assert core["fs.defaultFS"] == "pfs:///"

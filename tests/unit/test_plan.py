@@ -17,7 +17,7 @@ from launcher.plan import PORT_BLOCK, PORT_RANGE, ClusterPlan, Ports, choose_por
 from launcher.render import render_config
 from launcher.runtime import HadoopRuntime
 from launcher.schedulers.base import Allocation
-from launcher.spec import JobSpec
+from launcher.spec import JobSpec, load_spec
 from launcher.units import GiB
 
 SpecFactory = Callable[..., JobSpec]
@@ -169,12 +169,26 @@ def test_single_node_keeps_its_nodemanager_even_when_master_is_excluded(
     assert plan.nodes[0].roles == ("resourcemanager", "historyserver", "nodemanager")
 
 
-def test_nm_local_dirs_are_per_node_in_the_cluster_dir(make_spec: SpecFactory, make_test_plan: PlanFactory) -> None:
+def test_nm_local_dirs_are_node_local_by_default_with_the_cluster_dir_as_fallback(
+        make_spec: SpecFactory, make_test_plan: PlanFactory) -> None:
     plan = make_test_plan(make_spec())
     dirs = [n.nm_local_dir for n in plan.nodes]
-    assert len(set(dirs)) == 3
-    assert dirs == [str(plan.path("nm-local", name)) for name in ("n1", "n2", "n3")]
+    assert dirs == [f"{n.work_dir}/nm-local" for n in plan.nodes] and len(set(dirs)) == 3
+    assert not any(d.startswith(plan.run_dir) for d in dirs)
+    assert [n.nm_shared_dir for n in plan.nodes] == [str(plan.path("nm-local", name)) for name in ("n1", "n2", "n3")]
     assert [n.log_dir for n in plan.nodes] == [str(plan.path("logs", name)) for name in ("n1", "n2", "n3")]
+
+
+def test_nm_local_dirs_shared_puts_them_in_the_cluster_dir(make_spec: SpecFactory, make_test_plan: PlanFactory,
+                                                           tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"  # a keyword, not a path relative to the job file
+    job.write_text("name: t\nscheduler: local\nfilesystem:\n  local_dirs: shared\n"
+                   "steps:\n  - example: pi\n    args: [1, 10]\n")
+    spec, _ = load_spec(job)
+    assert spec.filesystem.local_dirs == "shared"
+    plan = make_test_plan(make_spec(filesystem={"local_dirs": "shared"}))
+    assert [n.nm_local_dir for n in plan.nodes] == [str(plan.path("nm-local", name)) for name in ("n1", "n2", "n3")]
+    assert all(n.nm_shared_dir == "" for n in plan.nodes)
 
 
 def test_filesystem_local_dirs_moves_nm_local_dirs(make_spec: SpecFactory, make_test_plan: PlanFactory,

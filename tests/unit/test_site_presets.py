@@ -41,7 +41,7 @@ class Expected:
 EXPECTED: dict[str, Expected] = {
     # Spider paper Table 1 (2 GB child heap, 2 h task timeout), Table 2 (1 MB stripes), Table 3 (8 mappers),
     # §5 (32 MB per map task); no local storage on Smoky.
-    "ornl-smoky": Expected("pbs", 2048, 2048, 8, 1 * MiB, 32 * MiB, None, 7_200_000),
+    "ornl-smoky": Expected("pbs", 2048, 2048, 8, 1 * MiB, 32 * MiB, "shared", 7_200_000),
     # Clemson paper §II-C (128 MB stripes, 24 / 8 slots), §II-D (8 GB / 1.5 GB heaps, tmpfs / local disk shuffle).
     "clemson-palmetto-scaleup": Expected("pbs", 8192, 8192, 24, 128 * MiB, 128 * MiB, "/dev/shm", None),
     "clemson-palmetto-scaleout": Expected("pbs", 1536, 1536, 8, 128 * MiB, 128 * MiB, "/local_scratch", None),
@@ -81,8 +81,12 @@ def test_preset_sets_what_its_source_says(name: str, make_test_plan: Callable[..
     memory = spec.batch.memory_per_node or 64 * GiB
     plan = make_test_plan(spec, make_allocation(2, cores=cores, memory=memory, scheduler=spec.scheduler))
     assert (plan.memory.map_heap_mb, plan.memory.reduce_heap_mb) == (want.map_heap_mb, want.reduce_heap_mb)
-    if want.local_dirs:
+    if want.local_dirs == "shared":  # on the parallel filesystem, in the cluster directory
+        assert all(node.nm_local_dir.startswith(plan.run_dir + "/nm-local/") for node in plan.nodes)
+    elif want.local_dirs:
         assert all(node.nm_local_dir.startswith(want.local_dirs + "/hpc-hadoop-") for node in plan.nodes)
+    else:  # node-local by default, the cluster directory where a node has no room
+        assert all(node.nm_local_dir == f"{node.work_dir}/nm-local" and node.nm_shared_dir for node in plan.nodes)
 
 
 @pytest.mark.parametrize("name", ["ornl-smoky", "clemson-palmetto-scaleup"])
