@@ -9,6 +9,7 @@ integration tests (``tests/integration/test_interactive.py`` checks their curren
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import threading
 import time
@@ -172,3 +173,36 @@ def test_master_does_not_wait_forever_for_a_stuck_peer(plan: ClusterPlan, tmp_pa
     began = time.monotonic()
     agent.stop()
     assert 0.5 <= time.monotonic() - began < 5 and agent.procs["resourcemanager"].returncode == 143
+
+
+def test_nodemanager_dir_is_node_local_when_the_working_directory_has_room(plan: ClusterPlan) -> None:
+    agent = Agent(plan, plan.nodes[1])
+    assert agent.prepare_work_dir() is not None
+    chosen = agent.choose_nm_local_dir()
+    assert chosen == f"{agent.work_dir}/nm-local" and agent.nm_note is None
+    command = daemon_command(plan, plan.nodes[1], "nodemanager", work_dir=agent.work_dir, nm_local_dir=chosen)
+    assert f"-Dhpc.nm.local.dir={chosen}" in command.argv
+    agent.remove_work_dir()
+    assert not Path(chosen).exists()  # deleted with the working directory at teardown
+
+
+def test_nodemanager_dir_falls_back_to_the_cluster_directory(plan: ClusterPlan,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node whose working directory cannot be made, and one with too little room there. The second stands in a
+    small RAM disk by the free-space figure (shutil.disk_usage); the directory itself is real."""
+    node = plan.nodes[2]
+    agent = Agent(plan, node)
+    agent.work_note = "no space"
+    assert agent.choose_nm_local_dir() == node.nm_shared_dir and "no node-local working directory" in str(agent.nm_note)
+    agent = Agent(plan, node)
+    assert agent.prepare_work_dir() is not None
+    real = shutil.disk_usage
+
+    def small(path: str | Path) -> shutil._ntuple_diskusage:  # type: ignore[name-defined]
+        usage = real(path)
+        return type(usage)(usage.total, usage.total - (100 << 20), 100 << 20)
+
+    monkeypatch.setattr(shutil, "disk_usage", small)
+    assert agent.choose_nm_local_dir() == node.nm_shared_dir == str(plan.path("nm-local", node.name))
+    assert "has 100 MiB free, less than 2048 MiB" in str(agent.nm_note)
+    agent.remove_work_dir()
