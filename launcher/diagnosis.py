@@ -136,20 +136,29 @@ def aggregated_logs(plan: ClusterPlan, application: str) -> dict[str, dict[str, 
     return parse_yarn_logs(done.stdout)
 
 
+def _attempt(container: str) -> int:
+    """The application attempt of a container id (``container_..._02_000001`` → 2)."""
+    return int(container.rsplit("_", 2)[1])
+
+
 def failed_containers(client_output: str) -> list[str]:
     """Container ids the job client's output names as failed (``Container id: ...`` of a launch failure, or a
-    container on a line saying it exited or failed), in order, without repeats."""
+    container on a line saying it exited or failed), the last application attempt's first, otherwise in the
+    order named, without repeats. A client that polls while the ResourceManager starts a second
+    ApplicationMaster prints the first attempt's failure too, before the final one; which of the two it prints
+    first depends on timing, and the last attempt's failure is the one that ended the step."""
     named: list[str] = []
     for line in client_output.splitlines():
         if "Container id:" in line or re.search(r"exit|fail|killed", line, re.IGNORECASE):
             named += [c for c in CONTAINER.findall(line) if c not in named]
-    return named
+    return sorted(named, key=_attempt, reverse=True)
 
 
 def diagnose(plan: ClusterPlan, application: str, client_output: str) -> Cause | None:
     """The first cause line of the failed container's log (:func:`first_cause`), for a failed step's error line
-    and its record in ``run.json``: the containers the client names as failed first, then the ApplicationMaster's
-    (``..._000001``), then the others; logs read where the NodeManagers keep them, else aggregated.
+    and its record in ``run.json``: the containers the client names as failed first, then the ApplicationMasters'
+    (``..._000001``, the last attempt's first), then the others; logs read where the NodeManagers keep them, else
+    aggregated.
 
     Returns:
         The cause, or ``None`` when no container log of the application has one.
@@ -158,7 +167,8 @@ def diagnose(plan: ClusterPlan, application: str, client_output: str) -> Cause |
     named = failed_containers(client_output)
     for read in (local_logs, aggregated_logs):
         logs = read(plan, application)
-        others = sorted((c for c in logs if c not in named), key=lambda c: (not c.endswith("_000001"), c))
+        others = sorted((c for c in logs if c not in named),
+                        key=lambda c: (not c.endswith("_000001"), -_attempt(c), c))  # the last AM first
         for container in [*[c for c in named if c in logs], *others]:
             for name in LOG_FILES:
                 line = first_cause(logs[container].get(name, ""))

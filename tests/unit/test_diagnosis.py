@@ -51,6 +51,15 @@ def test_the_failed_container_is_the_one_the_client_names() -> None:
     assert failed_containers("map 100% reduce 0%\ncontainer_1_2_3_4 started\n") == []
 
 
+def test_the_last_attempts_container_comes_first() -> None:
+    """A client that polled while the second ApplicationMaster started printed the first attempt's failure before
+    the final one (CI saw the cause taken from attempt 1, one run in several)."""
+    second = AM.replace("_01_000001", "_02_000001")
+    client = (f"Diagnostics: AM Container for appattempt_1764072000000_0001_000001 exited\nContainer id: {AM}\n"
+              f"Job failed: AM Container for appattempt_1764072000000_0001_000002 exited\nContainer id: {second}\n")
+    assert failed_containers(client) == [second, AM]
+
+
 def test_yarn_logs_output_is_read_back_per_container_and_file() -> None:
     output = (f"Container: {AM} on localhost_41001\nLogAggregationType: AGGREGATED\n"
               "=============================================================\n"
