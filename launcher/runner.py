@@ -255,6 +255,14 @@ def materialize(plan: ClusterPlan, *, submitted: bool = False) -> None:
     register(plan.cluster_id, run_dir, plan.scheduler, plan.job_id)
 
 
+def stop_requested(plan: ClusterPlan, cluster: Cluster) -> bool:
+    """True when ``hpc-hadoop stop`` wrote ``stop-requested`` in the cluster directory: as the cluster's
+    :class:`~launcher.watch.FilesystemWatch` last read it while it runs (never waits on the filesystem), else
+    read now."""
+    watch = cluster.watch
+    return watch.get("stop") is True if watch.running else plan.path(STOP_FILE).exists()
+
+
 def hold_cluster(plan: ClusterPlan, cluster: Cluster, deadline: float | None, interval: float = 0.5,
                  stalled: Callable[[], object] | None = None) -> None:
     """Keep a cluster up for interactive use until ``stop-requested`` appears in its directory
@@ -266,10 +274,9 @@ def hold_cluster(plan: ClusterPlan, cluster: Cluster, deadline: float | None, in
         WalltimeExpired: ``deadline`` (epoch seconds: the walltime minus the teardown lead) has passed.
         ClusterError: a daemon died (names its log).
     """
-    stop = plan.path(STOP_FILE)
     checked = [time.monotonic()]
 
-    def stop_requested() -> bool:
+    def held_until_stop() -> bool:
         if deadline is not None and time.time() >= deadline:
             raise WalltimeExpired(deadline)
         if stalled is not None:
@@ -277,9 +284,9 @@ def hold_cluster(plan: ClusterPlan, cluster: Cluster, deadline: float | None, in
         if time.monotonic() - checked[0] > 5.0:  # agents' state files: a dead daemon ends the hold
             cluster.raise_if_failed("while the cluster was held")
             checked[0] = time.monotonic()
-        return cluster.watch.get("stop") is True if cluster.watch.running else stop.exists()
+        return stop_requested(plan, cluster)
 
-    poll(stop_requested, done=bool, interval=interval, backoff=1.0)
+    poll(held_until_stop, done=bool, interval=interval, backoff=1.0)
 
 
 def new_report(plan: ClusterPlan, *, hold: bool = False) -> RunReport:
@@ -384,8 +391,7 @@ class ClusterRun:
         cluster's :class:`~launcher.watch.FilesystemWatch` once it runs (never waits on the filesystem); a stall
         it sees is shown on the terminal (:meth:`stalled`)."""
         self.stalled()
-        watch = self.cluster.watch
-        if watch.get("stop") is True if watch.running else self.plan.path(STOP_FILE).exists():
+        if stop_requested(self.plan, self.cluster):
             raise StopRequested(when)
 
     def stalled(self) -> Stall | None:

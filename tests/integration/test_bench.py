@@ -32,6 +32,17 @@ def _rows(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
 
 
+def check_latency_row(latency: dict) -> None:
+    """The latency workload's row of the ``tiny`` profile: three one-map jobs, every phase of each one's start
+    measured, and they add up to its latency; the row's latency is their median."""
+    assert latency["jobs"] == 3 and len(latency["jobs_detail"]) == 3 and latency["jobs_per_min"] > 0
+    for job in latency["jobs_detail"]:
+        phases = [job[p] for p in ("am_launch_s", "am_jvm_s", "am_init_s", "first_map_s")]
+        assert all(p is not None and p >= 0 for p in phases), job
+        assert sum(phases) == pytest.approx(job["latency_s"], abs=0.002), job
+    assert latency["latency_s"] == sorted(j["latency_s"] for j in latency["jobs_detail"])[1]
+
+
 def test_tiny_sweep_of_every_workload(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
     bench = tmp_path / "bench.yaml"
     bench.write_text(yaml.safe_dump({
@@ -63,13 +74,7 @@ def test_tiny_sweep_of_every_workload(hadoop_runtime: Path, pfs_root: Path, tmp_
     assert terasort["file_bytes_read"] > 0 and terasort["file_bytes_written"] > 0 and terasort["io_ratio"] > 0.5
     assert terasort["latency_s"] > 0
     assert kmeans["iterations"] >= 1 and kmeans["clustered"] is True
-    # Three one-map jobs: every phase of each one's start measured, and they add up to its latency.
-    assert latency["jobs"] == 3 and len(latency["jobs_detail"]) == 3 and latency["jobs_per_min"] > 0
-    for job in latency["jobs_detail"]:
-        phases = [job[p] for p in ("am_launch_s", "am_jvm_s", "am_init_s", "first_map_s")]
-        assert all(p is not None and p >= 0 for p in phases), job
-        assert sum(phases) == pytest.approx(job["latency_s"], abs=0.002), job
-    assert latency["latency_s"] == sorted(j["latency_s"] for j in latency["jobs_detail"])[1]
+    check_latency_row(latency)
     # One cluster for the whole sweep, and nothing left of it.
     assert len({r["cluster_id"] for r in rows[1:]}) == 1
     clusters = run_dirs(pfs_root)
@@ -186,13 +191,7 @@ def test_tiny_sweep_on_slurm(hadoop_runtime: Path, slurm_cluster: list[str]) -> 
     assert dfsio["latency_s"] > 0 and dfsio["bringup_s"] > 0
     assert terasort["valid"] is True and terasort["io_ratio"] > 0.5
     assert kmeans["iterations"] >= 1 and kmeans["clustered"] is True
-    # Three one-map jobs: every phase of each one's start measured, and they add up to its latency.
-    assert latency["jobs"] == 3 and len(latency["jobs_detail"]) == 3 and latency["jobs_per_min"] > 0
-    for job in latency["jobs_detail"]:
-        phases = [job[p] for p in ("am_launch_s", "am_jvm_s", "am_init_s", "first_map_s")]
-        assert all(p is not None and p >= 0 for p in phases), job
-        assert sum(phases) == pytest.approx(job["latency_s"], abs=0.002), job
-    assert latency["latency_s"] == sorted(j["latency_s"] for j in latency["jobs_detail"])[1]
+    check_latency_row(latency)
     # One cluster for the whole sweep, on the allocated nodes, in this job; nothing left of it on any node
     # (the nodes share this machine's PID namespace, so psutil sees every node's processes).
     assert len({r["cluster_id"] for r in rows}) == 1

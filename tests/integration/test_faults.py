@@ -219,12 +219,10 @@ def test_filesystem_filling_up_mid_job(hadoop_runtime: Path, small_root: Path, c
     launcher = Launcher(job, carol)
     code = launcher.finish(timeout=600)
     print(launcher.output[-3000:])
-    print("filesystem full: step {wall_s:.1f} s, teardown {teardown_s:.1f} s".format(
-        wall_s=run_report(run_dirs(small_root, carol)[0])["steps"][0]["wall_s"],
-        teardown_s=run_report(run_dirs(small_root, carol)[0])["teardown_s"]))
     assert code != 0, launcher.output
     (run_dir,) = run_dirs(small_root, carol)
     report = run_report(run_dir)
+    print(f"filesystem full: step {report['steps'][0]['wall_s']:.1f} s, teardown {report['teardown_s']:.1f} s")
     assert report["state"] == "failed", report
     assert report["error"].startswith(f"the filesystem of {small_root} filled up ("), report["error"]
     assert report["steps"][0]["min_free_bytes"] < 16 << 20
