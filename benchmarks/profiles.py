@@ -18,7 +18,9 @@ MiB = 1 << 20
 #: * terasort: ``rows`` (100-byte TeraGen rows), ``maps`` (TeraGen maps), ``reduces``;
 #: * kmeans: ``samples`` (points), ``dimensions``, ``k`` (clusters), ``iterations``, ``std`` (cluster spread),
 #:   ``files`` (input files = maps);
-#: * latency: ``jobs`` (one-map jobs run one after another; the figure is their median).
+#: * latency: ``jobs`` (one-map jobs run one after another; the figure is their median);
+#: * throughput: ``jobs`` (one-map jobs run one after another, then as many again), ``concurrency`` (how many of
+#:   the second lot are submitted at a time).
 PROFILES: dict[str, dict[str, dict[str, Any]]] = {
     "tiny": {
         "dd": {"files": 2, "file_size": 8 * MiB},
@@ -26,6 +28,7 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
         "terasort": {"rows": 32_000, "maps": 2, "reduces": 2},
         "kmeans": {"samples": 3_000, "dimensions": 20, "k": 10, "iterations": 5, "std": 1.0, "files": 2},
         "latency": {"jobs": 3},
+        "throughput": {"jobs": 4, "concurrency": 2},
     },
     "small": {
         "dd": {"files": 8, "file_size": 128 * MiB},
@@ -33,6 +36,7 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
         "terasort": {"rows": 3_200_000, "maps": 8, "reduces": 4},
         "kmeans": {"samples": 300_000, "dimensions": 20, "k": 10, "iterations": 5, "std": 1.0, "files": 4},
         "latency": {"jobs": 10},
+        "throughput": {"jobs": 12, "concurrency": 4},
     },
     "large": {
         "dd": {"files": 32, "file_size": 1024 * MiB},
@@ -40,6 +44,7 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
         "terasort": {"rows": 32_000_000, "maps": 32, "reduces": 16},
         "kmeans": {"samples": 3_000_000, "dimensions": 20, "k": 10, "iterations": 5, "std": 1.0, "files": 16},
         "latency": {"jobs": 10},
+        "throughput": {"jobs": 20, "concurrency": 4},
     },
     "huge": {
         "dd": {"files": 128, "file_size": 4096 * MiB},
@@ -47,6 +52,7 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
         "terasort": {"rows": 320_000_000, "maps": 128, "reduces": 64},
         "kmeans": {"samples": 100_000_000, "dimensions": 20, "k": 10, "iterations": 5, "std": 1.0, "files": 64},
         "latency": {"jobs": 10},
+        "throughput": {"jobs": 40, "concurrency": 8},
     },
 }
 

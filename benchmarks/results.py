@@ -24,6 +24,9 @@ METRICS = {
     "write_mb_s": "MiB/s", "read_mb_s": "MiB/s", "dd_write_mb_s": "MiB/s", "dd_read_mb_s": "MiB/s",
     "write_ratio": "x", "read_ratio": "x", "io_ratio": "x", "pfs_io_ratio": "x",
     "am_launch_s": "s", "am_jvm_s": "s", "am_init_s": "s", "first_map_s": "s", "jobs_per_min": "jobs/min",
+    "time_ratio": "x", "write_time_ratio": "x", "read_time_ratio": "x",
+    "jobs_per_min_sequential": "jobs/min", "jobs_per_min_concurrent": "jobs/min",
+    "cpu_s_per_job_sequential": "s", "cpu_s_per_job_concurrent": "s",
 }
 #: HiBench's report header (``bin/functions/workload_functions.sh``, ``gen_report``).
 HIBENCH_HEADER = "{:<12} {:<10} {:<8} {:<20} {:<20} {:<20} {:<20}".format(
@@ -125,7 +128,7 @@ def print_summary(console: Console, summaries: Sequence[dict[str, Any]]) -> None
     """The summary table (mean ± 95% CI half-width per point) and the headline figures."""
     table = Table(title="benchmark summary (mean ±95% CI)", title_justify="left", show_edge=False)
     columns = ("workload", "nodes", "fs", "stripes", "files", "runs", "bring-up s", "latency s", "wall s",
-               "write MiB/s", "read MiB/s", "dd w MiB/s", "dd r MiB/s", "w/dd", "r/dd", "IO/2×in", "pfs/2×in")
+               "write MiB/s", "read MiB/s", "dd w MiB/s", "dd r MiB/s", "w/dd", "r/dd", "t/dd", "IO/4×in", "pfs/4×in")
     for column in columns:
         table.add_column(column, justify="left" if column == "workload" else "right")
     for s in summaries:
@@ -134,7 +137,7 @@ def print_summary(console: Console, summaries: Sequence[dict[str, Any]]) -> None
                       str(s.get("files") or "-"), str(s["runs"]), _fmt(s, "bringup_s", 1), _fmt(s, "latency_s"),
                       _fmt(s, "wall_s", 1), _fmt(s, "write_mb_s", 1), _fmt(s, "read_mb_s", 1),
                       _fmt(s, "dd_write_mb_s", 1), _fmt(s, "dd_read_mb_s", 1), _fmt(s, "write_ratio"),
-                      _fmt(s, "read_ratio"), _fmt(s, "io_ratio"), _fmt(s, "pfs_io_ratio"))
+                      _fmt(s, "read_ratio"), _fmt(s, "time_ratio"), _fmt(s, "io_ratio"), _fmt(s, "pfs_io_ratio"))
     if not console.is_terminal and console.width < 200:  # a log file: do not squeeze the columns to 80
         console = Console(file=console.file, width=200, highlight=False)
     console.print(table)
@@ -159,14 +162,19 @@ def headline(summaries: Sequence[dict[str, Any]]) -> list[str]:
         f"bring-up time: {show(mean_of(None, 'bringup_s'), ' s')}",
         f"job latency (submission → first map running): {show(mean_of(None, 'latency_s'), ' s')}",
         f"TestDFSIO aggregate ÷ dd: write {show(mean_of('dfsio', 'write_ratio'), '')}, "
-        f"read {show(mean_of('dfsio', 'read_ratio'), '')}",
+        f"read {show(mean_of('dfsio', 'read_ratio'), '')}; TestDFSIO job time ÷ dd time: "
+        f"{show(mean_of('dfsio', 'time_ratio'), '')}",
         f"TeraSort wall time: {show(mean_of('terasort', 'wall_s'), ' s', 1)}",
-        f"TeraSort FILE bytes read+written ÷ (2 × input): {show(mean_of('terasort', 'io_ratio'), '')}",
-        "TeraSort shared-filesystem bytes (FILE + shuffle) ÷ (2 × input): "
+        f"TeraSort FILE bytes read+written ÷ (4 × input): {show(mean_of('terasort', 'io_ratio'), '')}",
+        "TeraSort shared-filesystem bytes ÷ (4 × input) (Themis's 2-IO bound = 1): "
         f"{show(mean_of('terasort', 'pfs_io_ratio'), '')}",
         f"one-map job latency (median): {show(mean_of('latency', 'latency_s'), ' s')} = AM launched "
         f"{show(mean_of('latency', 'am_launch_s'), ' s')} + AM JVM {show(mean_of('latency', 'am_jvm_s'), ' s')} + "
         f"AM init {show(mean_of('latency', 'am_init_s'), ' s')} + "
         f"first map {show(mean_of('latency', 'first_map_s'), ' s')}"
         f"; {show(mean_of('latency', 'jobs_per_min'), ' jobs/min', 1)} one after another",
+        f"one-map jobs per minute: {show(mean_of('throughput', 'jobs_per_min_sequential'), '', 1)} one after "
+        f"another, {show(mean_of('throughput', 'jobs_per_min_concurrent'), '', 1)} several at a time "
+        f"({show(mean_of('throughput', 'cpu_s_per_job_sequential'), '', 1)} / "
+        f"{show(mean_of('throughput', 'cpu_s_per_job_concurrent'), '', 1)} CPU-seconds per job)",
     ]

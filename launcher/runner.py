@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -356,6 +358,7 @@ class ClusterRun:
         self._refreshes: list[subprocess.Popen[bytes]] = []  # `yarn rmadmin -refreshNodes` of lost nodes
         self._decommissioned: set[str] = set()  # lost nodes already written to conf/nodes.exclude
         self._count = len(self.steps)
+        self._record_lock = threading.Lock()  # steps run at once record themselves one at a time
         self._previous: dict[int, Any] = {}  # signal number -> the handler it had
 
     @property
@@ -445,25 +448,64 @@ class ClusterRun:
             StopRequested: ``hpc-hadoop stop`` asked the run to end (checked every second; the step was killed).
         """
         self.observer.phase(label or f"step {step.index} {step.name}")
+        return self._run_with(self.runner, step, overwrite=overwrite)
+
+    def run_steps_at_once(self, steps: Sequence[ResolvedStep], *, overwrite: bool = True,
+                          label: str | None = None) -> list[StepResult]:
+        """Run ``steps`` at the same time, each with its own job client (one thread and one
+        :class:`~launcher.jobs.StepRunner` each), until every one has ended; each is recorded in ``run.json``.
+
+        Returns:
+            The results, in the order of ``steps`` (a failed step is a result with a non-zero ``returncode``).
+
+        Raises:
+            WalltimeExpired, ClusterError, StopRequested: as :meth:`run_step`; the steps still running are killed
+                first (each checks every second), and the first error is raised once every step has ended.
+            Interrupted: a signal arrived while they ran (they are killed first, as above).
+        """
+        self.observer.phase(label or f"steps {', '.join(str(s.index) for s in steps)} at once")
+        cancelled = threading.Event()
+        runners = [StepRunner(self.plan, self.observer.progress, stalled=self.stalled) for _ in steps]
+        with ThreadPoolExecutor(max_workers=max(1, len(steps)), thread_name_prefix="step") as pool:
+            futures = [pool.submit(self._run_with, runner, step, overwrite=overwrite, cancelled=cancelled)
+                       for runner, step in zip(runners, steps, strict=True)]
+            try:
+                wait(futures)
+            except BaseException:  # a signal in this (the main) thread: kill the steps, then raise it
+                cancelled.set()
+                wait(futures)
+                raise
+        errors = [f.exception() for f in futures if f.exception() is not None]
+        if errors:
+            raise errors[0]  # type: ignore[misc]
+        return [f.result() for f in futures]
+
+    def _run_with(self, runner: StepRunner, step: ResolvedStep, *, overwrite: bool,
+                  cancelled: threading.Event | None = None) -> StepResult:
+        """:meth:`run_step` with ``runner``; ``cancelled`` set makes the step's health check raise
+        :class:`~launcher.errors.StopRequested` (the step is killed)."""
         when = f"while step {step.index} ({step.name}) ran"
 
         def health() -> None:
-            self._health(when)
+            if cancelled is not None and cancelled.is_set():
+                raise StopRequested(f"during step {step.index} ({step.name}): another step ended the run")
+            self._health(when, runner)
             self.check_stop(f"during step {step.index} ({step.name})")
 
         try:
-            result = self.runner.run(step, overwrite=overwrite, deadline=self.deadline, health=health)
+            result = runner.run(step, overwrite=overwrite, deadline=self.deadline, health=health)
             if result.returncode != 0 and result.application_id:
                 cause = diagnose(self.plan, result.application_id, step.log.read_text(errors="replace"))
                 result.cause = asdict(cause) if cause else None
             return result
         finally:
-            self._note_lost_nodes(step)
-            if self.runner.current is not None:
-                _record(self.report, self.runner.current, write=self.cluster.watch.stall() is None)
-                self.runner.current = None
+            with self._record_lock:
+                self._note_lost_nodes(step)
+                if runner.current is not None:
+                    _record(self.report, runner.current, write=self.cluster.watch.stall() is None)
+                    runner.current = None
 
-    def _health(self, when: str) -> None:
+    def _health(self, when: str, runner: StepRunner) -> None:
         """Each second while a step runs: raise if the cluster is no longer whole (a lost NodeManager off the
         master is tolerated, and its node decommissioned at once: :meth:`Cluster.decommission`); note the fewest
         bytes free on the filesystem root (``min_free_bytes``). What it reads of the shared filesystem comes from
@@ -474,7 +516,7 @@ class ClusterRun:
             self._decommissioned |= set(lost)
             if refresh is not None:
                 self._refreshes.append(refresh)
-        free, current = self.cluster.watch.get("free"), self.runner.current
+        free, current = self.cluster.watch.get("free"), runner.current
         if isinstance(free, int) and current is not None:
             current.min_free_bytes = free if current.min_free_bytes is None else min(free, current.min_free_bytes)
 

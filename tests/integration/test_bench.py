@@ -43,10 +43,26 @@ def check_latency_row(latency: dict) -> None:
     assert latency["latency_s"] == sorted(j["latency_s"] for j in latency["jobs_detail"])[1]
 
 
+def check_terasort_row(terasort: dict, *, shared_local: bool) -> None:
+    """TeraSort's row: validated, its counters read, and the shared filesystem's bytes counted as the placement of
+    the NodeManager local dirs says (node-local: the input read and the output written, about half the 2-IO bound;
+    shared: every FILE byte and the shuffle, more than the input and output alone)."""
+    assert terasort["valid"] is True and terasort["input_bytes"] == 32_000 * 100
+    assert terasort["file_bytes_read"] > 0 and terasort["file_bytes_written"] > 0 and terasort["io_ratio"] > 0.25
+    assert terasort["local_dirs_shared"] is shared_local and terasort["latency_s"] > 0
+    assert terasort["shuffle_bytes"] > terasort["input_bytes"]  # every record, with its key/value framing
+    if shared_local:
+        assert terasort["pfs_bytes"] == (terasort["file_bytes_read"] + terasort["file_bytes_written"]
+                                         + terasort["shuffle_bytes"])
+    else:  # the input read once and the output written once: 2 of the bound's 4 × input
+        assert terasort["pfs_io_ratio"] == pytest.approx(0.5, abs=0.05)
+
+
 def test_tiny_sweep_of_every_workload(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
     bench = tmp_path / "bench.yaml"
     bench.write_text(yaml.safe_dump({
-        "name": "ci-tiny", "workloads": ["dd", "dfsio", "terasort", "kmeans", "latency"], "profile": "tiny",
+        "name": "ci-tiny", "workloads": ["dd", "dfsio", "terasort", "kmeans", "latency", "throughput"],
+        "profile": "tiny",
         "repeats": 1, "sweep": {"files": [2], "file_size": ["8M"], "stripe_count": [1]},
         "job": {"scheduler": "local", "filesystem": {"root": str(pfs_root)}},
     }))
@@ -55,42 +71,49 @@ def test_tiny_sweep_of_every_workload(hadoop_runtime: Path, pfs_root: Path, tmp_
     print(result.stdout[-6000:])
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     rows = _rows(out)
-    assert [r["workload"] for r in rows] == ["dd", "dfsio", "terasort", "kmeans", "latency"]
+    assert [r["workload"] for r in rows] == ["dd", "dfsio", "terasort", "kmeans", "latency", "throughput"]
     for row in rows:
         assert row["state"] == "succeeded", row.get("error")
         assert all(key in row for key in COMMON), [k for k in COMMON if k not in row]
         assert row["node_names"] == ["localhost"] and row["scheduler"] == "local"
         assert row["versions"]["hadoop"] == "3.4.2" and row["stripe_count"] == 1
         assert row["wall_s"] > 0
-    dd, dfsio, terasort, kmeans, latency = rows
+    dd, dfsio, terasort, kmeans, latency, throughput = rows
     # Striping on a local directory is reported as not applicable, never silently dropped.
     assert dd["stripe_applied"] is False and any("not applicable" in n for n in dd["notes"])
     assert dd["dd_write_mb_s"] > 0 and dd["dd_read_mb_s"] > 0 and dd["bringup_s"] is None
     for mode in ("write", "read"):
         assert dfsio[f"{mode}_throughput_mb_s"] > 0 and dfsio[f"{mode}_mb_s"] > 0
         assert dfsio[f"{mode}_ratio"] == pytest.approx(dfsio[f"{mode}_mb_s"] / dfsio[f"dd_{mode}_mb_s"])
+        assert dfsio[f"{mode}_time_ratio"] == pytest.approx(dfsio[f"{mode}_exec_s"] / dfsio[f"dd_{mode}_s"])
+    assert dfsio["time_ratio"] > 0
     assert dfsio["latency_s"] > 0 and dfsio["bringup_s"] > 0
-    assert terasort["valid"] is True and terasort["input_bytes"] == 32_000 * 100
-    assert terasort["file_bytes_read"] > 0 and terasort["file_bytes_written"] > 0 and terasort["io_ratio"] > 0.5
+    check_terasort_row(terasort, shared_local=False)
     assert terasort["latency_s"] > 0
     assert kmeans["iterations"] >= 1 and kmeans["clustered"] is True
     check_latency_row(latency)
+    # Two sequential one-map jobs, then two at once: both figures, each from four jobs that succeeded.
+    assert throughput["jobs"] == 4 and throughput["concurrency"] == 2
+    assert throughput["jobs_per_min_sequential"] > 0 and throughput["jobs_per_min_concurrent"] > 0
+    assert throughput["cpu_s_per_job_sequential"] > 0 and throughput["cpu_s_per_job_concurrent"] > 0
     # One cluster for the whole sweep, and nothing left of it.
     assert len({r["cluster_id"] for r in rows[1:]}) == 1
     clusters = run_dirs(pfs_root)
     assert len(clusters) == 1 and processes_of(clusters[0]) == []
     report = json.loads((clusters[0] / "run.json").read_text())
-    assert report["state"] == "succeeded" and report["bringup_s"] > 0 and len(report["steps"]) == 9
+    assert report["state"] == "succeeded" and report["bringup_s"] > 0 and len(report["steps"]) == 17
+    concurrent = [s for s in report["steps"] if s["name"].startswith("concurrent-")]
+    assert len(concurrent) == 4 and all(s["state"] == "succeeded" for s in concurrent)
     # Outputs: CSV summary, hibench.report, plots, headline figures.
     with open(out / "summary.csv") as f:
         summary = list(csv.DictReader(f))
-    assert [s["workload"] for s in summary] == ["dd", "dfsio", "terasort", "kmeans", "latency"]
+    assert [s["workload"] for s in summary] == ["dd", "dfsio", "terasort", "kmeans", "latency", "throughput"]
     report_lines = (out / "hibench.report").read_text().splitlines()
-    assert report_lines[0] == HIBENCH_HEADER and len(report_lines) == 6
+    assert report_lines[0] == HIBENCH_HEADER and len(report_lines) == 7
     for name in ("throughput_vs_files.png", "time_vs_nodes.png", "time_vs_stripes.png"):
         assert (out / name).stat().st_size > 1000
     for figure in ("bring-up time:", "job latency", "TestDFSIO aggregate ÷ dd", "TeraSort wall time",
-                   "÷ (2 × input)", "one-map job latency (median):"):
+                   "÷ (4 × input)", "one-map job latency (median):", "one-map jobs per minute:"):
         assert figure in result.stdout
 
 
@@ -189,7 +212,7 @@ def test_tiny_sweep_on_slurm(hadoop_runtime: Path, slurm_cluster: list[str]) -> 
     for mode in ("write", "read"):
         assert dfsio[f"{mode}_mb_s"] > 0 and dfsio[f"{mode}_ratio"] > 0
     assert dfsio["latency_s"] > 0 and dfsio["bringup_s"] > 0
-    assert terasort["valid"] is True and terasort["io_ratio"] > 0.5
+    check_terasort_row(terasort, shared_local=False)
     assert kmeans["iterations"] >= 1 and kmeans["clustered"] is True
     check_latency_row(latency)
     # One cluster for the whole sweep, on the allocated nodes, in this job; nothing left of it on any node
