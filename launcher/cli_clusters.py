@@ -38,7 +38,8 @@ def _age(seconds: float | None) -> str:
 
 STATE_COLORS = {"ready": "green", "running": "green", "starting": "cyan", "pending": "cyan", "stopping": "yellow",
                 "stopped": "dim", "succeeded": "dim", "lost": "red", "failed": "red", "bringup_failed": "red",
-                "timed_out": "red", "interrupted": "yellow", "gone": "dim"}
+                "timed_out": "red", "interrupted": "yellow", "gone": "dim",
+                "unreachable": "yellow"}
 
 
 def _show(status: object) -> None:

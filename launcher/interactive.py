@@ -183,7 +183,12 @@ def status_of(entry: dict[str, Any], *, job_state: Callable[[str, str], str] = b
     status = ClusterStatus(cluster_id=entry["cluster_id"], run_dir=str(run_dir), scheduler=entry["scheduler"],
                            job_id=entry.get("job_id"), state="pending", created=entry.get("created"),
                            interactive=bool(entry.get("interactive")))
-    if not run_dir.is_dir():
+    try:
+        present = run_dir.is_dir()
+    except OSError as err:  # e.g. ENOTCONN: the filesystem it is on is mounted but does not answer
+        status.state, status.detail = "unreachable", f"its filesystem does not answer: {err.strerror}"
+        return status
+    if not present:
         status.state, status.detail = "gone", "cluster directory removed"
         return status
     plan = _read_json(run_dir / "plan.json")

@@ -4,6 +4,7 @@ tests/integration/test_interactive.py)."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -96,6 +97,22 @@ def test_local_cluster_state_follows_its_holder_process(tmp_path: Path) -> None:
 def test_a_removed_directory_is_gone(tmp_path: Path) -> None:
     status = status_of({"cluster_id": "x", "run_dir": str(tmp_path / "nope"), "scheduler": "local"})
     assert status.state == "gone" and not status.active
+
+
+def test_a_directory_on_a_filesystem_that_does_not_answer_is_unreachable(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """`list` met ENOTCONN from a GlusterFS mount being remounted and died with a traceback; one cluster on such a
+    mount is now shown as unreachable. (The stat is made to fail here: a FUSE mount cannot be broken on demand.)"""
+    real_is_dir = Path.is_dir
+
+    def is_dir(self: Path) -> bool:
+        if self == tmp_path / "on-fuse":
+            raise OSError(errno.ENOTCONN, os.strerror(errno.ENOTCONN), str(self))
+        return real_is_dir(self)
+
+    monkeypatch.setattr(Path, "is_dir", is_dir)
+    status = status_of({"cluster_id": "x", "run_dir": str(tmp_path / "on-fuse"), "scheduler": "local"})
+    assert status.state == "unreachable" and "not connected" in status.detail and not status.active
 
 
 def test_find_by_id_prefix_or_job_id_and_errors(tmp_path: Path) -> None:
