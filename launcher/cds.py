@@ -22,7 +22,10 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import subprocess
 import time
+import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
 from launcher.runtime import HadoopRuntime
@@ -107,3 +110,133 @@ def publish(tmp: Path, archive: Path, returncode: int | None) -> bool:
         return True
     tmp.unlink(missing_ok=True)
     return False
+
+
+def client_archive_flags(runtime: HadoopRuntime, argv: Sequence[str]) -> list[str]:
+    """Class-data-sharing flags for a job client's command line ``argv`` (``java <flags> -cp <classpath> <main
+    class> <args>``, :func:`launcher.daemons.client_command`): use its archive, or write one when the JVM exits.
+
+    A job client loads ~3,000 classes (about 2.3 CPU-seconds of a one-map job's 7.5 on 2 cores, issue 12). Its
+    archive is keyed, within the runtime's key (:func:`archive_key` with the client's JVM flags), by its main class
+    and its whole classpath, with the size and mtime of every entry that is a file (a user's job jar, rebuilt, gets
+    a new archive). The classpath must start with the runtime's jars (the JDK's rule). The archive is written to
+    ``<archive>.<token>.tmp`` and moved into place by :func:`publish_client_archive` after a clean exit.
+
+    Returns:
+        The flags to put after ``java`` (empty before JDK 13, when ``argv`` has no ``-cp`` and main class, or when
+        the cache directory cannot be made).
+    """
+    args = list(argv)
+    if runtime.java_version < 13 or "-cp" not in args[:-2]:
+        return []
+    at = args.index("-cp")
+    classpath, main_class = args[at + 1], args[at + 2]
+    flags = tuple(a for a in args[1:at] if a.startswith(("-XX:", "--add-")))
+    digest = hashlib.sha256(f"{main_class}|{classpath}".encode())
+    for entry in classpath.split(":"):
+        try:
+            info = os.stat(entry)
+        except OSError:
+            continue
+        digest.update(f"|{info.st_size}|{info.st_mtime_ns}".encode())
+    archive = cache_root() / archive_key(runtime, flags) / f"client-{digest.hexdigest()[:16]}.jsa"
+    if archive.is_file():
+        return [f"-XX:SharedArchiveFile={archive}"]
+    try:
+        archive.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return []
+    return [f"-XX:ArchiveClassesAtExit={archive}.{uuid.uuid4().hex[:12]}.tmp"]
+
+
+def publish_client_archive(argv: Sequence[str], returncode: int | None) -> bool:
+    """After a job client ended: move the archive it wrote (``-XX:ArchiveClassesAtExit=<archive>.<token>.tmp`` in
+    ``argv``) into place when it exited with 0, else drop it (:func:`publish`).
+
+    Returns:
+        True when the client's archive is now in place.
+    """
+    for arg in argv:
+        if arg.startswith("-XX:ArchiveClassesAtExit=") and arg.endswith(".tmp"):
+            tmp = Path(arg.split("=", 1)[1])
+            return publish(tmp, tmp.with_name(tmp.name.rsplit(".", 2)[0]), 0 if returncode == 0 else -1)
+    return False
+
+
+#: The ApplicationMaster's archive (``<key>/mrappmaster.jsa``) and the JVM flags it is keyed with: the AM's JVM runs
+#: with the job's ``yarn.app.mapreduce.am.command-opts`` and Java 17's ``--add-opens`` set (MapReduce adds it).
+AM_ARCHIVE = "mrappmaster.jsa"
+AM_KEY_FLAGS = ("mrappmaster",)
+#: While this marker is younger than this (seconds), no other ApplicationMaster is asked to write the archive: the
+#: first one writes it when it exits, and the next job clients publish it.
+AM_DUMP_WINDOW_S = 600.0
+#: An AM's archive file is complete this long (seconds) after it was last written (the JVM writes it at exit).
+AM_SETTLE_S = 20.0
+
+
+def am_archive_path(runtime: HadoopRuntime) -> Path:
+    """Where the MapReduce ApplicationMaster's archive for this runtime and JDK lives."""
+    return cache_root() / archive_key(runtime, AM_KEY_FLAGS) / AM_ARCHIVE
+
+
+def am_archive_option(runtime: HadoopRuntime) -> str:
+    """The value of ``hpc.am.cds`` for a job client about to submit: the ApplicationMaster's extra JVM options.
+
+    The container's classpath starts with ``$PWD`` (its own directory), which no archive can match; the option puts
+    the runtime's jars first (``-cp <jars>:$CLASSPATH``: ``$CLASSPATH`` is the container's, expanded by the
+    container's launch script) and then uses the archive (``-XX:SharedArchiveFile``) or, when there is none and no
+    other AM was asked in the last :data:`AM_DUMP_WINDOW_S` seconds, asks this AM to write it at exit
+    (``-XX:ArchiveClassesAtExit=<archive>.<token>.tmp``; :func:`publish_am_archives` moves it into place). Measured
+    on a one-map job (2 cores, JDK 17): the AM's CPU time 3.5–3.7 s without, 2.1–2.4 s with the archive.
+
+    Returns:
+        ``""`` before JDK 13 or when the cache directory cannot be made (the AM then starts as Hadoop starts it).
+    """
+    if runtime.java_version < 13:
+        return ""
+    jars = ":".join(jar_entries(runtime))
+    archive = am_archive_path(runtime)
+    if archive.is_file():
+        return f"-cp {jars}:$CLASSPATH -XX:SharedArchiveFile={archive}"
+    marker = archive.with_name(f"{AM_ARCHIVE}.requested")
+    try:
+        archive.parent.mkdir(parents=True, exist_ok=True)
+        if marker.exists() and time.time() - marker.stat().st_mtime < AM_DUMP_WINDOW_S:
+            return f"-cp {jars}:$CLASSPATH"
+        marker.touch()
+    except OSError:
+        return ""
+    return f"-cp {jars}:$CLASSPATH -XX:ArchiveClassesAtExit={archive}.{uuid.uuid4().hex[:12]}.tmp"
+
+
+def publish_am_archives(runtime: HadoopRuntime, settle_s: float = AM_SETTLE_S) -> bool:
+    """Move an archive an ApplicationMaster wrote at exit into place, once it has not changed for ``settle_s``
+    seconds (0 at teardown, when no AM runs any more) and the JVM maps it (``java -Xshare:on
+    -XX:SharedArchiveFile=<file> -version``: a file cut short by a SIGKILL is refused, and dropped).
+
+    Returns:
+        True when the ApplicationMaster's archive is in place.
+    """
+    archive = am_archive_path(runtime)
+    for tmp in sorted(archive.parent.glob(f"{AM_ARCHIVE}.*.tmp")) if archive.parent.is_dir() else []:
+        try:
+            if time.time() - tmp.stat().st_mtime < settle_s:
+                continue
+        except OSError:
+            continue
+        if not archive.exists() and _maps(runtime, tmp):
+            os.replace(tmp, archive)
+            archive.with_name(f"{AM_ARCHIVE}.requested").unlink(missing_ok=True)
+        else:
+            tmp.unlink(missing_ok=True)
+    return archive.is_file()
+
+
+def _maps(runtime: HadoopRuntime, archive: Path) -> bool:
+    """True when the JDK maps ``archive`` with the runtime's jars as classpath (``-Xshare:on`` fails otherwise)."""
+    argv = [runtime.java, "-Xshare:on", f"-XX:SharedArchiveFile={archive}", "-cp", ":".join(jar_entries(runtime)),
+            "-version"]
+    try:
+        return subprocess.run(argv, capture_output=True, timeout=60, check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False

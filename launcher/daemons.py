@@ -89,7 +89,9 @@ def client_command(plan: ClusterPlan, main_class: str, args: Sequence[str], *, h
                    properties: Mapping[str, object] | None = None) -> list[str]:
     """The one builder of a client JVM's command line (job steps, benchmark steps, ``yarn application -kill``):
     ``java -Xmx<heap_mb>m <client_jvm_flags> -Dhadoop.log.dir=<run_dir>/logs/client -Dhadoop.root.logger=INFO,console
-    [-Dkey=value...] -cp <conf>:<runtime>[:<extra_classpath>] <main_class> <args>``.
+    [-Dkey=value...] -cp <runtime jars>:<runtime dirs>:<conf>[:<extra_classpath>] <main_class> <args>``: jars first,
+    as the daemons' (:func:`daemon_classpath`), so that the step runner can give it a class-data-sharing archive
+    (:func:`launcher.cds.client_archive_flags`).
 
     Args:
         heap_mb: the client's ``-Xmx``, MiB (512: a job client's splits and staging; 256 for small CLIs).
@@ -98,7 +100,7 @@ def client_command(plan: ClusterPlan, main_class: str, args: Sequence[str], *, h
         properties: JVM system properties (``-Dkey=value`` before the class: ones the configuration substitutes,
             such as ``hpc.rm.connect.max-wait.ms``, for clients that take no ``-D`` option).
     """
-    cp = ":".join([classpath(plan), *(str(p) for p in extra_classpath)])
+    cp = ":".join([daemon_classpath(plan), *(str(p) for p in extra_classpath)])
     system = [f"-D{key}={value}" for key, value in (properties or {}).items()]
     return [plan.runtime.java, f"-Xmx{heap_mb}m", *client_jvm_flags(plan, fast_start=fast_start),
             f"-Dhadoop.log.dir={plan.run_dir}/logs/client", "-Dhadoop.root.logger=INFO,console", *system, "-cp", cp,

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from launcher.cds import am_archive_option, client_archive_flags, publish_am_archives, publish_client_archive
 from launcher.daemons import client_command, hadoop_env
 from launcher.errors import UserError, WalltimeExpired
 from launcher.examples import EXAMPLE_INPUT_ARGS, EXAMPLE_OUTPUT_ARG, positional
@@ -428,9 +429,10 @@ class StepRunner:
         step.log.parent.mkdir(parents=True, exist_ok=True)
         began = time.time()
         env = hadoop_env(self.plan)
+        argv = self.with_archive(step.argv)
         with open(step.log, "ab", buffering=0) as log:  # unbuffered: a full filesystem fails a write, not close()
             log.write(f"$ {' '.join(step.argv)}\n".encode())
-            self.proc = subprocess.Popen(step.argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, cwd=self.plan.run_dir)
             reader = threading.Thread(target=self._follow, args=(result, self.proc.stdout, log), daemon=True)
             reader.start()
@@ -444,9 +446,23 @@ class StepRunner:
                 reader.join(timeout=5)
         result.returncode = self.proc.returncode
         result.wall_s = time.time() - began
+        publish_client_archive(argv, result.returncode)
         result.state = "succeeded" if result.returncode == 0 else "failed"
         self.on_progress(result)
         return result
+
+    def with_archive(self, argv: list[str]) -> list[str]:
+        """``argv`` with the class-data-sharing flags after ``java`` when ``hadoop.class_data_sharing`` is on and
+        ``argv`` runs the runtime's ``java``: the job client's own (:func:`launcher.cds.client_archive_flags`) and its
+        ApplicationMaster's (``-Dhpc.am.cds``, which ``mapred-site.xml`` puts into the AM's command:
+        :func:`launcher.cds.am_archive_option`), after publishing an archive an earlier AM wrote
+        (:func:`launcher.cds.publish_am_archives`). The step log and ``render`` show the command without them."""
+        runtime = self.plan.runtime
+        if not self.plan.spec.hadoop.class_data_sharing or not argv or argv[0] != runtime.java:
+            return argv
+        publish_am_archives(runtime)
+        return [argv[0], *client_archive_flags(runtime, argv), f"-Dhpc.am.cds={am_archive_option(runtime)}",
+                *argv[1:]]
 
     def _wait(self, deadline: float | None, health: Callable[[], None] | None) -> None:
         """Wait for the client to exit, checking the deadline every 0.1 s and ``health`` every

@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from launcher.cds import publish_am_archives
 from launcher.clients import write_wrappers
 from launcher.cluster import Cluster
 from launcher.diagnosis import diagnose
@@ -573,6 +574,8 @@ class ClusterRun:
                 refresh.wait()
             self.report.teardown_s = self.cluster.stop()
             self.report.leftover_processes = len(self.cluster.leftover_processes())
+            if self.plan.spec.hadoop.class_data_sharing and self.cluster.watch.stall() is None:
+                publish_am_archives(self.plan.runtime, settle_s=0.0)  # no ApplicationMaster runs any more
             self._note_stalls()
             self.report.ports = self.cluster.listening()
         finally:

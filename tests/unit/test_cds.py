@@ -1,13 +1,27 @@
-"""Class-data-sharing archives for the daemons (launcher.cds): which flags a daemon gets, the classpath order
-the JDK requires, and how an archive written at exit is published. The archives themselves are made and used
-by the real daemons in every integration test."""
+"""Class-data-sharing archives (launcher.cds) of the daemons, the job clients and the ApplicationMaster: which
+flags each gets, the classpath order the JDK requires, and how an archive written at exit is published (the
+AM's after the real JDK has mapped it). The archives themselves are made and used by the real daemons and jobs
+in every integration test."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from launcher.cds import archive_key, archive_path, cds_flags, publish
+from launcher.cds import (
+    am_archive_option,
+    am_archive_path,
+    archive_key,
+    archive_path,
+    cds_flags,
+    client_archive_flags,
+    jar_entries,
+    publish,
+    publish_am_archives,
+    publish_client_archive,
+)
 from launcher.daemons import daemon_command, format_command
 from launcher.plan import ClusterPlan
 from launcher.runtime import HadoopRuntime
@@ -73,3 +87,63 @@ def test_archive_key_follows_the_jars_and_the_flags(fake_runtime: HadoopRuntime)
 def test_old_jdks_get_no_flags(fake_runtime: HadoopRuntime) -> None:
     old = HadoopRuntime(**{**fake_runtime.__dict__, "java_version": 11})
     assert cds_flags(old, "resourcemanager", "n1", "c")[0] == []
+
+
+def _real_java(fake_runtime: HadoopRuntime) -> HadoopRuntime:
+    """The fake runtime run by this machine's real JDK 17 (its jars are empty files: only the JDK's classes load)."""
+    java_home = Path(subprocess.run(["readlink", "-f", shutil.which("java") or "java"], capture_output=True,
+                                    text=True, check=True).stdout.strip()).parent.parent
+    return HadoopRuntime(**{**fake_runtime.__dict__, "java_home": java_home})
+
+
+def test_a_job_client_writes_its_archive_then_uses_it(fake_runtime: HadoopRuntime, tmp_path: Path) -> None:
+    argv = [str(fake_runtime.java), "-Xmx512m", "-XX:+UseSerialGC", "-cp", f"{fake_runtime.home}/lib/*:/conf",
+            "org.apache.hadoop.util.RunJar", "x.jar"]
+    (first,) = client_archive_flags(fake_runtime, argv)
+    assert first.startswith("-XX:ArchiveClassesAtExit=") and first.endswith(".tmp")
+    tmp = Path(first.split("=", 1)[1])
+    assert tmp.is_relative_to(tmp_path / "cache" / "hpc-hadoop" / "cds") and tmp.name.startswith("client-")
+    tmp.write_bytes(b"archive")  # what the JVM writes at exit
+    assert publish_client_archive([*argv[:1], first, *argv[1:]], 0)
+    (again,) = client_archive_flags(fake_runtime, argv)
+    assert again == f"-XX:SharedArchiveFile={tmp.with_name(tmp.name.rsplit('.', 2)[0])}"
+    # Another main class, or a rebuilt job jar on the classpath, is another archive.
+    other = client_archive_flags(fake_runtime, [*argv[:-2], "org.apache.hadoop.fs.TestDFSIO", "-write"])
+    assert other[0].startswith("-XX:ArchiveClassesAtExit=")
+    jar = tmp_path / "job.jar"
+    jar.write_bytes(b"v1")
+    with_jar = [*argv[:4], f"{argv[4]}:{jar}", *argv[5:]]
+    Path(client_archive_flags(fake_runtime, with_jar)[0].split("=", 1)[1]).write_bytes(b"a")
+    (before,) = [f for f in tmp.parent.glob("client-*.tmp")]
+    assert publish_client_archive(with_jar[:1] + [f"-XX:ArchiveClassesAtExit={before}"] + with_jar[1:], 0)
+    assert client_archive_flags(fake_runtime, with_jar)[0].startswith("-XX:SharedArchiveFile=")
+    jar.write_bytes(b"version 2")
+    assert client_archive_flags(fake_runtime, with_jar)[0].startswith("-XX:ArchiveClassesAtExit=")
+
+
+def test_a_failed_job_client_leaves_no_archive(fake_runtime: HadoopRuntime) -> None:
+    argv = [str(fake_runtime.java), "-cp", f"{fake_runtime.home}/lib/*", "Main"]
+    (flag,) = client_archive_flags(fake_runtime, argv)
+    tmp = Path(flag.split("=", 1)[1])
+    tmp.write_bytes(b"written at exit")
+    assert not publish_client_archive([argv[0], flag, *argv[1:]], 1) and not tmp.exists()
+    assert client_archive_flags(fake_runtime, [str(fake_runtime.java), "-version"]) == []
+
+
+def test_the_first_application_master_writes_the_archive_and_later_ones_use_it(fake_runtime: HadoopRuntime) -> None:
+    """One AM is asked to write the archive (the others in the next 10 minutes start as before); a file the JDK
+    cannot map (an AM killed while writing) is dropped; a real one is published at the next submission."""
+    runtime = _real_java(fake_runtime)
+    jars = ":".join(jar_entries(runtime))
+    first = am_archive_option(runtime)
+    assert first.startswith(f"-cp {jars}:$CLASSPATH -XX:ArchiveClassesAtExit=")
+    assert am_archive_option(runtime) == f"-cp {jars}:$CLASSPATH"  # one AM writes it
+    tmp = Path(first.rsplit("=", 1)[1])
+    tmp.write_bytes(b"\0" * 4096)  # cut short: the JVM would crash on it (SIGBUS), even with -Xshare:auto
+    assert not publish_am_archives(runtime, settle_s=0.0) and not tmp.exists()
+    done = subprocess.run([str(runtime.java), f"-XX:ArchiveClassesAtExit={tmp}", "-cp", jars, "-version"],
+                          capture_output=True, check=False)
+    assert done.returncode == 0 and tmp.stat().st_size > 0
+    assert not publish_am_archives(runtime)  # written just now: an AM may still be writing it
+    assert publish_am_archives(runtime, settle_s=0.0) and not tmp.exists()
+    assert am_archive_option(runtime) == f"-cp {jars}:$CLASSPATH -XX:SharedArchiveFile={am_archive_path(runtime)}"

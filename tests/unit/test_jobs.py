@@ -59,7 +59,10 @@ def test_example_argv(resolve: Callable[..., list[ResolvedStep]], fake_runtime: 
                                         "-D", "mapreduce.job.reduces=2", "-D", "mapreduce.map.speculative=true",
                                         str(corpus), str(out)]
     cp = step.argv[step.argv.index("-cp") + 1].split(":")
-    assert cp[0].endswith("/conf") and cp[1:] == list(fake_runtime.classpath)
+    # The runtime's jars first (a class-data-sharing archive needs them there), then its directories, conf/ last.
+    jars = [e for e in fake_runtime.classpath if e.endswith("/*")]
+    dirs = [e for e in fake_runtime.classpath if not e.endswith("/*")]
+    assert cp[:-1] == jars + dirs and cp[-1].endswith("/conf")
     assert all(flag in step.argv for flag in FAST_START_FLAGS)
     assert step.inputs == (str(corpus),)
     assert step.outputs == (str(out),)
