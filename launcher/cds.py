@@ -22,6 +22,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import stat
 import subprocess
 import time
 import uuid
@@ -118,8 +119,9 @@ def client_archive_flags(runtime: HadoopRuntime, argv: Sequence[str]) -> list[st
 
     A job client loads ~3,000 classes (about 2.3 CPU-seconds of a one-map job's 7.5 on 2 cores, issue 12). Its
     archive is keyed, within the runtime's key (:func:`archive_key` with the client's JVM flags), by its main class
-    and its whole classpath, with the size and mtime of every entry that is a file (a user's job jar, rebuilt, gets
-    a new archive). The classpath must start with the runtime's jars (the JDK's rule). The archive is written to
+    and its classpath's jars, with the size and mtime of each jar file (a user's job jar, rebuilt, gets a new
+    archive); directories, which come last (each cluster's ``conf/``), are left out, so one archive serves every
+    cluster. The classpath must start with the runtime's jars (the JDK's rule). The archive is written to
     ``<archive>.<token>.tmp`` and moved into place by :func:`publish_client_archive` after a clean exit.
 
     Returns:
@@ -132,13 +134,15 @@ def client_archive_flags(runtime: HadoopRuntime, argv: Sequence[str]) -> list[st
     at = args.index("-cp")
     classpath, main_class = args[at + 1], args[at + 2]
     flags = tuple(a for a in args[1:at] if a.startswith(("-XX:", "--add-")))
-    digest = hashlib.sha256(f"{main_class}|{classpath}".encode())
+    digest = hashlib.sha256(main_class.encode())
     for entry in classpath.split(":"):
         try:
             info = os.stat(entry)
-        except OSError:
+        except OSError:  # a jar glob (``lib/*``: its jars are in the runtime's key) or a missing entry
+            digest.update(f"|{entry}".encode())
             continue
-        digest.update(f"|{info.st_size}|{info.st_mtime_ns}".encode())
+        if not stat.S_ISDIR(info.st_mode):  # directories (conf/) hold no archived class: not part of the key
+            digest.update(f"|{entry}|{info.st_size}|{info.st_mtime_ns}".encode())
     archive = cache_root() / archive_key(runtime, flags) / f"client-{digest.hexdigest()[:16]}.jsa"
     if archive.is_file():
         return [f"-XX:SharedArchiveFile={archive}"]

@@ -89,18 +89,21 @@ def client_command(plan: ClusterPlan, main_class: str, args: Sequence[str], *, h
                    properties: Mapping[str, object] | None = None) -> list[str]:
     """The one builder of a client JVM's command line (job steps, benchmark steps, ``yarn application -kill``):
     ``java -Xmx<heap_mb>m <client_jvm_flags> -Dhadoop.log.dir=<run_dir>/logs/client -Dhadoop.root.logger=INFO,console
-    [-Dkey=value...] -cp <runtime jars>:<runtime dirs>:<conf>[:<extra_classpath>] <main_class> <args>``: jars first,
-    as the daemons' (:func:`daemon_classpath`), so that the step runner can give it a class-data-sharing archive
-    (:func:`launcher.cds.client_archive_flags`).
+    [-Dkey=value...] -cp <runtime jars>[:<extra_classpath>]:<runtime dirs>:<conf> <main_class> <args>``: jars first
+    and directories last (the cluster's ``conf/``, another path for each cluster, after every jar), so that one
+    class-data-sharing archive serves every cluster (:func:`launcher.cds.client_archive_flags`).
 
     Args:
         heap_mb: the client's ``-Xmx``, MiB (512: a job client's splits and staging; 256 for small CLIs).
-        extra_classpath: jars or directories after the runtime's (a user's jar, the jobclient tests jar).
+        extra_classpath: jars after the runtime's (a user's jar, the jobclient tests jar).
         fast_start: override ``hadoop.fast_start``.
         properties: JVM system properties (``-Dkey=value`` before the class: ones the configuration substitutes,
             such as ``hpc.rm.connect.max-wait.ms``, for clients that take no ``-D`` option).
     """
-    cp = ":".join([daemon_classpath(plan), *(str(p) for p in extra_classpath)])
+    runtime = plan.runtime
+    jars = [e for e in runtime.classpath if e.endswith("/*")]
+    others = [e for e in runtime.classpath if not e.endswith("/*")]
+    cp = ":".join([*jars, *(str(p) for p in extra_classpath), *others, str(plan.conf_dir)])
     system = [f"-D{key}={value}" for key, value in (properties or {}).items()]
     return [plan.runtime.java, f"-Xmx{heap_mb}m", *client_jvm_flags(plan, fast_start=fast_start),
             f"-Dhadoop.log.dir={plan.run_dir}/logs/client", "-Dhadoop.root.logger=INFO,console", *system, "-cp", cp,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from launcher.errors import UserError
-from launcher.jobs import ResolvedStep, check_step_inputs, resolve_steps
+from launcher.jobs import ResolvedStep, check_step_inputs, client_step, resolve_steps
 from launcher.plan import ClusterPlan
 from launcher.runtime import FAST_START_FLAGS, HadoopRuntime
 from launcher.spec import JobSpec
@@ -63,6 +63,18 @@ def test_example_argv(resolve: Callable[..., list[ResolvedStep]], fake_runtime: 
     jars = [e for e in fake_runtime.classpath if e.endswith("/*")]
     dirs = [e for e in fake_runtime.classpath if not e.endswith("/*")]
     assert cp[:-1] == jars + dirs and cp[-1].endswith("/conf")
+
+
+def test_a_job_jar_comes_before_every_directory(make_spec: Callable[..., JobSpec],
+                                                make_test_plan: Callable[..., ClusterPlan], tmp_path: Path) -> None:
+    """Every directory (each cluster's conf/, another path per cluster) after every jar: one class-data-sharing
+    archive of a job client serves every cluster."""
+    plan = make_test_plan(make_spec())
+    step = client_step(plan, 2, "mine", ["x"], main_class="my.Main", extra_classpath=[tmp_path / "my.jar"])
+    cp = step.argv[step.argv.index("-cp") + 1].split(":")
+    jars = [e for e in plan.runtime.classpath if e.endswith("/*")]
+    dirs = [e for e in plan.runtime.classpath if not e.endswith("/*")]
+    assert cp == [*jars, str(tmp_path / "my.jar"), *dirs, str(plan.conf_dir)]
     assert all(flag in step.argv for flag in FAST_START_FLAGS)
     assert step.inputs == (str(corpus),)
     assert step.outputs == (str(out),)
