@@ -63,6 +63,10 @@ def test_example_argv(resolve: Callable[..., list[ResolvedStep]], fake_runtime: 
     jars = [e for e in fake_runtime.classpath if e.endswith("/*")]
     dirs = [e for e in fake_runtime.classpath if not e.endswith("/*")]
     assert cp[:-1] == jars + dirs and cp[-1].endswith("/conf")
+    assert all(flag in step.argv for flag in FAST_START_FLAGS)
+    assert step.inputs == (str(corpus),)
+    assert step.outputs == (str(out),)
+    assert step.log.name == "01-wordcount.log"
 
 
 def test_a_job_jar_comes_before_every_directory(make_spec: Callable[..., JobSpec],
@@ -75,10 +79,6 @@ def test_a_job_jar_comes_before_every_directory(make_spec: Callable[..., JobSpec
     jars = [e for e in plan.runtime.classpath if e.endswith("/*")]
     dirs = [e for e in plan.runtime.classpath if not e.endswith("/*")]
     assert cp == [*jars, str(tmp_path / "my.jar"), *dirs, str(plan.conf_dir)]
-    assert all(flag in step.argv for flag in FAST_START_FLAGS)
-    assert step.inputs == (str(corpus),)
-    assert step.outputs == (str(out),)
-    assert step.log.name == "01-wordcount.log"
 
 
 def test_fast_start_false_drops_client_jvm_flags(resolve: Callable[..., list[ResolvedStep]]) -> None:
