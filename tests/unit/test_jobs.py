@@ -153,7 +153,7 @@ def test_jar_step_with_class_runs_the_class_directly(resolve: Callable[..., list
                        "args": ["-write", "-nrFiles", "2"], "properties": {"test.build.data": "/x"}}])
     assert RUNJAR not in step.argv
     cp = step.argv[step.argv.index("-cp") + 1]
-    assert cp.endswith(f":{fake_runtime.tests_jar}")
+    assert f":{fake_runtime.tests_jar}:" in cp and cp.endswith("/conf")  # after the runtime's jars, before conf/
     assert after(step.argv, "-cp")[1:] == ["org.apache.hadoop.fs.TestDFSIO", "-D", "test.build.data=/x",
                                            "-write", "-nrFiles", "2"]
     assert step.kind == "jar" and step.name == "TestDFSIO"
