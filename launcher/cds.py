@@ -176,6 +176,9 @@ AM_KEY_FLAGS = ("mrappmaster",)
 AM_DUMP_WINDOW_S = 600.0
 #: An AM's archive file is complete this long (seconds) after it was last written (the JVM writes it at exit).
 AM_SETTLE_S = 20.0
+#: ``hpc.am.cds`` without an archive: the JDK's default, a no-op (the value is never empty; ``mapred-site.xml``'s
+#: default is the same, for job clients that do not set it).
+AM_NO_ARCHIVE = "-Xshare:auto"
 
 
 def am_archive_path(runtime: HadoopRuntime) -> Path:
@@ -194,10 +197,12 @@ def am_archive_option(runtime: HadoopRuntime) -> str:
     on a one-map job (2 cores, JDK 17): the AM's CPU time 3.5–3.7 s without, 2.1–2.4 s with the archive.
 
     Returns:
-        ``""`` before JDK 13 or when the cache directory cannot be made (the AM then starts as Hadoop starts it).
+        :data:`AM_NO_ARCHIVE` before JDK 13 or when the cache directory cannot be made (the AM then starts as Hadoop
+        starts it). Never empty: Hadoop's ``Configuration`` leaves ``${hpc.am.cds}`` unexpanded when its value is
+        empty, and the container's shell fails on it ("bad substitution").
     """
     if runtime.java_version < 13:
-        return ""
+        return AM_NO_ARCHIVE
     jars = ":".join(jar_entries(runtime))
     archive = am_archive_path(runtime)
     if archive.is_file():
@@ -209,7 +214,7 @@ def am_archive_option(runtime: HadoopRuntime) -> str:
             return f"-cp {jars}:$CLASSPATH"
         marker.touch()
     except OSError:
-        return ""
+        return AM_NO_ARCHIVE
     return f"-cp {jars}:$CLASSPATH -XX:ArchiveClassesAtExit={archive}.{uuid.uuid4().hex[:12]}.tmp"
 
 

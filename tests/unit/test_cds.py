@@ -9,6 +9,7 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from xml.etree import ElementTree
 
 from launcher.cds import (
     am_archive_option,
@@ -24,6 +25,7 @@ from launcher.cds import (
 )
 from launcher.daemons import daemon_command, format_command
 from launcher.plan import ClusterPlan
+from launcher.render import render_config
 from launcher.runtime import HadoopRuntime
 from launcher.spec import JobSpec
 
@@ -87,6 +89,19 @@ def test_archive_key_follows_the_jars_and_the_flags(fake_runtime: HadoopRuntime)
 def test_old_jdks_get_no_flags(fake_runtime: HadoopRuntime) -> None:
     old = HadoopRuntime(**{**fake_runtime.__dict__, "java_version": 11})
     assert cds_flags(old, "resourcemanager", "n1", "c")[0] == []
+    # Never an empty hpc.am.cds: Hadoop would leave ${hpc.am.cds} in the AM's command, and bash fail on it.
+    assert am_archive_option(old) == "-Xshare:auto"
+
+
+def test_mapred_site_never_leaves_the_am_option_empty(make_spec: Callable[..., JobSpec],
+                                                      make_test_plan: Callable[..., ClusterPlan]) -> None:
+    """A job submitted by another client (``hpc-hadoop exec -- hadoop jar``, or with class_data_sharing off) gets
+    the default, a no-op JVM option, in place of ``${hpc.am.cds}``."""
+    plan = make_test_plan(make_spec(hadoop={"class_data_sharing": False}))
+    site = ElementTree.fromstring(render_config(plan)["mapred-site.xml"])
+    values = {p.findtext("name"): p.findtext("value") for p in site.iter("property")}
+    assert values["yarn.app.mapreduce.am.command-opts"].endswith(" ${hpc.am.cds}")
+    assert values["hpc.am.cds"] == "-Xshare:auto"
 
 
 def _real_java(fake_runtime: HadoopRuntime) -> HadoopRuntime:
