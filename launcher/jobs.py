@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from launcher.cds import am_archive_option, client_archive_flags, publish_am_archives, publish_client_archive
 from launcher.daemons import client_command, hadoop_env
@@ -78,6 +79,9 @@ class StepResult:
         state: ``succeeded``, ``failed``, ``killed``.
         min_free_bytes: the fewest bytes free on the filesystem root while it ran, sampled each second by the
             cluster health check (``None`` when not sampled).
+        shuffle: for a MapReduce job with reducers that succeeded, which shuffle its reducers used and the bytes they
+            read directly from the shared filesystem and over HTTP, in sum and per reducer
+            (:func:`launcher.shuffle.step_shuffle`), or ``None``.
         cause: for a failed step, the first cause line of its failed container's log
             (:class:`launcher.diagnosis.Cause`: ``container``, ``file``, ``line``, ``command`` that shows the whole
             log), or ``None``.
@@ -98,6 +102,7 @@ class StepResult:
     state: str = "pending"
     min_free_bytes: int | None = None
     cause: dict[str, str] | None = None
+    shuffle: dict[str, Any] | None = None
     lines: list[str] = field(default_factory=list, repr=False)
 
 

@@ -332,6 +332,30 @@ class ClusterPlan:
                        f"({', '.join(n.name for n in self.nodes)})")
 
     @property
+    def shuffle(self) -> str:
+        """The shuffle of ``hadoop.shuffle`` (issue 15): ``shared-fs`` or ``http``; ``auto`` is ``shared-fs`` when the
+        NodeManager local dirs are in the cluster directory (``filesystem.local_dirs: shared``), where every node
+        sees every node's map outputs, and ``http`` when they are node-local (the default) or in a directory of
+        the job file's, which need not be shared."""
+        choice = self.spec.hadoop.shuffle
+        if choice == "auto":
+            return "shared-fs" if self.spec.filesystem.local_dirs == SHARED_LOCAL_DIRS else "http"
+        return choice
+
+    def shuffle_dirs(self) -> dict[str, str]:
+        """For the shared-filesystem shuffle: each NodeManager's address and name → the local dir where its map
+        outputs are when they are on the shared filesystem: its ``nm-local/<host>`` in the cluster directory (where
+        ``filesystem.local_dirs: shared`` puts it, and where the agent falls back to from a node-local dir), or the
+        job file's ``filesystem.local_dirs`` directory. Map-completion events name a node by its NodeManager
+        hostname, which is its address (``yarn.nodemanager.hostname``); the name is listed too. A node-local dir is
+        never listed: its map outputs are fetched over HTTP."""
+        dirs: dict[str, str] = {}
+        for node in self.nodemanagers:
+            where = node.nm_shared_dir or node.nm_local_dir
+            dirs[node.address] = dirs[node.name] = where
+        return dirs
+
+    @property
     def rm_web(self) -> str:
         """ResourceManager web/REST address, ``http://host:port``."""
         return f"http://{self.master.address}:{self.ports.rm_web}"

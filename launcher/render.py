@@ -30,6 +30,7 @@ from xml.sax.saxutils import escape
 
 import jinja2
 
+from launcher import shuffle
 from launcher.plan import ClusterPlan
 from launcher.spec import SHARE_DIR
 
@@ -169,6 +170,7 @@ def render_config(plan: ClusterPlan, notes: list[str] | None = None) -> dict[str
         "no_checksum_filesystem": NO_CHECKSUM_FILESYSTEM,
         "pfs_layout": plan.filesystem.shim_layout if spec.filesystem.mode == "shim" else "none",
         "stripe_roles": stripe_roles(plan),
+        "shuffle_plugin": shuffle.PLUGIN_CLASS, "shuffle_dirs_property": shuffle.LOCAL_DIRS_PROPERTY,
     }
     templates = dict(CONFIG_TEMPLATES)
     if spec.filesystem.mode == "hdfs":

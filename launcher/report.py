@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from launcher import __version__
+from launcher import __version__, shuffle
 from launcher.listeners import WILDCARD_ADDRESSES
 
 #: Final states of a run (``stopped``: an interactive cluster ended by ``hpc-hadoop stop``).
@@ -182,12 +182,12 @@ def directory_line(entry: dict[str, Any]) -> str:
 def summary(report: RunReport, console: Console) -> None:
     """Print the run summary: state, timings, one row per step, where the logs are."""
     table = Table(title=f"{report.name}: {report.state}", title_justify="left", show_edge=False)
-    for column in ("step", "state", "exit", "wall (s)", "application"):
+    for column in ("step", "state", "exit", "wall (s)", "shuffle", "application"):
         table.add_column(column, justify="right" if column in ("exit", "wall (s)") else "left")
     for step in report.steps:
         wall = f"{step['wall_s']:.1f}" if step.get("wall_s") is not None else "-"
         table.add_row(step["name"], step["state"], str(step.get("returncode", "-")), wall,
-                      step.get("application_id") or "-")
+                      shuffle.describe(step.get("shuffle")), step.get("application_id") or "-")
     console.print(table)
     fmt = lambda v: "-" if v is None else f"{v:.1f} s"  # noqa: E731
     console.print(f"bring-up {fmt(report.bringup_s)}, teardown {fmt(report.teardown_s)}, "

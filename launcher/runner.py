@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from launcher import shuffle
 from launcher.cds import publish_am_archives
 from launcher.clients import write_wrappers
 from launcher.cluster import Cluster
@@ -498,6 +499,8 @@ class ClusterRun:
             if result.returncode != 0 and result.application_id:
                 cause = diagnose(self.plan, result.application_id, step.log.read_text(errors="replace"))
                 result.cause = asdict(cause) if cause else None
+            elif result.returncode == 0 and result.job_id and self.plan.spec.filesystem.mode != "hdfs":
+                result.shuffle = shuffle.step_shuffle(shuffle.find_jhist(self.plan.path("history"), result.job_id))
             return result
         finally:
             with self._record_lock:

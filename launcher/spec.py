@@ -264,6 +264,12 @@ class HadoopSpec(_Model):
     nodemanager_vcores: int | None = Field(None, ge=1, description="vcores a NodeManager offers; default: cores.")
     fast_start: bool = Field(True, description="Low-latency settings: 100 ms heartbeats and client "
                              "polling, uber mode for tiny jobs, quick-start JVM flags for AM and tasks.")
+    shuffle: Literal["auto", "http", "shared-fs"] = Field(
+        "auto", description="How reducers get map outputs. `http`: Hadoop's shuffle, every map output fetched "
+        "from the ShuffleHandler of the node that ran the map. `shared-fs`: each reducer reads map outputs "
+        "straight from the NodeManager local dirs on the shared filesystem (hpc-hadoop's shuffle plugin; what it "
+        "cannot read there it fetches over HTTP, per map). `auto`: `shared-fs` when `filesystem.local_dirs` is "
+        "`shared`, else `http`. The run report gives each step's shuffle and its bytes read each way.")
     class_data_sharing: bool = Field(True, description="Start the daemons, the job clients and the MapReduce "
                                      "ApplicationMaster with JDK class-data-sharing archives (made by their first "
                                      "run, kept in ~/.cache/hpc-hadoop/cds): about half the daemons' start-up "
