@@ -5,12 +5,19 @@ to HTTP when a map output cannot be found; the run report's counters say which b
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import signal
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 import yaml
 
-from tests.conftest import hpc_hadoop, only_run_dir, processes_of, run_report
+from tests.conftest import REPO, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
+from tests.users import TestUser, make_user, user_dir
 
 pytestmark = pytest.mark.hadoop
 
@@ -34,9 +41,10 @@ def check_sorted(out: Path, name: str) -> None:
     assert sorted(ordered) == sorted(generated)
 
 
-def sort_steps(fs_root_dir: str) -> list[dict]:
+def sort_steps(fs_root_dir: str, wrong_dirs: str) -> list[dict]:
     """TeraGen, TeraSort and TeraValidate with the cluster's shuffle, then TeraSort with Hadoop's own shuffle
-    (``http``) and TeraSort with the plugin told a wrong local dir for every node (every map output over HTTP)."""
+    (``http``) and TeraSort with the plugin told ``wrong_dirs`` as the NodeManagers' local dirs (every map output
+    over HTTP)."""
     out = f"{fs_root_dir}/output"
     return [
         {"example": "teragen", "args": [f"-Dmapreduce.job.maps={MAPS}", str(ROWS), f"{out}/gen"]},
@@ -46,8 +54,7 @@ def sort_steps(fs_root_dir: str) -> list[dict]:
          "args": ["-Dmapreduce.job.reduce.shuffle.consumer.plugin.class=org.apache.hadoop.mapreduce.task.reduce"
                   ".Shuffle", f"{out}/gen", f"{out}/sorted-http"]},
         {"example": "terasort", "name": "terasort-fallback",
-         "args": ["-Dhpchadoop.shuffle.shared.local-dirs=127.0.0.1=/nonexistent", f"{out}/gen",
-                  f"{out}/sorted-fallback"]},
+         "args": [f"-Dhpchadoop.shuffle.shared.local-dirs={wrong_dirs}", f"{out}/gen", f"{out}/sorted-fallback"]},
     ]
 
 
@@ -94,7 +101,7 @@ def test_terasort_shared_fs_shuffle_on_the_local_backend(hadoop_runtime: Path, p
     job = {"scheduler": "local", "name": "shuffle-local",
            "filesystem": {"root": str(pfs_root), "local_dirs": "shared"},
            "hadoop": {**SMALL, "properties": {"mapred-site": {"mapreduce.job.reduces": 2}}},
-           "steps": sort_steps("${run_dir}")}
+           "steps": sort_steps("${run_dir}", "127.0.0.1=/nonexistent,localhost=/nonexistent")}
     path = tmp_path / "job.yaml"
     path.write_text(yaml.safe_dump(job))
     result = hpc_hadoop("submit", str(path))
@@ -103,4 +110,126 @@ def test_terasort_shared_fs_shuffle_on_the_local_backend(hadoop_runtime: Path, p
     assert PLUGIN in (run_dir / "conf" / "mapred-site.xml").read_text()
     check_report(run_dir, reducers=2)
     assert "shared-fs (100% direct)" in result.stdout
+    assert processes_of(run_dir) == []
+    logs = "".join(p.read_text(errors="replace") for p in (run_dir / "app-logs").rglob("*") if p.is_file())
+    assert "/nonexistent/usercache/" in logs and "cannot be read" in logs  # the node known, its files not there
+
+
+@pytest.fixture(scope="module")
+def dave() -> TestUser:
+    """The ordinary user who submits the Slurm tests' jobs."""
+    return make_user("hhdave")
+
+
+@pytest.fixture
+def dave_root(slurm_cluster: list[str], dave: TestUser, request: pytest.FixtureRequest) -> Path:
+    """A fresh scratch root on the GlusterFS mount (0755) with ``hhdave``'s own directory in it."""
+    root = fresh_pfs_dir(request.node.name)
+    root.chmod(0o755)
+    user_dir(root, dave)
+    return root
+
+
+def slurm_job(dave: TestUser, root: Path, job: dict) -> Path:
+    """A Slurm job file of 3 nodes whose NodeManager local dirs are on GlusterFS, owned by ``hhdave``."""
+    job = {"scheduler": "slurm", "nodes": 3, "walltime": "00:20:00",
+           "filesystem": {"root": str(root), "local_dirs": "shared"}, **job}
+    path = root / dave.name / f"{job['name']}.yaml"
+    path.write_text(yaml.safe_dump(job))
+    return dave.own(path, 0o600)
+
+
+@pytest.mark.slurm
+def test_terasort_shared_fs_shuffle_on_three_slurm_nodes(dave_root: Path, dave: TestUser) -> None:
+    """The same steps on the 3-node Slurm test cluster over GlusterFS, submitted by ``hhdave``: reducers on one
+    node read the outputs of maps that ran on the others straight from their ``nm-local/<host>``."""
+    job = slurm_job(dave, dave_root, {
+        "name": "shuffle-slurm",
+        "hadoop": {**SMALL, "properties": {"mapred-site": {"mapreduce.job.reduces": 2,
+                                                           "mapreduce.job.ubertask.enable": False}}},
+        "steps": sort_steps("${run_dir}", "nohost=/nonexistent")})
+    result = dave.hpc_hadoop("submit", str(job), "--wait", timeout=900)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    (run_dir,) = [p for p in dave_root.glob("*/hpc-hadoop/*") if p.is_dir()]
+    check_report(run_dir, reducers=2)
+    sort = run_report(run_dir)["steps"][1]
+    reducer_hosts = {r["host"] for r in sort["shuffle"]["reducers"]}
+    mapped_on = attempt_hosts(run_dir, sort["job_id"], "MAP_ATTEMPT_FINISHED")
+    print("TeraSort maps on", sorted(mapped_on), "reducers on", sorted(reducer_hosts))
+    # Every reducer read, straight from the filesystem, outputs of maps that ran on another node.
+    assert all(mapped_on - {host} for host in reducer_hosts), (mapped_on, reducer_hosts)
+    assert processes_of(run_dir) == []
+
+
+def attempt_hosts(run_dir: Path, job_id: str, event: str) -> set[str]:
+    """The hosts of a job's ``event`` (``MAP_ATTEMPT_FINISHED``...) in its .jhist."""
+    (jhist,) = run_dir.glob(f"history/**/{job_id}*.jhist")
+    hosts = set()
+    for line in jhist.read_text(errors="replace").splitlines():
+        if f'"type":"{event}"' in line:
+            hosts.update(re.findall(r'"hostname":"([^"]+)"', line))
+    return hosts
+
+
+def container_hosts(run_dir: Path, *words: str) -> set[str]:
+    """The nodes where a container whose command line has all of ``words`` runs now (its log directory is
+    ``logs/<node>/userlogs/``; the node namespaces share this PID namespace)."""
+    hosts = set()
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            cmdline = " ".join(proc.info["cmdline"] or [])
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        found = re.search(re.escape(str(run_dir)) + r"/logs/([^/]+)/userlogs/", cmdline)
+        if found and all(word in cmdline for word in words):
+            hosts.add(found.group(1))
+    return hosts
+
+
+@pytest.mark.slurm
+def test_nodemanager_killed_mid_shuffle_the_job_completes(dave_root: Path, dave: TestUser) -> None:
+    """SIGKILL to the NodeManager of a node (not the master, not the ApplicationMaster's) that runs maps while
+    the reducer is shuffling with ``shared-fs`` (it starts after the first map: slowstart 0.05). YARN loses the
+    node; the ApplicationMaster re-runs its maps, finished ones included, on the other nodes and tells the reducer
+    their first outputs are obsolete (or re-runs the reducer, when it ran there); the step succeeds, every map's
+    output shuffled once."""
+    maps = 6
+    job = slurm_job(dave, dave_root, {
+        "name": "shuffle-lost", "nodemanager_on_master": True,
+        "hadoop": {**SMALL, "containers_per_node": 2,
+                   "properties": {"mapred-site": {"mapreduce.job.ubertask.enable": False}}},
+        "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
+                   "args": ["-m", str(maps), "-r", "1", "-mt", "8000", "-rt", "1000"]}]})
+    launcher = dave.popen([str(REPO / ".venv" / "bin" / "python"), "-m", "launcher.cli", "submit", str(job),
+                           "--wait"])
+    try:
+        victim, run_dir = None, None
+        deadline = time.monotonic() + 300
+        while victim is None and time.monotonic() < deadline and launcher.poll() is None:
+            time.sleep(0.5)
+            dirs = [p for p in dave_root.glob("*/hpc-hadoop/*") if p.is_dir()]
+            if not dirs:
+                continue
+            run_dir = dirs[0]
+            if not container_hosts(run_dir, "org.apache.hadoop.mapred.YarnChild", "_r_000000_"):
+                continue  # the reducer is not shuffling yet
+            am = container_hosts(run_dir, "org.apache.hadoop.mapreduce.v2.app.MRAppMaster")
+            mapping = container_hosts(run_dir, "org.apache.hadoop.mapred.YarnChild", "_m_0")
+            candidates = sorted(mapping - am - {"n1"})
+            victim = candidates[0] if candidates else None
+        assert victim is not None and run_dir is not None, "no node runs maps during the shuffle"
+        agent = json.loads((run_dir / "agents" / f"{victim}.json").read_text())
+        os.kill(agent["daemons"]["nodemanager"]["pid"], signal.SIGKILL)
+        output, errors = launcher.communicate(timeout=600)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+    assert launcher.returncode == 0, output[-4000:] + errors[-2000:]
+    report = run_report(run_dir)
+    step = report["steps"][0]
+    assert report["state"] == "succeeded" and step["state"] == "succeeded", report
+    assert [lost["node"] for lost in report["lost_nodes"]] == [victim]
+    shuffle = step["shuffle"]
+    print(f"NodeManager on {victim} killed mid-shuffle:", {k: v for k, v in shuffle.items() if k != "reducers"})
+    assert shuffle["used"] == "shared-fs" and shuffle["direct_maps"] + shuffle["http_maps"] == maps
     assert processes_of(run_dir) == []
