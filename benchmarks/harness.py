@@ -12,6 +12,8 @@ A bench file (YAML)::
       files: [2, 4, 8]             # overrides the profile's value (dd, dfsio, kmeans)
       file_size: [8M]              # bytes, or with a unit
       fs_mode: [rawfs]
+      rows: [10000000]             # TeraSort's input in 100-byte rows (1 GB); overrides the profile's
+      shuffle: [http, shared-fs]   # TeraSort's shuffle per job (hadoop.shuffle); null = the cluster's
     job:                           # job-file fields for the cluster (scheduler, filesystem.root, hadoop...)
       scheduler: local
       filesystem: {root: /tmp/hpc-hadoop-pfs}
@@ -29,7 +31,7 @@ import shutil
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from rich.console import Console
@@ -51,11 +53,22 @@ from launcher.yamlio import YAMLError, load_yaml
 
 #: The step a bench cluster's job spec carries (a spec needs one; the harness submits its own steps).
 PLACEHOLDER_STEP = {"example": "pi", "args": ["1", "10"]}
-SWEEP_KEYS = ("stripe_count", "nodes", "files", "file_size", "fs_mode")
+SWEEP_KEYS = ("stripe_count", "nodes", "files", "file_size", "fs_mode", "shuffle", "rows")
+#: Workloads whose runs a ``shuffle`` sweep varies (their reducers shuffle map outputs).
+SHUFFLING = ("terasort",)
 
 
 def _unset() -> list[int | None]:
     """A sweep list of one ``null``: the profile's value (or the layout left alone)."""
+    return [None]
+
+
+#: A ``shuffle`` sweep value: ``null`` = the cluster's ``hadoop.shuffle``.
+ShuffleChoice = Literal["http", "shared-fs"] | None
+
+
+def _no_shuffle() -> list[ShuffleChoice]:
+    """A ``shuffle`` sweep of one ``null``: the cluster's shuffle."""
     return [None]
 
 
@@ -71,6 +84,11 @@ class Sweep(BaseModel):
     file_size: list[int | None] = Field(default_factory=_unset, description="File size in bytes or "
                                         "with a unit (`8M`); `null` = the profile's.")
     fs_mode: list[str] = Field(default_factory=lambda: ["rawfs"], description="`filesystem.mode` values.")
+    rows: list[int | None] = Field(default_factory=_unset, description="TeraSort's input in 100-byte rows; "
+                                   "`null` = the profile's.")
+    shuffle: list[ShuffleChoice] = Field(
+        default_factory=_no_shuffle, description="TeraSort's shuffle (`hadoop.shuffle`), set per job in the one "
+        "cluster: `http`, `shared-fs`; `null` = the cluster's.")
 
     @field_validator("file_size", mode="before")
     @classmethod
@@ -137,14 +155,19 @@ def load_bench(path: Path | None, **overrides: Any) -> BenchSpec:
 def points(bench: BenchSpec) -> list[dict[str, Any]]:
     """Every combination of the sweep's lists (nodes vary slowest)."""
     s = bench.sweep
-    combos = itertools.product(sorted(set(s.nodes)), s.fs_mode, s.stripe_count, s.files, s.file_size)
-    return [dict(zip(("nodes", "fs_mode", "stripe_count", "files", "file_size"), c, strict=True)) for c in combos]
+    combos = itertools.product(sorted(set(s.nodes)), s.fs_mode, s.stripe_count, s.files, s.file_size, s.rows,
+                               s.shuffle)
+    return [dict(zip(("nodes", "fs_mode", "stripe_count", "files", "file_size", "rows", "shuffle"), c, strict=True))
+            for c in combos]
 
 
 def relevant(workload: str, profile_name: str, point: dict[str, Any]) -> tuple[Any, ...]:
-    """The values of ``point`` that matter to ``workload`` (TeraSort has no ``files``: a files sweep runs it once)."""
+    """The values of ``point`` that matter to ``workload`` (TeraSort has no ``files``: a files sweep runs it once;
+    only :data:`SHUFFLING` workloads have a ``shuffle``)."""
     params = profile(profile_name, workload)
-    return tuple(v for k, v in sorted(point.items()) if k not in ("files", "file_size") or k in params)
+    return tuple(v for k, v in sorted(point.items())
+                 if (k not in ("files", "file_size", "rows") or k in params)
+                 and (k != "shuffle" or workload in SHUFFLING))
 
 
 def apply_stripe(directory: Path, count: int | None, spec: JobSpec) -> tuple[dict[str, Any], str | None]:
@@ -271,9 +294,11 @@ class Harness:
                 workload: str, repeat: int) -> dict[str, Any]:
         """One workload run at one point; returns its ``results.jsonl`` row (``state`` failed on errors)."""
         params = profile(self.bench.profile, workload)
-        for key in ("files", "file_size"):
+        for key in ("files", "file_size", "rows"):
             if point.get(key) is not None and key in params:
                 params[key] = point[key]
+        if point.get("shuffle") is not None and workload in SHUFFLING:
+            params["shuffle"] = point["shuffle"]
         root = expand_root(spec.filesystem.root)
         work = root / getpass.getuser() / "hpc-hadoop-bench" / self.bench_id / \
             f"{workload}-n{point['nodes']}-s{point['stripe_count']}-f{params.get('files')}-r{repeat}"

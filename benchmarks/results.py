@@ -17,12 +17,13 @@ from rich.table import Table
 from benchmarks.stats import summarize
 
 #: Parameters that identify a point of a sweep (a summary row groups the repeats of one point).
-POINT_KEYS = ("workload", "profile", "nodes", "fs_mode", "stripe_count", "files", "file_size")
+POINT_KEYS = ("workload", "profile", "nodes", "fs_mode", "stripe_count", "files", "file_size", "rows", "shuffle")
 #: Figures summarized over repeats, with their units.
 METRICS = {
     "bringup_s": "s", "latency_s": "s", "wall_s": "s",
     "write_mb_s": "MiB/s", "read_mb_s": "MiB/s", "dd_write_mb_s": "MiB/s", "dd_read_mb_s": "MiB/s",
     "write_ratio": "x", "read_ratio": "x", "io_ratio": "x", "pfs_io_ratio": "x",
+    "shuffle_s": "s", "direct_bytes": "bytes", "http_bytes": "bytes",
     "am_launch_s": "s", "am_jvm_s": "s", "am_init_s": "s", "first_map_s": "s", "jobs_per_min": "jobs/min",
     "time_ratio": "x", "write_time_ratio": "x", "read_time_ratio": "x",
     "jobs_per_min_sequential": "jobs/min", "jobs_per_min_concurrent": "jobs/min",
@@ -165,6 +166,7 @@ def headline(summaries: Sequence[dict[str, Any]]) -> list[str]:
         f"read {show(mean_of('dfsio', 'read_ratio'), '')}; TestDFSIO job time ÷ dd time: "
         f"{show(mean_of('dfsio', 'time_ratio'), '')}",
         f"TeraSort wall time: {show(mean_of('terasort', 'wall_s'), ' s', 1)}",
+        *shuffle_lines(summaries),
         f"TeraSort FILE bytes read+written ÷ (4 × input): {show(mean_of('terasort', 'io_ratio'), '')}",
         "TeraSort shared-filesystem bytes ÷ (4 × input) (Themis's 2-IO bound = 1): "
         f"{show(mean_of('terasort', 'pfs_io_ratio'), '')}",
@@ -178,3 +180,18 @@ def headline(summaries: Sequence[dict[str, Any]]) -> list[str]:
         f"({show(mean_of('throughput', 'cpu_s_per_job_sequential'), '', 1)} / "
         f"{show(mean_of('throughput', 'cpu_s_per_job_concurrent'), '', 1)} CPU-seconds per job)",
     ]
+
+
+def shuffle_lines(summaries: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per TeraSort point that names its shuffle (the ``shuffle`` sweep): wall time, the longest
+    reducer's shuffle phase and the shared-filesystem bytes ÷ (4 × input), mean ±95% CI, and the map-output
+    bytes read directly and over HTTP."""
+    lines = []
+    for s in summaries:
+        if s["workload"] != "terasort" or not s.get("shuffle"):
+            continue
+        lines.append(f"TeraSort {s['nodes']} node(s) {s.get('fs_mode')} shuffle {s['shuffle']}: wall "
+                     f"{_fmt(s, 'wall_s', 1)} s, shuffle phase {_fmt(s, 'shuffle_s', 1)} s, shared-filesystem "
+                     f"bytes ÷ (4 × input) {_fmt(s, 'pfs_io_ratio')}; map outputs read directly "
+                     f"{_fmt(s, 'direct_bytes', 0)} B, over HTTP {_fmt(s, 'http_bytes', 0)} B (n={s['runs']})")
+    return lines

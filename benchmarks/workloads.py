@@ -35,7 +35,9 @@ from benchmarks.history import (
 from benchmarks.seqfile import write_vectors
 from launcher.errors import ClusterError, UserError
 from launcher.fanout import get_launcher
+from launcher.plan import ClusterPlan
 from launcher.runner import ClusterRun, step_error
+from launcher.shuffle import HADOOP_SHUFFLE, LOCAL_DIRS_PROPERTY, PLUGIN_CLASS
 
 MiB = 1 << 20
 REPO = Path(__file__).resolve().parent.parent
@@ -104,7 +106,7 @@ class Workload(ABC):
         else:
             latency = job_latency_s(Path(plan.run_dir, "history"), result.job_id)
         return {"wall_s": result.wall_s, "application_id": result.application_id, "job_id": result.job_id,
-                "latency_s": latency, "log": step.log.read_text(errors="replace")}
+                "latency_s": latency, "log": step.log.read_text(errors="replace"), "shuffle": result.shuffle}
 
 
 # -- dd ----------------------------------------------------------------------------------------
@@ -275,6 +277,19 @@ class DfsIO(Workload):
 
 
 # -- TeraSort ----------------------------------------------------------------------------------
+def shuffle_options(plan: ClusterPlan, choice: str | None) -> list[str]:
+    """``-D`` options that give one job the shuffle ``choice`` whatever the cluster's ``hadoop.shuffle``:
+    ``http`` Hadoop's own shuffle, ``shared-fs`` the plugin with every NodeManager's local dir from the plan
+    (:meth:`launcher.plan.ClusterPlan.shuffle_dirs`); ``None``: none, the cluster's."""
+    if choice == "http":
+        return [f"-Dmapreduce.job.reduce.shuffle.consumer.plugin.class={HADOOP_SHUFFLE}"]
+    if choice == "shared-fs":
+        dirs = ",".join(f"{host}={where}" for host, where in plan.shuffle_dirs().items())
+        return [f"-Dmapreduce.job.reduce.shuffle.consumer.plugin.class={PLUGIN_CLASS}",
+                f"-D{LOCAL_DIRS_PROPERTY}={dirs}"]
+    return []
+
+
 class TeraSort(Workload):
     """TeraGen (prepare) → TeraSort (measured) → TeraValidate (checked)."""
 
@@ -303,13 +318,21 @@ class TeraSort(Workload):
           with node-local dirs (the default) it is the input read and the output written (the ``Bytes Read`` and
           ``Bytes Written`` counters of the input and output formats), spills and map outputs staying on the
           nodes. ``pfs_io_ratio`` = ``pfs_bytes`` ÷ (4 × input); ``local_dirs_shared`` says which applied.
+
+        ``ctx.params["shuffle"]`` (the ``shuffle`` sweep: ``http`` or ``shared-fs``) sets the job's shuffle
+        (:func:`shuffle_options`); ``shuffle`` says which one its reducers used, ``shuffle_s`` the longest
+        reducer's shuffle phase in seconds, ``direct_bytes``/``http_bytes`` the map-output bytes read each way,
+        ``reducers`` the same per reduce task (:func:`launcher.shuffle.step_shuffle`). Map outputs cross the shared
+        filesystem once either way, outside every task's FILE counters (read by the ShuffleHandlers, or by the
+        reducers straight from the files), so ``pfs_bytes`` counts them as ``shuffle_bytes`` for both.
         """
         assert ctx.session is not None
         plan = ctx.session.plan
         examples = plan.runtime.examples_jar
         gen, out, report = ctx.work_dir / "gen", ctx.work_dir / "sorted", ctx.work_dir / "validate"
         job = self.hadoop(ctx, "terasort", [str(examples), "terasort",
-                                            f"-Dmapreduce.job.reduces={ctx.params['reduces']}", str(gen), str(out)],
+                                            f"-Dmapreduce.job.reduces={ctx.params['reduces']}",
+                                            *shuffle_options(plan, ctx.params.get("shuffle")), str(gen), str(out)],
                           outputs=(out,))
         counters = client_counters(job["log"])
         read, written = file_bytes(job["log"])
@@ -321,6 +344,7 @@ class TeraSort(Workload):
         else:
             format_read, format_written = counters.get("Bytes Read"), counters.get("Bytes Written")
             pfs = None if format_read is None or format_written is None else format_read + format_written
+        moved = job["shuffle"] or {}
         check = self.hadoop(ctx, "teravalidate", [str(examples), "teravalidate", str(out), str(report)],
                             outputs=(report,))
         errors = "".join(p.read_text(errors="replace") for p in report.glob("part-*"))
@@ -332,6 +356,9 @@ class TeraSort(Workload):
                    "pfs_io_ratio": pfs / bound if pfs is not None else None,
                    "spilled_records": counters.get("Spilled Records"),
                    "output_records": counters.get("Map output records"),
+                   "shuffle": moved.get("used"), "shuffle_s": moved.get("shuffle_s"),
+                   "direct_bytes": moved.get("direct_bytes"), "http_bytes": moved.get("http_bytes"),
+                   "reducers": moved.get("reducers"),
                    "validate_s": check["wall_s"], "valid": "misorder" not in errors and "checksum" in errors}
         for path in (gen, out, report):
             shutil.rmtree(path, ignore_errors=True)

@@ -177,6 +177,8 @@ def bench() -> None:
 @click.option("--stripe-count", "stripe_count", type=int, multiple=True, help="Stripe counts to sweep.")
 @click.option("--files", "files", type=int, multiple=True, help="Numbers of files to sweep (dd, dfsio).")
 @click.option("--file-size", "file_size", multiple=True, help="File sizes to sweep, e.g. 8M (dd, dfsio).")
+@click.option("--shuffle", "shuffle", multiple=True, type=click.Choice(["http", "shared-fs"]),
+              help="TeraSort shuffles to sweep (hadoop.shuffle; repeatable).")
 @click.option("--root", help="Filesystem root for the clusters and the data (filesystem.root).")
 @click.option("--scheduler", type=click.Choice(["local", "slurm", "pbs", "sge"]), help="Batch system.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a cluster job-spec field.")
@@ -185,15 +187,15 @@ def bench() -> None:
 @reports_errors
 def bench_run(bench_file: Path | None, workloads: tuple[str, ...], profile: str | None, repeats: int | None,
               nodes: tuple[int, ...], stripe_count: tuple[int, ...], files: tuple[int, ...],
-              file_size: tuple[str, ...], root: str | None, scheduler: str | None, sets: tuple[str, ...],
-              out_dir: Path) -> None:
+              file_size: tuple[str, ...], shuffle: tuple[str, ...], root: str | None, scheduler: str | None,
+              sets: tuple[str, ...], out_dir: Path) -> None:
     """Run BENCH_FILE (or the workloads given as options); exit 1 if a run failed."""
     from benchmarks.harness import Harness, load_bench
 
     extra = [f"filesystem.root={root}"] if root else []
     extra += [f"scheduler={scheduler}"] if scheduler else []
     spec = load_bench(bench_file, workloads=workloads, profile=profile, repeats=repeats, nodes=nodes,
-                      stripe_count=stripe_count, files=files, file_size=file_size)
+                      stripe_count=stripe_count, files=files, file_size=file_size, shuffle=shuffle)
     harness = Harness(spec, out_dir, console=console, sets=(*extra, *sets))
     harness.run()
     sys.exit(1 if harness.failures else 0)

@@ -182,13 +182,16 @@ def directory_line(entry: dict[str, Any]) -> str:
 def summary(report: RunReport, console: Console) -> None:
     """Print the run summary: state, timings, one row per step, where the logs are."""
     table = Table(title=f"{report.name}: {report.state}", title_justify="left", show_edge=False)
-    for column in ("step", "state", "exit", "wall (s)", "shuffle", "application"):
+    for column in ("step", "state", "exit", "wall (s)", "application"):
         table.add_column(column, justify="right" if column in ("exit", "wall (s)") else "left")
     for step in report.steps:
         wall = f"{step['wall_s']:.1f}" if step.get("wall_s") is not None else "-"
         table.add_row(step["name"], step["state"], str(step.get("returncode", "-")), wall,
-                      shuffle.describe(step.get("shuffle")), step.get("application_id") or "-")
+                      step.get("application_id") or "-")
     console.print(table)
+    for step in report.steps:
+        if step.get("shuffle"):
+            console.print(f"shuffle of {step['name']}: {shuffle.describe(step['shuffle'])}", markup=False)
     fmt = lambda v: "-" if v is None else f"{v:.1f} s"  # noqa: E731
     console.print(f"bring-up {fmt(report.bringup_s)}, teardown {fmt(report.teardown_s)}, "
                   f"total {fmt(report.total_s)}")

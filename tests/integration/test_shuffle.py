@@ -109,7 +109,7 @@ def test_terasort_shared_fs_shuffle_on_the_local_backend(hadoop_runtime: Path, p
     run_dir = only_run_dir(pfs_root)
     assert PLUGIN in (run_dir / "conf" / "mapred-site.xml").read_text()
     check_report(run_dir, reducers=2)
-    assert "shared-fs (100% direct)" in result.stdout
+    assert "shuffle of terasort: shared-fs, 10400048 bytes read directly, 0 over HTTP" in result.stdout
     assert processes_of(run_dir) == []
     logs = "".join(p.read_text(errors="replace") for p in (run_dir / "app-logs").rglob("*") if p.is_file())
     assert "/nonexistent/usercache/" in logs and "cannot be read" in logs  # the node known, its files not there

@@ -70,6 +70,10 @@ CASES: dict[str, Case] = {
                                                                       "    <value>2048</value>", "-Xmx1638m")),
     "memory-2048MiB": Case("hadoop:\n  am_memory: 2048MiB\n", renders=("<name>yarn.app.mapreduce.am.resource.mb"
                                                                        "</name>\n    <value>2048</value>",)),
+    "shuffle-typo": Case("hadoop:\n  shuffle: sharedfs\n", "hadoop.shuffle", "'sharedfs' is not allowed"),
+    "shuffle-auto-shared": Case("filesystem:\n  local_dirs: shared\n", renders=(
+        "<name>mapreduce.job.reduce.shuffle.consumer.plugin.class</name>\n"
+        "    <value>org.apache.hadoop.mapreduce.task.reduce.SharedFsShuffle</value>",)),
     "memory-too-small": Case("hadoop:\n  map_memory: 64\n", "hadoop.map_memory", "below the 128 MiB minimum"),
     "heap-too-small": Case("hadoop:\n  daemon_heap: 100m\n", "hadoop.daemon_heap", "below the 256 MiB minimum"),
     "memory-words": Case("hadoop:\n  map_memory: lots\n", "hadoop.map_memory", "'lots' is not a size"),
