@@ -109,7 +109,7 @@ def test_terasort_shared_fs_shuffle_on_the_local_backend(hadoop_runtime: Path, p
     run_dir = only_run_dir(pfs_root)
     assert PLUGIN in (run_dir / "conf" / "mapred-site.xml").read_text()
     check_report(run_dir, reducers=2)
-    assert "shuffle of terasort: shared-fs, 10400048 bytes read directly, 0 over HTTP" in result.stdout
+    assert "shuffle of terasort: shared-fs, 10400048 bytes read directly, 0 over HTTP" in result.stdout + result.stderr
     assert processes_of(run_dir) == []
     logs = "".join(p.read_text(errors="replace") for p in (run_dir / "app-logs").rglob("*") if p.is_file())
     assert "/nonexistent/usercache/" in logs and "cannot be read" in logs  # the node known, its files not there
@@ -189,17 +189,18 @@ def container_hosts(run_dir: Path, *words: str) -> set[str]:
 @pytest.mark.slurm
 def test_nodemanager_killed_mid_shuffle_the_job_completes(dave_root: Path, dave: TestUser) -> None:
     """SIGKILL to the NodeManager of a node (not the master, not the ApplicationMaster's) that runs maps while
-    the reducer is shuffling with ``shared-fs`` (it starts after the first map: slowstart 0.05). YARN loses the
+    the reducer is shuffling with ``shared-fs`` (it starts after the first map: slowstart 0.05; 12 maps of 6 s in
+    waves over 2 containers a node keep maps running during the shuffle). YARN loses the
     node; the ApplicationMaster re-runs its maps, finished ones included, on the other nodes and tells the reducer
     their first outputs are obsolete (or re-runs the reducer, when it ran there); the step succeeds, every map's
     output shuffled once."""
-    maps = 6
+    maps = 12
     job = slurm_job(dave, dave_root, {
         "name": "shuffle-lost", "nodemanager_on_master": True,
         "hadoop": {**SMALL, "containers_per_node": 2,
                    "properties": {"mapred-site": {"mapreduce.job.ubertask.enable": False}}},
         "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
-                   "args": ["-m", str(maps), "-r", "1", "-mt", "8000", "-rt", "1000"]}]})
+                   "args": ["-m", str(maps), "-r", "1", "-mt", "6000", "-rt", "1000"]}]})
     launcher = dave.popen([str(REPO / ".venv" / "bin" / "python"), "-m", "launcher.cli", "submit", str(job),
                            "--wait"])
     try:
