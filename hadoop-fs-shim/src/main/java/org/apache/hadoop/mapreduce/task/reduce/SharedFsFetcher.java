@@ -1,12 +1,16 @@
 package org.apache.hadoop.mapreduce.task.reduce;
 
+import java.io.BufferedInputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import javax.crypto.SecretKey;
-import org.apache.hadoop.fs.FSDataInputStream;
-import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapred.IndexRecord;
 import org.apache.hadoop.mapred.JobConf;
@@ -38,7 +42,8 @@ class SharedFsFetcher<K, V> extends Fetcher<K, V> {
   private final SharedMapOutputs outputs;
   private final Map<TaskAttemptID, MapOutputFile> localMapFiles;
   private final String user;
-  private final FileSystem raw;
+  /** Read buffer of a direct copy, bytes: {@code io.file.buffer.size} (Hadoop default 4096). */
+  private final int bufferSize;
 
   /** What became of one map's output. */
   private enum Outcome { COPIED, WAIT, FALLBACK }
@@ -54,7 +59,7 @@ class SharedFsFetcher<K, V> extends Fetcher<K, V> {
     this.outputs = outputs;
     this.localMapFiles = localMapFiles;
     this.user = job.getUser();
-    this.raw = FileSystem.getLocal(job).getRaw();
+    this.bufferSize = job.getInt("io.file.buffer.size", 4096);
     setName("sharedfs-fetcher#" + id);
     setDaemon(true);
   }
@@ -157,8 +162,14 @@ class SharedFsFetcher<K, V> extends Fetcher<K, V> {
       return Outcome.WAIT;
     }
     long start = Time.monotonicNow();
-    try (FSDataInputStream in = raw.open(output)) {
-      in.seek(record.startOffset);
+    try (FileChannel channel = FileChannel.open(Paths.get(output.toUri().getPath()),
+        StandardOpenOption.READ)) {
+      // Exactly this reducer's partition: a Hadoop FileSystem stream would read its whole buffer
+      // (io.file.buffer.size, 1 MiB here) past the partition's end on each map output.
+      channel.position(record.startOffset);
+      InputStream in = new BufferedInputStream(
+          new BoundedInputStream(Channels.newInputStream(channel), record.partLength),
+          (int) Math.max(1, Math.min(bufferSize, record.partLength)));
       mapOutput.shuffle(host, in, record.partLength, record.rawLength, metrics, reporter);
     } catch (IOException | RuntimeException e) {
       mapOutput.abort();
@@ -171,5 +182,51 @@ class SharedFsFetcher<K, V> extends Fetcher<K, V> {
     counting.copySucceededDirect(map, host, record.partLength, start, Time.monotonicNow(),
         mapOutput);
     return Outcome.COPIED;
+  }
+
+  /** At most {@code limit} bytes of a stream, so that a buffer above it never reads past them. */
+  private static final class BoundedInputStream extends java.io.FilterInputStream {
+    private long left;
+
+    BoundedInputStream(InputStream in, long limit) {
+      super(in);
+      this.left = limit;
+    }
+
+    @Override
+    public int read() throws IOException {
+      if (left <= 0) {
+        return -1;
+      }
+      int b = in.read();
+      if (b >= 0) {
+        left--;
+      }
+      return b;
+    }
+
+    @Override
+    public int read(byte[] buf, int off, int len) throws IOException {
+      if (left <= 0) {
+        return -1;
+      }
+      int n = in.read(buf, off, (int) Math.min(len, left));
+      if (n > 0) {
+        left -= n;
+      }
+      return n;
+    }
+
+    @Override
+    public long skip(long n) throws IOException {
+      long skipped = in.skip(Math.min(n, left));
+      left -= skipped;
+      return skipped;
+    }
+
+    @Override
+    public int available() throws IOException {
+      return (int) Math.min(in.available(), left);
+    }
   }
 }
