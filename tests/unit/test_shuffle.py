@@ -110,7 +110,7 @@ def test_the_shuffle_sweep_runs_terasort_once_per_shuffle_and_the_rest_once(make
 
 def test_the_shuffle_figures_of_a_sweep() -> None:
     rows = [{"workload": "terasort", "profile": "tiny", "nodes": 3, "fs_mode": "rawfs", "shuffle": shuffle_choice,
-             "state": "succeeded", "wall_s": wall, "shuffle_s": phase, "pfs_4x_ratio": ratio,
+             "state": "succeeded", "wall_s": wall, "shuffle_s": phase, "pfs_io_ratio": ratio,
              "direct_bytes": direct, "http_bytes": http}
             for shuffle_choice, wall, phase, ratio, direct, http in (
                 ("http", 40.0, 9.0, 1.1, 0, 100), ("http", 42.0, 10.0, 1.1, 0, 100),
