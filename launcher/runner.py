@@ -53,6 +53,7 @@ from launcher.render import render_config, write_files, write_private
 from launcher.report import RunReport, release_room, reserve_room
 from launcher.runtime import HadoopRuntime, discover
 from launcher.schedulers.base import Allocation, teardown_lead
+from launcher.spark import uses_spark, write_spark_conf
 from launcher.spec import JobSpec
 from launcher.watch import Stall
 
@@ -229,8 +230,9 @@ def made_for_hadoop(plan: ClusterPlan) -> tuple[str, ...]:
 
 def materialize(plan: ClusterPlan, *, submitted: bool = False) -> None:
     """Create the cluster directory (mode 0700) with room kept for ``run.json`` (:func:`launcher.report.reserve_room`),
-    write ``plan.json``, ``conf/`` and the client wrappers
-    (``bin/hadoop``, ``bin/yarn``, ``bin/mapred``), and add the cluster to the user's index
+    write ``plan.json``, ``conf/``, the client wrappers
+    (``bin/hadoop``, ``bin/yarn``, ``bin/mapred``) and, in a job that uses Spark, ``spark-conf/`` (with
+    ``spark-events/``), and add the cluster to the user's index
     (:mod:`launcher.interactive`).
 
     Args:
@@ -255,6 +257,8 @@ def materialize(plan: ClusterPlan, *, submitted: bool = False) -> None:
     write_private(run_dir / "plan.json", plan.to_json())
     write_files(plan.conf_dir, render_config(plan))
     write_wrappers(plan)
+    if uses_spark(plan.spec):
+        write_spark_conf(plan)
     register(plan.cluster_id, run_dir, plan.scheduler, plan.job_id)
 
 
