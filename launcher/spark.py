@@ -13,7 +13,8 @@ Spark over a ``file://`` default filesystem (docs/architecture.md, Spark) needs,
   localized per job;
 * ``PYSPARK_ARCHIVES_PATH=local:...``: likewise for ``pyspark.zip`` and py4j;
 * ``spark.eventLog.dir`` in the cluster directory (``spark-events/``), which outlives the cluster: a Spark
-  history server started later reads it;
+  history server started later reads it; uncompressed (Spark 4 compresses with zstd by default), so that ``grep``
+  and the report read it too;
 * the shim jar on the driver's and executors' class path when ``fs.file.impl`` names one of its classes
   (the ``pyspark`` build carries its own Hadoop client and does not add Hadoop's class path to containers);
 * ``spark.driver.host`` = the master's address (the driver runs in the launcher, on the master node; executors
@@ -224,6 +225,7 @@ def spark_defaults(plan: ClusterPlan, runtime: SparkRuntime) -> dict[str, str]:
         "spark.yarn.maxAppAttempts": "1",
         "spark.eventLog.enabled": "true",
         "spark.eventLog.dir": "file://" + str(events_dir(plan)),
+        "spark.eventLog.compress": "false",
         "spark.history.fs.logDirectory": "file://" + str(events_dir(plan)),
         "spark.dynamicAllocation.enabled": "false",
         "spark.executor.instances": str(executors.instances),
