@@ -529,8 +529,8 @@ class SparkSpec(_Model):
         "built for Hadoop 3). It must be at the same path on every node (the executors use its `jars/` in place).")
     python: str = Field("/usr/bin/python3", description="Python of the PySpark driver and executors "
                         "(`spark.pyspark.python`): one every node and every user can run.")
-    executor_cores: int | None = Field(None, ge=1, description="Cores per executor; default: a NodeManager's "
-                                       "vcores, at most 5.")
+    executor_cores: int | None = Field(None, ge=1, description="Cores per executor; default: the largest "
+                                       "divisor of a NodeManager's vcores up to 5.")
     executor_memory: ContainerMemory | None = Field(
         None, description="Heap of each executor (`spark.executor.memory`); default: what fits in a NodeManager "
         "next to the Spark ApplicationMaster, less YARN's memory overhead (`max(384 MiB, 10%)`).")
