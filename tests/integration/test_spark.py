@@ -3,12 +3,16 @@
 
 One cluster runs the three kinds of step a Python user has (issue 14): a PySpark word count, SparkPi from a jar, and
 Hadoop streaming with Python mapper and reducer; each result is checked against an independent count. A second one
-runs out of walltime in the middle of a PySpark step: the executors and the Python workers must go with it.
+runs out of walltime in the middle of a PySpark step: the executors and the Python workers must go with it. On the
+3-node Slurm test cluster over GlusterFS (tests/cluster/), an ordinary user runs the PySpark and the MapReduce word
+counts on one cluster, with executors on several nodes.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import time
 from collections import Counter
 from pathlib import Path
@@ -17,8 +21,9 @@ import psutil
 import pytest
 import yaml
 
-from tests.conftest import REPO, hpc_hadoop, only_run_dir, processes_of, run_report
+from tests.conftest import REPO, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
 from tests.integration.test_local_end_to_end import python_wordcount
+from tests.users import make_user, user_dir
 
 pytestmark = pytest.mark.hadoop
 
@@ -160,3 +165,50 @@ def test_walltime_ends_a_pyspark_step(spark_runtime: Path, hadoop_runtime: Path,
     assert Path(step["log"]).stat().st_size > 0
     assert (run_dir / "logs" / "localhost" / "nodemanager.log").stat().st_size > 0
     assert leftovers(run_dir) == []
+
+
+@pytest.mark.slurm
+def test_pyspark_and_mapreduce_wordcount_on_three_slurm_nodes_over_glusterfs(
+        spark_runtime: Path, hadoop_runtime: Path, slurm_cluster: list[str], gcide_corpus: Path,
+        request: pytest.FixtureRequest) -> None:
+    """Submitted by ``hhdave`` (not root): /usr/bin/python3 on every node imports pyspark from the shared Spark
+    install, the executors spread over the nodes (one 1536 MiB executor fits a 2560 MiB NodeManager), and the
+    event log in the cluster directory says where they ran. Prints both word counts' wall times (issue 14's
+    closing note)."""
+    dave = make_user("hhdave")
+    root = fresh_pfs_dir(request.node.name)
+    root.chmod(0o755)
+    home = user_dir(root, dave)
+    corpus = home / "gcide.txt"
+    with open(corpus, "wb") as out:
+        subprocess.run(["gzip", "-dc", str(gcide_corpus)], stdout=out, check=True)
+    dave.own(corpus, 0o600)
+    job = {"name": "spark3", "scheduler": "slurm", "nodes": 3, "walltime": "00:20:00",
+           "filesystem": {"root": str(root)},
+           "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"},
+           "steps": [{"pyspark": {"script": str(EXAMPLES / "python" / "wordcount.py"),
+                                  "args": [str(corpus), "${run_dir}/output/spark-wc"]}},
+                     {"example": "wordcount", "args": [str(corpus), "${run_dir}/output/mr-wc"]},
+                     {"spark": {"jar": "${spark_examples_jar}", "class": "org.hpchadoop.spark.examples.SparkPi",
+                                "args": ["6"]}}]}
+    path = home / "spark3.yaml"
+    path.write_text(yaml.safe_dump(job))
+    dave.own(path, 0o600)
+    result = dave.hpc_hadoop("submit", str(path), "--wait", timeout=900)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    (run_dir,) = sorted(p for p in root.glob("*/hpc-hadoop/*") if p.is_dir())
+    report = run_report(run_dir)
+    assert report["state"] == "succeeded" and len(report["nodes"]) == 3
+    assert [s["state"] for s in report["steps"]] == ["succeeded"] * 3
+    walls = ", ".join(f"{s['kind']} {s['name']} {s['wall_s']:.1f} s" for s in report["steps"])
+    print(f"\nwall times on 3 Slurm nodes over GlusterFS: {walls}")
+    expected = python_wordcount(gcide_corpus)
+    assert tab_counts(run_dir / "output" / "spark-wc", "part-*") == expected
+    assert tab_counts(run_dir / "output" / "mr-wc", "part-r-*") == expected
+    logs = spark_events(run_dir)
+    for step in (report["steps"][0], report["steps"][2]):
+        hosts = executor_hosts(logs[step["application_id"]])
+        assert len(hosts) >= 2, f"{step['name']}: executors on {hosts}"
+    assert leftovers(run_dir) == []
+    assert subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdout.strip() == ""
+    shutil.rmtree(root, ignore_errors=True)
