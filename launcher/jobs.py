@@ -191,6 +191,25 @@ def client_step(plan: ClusterPlan, index: int, name: str, args: Sequence[str], *
                         outputs=tuple(str(o) for o in outputs), log=step_log(plan, index, name))
 
 
+def spark_step(plan: ClusterPlan, index: int, name: str, application: Sequence[str], *,
+               executors: int | str = "auto", outputs: Sequence[str | Path] = ()) -> ResolvedStep:
+    """A ``spark-submit`` step built from its application part (the benchmarks' Spark steps), ready to run.
+
+    Args:
+        index: its number (the log is ``steps/<NN>-<name>.log``).
+        application: ``--class CLASS JAR ARGS`` or ``SCRIPT ARGS``.
+        executors: ``auto`` or a number (:func:`launcher.spark.size_executors`).
+        outputs: output directories the step creates (removed first when run with ``overwrite``).
+
+    Raises:
+        UserError: no Spark runtime, or executors that do not fit a NodeManager.
+    """
+    argv = submit_command(plan, discover_spark(plan.spec), name=f"{plan.spec.name}-{name}", application=application,
+                          executors=executors, properties={})
+    return ResolvedStep(index=index, name=name, kind="spark", argv=argv, inputs=(),
+                        outputs=tuple(str(o) for o in outputs), log=step_log(plan, index, name))
+
+
 def _streaming(step: StreamingStep, where: str, values: Mapping[str, str], plan: ClusterPlan,
                job_file: str) -> _Resolved:
     """A streaming step's command line.

@@ -214,3 +214,18 @@ def test_job_file_mistakes_in_spark_steps(tmp_path: Path, write_yaml: Callable[.
         load_spec(job)
     text = str(err.value)
     assert text.startswith(f"{job}: steps") and message in text and "\n" not in text
+
+
+def test_spark_kmeans_clusters_the_points_mahout_gets(tmp_path: Path) -> None:
+    """The spark-kmeans workload's input is the kmeans workload's points (same generator, parameters and seed)."""
+    from benchmarks.profiles import profile
+    from benchmarks.workloads import Context, SparkKMeans, gaussian_points
+
+    params = profile("tiny", "spark-kmeans")
+    assert params == profile("tiny", "kmeans")
+    figures = SparkKMeans().prepare(Context(work_dir=tmp_path, params=params, nodes=["n1"]))
+    lines = [line for part in sorted((tmp_path / "points").glob("part-*")) for line in part.read_text().splitlines()]
+    got = sorted(tuple(float(x) for x in line.split(" ")) for line in lines)
+    expected = gaussian_points(params["samples"], params["dimensions"], params["k"], params["std"])
+    assert len(lines) == params["samples"] and got == sorted(tuple(p) for p in expected)
+    assert len(list((tmp_path / "points").glob("part-*"))) == params["files"] and figures["input_bytes"] > 0
