@@ -212,3 +212,23 @@ def test_pyspark_and_mapreduce_wordcount_on_three_slurm_nodes_over_glusterfs(
     assert leftovers(run_dir) == []
     assert subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdout.strip() == ""
     shutil.rmtree(root, ignore_errors=True)
+
+
+def test_bench_spark_kmeans(spark_runtime: Path, hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
+    """The spark-kmeans workload at the tiny scale: a row in results.jsonl like every workload's, MLlib's KMeans
+    done in exactly the asked iterations on the kmeans workload's points (Mahout's side runs in test_bench.py)."""
+    bench = tmp_path / "bench.yaml"
+    job = {"scheduler": "local", "filesystem": {"root": str(pfs_root)}}
+    bench.write_text(yaml.safe_dump({"name": "ci-spark", "workloads": ["spark-kmeans"], "profile": "tiny",
+                                     "repeats": 1, "job": job}))
+    out = tmp_path / "out"
+    result = hpc_hadoop("bench", "run", str(bench), "--out", str(out), timeout=600)
+    print(result.stdout[-3000:])
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    (row,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert row["workload"] == "spark-kmeans" and row["state"] == "succeeded", row.get("error")
+    assert row["iterations"] == row["params"]["iterations"] == 5 and row["cost"] > 0
+    assert row["wall_s"] > 0 and row["application_id"].startswith("application_") and row["bringup_s"] > 0
+    run_dir = only_run_dir(pfs_root)
+    assert (run_dir / "spark-conf" / "spark-defaults.conf").is_file() and spark_events(run_dir)
+    assert leftovers(run_dir) == []
