@@ -229,3 +229,23 @@ def test_spark_kmeans_clusters_the_points_mahout_gets(tmp_path: Path) -> None:
     expected = gaussian_points(params["samples"], params["dimensions"], params["k"], params["std"])
     assert len(lines) == params["samples"] and got == sorted(tuple(p) for p in expected)
     assert len(list((tmp_path / "points").glob("part-*"))) == params["files"] and figures["input_bytes"] > 0
+
+
+def test_render_shows_spark_defaults_and_the_spark_submit_line(tmp_path: Path, pfs_root: Path, spark_home: Path,
+                                                                script: Path, write_yaml: Callable[..., Path]) -> None:
+    from tests.unit.test_cli import assert_one_line_error, invoke
+
+    job = write_yaml(tmp_path / "job.yaml", {"name": "sp", "filesystem": {"root": str(pfs_root)},
+                                             "spark": {"home": str(spark_home)},
+                                             "steps": [{"pyspark": {"script": str(script), "args": ["x"]}}]})
+    result = invoke(["render", str(job)])
+    assert result.exit_code == 0, result.output
+    assert "==> spark-conf/spark-defaults.conf <==\n# Spark 4.1.1 on the YARN of cluster sp-" in result.stdout
+    assert f"\nspark.yarn.jars local:{spark_home}/jars/*\n" in result.stdout
+    assert f"\n1. wc: {spark_home}/bin/spark-submit --master yarn --deploy-mode client --name sp-wc " in result.stdout
+    assert result.stdout.rstrip().endswith(f"{script} x") and list(pfs_root.iterdir()) == []
+    write_yaml(job, {"name": "sp", "filesystem": {"root": str(pfs_root)}, "spark": {"home": str(spark_home)},
+                     "steps": [{"pyspark": {"script": "missing.py"}}]})
+    result = invoke(["render", str(job)])
+    assert_one_line_error(result.exit_code, result.stdout, result.stderr,
+                          f"steps.1.pyspark.script: script {tmp_path / 'missing.py'} does not exist")
