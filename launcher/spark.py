@@ -6,15 +6,15 @@ Spark over a ``file://`` default filesystem (docs/architecture.md, Spark) needs,
 * ``spark.yarn.stagingDir`` in the cluster directory: Spark's default is the default filesystem's home
   directory, ``file:$HOME/.sparkStaging``, which is not shared between nodes on every site;
 * ``spark.yarn.jars=local:<SPARK_HOME>/jars/*``: with neither ``spark.yarn.jars`` nor ``spark.yarn.archive``
-  Spark zips its ~290 jars into the client's local temporary directory at every submission, and, the source and
-  the staging directory being on the same (local) filesystem, does not copy the zip into staging but hands
-  YARN its path in the client's ``/tmp`` (the SPARK-21384 family): containers on other nodes cannot localize
-  it. ``local:`` means "already at this path on every node", as the Hadoop runtime is: nothing is uploaded or
-  localized per job;
+  Spark zips its 287 jars (462 MB) into ``__spark_libs__*.zip`` in the client's temporary directory at every
+  submission and, since SPARK-21384 (before it, a ``file://`` default filesystem failed: the zip was neither copied
+  nor kept), copies every ``file:`` resource into the staging directory: 462 MB written to the parallel
+  filesystem and localized by every NodeManager, per job. ``local:`` means "already at this path on every node",
+  as the Hadoop runtime is: nothing is zipped, uploaded or localized;
 * ``PYSPARK_ARCHIVES_PATH=local:...``: likewise for ``pyspark.zip`` and py4j;
 * ``spark.eventLog.dir`` in the cluster directory (``spark-events/``), which outlives the cluster: a Spark
   history server started later reads it; uncompressed (Spark 4 compresses with zstd by default), so that ``grep``
-  and the report read it too;
+  and the tests read it too;
 * the shim jar on the driver's and executors' class path when ``fs.file.impl`` names one of its classes
   (the ``pyspark`` build carries its own Hadoop client and does not add Hadoop's class path to containers);
 * ``spark.driver.host`` = the master's address (the driver runs in the launcher, on the master node; executors

@@ -133,6 +133,8 @@ def test_pyspark_wordcount_sparkpi_and_python_streaming(spark_runtime: Path, had
     wc_log = Path(steps["wordcount"]["log"]).read_text()
     assert f"-> file:{run_dir}/staging/" in wc_log and "__spark_libs__" not in wc_log
     assert "Neither spark.yarn.jars nor spark.yarn.archive is set" not in wc_log
+    uploads = [line for line in wc_log.splitlines() if "Uploading resource" in line]
+    assert len(uploads) == 1 and "__spark_conf__" in uploads[0]  # not pyspark.zip nor py4j (local:) either
     assert not list((run_dir / "staging").glob("*/.sparkStaging/application_*"))
     # The event logs outlive the cluster, in its directory; each application had its executors.
     logs = spark_events(run_dir)
