@@ -50,6 +50,9 @@ OVERHEAD_FACTOR = 0.10
 #: Heap of the Spark ApplicationMaster in client mode (``spark.yarn.am.memory``, Spark's default 512m); its
 #: container is this plus :data:`OVERHEAD_MIN_MB`, rounded up by YARN to its minimum allocation.
 AM_MEMORY_MB = 512
+#: The smallest executor heap Spark accepts, MiB: 1.5 × the 300 MiB its memory manager reserves
+#: (``UnifiedMemoryManager``: "Executor memory ... must be at least 471859200").
+MIN_EXECUTOR_MB = 450
 #: Cores per executor at most, when sized from the plan (Spark's tuning advice: up to about 5 tasks per executor).
 MAX_EXECUTOR_CORES = 5
 #: Step kinds run by ``spark-submit``.
@@ -163,8 +166,12 @@ def size_executors(plan: ClusterPlan, executors: int | str = "auto") -> Executor
     overhead (:data:`OVERHEAD_MIN_MB` or 10% of the heap, Spark's rule), unless ``spark.executor_memory`` sets it.
     ``auto`` runs ``per_node`` executors on every NodeManager; a number runs that many.
 
+    On a preview plan (:attr:`ClusterPlan.preview`: ``render``, ``submit``'s checks, whose stand-in nodes have one
+    core unless the job file says) nothing is checked and the heap is at least :data:`MIN_EXECUTOR_MB`.
+
     Raises:
-        UserError: a NodeManager cannot hold the AM and one executor of ``spark.executor_memory``.
+        UserError: a NodeManager cannot hold the AM and one executor of ``spark.executor_memory``, or, sized from the
+            plan, an executor would get less than :data:`MIN_EXECUTOR_MB` of heap.
     """
     spark = plan.spec.spark
     vcores = plan.memory.nodemanager_vcores
@@ -180,11 +187,19 @@ def size_executors(plan: ClusterPlan, executors: int | str = "auto") -> Executor
     else:
         heap = min(container - OVERHEAD_MIN_MB, int(container / (1 + OVERHEAD_FACTOR)))
         overhead = container - heap
-    if heap < 1 or heap + overhead > room:
+    if plan.preview:  # a stand-in allocation's nodes are not the real ones: show a size Spark takes, check nothing
+        heap = max(heap, MIN_EXECUTOR_MB)
+    elif spark and spark.executor_memory and heap + overhead > room:
         raise UserError(f"a NodeManager offers {plan.memory.nodemanager_mb} MiB: after the Spark ApplicationMaster "
-                        f"({am_container_mb(plan)} MiB) no executor of {max(heap, 1)} MiB + {overhead} MiB overhead "
-                        "fits", field="spark.executor_memory",
-                        fix="lower spark.executor_memory, or raise hadoop.nodemanager_memory")
+                        f"({am_container_mb(plan)} MiB) no executor of {heap} MiB + {overhead} MiB overhead fits",
+                        field="spark.executor_memory", fix="lower spark.executor_memory, or raise "
+                        "hadoop.nodemanager_memory")
+    elif heap < MIN_EXECUTOR_MB:
+        raise UserError(f"a NodeManager offers {plan.memory.nodemanager_mb} MiB: after the Spark ApplicationMaster "
+                        f"({am_container_mb(plan)} MiB) an executor would get {max(heap, 0)} MiB of heap, less than "
+                        f"Spark's minimum {MIN_EXECUTOR_MB} MiB", field="hadoop.nodemanager_memory",
+                        fix=f"set it to at least {am_container_mb(plan) + MIN_EXECUTOR_MB + OVERHEAD_MIN_MB} (MiB), "
+                            "or give the nodes more memory (batch.memory_per_node, hadoop.containers_per_node)")
     count = per_node * max(1, len(plan.nodemanagers)) if executors == "auto" else int(executors)
     return ExecutorPlan(instances=count, cores=cores, memory_mb=heap, overhead_mb=overhead, per_node=per_node)
 

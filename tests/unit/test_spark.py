@@ -4,6 +4,7 @@ filesystem, and the job-file errors. A fake Spark install (empty files where Spa
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,24 @@ def test_an_executor_that_cannot_fit_names_the_field(plan_with: Callable[..., Cl
     with pytest.raises(UserError) as err:
         size_executors(plan)
     assert err.value.field == "spark.executor_memory" and "no executor of 20480 MiB" in str(err.value)
+
+
+def test_nodes_too_small_for_spark_are_refused_except_in_a_preview(make_spec: SpecFactory,
+                                                                   make_test_plan: PlanFactory,
+                                                                   make_allocation: Callable[..., Any],
+                                                                   spark_home: Path, script: Path) -> None:
+    """One core, 512 MiB containers: a 1024 MiB NodeManager has room for the Spark AM only (what submit's stand-in
+    allocation of one core looked like: refused there, it stopped a Slurm job whose nodes have 4 cores)."""
+    spec = make_spec(spark={"home": str(spark_home)}, steps=[{"pyspark": {"script": str(script)}}],
+                     hadoop={"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m"})
+    small = make_allocation(3, cores=1, memory=8 << 30)
+    with pytest.raises(UserError) as err:
+        size_executors(make_test_plan(spec, small))
+    assert err.value.field == "hadoop.nodemanager_memory" and "less than Spark's minimum 450 MiB" in str(err.value)
+    assert "at least 1858 (MiB)" in str(err.value)
+    preview = make_test_plan(spec, dataclasses.replace(small, preview=True))
+    assert preview.preview and size_executors(preview).memory_mb == 450
+    assert [s.kind for s in resolve(preview)] == ["pyspark"]
 
 
 def test_spark_defaults_for_a_file_default_filesystem(plan_with: Callable[..., ClusterPlan], spark_home: Path,
