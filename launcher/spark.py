@@ -17,6 +17,10 @@ Spark over a ``file://`` default filesystem (docs/architecture.md, Spark) needs,
   and the tests read it too;
 * the shim jar on the driver's and executors' class path when ``fs.file.impl`` names one of its classes
   (the ``pyspark`` build carries its own Hadoop client and does not add Hadoop's class path to containers);
+* ``-XX:-UseContainerSupport`` for the driver, the executors and the ApplicationMaster, as for every JVM we start
+  (:data:`launcher.runtime.NO_CONTAINER_SUPPORT`): inside a Slurm job JDK 17's cgroup v1 detection throws a
+  NullPointerException, which Spark's executor metrics (``ExecutorMetricType``) hit when a SparkContext starts
+  (seen on the Slurm test cluster);
 * ``spark.driver.host`` = the master's address (the driver runs in the launcher, on the master node; executors
   on other nodes must reach it there).
 
@@ -34,7 +38,7 @@ from pathlib import Path
 from launcher.daemons import hadoop_env
 from launcher.errors import UserError
 from launcher.plan import ClusterPlan
-from launcher.runtime import shim_jar
+from launcher.runtime import NO_CONTAINER_SUPPORT, shim_jar
 from launcher.spec import SHARE_DIR, JobSpec, PySparkStep, SparkStep
 
 #: Where ``install.sh`` puts Spark: PyPI's ``pyspark`` (Spark built for Hadoop 3, its ``bin/``, ``jars/`` and
@@ -249,6 +253,9 @@ def spark_defaults(plan: ClusterPlan, runtime: SparkRuntime) -> dict[str, str]:
         "spark.executor.memoryOverhead": f"{executors.overhead_mb}m",
         "spark.pyspark.python": python,
         "spark.pyspark.driver.python": python,
+        "spark.driver.extraJavaOptions": NO_CONTAINER_SUPPORT,
+        "spark.executor.extraJavaOptions": NO_CONTAINER_SUPPORT,
+        "spark.yarn.am.extraJavaOptions": NO_CONTAINER_SUPPORT,
         "spark.ui.showConsoleProgress": "false",
         "spark.speculation": "false",
     }

@@ -148,6 +148,8 @@ def test_spark_defaults_for_a_file_default_filesystem(plan_with: Callable[..., C
     assert props["spark.driver.host"] == plan.master.address == "10.0.0.1"
     assert props["spark.driver.extraClassPath"] == props["spark.executor.extraClassPath"] == str(shim)
     assert props["spark.pyspark.python"] == "/usr/bin/python3"
+    for role in ("driver", "executor", "yarn.am"):  # JDK 17's cgroup v1 detection fails inside Slurm jobs
+        assert props[f"spark.{role}.extraJavaOptions"] == "-XX:-UseContainerSupport"
     assert props["spark.eventLog.enabled"] == "false" and props["spark.task.cpus"] == "1"  # the job file wins
     assert "spark.local.dir" not in props  # executors use their container's LOCAL_DIRS (the NodeManager's)
 
