@@ -293,13 +293,17 @@ def write_spark_conf(plan: ClusterPlan) -> Path:
 def spark_environment(plan: ClusterPlan, runtime: SparkRuntime) -> dict[str, str]:
     """Variables ``spark-submit``, ``pyspark`` and ``spark-shell`` need against the cluster (besides Hadoop's):
     ``SPARK_HOME``, ``SPARK_CONF_DIR``, ``SPARK_LOCAL_IP`` (the master's address: where the driver runs),
-    ``YARN_CONF_DIR``, ``PYSPARK_PYTHON``, ``PYSPARK_ARCHIVES_PATH`` (``local:`` paths: already on every node)."""
+    ``YARN_CONF_DIR``, ``PYSPARK_PYTHON``, ``PYSPARK_ARCHIVES_PATH`` (``local:`` paths: already on every node) and
+    ``PYTHONPATH`` (``pyspark.zip`` and py4j: what the ``pyspark`` shell and a driver import)."""
     spark = plan.spec.spark
     env = {"SPARK_HOME": str(runtime.home), "SPARK_CONF_DIR": str(conf_dir(plan)),
            "SPARK_LOCAL_IP": plan.master.address, "YARN_CONF_DIR": str(plan.conf_dir),
            "PYSPARK_PYTHON": spark.python if spark else "/usr/bin/python3"}
     if runtime.python_archives:
         env["PYSPARK_ARCHIVES_PATH"] = ",".join(f"local:{p}" for p in runtime.python_archives)
+        # bin/pyspark puts SPARK_HOME/python first on the path: in PyPI's layout that directory holds only
+        # pyspark/shell.py, and the shell fails ("No module named 'pyspark.util'") unless the package is found too
+        env["PYTHONPATH"] = ":".join(str(p) for p in runtime.python_archives)
     return env
 
 

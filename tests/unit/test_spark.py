@@ -178,6 +178,7 @@ def test_spark_conf_and_client_environment(plan_with: Callable[..., ClusterPlan]
     assert env["PATH"].endswith(f"{spark_home}/bin:$PATH")
     assert env["PYSPARK_ARCHIVES_PATH"] == (f"local:{spark_home}/python/lib/pyspark.zip,"
                                             f"local:{spark_home}/python/lib/py4j-0.10.9.9-src.zip")
+    assert env["PYTHONPATH"] == f"{spark_home}/python/lib/pyspark.zip:{spark_home}/python/lib/py4j-0.10.9.9-src.zip"
 
 
 def test_a_job_without_spark_never_looks_for_it(make_spec: SpecFactory, make_test_plan: PlanFactory,
