@@ -264,7 +264,8 @@ def test_interactive_spark_submit_and_pyspark_through_exec(spark_runtime: Path, 
         assert app, pi.stderr[-3000:]
         shell = subprocess.run([sys.executable, "-m", "launcher.cli", "exec", cid, "--", "pyspark"],
                                input="print('total', sc.parallelize(range(100), 2).sum(), sc.master)\n",
-                               capture_output=True, text=True, timeout=300, cwd=REPO, env={**os.environ, **env})
+                               capture_output=True, text=True, timeout=300, cwd=REPO,
+                               env={**os.environ, **env, "PYSPARK_DRIVER_PYTHON_OPTS": "-i"})  # a shell on a pipe
         assert shell.returncode == 0 and "total 4950 yarn" in shell.stdout, shell.stdout[-2000:] + shell.stderr[-3000:]
     finally:
         stopped = hpc_hadoop("stop", cid, env=env, timeout=180)
