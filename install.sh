@@ -2,7 +2,8 @@
 # Install what hpc-hadoop needs on a Debian 12 machine (as root), idempotently:
 #   Debian packages (JDK 17, Maven, Python venv, the dict-gcide corpus of the wordcount example),
 #   the Python package in ./.venv (console script .venv/bin/hpc-hadoop),
-#   the Hadoop 3.4.2 runtime assembled from Maven Central (hadoop-fs-shim/target/hadoop-runtime).
+#   the Hadoop 3.4.2 runtime assembled from Maven Central (hadoop-fs-shim/target/hadoop-runtime),
+#   Spark 4.1.1 from PyPI's pyspark (spark-runtime/pyspark) and its examples jar.
 # With --test, also what the test suite uses: Slurm + munge, GlusterFS, Grid Engine, libfuse 3 and acl (the OrangeFS
 # stand-in, tests/standins/orangefs_fuse.py, and its non-root user), pytest, ruff, mfusepy.
 set -euo pipefail
@@ -72,4 +73,21 @@ echo "install.sh: pip install -e $extras"
 echo "install.sh: building the Hadoop runtime (mvn package in hadoop-fs-shim/)"
 mvn -B -q -f hadoop-fs-shim/pom.xml package -DskipTests=$( (( with_tests )) && echo false || echo true) >/tmp/hpc-hadoop-mvn.log 2>&1 \
   || { tail -40 /tmp/hpc-hadoop-mvn.log; exit 1; }
-echo "install.sh: ready: $(.venv/bin/hpc-hadoop --version), Hadoop $(cat hadoop-fs-shim/target/hadoop-runtime/VERSION)"
+# Spark (the spark: and pyspark: steps, docs/user-guide.md): PyPI's pyspark (Spark built for Hadoop 3: bin/, jars/,
+# python/lib) in spark-runtime/, outside .venv so that every node's /usr/bin/python3 can use it, and our examples jar
+# (Maven Central has no spark-examples jar for Spark 4) beside it. Pinned; reinstalled only when the pin changes.
+spark_version=4.1.1
+if [[ ! -f spark-runtime/pyspark/jars/spark-core_2.13-$spark_version.jar ]]; then
+  echo "install.sh: installing Spark $spark_version (pip install --target spark-runtime pyspark==$spark_version)"
+  rm -rf spark-runtime
+  .venv/bin/python -m pip install -q --disable-pip-version-check --target spark-runtime "pyspark==$spark_version"
+fi
+examples_jar=spark-runtime/hpc-hadoop-spark-examples.jar
+if [[ ! -f $examples_jar || -n $(find spark-examples/src -newer "$examples_jar" -name '*.java') ]]; then
+  echo "install.sh: building $examples_jar"
+  rm -rf spark-runtime/examples-classes
+  javac -nowarn -d spark-runtime/examples-classes -cp "spark-runtime/pyspark/jars/*" $(find spark-examples/src -name '*.java')
+  jar cf "$examples_jar" -C spark-runtime/examples-classes .
+  rm -rf spark-runtime/examples-classes
+fi
+echo "install.sh: ready: $(.venv/bin/hpc-hadoop --version), Hadoop $(cat hadoop-fs-shim/target/hadoop-runtime/VERSION), Spark $spark_version"

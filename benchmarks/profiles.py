@@ -18,6 +18,7 @@ MiB = 1 << 20
 #: * terasort: ``rows`` (100-byte TeraGen rows), ``maps`` (TeraGen maps), ``reduces``;
 #: * kmeans: ``samples`` (points), ``dimensions``, ``k`` (clusters), ``iterations``, ``std`` (cluster spread),
 #:   ``files`` (input files = maps);
+#: * spark-kmeans: the kmeans parameters (the same points, clustered by MLlib on Spark);
 #: * latency: ``jobs`` (one-map jobs run one after another; the figure is their median);
 #: * throughput: ``jobs`` (one-map jobs run one after another, then as many again), ``concurrency`` (how many of
 #:   the second lot are submitted at a time).
@@ -55,6 +56,10 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
         "throughput": {"jobs": 40, "concurrency": 8},
     },
 }
+
+#: spark-kmeans clusters the kmeans workload's points: the same parameters at every scale.
+for _scale in PROFILES.values():
+    _scale["spark-kmeans"] = dict(_scale["kmeans"])
 
 
 def profile(name: str, workload: str) -> dict[str, Any]:

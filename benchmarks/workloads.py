@@ -571,7 +571,64 @@ class KMeans(Workload):
         return figures
 
 
-WORKLOADS: dict[str, type[Workload]] = {w.name: w for w in (Dd, DfsIO, TeraSort, KMeans, Latency, Throughput)}
+#: The class of the MLlib KMeans program in our Spark examples jar (``spark-examples/``, built by ``install.sh``).
+SPARK_KMEANS = "org.hpchadoop.spark.examples.KMeans"
+
+
+class SparkKMeans(Workload):
+    """MLlib's KMeans (Spark on the same YARN) over the points the ``kmeans`` workload gives Mahout: the same
+    :func:`gaussian_points` (same parameters, same seed), as text, ``files`` files; k random points as initial centres
+    and exactly ``iterations`` rounds, as Mahout's driver there."""
+
+    name = "spark-kmeans"
+
+    def prepare(self, ctx: Context) -> dict[str, Any]:
+        """Write ``samples`` points, one a line (coordinates separated by spaces), as ``files`` files in
+        ``work_dir/points``."""
+        began = time.monotonic()
+        directory = ctx.work_dir / "points"
+        directory.mkdir(parents=True, exist_ok=True)
+        p = ctx.params
+        points = gaussian_points(int(p["samples"]), int(p["dimensions"]), int(p["k"]), float(p["std"]))
+        files = max(1, int(p.get("files", 1)))
+        for f in range(files):
+            with open(directory / f"part-{f:05d}", "w") as out:
+                out.writelines(" ".join(repr(x) for x in points[i]) + "\n" for i in range(f, len(points), files))
+        return {"generate_s": time.monotonic() - began,
+                "input_bytes": sum(x.stat().st_size for x in directory.iterdir())}
+
+    def run(self, ctx: Context) -> dict[str, Any]:
+        """Figures: ``wall_s`` of ``spark-submit`` (driver start to end, as the Mahout driver's), ``iterations`` done,
+        ``cost`` (sum of squared distances to the nearest centre), ``application_id``.
+
+        Raises:
+            ClusterError: the application failed (names its log).
+            UserError: no Spark examples jar (run ``./install.sh``).
+        """
+        from launcher.spark import discover_spark
+
+        assert ctx.session is not None
+        jar = discover_spark(ctx.session.plan.spec).examples_jar
+        if jar is None:
+            raise UserError("no Spark examples jar for the spark-kmeans workload", field="workload",
+                            fix="run ./install.sh (it builds spark-runtime/hpc-hadoop-spark-examples.jar)")
+        p = ctx.params
+        step = ctx.session.spark_step("spark-kmeans", ["--class", SPARK_KMEANS, str(jar), str(ctx.work_dir / "points"),
+                                                       str(p["k"]), str(p["iterations"])])
+        result = ctx.session.run_step(step)
+        if result.returncode != 0:
+            raise ClusterError(step_error(step, result))
+        log = step.log.read_text(errors="replace")
+        figures: dict[str, Any] = {"wall_s": result.wall_s, "application_id": result.application_id}
+        for key, kind in (("iterations", int), ("cost", float)):
+            found = [line.split()[1] for line in log.splitlines() if line.startswith(f"{key} ")]
+            figures[key] = kind(found[-1]) if found else None
+        shutil.rmtree(ctx.work_dir, ignore_errors=True)
+        return figures
+
+
+WORKLOADS: dict[str, type[Workload]] = {w.name: w for w in (Dd, DfsIO, TeraSort, KMeans, SparkKMeans, Latency,
+                                                            Throughput)}
 
 
 def get_workload(name: str) -> Workload:

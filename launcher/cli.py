@@ -100,6 +100,7 @@ def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: s
     """
     from launcher.filesystems import striping_plan
     from launcher.render import render_config
+    from launcher.spark import uses_spark
     from launcher.submit import check_job, preview_spec
 
     notes: list[str] = []
@@ -112,6 +113,10 @@ def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: s
         click.echo(f"==> batch script <==\n{preview_script(spec)}")
     for name, text in render_config(plan, notes).items():
         click.echo(f"==> conf/{name} <==\n{text}")
+    if uses_spark(plan.spec):
+        from launcher.spark import discover_spark, render_spark_defaults
+
+        click.echo(f"==> spark-conf/spark-defaults.conf <==\n{render_spark_defaults(plan, discover_spark(spec))}")
     click.echo("==> filesystem <==\n" + "\n".join(striping_plan(plan)))
     if notes:
         click.echo("==> notes <==\n" + "\n".join(notes))

@@ -18,6 +18,8 @@ from launcher.daemons import classpath
 from launcher.plan import ClusterPlan
 from launcher.render import environment
 from launcher.runtime import FAST_START_FLAGS, NO_CONTAINER_SUPPORT
+from launcher.spark import conf_dir as spark_conf_dir
+from launcher.spark import discover_spark, spark_environment
 
 #: Subcommand → (main class, whether the subcommand is passed on as the first argument), per command, as in
 #: Hadoop 3.4's ``bin/hadoop``, ``bin/yarn`` and ``bin/mapred`` (``ApplicationCLI`` reads its title from argv[0]).
@@ -88,12 +90,13 @@ def write_wrappers(plan: ClusterPlan) -> Path:
 def client_environment(plan: ClusterPlan) -> dict[str, str]:
     """Variables a shell needs to use the cluster: ``HADOOP_CONF_DIR``, ``JAVA_HOME``, ``HADOOP_HOME``,
     ``HPC_HADOOP_CLASSPATH`` (conf dir + runtime jars, for ``java -cp``), ``HPC_HADOOP_CLUSTER`` (the id),
-    ``HPC_HADOOP_RUN_DIR``, and ``PATH`` with ``bin/`` (the wrappers) and the JDK first.
+    ``HPC_HADOOP_RUN_DIR``, and ``PATH`` with ``bin/`` (the wrappers) and the JDK first; for a cluster with
+    ``spark-conf/`` also Spark's (:func:`launcher.spark.spark_environment`) and its ``bin/`` on ``PATH``.
 
     ``PATH`` is given as a prefix ending in ``:$PATH`` (unexpanded) so the lines can be ``eval``'d.
     """
     runtime = plan.runtime
-    return {
+    variables = {
         "HPC_HADOOP_CLUSTER": plan.cluster_id,
         "HPC_HADOOP_RUN_DIR": plan.run_dir,
         "JAVA_HOME": str(runtime.java_home),
@@ -102,6 +105,11 @@ def client_environment(plan: ClusterPlan) -> dict[str, str]:
         "HPC_HADOOP_CLASSPATH": classpath(plan),
         "PATH": f"{bin_dir(plan)}:{runtime.java_home / 'bin'}:$PATH",
     }
+    if spark_conf_dir(plan).is_dir():  # a cluster whose job uses Spark: spark-submit, pyspark, spark-shell
+        spark = discover_spark(plan.spec)
+        variables.update(spark_environment(plan, spark))
+        variables["PATH"] = f"{bin_dir(plan)}:{runtime.java_home / 'bin'}:{spark.home / 'bin'}:$PATH"
+    return variables
 
 
 def export_lines(variables: dict[str, str]) -> list[str]:

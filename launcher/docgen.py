@@ -12,7 +12,17 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from launcher.spec import ExampleStep, JarStep, JobSpec, StreamingSpec, StreamingStep
+from launcher.spec import (
+    ExampleStep,
+    JarStep,
+    JobSpec,
+    PySparkSpec,
+    PySparkStep,
+    SparkJarSpec,
+    SparkStep,
+    StreamingSpec,
+    StreamingStep,
+)
 
 _MEMORY_FIELDS = {"daemon_heap", "map_memory", "reduce_memory", "am_memory", "nodemanager_memory",
                   "memory_per_node"}
@@ -22,7 +32,7 @@ _TIME_FIELDS = {"walltime"}
 
 def _type_name(annotation: Any, name: str) -> str:
     if name == "steps":
-        return "list of steps (`example:`, `jar:` or `streaming:`; below)"
+        return "list of steps (`example:`, `jar:`, `streaming:`, `spark:` or `pyspark:`; below)"
     if name in _MEMORY_FIELDS:
         return "memory (`512m`, `2g`; bare number = MiB)"
     if name in _SIZE_FIELDS:
@@ -90,6 +100,9 @@ def _sections(model: type[BaseModel], prefix: str) -> list[tuple[str, type[BaseM
     groups: dict[type[BaseModel], list[str]] = {}
     for name, field in model.model_fields.items():
         annotation = field.annotation
+        optional = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(optional) == 1:
+            annotation = optional[0]  # ``spark: SparkSpec | None``: a section all the same
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             groups.setdefault(annotation, []).append(field.alias or name)
     found: list[tuple[str, type[BaseModel], str]] = []
@@ -122,7 +135,10 @@ def reference() -> str:
     sections: list[tuple[str, type[BaseModel], str]] = [("Top level", JobSpec, ""), *_sections(JobSpec, "")]
     sections += [("Steps: `example:`", ExampleStep, "steps[]."), ("Steps: `jar:`", JarStep, "steps[]."),
                  ("Steps: `streaming:`", StreamingStep, "steps[]."),
-                 ("`streaming:` of a step", StreamingSpec, "steps[].streaming.")]
+                 ("`streaming:` of a step", StreamingSpec, "steps[].streaming."),
+                 ("Steps: `spark:`", SparkStep, "steps[]."), ("`spark:` of a step", SparkJarSpec, "steps[].spark."),
+                 ("Steps: `pyspark:`", PySparkStep, "steps[]."),
+                 ("`pyspark:` of a step", PySparkSpec, "steps[].pyspark.")]
     for title, model, prefix in sections:
         lines += [f"## {title}", "", " ".join((model.__doc__ or "").strip().split("\n\n")[0].split()), ""]
         lines += _table(model, prefix) + [""]

@@ -6,10 +6,13 @@ A step is a Hadoop job client started with ``java`` and the cluster's ``conf/`` 
 * ``jar`` without ``class``: ``RunJar <jar> [-D k=v...] args`` (the jar's manifest names the class);
 * ``jar`` with ``class``: ``java -cp conf:<runtime>:<jar> <class> [-D k=v...] args`` (jars such as the
   jobclient tests jar, whose manifest driver is unusable, docs/architecture.md, Hadoop runtime);
-* ``streaming``: ``RunJar <streaming jar> [-D k=v...] [-files ...] -input ... -output ... -mapper ...``.
+* ``streaming``: ``RunJar <streaming jar> [-D k=v...] [-files ...] -input ... -output ... -mapper ...``;
+* ``spark`` and ``pyspark``: ``spark-submit --master yarn ... (--class CLASS JAR | SCRIPT) args``, with the
+  cluster's ``spark-conf/`` (:mod:`launcher.spark`).
 
 Arguments may use ``${run_dir}``, ``${cluster_id}``, ``${name}``, ``${user}``, ``${fs_root}``,
-``${examples_jar}``, ``${tests_jar}``, ``${streaming_jar}``, ``${hadoop_home}`` and environment variables.
+``${examples_jar}``, ``${tests_jar}``, ``${streaming_jar}``, ``${hadoop_home}`` (and, in a job that uses Spark,
+``${spark_home}``, ``${spark_examples_jar}``) and environment variables.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -31,7 +35,16 @@ from launcher.errors import UserError, WalltimeExpired
 from launcher.examples import EXAMPLE_INPUT_ARGS, EXAMPLE_OUTPUT_ARG, positional
 from launcher.plan import ClusterPlan, expand
 from launcher.render import xml_value
-from launcher.spec import ExampleStep, JarStep, JobSpec, StreamingStep
+from launcher.spark import (
+    SPARK_KINDS,
+    SparkRuntime,
+    discover_spark,
+    spark_env,
+    spark_variables,
+    submit_command,
+    uses_spark,
+)
+from launcher.spec import ExampleStep, JarStep, JobSpec, PySparkStep, SparkStep, StreamingStep
 
 #: Hadoop's jar runner: ``RunJar JAR [CLASS] ARGS`` (the class from the jar's manifest when not given).
 RUN_JAR = "org.apache.hadoop.util.RunJar"
@@ -41,6 +54,9 @@ _APP = re.compile(r"Submitted application (application_\d+_\d+)")
 _JOB = re.compile(r"Running job: (job_\d+_\d+)")
 _UBER = re.compile(r"running in uber mode : (true|false)")
 _FAILED = re.compile(r"Job (job_\d+_\d+) failed|Job failed as tasks failed")
+#: Spark's scheduler, once per finished task: ``Finished task 3.0 in stage 1.0 (TID 7) in 80 ms on HOST
+#: (executor 1) (4/8)``: tasks done of the stage's tasks (the progress of a Spark step).
+_SPARK_TASKS = re.compile(r"Finished task \S+ in stage (\d+)\.\d+ .*\((\d+)/(\d+)\)\s*$")
 
 
 @dataclass(frozen=True)
@@ -50,7 +66,7 @@ class ResolvedStep:
     Attributes:
         index: 1-based position.
         name: display name.
-        kind: ``example``, ``jar`` or ``streaming``.
+        kind: ``example``, ``jar``, ``streaming``, ``spark`` or ``pyspark``.
         argv: the full command line.
         inputs: input paths (local, may be globs) of the built-in examples and streaming steps.
         outputs: output directories (absolute paths) this step creates.
@@ -131,10 +147,16 @@ def resolve_steps(spec: JobSpec, plan: ClusterPlan, *, overwrite: bool, job_file
             an input, an unknown variable.
     """
     values = plan.variables()
+    spark = discover_spark(spec) if uses_spark(spec) else None
+    if spark is not None:
+        values = {**values, **spark_variables(spark)}
     resolved = []
     for index, step in enumerate(spec.steps, start=1):
         where = f"steps.{index}"
-        if isinstance(step, StreamingStep):
+        if isinstance(step, (SparkStep, PySparkStep)):
+            assert spark is not None
+            kind, name, argv, inputs, outputs = _spark(step, where, values, plan, spark, job_file)
+        elif isinstance(step, StreamingStep):
             kind, name, argv, inputs, outputs = _streaming(step, where, values, plan, job_file)
         elif isinstance(step, ExampleStep):
             kind, name, argv, inputs, outputs = _example(step, where, values, plan)
@@ -171,6 +193,25 @@ def client_step(plan: ClusterPlan, index: int, name: str, args: Sequence[str], *
     """
     argv = client_command(plan, main_class, args, extra_classpath=extra_classpath)
     return ResolvedStep(index=index, name=name, kind="jar", argv=argv, inputs=(),
+                        outputs=tuple(str(o) for o in outputs), log=step_log(plan, index, name))
+
+
+def spark_step(plan: ClusterPlan, index: int, name: str, application: Sequence[str], *,
+               executors: int | str = "auto", outputs: Sequence[str | Path] = ()) -> ResolvedStep:
+    """A ``spark-submit`` step built from its application part (the benchmarks' Spark steps), ready to run.
+
+    Args:
+        index: its number (the log is ``steps/<NN>-<name>.log``).
+        application: ``--class CLASS JAR ARGS`` or ``SCRIPT ARGS``.
+        executors: ``auto`` or a number (:func:`launcher.spark.size_executors`).
+        outputs: output directories the step creates (removed first when run with ``overwrite``).
+
+    Raises:
+        UserError: no Spark runtime, or executors that do not fit a NodeManager.
+    """
+    argv = submit_command(plan, discover_spark(plan.spec), name=f"{plan.spec.name}-{name}", application=application,
+                          executors=executors, properties={})
+    return ResolvedStep(index=index, name=name, kind="spark", argv=argv, inputs=(),
                         outputs=tuple(str(o) for o in outputs), log=step_log(plan, index, name))
 
 
@@ -240,6 +281,37 @@ def _jar(step: JarStep, where: str, values: Mapping[str, str], plan: ClusterPlan
         argv = client_command(plan, RUN_JAR, [jar, *_d_options(step.properties), *args])
     outputs = [expand(step.output, values, f"{where}.output")] if step.output else []
     return "jar", name, argv, [], outputs
+
+
+def _spark(step: SparkStep | PySparkStep, where: str, values: Mapping[str, str], plan: ClusterPlan,
+           runtime: SparkRuntime, job_file: str) -> _Resolved:
+    """A ``spark:`` or ``pyspark:`` step's ``spark-submit`` command line (:func:`launcher.spark.submit_command`).
+
+    Raises:
+        UserError: the jar or script does not exist, or the step's executors do not fit a NodeManager.
+    """
+    if isinstance(step, SparkStep):
+        s, key = step.spark, "spark"
+        jar = expand(s.jar, values, f"{where}.spark.jar")
+        if not Path(jar).is_file():
+            raise UserError(f"jar {jar or '(empty)'} does not exist", file=job_file, field=f"{where}.spark.jar",
+                            fix="give the path of an existing Spark application jar (${spark_examples_jar} works)")
+        application = ["--class", s.main_class, jar]
+        name = step.name or s.main_class.rsplit(".", 1)[-1]
+    else:
+        p, key = step.pyspark, "pyspark"
+        script = expand(p.script, values, f"{where}.pyspark.script")
+        if not Path(script).is_file():
+            raise UserError(f"script {script} does not exist", file=job_file, field=f"{where}.pyspark.script",
+                            fix="give the path of an existing Python file (relative: the job file's directory)")
+        application = [script]
+        name = step.name or Path(script).stem
+    inner = step.spark if isinstance(step, SparkStep) else step.pyspark
+    args = [expand(a, values, f"{where}.{key}.args") for a in inner.args]
+    outputs = [expand(inner.output, values, f"{where}.{key}.output")] if inner.output else []
+    argv = submit_command(plan, runtime, name=f"{plan.spec.name}-{name}", application=[*application, *args],
+                          executors=inner.executors, properties=step.properties)
+    return key, name, argv, [], outputs
 
 
 def _fixed_prefix(path: str) -> str:
@@ -377,6 +449,7 @@ class StepRunner:
         self.on_progress = on_progress or (lambda result: None)
         self.stalled = stalled or (lambda: None)
         self.proc: subprocess.Popen[bytes] | None = None
+        self.group = False
         self.current: StepResult | None = None
 
     def _follow(self, result: StepResult, stream: object, log: object) -> None:
@@ -393,6 +466,8 @@ class StepRunner:
             if m := _PROGRESS.search(line):
                 result.map_pct, result.reduce_pct = int(m.group(1)), int(m.group(2))
                 changed = True
+            elif (m := _SPARK_TASKS.search(line)) and result.kind in SPARK_KINDS:
+                result.map_pct, changed = 100 * int(m.group(2)) // max(1, int(m.group(3))), True
             elif m := _APP.search(line):
                 result.application_id, changed = m.group(1), True
             elif m := _JOB.search(line):
@@ -433,12 +508,16 @@ class StepRunner:
         self.current = result
         step.log.parent.mkdir(parents=True, exist_ok=True)
         began = time.time()
-        env = hadoop_env(self.plan)
-        argv = self.with_archive(step.argv)
+        spark = step.kind in SPARK_KINDS
+        env = spark_env(self.plan) if spark else hadoop_env(self.plan)
+        argv = self.with_archive(step.argv)  # spark-submit's argv as it is
         with open(step.log, "ab", buffering=0) as log:  # unbuffered: a full filesystem fails a write, not close()
             log.write(f"$ {' '.join(step.argv)}\n".encode())
+            # spark-submit in a process group of its own: a PySpark driver is a Python child of its JVM, and both
+            # must end when the step is killed (:meth:`kill` signals the group)
             self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, cwd=self.plan.run_dir)
+                                         stdin=subprocess.DEVNULL, cwd=self.plan.run_dir, start_new_session=spark)
+            self.group = spark
             reader = threading.Thread(target=self._follow, args=(result, self.proc.stdout, log), daemon=True)
             reader.start()
             try:
@@ -486,6 +565,17 @@ class StepRunner:
                 checked = time.monotonic()
             time.sleep(0.1)
 
+    def _signal(self, signum: int) -> None:
+        """Send ``signum`` to the client, or to its process group (a Spark step: the JVM and a PySpark driver)."""
+        assert self.proc is not None
+        try:
+            if self.group:
+                os.killpg(self.proc.pid, signum)
+            else:
+                self.proc.send_signal(signum)
+        except ProcessLookupError:
+            pass
+
     def kill(self, result: StepResult) -> None:
         """Kill the job client (SIGTERM, SIGKILL 5 s later) and, if it was submitted, its YARN application (``yarn
         application -kill``). While the shared filesystem is stalled (``stalled``): SIGKILL at once, waiting at most
@@ -494,11 +584,11 @@ class StepRunner:
         stalled = self.stalled()
         if self.proc is not None and self.proc.poll() is None:
             if not stalled:
-                self.proc.terminate()
+                self._signal(signal.SIGTERM)
             try:
                 self.proc.wait(timeout=0 if stalled else 5)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                self._signal(signal.SIGKILL)
                 try:  # a process waiting on a stalled filesystem ends only when it answers: teardown first
                     self.proc.wait(timeout=CLIENT_KILL_WAIT_STALLED if stalled else None)
                 except subprocess.TimeoutExpired:

@@ -271,6 +271,8 @@ class ClusterPlan:
         spec: the validated, frozen job spec (``plan.json`` holds ``JobSpec.model_dump(by_alias=True)``).
         cores_per_node: cores of the allocation on each node.
         created: epoch seconds.
+        preview: made on a stand-in allocation (``render``, ``submit``'s checks: one core and 8 GiB per node unless
+            the job file says): sizes that depend on the nodes are not checked against it.
     """
 
     cluster_id: str
@@ -290,6 +292,7 @@ class ClusterPlan:
     cores_per_node: int = 1
     fanout_program: str | None = None
     created: float = field(default_factory=time.time)
+    preview: bool = False
 
     # -- directories -------------------------------------------------------------------------
     def path(self, *parts: str) -> Path:
@@ -581,7 +584,8 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, fi
                        job_id=allocation.job_id, fanout=allocation.fanout, deadline=allocation.deadline,
                        master=planned[0], nodes=tuple(planned), ports=choose_ports(cluster_id),
                        memory=size_memory(spec, allocation), filesystem=filesystem, runtime=runtime, spec=spec,
-                       cores_per_node=allocation.cores_per_node, fanout_program=allocation.fanout_program)
+                       cores_per_node=allocation.cores_per_node, fanout_program=allocation.fanout_program,
+                       preview=allocation.preview)
 
 
 def _plain(value: Any) -> Any:

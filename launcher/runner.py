@@ -47,6 +47,7 @@ from launcher.jobs import (
     client_step,
     resolve_steps,
     setup_commands,
+    spark_step,
 )
 from launcher.plan import ClusterPlan, make_plan, naming_job_file
 from launcher.polling import poll
@@ -54,6 +55,8 @@ from launcher.render import render_config, write_files, write_private
 from launcher.report import RunReport, release_room, reserve_room
 from launcher.runtime import HadoopRuntime, discover
 from launcher.schedulers.base import Allocation, teardown_lead
+from launcher.spark import conf_dir as spark_conf_dir
+from launcher.spark import uses_spark, write_spark_conf
 from launcher.spec import JobSpec
 from launcher.watch import Stall
 
@@ -230,8 +233,9 @@ def made_for_hadoop(plan: ClusterPlan) -> tuple[str, ...]:
 
 def materialize(plan: ClusterPlan, *, submitted: bool = False) -> None:
     """Create the cluster directory (mode 0700) with room kept for ``run.json`` (:func:`launcher.report.reserve_room`),
-    write ``plan.json``, ``conf/`` and the client wrappers
-    (``bin/hadoop``, ``bin/yarn``, ``bin/mapred``), and add the cluster to the user's index
+    write ``plan.json``, ``conf/``, the client wrappers
+    (``bin/hadoop``, ``bin/yarn``, ``bin/mapred``) and, in a job that uses Spark, ``spark-conf/`` (with
+    ``spark-events/``), and add the cluster to the user's index
     (:mod:`launcher.interactive`).
 
     Args:
@@ -256,6 +260,8 @@ def materialize(plan: ClusterPlan, *, submitted: bool = False) -> None:
     write_private(run_dir / "plan.json", plan.to_json())
     write_files(plan.conf_dir, render_config(plan))
     write_wrappers(plan)
+    if uses_spark(plan.spec):
+        write_spark_conf(plan)
     register(plan.cluster_id, run_dir, plan.scheduler, plan.job_id)
 
 
@@ -432,6 +438,14 @@ class ClusterRun:
         self._count += 1
         return client_step(self.plan, self._count, name, args, main_class=main_class,
                            extra_classpath=extra_classpath, outputs=outputs)
+
+    def spark_step(self, name: str, application: Sequence[str], *, outputs: Sequence[str | Path] = ()) -> ResolvedStep:
+        """A ``spark-submit`` step numbered after the ones already made (:func:`launcher.jobs.spark_step`); writes the
+        cluster's ``spark-conf/`` first if its job did not use Spark (a benchmark's cluster)."""
+        if not spark_conf_dir(self.plan).is_dir():
+            write_spark_conf(self.plan)
+        self._count += 1
+        return spark_step(self.plan, self._count, name, application, outputs=outputs)
 
     def run_step(self, step: ResolvedStep, *, overwrite: bool = True, label: str | None = None) -> StepResult:
         """Run one step to its end on the running cluster (killed at the deadline); it is recorded in ``run.json``.

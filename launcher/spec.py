@@ -521,12 +521,94 @@ class StreamingStep(_Model):
     properties: dict[str, PropertyValue] = Field(default_factory=dict)
 
 
-_STEP_MODELS: dict[str, type[_Model]] = {"Example": ExampleStep, "Jar": JarStep, "Streaming": StreamingStep}
+#: ``executors:`` of a Spark step: ``auto`` (sized from the plan) or a number of executors.
+Executors = Union[Literal["auto"], Annotated[int, Field(ge=1)]]
+
+
+class SparkSpec(_Model):
+    """Spark on the cluster's YARN (`spark:` and `pyspark:` steps, `hpc-hadoop exec -- spark-submit`). Used only
+    when the job has a Spark step or this section."""
+
+    home: str | None = Field(
+        None, description="Spark install (`bin/spark-submit`, `jars/`): a site's `SPARK_HOME`; default: "
+        "`$SPARK_HOME`, then the runtime `install.sh` puts in `spark-runtime/pyspark` (PyPI's `pyspark`, Spark "
+        "built for Hadoop 3). It must be at the same path on every node (the executors use its `jars/` in place).")
+    python: str = Field("/usr/bin/python3", description="Python of the PySpark driver and executors "
+                        "(`spark.pyspark.python`): one every node and every user can run.")
+    executor_cores: int | None = Field(None, ge=1, description="Cores per executor; default: the largest "
+                                       "divisor of a NodeManager's vcores up to 5.")
+    executor_memory: ContainerMemory | None = Field(
+        None, description="Heap of each executor (`spark.executor.memory`); default: what fits in a NodeManager "
+        "next to the Spark ApplicationMaster, less YARN's memory overhead (`max(384 MiB, 10%)`).")
+    conf: dict[str, PropertyValue] = Field(default_factory=dict, description="Any Spark property "
+                                           "(`spark-defaults.conf` of the cluster); these win over ours.")
+
+    @field_validator("home", "python")
+    @classmethod
+    def _paths_one_line(cls, value: str | None) -> str | None:
+        return one_line_path(value)
+
+
+class SparkJarSpec(_Model):
+    """A Spark application in a jar, run with `spark-submit --master yarn --class CLASS JAR ARGS`."""
+
+    jar: str = Field(description="The application jar (`${spark_examples_jar}` allowed); a relative path means "
+                     "the job file's directory.")
+    main_class: str = Field(alias="class", description="Main class, e.g. `org.hpchadoop.spark.examples.SparkPi`.")
+    args: list[str] = Field(default_factory=list, description="Program arguments; `${run_dir}` etc. are expanded.")
+    executors: Executors = Field("auto", description="Executors: `auto` (one per NodeManager vcore group, "
+                                 "sized from the plan) or a number.")
+    output: str | None = Field(None, description="The step's output directory; it must not exist "
+                               "(unless `--overwrite`).")
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _args_as_strings(cls, value: object) -> object:
+        return _StepBase._args_as_strings(value)
+
+
+class PySparkSpec(_Model):
+    """A Python file run with `spark-submit --master yarn SCRIPT ARGS` and the cluster's Python (`spark.python`)."""
+
+    script: str = Field(description="The Python file; a relative path means the job file's directory.")
+    args: list[str] = Field(default_factory=list, description="Program arguments; `${run_dir}` etc. are expanded.")
+    executors: Executors = Field("auto", description="Executors: `auto` (sized from the plan) or a number.")
+    output: str | None = Field(None, description="The step's output directory; it must not exist "
+                               "(unless `--overwrite`).")
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _args_as_strings(cls, value: object) -> object:
+        return _StepBase._args_as_strings(value)
+
+
+class SparkStep(_Model):
+    """A Spark application from a jar."""
+
+    name: str | None = Field(None, description="Step name used in logs and the report.")
+    spark: SparkJarSpec
+    properties: dict[str, PropertyValue] = Field(default_factory=dict,
+                                                 description="Spark properties, passed as `--conf key=value`.")
+
+
+class PySparkStep(_Model):
+    """A PySpark application."""
+
+    name: str | None = Field(None, description="Step name used in logs and the report.")
+    pyspark: PySparkSpec
+    properties: dict[str, PropertyValue] = Field(default_factory=dict,
+                                                 description="Spark properties, passed as `--conf key=value`.")
+
+
+_STEP_MODELS: dict[str, type[_Model]] = {"Example": ExampleStep, "Jar": JarStep, "Streaming": StreamingStep,
+                                         "Spark": SparkStep, "PySpark": PySparkStep}
+#: The key that makes a step of each kind, in the order errors list them.
+STEP_KEYS = ("example", "jar", "streaming", "spark", "pyspark")
 
 
 def _step_kind(value: object) -> str | None:
     if isinstance(value, BaseModel):
-        return {ExampleStep: "Example", JarStep: "Jar", StreamingStep: "Streaming"}[type(value)]
+        return {model: tag for tag, model in _STEP_MODELS.items()}[type(value)]  # type: ignore[index]
     if isinstance(value, Mapping):
         for tag in _STEP_MODELS:
             if tag.lower() in value:
@@ -534,9 +616,10 @@ def _step_kind(value: object) -> str | None:
     return None
 
 
-#: One step: chosen by which of ``example``, ``jar``, ``streaming`` it has.
+#: One step: chosen by which of ``example``, ``jar``, ``streaming``, ``spark``, ``pyspark`` it has.
 Step = Annotated[Union[Annotated[ExampleStep, Tag("Example")], Annotated[JarStep, Tag("Jar")],
-                       Annotated[StreamingStep, Tag("Streaming")]], Discriminator(_step_kind)]
+                       Annotated[StreamingStep, Tag("Streaming")], Annotated[SparkStep, Tag("Spark")],
+                       Annotated[PySparkStep, Tag("PySpark")]], Discriminator(_step_kind)]
 
 
 class JobSpec(_Model):
@@ -561,6 +644,8 @@ class JobSpec(_Model):
     batch: BatchSpec = Field(default_factory=BatchSpec)
     pbs: PbsSpec = Field(default_factory=PbsSpec)
     sge: SgeSpec = Field(default_factory=SgeSpec)
+    spark: SparkSpec | None = Field(None, description="Spark on YARN; a job with a `spark:` or `pyspark:` step "
+                                    "gets the defaults.")
     steps: list[Step] = Field(
         default_factory=list, description="Hadoop jobs run in order; a failing step stops the run. Required by "
         "`submit` and `run`; `start` (an interactive cluster) runs them, if any, once the cluster is up.")
@@ -578,8 +663,9 @@ class JobSpec(_Model):
         if isinstance(value, list):
             for index, item in enumerate(value):
                 if _step_kind(item) is None:
-                    raise ValueError(f"step {index + 1} has none of `example`, `jar`, `streaming`")
-                kinds = [k for k in ("example", "jar", "streaming") if isinstance(item, Mapping) and k in item]
+                    raise ValueError(f"step {index + 1} has none of `example`, `jar`, `streaming`, `spark`, "
+                                     "`pyspark`")
+                kinds = [k for k in STEP_KEYS if isinstance(item, Mapping) and k in item]
                 if len(kinds) > 1:
                     raise ValueError(f"step {index + 1} has both `{kinds[0]}` and `{kinds[1]}`: a step runs one "
                                      "program (split it into two steps)")
@@ -860,6 +946,12 @@ def absolute_paths(job: dict[str, Any], base: Path) -> dict[str, Any]:
         for key in ("jar", "output"):
             if key in step:
                 step[key] = _absolute(step[key], base)
+        for kind, keys in (("spark", ("jar", "output")), ("pyspark", ("script", "output"))):
+            inner = step.get(kind)
+            if isinstance(inner, dict):
+                for key in keys:
+                    if key in inner:
+                        inner[key] = _absolute(inner[key], base)
         streaming = step.get("streaming")
         if isinstance(streaming, dict):
             for key in ("input", "files", "output"):

@@ -65,7 +65,7 @@ def test_one_value_has_no_interval_and_empty_is_an_error() -> None:
 
 def test_profiles_have_every_workload_and_grow() -> None:
     for name in PROFILES:
-        assert set(PROFILES[name]) == {"dd", "dfsio", "terasort", "kmeans", "latency", "throughput"}
+        assert set(PROFILES[name]) == {"dd", "dfsio", "terasort", "kmeans", "spark-kmeans", "latency", "throughput"}
     sizes = [PROFILES[p]["terasort"]["rows"] for p in ("tiny", "small", "large", "huge")]
     assert sizes == sorted(sizes) and sizes[0] == 32_000
     assert [PROFILES[p]["latency"]["jobs"] for p in ("tiny", "small", "large", "huge")] == [3, 10, 10, 10]

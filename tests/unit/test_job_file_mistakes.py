@@ -56,7 +56,7 @@ CASES: dict[str, Case] = {
     "typo-nested": Case("hadoop:\n  map_memroy: 2g\n", "hadoop.map_memroy", "unknown field 'map_memroy'"),
     "typo-example": Case("steps:\n  - example: wordcont\n", "steps.1.example", "did you mean 'wordcount'?"),
     "jar-and-example": Case("steps:\n  - example: pi\n    jar: my.jar\n", "steps", "both `example` and `jar`"),
-    "no-program": Case("steps:\n  - args: [1]\n", "steps", "none of `example`, `jar`, `streaming`"),
+    "no-program": Case("steps:\n  - args: [1]\n", "steps", "none of `example`, `jar`, `streaming`, `spark`, `pyspark`"),
     "scheduler-case": Case("scheduler: SLURM\n", "scheduler", "'SLURM' is not allowed"),
     "nodes-word": Case("nodes: two\n", "nodes", "'two'"),
     "wrong-config-file": Case("hadoop:\n  properties:\n    mapred:\n      mapreduce.job.reduces: 8\n",

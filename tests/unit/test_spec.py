@@ -137,7 +137,7 @@ def test_unknown_field_in_second_step_is_numbered_from_one(tmp_path: Path) -> No
 
 def test_step_without_a_kind(tmp_path: Path) -> None:
     err, path = job_error(tmp_path, {"name": "wc", "steps": [{"program": "pi"}]})
-    assert str(err).startswith(f"{path}: steps: step 1 has none of `example`, `jar`, `streaming`")
+    assert str(err).startswith(f"{path}: steps: step 1 has none of `example`, `jar`, `streaming`, `spark`, `pyspark`")
 
 
 def test_wrong_type(tmp_path: Path) -> None:

@@ -1,0 +1,276 @@
+"""Spark and Python on the cluster's YARN, on the local backend, with real Spark 4.1.1 (PyPI's pyspark, installed by
+``install.sh``), real YARN daemons and the dict-gcide corpus; no mocks.
+
+One cluster runs the three kinds of step a Python user has (issue 14): a PySpark word count, SparkPi from a jar, and
+Hadoop streaming with Python mapper and reducer; each result is checked against an independent count. A second one
+runs out of walltime in the middle of a PySpark step: the executors and the Python workers must go with it. On the
+3-node Slurm test cluster over GlusterFS (tests/cluster/), an ordinary user runs the PySpark and the MapReduce word
+counts on one cluster, with executors on several nodes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import psutil
+import pytest
+import yaml
+
+from tests.conftest import REPO, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
+from tests.integration.test_local_end_to_end import python_wordcount
+from tests.users import make_user, user_dir
+
+pytestmark = pytest.mark.hadoop
+
+SPARK_HOME = REPO / "spark-runtime" / "pyspark"
+EXAMPLES = REPO / "examples"
+
+
+@pytest.fixture(scope="session")
+def spark_runtime() -> Path:
+    """The Spark runtime ``install.sh`` installs; fails (never skips) when it is missing."""
+    if not (SPARK_HOME / "bin" / "spark-submit").is_file():
+        pytest.fail(f"no Spark runtime at {SPARK_HOME}: run ./install.sh")
+    return SPARK_HOME
+
+
+def tab_counts(directory: Path, pattern: str) -> Counter[str]:
+    """``word<TAB>count`` lines of the part files of an output directory."""
+    counts: Counter[str] = Counter()
+    for part in sorted(directory.glob(pattern)):
+        for line in part.read_text(encoding="utf-8", errors="replace").split("\n"):
+            if line:
+                word, _, count = line.rpartition("\t")
+                counts[word] += int(count)
+    return counts
+
+
+def spark_events(run_dir: Path) -> dict[str, list[dict]]:
+    """The Spark event log of each application in ``spark-events/`` (rolling logs: one directory per application;
+    an application killed mid-run leaves an ``.inprogress`` file): application id → events."""
+    logs: dict[str, list[dict]] = {}
+    for directory in sorted((run_dir / "spark-events").glob("eventlog_v2_*")):
+        events = []
+        for part in sorted(directory.glob("events_*")):
+            events += [json.loads(line) for line in part.read_text().splitlines() if line.startswith("{")]
+        logs[directory.name.removeprefix("eventlog_v2_")] = events
+    return logs
+
+
+def executor_hosts(events: list[dict]) -> set[str]:
+    """Hosts of the executors an application had, from its ``SparkListenerExecutorAdded`` events."""
+    return {e["Executor Info"]["Host"] for e in events if e.get("Event") == "SparkListenerExecutorAdded"}
+
+
+def leftovers(run_dir: Path) -> list[str]:
+    """Live processes of the cluster: by command line (daemons, agents), or by environment (a Spark executor's
+    command line names neither the cluster directory nor the cluster id, and a PySpark worker's is only
+    ``python3 -m pyspark.daemon``; their environment has the NodeManager's local dirs, named after the cluster)."""
+    found = processes_of(run_dir)
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if proc.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            if any(run_dir.name in value for value in proc.environ().values()):
+                found.append(" ".join(proc.info["cmdline"] or [])[:200])
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
+def write_job(tmp_path: Path, root: Path, job: dict) -> Path:
+    """A local-backend job file in ``examples/`` terms: the job file sits in ``tmp_path`` with copies of the Python
+    files it names relative to itself."""
+    job = {"scheduler": "local", "filesystem": {"root": str(root)}, **job}
+    (tmp_path / "python").mkdir(exist_ok=True)
+    for name in ("wordcount.py", "mapper.py", "reducer.py"):
+        (tmp_path / "python" / name).write_text((EXAMPLES / "python" / name).read_text())
+    path = tmp_path / f"{job['name']}.yaml"
+    path.write_text(yaml.safe_dump(job))
+    return path
+
+
+def test_pyspark_wordcount_sparkpi_and_python_streaming(spark_runtime: Path, hadoop_runtime: Path, pfs_root: Path,
+                                                        gcide_corpus: Path) -> None:
+    """examples/spark.yaml as it is: three steps on one cluster, each checked against an independent result."""
+    result = hpc_hadoop("submit", "examples/spark.yaml", "--set", f"filesystem.root={pfs_root}")
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    run_dir = only_run_dir(pfs_root)
+    report = run_report(run_dir)
+    assert report["state"] == "succeeded"
+    steps = {s["name"]: s for s in report["steps"]}
+    assert [s["kind"] for s in report["steps"]] == ["pyspark", "spark", "streaming"]
+    for step in report["steps"]:
+        assert step["state"] == "succeeded" and step["returncode"] == 0 and step["wall_s"] > 0
+        assert step["application_id"].startswith("application_")
+    walls = ", ".join(f"{s['name']} {s['wall_s']:.1f} s" for s in report["steps"])
+    print(f"\nwall times on the local backend: {walls}")
+    expected = python_wordcount(gcide_corpus)
+    spark_counts = tab_counts(run_dir / "output" / "spark-wc", "part-*")
+    assert len(spark_counts) == len(expected) and spark_counts == expected
+    streaming_counts = tab_counts(run_dir / "output" / "streaming", "part-*")
+    assert len(streaming_counts) == len(expected) and streaming_counts == expected
+    pi_log = Path(steps["SparkPi"]["log"]).read_text()
+    estimate = float(pi_log.split("Pi is roughly ", 1)[1].split()[0])
+    assert abs(estimate - 3.14159) < 0.02, estimate
+    # The render shows the exact command line: spark-submit with the cluster's spark-conf/.
+    argv = steps["wordcount"]["argv"]
+    assert argv[0] == str(spark_runtime / "bin" / "spark-submit") and argv[1:5] == ["--master", "yarn",
+                                                                                  "--deploy-mode", "client"]
+    defaults = (run_dir / "spark-conf" / "spark-defaults.conf").read_text()
+    assert f"spark.yarn.stagingDir file://{run_dir}/staging\n" in defaults
+    # file:// cases (docs/architecture.md, Spark): the per-application conf archive went into the cluster's staging
+    # directory (not the default file:$HOME/.sparkStaging), the Spark jars were not uploaded (local:), and the
+    # staging directory was cleaned up after each application.
+    wc_log = Path(steps["wordcount"]["log"]).read_text()
+    assert f"-> file:{run_dir}/staging/" in wc_log and "__spark_libs__" not in wc_log
+    assert "Neither spark.yarn.jars nor spark.yarn.archive is set" not in wc_log
+    uploads = [line for line in wc_log.splitlines() if "Uploading resource" in line]
+    assert len(uploads) == 1 and "__spark_conf__" in uploads[0]  # not pyspark.zip nor py4j (local:) either
+    assert not list((run_dir / "staging").glob("*/.sparkStaging/application_*"))
+    # The event logs outlive the cluster, in its directory; each application had its executors.
+    logs = spark_events(run_dir)
+    assert set(logs) == {steps["wordcount"]["application_id"], steps["SparkPi"]["application_id"]}
+    for app, events in logs.items():
+        assert executor_hosts(events), f"{app}: no executor in its event log"
+        assert any(e.get("Event") == "SparkListenerApplicationEnd" for e in events)
+    assert leftovers(run_dir) == []
+
+
+def test_walltime_ends_a_pyspark_step(spark_runtime: Path, hadoop_runtime: Path, pfs_root: Path,
+                                      tmp_path: Path) -> None:
+    """Walltime 60 s: teardown starts 6 s before it, while a PySpark step's tasks sleep for 5 minutes; the step is
+    killed, the run is ``timed_out`` with its logs, and no driver, executor or Python worker is left."""
+    script = tmp_path / "sleepy.py"
+    script.write_text("import time\nfrom pyspark import SparkContext\n"
+                      "sc = SparkContext(appName='sleepy')\n"
+                      "print(sc.parallelize(range(2), 2).map(lambda x: time.sleep(300) or x).sum())\n")
+    job = write_job(tmp_path, pfs_root, {"name": "spark-walltime", "walltime": "00:01:00",
+                                          "steps": [{"pyspark": {"script": str(script)}}]})
+    began = time.time()
+    result = hpc_hadoop("submit", str(job), timeout=300)
+    assert result.returncode == 124, result.stdout[-4000:] + result.stderr[-2000:]
+    assert time.time() - began < 100
+    run_dir = only_run_dir(pfs_root)
+    report = run_report(run_dir)
+    assert report["state"] == "timed_out" and report["teardown_s"] is not None
+    (step,) = report["steps"]
+    assert step["state"] == "killed" and step["application_id"].startswith("application_")
+    events = spark_events(run_dir)[step["application_id"]]
+    assert executor_hosts(events), "no executor started before the walltime"
+    assert any(e.get("Event") == "SparkListenerTaskStart" for e in events), "no task was running"
+    assert Path(step["log"]).stat().st_size > 0
+    assert (run_dir / "logs" / "localhost" / "nodemanager.log").stat().st_size > 0
+    assert leftovers(run_dir) == []
+
+
+@pytest.mark.slurm
+def test_pyspark_and_mapreduce_wordcount_on_three_slurm_nodes_over_glusterfs(
+        spark_runtime: Path, hadoop_runtime: Path, slurm_cluster: list[str], gcide_corpus: Path,
+        request: pytest.FixtureRequest) -> None:
+    """Submitted by ``hhdave`` (not root): /usr/bin/python3 on every node imports pyspark from the shared Spark
+    install, the executors spread over the nodes (one 1536 MiB executor fits a 2560 MiB NodeManager), and the
+    event log in the cluster directory says where they ran. Prints both word counts' wall times (issue 14's
+    closing note)."""
+    dave = make_user("hhdave")
+    root = fresh_pfs_dir(request.node.name)
+    root.chmod(0o755)
+    home = user_dir(root, dave)
+    corpus = home / "gcide.txt"
+    with open(corpus, "wb") as out:
+        subprocess.run(["gzip", "-dc", str(gcide_corpus)], stdout=out, check=True)
+    dave.own(corpus, 0o600)
+    job = {"name": "spark3", "scheduler": "slurm", "nodes": 3, "walltime": "00:20:00",
+           "filesystem": {"root": str(root)},
+           "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"},
+           "steps": [{"pyspark": {"script": str(EXAMPLES / "python" / "wordcount.py"),
+                                  "args": [str(corpus), "${run_dir}/output/spark-wc"]}},
+                     {"example": "wordcount", "args": [str(corpus), "${run_dir}/output/mr-wc"]},
+                     {"spark": {"jar": "${spark_examples_jar}", "class": "org.hpchadoop.spark.examples.SparkPi",
+                                "args": ["6"]}}]}
+    path = home / "spark3.yaml"
+    path.write_text(yaml.safe_dump(job))
+    dave.own(path, 0o600)
+    result = dave.hpc_hadoop("submit", str(path), "--wait", timeout=900)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    (run_dir,) = sorted(p for p in root.glob("*/hpc-hadoop/*") if p.is_dir())
+    report = run_report(run_dir)
+    assert report["state"] == "succeeded" and len(report["nodes"]) == 3
+    assert [s["state"] for s in report["steps"]] == ["succeeded"] * 3
+    walls = ", ".join(f"{s['kind']} {s['name']} {s['wall_s']:.1f} s" for s in report["steps"])
+    print(f"\nwall times on 3 Slurm nodes over GlusterFS: {walls}")
+    expected = python_wordcount(gcide_corpus)
+    assert tab_counts(run_dir / "output" / "spark-wc", "part-*") == expected
+    assert tab_counts(run_dir / "output" / "mr-wc", "part-r-*") == expected
+    logs = spark_events(run_dir)
+    for step in (report["steps"][0], report["steps"][2]):
+        hosts = executor_hosts(logs[step["application_id"]])
+        assert len(hosts) >= 2, f"{step['name']}: executors on {hosts}"
+    assert leftovers(run_dir) == []
+    assert subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdout.strip() == ""
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_bench_spark_kmeans(spark_runtime: Path, hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
+    """The spark-kmeans workload at the tiny scale: a row in results.jsonl like every workload's, MLlib's KMeans
+    done in exactly the asked iterations on the kmeans workload's points (Mahout's side runs in test_bench.py)."""
+    bench = tmp_path / "bench.yaml"
+    job = {"scheduler": "local", "filesystem": {"root": str(pfs_root)}}
+    bench.write_text(yaml.safe_dump({"name": "ci-spark", "workloads": ["spark-kmeans"], "profile": "tiny",
+                                     "repeats": 1, "job": job}))
+    out = tmp_path / "out"
+    result = hpc_hadoop("bench", "run", str(bench), "--out", str(out), timeout=600)
+    print(result.stdout[-3000:])
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    (row,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert row["workload"] == "spark-kmeans" and row["state"] == "succeeded", row.get("error")
+    assert row["iterations"] == row["params"]["iterations"] == 5 and row["cost"] > 0
+    assert row["wall_s"] > 0 and row["application_id"].startswith("application_") and row["bringup_s"] > 0
+    run_dir = only_run_dir(pfs_root)
+    assert (run_dir / "spark-conf" / "spark-defaults.conf").is_file() and spark_events(run_dir)
+    assert leftovers(run_dir) == []
+
+
+def test_interactive_spark_submit_and_pyspark_through_exec(spark_runtime: Path, hadoop_runtime: Path,
+                                                            pfs_root: Path, tmp_path: Path) -> None:
+    """A cluster started with a `spark:` section: `hpc-hadoop exec -- spark-submit` and `exec -- pyspark` (its shell
+    reading a program on stdin) run on its YARN with nothing but what `env` sets; after `stop` nothing is left and
+    the executors' container logs are readable (`hpc-hadoop logs --app`)."""
+    env = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    job = tmp_path / "inter.yaml"
+    job.write_text(yaml.safe_dump({"name": "sparkshell", "scheduler": "local", "walltime": "00:20:00",
+                                   "filesystem": {"root": str(pfs_root)}, "spark": {}}))
+    started = hpc_hadoop("start", str(job), env=env, timeout=300)
+    assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
+    run_dir = only_run_dir(pfs_root)
+    cid = run_dir.name
+    try:
+        exported = hpc_hadoop("env", cid, env=env)
+        assert f"export SPARK_HOME={spark_runtime}\n" in exported.stdout
+        assert f"export SPARK_CONF_DIR={run_dir}/spark-conf\n" in exported.stdout
+        jar = spark_runtime.parent / "hpc-hadoop-spark-examples.jar"
+        pi = hpc_hadoop("exec", cid, "--", "spark-submit", "--class", "org.hpchadoop.spark.examples.SparkPi",
+                        str(jar), "4", env=env, timeout=300)
+        assert pi.returncode == 0 and "Pi is roughly 3.1" in pi.stdout, pi.stdout[-2000:] + pi.stderr[-3000:]
+        app = re.search(r"Submitted application (application_\d+_\d+)", pi.stderr)
+        assert app, pi.stderr[-3000:]
+        shell = subprocess.run([sys.executable, "-m", "launcher.cli", "exec", cid, "--", "pyspark"],
+                               input="print('total', sc.parallelize(range(100), 2).sum(), sc.master)\n",
+                               capture_output=True, text=True, timeout=300, cwd=REPO,
+                               env={**os.environ, **env, "PYSPARK_DRIVER_PYTHON_OPTS": "-i"})  # a shell on a pipe
+        assert shell.returncode == 0 and "total 4950 yarn" in shell.stdout, shell.stdout[-2000:] + shell.stderr[-3000:]
+    finally:
+        stopped = hpc_hadoop("stop", cid, env=env, timeout=180)
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert leftovers(run_dir) == []
+    containers = hpc_hadoop("logs", cid, "--app", app.group(1), env=env, timeout=120)
+    assert containers.returncode == 0, containers.stdout[-2000:] + containers.stderr[-2000:]
+    assert "CoarseGrainedExecutorBackend" in containers.stdout  # an executor's own log
