@@ -447,14 +447,20 @@ def test_a_job_that_exits_3_through_the_standins(standins: Path, monkeypatch: py
                                                  flavor: str, history: str, expected: JobState) -> None:
     monkeypatch.setenv("PBS_STANDIN_FLAVOR", flavor)
     monkeypatch.setenv("PBS_STANDIN_HISTORY", history)
-    script = tmp_path / "exit3.sh"
-    script.write_text(f"#!/bin/bash\n#PBS -N exit3\n#PBS -o {tmp_path}/out\nsleep 1\nexit 3\n")
+    script, gate = tmp_path / "exit3.sh", tmp_path / "gate"
+    # The job ends only once the test has seen it queued or running: a fixed `sleep 1` ended it before the first
+    # qstat on a loaded machine.
+    script.write_text(f"#!/bin/bash\n#PBS -N exit3\n#PBS -o {tmp_path}/out\n"
+                      f"while [ ! -e {gate} ]; do sleep 0.1; done\nexit 3\n")
     job_id = subprocess.run(["qsub", str(script)], capture_output=True, text=True, check=True).stdout.strip()
     scheduler = PbsScheduler()
-    assert scheduler.state(job_id) in (JobState.PENDING, JobState.RUNNING)
-    off = subprocess.run(["qstat", "-x", "-f", job_id], capture_output=True, text=True, check=False)
-    if flavor == "pbspro" and not history:  # as OpenPBS prints it (tests/data/pbs/)
-        assert (off.returncode, off.stdout) == (0, "") and off.stderr == HISTORY_OFF.replace("2.vm", job_id)
+    try:
+        assert scheduler.state(job_id) in (JobState.PENDING, JobState.RUNNING)
+        off = subprocess.run(["qstat", "-x", "-f", job_id], capture_output=True, text=True, check=False)
+        if flavor == "pbspro" and not history:  # as OpenPBS prints it (tests/data/pbs/)
+            assert (off.returncode, off.stdout) == (0, "") and off.stderr == HISTORY_OFF.replace("2.vm", job_id)
+    finally:
+        gate.touch()
     polled = scheduler.wait(job_id, tolerate=2)
     assert polled.value is expected
     if flavor == "pbspro":  # what `qstat -f` says of the finished job, as OpenPBS does (tests/data/pbs/)
