@@ -3,7 +3,6 @@ or the JobHistoryServer's REST API when the history is on HDFS) and from a job c
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from pathlib import Path
@@ -11,35 +10,10 @@ from typing import Any
 
 import httpx
 
+from launcher.jobhistory import find_jhist as find_jhist  # re-exported: the workloads read histories through here
+from launcher.jobhistory import job_events
+
 _COUNTER = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 _:.\-()]*?)=(\d+)\s*$")
-
-
-def find_jhist(history_dir: Path, job_id: str, wait_s: float = 15.0) -> Path | None:
-    """The ``.jhist`` file of ``job_id`` under ``history_dir`` (intermediate or done), waiting up to ``wait_s``
-    seconds for the JobHistory mover (the done file appears only when the job has finished)."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        found = sorted(history_dir.rglob(f"{job_id}*.jhist")) if history_dir.is_dir() else []
-        if found:
-            return found[0]
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(0.5)
-
-
-def job_events(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    """``(type, fields)`` of every event of a JSON ``.jhist`` file (header and schema lines skipped)."""
-    events = []
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(record, dict) or "event" not in record or not isinstance(record["event"], dict):
-            continue
-        body: object = next(iter(record["event"].values()), {})
-        events.append((str(record.get("type")), body if isinstance(body, dict) else {}))
-    return events
 
 
 def submit_to_first_map_s(path: Path) -> float | None:

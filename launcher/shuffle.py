@@ -12,10 +12,11 @@ one entry per successful reduce attempt (``REDUCE_ATTEMPT_FINISHED``), summed fo
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
 from typing import Any
+
+from launcher.jobhistory import find_jhist as find_jhist  # re-exported: the runner reads a step's history here
+from launcher.jobhistory import job_events
 
 #: The shared-filesystem shuffle plugin (``mapreduce.job.reduce.shuffle.consumer.plugin.class``).
 PLUGIN_CLASS = "org.apache.hadoop.mapreduce.task.reduce.SharedFsShuffle"
@@ -30,34 +31,6 @@ COUNTERS = {"DIRECT_BYTES": "direct_bytes", "HTTP_BYTES": "http_bytes", "DIRECT_
 #: Hadoop's task counters read alongside (group ``org.apache.hadoop.mapreduce.TaskCounter``).
 TASK_COUNTERS = {"REDUCE_SHUFFLE_BYTES": "shuffle_bytes", "SHUFFLED_MAPS": "shuffled_maps"}
 _TASK_GROUP = "org.apache.hadoop.mapreduce.TaskCounter"
-#: Seconds to wait for a finished job's ``.jhist`` to appear in the history directory (the ApplicationMaster
-#: copies it there as the job ends, about when the job client returns).
-JHIST_WAIT_S = 10.0
-
-
-def find_jhist(history_dir: Path, job_id: str, wait_s: float = JHIST_WAIT_S) -> Path | None:
-    """The ``.jhist`` of ``job_id`` under ``history_dir`` (``intermediate/`` or ``done/``), waiting up to
-    ``wait_s`` seconds for it; ``None`` if it does not appear (history on HDFS, a binary history)."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        found = sorted(history_dir.rglob(f"{job_id}*.jhist")) if history_dir.is_dir() else []
-        if found or time.monotonic() >= deadline:
-            return found[0] if found else None
-        time.sleep(0.5)
-
-
-def _events(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    """``(type, fields)`` of each event of a JSON ``.jhist`` (the header and schema lines are skipped)."""
-    events = []
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict) and isinstance(record.get("event"), dict):
-            body: object = next(iter(record["event"].values()), {})
-            events.append((str(record.get("type")), body if isinstance(body, dict) else {}))
-    return events
 
 
 def _counters(fields: dict[str, Any]) -> dict[str, int]:
@@ -82,7 +55,7 @@ def reducers(path: Path) -> list[dict[str, Any]]:
     ``direct_maps``, ``http_maps``. Sorted by task."""
     started: dict[str, int] = {}
     found = []
-    for kind, fields in _events(path):
+    for kind, fields in job_events(path):
         if kind == "REDUCE_ATTEMPT_STARTED" and "startTime" in fields:
             started[str(fields.get("attemptId"))] = int(fields["startTime"])
         elif kind == "REDUCE_ATTEMPT_FINISHED" and fields.get("taskStatus") == "SUCCEEDED":
