@@ -89,9 +89,11 @@ def client_command(plan: ClusterPlan, main_class: str, args: Sequence[str], *, h
                    properties: Mapping[str, object] | None = None) -> list[str]:
     """The one builder of a client JVM's command line (job steps, benchmark steps, ``yarn application -kill``):
     ``java -Xmx<heap_mb>m <client_jvm_flags> -Dhadoop.log.dir=<run_dir>/logs/client -Dhadoop.root.logger=INFO,console
-    [-Dkey=value...] -cp <runtime jars>[:<extra_classpath>]:<runtime dirs>:<conf> <main_class> <args>``: jars first
+    -Dlog4j.configuration=file:<conf>/log4j.properties [-Dkey=value...]
+    -cp <runtime jars>[:<extra_classpath>]:<runtime dirs>:<conf> <main_class> <args>``: jars first
     and directories last (the cluster's ``conf/``, another path for each cluster, after every jar), so that one
-    class-data-sharing archive serves every cluster (:func:`launcher.cds.client_archive_flags`).
+    class-data-sharing archive serves every cluster (:func:`launcher.cds.client_archive_flags`). log4j's
+    configuration is named: the jobclient tests jar, now before ``conf/``, holds a ``log4j.properties`` of its own.
 
     Args:
         heap_mb: the client's ``-Xmx``, MiB (512: a job client's splits and staging; 256 for small CLIs).
@@ -106,7 +108,8 @@ def client_command(plan: ClusterPlan, main_class: str, args: Sequence[str], *, h
     cp = ":".join([*jars, *(str(p) for p in extra_classpath), *others, str(plan.conf_dir)])
     system = [f"-D{key}={value}" for key, value in (properties or {}).items()]
     return [plan.runtime.java, f"-Xmx{heap_mb}m", *client_jvm_flags(plan, fast_start=fast_start),
-            f"-Dhadoop.log.dir={plan.run_dir}/logs/client", "-Dhadoop.root.logger=INFO,console", *system, "-cp", cp,
+            f"-Dhadoop.log.dir={plan.run_dir}/logs/client", "-Dhadoop.root.logger=INFO,console",
+            f"-Dlog4j.configuration=file:{plan.conf_dir / 'log4j.properties'}", *system, "-cp", cp,
             main_class, *args]
 
 
