@@ -549,12 +549,9 @@ class SparkSpec(_Model):
         return one_line_path(value)
 
 
-class SparkJarSpec(_Model):
-    """A Spark application in a jar, run with `spark-submit --master yarn --class CLASS JAR ARGS`."""
+class _SparkAppSpec(_Model):
+    """What every Spark application step has: its arguments, executors and output directory."""
 
-    jar: str = Field(description="The application jar (`${spark_examples_jar}` allowed); a relative path means "
-                     "the job file's directory.")
-    main_class: str = Field(alias="class", description="Main class, e.g. `org.hpchadoop.spark.examples.SparkPi`.")
     args: list[str] = Field(default_factory=list, description="Program arguments; `${run_dir}` etc. are expanded.")
     executors: Executors = Field("auto", description="Executors: `auto` (one per NodeManager vcore group, "
                                  "sized from the plan) or a number.")
@@ -567,19 +564,18 @@ class SparkJarSpec(_Model):
         return _StepBase._args_as_strings(value)
 
 
-class PySparkSpec(_Model):
+class SparkJarSpec(_SparkAppSpec):
+    """A Spark application in a jar, run with `spark-submit --master yarn --class CLASS JAR ARGS`."""
+
+    jar: str = Field(description="The application jar (`${spark_examples_jar}` allowed); a relative path means "
+                     "the job file's directory.")
+    main_class: str = Field(alias="class", description="Main class, e.g. `org.hpchadoop.spark.examples.SparkPi`.")
+
+
+class PySparkSpec(_SparkAppSpec):
     """A Python file run with `spark-submit --master yarn SCRIPT ARGS` and the cluster's Python (`spark.python`)."""
 
     script: str = Field(description="The Python file; a relative path means the job file's directory.")
-    args: list[str] = Field(default_factory=list, description="Program arguments; `${run_dir}` etc. are expanded.")
-    executors: Executors = Field("auto", description="Executors: `auto` (sized from the plan) or a number.")
-    output: str | None = Field(None, description="The step's output directory; it must not exist "
-                               "(unless `--overwrite`).")
-
-    @field_validator("args", mode="before")
-    @classmethod
-    def _args_as_strings(cls, value: object) -> object:
-        return _StepBase._args_as_strings(value)
 
 
 class SparkStep(_Model):
