@@ -53,6 +53,8 @@ _PROGRESS = re.compile(r"map (\d+)% reduce (\d+)%")
 _APP = re.compile(r"Submitted application (application_\d+_\d+)")
 _JOB = re.compile(r"Running job: (job_\d+_\d+)")
 _UBER = re.compile(r"running in uber mode : (true|false)")
+#: The job's REDUCE_SHUFFLE_BYTES in the counters the MapReduce client prints as the job ends (a map-only job has none).
+_SHUFFLE_BYTES = re.compile(r"^\s*Reduce shuffle bytes=(\d+)\s*$")
 _FAILED = re.compile(r"Job (job_\d+_\d+) failed|Job failed as tasks failed")
 #: Spark's scheduler, once per finished task: ``Finished task 3.0 in stage 1.0 (TID 7) in 80 ms on HOST
 #: (executor 1) (4/8)``: tasks done of the stage's tasks (the progress of a Spark step).
@@ -95,6 +97,8 @@ class StepResult:
         state: ``succeeded``, ``failed``, ``killed``.
         min_free_bytes: the fewest bytes free on the filesystem root while it ran, sampled each second by the
             cluster health check (``None`` when not sampled).
+        reduce_shuffle_bytes: the bytes its reducers shuffled (the job's ``Reduce shuffle bytes`` counter, as the
+            MapReduce client prints it at the job's end); ``None`` for a map-only job, or when it was not printed.
         shuffle: for a MapReduce job with reducers that succeeded, which shuffle its reducers used and the bytes they
             read directly from the shared filesystem and over HTTP, in sum and per reducer
             (:func:`launcher.shuffle.step_shuffle`), or ``None``.
@@ -117,6 +121,7 @@ class StepResult:
     reduce_pct: int = 0
     state: str = "pending"
     min_free_bytes: int | None = None
+    reduce_shuffle_bytes: int | None = None
     cause: dict[str, str] | None = None
     shuffle: dict[str, Any] | None = None
     lines: list[str] = field(default_factory=list, repr=False)
@@ -474,6 +479,8 @@ class StepRunner:
                 result.job_id, changed = m.group(1), True
             elif m := _UBER.search(line):
                 result.uber, changed = m.group(1) == "true", True
+            elif m := _SHUFFLE_BYTES.search(line):
+                result.reduce_shuffle_bytes = int(m.group(1))
             if "ERROR" in line or "Exception" in line or _FAILED.search(line):
                 result.lines.append(line)
                 del result.lines[:-20]

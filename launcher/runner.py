@@ -513,7 +513,10 @@ class ClusterRun:
             if result.returncode != 0 and result.application_id:
                 cause = diagnose(self.plan, result.application_id, step.log.read_text(errors="replace"))
                 result.cause = asdict(cause) if cause else None
-            elif result.returncode == 0 and result.job_id and self.plan.spec.filesystem.mode != "hdfs":
+            elif (result.returncode == 0 and result.job_id and result.reduce_shuffle_bytes is not None
+                  and self.plan.spec.filesystem.mode != "hdfs"):
+                # Only a job whose reducers shuffled: the .jhist may take a moment to appear, and a map-only job
+                # (TestDFSIO's writes, TeraGen, the latency jobs) must not wait for it between one step and the next.
                 result.shuffle = shuffle.step_shuffle(shuffle.find_jhist(self.plan.path("history"), result.job_id))
             return result
         finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+import io
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 from launcher.errors import UserError
-from launcher.jobs import ResolvedStep, check_step_inputs, client_step, resolve_steps
+from launcher.jobs import ResolvedStep, StepResult, StepRunner, check_step_inputs, client_step, resolve_steps
 from launcher.plan import ClusterPlan
 from launcher.runtime import FAST_START_FLAGS, HadoopRuntime
 from launcher.spec import JobSpec
@@ -304,3 +305,38 @@ def test_check_step_inputs_order_matters_and_globs_match(tmp_path: Path) -> None
     assert info.value.field == "steps.1"
     with pytest.raises(UserError):
         check_step_inputs([step(1, (str(tmp_path / "*.csv"),), ())])
+
+
+# The end of a real MapReduce client's output (Hadoop 3.4.2's TeraSort, two reducers; TeraGen, map-only), trimmed.
+CLIENT_WITH_REDUCERS = """\
+2026-11-25 19:07:03,114 INFO mapreduce.Job: Running job: job_1764097600000_0002
+2026-11-25 19:07:07,402 INFO mapreduce.Job: Job job_1764097600000_0002 running in uber mode : false
+2026-11-25 19:07:07,403 INFO mapreduce.Job:  map 0% reduce 0%
+2026-11-25 19:07:15,621 INFO mapreduce.Job:  map 100% reduce 100%
+2026-11-25 19:07:15,633 INFO mapreduce.Job: Job job_1764097600000_0002 completed successfully
+2026-11-25 19:07:15,702 INFO mapreduce.Job: Counters: 54
+\tMap-Reduce Framework
+\t\tMap output materialized bytes=10400048
+\t\tReduce shuffle bytes=10400048
+\t\tReduce input records=100000
+"""
+CLIENT_MAP_ONLY = """\
+2026-11-25 19:06:58,210 INFO mapreduce.Job: Running job: job_1764097600000_0001
+2026-11-25 19:07:01,932 INFO mapreduce.Job:  map 100% reduce 0%
+2026-11-25 19:07:01,944 INFO mapreduce.Job: Counters: 33
+\tMap-Reduce Framework
+\t\tMap input records=100000
+\t\tMap output records=100000
+"""
+
+
+@pytest.mark.parametrize(("output", "shuffled"), [(CLIENT_WITH_REDUCERS, 10400048), (CLIENT_MAP_ONLY, None)])
+def test_the_client_output_says_whether_reducers_shuffled(output: str, shuffled: int | None, tmp_path: Path) -> None:
+    """The runner reads a step's .jhist for its shuffle figures only when the client printed a ``Reduce shuffle
+    bytes`` counter: a map-only job (TeraGen, TestDFSIO's writes) never waits for its history file."""
+    result = StepResult(name="s", kind="jar", argv=[], log=str(tmp_path / "log"), outputs=[])
+    runner = StepRunner(None)  # type: ignore[arg-type]  # _follow reads only the stream
+    with open(tmp_path / "log", "wb") as log:
+        runner._follow(result, io.BytesIO(output.encode()), log)
+    assert result.job_id and result.job_id.startswith("job_1764097600000_000")
+    assert result.reduce_shuffle_bytes == shuffled
