@@ -33,6 +33,7 @@ from launcher.cds import am_archive_option, client_archive_flags, publish_am_arc
 from launcher.daemons import client_command, hadoop_env
 from launcher.errors import UserError, WalltimeExpired
 from launcher.examples import EXAMPLE_INPUT_ARGS, EXAMPLE_OUTPUT_ARG, positional
+from launcher.fanout.processes import tied_child
 from launcher.plan import ClusterPlan, expand
 from launcher.render import xml_value
 from launcher.spark import (
@@ -520,10 +521,13 @@ class StepRunner:
         argv = self.with_archive(step.argv)  # spark-submit's argv as it is
         with open(step.log, "ab", buffering=0) as log:  # unbuffered: a full filesystem fails a write, not close()
             log.write(f"$ {' '.join(step.argv)}\n".encode())
-            # spark-submit in a process group of its own: a PySpark driver is a Python child of its JVM, and both
-            # must end when the step is killed (:meth:`kill` signals the group)
+            # spark-submit in a process group of its own (in our session, which the batch system's kill reaches): a
+            # PySpark driver is a Python child of its JVM, and both must end when the step is killed (:meth:`kill`
+            # signals the group). Every client gets SIGTERM if this process dies, SIGKILL included (the thread that
+            # starts it waits for it): a killed launcher leaves no job client behind on the local backend either.
             self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, cwd=self.plan.run_dir, start_new_session=spark)
+                                         stdin=subprocess.DEVNULL, cwd=self.plan.run_dir,
+                                         preexec_fn=tied_child(os.getpid(), True, own_group=spark))
             self.group = spark
             reader = threading.Thread(target=self._follow, args=(result, self.proc.stdout, log), daemon=True)
             reader.start()

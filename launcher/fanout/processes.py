@@ -69,10 +69,12 @@ def _prctl() -> Callable[..., int] | None:
         return None
 
 
-def _client_setup(parent: int, tie: bool) -> Callable[[], None]:
-    """The ``preexec_fn`` of a fan-out launcher process: a process group of its own (``setpgid(0, 0)``) and, with
+def tied_child(parent: int, tie: bool, *, own_group: bool = True) -> Callable[[], None]:
+    """The ``preexec_fn`` of a child that must not outlive us: with ``own_group``, a process group of its own
+    (``setpgid(0, 0)``: a terminal's Ctrl-C does not reach it, :func:`os.killpg` reaches its children) and, with
     ``tie``, SIGTERM when ``parent`` (this process) dies (``PR_SET_PDEATHSIG``), ending at once if it already died
-    between ``fork`` and ``prctl``.
+    between ``fork`` and ``prctl``. Used for the fan-out launcher processes (:func:`start_client`) and the job
+    clients (:class:`launcher.jobs.StepRunner`).
 
     The kernel sends the signal when the *thread* that forked the child exits, so children that must outlive a
     worker thread are not tied (:func:`start_client` ties on the main thread only). The function calls only
@@ -81,7 +83,8 @@ def _client_setup(parent: int, tie: bool) -> Callable[[], None]:
     prctl = _prctl() if tie else None
 
     def setup() -> None:
-        os.setpgid(0, 0)
+        if own_group:
+            os.setpgid(0, 0)
         if prctl is not None:
             prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
             if os.getppid() != parent:
@@ -101,7 +104,7 @@ def start_client(argv: Sequence[str], out: IO[bytes] | int, env: dict[str, str] 
     """
     tie = threading.current_thread() is threading.main_thread()
     return subprocess.Popen(list(argv), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            preexec_fn=_client_setup(os.getpid(), tie), env=env)
+                            preexec_fn=tied_child(os.getpid(), tie), env=env)
 
 
 def _wait(procs: Sequence[subprocess.Popen[bytes]], seconds: float) -> list[subprocess.Popen[bytes]]:

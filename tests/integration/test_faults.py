@@ -293,3 +293,30 @@ def test_parallel_filesystem_stalling_mid_job(hadoop_runtime: Path, gluster_root
         assert (run_dir / "logs" / "localhost" / f"{daemon}.log").stat().st_size > 0, daemon
     assert processes_of(run_dir) == []
     assert all(not os.path.exists(f"/proc/{b.pid}") or b.status() != psutil.STATUS_STOPPED for b in bricks)
+
+
+def test_launcher_killed_on_the_local_backend_leaves_no_job_client(hadoop_runtime: Path, user_root: Path,
+                                                                  carol: TestUser) -> None:
+    """SIGKILL to the launcher (no handler of ours runs) while a step's job client waits on its job: the agents
+    stop the daemons (they are tied to the launcher, ``PR_SET_PDEATHSIG``), and the job client, tied the same way,
+    ends at once instead of retrying a ResourceManager that is gone. Nothing of the cluster is left."""
+    launcher = Launcher(sleep_job(carol, user_root, "killed-local", 600), carol)
+    try:
+        launcher.wait_for(lambda: bool(run_dirs(user_root, carol)) and any(
+            "YarnChild" in p for p in processes_of(run_dirs(user_root, carol)[0])), 120, "the map task")
+        (run_dir,) = run_dirs(user_root, carol)
+        clients = [p for p in psutil.Process(launcher.proc.pid).children()
+                   if "org.apache.hadoop.mapreduce.SleepJob" in p.cmdline()]
+        assert len(clients) == 1, [p.cmdline() for p in psutil.Process(launcher.proc.pid).children()]
+        launcher.proc.kill()
+        launcher.finish(timeout=10)
+        # The job client's JVM gets SIGTERM from the kernel as the launcher dies: well within 10 s it is gone.
+        gone, alive = psutil.wait_procs(clients, timeout=10)
+        assert not alive, f"the job client outlived the launcher: {[p.cmdline()[-6:] for p in alive]}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and processes_of(run_dir):
+            time.sleep(0.5)
+        assert processes_of(run_dir) == [], "processes survived the launcher"
+    finally:
+        if launcher.proc.poll() is None:
+            launcher.proc.kill()
