@@ -302,8 +302,7 @@ def test_launcher_killed_on_the_local_backend_leaves_no_job_client(hadoop_runtim
     ends at once instead of retrying a ResourceManager that is gone. Nothing of the cluster is left."""
     launcher = Launcher(sleep_job(carol, user_root, "killed-local", 600), carol)
     try:
-        launcher.wait_for(lambda: bool(run_dirs(user_root, carol)) and any(
-            "YarnChild" in p for p in processes_of(run_dirs(user_root, carol)[0])), 120, "the map task")
+        launcher.wait_for(step_log_says(user_root, "Running job: job_"), 120, "the job's start")
         (run_dir,) = run_dirs(user_root, carol)
         clients = [p for p in psutil.Process(launcher.proc.pid).children()
                    if "org.apache.hadoop.mapreduce.SleepJob" in p.cmdline()]
