@@ -14,9 +14,10 @@ import subprocess
 import time
 import zipfile
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, BinaryIO, ClassVar
 
 import psutil
 
@@ -531,6 +532,46 @@ def gaussian_points(samples: int, dimensions: int, k: int, std: float, seed: int
     return [[rng.gauss(c, std) for c in centres[i % k]] for i in range(samples)]
 
 
+#: Writes one input file of the KMeans workloads: ``(index, point)`` pairs (the point's index in
+#: :func:`gaussian_points`' list, its coordinates) to a file opened for binary writing.
+PointWriter = Callable[[BinaryIO, Iterable[tuple[int, list[float]]]], object]
+
+
+def vector_file(out: BinaryIO, points: Iterable[tuple[int, list[float]]]) -> None:
+    """Mahout's input: a SequenceFile of ``Text`` keys ``p<index>`` and ``VectorWritable`` values
+    (:func:`benchmarks.seqfile.write_vectors`)."""
+    write_vectors(out, ((f"p{i}", point) for i, point in points))
+
+
+def text_file(out: BinaryIO, points: Iterable[tuple[int, list[float]]]) -> None:
+    """MLlib's input: one point a line, its coordinates as Python's ``repr`` of each float (they read back
+    exactly), separated by single spaces; ASCII."""
+    out.writelines((" ".join(repr(x) for x in point) + "\n").encode("ascii") for _, point in points)
+
+
+def write_points(ctx: Context, directory: Path, writer: PointWriter) -> dict[str, Any]:
+    """The KMeans workloads' input: ``samples`` points of :func:`gaussian_points` (``dimensions``, ``k``, ``std`` of
+    ``ctx.params``; seed 0, so both workloads get the same points) dealt round-robin over ``files`` files
+    ``part-00000``... in ``directory`` (made if missing), each written by ``writer``.
+
+    Returns:
+        ``generate_s`` (seconds to generate and write) and ``input_bytes`` (bytes of the files).
+
+    Raises:
+        OSError: the directory or a file could not be written.
+    """
+    began = time.monotonic()
+    directory.mkdir(parents=True, exist_ok=True)
+    p = ctx.params
+    points = gaussian_points(int(p["samples"]), int(p["dimensions"]), int(p["k"]), float(p["std"]))
+    files = max(1, int(p.get("files", 1)))
+    for f in range(files):
+        with open(directory / f"part-{f:05d}", "wb") as out:
+            writer(out, ((i, points[i]) for i in range(f, len(points), files)))
+    return {"generate_s": time.monotonic() - began,
+            "input_bytes": sum(x.stat().st_size for x in directory.iterdir())}
+
+
 class KMeans(Workload):
     """Mahout's KMeans MapReduce driver over generated Gaussian clusters (``iterations`` rounds, 5 in the paper)."""
 
@@ -538,16 +579,7 @@ class KMeans(Workload):
 
     def prepare(self, ctx: Context) -> dict[str, Any]:
         """Write ``samples`` points as ``files`` SequenceFiles of ``VectorWritable`` in ``work_dir/samples``."""
-        began = time.monotonic()
-        samples = ctx.work_dir / "samples"
-        samples.mkdir(parents=True, exist_ok=True)
-        p = ctx.params
-        points = gaussian_points(int(p["samples"]), int(p["dimensions"]), int(p["k"]), float(p["std"]))
-        files = max(1, int(p.get("files", 1)))
-        for f in range(files):
-            with open(samples / f"part-{f:05d}", "wb") as out:
-                write_vectors(out, ((f"p{i}", points[i]) for i in range(f, len(points), files)))
-        return {"generate_s": time.monotonic() - began, "input_bytes": sum(x.stat().st_size for x in samples.iterdir())}
+        return write_points(ctx, ctx.work_dir / "samples", vector_file)
 
     def run(self, ctx: Context) -> dict[str, Any]:
         """Figures: ``wall_s`` of the whole driver (all iterations and the clustering pass), ``iterations``
@@ -585,17 +617,7 @@ class SparkKMeans(Workload):
     def prepare(self, ctx: Context) -> dict[str, Any]:
         """Write ``samples`` points, one a line (coordinates separated by spaces), as ``files`` files in
         ``work_dir/points``."""
-        began = time.monotonic()
-        directory = ctx.work_dir / "points"
-        directory.mkdir(parents=True, exist_ok=True)
-        p = ctx.params
-        points = gaussian_points(int(p["samples"]), int(p["dimensions"]), int(p["k"]), float(p["std"]))
-        files = max(1, int(p.get("files", 1)))
-        for f in range(files):
-            with open(directory / f"part-{f:05d}", "w") as out:
-                out.writelines(" ".join(repr(x) for x in points[i]) + "\n" for i in range(f, len(points), files))
-        return {"generate_s": time.monotonic() - began,
-                "input_bytes": sum(x.stat().st_size for x in directory.iterdir())}
+        return write_points(ctx, ctx.work_dir / "points", text_file)
 
     def run(self, ctx: Context) -> dict[str, Any]:
         """Figures: ``wall_s`` of ``spark-submit`` (driver start to end, as the Mahout driver's), ``iterations`` done,
