@@ -3,7 +3,7 @@
 A bench file (YAML)::
 
     name: spider-fig5
-    workloads: [dd, dfsio]         # dd, dfsio, terasort, kmeans
+    workloads: [dd, dfsio]         # dd, dfsio, terasort, spark-terasort, kmeans, spark-kmeans, latency, throughput
     profile: tiny                  # tiny | small | large | huge (benchmarks/profiles.py)
     repeats: 3
     sweep:                         # lists; every combination is a point
@@ -12,7 +12,7 @@ A bench file (YAML)::
       files: [2, 4, 8]             # overrides the profile's value (dd, dfsio, kmeans)
       file_size: [8M]              # bytes, or with a unit
       fs_mode: [rawfs]
-      rows: [10000000]             # TeraSort's input in 100-byte rows (1 GB); overrides the profile's
+      rows: [10000000]             # TeraSort's (and spark-terasort's) input in 100-byte rows (1 GB)
       shuffle: [http, shared-fs]   # TeraSort's shuffle per job (hadoop.shuffle); null = the cluster's
     job:                           # job-file fields for the cluster (scheduler, filesystem.root, hadoop...)
       scheduler: local
@@ -84,8 +84,8 @@ class Sweep(BaseModel):
     file_size: list[int | None] = Field(default_factory=_unset, description="File size in bytes or "
                                         "with a unit (`8M`); `null` = the profile's.")
     fs_mode: list[str] = Field(default_factory=lambda: ["rawfs"], description="`filesystem.mode` values.")
-    rows: list[int | None] = Field(default_factory=_unset, description="TeraSort's input in 100-byte rows; "
-                                   "`null` = the profile's.")
+    rows: list[int | None] = Field(default_factory=_unset, description="TeraSort's and spark-terasort's input "
+                                   "in 100-byte rows; `null` = the profile's.")
     shuffle: list[ShuffleChoice] = Field(
         default_factory=_no_shuffle, description="TeraSort's shuffle (`hadoop.shuffle`), set per job in the one "
         "cluster: `http`, `shared-fs`; `null` = the cluster's.")
