@@ -14,6 +14,7 @@ A bench file (YAML)::
       fs_mode: [rawfs]
       rows: [10000000]             # TeraSort's (and spark-terasort's) input in 100-byte rows (1 GB)
       shuffle: [http, shared-fs]   # TeraSort's shuffle per job (hadoop.shuffle); null = the cluster's
+    keep_data: false               # true: keep each run's input and output (the row's work_dir)
     job:                           # job-file fields for the cluster (scheduler, filesystem.root, hadoop...)
       scheduler: local
       filesystem: {root: /tmp/hpc-hadoop-pfs}
@@ -27,7 +28,6 @@ import getpass
 import itertools
 import platform
 import secrets
-import shutil
 import time
 import traceback
 from pathlib import Path
@@ -108,6 +108,9 @@ class BenchSpec(BaseModel):
     repeats: int = Field(3, ge=1, description="Runs of each point.")
     sweep: Sweep = Field(default_factory=Sweep)
     job: dict[str, Any] = Field(default_factory=dict, description="Job-file fields for the clusters.")
+    keep_data: bool = Field(False, description="Keep each run's input and output in its work directory "
+                            "(`<root>/<user>/hpc-hadoop-bench/<bench id>/...`, the row's `work_dir`) to inspect them; "
+                            "by default they are removed after each run.")
 
     @field_validator("workloads")
     @classmethod
@@ -322,7 +325,7 @@ class Harness:
             "started": time.time(), "state": "running",
         }
         ctx = Context(work_dir=work, params=params, nodes=row["node_names"], scheduler=spec.scheduler,
-                      fanout=allocation.fanout, session=session)
+                      fanout=allocation.fanout, session=session, keep_data=self.bench.keep_data)
         if stripe_note:
             ctx.notes.append(stripe_note)
         impl = get_workload(workload)
@@ -339,7 +342,7 @@ class Harness:
             row["input_bytes"] = int(params["files"]) * int(params["file_size"])
         row["ended"] = time.time()
         row["notes"] = ctx.notes
-        shutil.rmtree(work, ignore_errors=True)
+        ctx.discard(work)
         return row
 
     def finish(self, rows: list[dict[str, Any]]) -> None:

@@ -63,6 +63,8 @@ class Context:
             what runs the ``dd`` processes on the nodes (:func:`launcher.fanout.get_launcher`).
         session: the running cluster (``None`` for workloads that need none).
         notes: remarks for the report (e.g. page cache not dropped).
+        keep_data: keep the run's input and output in ``work_dir`` (the bench file's ``keep_data``); else
+            :meth:`discard` removes them once the run has its figures.
     """
 
     work_dir: Path
@@ -72,6 +74,13 @@ class Context:
     fanout: str = "local"
     session: ClusterRun | None = None
     notes: list[str] = field(default_factory=list)
+    keep_data: bool = False
+
+    def discard(self, *paths: Path) -> None:
+        """Remove the directories ``paths`` (a run's data), unless :attr:`keep_data`; missing ones are fine."""
+        if not self.keep_data:
+            for path in paths:
+                shutil.rmtree(path, ignore_errors=True)
 
 
 class Workload(ABC):
@@ -301,7 +310,7 @@ class DfsIO(Workload):
         dd_total = (figures.get("dd_write_s") or 0.0) + (figures.get("dd_read_s") or 0.0)
         figures["time_ratio"] = (figures["write_exec_s"] + figures["read_exec_s"]) / dd_total if dd_total else None
         figures["latency_s"] = figures["write_latency_s"]
-        shutil.rmtree(data, ignore_errors=True)
+        ctx.discard(data)
         return figures
 
 
@@ -443,8 +452,7 @@ class TeraSort(SortWorkload):
                    "shuffle": moved.get("used"), "shuffle_s": moved.get("shuffle_s"),
                    "direct_bytes": moved.get("direct_bytes"), "http_bytes": moved.get("http_bytes"),
                    "reducers": moved.get("reducers"), **self.validate(ctx, out, report)}
-        for path in (gen, out, report):
-            shutil.rmtree(path, ignore_errors=True)
+        ctx.discard(gen, out, report)
         return figures
 
 
@@ -508,8 +516,7 @@ class SparkTeraSort(SortWorkload):
             "local_dirs_shared": shared_local, "pfs_bytes": pfs,
             "pfs_io_ratio": pfs / (4 * input_bytes) if pfs is not None else None,
             **self.validate(ctx, out, report)}
-        for path in (gen, out, report):
-            shutil.rmtree(path, ignore_errors=True)
+        ctx.discard(gen, out, report)
         return figures
 
 
@@ -746,7 +753,7 @@ class KMeans(Workload):
         figures = {"wall_s": job["wall_s"], "latency_s": job["latency_s"], "job_id": job["job_id"],
                    "iterations": max((int(d.name.split("-")[1]) for d in done), default=0),
                    "clustered": (out / "clusteredPoints").is_dir()}
-        shutil.rmtree(ctx.work_dir, ignore_errors=True)
+        ctx.discard(ctx.work_dir)
         return figures
 
 
@@ -781,7 +788,7 @@ class SparkKMeans(Workload):
         for key, kind in (("iterations", int), ("cost", float)):
             found = [line.split()[1] for line in app["log"].splitlines() if line.startswith(f"{key} ")]
             figures[key] = kind(found[-1]) if found else None
-        shutil.rmtree(ctx.work_dir, ignore_errors=True)
+        ctx.discard(ctx.work_dir)
         return figures
 
 

@@ -132,3 +132,16 @@ def test_spark_event_log_figures(tmp_path: Path) -> None:
     (tmp_path / "application_1_0002.inprogress").write_text(json.dumps(events[0]) + "\n")
     assert spark_events(tmp_path, "application_1_0002") == events[:1]
     assert spark_events(tmp_path, "application_1_0003") == [] and spark_jobs_s([]) == (0, None)
+
+
+def test_keep_data_keeps_a_runs_data(tmp_path: Path) -> None:
+    """The bench file's ``keep_data`` (default off) reaches the workloads' clean-up through the context."""
+    from benchmarks.harness import BenchSpec
+
+    assert BenchSpec(workloads=["spark-terasort"]).keep_data is False
+    assert BenchSpec(workloads=["spark-terasort"], keep_data=True).keep_data is True
+    for keep in (True, False):
+        data = tmp_path / f"keep-{keep}" / "sorted"
+        data.mkdir(parents=True)
+        Context(work_dir=tmp_path, params={}, nodes=["n1"], keep_data=keep).discard(data, tmp_path / "missing")
+        assert data.is_dir() is keep
