@@ -25,8 +25,10 @@ TERAGEN_LOG = """\t\tMap output records=1000
 """
 
 
-def _context(tmp_path: Path) -> Context:
-    session: Any = SimpleNamespace(plan=SimpleNamespace(runtime=SimpleNamespace(examples_jar=tmp_path / "ex.jar")))
+def _context(tmp_path: Path, mode: str = "rawfs") -> Context:
+    plan = SimpleNamespace(runtime=SimpleNamespace(examples_jar=tmp_path / "ex.jar"),
+                           spec=SimpleNamespace(filesystem=SimpleNamespace(mode=mode)))
+    session: Any = SimpleNamespace(plan=plan)
     return Context(work_dir=tmp_path, params={"rows": 1000, "maps": 2, "reduces": 2}, nodes=["n1"], session=session)
 
 
@@ -145,3 +147,13 @@ def test_keep_data_keeps_a_runs_data(tmp_path: Path) -> None:
         data.mkdir(parents=True)
         Context(work_dir=tmp_path, params={}, nodes=["n1"], keep_data=keep).discard(data, tmp_path / "missing")
         assert data.is_dir() is keep
+
+
+def test_in_hdfs_mode_the_report_is_not_read_and_a_note_says_so(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_hadoop(monkeypatch, "")
+    ctx = _context(tmp_path, mode="hdfs")
+    assert TeraSort().validate(ctx, tmp_path / "s", tmp_path / "v") == {"validate_s": 1.5, "valid": None,
+                                                                         "checksum": None}
+    assert ctx.notes == ["terasort: TeraValidate's report is on HDFS (" + str(tmp_path / "v")
+                         + "): not read, the output not checked"]
