@@ -3,7 +3,7 @@
 A bench file (YAML)::
 
     name: spider-fig5
-    workloads: [dd, dfsio]         # dd, dfsio, terasort, kmeans
+    workloads: [dd, dfsio]         # dd, dfsio, terasort, spark-terasort, kmeans, spark-kmeans, latency, throughput
     profile: tiny                  # tiny | small | large | huge (benchmarks/profiles.py)
     repeats: 3
     sweep:                         # lists; every combination is a point
@@ -12,8 +12,9 @@ A bench file (YAML)::
       files: [2, 4, 8]             # overrides the profile's value (dd, dfsio, kmeans)
       file_size: [8M]              # bytes, or with a unit
       fs_mode: [rawfs]
-      rows: [10000000]             # TeraSort's input in 100-byte rows (1 GB); overrides the profile's
+      rows: [10000000]             # TeraSort's (and spark-terasort's) input in 100-byte rows (1 GB)
       shuffle: [http, shared-fs]   # TeraSort's shuffle per job (hadoop.shuffle); null = the cluster's
+    keep_data: false               # true: keep each run's input and output (the row's work_dir)
     job:                           # job-file fields for the cluster (scheduler, filesystem.root, hadoop...)
       scheduler: local
       filesystem: {root: /tmp/hpc-hadoop-pfs}
@@ -27,7 +28,6 @@ import getpass
 import itertools
 import platform
 import secrets
-import shutil
 import time
 import traceback
 from pathlib import Path
@@ -84,8 +84,8 @@ class Sweep(BaseModel):
     file_size: list[int | None] = Field(default_factory=_unset, description="File size in bytes or "
                                         "with a unit (`8M`); `null` = the profile's.")
     fs_mode: list[str] = Field(default_factory=lambda: ["rawfs"], description="`filesystem.mode` values.")
-    rows: list[int | None] = Field(default_factory=_unset, description="TeraSort's input in 100-byte rows; "
-                                   "`null` = the profile's.")
+    rows: list[int | None] = Field(default_factory=_unset, description="TeraSort's and spark-terasort's input "
+                                   "in 100-byte rows; `null` = the profile's.")
     shuffle: list[ShuffleChoice] = Field(
         default_factory=_no_shuffle, description="TeraSort's shuffle (`hadoop.shuffle`), set per job in the one "
         "cluster: `http`, `shared-fs`; `null` = the cluster's.")
@@ -108,6 +108,9 @@ class BenchSpec(BaseModel):
     repeats: int = Field(3, ge=1, description="Runs of each point.")
     sweep: Sweep = Field(default_factory=Sweep)
     job: dict[str, Any] = Field(default_factory=dict, description="Job-file fields for the clusters.")
+    keep_data: bool = Field(False, description="Keep each run's input and output in its work directory "
+                            "(`<root>/<user>/hpc-hadoop-bench/<bench id>/...`, the row's `work_dir`) to inspect them; "
+                            "by default they are removed after each run.")
 
     @field_validator("workloads")
     @classmethod
@@ -322,7 +325,7 @@ class Harness:
             "started": time.time(), "state": "running",
         }
         ctx = Context(work_dir=work, params=params, nodes=row["node_names"], scheduler=spec.scheduler,
-                      fanout=allocation.fanout, session=session)
+                      fanout=allocation.fanout, session=session, keep_data=self.bench.keep_data)
         if stripe_note:
             ctx.notes.append(stripe_note)
         impl = get_workload(workload)
@@ -339,7 +342,7 @@ class Harness:
             row["input_bytes"] = int(params["files"]) * int(params["file_size"])
         row["ended"] = time.time()
         row["notes"] = ctx.notes
-        shutil.rmtree(work, ignore_errors=True)
+        ctx.discard(work)
         return row
 
     def finish(self, rows: list[dict[str, Any]]) -> None:

@@ -1,8 +1,10 @@
 """Figures read from a MapReduce job's history (``.jhist`` in JSON, ``mapreduce.jobhistory.jhist.format=json``,
-or the JobHistoryServer's REST API when the history is on HDFS) and from a job client's output (counters)."""
+or the JobHistoryServer's REST API when the history is on HDFS), from a job client's output (counters), and from a
+Spark application's event log (``spark.eventLog.dir``, uncompressed JSON lines)."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -184,3 +186,70 @@ def dfsio_results(text: str) -> list[dict[str, Any]]:
             except ValueError:
                 continue
     return blocks
+
+
+def spark_events(events_dir: Path, application_id: str) -> list[dict[str, Any]]:
+    """The events of one application's Spark event log in ``events_dir`` (the cluster's ``spark-events/``), in order:
+    a rolling log (Spark 4's default: ``eventlog_v2_<id>/events_<n>_<id>``, by ``n``) or a single file (``<id>``, or
+    ``<id>.inprogress`` for an application that did not stop). Lines that are not JSON objects (a compressed log, a
+    line cut short) are skipped; no log gives ``[]``."""
+    rolled = events_dir / f"eventlog_v2_{application_id}"
+    if rolled.is_dir():
+        parts = sorted(rolled.glob("events_*"), key=lambda f: int(f.name.split("_")[1]) if
+                       f.name.split("_")[1].isdigit() else 0)
+    else:
+        parts = [f for f in (events_dir / application_id, events_dir / f"{application_id}.inprogress") if f.is_file()]
+    events: list[dict[str, Any]] = []
+    for part in parts:
+        for line in part.read_text(errors="replace").splitlines():
+            if line.startswith("{"):
+                try:
+                    events.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue
+    return events
+
+
+#: Spark's task metrics (``SparkListenerTaskEnd`` ``Task Metrics``) summed by :func:`spark_task_totals`: our name →
+#: the path to it. Bytes unless the name says records.
+SPARK_TASK_METRICS = {
+    "input_read_bytes": ("Input Metrics", "Bytes Read"),
+    "input_records": ("Input Metrics", "Records Read"),
+    "output_bytes": ("Output Metrics", "Bytes Written"),
+    "output_records": ("Output Metrics", "Records Written"),
+    "shuffle_write_bytes": ("Shuffle Write Metrics", "Shuffle Bytes Written"),
+    "shuffle_remote_bytes": ("Shuffle Read Metrics", "Remote Bytes Read"),
+    "shuffle_local_bytes": ("Shuffle Read Metrics", "Local Bytes Read"),
+    "disk_spilled_bytes": ("Disk Bytes Spilled",),
+    "memory_spilled_bytes": ("Memory Bytes Spilled",),
+}
+
+
+def spark_task_totals(events: list[dict[str, Any]]) -> dict[str, int | None]:
+    """The sums over every task of an application (its ``SparkListenerTaskEnd`` events, failed attempts included)
+    of :data:`SPARK_TASK_METRICS`; ``None`` for a metric no task reported (or when there is no task)."""
+    totals: dict[str, int | None] = dict.fromkeys(SPARK_TASK_METRICS)
+    for event in events:
+        if event.get("Event") != "SparkListenerTaskEnd":
+            continue
+        metrics = event.get("Task Metrics") or {}
+        for name, path in SPARK_TASK_METRICS.items():
+            value: Any = metrics
+            for key in path:
+                value = value.get(key) if isinstance(value, dict) else None
+            if isinstance(value, int):
+                totals[name] = (totals[name] or 0) + value
+    return totals
+
+
+def spark_jobs_s(events: list[dict[str, Any]]) -> tuple[int, float | None]:
+    """``(jobs, seconds)``: how many Spark jobs the application ran and the sum of their durations (each job's
+    ``SparkListenerJobStart`` ``Submission Time`` → ``SparkListenerJobEnd`` ``Completion Time``, epoch ms): the
+    engine's time without the driver's, the ApplicationMaster's and the executors' start-up. ``None`` seconds
+    when no job both started and ended."""
+    started = {e["Job ID"]: e["Submission Time"] for e in events
+               if e.get("Event") == "SparkListenerJobStart" and "Submission Time" in e}
+    ended = {e["Job ID"]: e["Completion Time"] for e in events
+             if e.get("Event") == "SparkListenerJobEnd" and "Completion Time" in e}
+    both = [ended[job] - started[job] for job in started if job in ended]
+    return len(started), (sum(both) / 1000.0 if both else None)

@@ -19,6 +19,7 @@ MiB = 1 << 20
 #: * kmeans: ``samples`` (points), ``dimensions``, ``k`` (clusters), ``iterations``, ``std`` (cluster spread),
 #:   ``files`` (input files = maps);
 #: * spark-kmeans: the kmeans parameters (the same points, clustered by MLlib on Spark);
+#: * spark-terasort: the terasort parameters (the same TeraGen rows, sorted by Spark into ``reduces`` partitions);
 #: * latency: ``jobs`` (one-map jobs run one after another; the figure is their median);
 #: * throughput: ``jobs`` (one-map jobs run one after another, then as many again), ``concurrency`` (how many of
 #:   the second lot are submitted at a time).
@@ -57,9 +58,11 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
     },
 }
 
-#: spark-kmeans clusters the kmeans workload's points: the same parameters at every scale.
+#: spark-kmeans clusters the kmeans workload's points, spark-terasort sorts the terasort workload's rows (``reduces``
+#: = its partitions): the same parameters at every scale.
 for _scale in PROFILES.values():
     _scale["spark-kmeans"] = dict(_scale["kmeans"])
+    _scale["spark-terasort"] = dict(_scale["terasort"])
 
 
 def profile(name: str, workload: str) -> dict[str, Any]:

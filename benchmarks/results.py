@@ -20,7 +20,7 @@ from benchmarks.stats import summarize
 POINT_KEYS = ("workload", "profile", "nodes", "fs_mode", "stripe_count", "files", "file_size", "rows", "shuffle")
 #: Figures summarized over repeats, with their units.
 METRICS = {
-    "bringup_s": "s", "latency_s": "s", "wall_s": "s",
+    "bringup_s": "s", "latency_s": "s", "wall_s": "s", "sort_mb_s": "MiB/s", "spark_jobs_s": "s",
     "write_mb_s": "MiB/s", "read_mb_s": "MiB/s", "dd_write_mb_s": "MiB/s", "dd_read_mb_s": "MiB/s",
     "write_ratio": "x", "read_ratio": "x", "io_ratio": "x", "pfs_io_ratio": "x",
     "shuffle_s": "s", "direct_bytes": "bytes", "http_bytes": "bytes",
@@ -93,7 +93,10 @@ def write_csv(path: Path, summaries: Sequence[dict[str, Any]]) -> None:
 
 
 def hibench_type(workload: str) -> str:
-    """HiBench's ``Type`` column for a workload (``HadoopTerasort``, ``HadoopKmeans``, ``HadoopDfsio``...)."""
+    """HiBench's ``Type`` column for a workload: ``HadoopTerasort``, ``HadoopKmeans``, ``HadoopDfsio``...; a Spark
+    workload (``spark-<name>``, our Java programs) as HiBench names its Java Spark ones: ``JavaSparkTerasort``."""
+    if workload.startswith("spark-"):
+        return "JavaSpark" + workload.removeprefix("spark-").capitalize()
     return "Hadoop" + workload.capitalize()
 
 

@@ -14,9 +14,10 @@ import subprocess
 import time
 import zipfile
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, BinaryIO, ClassVar
 
 import psutil
 
@@ -30,6 +31,9 @@ from benchmarks.history import (
     job_latency_s,
     latency_breakdown,
     rest_latency_s,
+    spark_events,
+    spark_jobs_s,
+    spark_task_totals,
     start_events,
 )
 from benchmarks.seqfile import write_vectors
@@ -59,6 +63,8 @@ class Context:
             what runs the ``dd`` processes on the nodes (:func:`launcher.fanout.get_launcher`).
         session: the running cluster (``None`` for workloads that need none).
         notes: remarks for the report (e.g. page cache not dropped).
+        keep_data: keep the run's input and output in ``work_dir`` (the bench file's ``keep_data``); else
+            :meth:`discard` removes them once the run has its figures.
     """
 
     work_dir: Path
@@ -68,6 +74,13 @@ class Context:
     fanout: str = "local"
     session: ClusterRun | None = None
     notes: list[str] = field(default_factory=list)
+    keep_data: bool = False
+
+    def discard(self, *paths: Path) -> None:
+        """Remove the directories ``paths`` (a run's data), unless :attr:`keep_data`; missing ones are fine."""
+        if not self.keep_data:
+            for path in paths:
+                shutil.rmtree(path, ignore_errors=True)
 
 
 class Workload(ABC):
@@ -107,6 +120,31 @@ class Workload(ABC):
             latency = job_latency_s(Path(plan.run_dir, "history"), result.job_id)
         return {"wall_s": result.wall_s, "application_id": result.application_id, "job_id": result.job_id,
                 "latency_s": latency, "log": step.log.read_text(errors="replace"), "shuffle": result.shuffle}
+
+    @staticmethod
+    def spark(ctx: Context, name: str, main_class: str, args: list[str], *,
+              outputs: tuple[str | Path, ...] = ()) -> dict[str, Any]:
+        """Run ``main_class`` of our Spark examples jar (``spark-examples/``, built by ``install.sh``) with
+        ``spark-submit`` on the session's YARN (:meth:`launcher.runner.ClusterRun.spark_step`), ``outputs`` removed
+        first; returns ``wall_s`` (``spark-submit`` start to end, s), ``application_id`` and the log's text.
+
+        Raises:
+            UserError: no Spark examples jar (run ``./install.sh``).
+            ClusterError: the application failed (names its log).
+        """
+        from launcher.spark import discover_spark
+
+        assert ctx.session is not None
+        jar = discover_spark(ctx.session.plan.spec).examples_jar
+        if jar is None:
+            raise UserError(f"no Spark examples jar for the {name} workload", field="workload",
+                            fix="run ./install.sh (it builds spark-runtime/hpc-hadoop-spark-examples.jar)")
+        step = ctx.session.spark_step(name, ["--class", main_class, str(jar), *args], outputs=outputs)
+        result = ctx.session.run_step(step)
+        if result.returncode != 0:
+            raise ClusterError(step_error(step, result))
+        return {"wall_s": result.wall_s, "application_id": result.application_id,
+                "log": step.log.read_text(errors="replace")}
 
 
 # -- dd ----------------------------------------------------------------------------------------
@@ -272,7 +310,7 @@ class DfsIO(Workload):
         dd_total = (figures.get("dd_write_s") or 0.0) + (figures.get("dd_read_s") or 0.0)
         figures["time_ratio"] = (figures["write_exec_s"] + figures["read_exec_s"]) / dd_total if dd_total else None
         figures["latency_s"] = figures["write_latency_s"]
-        shutil.rmtree(data, ignore_errors=True)
+        ctx.discard(data)
         return figures
 
 
@@ -290,24 +328,84 @@ def shuffle_options(plan: ClusterPlan, choice: str | None) -> list[str]:
     return []
 
 
-class TeraSort(Workload):
-    """TeraGen (prepare) → TeraSort (measured) → TeraValidate (checked)."""
+class SortWorkload(Workload):
+    """A sort of TeraGen's records: TeraGen makes the input (prepare), a subclass sorts it (run), TeraValidate checks
+    the output (not timed).
 
-    name = "terasort"
+    The input's checksum is TeraGen's ``CHECKSUM`` counter (the sum of every record's CRC-32, from its job client's
+    output), kept by :meth:`prepare` on this instance for :meth:`validate`: the harness makes one instance per run.
+    """
+
+    #: TeraGen's ``CHECKSUM`` counter of the last :meth:`prepare` (``None`` before, or when its client printed none).
+    input_checksum: int | None = None
 
     def prepare(self, ctx: Context) -> dict[str, Any]:
-        """TeraGen ``rows`` 100-byte rows with ``maps`` maps into ``work_dir/gen``."""
+        """TeraGen ``rows`` 100-byte rows with ``maps`` maps into ``work_dir/gen``.
+
+        Returns:
+            ``teragen_s`` (its client's wall time, s), ``input_bytes`` (rows × 100) and ``input_checksum``.
+
+        Raises:
+            ClusterError: TeraGen failed (names its log).
+        """
         assert ctx.session is not None
         examples = ctx.session.plan.runtime.examples_jar
         gen = ctx.work_dir / "gen"
         job = self.hadoop(ctx, "teragen", [str(examples), "teragen", f"-Dmapreduce.job.maps={ctx.params['maps']}",
                                            str(ctx.params["rows"]), str(gen)], outputs=(gen,))
-        return {"teragen_s": job["wall_s"], "input_bytes": int(ctx.params["rows"]) * 100}
+        self.input_checksum = client_counters(job["log"]).get("CHECKSUM")
+        return {"teragen_s": job["wall_s"], "input_bytes": int(ctx.params["rows"]) * 100,
+                "input_checksum": self.input_checksum}
+
+    def validate(self, ctx: Context, out: Path, report: Path) -> dict[str, Any]:
+        """TeraValidate over the sorted ``out`` (its report in ``report``): every file in order, each file's first key
+        not below the previous file's last, and the records' checksum (sum of CRC-32s) equal to the input's
+        (:attr:`input_checksum`: no record lost, duplicated or changed).
+
+        Returns:
+            ``validate_s`` (TeraValidate's client wall time, s), ``valid`` (``True``) and ``checksum`` (TeraValidate's,
+            hexadecimal as it prints it); in ``hdfs`` mode, whose report is on HDFS, ``valid`` and ``checksum`` are
+            ``None`` and a note says the output was not checked.
+
+        Raises:
+            ClusterError: TeraValidate failed, or found the output out of order (its ``error`` lines), or its checksum
+                is not the input's: the sort is wrong and the run must not count.
+        """
+        assert ctx.session is not None
+        examples = ctx.session.plan.runtime.examples_jar
+        check = self.hadoop(ctx, "teravalidate", [str(examples), "teravalidate", str(out), str(report)],
+                            outputs=(report,))
+        if ctx.session.plan.spec.filesystem.mode == "hdfs":  # the report is on HDFS, not a file the launcher reads
+            note = f"{self.name}: TeraValidate's report is on HDFS ({report}): not read, the output not checked"
+            if note not in ctx.notes:
+                ctx.notes.append(note)
+            return {"validate_s": check["wall_s"], "valid": None, "checksum": None}
+        lines = [line.partition("\t") for p in sorted(report.glob("part-*"))
+                 for line in p.read_text(errors="replace").splitlines()]
+        errors = [value for key, _, value in lines if key == "error"]
+        checksums = [value.strip() for key, _, value in lines if key == "checksum"]
+        if errors:
+            raise ClusterError(f"{self.name}: TeraValidate found the output of {out} out of order: "
+                               + "; ".join(errors[:3])[:500])
+        if not checksums:
+            raise ClusterError(f"{self.name}: TeraValidate wrote no checksum to {report}")
+        # the counter is a Java long (a sum of per-map sums): compare modulo 2^64, where it wraps
+        if self.input_checksum is not None and int(checksums[0], 16) % (1 << 64) != self.input_checksum % (1 << 64):
+            raise ClusterError(f"{self.name}: the output's checksum {checksums[0]} is not the input's "
+                               f"{self.input_checksum:x} (TeraGen's CHECKSUM): records lost, duplicated or changed")
+        return {"validate_s": check["wall_s"], "valid": True, "checksum": checksums[0]}
+
+
+class TeraSort(SortWorkload):
+    """TeraGen (prepare) → Hadoop's TeraSort (measured) → TeraValidate (checked)."""
+
+    name = "terasort"
 
     def run(self, ctx: Context) -> dict[str, Any]:
-        """Figures: ``wall_s`` of TeraSort, ``latency_s``, FILE bytes read/written, ``shuffle_bytes``,
-        ``pfs_bytes`` and the two ratios to Themis's 2-IO bound (each record read twice and written twice: 4 ×
-        input bytes = 1.0); ``validate_s`` and ``valid``.
+        """Figures: ``wall_s`` of TeraSort (its job client, s), ``sort_mb_s`` (input MiB ÷ ``wall_s``), ``latency_s``,
+        FILE bytes read/written, ``shuffle_bytes``, ``pfs_bytes`` and the two ratios to Themis's 2-IO bound (each
+        record read twice and written twice: 4 × input bytes = 1.0); ``validate_s``, ``valid`` and ``checksum``
+        (:meth:`SortWorkload.validate`, not in ``wall_s``).
 
         * ``io_ratio`` = (FILE read + FILE written) ÷ (4 × input): every byte the tasks read and wrote through
           ``file://``, wherever it lies (input, spills, merges, output).
@@ -325,6 +423,9 @@ class TeraSort(Workload):
         ``reducers`` the same per reduce task (:func:`launcher.shuffle.step_shuffle`). Map outputs cross the shared
         filesystem once either way, outside every task's FILE counters (read by the ShuffleHandlers, or by the
         reducers straight from the files), so ``pfs_bytes`` counts them as ``shuffle_bytes`` for both.
+
+        Raises:
+            ClusterError: TeraSort failed, or TeraValidate found its output wrong (:meth:`SortWorkload.validate`).
         """
         assert ctx.session is not None
         plan = ctx.session.plan
@@ -345,11 +446,9 @@ class TeraSort(Workload):
             format_read, format_written = counters.get("Bytes Read"), counters.get("Bytes Written")
             pfs = None if format_read is None or format_written is None else format_read + format_written
         moved = job["shuffle"] or {}
-        check = self.hadoop(ctx, "teravalidate", [str(examples), "teravalidate", str(out), str(report)],
-                            outputs=(report,))
-        errors = "".join(p.read_text(errors="replace") for p in report.glob("part-*"))
         bound = 4 * input_bytes
         figures = {"wall_s": job["wall_s"], "latency_s": job["latency_s"], "job_id": job["job_id"],
+                   "sort_mb_s": input_bytes / MiB / job["wall_s"] if job["wall_s"] else None,
                    "file_bytes_read": read, "file_bytes_written": written, "input_bytes": input_bytes,
                    "io_ratio": (read + written) / bound if read is not None and written is not None else None,
                    "shuffle_bytes": shuffle, "local_dirs_shared": shared_local, "pfs_bytes": pfs,
@@ -358,10 +457,72 @@ class TeraSort(Workload):
                    "output_records": counters.get("Map output records"),
                    "shuffle": moved.get("used"), "shuffle_s": moved.get("shuffle_s"),
                    "direct_bytes": moved.get("direct_bytes"), "http_bytes": moved.get("http_bytes"),
-                   "reducers": moved.get("reducers"),
-                   "validate_s": check["wall_s"], "valid": "misorder" not in errors and "checksum" in errors}
-        for path in (gen, out, report):
-            shutil.rmtree(path, ignore_errors=True)
+                   "reducers": moved.get("reducers"), **self.validate(ctx, out, report)}
+        ctx.discard(gen, out, report)
+        return figures
+
+
+
+#: The class of the Spark sort in our Spark examples jar (``spark-examples/``, built by ``install.sh``).
+SPARK_TERASORT = "org.hpchadoop.spark.examples.TeraSort"
+
+
+class SparkTeraSort(SortWorkload):
+    """TeraGen (prepare, as ``terasort``'s: same rows, same records) → a Spark sort of the records (measured: our
+    ``org.hpchadoop.spark.examples.TeraSort``, ``sortByKey`` with a range partitioner into ``reduces`` partitions, on
+    the same YARN) → TeraValidate (checked, as ``terasort``'s output), so that one bench compares the two engines on
+    one cluster and one input."""
+
+    name = "spark-terasort"
+
+    def run(self, ctx: Context) -> dict[str, Any]:
+        """Figures comparable with ``terasort``'s: ``wall_s`` (``spark-submit`` start to end, s: the driver's,
+        ApplicationMaster's and executors' start included, as TeraSort's job client time includes its AM's),
+        ``sort_mb_s`` (input MiB ÷ ``wall_s``), ``input_bytes``, ``shuffle_bytes`` (map-side shuffle bytes
+        written), ``pfs_bytes`` and ``pfs_io_ratio`` (÷ 4 × input), ``local_dirs_shared``, ``output_records``,
+        ``validate_s``, ``valid`` and ``checksum`` (:meth:`SortWorkload.validate`, not in ``wall_s``); and Spark's
+        own: ``spark_jobs`` and ``spark_jobs_s`` (its jobs' summed durations: the sampling job that finds the range
+        bounds, then the sort), ``input_read_bytes`` (every byte its tasks read from the input: the sampling job
+        reads it all once more), ``shuffle_read_bytes``, ``spilled_bytes``, ``application_id``.
+
+        All bytes are the Spark event log's task metrics (:func:`benchmarks.history.spark_task_totals`). ``pfs_bytes``
+        is what crossed the shared filesystem: the input read and the output written, plus, when the NodeManager local
+        dirs (the executors' ``spark.local.dir``) are on it, the shuffle written and read and the spills (each written
+        once and read back once). ``None`` when the event log is not there.
+
+        Raises:
+            UserError: no Spark examples jar (run ``./install.sh``).
+            ClusterError: the application failed, or TeraValidate found its output wrong.
+        """
+        from launcher.spark import events_dir
+
+        assert ctx.session is not None
+        plan = ctx.session.plan
+        gen, out, report = ctx.work_dir / "gen", ctx.work_dir / "sorted", ctx.work_dir / "validate"
+        app = self.spark(ctx, self.name, SPARK_TERASORT, [str(gen), str(out), str(ctx.params["reduces"])],
+                         outputs=(out,))
+        events = spark_events(events_dir(plan), app["application_id"]) if app["application_id"] else []
+        totals = spark_task_totals(events)
+        jobs, jobs_s = spark_jobs_s(events)
+        input_bytes = int(ctx.params["rows"]) * 100
+        shared_local = any(Path(directory).is_relative_to(plan.run_dir) for directory in nm_local_dirs(ctx.session))
+        read, written = totals["input_read_bytes"], totals["output_bytes"]
+        shuffle_written = totals["shuffle_write_bytes"]
+        shuffle_read = None if totals["shuffle_remote_bytes"] is None and totals["shuffle_local_bytes"] is None \
+            else (totals["shuffle_remote_bytes"] or 0) + (totals["shuffle_local_bytes"] or 0)
+        pfs = None if read is None or written is None else read + written
+        if pfs is not None and shared_local:
+            pfs += (shuffle_written or 0) + (shuffle_read or 0) + 2 * (totals["disk_spilled_bytes"] or 0)
+        figures: dict[str, Any] = {
+            "wall_s": app["wall_s"], "application_id": app["application_id"], "input_bytes": input_bytes,
+            "sort_mb_s": input_bytes / MiB / app["wall_s"] if app["wall_s"] else None,
+            "spark_jobs": jobs, "spark_jobs_s": jobs_s, "input_read_bytes": read, "output_bytes": written,
+            "output_records": totals["output_records"], "shuffle_bytes": shuffle_written,
+            "shuffle_read_bytes": shuffle_read, "spilled_bytes": totals["disk_spilled_bytes"],
+            "local_dirs_shared": shared_local, "pfs_bytes": pfs,
+            "pfs_io_ratio": pfs / (4 * input_bytes) if pfs is not None else None,
+            **self.validate(ctx, out, report)}
+        ctx.discard(gen, out, report)
         return figures
 
 
@@ -531,6 +692,46 @@ def gaussian_points(samples: int, dimensions: int, k: int, std: float, seed: int
     return [[rng.gauss(c, std) for c in centres[i % k]] for i in range(samples)]
 
 
+#: Writes one input file of the KMeans workloads: ``(index, point)`` pairs (the point's index in
+#: :func:`gaussian_points`' list, its coordinates) to a file opened for binary writing.
+PointWriter = Callable[[BinaryIO, Iterable[tuple[int, list[float]]]], object]
+
+
+def vector_file(out: BinaryIO, points: Iterable[tuple[int, list[float]]]) -> None:
+    """Mahout's input: a SequenceFile of ``Text`` keys ``p<index>`` and ``VectorWritable`` values
+    (:func:`benchmarks.seqfile.write_vectors`)."""
+    write_vectors(out, ((f"p{i}", point) for i, point in points))
+
+
+def text_file(out: BinaryIO, points: Iterable[tuple[int, list[float]]]) -> None:
+    """MLlib's input: one point a line, its coordinates as Python's ``repr`` of each float (they read back
+    exactly), separated by single spaces; ASCII."""
+    out.writelines((" ".join(repr(x) for x in point) + "\n").encode("ascii") for _, point in points)
+
+
+def write_points(ctx: Context, directory: Path, writer: PointWriter) -> dict[str, Any]:
+    """The KMeans workloads' input: ``samples`` points of :func:`gaussian_points` (``dimensions``, ``k``, ``std`` of
+    ``ctx.params``; seed 0, so both workloads get the same points) dealt round-robin over ``files`` files
+    ``part-00000``... in ``directory`` (made if missing), each written by ``writer``.
+
+    Returns:
+        ``generate_s`` (seconds to generate and write) and ``input_bytes`` (bytes of the files).
+
+    Raises:
+        OSError: the directory or a file could not be written.
+    """
+    began = time.monotonic()
+    directory.mkdir(parents=True, exist_ok=True)
+    p = ctx.params
+    points = gaussian_points(int(p["samples"]), int(p["dimensions"]), int(p["k"]), float(p["std"]))
+    files = max(1, int(p.get("files", 1)))
+    for f in range(files):
+        with open(directory / f"part-{f:05d}", "wb") as out:
+            writer(out, ((i, points[i]) for i in range(f, len(points), files)))
+    return {"generate_s": time.monotonic() - began,
+            "input_bytes": sum(x.stat().st_size for x in directory.iterdir())}
+
+
 class KMeans(Workload):
     """Mahout's KMeans MapReduce driver over generated Gaussian clusters (``iterations`` rounds, 5 in the paper)."""
 
@@ -538,16 +739,7 @@ class KMeans(Workload):
 
     def prepare(self, ctx: Context) -> dict[str, Any]:
         """Write ``samples`` points as ``files`` SequenceFiles of ``VectorWritable`` in ``work_dir/samples``."""
-        began = time.monotonic()
-        samples = ctx.work_dir / "samples"
-        samples.mkdir(parents=True, exist_ok=True)
-        p = ctx.params
-        points = gaussian_points(int(p["samples"]), int(p["dimensions"]), int(p["k"]), float(p["std"]))
-        files = max(1, int(p.get("files", 1)))
-        for f in range(files):
-            with open(samples / f"part-{f:05d}", "wb") as out:
-                write_vectors(out, ((f"p{i}", points[i]) for i in range(f, len(points), files)))
-        return {"generate_s": time.monotonic() - began, "input_bytes": sum(x.stat().st_size for x in samples.iterdir())}
+        return write_points(ctx, ctx.work_dir / "samples", vector_file)
 
     def run(self, ctx: Context) -> dict[str, Any]:
         """Figures: ``wall_s`` of the whole driver (all iterations and the clustering pass), ``iterations``
@@ -567,7 +759,7 @@ class KMeans(Workload):
         figures = {"wall_s": job["wall_s"], "latency_s": job["latency_s"], "job_id": job["job_id"],
                    "iterations": max((int(d.name.split("-")[1]) for d in done), default=0),
                    "clustered": (out / "clusteredPoints").is_dir()}
-        shutil.rmtree(ctx.work_dir, ignore_errors=True)
+        ctx.discard(ctx.work_dir)
         return figures
 
 
@@ -585,17 +777,7 @@ class SparkKMeans(Workload):
     def prepare(self, ctx: Context) -> dict[str, Any]:
         """Write ``samples`` points, one a line (coordinates separated by spaces), as ``files`` files in
         ``work_dir/points``."""
-        began = time.monotonic()
-        directory = ctx.work_dir / "points"
-        directory.mkdir(parents=True, exist_ok=True)
-        p = ctx.params
-        points = gaussian_points(int(p["samples"]), int(p["dimensions"]), int(p["k"]), float(p["std"]))
-        files = max(1, int(p.get("files", 1)))
-        for f in range(files):
-            with open(directory / f"part-{f:05d}", "w") as out:
-                out.writelines(" ".join(repr(x) for x in points[i]) + "\n" for i in range(f, len(points), files))
-        return {"generate_s": time.monotonic() - began,
-                "input_bytes": sum(x.stat().st_size for x in directory.iterdir())}
+        return write_points(ctx, ctx.work_dir / "points", text_file)
 
     def run(self, ctx: Context) -> dict[str, Any]:
         """Figures: ``wall_s`` of ``spark-submit`` (driver start to end, as the Mahout driver's), ``iterations`` done,
@@ -605,30 +787,19 @@ class SparkKMeans(Workload):
             ClusterError: the application failed (names its log).
             UserError: no Spark examples jar (run ``./install.sh``).
         """
-        from launcher.spark import discover_spark
-
-        assert ctx.session is not None
-        jar = discover_spark(ctx.session.plan.spec).examples_jar
-        if jar is None:
-            raise UserError("no Spark examples jar for the spark-kmeans workload", field="workload",
-                            fix="run ./install.sh (it builds spark-runtime/hpc-hadoop-spark-examples.jar)")
         p = ctx.params
-        step = ctx.session.spark_step("spark-kmeans", ["--class", SPARK_KMEANS, str(jar), str(ctx.work_dir / "points"),
-                                                       str(p["k"]), str(p["iterations"])])
-        result = ctx.session.run_step(step)
-        if result.returncode != 0:
-            raise ClusterError(step_error(step, result))
-        log = step.log.read_text(errors="replace")
-        figures: dict[str, Any] = {"wall_s": result.wall_s, "application_id": result.application_id}
+        app = self.spark(ctx, "spark-kmeans", SPARK_KMEANS, [str(ctx.work_dir / "points"), str(p["k"]),
+                                                            str(p["iterations"])])
+        figures: dict[str, Any] = {"wall_s": app["wall_s"], "application_id": app["application_id"]}
         for key, kind in (("iterations", int), ("cost", float)):
-            found = [line.split()[1] for line in log.splitlines() if line.startswith(f"{key} ")]
+            found = [line.split()[1] for line in app["log"].splitlines() if line.startswith(f"{key} ")]
             figures[key] = kind(found[-1]) if found else None
-        shutil.rmtree(ctx.work_dir, ignore_errors=True)
+        ctx.discard(ctx.work_dir)
         return figures
 
 
-WORKLOADS: dict[str, type[Workload]] = {w.name: w for w in (Dd, DfsIO, TeraSort, KMeans, SparkKMeans, Latency,
-                                                            Throughput)}
+WORKLOADS: dict[str, type[Workload]] = {w.name: w for w in (Dd, DfsIO, TeraSort, SparkTeraSort, KMeans, SparkKMeans,
+                                                            Latency, Throughput)}
 
 
 def get_workload(name: str) -> Workload:

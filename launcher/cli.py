@@ -170,12 +170,14 @@ def sites() -> None:
 
 @main.group()
 def bench() -> None:
-    """Benchmarks: dd, TestDFSIO, TeraSort, KMeans; sweeps, repeats, 95% CIs, plots."""
+    """Benchmarks: dd, TestDFSIO, TeraSort and KMeans on MapReduce and on Spark, latency, throughput; sweeps,
+    repeats, 95% CIs, plots."""
 
 
 @bench.command("run")
 @click.argument("bench_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--workload", "workloads", multiple=True, help="dd, dfsio, terasort, kmeans (repeatable).")
+@click.option("--workload", "workloads", multiple=True, help="dd, dfsio, terasort, spark-terasort, kmeans, "
+              "spark-kmeans, latency, throughput (repeatable).")
 @click.option("--profile", help="Scale profile: tiny, small, large, huge.")
 @click.option("--repeats", type=int, help="Runs of each point (default 3).")
 @click.option("--nodes", "nodes", type=int, multiple=True, help="Node counts to sweep (repeatable).")

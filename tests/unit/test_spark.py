@@ -239,18 +239,26 @@ def test_job_file_mistakes_in_spark_steps(tmp_path: Path, write_yaml: Callable[.
 
 
 def test_spark_kmeans_clusters_the_points_mahout_gets(tmp_path: Path) -> None:
-    """The spark-kmeans workload's input is the kmeans workload's points (same generator, parameters and seed)."""
+    """The spark-kmeans workload's input is the kmeans workload's points (same generator, parameters and seed), dealt
+    over the files alike: file f of each holds points f, f + files, ... in that order (text lines for MLlib,
+    ``VectorWritable`` records for Mahout)."""
     from benchmarks.profiles import profile
-    from benchmarks.workloads import Context, SparkKMeans, gaussian_points
+    from benchmarks.seqfile import vector_writable
+    from benchmarks.workloads import Context, KMeans, SparkKMeans, gaussian_points
 
     params = profile("tiny", "spark-kmeans")
     assert params == profile("tiny", "kmeans")
     figures = SparkKMeans().prepare(Context(work_dir=tmp_path, params=params, nodes=["n1"]))
-    lines = [line for part in sorted((tmp_path / "points").glob("part-*")) for line in part.read_text().splitlines()]
-    got = sorted(tuple(float(x) for x in line.split(" ")) for line in lines)
+    mahout = KMeans().prepare(Context(work_dir=tmp_path, params=params, nodes=["n1"]))
+    texts, vectors = sorted((tmp_path / "points").glob("part-*")), sorted((tmp_path / "samples").glob("part-*"))
+    assert len(texts) == len(vectors) == params["files"] and figures["input_bytes"] > 0 and mahout["input_bytes"] > 0
     expected = gaussian_points(params["samples"], params["dimensions"], params["k"], params["std"])
-    assert len(lines) == params["samples"] and got == sorted(tuple(p) for p in expected)
-    assert len(list((tmp_path / "points").glob("part-*"))) == params["files"] and figures["input_bytes"] > 0
+    for f, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
+        mine = expected[f::params["files"]]
+        assert [[float(x) for x in line.split(" ")] for line in text.read_text().splitlines()] == mine
+        data, at = vector.read_bytes(), 0
+        for point in mine:  # each point's VectorWritable, in order
+            at = data.index(vector_writable(point), at) + 1
 
 
 def test_render_shows_spark_defaults_and_the_spark_submit_line(tmp_path: Path, pfs_root: Path, spark_home: Path,
