@@ -16,6 +16,7 @@ import psutil
 import pytest
 import yaml
 
+from launcher.jobhistory import find_jhist, job_events
 from tests.conftest import REPO, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
 from tests.users import TestUser, make_user, user_dir
 
@@ -113,6 +114,89 @@ def test_terasort_shared_fs_shuffle_on_the_local_backend(hadoop_runtime: Path, p
     assert processes_of(run_dir) == []
     logs = "".join(p.read_text(errors="replace") for p in (run_dir / "app-logs").rglob("*") if p.is_file())
     assert "/nonexistent/usercache/" in logs and "cannot be read" in logs  # the node known, its files not there
+
+
+#: The streaming reducer of the re-run test: sums the values of each key, and fails its first attempt (attempt ids
+#: end in ``_0``) after reading all its input. Streaming exports the task's configuration to the environment, dots
+#: as underscores.
+FAILING_REDUCER = """\
+import os, sys
+attempt = os.environ["mapreduce_task_attempt_id"]
+lines = sys.stdin.read().splitlines()
+if attempt.endswith("_0"):
+    sys.exit(f"{attempt}: the first attempt of this reducer fails on purpose, after {len(lines)} records")
+totals, keys = {}, []
+for line in lines:
+    key, _, value = line.partition("\\t")
+    if key not in totals:
+        keys.append(key)
+    totals[key] = totals.get(key, 0) + int(value)
+assert keys == sorted(keys), "the reducer's input is not sorted by key"
+for key in keys:
+    print(f"{key}\\t{totals[key]}")
+"""
+
+
+def test_reducer_rerun_shuffles_every_map_output_again(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
+    """A streaming job whose reducer fails its first attempt on purpose, after its shuffle: the second attempt
+    shuffles every map output again through the plugin, straight from the shared filesystem, and the sums are
+    right."""
+    maps, per_map = 4, 3000
+    data = pfs_root / "input"
+    data.mkdir()
+    expected: dict[str, int] = {}
+    for m in range(maps):  # one small file, one map
+        lines = []
+        for i in range(per_map):
+            key, value = f"k{(i * 7 + m) % 997:04d}", i % 13 + m
+            expected[key] = expected.get(key, 0) + value
+            lines.append(f"{key}\t{value}\n")
+        (data / f"part-{m}.txt").write_text("".join(lines))
+    (tmp_path / "sum_reducer.py").write_text(FAILING_REDUCER)
+    job = {"scheduler": "local", "name": "shuffle-rerun",
+           "filesystem": {"root": str(pfs_root), "local_dirs": "shared"},
+           "hadoop": SMALL,
+           "steps": [{"name": "rerun", "streaming": {
+               "mapper": "cat", "reducer": "python3 sum_reducer.py", "files": ["sum_reducer.py"],
+               "input": [str(data)], "output": "${run_dir}/output/sums", "reducers": 1},
+               "properties": {"mapreduce.job.ubertask.enable": False}}]}
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(job))
+    result = hpc_hadoop("submit", str(path))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    run_dir = only_run_dir(pfs_root)
+    (step,) = run_report(run_dir)["steps"]
+    assert step["state"] == "succeeded", step
+    # The .jhist: the reduce task's first attempt failed, its second succeeded; every map ran once.
+    jhist = find_jhist(run_dir / "history", step["job_id"])
+    assert jhist is not None
+    events = job_events(jhist)
+    reduce_attempts = [(kind, f["attemptId"]) for kind, f in events
+                       if kind.startswith("REDUCE_ATTEMPT_") and kind != "REDUCE_ATTEMPT_STARTED"]
+    assert [kind for kind, _ in reduce_attempts] == ["REDUCE_ATTEMPT_FAILED", "REDUCE_ATTEMPT_FINISHED"], \
+        reduce_attempts
+    assert reduce_attempts[0][1].endswith("_r_000000_0") and reduce_attempts[1][1].endswith("_r_000000_1")
+    assert len([kind for kind, _ in events if kind == "MAP_ATTEMPT_FINISHED"]) == maps
+    # The successful attempt read every map output again, all of them straight from the filesystem.
+    shuffle = step["shuffle"]
+    print("re-run reducer:", {k: v for k, v in shuffle.items() if k != "reducers"})
+    (reducer,) = shuffle["reducers"]
+    assert reducer["attempt"] == reduce_attempts[1][1]
+    assert shuffle["used"] == "shared-fs" and shuffle["direct_maps"] == maps and shuffle["http_maps"] == 0
+    assert reducer["shuffled_maps"] == maps
+    assert shuffle["direct_bytes"] == shuffle["shuffle_bytes"] > maps * per_map and shuffle["http_bytes"] == 0
+    # The failed attempt had shuffled them too, before its reducer script failed (its own container's log).
+    logs = "".join(p.read_text(errors="replace") for d in ("logs", "app-logs") for p in (run_dir / d).rglob("*")
+                   if p.is_file())
+    assert "the first attempt of this reducer fails on purpose, after 12000 records" in logs
+    sums = {}
+    for part in (run_dir / "output" / "sums").glob("part-*"):
+        for line in part.read_text().splitlines():
+            key, _, value = line.partition("\t")
+            assert key not in sums, key
+            sums[key] = int(value)
+    assert sums == expected
+    assert processes_of(run_dir) == []
 
 
 @pytest.fixture(scope="module")
