@@ -300,8 +300,12 @@ def test_terasort_shared_fs_shuffle_on_three_slurm_nodes(dave_root: Path, dave: 
     names = ("terasort", "terasort-http", "terasort-fallback")
     job = slurm_job(dave, dave_root, {
         "name": "shuffle-slurm",
-        "hadoop": {**SMALL, "properties": {"mapred-site": {"mapreduce.job.reduces": 2,
-                                                           "mapreduce.job.ubertask.enable": False}}},
+        # 3 containers of 512 MB a node (2 + the ApplicationMaster's share): fewer than MAPS, and YARN places all
+        # the maps at once, so they run on at least two nodes and every reducer has maps on another node. With
+        # Hadoop's 5 a node, all 4 maps often ran on one node, and a reducer could land there too.
+        "hadoop": {**SMALL, "containers_per_node": 2,
+                   "properties": {"mapred-site": {"mapreduce.job.reduces": 2,
+                                                  "mapreduce.job.ubertask.enable": False}}},
         "steps": sort_steps("${run_dir}", "nohost=/nonexistent", names, gen=str(gen))})
     result = dave.hpc_hadoop("submit", str(job), "--wait", timeout=900)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
