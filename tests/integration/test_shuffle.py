@@ -5,7 +5,8 @@ to HTTP when a map output cannot be found; the run report's counters say which b
 failure: a reducer whose first attempt fails reads every map output again, and a NodeManager lost mid-shuffle
 has its finished maps re-run elsewhere, their first outputs declared obsolete to the reducer.
 
-The local backend's two tests share one cluster (:func:`local_run`); the Slurm tests have one each."""
+The local backend's two tests share one cluster (:func:`local_run`), and so do the two Slurm tests
+(:func:`slurm_run`)."""
 
 from __future__ import annotations
 
@@ -269,15 +270,6 @@ def dave() -> TestUser:
     return make_user("hhdave")
 
 
-@pytest.fixture
-def dave_root(slurm_cluster: list[str], dave: TestUser, request: pytest.FixtureRequest) -> Path:
-    """A fresh scratch root on the GlusterFS mount (0755) with ``hhdave``'s own directory in it."""
-    root = fresh_pfs_dir(request.node.name)
-    root.chmod(0o755)
-    user_dir(root, dave)
-    return root
-
-
 def slurm_job(dave: TestUser, root: Path, job: dict) -> Path:
     """A Slurm job file of 3 nodes whose NodeManager local dirs are on GlusterFS, owned by ``hhdave``."""
     job = {"scheduler": "slurm", "nodes": 3, "walltime": "00:20:00",
@@ -285,39 +277,6 @@ def slurm_job(dave: TestUser, root: Path, job: dict) -> Path:
     path = root / dave.name / f"{job['name']}.yaml"
     path.write_text(yaml.safe_dump(job))
     return dave.own(path, 0o600)
-
-
-@pytest.mark.slurm
-def test_terasort_shared_fs_shuffle_on_three_slurm_nodes(dave_root: Path, dave: TestUser) -> None:
-    """TeraSort with ``shared-fs``, with ``http`` and with the HTTP fallback on the 3-node Slurm test cluster over
-    GlusterFS, submitted by ``hhdave``: reducers on one node read the outputs of maps that ran on the others
-    straight from their ``nm-local/<host>``. TeraGen and TeraValidate run on the local backend only: the input is
-    written here, and each sort's output is checked here, record by record."""
-    gen = dave_root / dave.name / "gen"
-    write_sort_input(gen)
-    for path in (gen, *gen.iterdir()):
-        dave.own(path, 0o700 if path.is_dir() else 0o600)
-    names = ("terasort", "terasort-http", "terasort-fallback")
-    job = slurm_job(dave, dave_root, {
-        "name": "shuffle-slurm",
-        # 3 containers of 512 MB a node (2 + the ApplicationMaster's share): fewer than MAPS, and YARN places all
-        # the maps at once, so they run on at least two nodes and every reducer has maps on another node. With
-        # Hadoop's 5 a node, all 4 maps often ran on one node, and a reducer could land there too.
-        "hadoop": {**SMALL, "containers_per_node": 2,
-                   "properties": {"mapred-site": {"mapreduce.job.reduces": 2,
-                                                  "mapreduce.job.ubertask.enable": False}}},
-        "steps": sort_steps("${run_dir}", "nohost=/nonexistent", names, gen=str(gen))})
-    result = dave.hpc_hadoop("submit", str(job), "--wait", timeout=900)
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    (run_dir,) = [p for p in dave_root.glob("*/hpc-hadoop/*") if p.is_dir()]
-    check_report(run_dir, reducers=2, names=names, gen=gen)
-    sort = run_report(run_dir)["steps"][0]
-    reducer_hosts = {r["host"] for r in sort["shuffle"]["reducers"]}
-    mapped_on = attempt_hosts(run_dir, sort["job_id"], "MAP_ATTEMPT_FINISHED")
-    print("TeraSort maps on", sorted(mapped_on), "reducers on", sorted(reducer_hosts))
-    # Every reducer read, straight from the filesystem, outputs of maps that ran on another node.
-    assert all(mapped_on - {host} for host in reducer_hosts), (mapped_on, reducer_hosts)
-    assert processes_of(run_dir) == []
 
 
 def attempt_hosts(run_dir: Path, job_id: str, event: str) -> set[str]:
@@ -382,45 +341,77 @@ def container_log(run_dir: Path, host: str, container: str) -> str:
     raise AssertionError(f"no log of {container} on {host} in {run_dir}")
 
 
-@pytest.mark.slurm
-def test_nodemanager_killed_mid_shuffle_the_job_completes(dave_root: Path, dave: TestUser) -> None:
-    """SIGKILL to the NodeManager of a node (not the master, not the ApplicationMaster's) while the reducer is
-    shuffling with ``shared-fs``, after a map finished on that node and while another map of it has not. YARN
-    loses the node; the ApplicationMaster re-runs its maps, finished ones included, on the other nodes and tells
-    the reducer their first outputs are obsolete (or re-runs the reducer, when it ran there); the step succeeds,
-    every map's output shuffled once.
+#: The sorts of the Slurm cluster (after them, the SleepJob whose node is lost: its job number is one more).
+SLURM_SORTS = ("terasort", "terasort-http", "terasort-fallback")
+#: Maps of the SleepJob: one wave (3 containers of 512 MB a node, one of them its ApplicationMaster's).
+LOST_MAPS = 8
 
-    Deterministic, not a race: as soon as the chosen node runs two maps the test freezes one of them (SIGSTOP,
-    before it wrote its output), so the job cannot end before the ApplicationMaster has learnt that the node is
-    gone (its finished maps are re-run only while a reducer has not finished); it kills the NodeManager once
-    another map of that node has finished and the reducer runs. The lost node's agent kills the frozen map with
-    the rest."""
-    maps = 8  # one wave: 3 containers of 512 MB a node, one of them the ApplicationMaster
-    job = slurm_job(dave, dave_root, {
-        "name": "shuffle-lost", "nodemanager_on_master": True,
+
+@dataclass(frozen=True)
+class SlurmRun:
+    """The Slurm cluster both Slurm tests read: the ``submit --wait`` client's exit code and output, the cluster
+    directory, the sorts' input, the node whose NodeManager was killed and the map that had finished there."""
+
+    returncode: int
+    output: str
+    run_dir: Path
+    gen: Path
+    victim: str
+    done_there: str
+
+
+@pytest.fixture(scope="module")
+def slurm_run(slurm_cluster: list[str], dave: TestUser) -> SlurmRun:
+    """One 3-node Slurm cluster over GlusterFS, submitted by ``hhdave``, for the two tests that follow: the
+    sorts of :data:`SLURM_SORTS` (input written here: TeraGen and TeraValidate run on the local backend only),
+    then a SleepJob of :data:`LOST_MAPS` maps and one reducer during whose shuffle the NodeManager of a node (not
+    the master, not the SleepJob's ApplicationMaster's) gets SIGKILL, after a map finished on that node and while
+    another map of it has not.
+
+    3 containers of 512 MB a node (``containers_per_node: 2`` + the ApplicationMaster's share), fewer than a
+    sort's 4 maps: YARN places all the maps at once, so they run on at least two nodes and every reducer has maps
+    on another node (with 5 a node, all 4 often ran on one, and a reducer could land there too).
+
+    The kill is deterministic, not a race: as soon as the chosen node runs two of the SleepJob's maps, one of
+    them is frozen (SIGSTOP, before it wrote its output), so the job cannot end before the ApplicationMaster has
+    learnt that the node is gone (it re-runs a lost node's finished maps only while a reducer has not finished);
+    the NodeManager is killed once another map of that node has finished and the reducer runs. The lost node's
+    agent kills the frozen map with the rest."""
+    root = fresh_pfs_dir("test_shuffle_slurm")
+    root.chmod(0o755)
+    user_dir(root, dave)
+    gen = root / dave.name / "gen"
+    write_sort_input(gen)
+    for path in (gen, *gen.iterdir()):
+        dave.own(path, 0o700 if path.is_dir() else 0o600)
+    job = slurm_job(dave, root, {
+        "name": "shuffle-slurm", "nodemanager_on_master": True,
         "hadoop": {**SMALL, "containers_per_node": 2,
-                   "properties": {"mapred-site": {"mapreduce.job.ubertask.enable": False}}},
-        "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
-                   "args": ["-m", str(maps), "-r", "1", "-mt", "1000", "-rt", "500"]}]})
+                   "properties": {"mapred-site": {"mapreduce.job.reduces": 2,
+                                                  "mapreduce.job.ubertask.enable": False}}},
+        "steps": [*sort_steps("${run_dir}", "nohost=/nonexistent", SLURM_SORTS, gen=str(gen)),
+                  {"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob", "name": "sleep-lost",
+                   "args": ["-m", str(LOST_MAPS), "-r", "1", "-mt", "1000", "-rt", "500"]}]})
+    sleep_job = f"_{len(SLURM_SORTS) + 1:04d}_"  # in the SleepJob's application, container and attempt ids
     launcher = dave.popen([str(REPO / ".venv" / "bin" / "python"), "-m", "launcher.cli", "submit", str(job),
                            "--wait"])
     frozen: psutil.Process | None = None
     victim, run_dir, done_there = None, None, None
     try:
-        seen: dict[str, str] = {}  # map attempt -> node, of every map container seen running
-        deadline = time.monotonic() + 420
+        seen: dict[str, str] = {}  # map attempt -> node, of every map container of the SleepJob seen running
+        deadline = time.monotonic() + 600
         while done_there is None and time.monotonic() < deadline and launcher.poll() is None:
             time.sleep(0.25)
-            dirs = [p for p in dave_root.glob("*/hpc-hadoop/*") if p.is_dir()]
+            dirs = [p for p in root.glob("*/hpc-hadoop/*") if p.is_dir()]
             if not dirs:
                 continue
             run_dir = dirs[0]
-            mapping = [(node, proc, MAP_ATTEMPT.search(cmdline)[0])
-                       for node, proc, cmdline in containers(run_dir, "org.apache.hadoop.mapred.YarnChild", "_m_0")]
+            mapping = [(node, proc, MAP_ATTEMPT.search(cmdline)[0]) for node, proc, cmdline
+                       in containers(run_dir, "org.apache.hadoop.mapred.YarnChild", f"{sleep_job}m_0")]
             running = {attempt for _, _, attempt in mapping}
             if victim is None:
                 seen.update({attempt: node for node, _, attempt in mapping})
-                am = container_hosts(run_dir, "org.apache.hadoop.mapreduce.v2.app.MRAppMaster")
+                am = container_hosts(run_dir, "org.apache.hadoop.mapreduce.v2.app.MRAppMaster", f"{sleep_job}01_")
                 for node in sorted({node for node, _, _ in mapping} - am - {"n1"}) if am else []:
                     here = [(proc, attempt) for n, proc, attempt in mapping if n == node]
                     if len(here) < 2:
@@ -440,10 +431,13 @@ def test_nodemanager_killed_mid_shuffle_the_job_completes(dave_root: Path, dave:
                 # A map of the victim finished: its output is written and its JVM is gone (it exits once the
                 # ApplicationMaster has its report). The reducer's own log cannot tell: it reaches the shared
                 # filesystem only in blocks.
-                if not container_hosts(run_dir, "org.apache.hadoop.mapred.YarnChild", "_r_000000_"):
+                if not container_hosts(run_dir, "org.apache.hadoop.mapred.YarnChild", f"{sleep_job}r_000000_"):
                     continue  # the reducer is not shuffling yet
                 done_there = next((attempt for attempt, node in seen.items() if node == victim
                                    and attempt not in running and map_output_written(run_dir, node, attempt)), None)
+        if launcher.poll() is not None:
+            output, errors = launcher.communicate()
+            pytest.fail(f"the run ended before the kill ({launcher.returncode}): {output[-3000:]}{errors[-2000:]}")
         assert victim is not None and run_dir is not None, "no node other than the master's and the AM's ran 2 maps"
         assert done_there is not None, f"no map finished on {victim}"
         agent = json.loads((run_dir / "agents" / f"{victim}.json").read_text())
@@ -456,14 +450,41 @@ def test_nodemanager_killed_mid_shuffle_the_job_completes(dave_root: Path, dave:
         if frozen is not None and frozen.is_running():
             frozen.kill()
         if done_there is None and run_dir is not None and (run_dir / "submit.json").is_file():
-            # The test failed before the kill: end the allocation rather than leave it to its walltime.
+            # Failed before the kill: end the allocation rather than leave it to its walltime.
             job_id = json.loads((run_dir / "submit.json").read_text())["job_id"]
             subprocess.run(["scancel", job_id], check=False, capture_output=True)
-    assert launcher.returncode == 0, output[-4000:] + errors[-2000:]
+    return SlurmRun(launcher.returncode, output[-4000:] + errors[-2000:], run_dir, gen, victim, done_there)
+
+
+@pytest.mark.slurm
+def test_terasort_shared_fs_shuffle_on_three_slurm_nodes(slurm_run: SlurmRun) -> None:
+    """TeraSort with ``shared-fs``, with ``http`` and with the HTTP fallback on 3 Slurm nodes: reducers on one
+    node read the outputs of maps that ran on the others straight from their ``nm-local/<host>``; each sort's
+    output is checked here, record by record."""
+    assert slurm_run.returncode == 0, slurm_run.output
+    run_dir = slurm_run.run_dir
+    check_report(run_dir, reducers=2, names=SLURM_SORTS, gen=slurm_run.gen)
+    sort = run_report(run_dir)["steps"][0]
+    reducer_hosts = {r["host"] for r in sort["shuffle"]["reducers"]}
+    mapped_on = attempt_hosts(run_dir, sort["job_id"], "MAP_ATTEMPT_FINISHED")
+    print("TeraSort maps on", sorted(mapped_on), "reducers on", sorted(reducer_hosts))
+    # Every reducer read, straight from the filesystem, outputs of maps that ran on another node.
+    assert len(mapped_on) >= 2 and all(mapped_on - {host} for host in reducer_hosts), (mapped_on, reducer_hosts)
+    assert processes_of(run_dir) == []
+
+
+@pytest.mark.slurm
+def test_nodemanager_killed_mid_shuffle_the_job_completes(slurm_run: SlurmRun) -> None:
+    """The SleepJob of :func:`slurm_run`, whose node lost its NodeManager mid-shuffle: YARN loses the node; the
+    ApplicationMaster re-runs its maps, finished ones included, on the other nodes and tells the reducer their
+    first outputs are obsolete (or re-runs the reducer, when it ran there); the step succeeds, every map's output
+    shuffled once."""
+    assert slurm_run.returncode == 0, slurm_run.output
+    run_dir, victim, done_there, maps = slurm_run.run_dir, slurm_run.victim, slurm_run.done_there, LOST_MAPS
     report = run_report(run_dir)
-    step = report["steps"][0]
-    assert report["state"] == "succeeded" and step["state"] == "succeeded", report
-    assert [lost["node"] for lost in report["lost_nodes"]] == [victim]
+    step = report["steps"][-1]
+    assert report["state"] == "succeeded" and step["name"] == "sleep-lost" and step["state"] == "succeeded", report
+    assert [(lost["node"], lost["step"]) for lost in report["lost_nodes"]] == [(victim, len(SLURM_SORTS) + 1)]
     shuffle = step["shuffle"]
     print(f"NodeManager on {victim} killed mid-shuffle:", {k: v for k, v in shuffle.items() if k != "reducers"})
     assert shuffle["used"] == "shared-fs" and shuffle["direct_maps"] + shuffle["http_maps"] == maps
