@@ -27,7 +27,7 @@ import psutil
 import pytest
 import yaml
 
-from tests.conftest import REPO, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_dirs, run_report
+from tests.conftest import REPO, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
 from tests.integration.test_local_end_to_end import python_wordcount
 from tests.integration.test_shuffle import records
 from tests.users import make_user, user_dir
@@ -182,46 +182,6 @@ def test_walltime_ends_a_pyspark_step(spark_runtime: Path, hadoop_runtime: Path,
     assert Path(step["log"]).stat().st_size > 0
     assert (run_dir / "logs" / "localhost" / "nodemanager.log").stat().st_size > 0
     assert leftovers(run_dir) == []
-
-
-def test_launcher_killed_mid_pyspark_step_leaves_no_driver(spark_runtime: Path, hadoop_runtime: Path,
-                                                           pfs_root: Path, tmp_path: Path) -> None:
-    """SIGKILL to the launcher (no teardown of ours runs) while a PySpark step's tasks run, on the local backend:
-    ``spark-submit`` (its own process group, in the launcher's session) gets SIGTERM from the kernel as the launcher
-    dies (``PR_SET_PDEATHSIG``) and ends with its Python driver; the agents stop the daemons; nothing is left."""
-    script = tmp_path / "sleepy.py"
-    script.write_text("import time\nfrom pyspark import SparkContext\n"
-                      "sc = SparkContext(appName='sleepy')\n"
-                      "print(sc.parallelize(range(2), 2).map(lambda x: time.sleep(300) or x).sum())\n")
-    job = write_job(tmp_path, pfs_root, {"name": "spark-killed", "walltime": "00:10:00",
-                                          "steps": [{"pyspark": {"script": str(script)}}]})
-    launcher = subprocess.Popen([sys.executable, "-m", "launcher.cli", "submit", str(job)], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-    try:
-        def executor_runs() -> bool:  # an executor's command line is long: the class comes after 200 characters
-            return any("YarnCoarseGrainedExecutorBackend" in " ".join(p.info["cmdline"] or [])
-                       for p in psutil.process_iter(["cmdline"]))
-
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline and launcher.poll() is None and not (run_dirs(pfs_root) and executor_runs()):
-            time.sleep(0.5)
-        assert run_dirs(pfs_root) and executor_runs(), "no executor ran"
-        (run_dir,) = run_dirs(pfs_root)
-        (submit,) = [p for p in psutil.Process(launcher.pid).children()
-                     if "org.apache.spark.deploy.SparkSubmit" in p.cmdline()]
-        driver = submit.children()
-        assert any("python" in p.name() for p in driver), [p.cmdline() for p in driver]
-        launcher.kill()
-        launcher.wait(timeout=10)
-        gone, alive = psutil.wait_procs([submit, *driver], timeout=10)
-        assert not alive, f"outlived the launcher: {[p.cmdline()[:3] for p in alive]}"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and leftovers(run_dir):
-            time.sleep(0.5)
-        assert leftovers(run_dir) == []
-    finally:
-        if launcher.poll() is None:
-            launcher.kill()
 
 
 @pytest.mark.slurm
