@@ -9,7 +9,13 @@ It reads ``plan.json`` from the cluster directory, finds its node (``--node``, `
 foreground, so the batch system tracks and kills everything it started. It becomes a *child subreaper*
 (``prctl(PR_SET_CHILD_SUBREAPER)``), so containers that the NodeManager started in sessions of their own
 still end up as its children and are killed at the end. SIGTERM, SIGINT, SIGHUP and SIGUSR1 stop the
-node: SIGTERM to every daemon, SIGKILL after the grace period, then SIGKILL to every process left.
+node: SIGTERM to every daemon, SIGKILL after the grace period, then SIGKILL to every process left; the whole stop
+takes at most :data:`STOP_BUDGET_SECONDS`, whatever a daemon writing its class-data-sharing archive at exit needs (an
+archive not written by then is dropped), and a second signal during the stop cuts it short (SIGKILL now).
+
+A daemon that dies while it maps a class-data-sharing archive the JDK no longer maps (a file cut short: every JVM
+mapping it dies with SIGSEGV, issue 25) gets that archive set aside (:func:`launcher.cds.set_aside`) and is started
+again without it, once; ``archive_notes`` in the state file says so, and the run report repeats it.
 
 The daemons run from a node-local working directory (:attr:`launcher.plan.NodePlan.work_dir`: a copy of
 ``conf/`` and the JVMs' temporary files), which the agent makes private to the user at start and deletes at
@@ -36,7 +42,7 @@ from pathlib import Path
 
 import psutil
 
-from launcher.cds import publish
+from launcher.cds import CDS_FLAG_PREFIXES, jar_entries, maps, publish, set_aside
 from launcher.daemons import DaemonCommand, daemon_command, datanode_dir, format_command, needs_format, work_paths
 from launcher.listeners import Listener, of_descendants
 from launcher.network import interface_address
@@ -49,8 +55,13 @@ NAMENODE_TIMEOUT = 180.0
 #: Seconds between SIGTERM and SIGKILL for daemons (the NodeManager stops its containers in that time).
 GRACE_SECONDS = 8.0
 #: Extra seconds for a daemon that writes its class-data-sharing archive at exit (first run only; measured
-#: 2-7 s for a 40-65 MB archive on 2 busy cores).
-DUMP_GRACE_SECONDS = 30.0
+#: 2-7 s for a 40-65 MB archive on 2 busy cores), within :data:`STOP_BUDGET_SECONDS`.
+DUMP_GRACE_SECONDS = 12.0
+#: Seconds the agent's whole stop may take (every daemon's grace, the archives written at exit, the wait for the other
+#: nodes): then every daemon left is SIGKILLed, its archive dropped, the node-local directory removed. Below the
+#: launcher's stop timeout (45 s, :meth:`launcher.fanout.processes.AgentGroup.stop`), which SIGKILLs the agent itself
+#: (issue 25: the agent killed at 45 s while its daemons wrote archives, its node-local directory left behind).
+STOP_BUDGET_SECONDS = 30.0
 POLL_SECONDS = 0.2
 #: How often the agent reads the listening sockets of its daemons and containers (:mod:`launcher.listeners`):
 #: a task's ports live as long as the task (seconds), so this is a sample, and the run report says so.
@@ -161,8 +172,13 @@ class Agent:
         self.nm_note: str | None = None
         self.listening: set[Listener] = set()
         self._sampled = 0.0
+        self.archive_notes: list[str] = []
+        self.restarted: set[str] = set()
+        self.hurry = False
 
     def _on_signal(self, signum: int, _frame: object) -> None:
+        if self.state == "stopping":  # asked again (the launcher's escalation): no more grace, no archive written
+            self.hurry = True
         self.stop_reason = self.stop_reason or signal.Signals(signum).name
 
     def write_status(self) -> None:
@@ -179,7 +195,7 @@ class Agent:
                 "daemons": daemons, "failed": self.failed, "failed_at": self.failed_at,
                 "stop_reason": self.stop_reason,
                 "work_dir": str(self.work_dir) if self.work_dir else None, "work_note": self.work_note,
-                "nm_local_dir": self.nm_local_dir, "nm_note": self.nm_note,
+                "nm_local_dir": self.nm_local_dir, "nm_note": self.nm_note, "archive_notes": self.archive_notes,
                 "listening": [entry.to_dict() for entry in sorted(self.listening)]}
         self.status.put(json.dumps(data, indent=1))
 
@@ -209,14 +225,47 @@ class Agent:
         for name in roles:
             if name == "historyserver" and "namenode" in self.procs:
                 self.wait_namenode()
-            command = daemon_command(self.plan, self.node, name, address, self.work_dir, self.nm_local_dir)
-            self.commands[name] = command
-            with open(command.out, "ab") as out:
-                self.procs[name] = subprocess.Popen(command.argv, env=command.env, stdout=out,
-                                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                                    cwd=self.cwd)
+            self.spawn(daemon_command(self.plan, self.node, name, address, self.work_dir, self.nm_local_dir))
         self.state = "running"
         self.write_status()
+
+    def spawn(self, command: DaemonCommand) -> None:
+        """Start ``command`` (output appended to its ``.out`` file) as the daemon ``command.name``."""
+        self.commands[command.name] = command
+        with open(command.out, "ab") as out:
+            self.procs[command.name] = subprocess.Popen(command.argv, env=command.env, stdout=out,
+                                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                                        cwd=self.cwd)
+
+    def restart_without_archive(self, name: str) -> bool:
+        """After the daemon ``name`` exited on its own: when it ran with a class-data-sharing archive that the JDK
+        does not map (:func:`launcher.cds.maps`: the cause of its death, a SIGSEGV in ``MetaspaceShared::map_archive``
+        for a file cut short), set that archive aside (:func:`launcher.cds.set_aside`), say so (stderr, the state
+        file's ``archive_notes``) and start the daemon again without any archive. Once per daemon.
+
+        Returns:
+            True when the daemon was started again.
+        """
+        command = self.commands[name]
+        archive = command.archive
+        if (name in self.restarted or archive is None or command.archive_tmp is not None
+                or f"-XX:SharedArchiveFile={archive}" not in command.argv):
+            return False
+        runtime = self.plan.runtime
+        if maps(runtime.java, archive, ":".join(jar_entries(runtime))):
+            return False  # the archive maps: the daemon died of something else
+        code = self.procs[name].returncode
+        moved = set_aside(archive)
+        where = f"set aside as {moved}" if moved else "could not be set aside (already moved, or not writable)"
+        note = (f"{name} on {self.node.name} died (exit code {code}) mapping the class-data-sharing archive {archive}, "
+                f"which the JDK does not map: {where}; {name} started again without it")
+        print(f"hpc-hadoop agent: {note}", file=sys.stderr, flush=True)
+        self.archive_notes.append(note)
+        self.restarted.add(name)
+        self.spawn(DaemonCommand(name=name, argv=[a for a in command.argv if not a.startswith(CDS_FLAG_PREFIXES)],
+                                 env=command.env, log=command.log, out=command.out))
+        self.write_status()
+        return True
 
     @property
     def cwd(self) -> Path:
@@ -324,7 +373,9 @@ class Agent:
         if self.failed:
             self.stop_reason = "failed before start: " + ", ".join(f"{n} ({rc})" for n, rc in self.failed.items())
         while self.stop_reason is None:
-            for name, proc in self.procs.items():
+            for name, proc in list(self.procs.items()):
+                if proc.poll() is not None and self.stop_reason is None and self.restart_without_archive(name):
+                    continue
                 if proc.poll() is not None:
                     self.failed[name] = proc.returncode
                     self.failed_at.setdefault(name, time.time())
@@ -357,27 +408,48 @@ class Agent:
         have stopped (at most :data:`PEER_WAIT_SECONDS`), those two. A NodeManager that stops unregisters from
         the ResourceManager and retries while it cannot reach it: with the ResourceManager gone first it hung
         until SIGKILL, :data:`GRACE_SECONDS` later, on every other node.
+
+        Everything within :data:`STOP_BUDGET_SECONDS` (or at once after a second signal, :attr:`hurry`): a daemon
+        still writing its archive then is SIGKILLed and the archive dropped (``archive_notes``); the node-local
+        working directory is removed whatever happens.
         """
         self.state = "stopping"
-        self.sample_listeners()
-        self.write_status()
-        self.terminate([n for n in self.procs if n not in STOPPED_LAST])
-        last = [n for n in self.procs if n in STOPPED_LAST]
-        if last:
-            self.wait_for_peers(PEER_WAIT_SECONDS)
-            self.terminate(last)
-        kill_descendants()
-        for name, command in self.commands.items():
-            if command.archive_tmp is not None and command.archive is not None:
-                proc = self.procs.get(name)
-                publish(command.archive_tmp, command.archive, proc.returncode if proc else None)
-        self.remove_work_dir()
+        deadline = time.monotonic() + STOP_BUDGET_SECONDS
+        try:
+            self.sample_listeners()
+            self.write_status()
+            self.terminate([n for n in self.procs if n not in STOPPED_LAST], deadline)
+            last = [n for n in self.procs if n in STOPPED_LAST]
+            if last:
+                self.wait_for_peers(min(PEER_WAIT_SECONDS, max(0.0, deadline - time.monotonic())))
+                self.terminate(last, deadline)
+            kill_descendants()
+            self.publish_archives()
+        finally:
+            self.remove_work_dir()
         self.state = "failed" if self.failed else "stopped"
         self.write_status()
 
-    def terminate(self, names: list[str]) -> None:
+    def publish_archives(self) -> None:
+        """Publish the class-data-sharing archives the daemons wrote at exit (:func:`launcher.cds.publish`: only those
+        the JDK maps); one killed before it finished writing is dropped, with a note in ``archive_notes``."""
+        runtime = self.plan.runtime
+        for name, command in self.commands.items():
+            if command.archive_tmp is None or command.archive is None:
+                continue
+            proc = self.procs.get(name)
+            code = proc.returncode if proc else None
+            written = command.archive_tmp.exists()
+            if not publish(command.archive_tmp, command.archive, code, java=runtime.java,
+                           classpath=":".join(jar_entries(runtime))) and written and code == -signal.SIGKILL:
+                self.archive_notes.append(f"{name} on {self.node.name}: its class-data-sharing archive was not written "
+                                          f"within the teardown's {STOP_BUDGET_SECONDS:.0f} s: dropped (a later run "
+                                          "writes it)")
+
+    def terminate(self, names: list[str], deadline: float) -> None:
         """SIGTERM to the daemons ``names``, SIGKILL to those still running :data:`GRACE_SECONDS` later (plus
-        :data:`DUMP_GRACE_SECONDS` for a daemon writing its class-data-sharing archive)."""
+        :data:`DUMP_GRACE_SECONDS` for a daemon writing its class-data-sharing archive), at ``deadline`` (monotonic
+        seconds) at the latest, or at once when :attr:`hurry` is set."""
         for name in names:
             if self.procs[name].poll() is None:
                 self.procs[name].terminate()
@@ -385,22 +457,24 @@ class Agent:
         for name in names:
             proc, command = self.procs[name], self.commands.get(name)
             grace = GRACE_SECONDS + (DUMP_GRACE_SECONDS if command and command.archive_tmp else 0.0)
-            try:
-                proc.wait(timeout=max(0.0, began + grace - time.monotonic()))
-            except subprocess.TimeoutExpired:
+            limit = min(began + grace, deadline)
+            while proc.poll() is None and not self.hurry and time.monotonic() < limit:
+                time.sleep(POLL_SECONDS / 4)
+            if proc.poll() is None:
                 proc.kill()
                 proc.wait()
 
     def wait_for_peers(self, timeout: float) -> bool:
         """Wait until the agent of every other node has stopped (``agents/<node>.json`` says ``stopped`` or
-        ``failed``, or it never wrote one); at most ``timeout`` seconds. True if they all did."""
+        ``failed``, or it never wrote one); at most ``timeout`` seconds, none after a second signal (:attr:`hurry`).
+        True if they all did."""
         others = [n.name for n in self.plan.nodes if n.name != self.node.name]
         deadline = time.monotonic() + timeout
         while True:
             pending = [n for n in others if _agent_state(self.plan, n) not in (None, "stopped", "failed")]
             if not pending:
                 return True
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline or self.hurry:
                 return False
             time.sleep(POLL_SECONDS)
 

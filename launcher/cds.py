@@ -15,6 +15,16 @@ being a digest of the JDK and of every jar (name, size, mtime), so a changed run
 first run of a daemon writes ``<daemon>.jsa.<node>.<token>.tmp`` at exit; the per-node agent renames it into
 place once the daemon has exited cleanly (so concurrent nodes on a shared home never see a partial file).
 ``hadoop.class_data_sharing: false`` turns it off.
+
+An archive is published only once the JDK has mapped it (:func:`maps`: ``java -Xshare:on
+-XX:SharedArchiveFile=<file> -version``): a file cut short (a JVM killed while writing it; 126,976 bytes of a
+ResourceManager's 64 MB, issue 25) makes every JVM that maps it die with SIGSEGV in ``MetaspaceShared::map_archive``,
+``-Xshare:auto`` or not. An archive a daemon died on is set aside (:func:`set_aside`) by the agent.
+
+**Site archives.** ``install.sh`` builds the archives once for every user of an install
+(:mod:`launcher.cds_build`) into ``<runtime>/cds/<key>/`` (:func:`site_root`, read-only for the users); a JVM uses
+the site's archive when one has its key, else the user's own cache as above. ``$HPC_HADOOP_CDS_SITE`` names another
+site directory; empty, none (each user's first run writes the archives).
 """
 
 from __future__ import annotations
@@ -33,14 +43,44 @@ from launcher.runtime import HadoopRuntime
 
 #: JVM flags that select an archive; removed from commands that must not make one (``NameNode -format``).
 CDS_FLAG_PREFIXES = ("-XX:SharedArchiveFile=", "-XX:ArchiveClassesAtExit=")
-#: Exit codes after which a just-written archive is complete (0, or SIGTERM's 143 from the JVM's handler).
+#: Exit codes after which a just-written archive may be complete (0, or SIGTERM's 143 from the JVM's handler); it is
+#: published only if the JDK also maps it (:func:`maps`).
 CLEAN_EXITS = (0, 143, -15)
+#: The environment variable naming the site's archive directory (:func:`site_root`); empty: no site archives.
+SITE_ENV = "HPC_HADOOP_CDS_SITE"
+#: Suffix of the marker a user's cache keeps for a site archive a daemon died on (:func:`set_aside`): the site's file
+#: is not the user's to move, so later runs skip it and write the user's own.
+SITE_REFUSED = ".site-refused"
+#: Seconds :func:`maps` may take (measured 0.05-0.07 s for a 64 MB ResourceManager archive, 2 cores, JDK 17).
+MAPS_TIMEOUT = 60.0
 
 
 def cache_root() -> Path:
     """``$XDG_CACHE_HOME/hpc-hadoop/cds`` (default ``~/.cache/hpc-hadoop/cds``)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base, "hpc-hadoop", "cds")
+
+
+def site_root(runtime: HadoopRuntime) -> Path | None:
+    """The site's archive directory: ``$HPC_HADOOP_CDS_SITE`` when set (empty: ``None``), else ``<runtime>/cds``
+    (what ``install.sh`` builds, :mod:`launcher.cds_build`)."""
+    value = os.environ.get(SITE_ENV)
+    if value is not None:
+        return Path(value) if value else None
+    return Path(runtime.home) / "cds"
+
+
+def _site_archive(runtime: HadoopRuntime, key: str, name: str) -> Path | None:
+    """The site's archive ``name`` of ``key`` when it exists, is readable, and no daemon of this user died on it."""
+    site = site_root(runtime)
+    if site is None:
+        return None
+    path = site / key / name
+    if not path.is_file() or not os.access(path, os.R_OK):
+        return None
+    if (cache_root() / key / f"{name}{SITE_REFUSED}").exists():
+        return None
+    return path
 
 
 def jar_entries(runtime: HadoopRuntime) -> list[str]:
@@ -62,13 +102,20 @@ def archive_key(runtime: HadoopRuntime, flags: tuple[str, ...] = ()) -> str:
 
 
 def archive_path(runtime: HadoopRuntime, daemon: str, flags: tuple[str, ...] = ()) -> Path:
-    """Where the archive of ``daemon`` (``resourcemanager``...) for this runtime and JDK lives."""
+    """Where the archive of ``daemon`` (``resourcemanager``...) for this runtime and JDK lives in the user's cache."""
     return cache_root() / archive_key(runtime, flags) / f"{daemon}.jsa"
+
+
+def site_archive_path(runtime: HadoopRuntime, daemon: str, flags: tuple[str, ...] = ()) -> Path | None:
+    """Where the site's archive of ``daemon`` goes (:func:`site_root`); ``None`` without a site directory."""
+    site = site_root(runtime)
+    return None if site is None else site / archive_key(runtime, flags) / f"{daemon}.jsa"
 
 
 def cds_flags(runtime: HadoopRuntime, daemon: str, node: str, token: str,
               flags: tuple[str, ...] = ()) -> tuple[list[str], Path | None, Path]:
-    """The JVM flags for ``daemon`` on ``node``: use the archive if there is one, else write one at exit.
+    """The JVM flags for ``daemon`` on ``node``: use the site's archive (:func:`site_root`) or the user's if there is
+    one, else write one at exit.
 
     Args:
         token: makes the temporary archive's name unique (the cluster id).
@@ -76,12 +123,16 @@ def cds_flags(runtime: HadoopRuntime, daemon: str, node: str, token: str,
 
     Returns:
         ``(flags, temporary archive or None, archive)``: the agent publishes the temporary archive with
-        :func:`publish` after the daemon exited. Empty flags when the JDK is older than 13 or the cache
-        directory cannot be made.
+        :func:`publish` after the daemon exited; without a temporary archive, ``archive`` is the one used. Empty
+        flags when the JDK is older than 13 or the cache directory cannot be made.
     """
     if runtime.java_version < 13:
         return [], None, Path()
-    archive = archive_path(runtime, daemon, flags)
+    key = archive_key(runtime, flags)
+    site = _site_archive(runtime, key, f"{daemon}.jsa")
+    if site is not None:
+        return [f"-XX:SharedArchiveFile={site}"], None, site
+    archive = cache_root() / key / f"{daemon}.jsa"
     if archive.is_file():
         return [f"-XX:SharedArchiveFile={archive}"], None, archive
     try:
@@ -98,19 +149,47 @@ def cds_flags(runtime: HadoopRuntime, daemon: str, node: str, token: str,
     return [f"-XX:ArchiveClassesAtExit={tmp}"], tmp, archive
 
 
-def publish(tmp: Path, archive: Path, returncode: int | None) -> bool:
-    """Move a daemon's freshly written archive into place (first writer wins); drop it after an unclean exit.
+def publish(tmp: Path, archive: Path, returncode: int | None, *, java: str, classpath: str) -> bool:
+    """Move a daemon's freshly written archive into place (first writer wins) once the JDK maps it (:func:`maps`
+    with ``java`` and ``classpath``: the jars the JVM ran with); drop it after an unclean exit or when it does not
+    map (a JVM killed while writing it, issue 25).
 
     Returns:
         True when ``archive`` now holds this daemon's archive.
     """
     if not tmp.exists():
         return False
-    if returncode in CLEAN_EXITS and tmp.stat().st_size > 0 and not archive.exists():
+    if returncode in CLEAN_EXITS and tmp.stat().st_size > 0 and not archive.exists() and maps(java, tmp, classpath):
         os.replace(tmp, archive)
         return True
     tmp.unlink(missing_ok=True)
     return False
+
+
+def set_aside(archive: Path) -> Path | None:
+    """Put away an archive a JVM died on, never deleting it: the user's own is renamed
+    ``<name>.refused-<YYYYmmdd-HHMMSS>`` (the JDK and the launcher no longer see it; the file stays for a bug
+    report); for a site's archive, which is not the user's to move, a marker ``<name>.site-refused`` in the user's
+    cache makes later runs skip it (:func:`cds_flags`).
+
+    Returns:
+        Where the archive went (or the marker), ``None`` when neither could be done (another node's agent set it
+        aside first, a read-only cache).
+    """
+    if archive.is_relative_to(cache_root()):
+        moved = archive.with_name(f"{archive.name}.refused-{time.strftime('%Y%m%d-%H%M%S')}")
+        try:
+            os.rename(archive, moved)
+        except OSError:
+            return None
+        return moved
+    marker = cache_root() / archive.parent.name / f"{archive.name}{SITE_REFUSED}"
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(f"{archive}\n")
+    except OSError:
+        return None
+    return marker
 
 
 def client_archive_flags(runtime: HadoopRuntime, argv: Sequence[str]) -> list[str]:
@@ -143,7 +222,11 @@ def client_archive_flags(runtime: HadoopRuntime, argv: Sequence[str]) -> list[st
             continue
         if not stat.S_ISDIR(info.st_mode):  # directories (conf/) hold no archived class: not part of the key
             digest.update(f"|{entry}|{info.st_size}|{info.st_mtime_ns}".encode())
-    archive = cache_root() / archive_key(runtime, flags) / f"client-{digest.hexdigest()[:16]}.jsa"
+    key, name = archive_key(runtime, flags), f"client-{digest.hexdigest()[:16]}.jsa"
+    site = _site_archive(runtime, key, name)
+    if site is not None:
+        return [f"-XX:SharedArchiveFile={site}"]
+    archive = cache_root() / key / name
     if archive.is_file():
         return [f"-XX:SharedArchiveFile={archive}"]
     try:
@@ -155,15 +238,19 @@ def client_archive_flags(runtime: HadoopRuntime, argv: Sequence[str]) -> list[st
 
 def publish_client_archive(argv: Sequence[str], returncode: int | None) -> bool:
     """After a job client ended: move the archive it wrote (``-XX:ArchiveClassesAtExit=<archive>.<token>.tmp`` in
-    ``argv``) into place when it exited with 0, else drop it (:func:`publish`).
+    ``argv``) into place when it exited with 0 and the JDK maps it with the client's classpath, else drop it
+    (:func:`publish`).
 
     Returns:
         True when the client's archive is now in place.
     """
-    for arg in argv:
+    args = list(argv)
+    classpath = args[args.index("-cp") + 1] if "-cp" in args[:-1] else ""
+    for arg in args:
         if arg.startswith("-XX:ArchiveClassesAtExit=") and arg.endswith(".tmp"):
             tmp = Path(arg.split("=", 1)[1])
-            return publish(tmp, tmp.with_name(tmp.name.rsplit(".", 2)[0]), 0 if returncode == 0 else -1)
+            return publish(tmp, tmp.with_name(tmp.name.rsplit(".", 2)[0]), 0 if returncode == 0 else -1,
+                           java=args[0], classpath=classpath)
     return False
 
 
@@ -182,7 +269,7 @@ AM_NO_ARCHIVE = "-Xshare:auto"
 
 
 def am_archive_path(runtime: HadoopRuntime) -> Path:
-    """Where the MapReduce ApplicationMaster's archive for this runtime and JDK lives."""
+    """Where the MapReduce ApplicationMaster's archive for this runtime and JDK lives in the user's cache."""
     return cache_root() / archive_key(runtime, AM_KEY_FLAGS) / AM_ARCHIVE
 
 
@@ -204,6 +291,9 @@ def am_archive_option(runtime: HadoopRuntime) -> str:
     if runtime.java_version < 13:
         return AM_NO_ARCHIVE
     jars = ":".join(jar_entries(runtime))
+    site = _site_archive(runtime, archive_key(runtime, AM_KEY_FLAGS), AM_ARCHIVE)
+    if site is not None:
+        return f"-cp {jars}:$CLASSPATH -XX:SharedArchiveFile={site}"
     archive = am_archive_path(runtime)
     if archive.is_file():
         return f"-cp {jars}:$CLASSPATH -XX:SharedArchiveFile={archive}"
@@ -233,7 +323,7 @@ def publish_am_archives(runtime: HadoopRuntime, settle_s: float = AM_SETTLE_S) -
                 continue
         except OSError:
             continue
-        if not archive.exists() and _maps(runtime, tmp):
+        if not archive.exists() and maps(runtime.java, tmp, ":".join(jar_entries(runtime))):
             os.replace(tmp, archive)
             archive.with_name(f"{AM_ARCHIVE}.requested").unlink(missing_ok=True)
         else:
@@ -241,11 +331,14 @@ def publish_am_archives(runtime: HadoopRuntime, settle_s: float = AM_SETTLE_S) -
     return archive.is_file()
 
 
-def _maps(runtime: HadoopRuntime, archive: Path) -> bool:
-    """True when the JDK maps ``archive`` with the runtime's jars as classpath (``-Xshare:on`` fails otherwise)."""
-    argv = [runtime.java, "-Xshare:on", f"-XX:SharedArchiveFile={archive}", "-cp", ":".join(jar_entries(runtime)),
-            "-version"]
+def maps(java: str, archive: Path, classpath: str) -> bool:
+    """True when the JDK ``java`` maps ``archive`` with ``classpath`` (``java -Xshare:on
+    -XX:SharedArchiveFile=<archive> -cp <classpath> -version``; with ``-Xshare:on`` a mismatched archive is an error,
+    and a truncated one crashes the JVM, exit 134). The crash report goes nowhere (``-XX:ErrorFile=/dev/null``), not
+    into the current directory. Takes 0.05-0.07 s for a 64 MB archive (2 cores, JDK 17)."""
+    argv = [java, "-Xshare:on", f"-XX:SharedArchiveFile={archive}", "-XX:ErrorFile=/dev/null",
+            "-XX:-CreateCoredumpOnCrash", "-cp", classpath, "-version"]
     try:
-        return subprocess.run(argv, capture_output=True, timeout=60, check=False).returncode == 0
+        return subprocess.run(argv, capture_output=True, timeout=MAPS_TIMEOUT, check=False).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False

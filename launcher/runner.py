@@ -427,9 +427,19 @@ class ClusterRun:
         self.report.bringup_s = bringup_s
         self.report.notes += [f"{node}: {state['nm_note']}" for node, state in sorted(self.cluster.states().items())
                               if state.get("nm_note")]
+        self._note_archives()
         if self.allocation_start:
             self.report.since_allocation_s = time.time() - self.allocation_start
         self.report.write()
+
+    def _note_archives(self) -> None:
+        """Add to the report's notes (``run.json``, one ``note:`` line each on the terminal) what the agents did with
+        class-data-sharing archives (``archive_notes`` of ``agents/<node>.json``): one set aside after a daemon died
+        mapping it, one dropped because the teardown's budget ran out (:mod:`launcher.agent`)."""
+        for _node, state in sorted(self.cluster.states().items()):
+            for note in state.get("archive_notes") or ():
+                if note not in self.report.notes:
+                    self.report.notes.append(note)
 
     # -- steps -------------------------------------------------------------------------------------
     def java_step(self, name: str, args: Sequence[str], *, main_class: str = RUN_JAR,
@@ -594,6 +604,7 @@ class ClusterRun:
                 refresh.wait()
             self.report.teardown_s = self.cluster.stop()
             self.report.leftover_processes = len(self.cluster.leftover_processes())
+            self._note_archives()
             if self.plan.spec.hadoop.class_data_sharing and self.cluster.watch.stall() is None:
                 publish_am_archives(self.plan.runtime, settle_s=0.0)  # no ApplicationMaster runs any more
             self._note_stalls()

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from xml.etree import ElementTree
 
+import pytest
+
 from launcher.cds import (
     am_archive_option,
     am_archive_path,
@@ -19,9 +21,13 @@ from launcher.cds import (
     cds_flags,
     client_archive_flags,
     jar_entries,
+    maps,
     publish,
     publish_am_archives,
     publish_client_archive,
+    set_aside,
+    site_archive_path,
+    site_root,
 )
 from launcher.daemons import daemon_command, format_command
 from launcher.plan import ClusterPlan
@@ -30,8 +36,18 @@ from launcher.runtime import HadoopRuntime
 from launcher.spec import JobSpec
 
 
+def _real_archive(runtime: HadoopRuntime, path: Path) -> Path:
+    """Write a real (dynamic) archive at ``path``: the classes ``java -version`` loads, with the runtime's jars as
+    classpath, as the JDK writes it at exit."""
+    done = subprocess.run([str(runtime.java), f"-XX:ArchiveClassesAtExit={path}", "-cp",
+                           ":".join(jar_entries(runtime)), "-version"], capture_output=True, check=False)
+    assert done.returncode == 0 and path.stat().st_size > 0, done.stderr
+    return path
+
+
 def test_first_run_writes_an_archive_then_uses_it(make_spec: Callable[..., JobSpec],
-                                                  make_test_plan: Callable[..., ClusterPlan], tmp_path: Path) -> None:
+                                                  make_test_plan: Callable[..., ClusterPlan], tmp_path: Path,
+                                                  fake_runtime: HadoopRuntime) -> None:
     plan = make_test_plan(make_spec())
     node = plan.nodes[0]
     first = daemon_command(plan, node, "resourcemanager")
@@ -39,11 +55,59 @@ def test_first_run_writes_an_archive_then_uses_it(make_spec: Callable[..., JobSp
     assert first.archive.is_relative_to(tmp_path / "cache" / "hpc-hadoop" / "cds")
     assert f"-XX:ArchiveClassesAtExit={first.archive_tmp}" in first.argv
     assert first.archive_tmp.name.startswith(f"resourcemanager.jsa.{node.name}.{plan.cluster_id}")
-    first.archive_tmp.write_bytes(b"archive")  # what the JVM writes at exit
-    assert publish(first.archive_tmp, first.archive, 143) and first.archive.read_bytes() == b"archive"
+    runtime = _real_java(fake_runtime)
+    _real_archive(runtime, first.archive_tmp)  # what the JVM writes at exit
+    assert publish(first.archive_tmp, first.archive, 143, java=runtime.java, classpath=JARS(runtime))
     again = daemon_command(plan, node, "resourcemanager")
     assert f"-XX:SharedArchiveFile={first.archive}" in again.argv and again.archive_tmp is None
+    assert again.archive == first.archive
     assert not any(a.startswith("-XX:ArchiveClassesAtExit") for a in again.argv)
+
+
+def JARS(runtime: HadoopRuntime) -> str:  # noqa: N802 - reads as the classpath it is
+    """The runtime's jars as a classpath (what the agent checks an archive with)."""
+    return ":".join(jar_entries(runtime))
+
+
+def test_an_archive_cut_short_is_never_published(fake_runtime: HadoopRuntime, tmp_path: Path) -> None:
+    """Issue 25: a ResourceManager archive published at 126,976 bytes (a run interrupted while the JVM wrote it, exit
+    143 counted as clean) made every later ResourceManager of that user die with SIGSEGV in
+    ``MetaspaceShared::map_archive``. The real JDK must map an archive before it is published."""
+    runtime = _real_java(fake_runtime)
+    good = _real_archive(runtime, tmp_path / "whole.jsa")
+    cut = tmp_path / "rm.jsa.n1.x.tmp"
+    cut.write_bytes(good.read_bytes()[:good.stat().st_size // 3])
+    assert not maps(runtime.java, cut, JARS(runtime)) and maps(runtime.java, good, JARS(runtime))
+    archive = tmp_path / "rm.jsa"
+    assert not publish(cut, archive, 143, java=runtime.java, classpath=JARS(runtime))
+    assert not archive.exists() and not cut.exists()
+    assert not list(tmp_path.glob("hs_err*")) and not list(Path.cwd().glob("hs_err_pid*"))  # the check's crash report
+
+
+def test_a_site_archive_wins_and_one_a_daemon_died_on_is_skipped(fake_runtime: HadoopRuntime, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """install.sh's archives (``<runtime>/cds/<key>/``) serve every user; a user's own cache is the fallback, and
+    an archive a daemon died on is set aside: the user's renamed (never deleted), the site's skipped from then on."""
+    flags = ("--add-opens=x",)
+    site = site_archive_path(fake_runtime, "resourcemanager", flags)
+    assert site is not None and site.parent.parent == fake_runtime.home / "cds"
+    site.parent.mkdir(parents=True)
+    site.write_bytes(b"site")
+    used, tmp, archive = cds_flags(fake_runtime, "resourcemanager", "n1", "c", flags)
+    assert used == [f"-XX:SharedArchiveFile={site}"] and tmp is None and archive == site
+    marker = set_aside(site)
+    assert marker is not None and marker.is_relative_to(tmp_path / "cache") and site.read_bytes() == b"site"
+    used, tmp, archive = cds_flags(fake_runtime, "resourcemanager", "n1", "c", flags)
+    assert tmp is not None and archive == archive_path(fake_runtime, "resourcemanager", flags)
+    archive.write_bytes(b"mine")
+    used, tmp, _ = cds_flags(fake_runtime, "resourcemanager", "n1", "c", flags)
+    assert used == [f"-XX:SharedArchiveFile={archive}"] and tmp is None
+    moved = set_aside(archive)
+    assert moved is not None and moved.read_bytes() == b"mine" and not archive.exists()
+    assert moved.name.startswith("resourcemanager.jsa.refused-")
+    monkeypatch.setenv("HPC_HADOOP_CDS_SITE", "")  # no site archives (a test of a user's first run)
+    assert site_root(fake_runtime) is None
+    assert cds_flags(fake_runtime, "nodemanager", "n1", "c")[1] is not None
 
 
 def test_daemon_classpath_puts_jars_first_and_conf_last(make_spec: Callable[..., JobSpec],
@@ -66,16 +130,18 @@ def test_sharing_off_and_format_runs_make_no_archive(make_spec: Callable[..., Jo
     assert not any(a.startswith(("-XX:ArchiveClassesAtExit", "-XX:SharedArchiveFile")) for a in fmt.argv)
 
 
-def test_unclean_exit_drops_the_archive_and_first_writer_wins(tmp_path: Path) -> None:
+def test_unclean_exit_drops_the_archive_and_first_writer_wins(fake_runtime: HadoopRuntime, tmp_path: Path) -> None:
+    runtime = _real_java(fake_runtime)
     archive = tmp_path / "rm.jsa"
-    killed = tmp_path / "rm.jsa.n1.x.tmp"
-    killed.write_bytes(b"partial")
-    assert not publish(killed, archive, -9) and not killed.exists() and not archive.exists()
+    killed = _real_archive(runtime, tmp_path / "rm.jsa.n1.x.tmp")
+    assert not publish(killed, archive, -9, java=runtime.java, classpath=JARS(runtime))
+    assert not killed.exists() and not archive.exists()
     for node in ("n1", "n2"):
-        (tmp_path / f"rm.jsa.{node}.x.tmp").write_bytes(node.encode())
-    assert publish(tmp_path / "rm.jsa.n1.x.tmp", archive, 0)
-    assert not publish(tmp_path / "rm.jsa.n2.x.tmp", archive, 0)
-    assert archive.read_bytes() == b"n1" and not (tmp_path / "rm.jsa.n2.x.tmp").exists()
+        _real_archive(runtime, tmp_path / f"rm.jsa.{node}.x.tmp")
+    first = (tmp_path / "rm.jsa.n1.x.tmp").read_bytes()
+    assert publish(tmp_path / "rm.jsa.n1.x.tmp", archive, 0, java=runtime.java, classpath=JARS(runtime))
+    assert not publish(tmp_path / "rm.jsa.n2.x.tmp", archive, 0, java=runtime.java, classpath=JARS(runtime))
+    assert archive.read_bytes() == first and not (tmp_path / "rm.jsa.n2.x.tmp").exists()
 
 
 def test_archive_key_follows_the_jars_and_the_flags(fake_runtime: HadoopRuntime) -> None:
@@ -112,13 +178,14 @@ def _real_java(fake_runtime: HadoopRuntime) -> HadoopRuntime:
 
 
 def test_a_job_client_writes_its_archive_then_uses_it(fake_runtime: HadoopRuntime, tmp_path: Path) -> None:
-    argv = [str(fake_runtime.java), "-Xmx512m", "-XX:+UseSerialGC", "-cp", f"{fake_runtime.home}/lib/*:/conf",
+    runtime = _real_java(fake_runtime)
+    argv = [str(runtime.java), "-Xmx512m", "-XX:+UseSerialGC", "-cp", f"{fake_runtime.home}/lib/*:/conf",
             "org.apache.hadoop.util.RunJar", "x.jar"]
     (first,) = client_archive_flags(fake_runtime, argv)
     assert first.startswith("-XX:ArchiveClassesAtExit=") and first.endswith(".tmp")
     tmp = Path(first.split("=", 1)[1])
     assert tmp.is_relative_to(tmp_path / "cache" / "hpc-hadoop" / "cds") and tmp.name.startswith("client-")
-    tmp.write_bytes(b"archive")  # what the JVM writes at exit
+    _real_archive(runtime, tmp)  # what the JVM writes at exit
     assert publish_client_archive([*argv[:1], first, *argv[1:]], 0)
     (again,) = client_archive_flags(fake_runtime, argv)
     assert again == f"-XX:SharedArchiveFile={tmp.with_name(tmp.name.rsplit('.', 2)[0])}"
@@ -128,7 +195,7 @@ def test_a_job_client_writes_its_archive_then_uses_it(fake_runtime: HadoopRuntim
     jar = tmp_path / "job.jar"
     jar.write_bytes(b"v1")
     with_jar = [*argv[:4], f"{argv[4]}:{jar}", *argv[5:]]
-    Path(client_archive_flags(fake_runtime, with_jar)[0].split("=", 1)[1]).write_bytes(b"a")
+    _real_archive(runtime, Path(client_archive_flags(fake_runtime, with_jar)[0].split("=", 1)[1]))
     (before,) = [f for f in tmp.parent.glob("client-*.tmp")]
     assert publish_client_archive(with_jar[:1] + [f"-XX:ArchiveClassesAtExit={before}"] + with_jar[1:], 0)
     assert client_archive_flags(fake_runtime, with_jar)[0].startswith("-XX:SharedArchiveFile=")
