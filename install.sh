@@ -3,7 +3,8 @@
 #   Debian packages (JDK 17, Maven, Python venv, the dict-gcide corpus of the wordcount example),
 #   the Python package in ./.venv (console script .venv/bin/hpc-hadoop),
 #   the Hadoop 3.4.2 runtime assembled from Maven Central (hadoop-fs-shim/target/hadoop-runtime),
-#   Spark 4.1.1 from PyPI's pyspark (spark-runtime/pyspark) and its examples jar.
+#   Spark 4.1.1 from PyPI's pyspark (spark-runtime/pyspark) and its examples jar,
+#   the JDK class-data-sharing archives of the daemons for every user (hadoop-fs-shim/target/hadoop-runtime/cds).
 # With --test, also what the test suite uses: Slurm + munge, GlusterFS, Grid Engine, libfuse 3 and acl (the OrangeFS
 # stand-in, tests/standins/orangefs_fuse.py, and its non-root user), pytest, ruff, mfusepy.
 set -euo pipefail
@@ -89,5 +90,12 @@ if [[ ! -f $examples_jar || -n $(find spark-examples/src -newer "$examples_jar" 
   javac -nowarn -d spark-runtime/examples-classes -cp "spark-runtime/pyspark/jars/*" $(find spark-examples/src -name '*.java')
   jar cf "$examples_jar" -C spark-runtime/examples-classes .
   rm -rf spark-runtime/examples-classes
+fi
+# The daemons', the MapReduce ApplicationMaster's and the job client's class-data-sharing archives, built once for
+# every user into hadoop-fs-shim/target/hadoop-runtime/cds/ (docs/admin-guide.md): a user's first run starts as fast
+# as their tenth. Skipped when the archives of this runtime and JDK are there; a failure is only a warning.
+echo "install.sh: class-data-sharing archives for every user (python -m launcher.cds_build)"
+if ! .venv/bin/python -m launcher.cds_build </dev/null; then
+  echo "install.sh: warning: no class-data-sharing archives for the users (runs work, each user's first one is slower); retry: .venv/bin/python -m launcher.cds_build" >&2
 fi
 echo "install.sh: ready: $(.venv/bin/hpc-hadoop --version), Hadoop $(cat hadoop-fs-shim/target/hadoop-runtime/VERSION), Spark $spark_version"

@@ -271,9 +271,9 @@ class HadoopSpec(_Model):
         "cannot read there it fetches over HTTP, per map). `auto`: `shared-fs` when `filesystem.local_dirs` is "
         "`shared`, else `http`. The run report gives each step's shuffle and its bytes read each way.")
     class_data_sharing: bool = Field(True, description="Start the daemons, the job clients and the MapReduce "
-                                     "ApplicationMaster with JDK class-data-sharing archives (made by their first "
-                                     "run, kept in ~/.cache/hpc-hadoop/cds): about half the daemons' start-up "
-                                     "time, a third of the AM's CPU time.")
+                                     "ApplicationMaster with JDK class-data-sharing archives (the site's, built by "
+                                     "install.sh, else made by their first run and kept in ~/.cache/hpc-hadoop/cds):"
+                                     " about half the daemons' start-up time, a third of the AM's CPU time.")
     properties: dict[str, dict[str, PropertyValue]] = Field(
         default_factory=dict, description="Any `*-site.xml` property, by file: `core-site`, `yarn-site`, "
         "`mapred-site`, `capacity-scheduler`, `hdfs-site`; these win over everything we set, except that task, "
