@@ -174,6 +174,7 @@ class Agent:
         self._sampled = 0.0
         self.archive_notes: list[str] = []
         self.restarted: set[str] = set()
+        self.killed: set[str] = set()  # daemons SIGKILLed at the end of their grace (:meth:`terminate`)
         self.hurry = False
 
     def _on_signal(self, signum: int, _frame: object) -> None:
@@ -439,9 +440,8 @@ class Agent:
                 continue
             proc = self.procs.get(name)
             code = proc.returncode if proc else None
-            written = command.archive_tmp.exists()
             if not publish(command.archive_tmp, command.archive, code, java=runtime.java,
-                           classpath=":".join(jar_entries(runtime))) and written and code == -signal.SIGKILL:
+                           classpath=":".join(jar_entries(runtime))) and name in self.killed:
                 self.archive_notes.append(f"{name} on {self.node.name}: its class-data-sharing archive was not written "
                                           f"within the teardown's {STOP_BUDGET_SECONDS:.0f} s: dropped (a later run "
                                           "writes it)")
@@ -463,6 +463,7 @@ class Agent:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+                self.killed.add(name)
 
     def wait_for_peers(self, timeout: float) -> bool:
         """Wait until the agent of every other node has stopped (``agents/<node>.json`` says ``stopped`` or
