@@ -247,8 +247,9 @@ class AgentGroup:
         signal on), SIGTERM to each agent by its pid (:meth:`signal_agent`). Forcing: SIGTERM (unless that was
         the stop signal) and SIGKILL :data:`FORCE_SECONDS` later (:data:`NODE_FORCE_SECONDS` for per-node
         launchers); with SIGTERM as the stop signal (``local``), SIGKILL right after ``timeout``. ``timeout``
-        covers an agent's own stop (daemon grace plus the first run's class-data-sharing archive:
-        :data:`launcher.agent.GRACE_SECONDS` + :data:`launcher.agent.DUMP_GRACE_SECONDS`).
+        covers an agent's own stop (daemon grace, the first run's class-data-sharing archives, the wait for the
+        other nodes: at most :data:`launcher.agent.STOP_BUDGET_SECONDS`, 30 s, after which the agent kills what is
+        left and removes its node-local directory itself).
 
         Returns:
             The exit code of the first process (the master node's), ``None`` if :meth:`start` was not called.
