@@ -47,7 +47,11 @@ def _run_here(spec: JobSpec, job_file: Path, overwrite: bool, run_dir: Path | No
     console.print(f"cluster {plan.cluster_id}: {len(plan.nodes)} node(s), run directory {plan.run_dir}")
     report = execute(plan, steps, overwrite=overwrite, observer=ConsoleObserver(console),
                      allocation_start=allocation.start_time, hold=hold)
-    summary(report, console)
+    try:
+        summary(report, console)
+    except OSError:  # standard output's file is on a filesystem that is gone (a batch job's): run.json has it all
+        if not report.lost_filesystem:
+            raise
     return report.exit_code
 
 

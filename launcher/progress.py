@@ -45,7 +45,10 @@ class ConsoleObserver(Observer):
 
     def _write_lines(self) -> None:
         for text in iter(self.lines.get, None):
-            self.console.print(text, highlight=False, soft_wrap=True)  # one line each, paths unbroken: greppable
+            try:
+                self.console.print(text, highlight=False, soft_wrap=True)  # one line each, paths unbroken: greppable
+            except OSError:  # the output file's filesystem is gone: the run goes on, its record says the rest
+                continue
 
     def _line(self, text: str) -> None:
         line = f"[{time.time() - self.began:7.1f}s] {text}"
