@@ -112,9 +112,10 @@ def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: s
                         notes)  # what submit decides (PBS: pbs.flavor), assumed with a note where it cannot
     plan, steps = check_job(spec, job_file, overwrite=overwrite)  # errors before any output
     if spec.scheduler != "local":
-        from launcher.submit import preview_script
+        from launcher.submit import preview_notes, preview_script
 
         click.echo(f"==> batch script <==\n{preview_script(spec)}")
+        notes += preview_notes(plan)  # the YARN sizes the allocation decides when the job runs
     for name, text in render_config(plan, notes).items():
         click.echo(f"==> conf/{name} <==\n{text}")
     if uses_spark(plan.spec):
