@@ -119,11 +119,24 @@ class StatusWriter:
                 tmp.write_text(text or "")
                 os.replace(tmp, self.path)
             except OSError as err:  # a full or failing filesystem must not stop the agent from stopping its daemons
-                tmp.unlink(missing_ok=True)
-                print(f"agent {self.node}: cannot write {self.path}: {err}", file=sys.stderr, flush=True)
+                try:
+                    tmp.unlink(missing_ok=True)
+                except OSError:
+                    pass
+                say(f"agent {self.node}: cannot write {self.path}: {err}")
             with self._cond:
                 self._written = count
                 self._cond.notify_all()
+
+
+def say(text: str) -> None:
+    """One line on stderr: the agents' log (``logs/fanout-*.log`` or ``logs/agent-<node>.out``), in the cluster
+    directory. Where that cannot be written (the filesystem is gone: ``ENOTCONN``), the line is lost and the agent
+    goes on stopping its daemons."""
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except OSError:
+        pass
 
 
 def become_subreaper() -> bool:
@@ -521,9 +534,9 @@ def main(argv: list[str] | None = None) -> int:
     agent.start()
     code = agent.supervise()
     if not agent.status.flush(STATUS_FLUSH_SECONDS):
-        print(f"hpc-hadoop agent on {node.name}: {agent.status_file} not written within {STATUS_FLUSH_SECONDS:.0f} s "
-              "(the shared filesystem does not answer)", file=sys.stderr)
-    print(f"hpc-hadoop agent on {node.name}: stopped ({agent.stop_reason})", file=sys.stderr)
+        say(f"hpc-hadoop agent on {node.name}: {agent.status_file} not written within {STATUS_FLUSH_SECONDS:.0f} s "
+            "(the shared filesystem does not answer)")
+    say(f"hpc-hadoop agent on {node.name}: stopped ({agent.stop_reason})")
     return code
 
 

@@ -47,7 +47,11 @@ def _run_here(spec: JobSpec, job_file: Path, overwrite: bool, run_dir: Path | No
     console.print(f"cluster {plan.cluster_id}: {len(plan.nodes)} node(s), run directory {plan.run_dir}")
     report = execute(plan, steps, overwrite=overwrite, observer=ConsoleObserver(console),
                      allocation_start=allocation.start_time, hold=hold)
-    summary(report, console)
+    try:
+        summary(report, console)
+    except OSError:  # standard output's file is on a filesystem that is gone (a batch job's): run.json has it all
+        if not report.lost_filesystem:
+            raise
     return report.exit_code
 
 
@@ -108,9 +112,10 @@ def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: s
                         notes)  # what submit decides (PBS: pbs.flavor), assumed with a note where it cannot
     plan, steps = check_job(spec, job_file, overwrite=overwrite)  # errors before any output
     if spec.scheduler != "local":
-        from launcher.submit import preview_script
+        from launcher.submit import preview_notes, preview_script
 
         click.echo(f"==> batch script <==\n{preview_script(spec)}")
+        notes += preview_notes(plan)  # the YARN sizes the allocation decides when the job runs
     for name, text in render_config(plan, notes).items():
         click.echo(f"==> conf/{name} <==\n{text}")
     if uses_spark(plan.spec):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +21,9 @@ console = Console(highlight=False)
 
 
 def reports_errors(func: F) -> F:
-    """Turn :class:`HpcHadoopError` into one line on stderr and its exit code (no traceback)."""
+    """Turn :class:`HpcHadoopError` into one line on stderr and its exit code (no traceback); so too an ``OSError``
+    that says a filesystem is gone (``ENOTCONN``...: :func:`lost_mount`), e.g. ``status`` of a cluster whose
+    directory was on it."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -29,8 +32,30 @@ def reports_errors(func: F) -> F:
         except HpcHadoopError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(exc.exit_code)
+        except OSError as exc:
+            lost = lost_mount(exc)
+            if lost is None:
+                raise
+            click.echo(f"error: {lost}", err=True)
+            sys.exit(lost.exit_code)
 
     return wrapper  # type: ignore[return-value]
+
+
+def lost_mount(exc: OSError) -> HpcHadoopError | None:
+    """The :class:`~launcher.errors.FilesystemLost` error of the mount holding ``exc.filename`` when ``exc`` came
+    from it being gone (:func:`launcher.filesystems.gone`), else ``None``."""
+    from launcher.filesystems import gone, gone_error
+    from launcher.filesystems.detect import mount_entry
+
+    told = gone_error(exc)
+    if told is None or not told.filename:
+        return None
+    try:
+        entry = mount_entry(Path(os.fsdecode(told.filename)))
+    except OSError:
+        return None
+    return gone(entry.mount_point, told) if entry else None
 
 
 #: ``-D key=value``: any Hadoop property, into the ``*-site.xml`` whose ``*-default.xml`` knows it.

@@ -111,9 +111,14 @@ class Cluster:
 
     def listening(self) -> list[dict[str, Any]]:
         """Every TCP port the cluster's processes were seen listening on, from ``agents/<node>.json``
-        (:mod:`launcher.listeners`): ``[{"node", "process", "address", "port"}]``, sorted by node and port."""
-        found = [{"node": node, **entry} for node, state in self.agent_states().items()
-                 for entry in state.get("listening", [])]
+        (:mod:`launcher.listeners`): ``[{"node", "process", "address", "port"}]``, sorted by node and port. Where
+        ``agents/`` cannot be read (the filesystem is gone), from the states :attr:`watch` last read."""
+        try:
+            states = self.agent_states()
+        except OSError:
+            answer = self.watch.get("states", {})
+            states = answer if isinstance(answer, dict) else {}
+        found = [{"node": node, **entry} for node, state in states.items() for entry in state.get("listening", [])]
         return sorted(found, key=lambda e: (e["node"], e["port"], e["process"], e["address"]))
 
     def lost_nodes(self, states: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
@@ -303,8 +308,11 @@ class Cluster:
                 code = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                       timeout=HISTORY_COPY_TIMEOUT, check=False).returncode
         except (OSError, subprocess.TimeoutExpired) as exc:
-            with open(out, "a") as log:
-                log.write(f"hpc-hadoop: copying the job history out of HDFS failed: {exc}\n")
+            try:
+                with open(out, "a") as log:
+                    log.write(f"hpc-hadoop: copying the job history out of HDFS failed: {exc}\n")
+            except OSError:  # the cluster directory's filesystem is gone
+                pass
             return False
         return code == 0
 

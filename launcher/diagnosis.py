@@ -76,10 +76,14 @@ def first_cause(text: str) -> str | None:
 
 def local_logs(plan: ClusterPlan, application: str) -> dict[str, dict[str, str]]:
     """The container logs the NodeManagers still keep (``<node log dir>/userlogs/<application>/<container>/``):
-    container id → file name → text."""
+    container id → file name → text; a node whose directory cannot be read (its filesystem is gone) has none."""
     found: dict[str, dict[str, str]] = {}
     for node in plan.nodes:
-        for container in sorted(Path(node.log_dir, "userlogs", application).glob("container_*")):
+        try:
+            containers = sorted(Path(node.log_dir, "userlogs", application).glob("container_*"))
+        except OSError:
+            continue
+        for container in containers:
             files = {}
             for name in LOG_FILES:
                 try:

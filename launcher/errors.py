@@ -7,6 +7,9 @@ without a traceback. Failures of the cluster (a daemon that died, a bring-up tim
 
 from __future__ import annotations
 
+import errno
+import os
+
 
 class HpcHadoopError(Exception):
     """Base class of the errors the CLI reports as one line.
@@ -54,6 +57,33 @@ class ClusterError(HpcHadoopError):
     """
 
     exit_code = 1
+
+
+class FilesystemLost(HpcHadoopError):
+    """The shared filesystem under the cluster directory is gone: its mount answers every call with ``ENOTCONN``
+    (``Transport endpoint is not connected``: a FUSE client such as OrangeFS's ``pvfs2fuse`` that died, the kernel
+    then aborts the connection) or ``ECONNABORTED`` (``Software caused connection abort``). Nothing on it can be read
+    or written again until it is mounted again (:func:`launcher.filesystems.gone`).
+
+    Args:
+        mount: the mount point.
+        error: the ``OSError`` that told (its ``errno`` names the errno; its ``strerror`` the C library's words).
+        when: what was running (``during step 1 (wordcount)``), or ``""``.
+    """
+
+    exit_code = 1
+
+    def __init__(self, mount: str, error: OSError, when: str = "") -> None:
+        self.mount = mount
+        self.errno_name = errno.errorcode.get(error.errno or 0, str(error.errno))
+        self.strerror = error.strerror or os.strerror(error.errno or 0)
+        self.when = when
+        super().__init__(f"the shared filesystem at {mount} is gone ({self.errno_name}: {self.strerror})"
+                         + (f" {when}" if when else ""))
+
+    def to_dict(self) -> dict[str, str]:
+        """What ``run.json`` keeps (``lost_filesystem``): ``mount``, ``errno`` (its name) and ``strerror``."""
+        return {"mount": self.mount, "errno": self.errno_name, "strerror": self.strerror}
 
 
 class WalltimeExpired(Exception):

@@ -17,6 +17,7 @@ Arguments may use ``${run_dir}``, ``${cluster_id}``, ``${name}``, ``${user}``, `
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -24,10 +25,10 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from launcher.cds import am_archive_option, client_archive_flags, publish_am_archives, publish_client_archive
 from launcher.daemons import client_command, hadoop_env
@@ -422,8 +423,26 @@ def claim_outputs(step: ResolvedStep, cluster_id: str, *, overwrite: bool) -> li
 
 
 def _unlink_all(paths: list[Path]) -> None:
+    """Remove a step's output claims; one that cannot be removed (its filesystem is gone) stays, and names this run
+    to the next one that wants the output (:func:`claim_outputs`)."""
     for path in paths:
-        path.unlink(missing_ok=True)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            continue
+
+
+@contextlib.contextmanager
+def _close_quietly(handle: IO[bytes]) -> Iterator[None]:
+    """Close ``handle`` on the way out, ignoring an ``OSError`` of ``close()`` (the ``with open(...)`` that holds it
+    then finds it closed and closes nothing)."""
+    try:
+        yield
+    finally:
+        try:
+            handle.close()
+        except OSError:
+            pass
 
 
 ProgressCallback = Callable[[StepResult], None]
@@ -447,13 +466,17 @@ class StepRunner:
         stalled: true while the shared filesystem is stalled (:meth:`launcher.runner.ClusterRun.stalled`): a step
             killed then neither asks YARN to kill its application (the client reads ``conf/`` from the stalled
             filesystem; teardown stops the ResourceManager anyway) nor waits to remove its output claims.
+        gone: true once the shared filesystem is gone (its mount answers ``ENOTCONN``): a step killed then does not
+            ask YARN to kill its application either (that client, which reads ``conf/`` from the mount, waited out
+            its 30 s; teardown stops the ResourceManager anyway).
     """
 
     def __init__(self, plan: ClusterPlan, on_progress: ProgressCallback | None = None,
-                 stalled: Callable[[], object] | None = None) -> None:
+                 stalled: Callable[[], object] | None = None, gone: Callable[[], object] | None = None) -> None:
         self.plan = plan
         self.on_progress = on_progress or (lambda result: None)
         self.stalled = stalled or (lambda: None)
+        self.gone = gone or (lambda: None)
         self.proc: subprocess.Popen[bytes] | None = None
         self.group = False
         self.current: StepResult | None = None
@@ -519,7 +542,9 @@ class StepRunner:
         spark = step.kind in SPARK_KINDS
         env = spark_env(self.plan) if spark else hadoop_env(self.plan)
         argv = self.with_archive(step.argv)  # spark-submit's argv as it is
-        with open(step.log, "ab", buffering=0) as log:  # unbuffered: a full filesystem fails a write, not close()
+        # Unbuffered: a full filesystem fails a write, not close(); what close() says (ENOTCONN when the filesystem is
+        # gone: the run finds that out itself) must not hide the step's end or the error that ended it.
+        with open(step.log, "ab", buffering=0) as log, _close_quietly(log):
             log.write(f"$ {' '.join(step.argv)}\n".encode())
             # spark-submit in a process group of its own (in our session, which the batch system's kill reaches): a
             # PySpark driver is a Python child of its JVM, and both must end when the step is killed (:meth:`kill`
@@ -590,7 +615,8 @@ class StepRunner:
     def kill(self, result: StepResult) -> None:
         """Kill the job client (SIGTERM, SIGKILL 5 s later) and, if it was submitted, its YARN application (``yarn
         application -kill``). While the shared filesystem is stalled (``stalled``): SIGKILL at once, waiting at most
-        :data:`CLIENT_KILL_WAIT_STALLED` for it to end, and no ``yarn application -kill``."""
+        :data:`CLIENT_KILL_WAIT_STALLED` for it to end, and no ``yarn application -kill``; once it is gone (``gone``):
+        no ``yarn application -kill``."""
         result.state = "killed"
         stalled = self.stalled()
         if self.proc is not None and self.proc.poll() is None:
@@ -606,9 +632,10 @@ class StepRunner:
                     result.lines.append(f"(the job client, pid {self.proc.pid}, waits on the stalled shared "
                                         "filesystem: it ends when the filesystem answers)")
         result.returncode = self.proc.returncode if self.proc else None
-        if result.application_id and self.stalled():
+        unreachable = "stalled" if self.stalled() else "gone" if self.gone() else None
+        if result.application_id and unreachable:
             result.lines.append(f"(YARN was not asked to kill {result.application_id}: the shared filesystem is "
-                                "stalled; the ResourceManager's end at teardown ends it)")
+                                f"{unreachable}; the ResourceManager's end at teardown ends it)")
         elif result.application_id:
             argv = client_command(self.plan, "org.apache.hadoop.yarn.client.cli.ApplicationCLI",
                                   ["application", "-kill", result.application_id], heap_mb=256, fast_start=True,

@@ -45,7 +45,10 @@ class ConsoleObserver(Observer):
 
     def _write_lines(self) -> None:
         for text in iter(self.lines.get, None):
-            self.console.print(text, highlight=False, soft_wrap=True)  # one line each, paths unbroken: greppable
+            try:
+                self.console.print(text, highlight=False, soft_wrap=True)  # one line each, paths unbroken: greppable
+            except OSError:  # the output file's filesystem is gone: the run goes on, its record says the rest
+                continue
 
     def _line(self, text: str) -> None:
         line = f"[{time.time() - self.began:7.1f}s] {text}"
@@ -75,23 +78,29 @@ class ConsoleObserver(Observer):
                 self._line(text)
 
     def progress(self, result: StepResult) -> None:
-        """Update the step's bar, or print a line when progress moved by 10% or the state changed."""
+        """Update the step's bar, or print a line when progress moved by 10% or the state changed. A step that
+        ended without submitting a job (no application, no job id: a jar that failed before it reached YARN) shows
+        no progress, only how it ended: ``name: failed (exit code 1, no job submitted)``."""
         with self.lock:
             detail = f"map {result.map_pct:3d}% reduce {result.reduce_pct:3d}%"
             if result.application_id:
                 detail += f"  {result.application_id}"
+            ended = result.state
+            if result.state in ("succeeded", "failed", "killed") and not (result.application_id or result.job_id):
+                code = f"exit code {result.returncode}, " if result.returncode is not None else ""
+                detail, ended = "", f"{result.state} ({code}no job submitted)"
             if self.bars is not None and self.bars.live.is_started:
                 task = self.tasks.get(result.log)
                 if task is None:
                     task = self.tasks[result.log] = self.bars.add_task(result.name, total=200, detail=detail)
                 self.bars.update(task, completed=result.map_pct + result.reduce_pct,
-                                     detail=f"{detail}  {result.state}")
+                                     detail=f"{detail}  {ended}" if detail else ended)
                 return
             previous = self.last.get(result.log, (-100, -100, ""))
             if (result.map_pct // 10, result.reduce_pct // 10, result.state) != \
                     (previous[0] // 10, previous[1] // 10, previous[2]) or previous[0] < 0:
                 self.last[result.log] = (result.map_pct, result.reduce_pct, result.state)
-                self._line(f"{result.name}: {detail} ({result.state})")
+                self._line(f"{result.name}: {detail} ({ended})" if detail else f"{result.name}: {ended}")
 
     def close(self) -> None:
         """Stop the live display, or write the lines still queued (waiting at most :data:`FLUSH_SECONDS`)."""

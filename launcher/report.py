@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import getpass
 import json
 import os
 import time
@@ -16,6 +17,7 @@ from rich.table import Table
 
 from launcher import __version__, shuffle
 from launcher.listeners import WILDCARD_ADDRESSES
+from launcher.plan import node_work_root
 
 #: Final states of a run (``stopped``: an interactive cluster ended by ``hpc-hadoop stop``).
 STATES = ("succeeded", "stopped", "failed", "bringup_failed", "interrupted", "timed_out")
@@ -40,6 +42,9 @@ class RunReport:
     more while the cluster ran (``path``, ``began`` in epoch seconds, ``seconds``, ``ongoing``: still unanswered
     when the cluster was down).
     ``hold``: an interactive cluster (``hpc-hadoop start``), kept up after its steps until stopped.
+    ``lost_filesystem``: the shared filesystem was lost while the cluster ran (``mount``, ``errno``, ``strerror``:
+    :class:`launcher.errors.FilesystemLost`), or ``null``; ``kept_at``: where this record was kept instead of
+    ``run.json`` in the cluster directory, which could not be written (:meth:`RunReport.keep_locally`), or ``null``.
 
     Timings are seconds: ``bringup_s`` (agents started → every NodeManager RUNNING),
     ``since_allocation_s`` (allocation start → ready), ``teardown_s``, ``total_s``; per step ``wall_s``.
@@ -71,6 +76,8 @@ class RunReport:
     ports: list[dict[str, Any]] = field(default_factory=list)
     lost_nodes: list[dict[str, Any]] = field(default_factory=list)
     stalls: list[dict[str, Any]] = field(default_factory=list)
+    lost_filesystem: dict[str, str] | None = None
+    kept_at: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -113,6 +120,51 @@ class RunReport:
             _replace(path, self.to_json())
         return path
 
+    def keep_locally(self) -> Path | None:
+        """Write the record on this node (the first of :func:`local_record_paths` that takes it), for a run whose
+        cluster directory cannot be written (its filesystem is gone); ``kept_at`` names the file, and ``error`` says
+        where it is (or that no place took it).
+
+        Returns:
+            The file, or ``None`` when no node-local directory could take it either.
+        """
+        error, tried = self.error, local_record_paths(self.cluster_id)
+        for path in tried:
+            self.kept_at = str(path)
+            self.error = f"{error}; final record kept at {path} (the cluster directory cannot be written)"
+            try:
+                _private_dir(path.parent)
+                _replace(path, self.to_json())
+            except OSError:
+                continue
+            return path
+        self.kept_at = None
+        self.error = (f"{error}; no final record kept (the cluster directory cannot be written, nor "
+                      f"{' nor '.join(str(p.parent) for p in tried)})")
+        return None
+
+
+def local_record_paths(cluster_id: str) -> list[Path]:
+    """Where a run's final record goes on its node when the cluster directory cannot be written, best first:
+    ``/var/tmp/hpc-hadoop-<user>/<cluster id>.run.json`` (``/var/tmp`` outlives the job, whose ``$TMPDIR`` the
+    batch system deletes at its end, and a reboot), then the same in the daemons' node-local working root
+    (:func:`launcher.plan.node_work_root`: ``$TMPDIR`` or ``/tmp``)."""
+    user = getpass.getuser()
+    name = f"{cluster_id}.run.json"
+    return [Path("/var/tmp", f"hpc-hadoop-{user}", name), node_work_root(user) / name]
+
+
+def _private_dir(directory: Path) -> None:
+    """Make ``directory`` (mode 0700) in a world-writable parent such as ``/var/tmp``, and check it is ours.
+
+    Raises:
+        OSError: it cannot be made, or it is someone else's or a symbolic link (``PermissionError``).
+    """
+    directory.mkdir(mode=0o700, exist_ok=True)
+    info = directory.lstat()
+    if directory.is_symlink() or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise PermissionError(f"{directory} is not this user's private directory")
+
 
 def _replace(path: Path, text: str) -> None:
     tmp = path.with_suffix(f".tmp{os.getpid()}")
@@ -143,10 +195,11 @@ def reserve_room(run_dir: str | Path) -> None:
 
 
 def release_room(run_dir: str | Path) -> bool:
-    """Delete the reserve of :func:`reserve_room`; True if there was one."""
+    """Delete the reserve of :func:`reserve_room`; True if there was one and it is gone (False too when it cannot be
+    deleted: the filesystem is gone)."""
     try:
         Path(run_dir, RESERVE_FILE).unlink()
-    except FileNotFoundError:
+    except OSError:
         return False
     return True
 
@@ -206,4 +259,8 @@ def summary(report: RunReport, console: Console) -> None:
         console.print(f"note: {note}", markup=False)
     if report.error:
         console.print(f"[red]error:[/red] {escape(report.error)}", soft_wrap=True)
-    console.print(f"run directory: {report.run_dir}  (run.json, logs/, steps/, history/)")
+    if report.kept_at:
+        console.print(f"run directory: {report.run_dir}  (on the lost filesystem; the run's record: {report.kept_at})",
+                      soft_wrap=True, markup=False)
+    else:
+        console.print(f"run directory: {report.run_dir}  (run.json, logs/, steps/, history/)")

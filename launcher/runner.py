@@ -26,8 +26,16 @@ from launcher.cds import publish_am_archives
 from launcher.clients import write_wrappers
 from launcher.cluster import Cluster
 from launcher.diagnosis import diagnose
-from launcher.errors import ClusterError, HpcHadoopError, StopRequested, UserError, WalltimeExpired
+from launcher.errors import (
+    ClusterError,
+    FilesystemLost,
+    HpcHadoopError,
+    StopRequested,
+    UserError,
+    WalltimeExpired,
+)
 from launcher.filesystems import (
+    GONE_ERRNOS,
     NOT_APPLICABLE,
     StripeOutcome,
     check_shared_root,
@@ -35,6 +43,7 @@ from launcher.filesystems import (
     filesystem_of,
     free_bytes,
     full_filesystem,
+    gone,
     report_section,
 )
 from launcher.interactive import STOP_FILE, register
@@ -333,7 +342,10 @@ class ClusterRun:
         # daemons stopped, nothing left running, run.json final; the signal handlers restored
 
     Leaving the ``with`` block by an exception records it (state and error) and re-raises it; a failed step
-    is recorded with :meth:`fail`.
+    is recorded with :meth:`fail`. When the shared filesystem is gone (:func:`launcher.filesystems.gone`: its mount
+    answers ``ENOTCONN``), the run ends with :class:`~launcher.errors.FilesystemLost` whatever was running (the
+    ``OSError`` met on the way is replaced by it), the teardown reads and writes nothing of the cluster directory
+    that it can do without, and the final record is kept on the node (:meth:`launcher.report.RunReport.keep_locally`).
 
     Args:
         plan: from :func:`prepare`, :func:`materialize`d.
@@ -361,7 +373,7 @@ class ClusterRun:
         root = plan.filesystem.path
         self.cluster.watch.add("free", root, lambda: free_bytes(root))
         self.cluster.watch.add("stop", plan.path(STOP_FILE), plan.path(STOP_FILE).exists)
-        self.runner = StepRunner(plan, self.observer.progress, stalled=self.stalled)
+        self.runner = StepRunner(plan, self.observer.progress, stalled=self.stalled, gone=self.filesystem_gone)
         self._warned: Stall | None = None  # the stall already shown on the terminal
         self._refreshes: list[subprocess.Popen[bytes]] = []  # `yarn rmadmin -refreshNodes` of lost nodes
         self._decommissioned: set[str] = set()  # lost nodes already written to conf/nodes.exclude
@@ -400,10 +412,58 @@ class ClusterRun:
         """Raise :class:`StopRequested` when ``hpc-hadoop stop`` wrote ``stop-requested`` in the cluster directory
         (``when``: what is running, for the report), so the run tears the cluster down itself. Read by the
         cluster's :class:`~launcher.watch.FilesystemWatch` once it runs (never waits on the filesystem); a stall
-        it sees is shown on the terminal (:meth:`stalled`)."""
+        it sees is shown on the terminal (:meth:`stalled`).
+
+        Raises:
+            StopRequested: as above.
+            FilesystemLost: the watch's reads found the shared filesystem gone (:meth:`check_filesystem`).
+        """
+        self.check_filesystem(when)
         self.stalled()
         if stop_requested(self.plan, self.cluster):
             raise StopRequested(when)
+
+    @property
+    def mount(self) -> str:
+        """The mount point of the cluster directory's filesystem (the root itself when the plan found none)."""
+        return self.plan.filesystem.mount_point or self.plan.filesystem.path
+
+    def filesystem_gone(self) -> OSError | None:
+        """The error with which a read of the cluster's :class:`~launcher.watch.FilesystemWatch` last found the
+        shared filesystem gone (an errno of :data:`launcher.filesystems.GONE_ERRNOS`), or ``None``; never touches
+        the filesystem."""
+        return self.cluster.watch.failed_with(GONE_ERRNOS)
+
+    def check_filesystem(self, when: str) -> None:
+        """Raise :class:`~launcher.errors.FilesystemLost` when a read of the cluster's
+        :class:`~launcher.watch.FilesystemWatch` last answered with an errno of
+        :data:`launcher.filesystems.GONE_ERRNOS` (never touches the filesystem)."""
+        error = self.filesystem_gone()
+        if error is not None:
+            raise FilesystemLost(self.mount, error, when)
+
+    def lost(self, exc: BaseException | None = None, when: str = "") -> FilesystemLost | None:
+        """The shared filesystem's :class:`~launcher.errors.FilesystemLost` error when it is gone
+        (:func:`launcher.filesystems.gone`: ``exc`` came from ``ENOTCONN``..., and the mount point says so), else
+        ``None``; ``exc`` itself when it is one."""
+        if isinstance(exc, FilesystemLost):
+            return exc
+        return gone(self.mount, exc, when)
+
+    def write_report(self) -> None:
+        """Write ``run.json`` while the run goes on.
+
+        Raises:
+            FilesystemLost: it could not be written because the shared filesystem is gone (:meth:`lost`).
+            OSError: it could not be written otherwise (:meth:`launcher.report.RunReport.write`).
+        """
+        try:
+            self.report.write()
+        except OSError as err:
+            lost = self.lost(err)
+            if lost is None:
+                raise
+            raise lost from err
 
     def stalled(self) -> Stall | None:
         """The shared filesystem's stall in progress (:meth:`launcher.watch.FilesystemWatch.stall`), shown on the
@@ -430,7 +490,7 @@ class ClusterRun:
         self._note_archives()
         if self.allocation_start:
             self.report.since_allocation_s = time.time() - self.allocation_start
-        self.report.write()
+        self.write_report()
 
     def _note_archives(self) -> None:
         """Add to the report's notes (``run.json``, one ``note:`` line each on the terminal) what the agents did with
@@ -491,7 +551,8 @@ class ClusterRun:
         """
         self.observer.phase(label or f"steps {', '.join(str(s.index) for s in steps)} at once")
         cancelled = threading.Event()
-        runners = [StepRunner(self.plan, self.observer.progress, stalled=self.stalled) for _ in steps]
+        runners = [StepRunner(self.plan, self.observer.progress, stalled=self.stalled, gone=self.filesystem_gone)
+                   for _ in steps]
         with ThreadPoolExecutor(max_workers=max(1, len(steps)), thread_name_prefix="step") as pool:
             futures = [pool.submit(self._run_with, runner, step, overwrite=overwrite, cancelled=cancelled)
                        for runner, step in zip(runners, steps, strict=True)]
@@ -519,7 +580,17 @@ class ClusterRun:
             self.check_stop(f"during step {step.index} ({step.name})")
 
         try:
-            result = runner.run(step, overwrite=overwrite, deadline=self.deadline, health=health)
+            try:
+                result = runner.run(step, overwrite=overwrite, deadline=self.deadline, health=health)
+            except OSError as err:  # the step's log, its claims... on a filesystem that is gone
+                lost = self.lost(err, f"during step {step.index} ({step.name})")
+                if lost is None:
+                    raise
+                raise lost from err
+            if result.returncode != 0:  # a job client that loses the filesystem fails: say why, read none of it
+                lost = self.lost(when=f"during step {step.index} ({step.name})")
+                if lost is not None:
+                    raise lost
             if result.returncode != 0 and result.application_id:
                 cause = diagnose(self.plan, result.application_id, step.log.read_text(errors="replace"))
                 result.cause = asdict(cause) if cause else None
@@ -533,8 +604,10 @@ class ClusterRun:
             with self._record_lock:
                 self._note_lost_nodes(step)
                 if runner.current is not None:
-                    _record(self.report, runner.current, write=self.cluster.watch.stall() is None)
+                    _record(self.report, runner.current)
                     runner.current = None
+                    if self.cluster.watch.stall() is None and self.filesystem_gone() is None:
+                        self.write_report()  # else teardown, which writes it at the end, comes first
 
     def _health(self, when: str, runner: StepRunner) -> None:
         """Each second while a step runs: raise if the cluster is no longer whole (a lost NodeManager off the
@@ -574,14 +647,23 @@ class ClusterRun:
             self.report.error += f" (the shared filesystem was not answering: a read of {ongoing[-1].path})"
 
     def fail(self, error: str) -> None:
-        """Record that the run failed (a step's non-zero exit): the state stays ``failed`` at teardown."""
+        """Record that the run failed (a step's non-zero exit): the state stays ``failed`` at teardown.
+
+        Raises:
+            FilesystemLost: ``run.json`` could not be written: the shared filesystem is gone.
+        """
         self.report.state, self.report.error = "failed", error
-        self.report.write()
+        self.write_report()
 
     def hold(self) -> None:
         """Keep the cluster up until ``hpc-hadoop stop`` (:func:`hold_cluster`); then the state is ``stopped``."""
         self.observer.phase("ready")
-        hold_cluster(self.plan, self.cluster, self.deadline, stalled=self.stalled)
+
+        def checked() -> Stall | None:
+            self.check_filesystem("while the cluster was held")
+            return self.stalled()
+
+        hold_cluster(self.plan, self.cluster, self.deadline, stalled=checked)
         self.report.state = "stopped"
 
     # -- down --------------------------------------------------------------------------------------
@@ -590,10 +672,12 @@ class ClusterRun:
         late: list[str] = []
         for signum in HANDLED_SIGNALS:  # a signal now (a second walltime warning, Ctrl-C again) must not stop teardown
             signal.signal(signum, lambda number, _frame: late.append(signal.Signals(number).name))
-        if exc is not None:
-            self.report.state, self.report.error = _ending(exc, self.report.bringup_s is not None)
-            if isinstance(exc, HpcHadoopError):
-                self.report.error_exit_code = exc.exit_code
+        lost = self._lost_by(exc)
+        ending = lost or exc
+        if ending is not None:
+            self.report.state, self.report.error = _ending(ending, self.report.bringup_s is not None)
+            if isinstance(ending, HpcHadoopError):
+                self.report.error_exit_code = ending.exit_code
         elif self.report.state == "running":
             self.report.state = "succeeded"
         try:
@@ -614,13 +698,52 @@ class ClusterRun:
             self.report.ended = time.time()
             self.report.total_s = self.report.ended - self.report.started
             try:
-                self.report.write()
+                self._write_final(lost)
             finally:
                 release_room(self.plan.path())
                 for number, handler in self._previous.items():
                     signal.signal(number, handler if handler is not None else signal.SIG_DFL)
                 self._previous.clear()
                 self.observer.close()
+        if lost is not None and lost is not exc:
+            raise lost from exc  # the OSError met on the way is not the news: the filesystem is gone
+
+    def _lost_by(self, exc: BaseException | None) -> FilesystemLost | None:
+        """The :class:`~launcher.errors.FilesystemLost` error behind ``exc``, the exception that ends the run: itself,
+        an ``OSError`` it came from when the mount is gone (:meth:`lost`), or, for a failure of the cluster (a
+        daemon or the agents that died, :class:`~launcher.errors.HpcHadoopError`), the watch's reads finding the
+        mount gone (:meth:`check_filesystem`: no read of the mount on this thread, which a stall would hold)."""
+        if exc is None:
+            return None
+        when = "during bring-up" if self.report.bringup_s is None else ""
+        lost = self.lost(exc, when)
+        if lost is None and isinstance(exc, HpcHadoopError):
+            error = self.filesystem_gone()
+            lost = FilesystemLost(self.mount, error, when) if error is not None else None
+        return lost
+
+    def _write_final(self, lost: FilesystemLost | None) -> None:
+        """Write the final ``run.json``; where the shared filesystem is gone (``lost``, or found so now), keep the
+        record on this node instead (:meth:`launcher.report.RunReport.keep_locally`), its place named in the error.
+
+        Raises:
+            OSError: ``run.json`` could not be written, the filesystem not gone (full, with no room kept).
+        """
+        if lost is None:
+            try:
+                self.report.write()
+                return
+            except OSError as err:
+                lost = self.lost(err, "at teardown")
+                if lost is None:
+                    raise
+            report = self.report
+            if report.state in ("succeeded", "stopped"):
+                report.state, report.error, report.error_exit_code = "failed", str(lost), lost.exit_code
+            else:
+                report.error = f"{report.error}; {lost}"
+        self.report.lost_filesystem = lost.to_dict()
+        self.report.keep_locally()
 
 
 #: The ends of a run that ``execute`` reports instead of raising (recorded in ``run.json`` by :class:`ClusterRun`).
@@ -677,11 +800,8 @@ def step_error(step: ResolvedStep, result: StepResult, root: str | Path | None =
     return text
 
 
-def _record(report: RunReport, result: StepResult, *, write: bool = True) -> None:
-    """Add a step's result to ``report``; write ``run.json`` unless ``write`` is False (the filesystem is stalled:
-    teardown, which writes it at the end, comes first)."""
+def _record(report: RunReport, result: StepResult) -> None:
+    """Add a step's result to ``report`` (the caller writes ``run.json``)."""
     data = {k: v for k, v in vars(result).items() if k != "lines"}
     data["errors"] = result.lines[-5:]
     report.steps.append(data)
-    if write:
-        report.write()

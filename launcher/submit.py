@@ -85,6 +85,34 @@ def preview_script(spec: JobSpec) -> str:
     return render_script(scheduler.settle(spec, preview=True), scheduler, run_dir)
 
 
+def takes_whole_nodes(spec: JobSpec) -> bool:
+    """Whether the batch script asks for whole nodes whose cores the allocation names only when the job runs:
+    ``batch.exclusive`` without ``batch.cores_per_node`` on Slurm (``--exclusive``) and PBS Pro
+    (``place=scatter:excl``; :func:`launcher.schedulers.base.whole_node_cores`). Torque and Grid Engine have no
+    whole-node request: they grant the cores asked for."""
+    pbspro = spec.scheduler == "pbs" and spec.pbs.flavor == "pbspro"
+    return spec.batch.exclusive and not spec.batch.cores_per_node and (spec.scheduler == "slurm" or pbspro)
+
+
+def preview_notes(plan: ClusterPlan) -> list[str]:
+    """Lines for ``render``'s notes on the YARN sizes of ``plan`` that the allocation decides only when the job runs,
+    the job file fixing none of them (the plan is made on the batch system's stand-in allocation:
+    :meth:`launcher.schedulers.base.BatchScheduler.preview_allocation`, 8 GiB nodes with the cores asked for, 1 by
+    default): the cores of whole nodes (:func:`takes_whole_nodes`), and the NodeManager's memory, which follows
+    the nodes' cores and memory (:func:`launcher.plan.size_memory`)."""
+    spec, memory = plan.spec, plan.memory
+    notes = []
+    if takes_whole_nodes(spec) and not spec.hadoop.nodemanager_vcores:
+        notes.append(f"yarn.nodemanager.resource.cpu-vcores {memory.nodemanager_vcores} is a stand-in: the job takes "
+                     "whole nodes (batch.exclusive) and YARN gets each node's cores from the allocation when it runs; "
+                     "set batch.cores_per_node or hadoop.nodemanager_vcores to fix it")
+    if spec.hadoop.nodemanager_memory is None and (spec.batch.memory_per_node is None or takes_whole_nodes(spec)):
+        notes.append(f"yarn.nodemanager.resource.memory-mb {memory.nodemanager_mb} is a stand-in: it follows the "
+                     "cores and memory of each node, from the allocation when the job runs; set "
+                     "hadoop.nodemanager_memory to fix it")
+    return notes
+
+
 def check_installed(scheduler: BatchScheduler, spec: JobSpec) -> None:
     """:meth:`BatchScheduler.check` where the batch system's commands are installed (``render`` and ``doctor``
     run on machines without them too).
@@ -132,6 +160,31 @@ def with_java(spec: JobSpec, runtime: HadoopRuntime) -> JobSpec:
     return spec.model_copy(update={"hadoop": spec.hadoop.model_copy(update={"java_home": str(runtime.java_home)})})
 
 
+def clusters_dir(spec: JobSpec) -> Path:
+    """Where the user's cluster directories go: ``<root>/<user>/hpc-hadoop``."""
+    return expand_root(spec.filesystem.root) / getpass.getuser() / "hpc-hadoop"
+
+
+def missing_dirs(path: Path) -> list[Path]:
+    """``path`` and its parents that do not exist yet, deepest first: what ``mkdir -p path`` would make."""
+    missing = []
+    while not path.exists() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    return missing
+
+
+def remove_cluster_dir(run_dir: Path, made: list[Path]) -> None:
+    """Remove a cluster directory the batch system refused, and the parents made for it (``made``, deepest first:
+    :func:`missing_dirs` before it was made) that are empty: a refused submission leaves nothing behind."""
+    shutil.rmtree(run_dir, ignore_errors=True)
+    for directory in made:
+        try:
+            directory.rmdir()
+        except OSError:  # not empty (another cluster of the user's since), or not ours to remove
+            break
+
+
 def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocation: Allocation | None = None,
                      command: str = "submit") -> Path:
     """Check everything checkable (Java, Hadoop, jars, outputs, with a preview plan on ``allocation`` or the
@@ -147,7 +200,7 @@ def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocati
     """
     runtime = discover(spec.hadoop.home, spec.hadoop.java_home)
     cluster_id = new_cluster_id(spec.name)
-    run_dir = expand_root(spec.filesystem.root) / getpass.getuser() / "hpc-hadoop" / cluster_id
+    run_dir = clusters_dir(spec) / cluster_id
     if allocation is None:
         allocation = _scheduler(spec).preview_allocation(spec)
     with naming_job_file(str(job_file)):
@@ -171,8 +224,9 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
 
     What the batch system decides is settled first and written into ``job.yaml`` (PBS: ``pbs.flavor``).
     Everything checkable is checked before submission (Java, Hadoop, jars, outputs), with a preview plan.
-    If the batch system refuses the job, the just-made cluster directory is removed and its message
-    passed on: nothing is left queued. The cluster goes into the user's index (``hpc-hadoop list``).
+    If the batch system refuses the job, the just-made cluster directory is removed, with the parents made for it
+    (:func:`remove_cluster_dir`), and its message passed on: nothing is left queued, nothing is left on the
+    filesystem. The cluster goes into the user's index (``hpc-hadoop list``).
 
     Args:
         hold: an interactive cluster (``hpc-hadoop start``): the batch script runs ``run --hold``.
@@ -186,6 +240,7 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
     scheduler = _scheduler(spec)
     spec = scheduler.settle(spec)
     scheduler.check(spec)
+    made = missing_dirs(clusters_dir(spec))
     run_dir = make_cluster_dir(spec, job_file, overwrite=overwrite, command="start" if hold else "submit")
     try:
         script = run_dir / "batch.sh"
@@ -193,7 +248,7 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
         script.chmod(0o700)
         job_id = scheduler.submit(script)
     except HpcHadoopError:
-        shutil.rmtree(run_dir, ignore_errors=True)
+        remove_cluster_dir(run_dir, made)
         raise
     (run_dir / "submit.json").write_text(json.dumps({"scheduler": spec.scheduler, "job_id": job_id,
                                                      "submitted": time.time(), "job_file": str(job_file),

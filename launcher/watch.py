@@ -128,6 +128,15 @@ class FilesystemWatch:
             entry = self._reads.get(name)
             return default if entry is None or entry.answered is None else entry.value
 
+    def failed_with(self, errnos: frozenset[int]) -> OSError | None:
+        """The ``OSError`` a read last answered whose ``errno`` is one of ``errnos`` (e.g. the mount is gone:
+        :data:`launcher.filesystems.GONE_ERRNOS`), or ``None``. Never touches the filesystem."""
+        with self._lock:
+            for entry in self._reads.values():
+                if entry.answered is not None and isinstance(entry.value, OSError) and entry.value.errno in errnos:
+                    return entry.value
+        return None
+
     def stall(self) -> Stall | None:
         """The stall in progress (a read unanswered for :attr:`stall_after` seconds or more), or ``None``.
         A new one is added to :attr:`stalls`; its ``seconds`` grow until it answers."""

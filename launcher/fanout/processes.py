@@ -223,8 +223,12 @@ class AgentGroup:
             except ProcessLookupError:
                 pass
             return None
-        with open(self.log_file, "ab") as out:
-            return start_client(self.launcher.wrap(["kill", "-TERM", str(pid)], [host]), out)
+        argv = self.launcher.wrap(["kill", "-TERM", str(pid)], [host])
+        try:
+            with open(self.log_file, "ab") as out:
+                return start_client(argv, out)
+        except OSError:  # the log is on the shared filesystem, which may be gone: the agent must stop all the same
+            return start_client(argv, subprocess.DEVNULL)
 
     def _signal_agents(self) -> list[subprocess.Popen[bytes]]:
         """SIGTERM by pid to the agent of every node whose launcher process still runs; returns the ``kill``

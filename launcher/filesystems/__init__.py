@@ -9,12 +9,14 @@ rendering read the decision from the plan (:func:`filesystem_of`), and the run r
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 from launcher.allocation import Allocation
-from launcher.errors import UserError
+from launcher.errors import FilesystemLost, UserError
 from launcher.filesystems import detect as detection
 from launcher.filesystems.base import NOT_APPLICABLE, Filesystem, Layout, StripeOutcome
 from launcher.filesystems.detect import Detection, detect
@@ -195,7 +197,7 @@ def report_section(decided: FilesystemPlan, fs: Filesystem, mode: str, outcomes:
 __all__ = ["FILESYSTEMS", "NOT_APPLICABLE", "ROLES", "Detection", "Filesystem", "GenericFilesystem", "GpfsFilesystem",
            "Layout", "LustreFilesystem", "OrangeFsFilesystem", "StripeOutcome", "check_shared_root", "check_striping",
            "choose", "current_layout", "decide", "detect", "filesystem_of", "free_bytes", "full_filesystem",
-           "report_section", "striped_roles",
+           "gone", "gone_error", "GONE_ERRNOS", "report_section", "striped_roles",
            "striping_plan"]
 
 
@@ -241,4 +243,41 @@ def full_filesystem(path: str | Path, lines: list[str], min_free: int | None = N
     if any(NO_SPACE in line for line in lines):
         return (f"a filesystem was full ({NO_SPACE}); the one of {mount} kept {lowest >> 20} MiB free or more "
                 "(checked each second): check the nodes' local directories (filesystem.local_dirs, $TMPDIR)")
+    return None
+
+
+#: What every call on a mount answers once its filesystem is gone: ``ENOTCONN`` ("Transport endpoint is not
+#: connected": a FUSE client that died, e.g. OrangeFS's ``pvfs2fuse`` after ``GOSSIP_MAX_BT`` backtraces; the
+#: kernel aborts the connection, ``fs/fuse/dev.c``) and ``ECONNABORTED`` ("Software caused connection abort",
+#: the call in flight when it died). A stalled filesystem answers nothing; a full one ``ENOSPC``; neither is gone.
+GONE_ERRNOS = frozenset({errno.ENOTCONN, errno.ECONNABORTED})
+
+
+def gone_error(exc: BaseException | None) -> OSError | None:
+    """The first ``OSError`` with an errno of :data:`GONE_ERRNOS` in ``exc`` or the exceptions it was raised from or
+    during (``__cause__``, ``__context__``), or ``None``."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in GONE_ERRNOS:
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def gone(mount: str | Path, exc: BaseException | None = None, when: str = "") -> FilesystemLost | None:
+    """The :class:`~launcher.errors.FilesystemLost` error of ``mount`` when it is gone, else ``None``.
+
+    With ``exc`` (an error a run met): only when it is, or came from, an ``OSError`` of :data:`GONE_ERRNOS`
+    (:func:`gone_error`) and ``statvfs`` of the mount point fails so too (a socket's ``ENOTCONN`` is not the
+    mount's). Without: when ``statvfs`` of the mount point fails with one of :data:`GONE_ERRNOS`. ``statvfs`` of a
+    mount that is gone answers at once; call it only then, or off the run's thread: on a stalled mount it waits.
+    """
+    if exc is not None and gone_error(exc) is None:
+        return None
+    try:
+        os.statvfs(mount)
+    except OSError as err:
+        if err.errno in GONE_ERRNOS:
+            return FilesystemLost(str(mount), err, when)
     return None
