@@ -23,7 +23,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from benchmarks.harness import apply_stripe, labelled_count
+from benchmarks import harness
 from launcher.cli import main
 from launcher.daemons import daemon_command, datanode_dir, format_command, namenode_dir, needs_format
 from launcher.errors import CommandError, UserError
@@ -37,10 +37,11 @@ from launcher.filesystems import (
     decide,
     detect,
 )
+from launcher.filesystems import orangefs as orangefs_module
 from launcher.filesystems.base import Layout
 from launcher.filesystems.detect import FS_MAGIC, MountEntry, behind_fuse, mount_entry, parse_mounts
 from launcher.filesystems.operations import try_operations
-from launcher.filesystems.orangefs import decode_distribution, decode_value, parse_getfattr
+from launcher.filesystems.orangefs import decode_value, parse_getfattr
 from launcher.plan import ClusterPlan
 from launcher.render import CONFIG_TEMPLATES, render_config
 from launcher.report import RunReport, directory_line
@@ -218,8 +219,9 @@ def test_orangefs_file_layout_attributes_decoded_as_orangefs_encodes_them() -> N
     padding to 24 bytes, strip size 65536 as a little-endian int64) and ``system.pvfs2.dh`` of 2 handles, in
     ``getfattr -e hex`` output; another distribution's parameters are not taken for a strip size."""
     md = "0x" + "0d000000" + b"simple_stripe\0".hex() + "00" * 6 + "0000010000000000"
-    assert decode_distribution(bytes.fromhex(md[2:])) == ("simple_stripe", 65536)
-    assert decode_distribution(struct.pack("<I", 10) + b"basic_dist\0\0" + b"\0" * 8) == ("basic_dist", None)
+    assert orangefs_module.decode_distribution(bytes.fromhex(md[2:])) == ("simple_stripe", 65536)
+    basic = struct.pack("<I", 10) + b"basic_dist\0\0" + b"\0" * 8
+    assert orangefs_module.decode_distribution(basic) == ("basic_dist", None)
     output = f"# file: /ofs/f\nsystem.pvfs2.dh=0x{'ab' * 16}\n\n# file: /ofs/f\nsystem.pvfs2.md={md}\n\n"
     assert OrangeFsFilesystem().parse_file_layout(output) == Layout(count=2, size=65536)
     assert OrangeFsFilesystem().parse_file_layout("# file: /ofs/f\n") == Layout()
@@ -228,10 +230,10 @@ def test_orangefs_file_layout_attributes_decoded_as_orangefs_encodes_them() -> N
 def test_orangefs_bench_rows_are_labelled_with_the_count_files_get(ofs_dir: Path, make_spec: SpecFactory) -> None:
     """Issue 25 item 2: a bench point asking stripe count 8 on the OrangeFS stand-in (4 data servers) is labelled
     4, the count its files get (it was labelled 8); the count asked is kept beside it."""
-    outcome, note = apply_stripe(ofs_dir / "work", 8, make_spec(filesystem={"root": str(ofs_dir)}))
+    outcome, note = harness.apply_stripe(ofs_dir / "work", 8, make_spec(filesystem={"root": str(ofs_dir)}))
     assert note is None and outcome["status"] == "applied" and outcome["differs"] == ["count 8 asked, 4 given"]
-    assert labelled_count(outcome, 8) == 4
-    assert labelled_count({"status": NOT_APPLICABLE, "effective": None}, 8) == 8
+    assert harness.labelled_count(outcome, 8) == 4
+    assert harness.labelled_count({"status": NOT_APPLICABLE, "effective": None}, 8) == 8
 
 
 def test_orangefs_without_xattrs_a_run_that_asks_for_no_striping_goes_on(
