@@ -676,6 +676,8 @@ def test_hdfs_mode_configuration(make_spec: SpecFactory, make_test_plan: PlanFac
     mapred = props(files["mapred-site.xml"])
     assert mapred["yarn.app.mapreduce.am.staging-dir"] == f"{nn}{plan.run_dir}/staging"
     assert mapred["mapreduce.jobhistory.done-dir"] == f"{nn}{plan.run_dir}/history/done"
+    # app-logs/ on HDFS is made by Hadoop (1777 is fine there): Hadoop's own log-aggregation controller
+    assert "yarn.log-aggregation.file-controller.TFile.class" not in props(files["yarn-site.xml"])
 
 
 def test_hdfs_mode_roles_and_memory(make_spec: SpecFactory, make_test_plan: PlanFactory, pfs_root: Path) -> None:
