@@ -191,6 +191,14 @@ def apply_stripe(directory: Path, count: int | None, spec: JobSpec) -> tuple[dic
     return outcome.to_dict(), note
 
 
+def labelled_count(outcome: dict[str, Any], asked: int | None) -> int | None:
+    """The stripe count a bench row is labelled with (``stripe_count``, the summary's ``stripes``): the count a new
+    file in the work directory really got (the outcome's ``effective``, e.g. 4 for 8 asked on 4 OrangeFS data
+    servers), else the one asked for (``stripe_count_requested`` keeps it)."""
+    effective = (outcome.get("effective") or {}).get("count")
+    return effective if effective is not None else asked
+
+
 class Harness:
     """Runs a bench: for each (node count, fs mode) one cluster, every point and repeat on it.
 
@@ -317,7 +325,8 @@ class Harness:
             "repeat": repeat, **point, "files": params.get("files"), "file_size": params.get("file_size"),
             "params": params, "scheduler": spec.scheduler, "node_names": [n.name for n in allocation.nodes],
             "fs_root": str(root), "fs_type": fs_type, "stripe_applied": stripe["status"] == "applied",
-            "stripe": stripe, "work_dir": str(work),
+            "stripe": stripe, "work_dir": str(work), "stripe_count": labelled_count(stripe, point["stripe_count"]),
+            "stripe_count_requested": point["stripe_count"],
             "bringup_s": session.bringup_s if session and WORKLOADS[workload].needs_cluster else None,
             "cluster_id": session.plan.cluster_id if session else None,
             "versions": {"hpc_hadoop": __version__, "python": platform.python_version(),
@@ -328,6 +337,9 @@ class Harness:
                       fanout=allocation.fanout, session=session, keep_data=self.bench.keep_data)
         if stripe_note:
             ctx.notes.append(stripe_note)
+        if stripe.get("differs"):
+            ctx.notes.append(f"stripe count {point['stripe_count']} on {fs_type}: {'; '.join(stripe['differs'])} to a "
+                             f"new file; its rows say stripe count {row['stripe_count']}")
         impl = get_workload(workload)
         try:
             row.update({f"prepare_{k}" if k == "wall_s" else k: v for k, v in impl.prepare(ctx).items()})

@@ -15,7 +15,7 @@ from launcher.allocation import Allocation
 from launcher.errors import UserError
 from launcher.filesystems import check_shared_root, check_striping, current_layout, decide, filesystem_of
 from launcher.filesystems.detect import existing_parent
-from launcher.filesystems.operations import DIRECTORY_MODES, FILE_MODES, try_operations
+from launcher.filesystems.operations import DIRECTORY_MODES, FILE_MODES, NEVER_TRIED, try_operations
 from launcher.plan import PORT_BLOCK, FilesystemPlan, choose_ports, expand_root
 from launcher.runtime import discover
 from launcher.spec import JobSpec
@@ -71,16 +71,15 @@ def _filesystem(spec: JobSpec) -> list[Check]:
 
 
 def _operations(probe: Path) -> Check:
-    """What a run does in its cluster directory, tried in ``probe``: each refusal named."""
+    """What a run does in its cluster directory, tried in ``probe``: each refusal named. No ``chmod`` a run does not
+    make is tried (:data:`launcher.filesystems.operations.NEVER_TRIED`)."""
     tried = try_operations(probe)
-    refused = [f"{t.operation} ({t.error})" for t in tried if t.error and t.needed]
+    refused = [f"{t.operation} ({t.error})" for t in tried if t.error]
     if refused:
         return Check("operations", "fail", f"{probe}: the filesystem refuses what a run does: {'; '.join(refused)}",
                      "set filesystem.root to a filesystem that allows them")
-    unneeded = [f"{t.operation}: {t.error}" for t in tried if t.error and not t.needed]
     return Check("operations", "ok", f"create, chmod to {len(DIRECTORY_MODES)} directory and {len(FILE_MODES)} file "
-                 f"modes a run sets, rename, symlink work in {probe}"
-                 + (f"; refused, but no run needs them: {'; '.join(unneeded)}" if unneeded else ""))
+                 f"modes a run sets, rename, symlink work in {probe}; never tried: {NEVER_TRIED}")
 
 
 def _striping(spec: JobSpec, found: FilesystemPlan, probe: Path) -> Check:

@@ -56,6 +56,11 @@ PFS_ABSTRACT_FILESYSTEM = "org.hpchadoop.fs.PfsFs"
 EXCLUDE_FILE = "nodes.exclude"
 #: ``fs.file.impl`` unless ``filesystem.checksums``: a LocalFileSystem that writes and verifies no ``.crc`` files.
 NO_CHECKSUM_FILESYSTEM = "org.hpchadoop.fs.NoChecksumLocalFileSystem"
+#: ``yarn.log-aggregation.file-controller.TFile.class`` (not in ``hdfs`` mode): Hadoop's TFile controller without the
+#: mode-1777 ``chmod`` of ``app-logs/`` or of a ``.permission_check`` file in it (``LogAggregationFileController.
+#: verifyAndCreateRemoteLogDir``, once per NodeManager), which OrangeFS refuses (its client exits after 8 refusals);
+#: :func:`launcher.runner.materialize` makes ``app-logs/`` (0700) before any daemon starts.
+LOG_AGGREGATION_CONTROLLER = "org.hpchadoop.fs.PreparedDirTFileController"
 
 
 #: Timeouts clamped to :func:`timeout_limit_ms`: key → (configuration file, Hadoop 3's default in ms).
@@ -167,7 +172,7 @@ def render_config(plan: ClusterPlan, notes: list[str] | None = None) -> dict[str
         "classpath_csv": ",".join(runtime.classpath), "daemon_flags": runtime.daemon_flags(),
         "fs_uri": plan.fs_uri,
         "pfs_filesystem": PFS_FILESYSTEM, "pfs_abstract_filesystem": PFS_ABSTRACT_FILESYSTEM,
-        "no_checksum_filesystem": NO_CHECKSUM_FILESYSTEM,
+        "no_checksum_filesystem": NO_CHECKSUM_FILESYSTEM, "log_aggregation_controller": LOG_AGGREGATION_CONTROLLER,
         "pfs_layout": plan.filesystem.shim_layout if spec.filesystem.mode == "shim" else "none",
         "stripe_roles": stripe_roles(plan),
         "shuffle_plugin": shuffle.PLUGIN_CLASS, "shuffle_dirs_property": shuffle.LOCAL_DIRS_PROPERTY,

@@ -228,8 +228,10 @@ def made_for_hadoop(plan: ClusterPlan) -> tuple[str, ...]:
     Hadoop 3.4.2 creates ``mapreduce.jobhistory.intermediate-done-dir`` with the fixed mode 1777
     (``JobHistoryUtils.HISTORY_INTERMEDIATE_DONE_DIR_PERMISSIONS``, no key changes it), in the JobHistoryServer
     (``HistoryFileManager.mkdir``) and in each ApplicationMaster (``JobHistoryEventHandler.mkdir``); both skip a
-    directory that exists. (``yarn.nodemanager.remote-app-log-dir``, also 1777 in ``LogAggregationFileController``,
-    is ``app-logs/``, which :func:`materialize` makes anyway; where it exists a NodeManager only logs a warning.)
+    directory that exists. (``yarn.nodemanager.remote-app-log-dir`` is ``app-logs/``, which :func:`materialize`
+    makes anyway: Hadoop's ``LogAggregationFileController`` would make it 1777 or, where it exists, ``chmod`` a
+    ``.permission_check`` file in it to 1777 in each NodeManager; the controller we configure,
+    :data:`launcher.render.LOG_AGGREGATION_CONTROLLER`, does neither.)
     A cluster directory belongs to one user, so 0700 is all they need. In ``hdfs`` mode history is on HDFS.
 
     Returns:

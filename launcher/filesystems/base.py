@@ -136,9 +136,19 @@ class Filesystem:
         """The command that prints the layout the file ``path`` really has (default: :meth:`layout_command`)."""
         return self.layout_command(path)
 
+    def file_layout_commands(self, path: Path) -> list[list[str]]:
+        """The commands whose outputs, joined, say the layout the file ``path`` really has (default:
+        :meth:`file_layout_command` alone; none when it is ``None``)."""
+        argv = self.file_layout_command(path)
+        return [argv] if argv else []
+
     def parse_layout(self, output: str) -> Layout:
         """Parse :meth:`layout_command`'s (and :meth:`file_layout_command`'s) output."""
         return Layout()
+
+    def parse_file_layout(self, output: str) -> Layout:
+        """Parse the joined outputs of :meth:`file_layout_commands` (default: :meth:`parse_layout`)."""
+        return self.parse_layout(output)
 
     # -- what the base class does -----------------------------------------------------------
     def run(self, argv: list[str], hint: str | None = None) -> str:
@@ -189,7 +199,7 @@ class Filesystem:
 
     def effective(self, directory: Path) -> Layout | None:
         """The layout a new file in ``directory`` really gets, which may be less than the directory asks for:
-        an empty probe file ``.hpc-hadoop-layout-<pid>`` is made there, read with :meth:`file_layout_command` and
+        an empty probe file ``.hpc-hadoop-layout-<pid>`` is made there, read with :meth:`file_layout_commands` and
         removed.
 
         Raises:
@@ -199,8 +209,8 @@ class Filesystem:
         probe = directory / f".hpc-hadoop-layout-{os.getpid()}"
         os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         try:
-            argv = self.file_layout_command(probe)
-            return self.parse_layout(self.run(argv)) if argv else None
+            commands = self.file_layout_commands(probe)
+            return self.parse_file_layout("".join(self.run(argv) for argv in commands)) if commands else None
         finally:
             probe.unlink(missing_ok=True)
 

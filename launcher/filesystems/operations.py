@@ -4,8 +4,11 @@ create, ``chmod`` to every mode a run sets, rename, a symbolic link (``flock`` i
 in its first step; the doctor names it beforehand.
 
 The modes are those Hadoop 3.4.2 sets with an explicit ``chmod`` (read from its jars) and hpc-hadoop's own. No run
-sets the sticky or the setgid bit (:func:`launcher.runner.made_for_hadoop`): they are tried too, but only to say
-that a refusal does not matter.
+sets the sticky bit (:data:`NEVER_TRIED`): hpc-hadoop makes beforehand the directories Hadoop would make with mode
+1777 (:func:`launcher.runner.made_for_hadoop`), and the NodeManagers aggregate logs without the 1777 check of
+``app-logs/`` (:data:`launcher.render.LOG_AGGREGATION_CONTROLLER`). A bit no run sets is never tried either: OrangeFS
+refuses the sticky bit with EINVAL and logs a backtrace, and its client exits after 8 of them (``GOSSIP_MAX_BT``),
+unmounting the file system for every user of the node; a probe must never be one of them.
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ DIRECTORY_MODES = (0o700, 0o710, 0o750, 0o755, 0o770)
 #: (``AggregatedLogFormat``); 0644 job files in staging (``JobSubmissionFiles``); 0700 launch scripts
 #: (``ContainerExecutor``) and hpc-hadoop's scripts; 0770 job history files (``JobHistoryEventHandler``).
 FILE_MODES = (0o404, 0o640, 0o644, 0o700, 0o770)
-#: Bits no run sets; a filesystem may refuse them (OrangeFS: EINVAL).
-UNNEEDED_BITS = (("sticky bit", 0o1700), ("setgid bit", 0o2700))
+#: What is never tried, and why (said by ``doctor``).
+NEVER_TRIED = ("the sticky bit (no run sets it; OrangeFS refuses it, and its client exits after 8 refusals, unmounting "
+               "the file system for every user of the node)")
 
 
 @dataclass(frozen=True)
@@ -38,22 +42,20 @@ class Tried:
 
     operation: str
     error: str | None
-    needed: bool = True
 
 
-def _try(operation: str, action: Callable[[], object], needed: bool = True) -> Tried:
+def _try(operation: str, action: Callable[[], object]) -> Tried:
     try:
         action()
     except OSError as exc:
-        return Tried(operation, exc.strerror or str(exc), needed)
-    return Tried(operation, None, needed)
+        return Tried(operation, exc.strerror or str(exc))
+    return Tried(operation, None)
 
 
 def try_operations(directory: Path) -> list[Tried]:
     """Make a scratch directory in ``directory`` (removed afterwards) and try in it, in order: create a directory
     and a file, ``chmod`` the directory to each of :data:`DIRECTORY_MODES` and the file to each of
-    :data:`FILE_MODES`, rename the file, make a symbolic link to it; then the :data:`UNNEEDED_BITS` on the
-    directory (``needed`` false).
+    :data:`FILE_MODES`, rename the file, make a symbolic link to it. Nothing else (:data:`NEVER_TRIED`).
 
     Returns:
         One :class:`Tried` per operation; when the scratch directory cannot be made, only that one.
@@ -70,8 +72,6 @@ def try_operations(directory: Path) -> list[Tried]:
         tried += [_try(f"chmod {mode:04o} a file", partial(os.chmod, file, mode)) for mode in FILE_MODES]
         tried.append(_try("rename", lambda: os.rename(file, scratch / "g")))
         tried.append(_try("symlink", lambda: os.symlink("g", scratch / "link")))
-        tried += [_try(f"chmod {mode:04o} ({name})", partial(os.chmod, sub, mode), needed=False)
-                  for name, mode in UNNEEDED_BITS]
         return tried
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

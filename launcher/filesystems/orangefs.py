@@ -3,16 +3,21 @@
 ``user.pvfs2.num_dfiles`` = stripe count, ``user.pvfs2.dist_name`` = ``simple_stripe``,
 ``user.pvfs2.dist_params`` = ``strip_size:BYTES``. Learned on OrangeFS 2.10: a value is honoured only with a
 trailing NUL byte (so values are passed to ``setfattr`` hex-encoded, NUL included), and a client may cache
-the parent directory's attributes until it remounts. A file has its own ``user.pvfs2.*`` attributes, which say
-what it really got: never more data files than the file system has data servers (a directory asking for 8 on 4
-servers gives files 4, silently). OrangeFS's FUSE client ``pvfs2fuse`` answers every extended-attribute call with
-"Operation not supported": there, striping can be neither set nor read (issue 17).
+the parent directory's attributes until it remounts. A file has no ``user.pvfs2.*`` attribute (only a directory
+has them, as hints for the files made in it): what a file really got is in ``system.pvfs2.dh``, its data file
+handles (8 bytes each: 32 bytes = 4 data files), and ``system.pvfs2.md``, its distribution as OrangeFS encodes it
+(a u32 length, the distribution's name, zero padding to 8 bytes, then for ``simple_stripe`` the strip size as a
+little-endian int64); ``pvfs2-viewdist -f FILE`` prints the same. A file never has more data files than the file
+system has data servers (a directory asking for 8 on 4 servers gives files 4, silently). OrangeFS's FUSE client
+``pvfs2fuse`` answers every extended-attribute call with "Operation not supported": there, striping can be neither
+set nor read (issue 17).
 """
 
 from __future__ import annotations
 
 import base64
 import re
+import struct
 from pathlib import Path
 
 from launcher.errors import UserError
@@ -23,6 +28,10 @@ NUM_DFILES = "user.pvfs2.num_dfiles"
 DIST_NAME = "user.pvfs2.dist_name"
 DIST_PARAMS = "user.pvfs2.dist_params"
 SIMPLE_STRIPE = "simple_stripe"
+#: A file's data file handles (``PVFS_handle``, 8 bytes each) and its encoded distribution (``PINT_dist_encode``).
+DATAFILE_HANDLES = "system.pvfs2.dh"
+METAFILE_DIST = "system.pvfs2.md"
+HANDLE_BYTES = 8
 
 
 def attribute_values(setting: StripeSpec) -> dict[str, bytes]:
@@ -46,6 +55,27 @@ def decode_value(text: str) -> bytes:
         text = text[1:-1]
     # getfattr's text encoding writes bytes outside printable ASCII as \ooo octal.
     return re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), text.encode())
+
+
+def decode_distribution(value: bytes) -> tuple[str, int | None]:
+    """``system.pvfs2.md`` → ``(distribution name, strip size in bytes)``: a little-endian u32 length, the name (NUL
+    included, zero-padded to a multiple of 8 bytes: ``roundup8(4 + length + 1)`` in all), then the distribution's
+    parameters; the strip size (a little-endian int64) only for ``simple_stripe``, else ``None``.
+
+    Raises:
+        ValueError: ``value`` is shorter than its length field says.
+    """
+    if len(value) < 4:
+        raise ValueError(f"{METAFILE_DIST}: {len(value)} bytes")
+    (length,) = struct.unpack_from("<I", value)
+    start = 4 + length + 1
+    start += -start % 8
+    if len(value) < 4 + length:
+        raise ValueError(f"{METAFILE_DIST}: {len(value)} bytes, name of {length}")
+    name = value[4:4 + length].decode(errors="replace")
+    if name != SIMPLE_STRIPE or len(value) < start + 8:
+        return name, None
+    return name, struct.unpack_from("<q", value, start)[0]
 
 
 def parse_getfattr(output: str) -> dict[str, bytes]:
@@ -84,8 +114,28 @@ class OrangeFsFilesystem(Filesystem):
                 for name, value in attribute_values(setting).items()]
 
     def layout_command(self, directory: Path) -> list[str]:
-        """``getfattr --absolute-names -d -m ^user\\.pvfs2\\. -e hex DIR`` (the same command reads a file's)."""
+        """``getfattr --absolute-names -d -m ^user\\.pvfs2\\. -e hex DIR``: a directory's hints."""
         return ["getfattr", "--absolute-names", "-d", "-m", r"^user\.pvfs2\.", "-e", "hex", str(directory)]
+
+    def file_layout_commands(self, path: Path) -> list[list[str]]:
+        """``getfattr --absolute-names -n system.pvfs2.dh -e hex FILE``, then the same for ``system.pvfs2.md``: where
+        OrangeFS keeps what a file really got (a file has no ``user.pvfs2.*``; ``getfattr -n`` takes one name)."""
+        return [["getfattr", "--absolute-names", "-n", name, "-e", "hex", str(path)]
+                for name in (DATAFILE_HANDLES, METAFILE_DIST)]
+
+    def parse_file_layout(self, output: str) -> Layout:
+        """Stripe count = ``system.pvfs2.dh``'s bytes / 8, size = ``system.pvfs2.md``'s strip size
+        (:func:`decode_distribution`); an attribute missing or malformed leaves its field unreported."""
+        values = parse_getfattr(output)
+        handles = values.get(DATAFILE_HANDLES)
+        count = len(handles) // HANDLE_BYTES if handles and len(handles) % HANDLE_BYTES == 0 else None
+        size = None
+        if METAFILE_DIST in values:
+            try:
+                size = decode_distribution(values[METAFILE_DIST])[1]
+            except ValueError:
+                size = None
+        return Layout(count=count, size=size)
 
     def parse_layout(self, output: str) -> Layout:
         """Stripe count from ``num_dfiles``, size from ``dist_params`` (``strip_size:N``); NULs stripped."""

@@ -1,7 +1,8 @@
 """Runs on an OrangeFS-like mount, with real Hadoop daemons: the stand-in of an OrangeFS volume behind its FUSE
 client ``pvfs2fuse`` (tests/standins/orangefs_fuse.py; OrangeFS cannot be installed on the test machine). It
-refuses the sticky and setgid bits, mounts as plain ``fuse`` from ``pvfs2fuse#tcp://...``, keeps the
-``user.pvfs2.*`` attributes of directories and gives each new file at most 4 data files (4 data servers).
+refuses the sticky bit (and its client exits after 8 refusals, as OrangeFS 2.10's does), mounts as plain ``fuse``
+from ``pvfs2fuse#tcp://...``, keeps the ``user.pvfs2.*`` attributes of directories and gives each new file at most
+4 data files (4 data servers), in its ``system.pvfs2.dh``/``md``.
 Wordcount and TeraSort run on it as root, and a small wordcount as a user who is not root.
 
 Data is tiny: a Python FUSE passthrough is slow.
@@ -23,6 +24,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO, hpc_hadoop, only_run_dir, orangefs_standin, processes_of, run_report
+from tests.standins.orangefs_fuse import REFUSAL_MESSAGE
 
 pytestmark = pytest.mark.hadoop
 
@@ -52,15 +54,33 @@ def ofs_root(orangefs: Path, request: pytest.FixtureRequest) -> Path:
     return root
 
 
+def refused_chmods(mountpoint: Path) -> int:
+    """The ``chmod``s the stand-in mounted on ``mountpoint`` has refused so far (one line each in its log; its
+    client exits at the 8th, as OrangeFS's)."""
+    return (mountpoint.parent / "orangefs-standin.log").read_text().count(REFUSAL_MESSAGE)
+
+
+def alive(mountpoint: Path) -> bool:
+    """The mount still answers (a dead FUSE client gives ENOTCONN)."""
+    try:
+        os.listdir(mountpoint)
+    except OSError:
+        return False
+    return True
+
+
 def write_job(directory: Path, job: dict) -> Path:
     path = directory / f"{job['name']}.yaml"
     path.write_text(yaml.safe_dump({"scheduler": "local", **job}))
     return path
 
 
-def test_wordcount_on_orangefs(hadoop_runtime: Path, ofs_root: Path, tmp_path: Path) -> None:
+def test_wordcount_on_orangefs(hadoop_runtime: Path, orangefs: Path, ofs_root: Path, tmp_path: Path) -> None:
     """Issue 17 items 1 and 2: bring-up makes no sticky-bit directory (the JobHistoryServer's intermediate done
-    dir failed with EINVAL), and the mount is recognised as OrangeFS from its source."""
+    dir failed with EINVAL), and the mount is recognised as OrangeFS from its source. Issue 25 item 1: the run
+    makes no chmod OrangeFS refuses (each NodeManager chmodded app-logs/<random>.permission_check to 1777; the
+    client exits after 8 refusals, killing the mount), and the mount is alive afterwards."""
+    before = refused_chmods(orangefs)
     corpus = ofs_root / "corpus.txt"
     corpus.write_text(TEXT)
     job = write_job(tmp_path, {"name": "wc", "filesystem": {"root": str(ofs_root)}, "hadoop": SMALL,
@@ -80,7 +100,9 @@ def test_wordcount_on_orangefs(hadoop_runtime: Path, ofs_root: Path, tmp_path: P
     modes = {p: os.stat(p).st_mode for p in run_dir.rglob("*") if not p.is_symlink()}
     assert not [p for p, m in modes.items() if m & 0o3000], "a sticky or setgid bit in the cluster directory"
     assert list((run_dir / "history").rglob("job_*.jhist"))
+    assert list((run_dir / "app-logs").rglob("*")), "no aggregated log"
     assert processes_of(run_dir) == []
+    assert refused_chmods(orangefs) - before == 0 and alive(orangefs)
 
 
 def records(directory: Path, pattern: str) -> list[bytes]:
@@ -90,8 +112,12 @@ def records(directory: Path, pattern: str) -> list[bytes]:
     return [data[i:i + 100] for i in range(0, len(data), 100)]
 
 
-def dfiles(path: Path) -> bytes:
-    return os.getxattr(path, "user.pvfs2.num_dfiles")
+def dfiles(path: Path) -> bytes | int:
+    """A directory's ``user.pvfs2.num_dfiles`` (what its files are asked to get), a file's number of data files
+    (``system.pvfs2.dh``: 8 bytes per data file handle)."""
+    if path.is_dir():
+        return os.getxattr(path, "user.pvfs2.num_dfiles")
+    return len(os.getxattr(path, "system.pvfs2.dh")) // 8
 
 
 def test_terasort_through_the_shim_on_orangefs(hadoop_runtime: Path, ofs_root: Path, tmp_path: Path) -> None:
@@ -122,9 +148,9 @@ def test_terasort_through_the_shim_on_orangefs(hadoop_runtime: Path, ofs_root: P
            "4 given)" in result.stdout
     # item 5: the shim's directories take their role's layout; their files get it, clamped to 4 servers
     assert dfiles(run_dir / "input" / "teragen") == b"2\0"
-    assert {dfiles(p) for p in (run_dir / "input" / "teragen").glob("part-m-*")} == {b"2\0"}
+    assert {dfiles(p) for p in (run_dir / "input" / "teragen").glob("part-m-*")} == {2}
     assert dfiles(run_dir / "output" / "sorted") == b"8\0"
-    assert {dfiles(p) for p in (run_dir / "output" / "sorted").glob("part-r-*")} == {b"4\0"}
+    assert {dfiles(p) for p in (run_dir / "output" / "sorted").glob("part-r-*")} == {4}
     assert processes_of(run_dir) == []
 
 
@@ -191,17 +217,19 @@ def as_user(user: pwd.struct_passwd, *args: str, timeout: float = 300) -> subpro
 
 def test_doctor_and_wordcount_as_a_user_who_is_not_root(hadoop_runtime: Path, orangefs: Path,
                                                         other_user: pwd.struct_passwd) -> None:
-    """Issue 17 items 1 and 2 for a user's own directory on the mount: doctor names the filesystem and what it
-    refuses (the sticky and setgid bits, which no run needs), and a small wordcount and TeraSort run."""
+    """Issue 17 items 1 and 2 for a user's own directory on the mount: doctor names the filesystem, and a small
+    wordcount and TeraSort run. Issue 25 item 1: neither doctor (it tried the sticky bit) nor the run makes a chmod
+    OrangeFS refuses, and the mount is alive afterwards."""
+    before = refused_chmods(orangefs)
     home = orangefs / other_user.pw_name
     home.mkdir(exist_ok=True)
     os.chown(home, other_user.pw_uid, other_user.pw_gid)
     doctor = as_user(other_user, "doctor", "--set", f"filesystem.root={home}", timeout=120)
     lines = {line.split()[1]: line for line in doctor.stdout.splitlines() if len(line.split()) > 2}
     assert "orangefs (fuse)" in lines["filesystem"] and "pvfs2fuse#tcp://" in lines["filesystem"], doctor.stdout
-    assert lines["operations"].split()[0] == "ok", doctor.stdout
-    assert "(sticky bit): Invalid argument" in lines["operations"] and "(setgid bit): Invalid argument" in \
-        lines["operations"]
+    assert lines["operations"].split()[0] == "ok" and "never tried: the sticky bit" in lines["operations"], \
+        doctor.stdout
+    assert refused_chmods(orangefs) == before
     corpus = home / "corpus.txt"
     corpus.write_text("a b a\n" * 50)
     job = home / "wc.yaml"
@@ -224,3 +252,4 @@ def test_doctor_and_wordcount_as_a_user_who_is_not_root(hadoop_runtime: Path, or
     assert "_SUCCESS" in sorted_files and any(n.startswith("part-r-") for n in sorted_files), sorted_files
     assert {p.stat().st_uid for p in run_dirs[0].rglob("*") if not p.is_symlink()} == {other_user.pw_uid}
     assert processes_of(run_dirs[0]) == []
+    assert refused_chmods(orangefs) - before == 0 and alive(orangefs)

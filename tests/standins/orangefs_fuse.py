@@ -4,15 +4,29 @@ libfuse 3) over a local directory that behaves as that client does where hpc-had
 
 * the mount's type is plain ``fuse`` (statfs magic ``0x65735546``) and its source ``pvfs2fuse#tcp://HOST:PORT/ofs``
   (``/proc/self/mountinfo``), as ``pvfs2fuse`` mounts show;
-* ``chmod`` with the sticky or the setgid bit fails with ``EINVAL`` (OrangeFS keeps neither bit);
+* ``chmod`` with the sticky bit fails with ``EINVAL``: ``pvfs2fuse`` passes ``mode & 07777`` to
+  ``PVFS_sys_setattr``, which refuses any bit outside ``PVFS_PERM_VALID`` (``include/pvfs2-types.h``: "no
+  PVFS_U_VTX (sticky bit)"); setgid and setuid are valid bits and are kept (``PVFS_G_SGID``, ``PVFS_U_SUID``), and a
+  new entry in a setgid directory takes the directory's group (and a new directory the setgid bit), as
+  ``sys-mkdir.sm``/``sys-create.sm`` do;
+* each refused ``chmod`` is logged with a backtrace (``gossip_lerr`` → ``gossip_backtrace``), and the client
+  exits after :data:`MAX_BACKTRACES` of them (``GOSSIP_MAX_BT`` in ``src/common/gossip/gossip.c``: 8, then
+  ``exit(-1)``): the 7th refused ``chmod`` still gives ``EINVAL``, the 8th ``ECONNABORTED`` (the client exits while
+  the kernel waits for its answer), every later call ``ENOTCONN`` (``Transport endpoint is not connected``) until
+  the mount point is unmounted, and this process exits 255. The log (standard error) has one line per refusal,
+  ``... invalid or unsupported permission bits (refused chmod N of 8: PATH to MODE)``, which tests count;
 * extended attributes, by ``--xattrs``:
 
   - ``none``: every xattr call fails with ``ENOTSUP`` (``Operation not supported``), as the stock ``pvfs2fuse``;
   - ``store``: a directory keeps the ``user.pvfs2.*`` attributes it is given (``num_dfiles``, ``dist_name``,
-    ``dist_params``) and new directories inherit them (OrangeFS's directory hints); a new file gets its own
-    ``user.pvfs2.*`` attributes from its directory, ``num_dfiles`` clamped to ``--servers`` (a file never has
-    more data files than the file system has data servers; OrangeFS clamps silently), ``simple_stripe`` and
-    ``strip_size:65536`` (OrangeFS's defaults) where the directory sets none.
+    ``dist_params``) and new directories inherit them (OrangeFS's directory hints). A file has no ``user.pvfs2.*``
+    attribute: what it got is in ``system.pvfs2.dh`` (its data file handles, 8 bytes each) and
+    ``system.pvfs2.md`` (its distribution, encoded as OrangeFS does: a u32 length, the name, zero padding to 8
+    bytes, then the strip size as a little-endian int64), as ``pvfs2-viewdist`` reads them. Its data file count is
+    its directory's ``num_dfiles`` clamped to ``--servers`` (a file never has more data files than the file system
+    has data servers; OrangeFS clamps silently), ``--servers`` where the directory asks none; its distribution is
+    the directory's, else ``simple_stripe`` with ``strip_size:65536`` (OrangeFS's defaults). ``system.pvfs2.*``
+    cannot be set or removed (``EINVAL``, as ``PINT_eattr_namespaces`` refuses).
 
 Everything else passes through to the backing directory; entries are owned by the calling user (mounted with
 ``allow_other,default_permissions``, the kernel checks permissions). Run as root, in the foreground, until the
@@ -27,7 +41,13 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import re
+import secrets
 import stat
+import struct
+import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +60,17 @@ DIST_PARAMS = "user.pvfs2.dist_params"
 LAYOUT_ATTRIBUTES = (NUM_DFILES, DIST_NAME, DIST_PARAMS)
 #: OrangeFS's default distribution of a file whose directory names none.
 DEFAULT_DIST = {DIST_NAME: b"simple_stripe\0", DIST_PARAMS: b"strip_size:65536\0"}
-#: What ``chmod`` refuses with EINVAL.
-REFUSED_MODE_BITS = stat.S_ISVTX | stat.S_ISGID
+#: What ``chmod`` refuses with EINVAL: the sticky bit (not in OrangeFS's ``PVFS_PERM_VALID``).
+REFUSED_MODE_BITS = stat.S_ISVTX
+#: Backtraces after which the client exits (``GOSSIP_MAX_BT``).
+MAX_BACKTRACES = 8
+#: What the log says for each refused ``chmod`` (``PVFS_isys_setattr``'s message), counted by tests.
+REFUSAL_MESSAGE = "PVFS_isys_setattr() failure: invalid or unsupported permission bits"
+#: A file's layout attributes as OrangeFS's system interface shows them, and the backing attributes that hold them.
+SYSTEM_NS = "system.pvfs2."
+FILE_LAYOUT_KEYS = ("dh", "md")
+BACKING_PREFIX = "user.orangefs-standin."
+DEFAULT_STRIP_SIZE = 65536
 STAT_FIELDS = ("st_mode", "st_ino", "st_dev", "st_nlink", "st_uid", "st_gid", "st_size", "st_blocks",
                "st_atime_ns", "st_mtime_ns", "st_ctime_ns")
 
@@ -56,13 +85,22 @@ class OrangeFsClient(fuse.Operations):
         self.backing = str(backing)
         self.servers = servers
         self.xattrs = xattrs
+        self.refused = 0
+        self.lock = threading.Lock()
 
     def _real(self, path: str) -> str:
         return self.backing + path
 
     def _own(self, real: str) -> None:
+        """The caller owns a new entry; in a setgid directory it takes the directory's group, and a new directory
+        the setgid bit too (``sys-mkdir.sm``, ``sys-create.sm``)."""
         uid, gid, _ = fuse.fuse_get_context()
+        parent = os.stat(os.path.dirname(real))
+        if parent.st_mode & stat.S_ISGID:
+            gid = parent.st_gid
         os.lchown(real, uid, gid)
+        if parent.st_mode & stat.S_ISGID and os.path.isdir(real) and not os.path.islink(real):
+            os.chmod(real, stat.S_IMODE(os.stat(real).st_mode) | stat.S_ISGID)
 
     # -- metadata ------------------------------------------------------------------------------
     def getattr(self, path: str, fh: int | None = None) -> dict[str, Any]:
@@ -78,10 +116,30 @@ class OrangeFsClient(fuse.Operations):
         return 0
 
     def chmod(self, path: str, mode: int) -> int:
+        real = self._real(path)
+        os.lstat(real)  # pvfs2fuse looks the path up first (ENOENT before EINVAL)
         if mode & REFUSED_MODE_BITS:
+            self._backtrace(f"{path} to {stat.S_IMODE(mode):04o}")
             raise fuse.FuseOSError(errno.EINVAL)
-        os.chmod(self._real(path), stat.S_IMODE(mode))
+        os.chmod(real, stat.S_IMODE(mode))
         return 0
+
+    def _backtrace(self, what: str) -> None:
+        """Log a refused ``chmod`` with a backtrace, as ``gossip_lerr`` does; the :data:`MAX_BACKTRACES`-th makes the
+        client exit 255 at once (``exit(-1)``), the request unanswered (the kernel gives it ``ECONNABORTED``)."""
+        with self.lock:
+            self.refused += 1
+            stamp = time.strftime("%H:%M:%S")
+            sys.stderr.write(f"[E {stamp}] src/client/sysint/sys-setattr.sm line 122: {REFUSAL_MESSAGE} "
+                             f"(refused chmod {self.refused} of {MAX_BACKTRACES}: {what})\n"
+                             "\t[bt] pvfs2fuse(PVFS_isys_setattr+0x1f4) [0x4a3c54]\n"
+                             "\t[bt] pvfs2fuse(PVFS_sys_setattr+0x5e) [0x4a3e8e]\n"
+                             "\t[bt] pvfs2fuse(pvfs_fuse_chmod+0x8c) [0x40b7cc]\n")
+            sys.stderr.flush()
+            if self.refused >= MAX_BACKTRACES:
+                sys.stderr.write(f"[E {stamp}] pvfs2fuse: {MAX_BACKTRACES} backtraces, exiting (GOSSIP_MAX_BT)\n")
+                sys.stderr.flush()
+                os._exit(255)
 
     def chown(self, path: str, uid: int, gid: int) -> int:
         os.lchown(self._real(path), uid, gid)
@@ -122,8 +180,10 @@ class OrangeFsClient(fuse.Operations):
 
     def mknod(self, path: str, mode: int, dev: int) -> int:
         real = self._real(path)
-        os.mknod(real, mode, dev)
+        os.mknod(real, mode & ~REFUSED_MODE_BITS, dev)
         self._own(real)
+        if self.xattrs == "store" and stat.S_ISREG(mode):
+            self._file_layout(real)
         return 0
 
     def unlink(self, path: str) -> int:
@@ -155,13 +215,18 @@ class OrangeFsClient(fuse.Operations):
 
     def _file_layout(self, real: str) -> None:
         """A new file's data files: its directory's ``num_dfiles`` clamped to the server count (the servers when the
-        directory asks for none), its directory's distribution or OrangeFS's default."""
+        directory asks for none), its directory's distribution or OrangeFS's default; kept as the bytes of
+        ``system.pvfs2.dh`` and ``system.pvfs2.md`` (:func:`encode_distribution`)."""
         parent = os.path.dirname(real)
         asked = (_attribute(parent, NUM_DFILES) or b"").rstrip(b"\0")
         count = min(int(asked), self.servers) if asked.isdigit() and int(asked) > 0 else self.servers
-        os.setxattr(real, NUM_DFILES, f"{count}".encode() + b"\0")
-        for name, default in DEFAULT_DIST.items():
-            os.setxattr(real, name, _attribute(parent, name) or default)
+        name = (_attribute(parent, DIST_NAME) or DEFAULT_DIST[DIST_NAME]).rstrip(b"\0").decode()
+        params = (_attribute(parent, DIST_PARAMS) or DEFAULT_DIST[DIST_PARAMS]).decode(errors="replace")
+        match = re.search(r"strip_size:(\d+)", params)
+        handles = b"".join(struct.pack("<Q", secrets.randbits(63)) for _ in range(count))
+        os.setxattr(real, BACKING_PREFIX + "dh", handles)
+        os.setxattr(real, BACKING_PREFIX + "md",
+                    encode_distribution(name, int(match.group(1)) if match else DEFAULT_STRIP_SIZE))
 
     def open(self, path: str, flags: int) -> int:
         return os.open(self._real(path), flags)
@@ -194,24 +259,49 @@ class OrangeFsClient(fuse.Operations):
 
     def getxattr(self, path: str, name: str, position: int = 0) -> bytes:
         self._xattrs_supported()
-        value = _attribute(self._real(path), name)
+        backing = _backing_name(name)
+        value = _attribute(self._real(path), backing) if backing else None
         if value is None:
             raise fuse.FuseOSError(errno.ENODATA)
         return value
 
     def setxattr(self, path: str, name: str, value: bytes, options: int, position: int = 0) -> int:
         self._xattrs_supported()
+        if _backing_name(name) != name:
+            raise fuse.FuseOSError(errno.EINVAL)
         os.setxattr(self._real(path), name, value, options, follow_symlinks=False)
         return 0
 
     def listxattr(self, path: str) -> list[str]:
         self._xattrs_supported()
-        return os.listxattr(self._real(path), follow_symlinks=False)
+        return [SYSTEM_NS + n[len(BACKING_PREFIX):] if n.startswith(BACKING_PREFIX) else n
+                for n in os.listxattr(self._real(path), follow_symlinks=False)]
 
     def removexattr(self, path: str, name: str) -> int:
         self._xattrs_supported()
+        if _backing_name(name) != name:
+            raise fuse.FuseOSError(errno.EINVAL)
         os.removexattr(self._real(path), name, follow_symlinks=False)
         return 0
+
+
+def _backing_name(name: str) -> str | None:
+    """The backing attribute that holds the attribute ``name``: itself, the stand-in's own for a file's
+    ``system.pvfs2.dh``/``md``, ``None`` for a name no client may use (the stand-in's own names)."""
+    if name.startswith(BACKING_PREFIX):
+        return None
+    if name.startswith(SYSTEM_NS):
+        key = name[len(SYSTEM_NS):]
+        return BACKING_PREFIX + key if key in FILE_LAYOUT_KEYS else None
+    return name
+
+
+def encode_distribution(name: str, strip_size: int) -> bytes:
+    """A distribution as OrangeFS encodes it (``encode_PINT_dist``: ``encode_string`` then the parameters): the
+    name's length as a little-endian u32, the name and its NUL, zero padding to a multiple of 8 bytes, then the
+    strip size as a little-endian int64 (``simple_stripe``'s one parameter)."""
+    raw = struct.pack("<I", len(name)) + name.encode() + b"\0"
+    return raw + b"\0" * (-len(raw) % 8) + struct.pack("<q", strip_size)
 
 
 def _attribute(real: str, name: str) -> bytes | None:

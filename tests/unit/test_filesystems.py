@@ -10,8 +10,10 @@ mounted here; the real ``setfattr``/``getfattr`` of the attr package run against
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import struct
 import subprocess
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
@@ -21,6 +23,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from benchmarks import harness
 from launcher.cli import main
 from launcher.daemons import daemon_command, datanode_dir, format_command, namenode_dir, needs_format
 from launcher.errors import CommandError, UserError
@@ -34,6 +37,8 @@ from launcher.filesystems import (
     decide,
     detect,
 )
+from launcher.filesystems import orangefs as orangefs_module
+from launcher.filesystems.base import Layout
 from launcher.filesystems.detect import FS_MAGIC, MountEntry, behind_fuse, mount_entry, parse_mounts
 from launcher.filesystems.operations import try_operations
 from launcher.filesystems.orangefs import decode_value, parse_getfattr
@@ -43,6 +48,7 @@ from launcher.report import RunReport, directory_line
 from launcher.runner import prepare_filesystem
 from launcher.spec import FilesystemSpec, JobSpec, StripeSpec
 from tests.conftest import orangefs_standin
+from tests.standins.orangefs_fuse import REFUSAL_MESSAGE
 
 SpecFactory = Callable[..., JobSpec]
 PlanFactory = Callable[..., ClusterPlan]
@@ -187,14 +193,47 @@ def test_orangefs_attributes_set_with_setfattr_and_read_back(ofs_dir: Path) -> N
 
 
 def test_orangefs_the_layout_files_really_get_is_reported(ofs_dir: Path) -> None:
-    """Issue 17 item 4, on the OrangeFS stand-in (4 data servers): count 8 is kept on the directory, but a file
-    made in it gets 4 data files; the report says so instead of "applied (count 8)"."""
+    """Issue 17 item 4 and issue 25 item 2, on the OrangeFS stand-in (4 data servers): count 8 is kept on the
+    directory, but a file made in it gets 4 data files. A file has no ``user.pvfs2.*`` (reading them gave
+    "effective not reported"): its layout is read from ``system.pvfs2.dh`` (32 bytes: 4 handles) and
+    ``system.pvfs2.md`` (the strip size), and the report names the clamp."""
     outcome = OrangeFsFilesystem().stripe("output", ofs_dir / "out", StripeSpec(count=8, size="1m"))
     assert outcome.layout == {"count": 8, "size": 1048576, "index": None}
     assert outcome.effective == {"count": 4, "size": 1048576, "index": None}
     assert outcome.differs == ("count 8 asked, 4 given",)
     assert directory_line(outcome.to_dict()) == ("applied: requested count 8, size 1048576; effective count 4, "
                                                  f"size 1048576 (count 8 asked, 4 given): {ofs_dir / 'out'}")
+    a_file = ofs_dir / "out" / "part-00000"
+    a_file.write_bytes(b"x")
+    assert not [name for name in os.listxattr(a_file) if name.startswith("user.pvfs2.")]
+    assert len(os.getxattr(a_file, "system.pvfs2.dh")) == 32
+    argv = OrangeFsFilesystem().file_layout_commands(a_file)
+    assert argv == [["getfattr", "--absolute-names", "-n", name, "-e", "hex", str(a_file)]
+                    for name in ("system.pvfs2.dh", "system.pvfs2.md")]
+    output = "".join(_tool(*a) + "\n" for a in argv)
+    assert OrangeFsFilesystem().parse_file_layout(output) == Layout(count=4, size=1 << 20)
+
+
+def test_orangefs_file_layout_attributes_decoded_as_orangefs_encodes_them() -> None:
+    """``system.pvfs2.md`` as ``PINT_dist_encode`` writes it (u32 length 13, ``simple_stripe`` and its NUL, zero
+    padding to 24 bytes, strip size 65536 as a little-endian int64) and ``system.pvfs2.dh`` of 2 handles, in
+    ``getfattr -e hex`` output; another distribution's parameters are not taken for a strip size."""
+    md = "0x" + "0d000000" + b"simple_stripe\0".hex() + "00" * 6 + "0000010000000000"
+    assert orangefs_module.decode_distribution(bytes.fromhex(md[2:])) == ("simple_stripe", 65536)
+    basic = struct.pack("<I", 10) + b"basic_dist\0\0" + b"\0" * 8
+    assert orangefs_module.decode_distribution(basic) == ("basic_dist", None)
+    output = f"# file: /ofs/f\nsystem.pvfs2.dh=0x{'ab' * 16}\n\n# file: /ofs/f\nsystem.pvfs2.md={md}\n\n"
+    assert OrangeFsFilesystem().parse_file_layout(output) == Layout(count=2, size=65536)
+    assert OrangeFsFilesystem().parse_file_layout("# file: /ofs/f\n") == Layout()
+
+
+def test_orangefs_bench_rows_are_labelled_with_the_count_files_get(ofs_dir: Path, make_spec: SpecFactory) -> None:
+    """Issue 25 item 2: a bench point asking stripe count 8 on the OrangeFS stand-in (4 data servers) is labelled
+    4, the count its files get (it was labelled 8); the count asked is kept beside it."""
+    outcome, note = harness.apply_stripe(ofs_dir / "work", 8, make_spec(filesystem={"root": str(ofs_dir)}))
+    assert note is None and outcome["status"] == "applied" and outcome["differs"] == ["count 8 asked, 4 given"]
+    assert harness.labelled_count(outcome, 8) == 4
+    assert harness.labelled_count({"status": NOT_APPLICABLE, "effective": None}, 8) == 8
 
 
 def test_orangefs_without_xattrs_a_run_that_asks_for_no_striping_goes_on(
@@ -239,29 +278,53 @@ def test_orangefs_refuses_what_it_cannot_do_when_the_plan_is_made(orangefs: Path
     assert err.value.field == f"filesystem.striping.output.{field}"
 
 
-def test_doctor_tries_what_a_run_does_and_names_what_is_refused(built_runtime: Path, ofs_dir: Path) -> None:
-    """Issue 17 item 1, on the OrangeFS stand-in: doctor said ok, then the run failed on a chmod to 1777. It now
-    tries create, every chmod mode a run sets, rename and symlink (all allowed here), and the sticky and setgid
-    bits, which OrangeFS refuses and no run needs."""
+def test_doctor_tries_what_a_run_does_and_nothing_orangefs_refuses(built_runtime: Path, ofs_dir: Path) -> None:
+    """Issue 17 item 1, and issue 25 items 1 and 6, on the OrangeFS stand-in: doctor tries create, every chmod mode
+    a run sets, rename and symlink (all allowed here), and never the sticky bit, which OrangeFS refuses with a
+    backtrace (its client exits after 8: doctor tried one each time, killing the mount at the 8th doctor). The
+    stand-in counts no refused chmod; the setgid bit, which OrangeFS accepts, is not called refused."""
+    before = refused_chmods(ofs_dir.parent)
     tried = {t.operation: t for t in try_operations(ofs_dir)}
-    assert {name for name, t in tried.items() if t.error} == {"chmod 1700 (sticky bit)", "chmod 2700 (setgid bit)"}
-    assert {t.error for t in tried.values() if t.error} == {"Invalid argument"}
-    assert not any(t.needed for t in tried.values() if t.error)
+    assert {name: t.error for name, t in tried.items() if t.error} == {}
     assert {"create a directory", "create a file", "rename", "symlink", "chmod 0770 a directory",
             "chmod 0404 a file"} <= set(tried)
     assert list(ofs_dir.iterdir()) == []  # the scratch directory is gone
     result = CliRunner().invoke(main, ["doctor", "--set", f"filesystem.root={ofs_dir}"])
     line = next(line for line in result.stdout.splitlines() if " operations " in line)
-    assert line.split()[0] == "ok" and "refused, but no run needs them: chmod 1700 (sticky bit): Invalid argument" \
-        in line
+    assert line.split()[0] == "ok" and "never tried: the sticky bit" in line and "setgid" not in line, line
+    assert refused_chmods(ofs_dir.parent) == before == 0
+    os.chmod(ofs_dir, 0o2770)  # OrangeFS keeps setgid
+    assert os.stat(ofs_dir).st_mode & 0o7777 == 0o2770
+
+
+def refused_chmods(mountpoint: Path) -> int:
+    """The ``chmod``s the OrangeFS stand-in mounted on ``mountpoint`` refused, from its log (one line each)."""
+    return (mountpoint.parent / "orangefs-standin.log").read_text().count(REFUSAL_MESSAGE)
+
+
+def test_the_orangefs_standin_client_exits_after_8_refused_chmods(tmp_path: Path) -> None:
+    """The stand-in as OrangeFS 2.10's pvfs2fuse (issue 25 item 1, ``GOSSIP_MAX_BT``): refused sticky-bit chmods 1
+    to 7 give EINVAL, the 8th ECONNABORTED as the client exits, then every call ENOTCONN."""
+    with orangefs_standin(tmp_path) as mountpoint:
+        (mountpoint / "d").mkdir()
+        errors = []
+        for _ in range(9):
+            with pytest.raises(OSError) as err:
+                os.chmod(mountpoint / "d", 0o1777)
+            errors.append(err.value.errno)
+        assert errors == [errno.EINVAL] * 7 + [errno.ECONNABORTED, errno.ENOTCONN]
+        with pytest.raises(OSError) as err:
+            os.listdir(mountpoint)
+        assert err.value.strerror == "Transport endpoint is not connected"
+        assert refused_chmods(mountpoint) == 8 and "exiting (GOSSIP_MAX_BT)" in \
+            (tmp_path / "orangefs-standin.log").read_text()
 
 
 def test_doctor_fails_on_an_operation_a_run_needs(tmp_path: Path) -> None:
     """What a run needs and cannot do is named with the system's message (here the scratch directory cannot be
     made: its parent does not exist)."""
     tried = try_operations(tmp_path / "no-such-directory")
-    assert [(t.operation, t.error, t.needed) for t in tried] == [("create a directory", "No such file or directory",
-                                                                   True)]
+    assert [(t.operation, t.error) for t in tried] == [("create a directory", "No such file or directory")]
 
 
 def _job(directory: Path, root: Path, striping: dict, scheduler: str = "local") -> Path:
@@ -613,6 +676,8 @@ def test_hdfs_mode_configuration(make_spec: SpecFactory, make_test_plan: PlanFac
     mapred = props(files["mapred-site.xml"])
     assert mapred["yarn.app.mapreduce.am.staging-dir"] == f"{nn}{plan.run_dir}/staging"
     assert mapred["mapreduce.jobhistory.done-dir"] == f"{nn}{plan.run_dir}/history/done"
+    # app-logs/ on HDFS is made by Hadoop (1777 is fine there): Hadoop's own log-aggregation controller
+    assert "yarn.log-aggregation.file-controller.TFile.class" not in props(files["yarn-site.xml"])
 
 
 def test_hdfs_mode_roles_and_memory(make_spec: SpecFactory, make_test_plan: PlanFactory, pfs_root: Path) -> None:

@@ -145,6 +145,8 @@ def test_directories_and_shared_storage_settings(plan: ClusterPlan, files: dict[
     assert yarn["yarn.resourcemanager.recovery.enabled"] == "false"
     assert yarn["yarn.nodemanager.recovery.enabled"] == "false"
     assert yarn["yarn.nodemanager.remote-app-log-dir"] == f"file://{plan.run_dir}/app-logs"
+    # issue 25 item 1: log aggregation without Hadoop's 1777 chmod of app-logs/ (refused by OrangeFS)
+    assert yarn["yarn.log-aggregation.file-controller.TFile.class"] == "org.hpchadoop.fs.PreparedDirTFileController"
     assert yarn["yarn.admin.acl"] == plan.user
     mapred = single(files["mapred-site.xml"])
     assert mapred["mapreduce.map.speculative"] == "false"
