@@ -67,7 +67,8 @@ def _filesystem(spec: JobSpec) -> list[Check]:
     else:
         checks.append(Check("flock", "warn", f"flock fails on {probe}: {found.flock_error}",
                             "fine for rawfs mode (LevelDB stores are off); ask your admins for the flock mount option"))
-    return [*checks, _operations(probe), _striping(spec, found, probe)]
+    lengths = _path_lengths(spec)
+    return [*checks, _operations(probe), *([lengths] if lengths else []), _striping(spec, found, probe)]
 
 
 def _operations(probe: Path) -> Check:
@@ -98,6 +99,31 @@ def _striping(spec: JobSpec, found: FilesystemPlan, probe: Path) -> Check:
     layout = current_layout(fs, probe)
     shown = ", ".join(f"{k} {v}" for k, v in (layout or {}).items() if v is not None) or "none reported"
     return Check("striping", "ok", f"{fs.name}: per-directory striping; layout of {probe}: {shown}")
+
+
+def _path_lengths(spec: JobSpec) -> Check | None:
+    """Whether the filesystem under the root takes the longest path a run makes there
+    (:func:`launcher.filesystems.pathlength.check_path_lengths`, tried in the root), on a preview plan of the job
+    (the batch system's stand-in nodes); ``None`` when no plan can be made (the other checks say why)."""
+    from launcher.filesystems.pathlength import check_path_lengths
+    from launcher.plan import make_plan
+    from launcher.schedulers import get_scheduler
+    from launcher.schedulers.base import BatchScheduler
+
+    try:
+        runtime = discover(spec.hadoop.home, spec.hadoop.java_home)
+        scheduler = get_scheduler(spec.scheduler)
+        allocation = scheduler.preview_allocation(spec) if isinstance(scheduler, BatchScheduler) else \
+            scheduler.allocation(spec)
+        plan = make_plan(spec, allocation, runtime, filesystem=decide(spec.filesystem, check=False))
+    except UserError:
+        return None
+    try:
+        longest = check_path_lengths(plan)
+    except UserError as exc:
+        return Check("path lengths", "fail", f"{exc.field}: {exc.message}", exc.fix)
+    return Check("path lengths", "ok", f"a run's longest path, {longest.below_root} bytes below the root "
+                 f"({longest.what}), can be made there")
 
 
 def _hostname() -> Check:

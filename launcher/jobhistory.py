@@ -25,6 +25,35 @@ def find_jhist(history_dir: Path, job_id: str, wait_s: float = JHIST_WAIT_S) -> 
         time.sleep(0.5)
 
 
+#: Seconds to wait, after a job's client has returned, for its ``.jhist`` to reach ``history/done``: the
+#: ApplicationMaster copies it to ``history/intermediate`` as the job ends and the JobHistoryServer moves it to
+#: ``done/`` on its next scan (``mapreduce.jobhistory.move.interval-ms``, 2 s in ``mapred-site.xml``); seen within 4 s
+#: here.
+DONE_WAIT_S = 30.0
+
+
+def history_not_kept(history_dir: Path, job_id: str, wait_s: float = DONE_WAIT_S) -> str | None:
+    """Why the history of ``job_id`` was not kept, or ``None`` once its ``.jhist`` is in ``history_dir/done``
+    (polled every 0.25 s for up to ``wait_s`` seconds): one line that names what was found of it instead
+    (a file of the job in ``intermediate/`` that is not a ``.jhist``: a name cut short by the filesystem)."""
+    done = history_dir / "done"
+    deadline = time.monotonic() + wait_s
+    while not (done.is_dir() and any(done.rglob(f"{job_id}-*.jhist"))):
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.25)
+    else:
+        return None
+    intermediate = history_dir / "intermediate"
+    left = sorted(p.name for p in intermediate.rglob(f"{job_id}*")) if intermediate.is_dir() else []
+    jhist = [name for name in left if name.endswith(".jhist")]
+    others = [name for name in left if not name.endswith((".jhist", "_conf.xml", ".summary"))]
+    found = (f"it stayed in {intermediate}: {jhist[0]}" if jhist else
+             f"{intermediate} has {others[0]} (its name cut short by the filesystem?)" if others else
+             f"{intermediate} has none either")
+    return f"the job history of {job_id} was not kept: no .jhist in {done} {wait_s:.0f} s after the job, and {found}"
+
+
 def job_events(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """``(type, fields)`` of each event of a JSON ``.jhist`` (the header and schema lines are skipped)."""
     events = []
