@@ -21,8 +21,10 @@ libfuse 3) over a local directory that behaves as that client does where hpc-had
   the entry's own name, the entry is made **under the cut name** (the real client made a job history file whose
   name ended in ``.j``), and the call then fails as FUSE cannot find the entry under its full name; when the name
   is cut off entirely the call fails with ``ERANGE`` (``Numerical result out of range``, what the real client
-  returned: the issue saw it from ~253 bytes below the mount). ``symlink`` and ``mknod`` (which ``pvfs2fuse`` does
-  not split that way, or lacks) and ``link`` (OrangeFS has no hard links) get ``ERANGE`` beyond the limit too.
+  returned: the issue saw it from ~253 bytes below the mount). ``rename``'s source, ``unlink`` and ``rmdir`` go
+  through the same split (a rename from a long name renames the entry made under the cut one). ``symlink`` and
+  ``mknod`` (which ``pvfs2fuse`` does not split that way, or lacks) and ``link`` (OrangeFS has no hard links) get
+  ``ERANGE`` beyond the limit.
 
 Everything else passes through to the backing directory; entries are owned by the calling user (mounted with
 ``allow_other,default_permissions``, the kernel checks permissions). Run as root, in the foreground, until the
@@ -131,7 +133,7 @@ class OrangeFsClient(fuse.Operations):
         return 0
 
     def rmdir(self, path: str) -> int:
-        os.rmdir(self._real(path))
+        os.rmdir(self._real(_entry_path(path, self.path_max)))
         return 0
 
     def mknod(self, path: str, mode: int, dev: int) -> int:
@@ -141,7 +143,7 @@ class OrangeFsClient(fuse.Operations):
         return 0
 
     def unlink(self, path: str) -> int:
-        os.unlink(self._real(path))
+        os.unlink(self._real(_entry_path(path, self.path_max)))
         return 0
 
     def symlink(self, target: str, source: str) -> int:
@@ -155,7 +157,7 @@ class OrangeFsClient(fuse.Operations):
         return 0
 
     def rename(self, old: str, new: str) -> int:
-        os.rename(self._real(old), self._real(_entry_path(new, self.path_max)))
+        os.rename(self._real(_entry_path(old, self.path_max)), self._real(_entry_path(new, self.path_max)))
         return 0
 
     # -- data ------------------------------------------------------------------------------------
