@@ -29,13 +29,14 @@ def find_jhist(history_dir: Path, job_id: str, wait_s: float = JHIST_WAIT_S) -> 
 #: ApplicationMaster copies it to ``history/intermediate`` as the job ends and the JobHistoryServer moves it to
 #: ``done/`` on its next scan (``mapreduce.jobhistory.move.interval-ms``, 2 s in ``mapred-site.xml``); seen within 4 s
 #: here.
-DONE_WAIT_S = 30.0
+DONE_WAIT_S = 20.0
 
 
 def history_not_kept(history_dir: Path, job_id: str, wait_s: float = DONE_WAIT_S) -> str | None:
     """Why the history of ``job_id`` was not kept, or ``None`` once its ``.jhist`` is in ``history_dir/done``
-    (polled every 0.25 s for up to ``wait_s`` seconds): one line that names what was found of it instead
-    (a file of the job in ``intermediate/`` that is not a ``.jhist``: a name cut short by the filesystem)."""
+    (polled every 0.25 s for up to ``wait_s`` seconds): one line that names what ``intermediate/`` holds of it
+    instead (the ``.jhist`` the JobHistoryServer did not move, or what the ApplicationMaster left of its history when
+    the filesystem cut the file's name short or refused it)."""
     done = history_dir / "done"
     deadline = time.monotonic() + wait_s
     while not (done.is_dir() and any(done.rglob(f"{job_id}-*.jhist"))):
@@ -47,10 +48,8 @@ def history_not_kept(history_dir: Path, job_id: str, wait_s: float = DONE_WAIT_S
     intermediate = history_dir / "intermediate"
     left = sorted(p.name for p in intermediate.rglob(f"{job_id}*")) if intermediate.is_dir() else []
     jhist = [name for name in left if name.endswith(".jhist")]
-    others = [name for name in left if not name.endswith((".jhist", "_conf.xml", ".summary"))]
     found = (f"it stayed in {intermediate}: {jhist[0]}" if jhist else
-             f"{intermediate} has {others[0]} (its name cut short by the filesystem?)" if others else
-             f"{intermediate} has none either")
+             f"{intermediate} has only {', '.join(left[:3])} of it" if left else f"{intermediate} has none of it")
     return f"the job history of {job_id} was not kept: no .jhist in {done} {wait_s:.0f} s after the job, and {found}"
 
 
