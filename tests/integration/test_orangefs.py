@@ -279,6 +279,7 @@ def test_shared_local_dirs_on_an_ordinary_root_keep_the_history_and_a_lost_one_f
     result = hpc_hadoop("submit", str(job))
     run_dir = only_run_dir(ofs_root)
     report = run_report(run_dir)
+    assert len(report["steps"]) == 2, (report.get("error"), result.stdout[-3000:])
     first, second = report["steps"]
     assert first["state"] == "succeeded" and first["returncode"] == 0, (report.get("error"), result.stdout[-3000:])
     assert list((run_dir / "history" / "done").rglob(f"{first['job_id']}-*.jhist"))
