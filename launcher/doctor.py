@@ -167,7 +167,8 @@ def _shared_root(spec: JobSpec) -> Check | None:
     return Check("shared root", "ok", f"{spec.filesystem.root}: {how}")
 
 
-def _job_file(spec: JobSpec, job_file: Path, *, overwrite: bool, root_failed: bool, striping_failed: bool) -> Check:
+def _job_file(spec: JobSpec, job_file: Path, *, overwrite: bool, root_failed: bool, striping_failed: bool,
+              paths_failed: bool = False) -> Check:
     """Everything ``submit`` checks (:func:`launcher.submit.check_job`) as one check; after a failed shared-root
     or striping check the rest is checked as if the root were shared and nothing striped (each problem is reported
     once)."""
@@ -181,6 +182,8 @@ def _job_file(spec: JobSpec, job_file: Path, *, overwrite: bool, root_failed: bo
     try:
         _, steps = check_job(spec, job_file, overwrite=overwrite)
     except UserError as exc:
+        if paths_failed and exc.field == "filesystem.root" and "bytes below" in exc.message:
+            return Check("job file", "fail", f"{job_file}: not checked further, the root is too deep (path lengths)")
         where = ": ".join(part for part in (exc.file, exc.field) if part)
         return Check("job file", "fail", f"{where}: {exc.message}" if where else exc.message, exc.fix)
     return Check("job file", "ok", f"{job_file}: {len(steps)} step(s); jars, inputs, outputs and memory as "
@@ -197,5 +200,6 @@ def run_checks(spec: JobSpec, job_file: Path | None = None, *, overwrite: bool =
     if job_file is not None:
         checks.append(_job_file(spec, job_file, overwrite=overwrite,
                                 root_failed=shared is not None and shared.status == "fail",
-                                striping_failed=any(c.name == "striping" and c.status == "fail" for c in checks)))
+                                striping_failed=any(c.name == "striping" and c.status == "fail" for c in checks),
+                                paths_failed=any(c.name == "path lengths" and c.status == "fail" for c in checks)))
     return checks
