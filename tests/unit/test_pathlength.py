@@ -118,3 +118,20 @@ def test_a_root_too_deep_for_pvfs2fuse_is_refused_in_one_line(make_spec: Callabl
 
 def test_a_path_of_the_length_asked_is_made_and_removed(tmp_path: Path) -> None:
     assert try_path(tmp_path, 300) is None and os.listdir(tmp_path) == []
+
+
+def test_a_history_that_never_reached_done_is_named_in_one_line(tmp_path: Path) -> None:
+    """Issue 25: a run reported success while its .jhist, made under a name cut short, never reached done/."""
+    from launcher.jobhistory import history_not_kept
+
+    job = "job_1795751286975_0002"
+    intermediate, done = tmp_path / "intermediate" / "root", tmp_path / "done" / "2026" / "11" / "27" / "000000"
+    intermediate.mkdir(parents=True)
+    (intermediate / f"{job}.summary_tmp").write_text("")
+    (intermediate / f"{job}-1795751289384-root-aaaa.j").write_text("")
+    assert history_not_kept(tmp_path, job, wait_s=0) == (
+        f"the job history of {job} was not kept: no .jhist in {tmp_path / 'done'} 0 s after the job, and "
+        f"{tmp_path / 'intermediate'} has only {job}-1795751289384-root-aaaa.j, {job}.summary_tmp of it")
+    done.mkdir(parents=True)
+    (done / f"{job}-1795751289384-root-word+count-1795751296198-1-1-SUCCEEDED-root.default-1.jhist").write_text("")
+    assert history_not_kept(tmp_path, job, wait_s=0) is None
