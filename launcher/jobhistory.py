@@ -27,7 +27,7 @@ def find_jhist(history_dir: Path, job_id: str, wait_s: float = JHIST_WAIT_S) -> 
 
 #: Seconds to wait, after a job's client has returned, for its ``.jhist`` to reach ``history/done``: the
 #: ApplicationMaster copies it to ``history/intermediate`` as the job ends and the JobHistoryServer moves it to
-#: ``done/`` on its next scan (``mapreduce.jobhistory.move.interval-ms``, 2 s in ``mapred-site.xml``). Only a history
+#: ``done/`` on its next scan (``mapreduce.jobhistory.move.interval-ms``, 0.5 s in ``mapred-site.xml``). Only a history
 #: that is not kept waits all of it.
 DONE_WAIT_S = 20.0
 
