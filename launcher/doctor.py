@@ -67,7 +67,8 @@ def _filesystem(spec: JobSpec) -> list[Check]:
     else:
         checks.append(Check("flock", "warn", f"flock fails on {probe}: {found.flock_error}",
                             "fine for rawfs mode (LevelDB stores are off); ask your admins for the flock mount option"))
-    return [*checks, _operations(probe), _striping(spec, found, probe)]
+    lengths = _path_lengths(spec)
+    return [*checks, _operations(probe), *([lengths] if lengths else []), _striping(spec, found, probe)]
 
 
 def _operations(probe: Path) -> Check:
@@ -97,6 +98,31 @@ def _striping(spec: JobSpec, found: FilesystemPlan, probe: Path) -> Check:
     layout = current_layout(fs, probe)
     shown = ", ".join(f"{k} {v}" for k, v in (layout or {}).items() if v is not None) or "none reported"
     return Check("striping", "ok", f"{fs.name}: per-directory striping; layout of {probe}: {shown}")
+
+
+def _path_lengths(spec: JobSpec) -> Check | None:
+    """Whether the filesystem under the root takes the longest path a run makes there
+    (:func:`launcher.filesystems.pathlength.check_path_lengths`, tried in the root), on a preview plan of the job
+    (the batch system's stand-in nodes); ``None`` when no plan can be made (the other checks say why)."""
+    from launcher.filesystems.pathlength import check_path_lengths
+    from launcher.plan import make_plan
+    from launcher.schedulers import get_scheduler
+    from launcher.schedulers.base import BatchScheduler
+
+    try:
+        runtime = discover(spec.hadoop.home, spec.hadoop.java_home)
+        scheduler = get_scheduler(spec.scheduler)
+        allocation = scheduler.preview_allocation(spec) if isinstance(scheduler, BatchScheduler) else \
+            scheduler.allocation(spec)
+        plan = make_plan(spec, allocation, runtime, filesystem=decide(spec.filesystem, check=False))
+    except UserError:
+        return None
+    try:
+        longest = check_path_lengths(plan)
+    except UserError as exc:
+        return Check("path lengths", "fail", f"{exc.field}: {exc.message}", exc.fix)
+    return Check("path lengths", "ok", f"a run's longest path, {longest.below_root} bytes below the root "
+                 f"({longest.what}), can be made there")
 
 
 def _hostname() -> Check:
@@ -140,7 +166,8 @@ def _shared_root(spec: JobSpec) -> Check | None:
     return Check("shared root", "ok", f"{spec.filesystem.root}: {how}")
 
 
-def _job_file(spec: JobSpec, job_file: Path, *, overwrite: bool, root_failed: bool, striping_failed: bool) -> Check:
+def _job_file(spec: JobSpec, job_file: Path, *, overwrite: bool, root_failed: bool, striping_failed: bool,
+              paths_failed: bool = False) -> Check:
     """Everything ``submit`` checks (:func:`launcher.submit.check_job`) as one check; after a failed shared-root
     or striping check the rest is checked as if the root were shared and nothing striped (each problem is reported
     once)."""
@@ -154,6 +181,8 @@ def _job_file(spec: JobSpec, job_file: Path, *, overwrite: bool, root_failed: bo
     try:
         _, steps = check_job(spec, job_file, overwrite=overwrite)
     except UserError as exc:
+        if paths_failed and exc.field == "filesystem.root" and "bytes below" in exc.message:
+            return Check("job file", "fail", f"{job_file}: not checked further, the root is too deep (path lengths)")
         where = ": ".join(part for part in (exc.file, exc.field) if part)
         return Check("job file", "fail", f"{where}: {exc.message}" if where else exc.message, exc.fix)
     return Check("job file", "ok", f"{job_file}: {len(steps)} step(s); jars, inputs, outputs and memory as "
@@ -170,5 +199,6 @@ def run_checks(spec: JobSpec, job_file: Path | None = None, *, overwrite: bool =
     if job_file is not None:
         checks.append(_job_file(spec, job_file, overwrite=overwrite,
                                 root_failed=shared is not None and shared.status == "fail",
-                                striping_failed=any(c.name == "striping" and c.status == "fail" for c in checks)))
+                                striping_failed=any(c.name == "striping" and c.status == "fail" for c in checks),
+                                paths_failed=any(c.name == "path lengths" and c.status == "fail" for c in checks)))
     return checks

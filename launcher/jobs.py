@@ -104,6 +104,9 @@ class StepResult:
         shuffle: for a MapReduce job with reducers that succeeded, which shuffle its reducers used and the bytes they
             read directly from the shared filesystem and over HTTP, in sum and per reducer
             (:func:`launcher.shuffle.step_shuffle`), or ``None``.
+        history_error: for a MapReduce job that succeeded but whose history was not kept (its ``.jhist`` never
+            reached ``history/done``: :func:`launcher.jobhistory.history_not_kept`), what happened, in one line; the
+            step's ``state`` is then ``failed``.
         cause: for a failed step, the first cause line of its failed container's log
             (:class:`launcher.diagnosis.Cause`: ``container``, ``file``, ``line``, ``command`` that shows the whole
             log), or ``None``.
@@ -126,6 +129,7 @@ class StepResult:
     reduce_shuffle_bytes: int | None = None
     cause: dict[str, str] | None = None
     shuffle: dict[str, Any] | None = None
+    history_error: str | None = None
     lines: list[str] = field(default_factory=list, repr=False)
 
 

@@ -310,6 +310,16 @@ class ClusterPlan:
         return tuple(n for n in self.nodes if "nodemanager" in n.roles)
 
     @property
+    def am_tmp_dir(self) -> str:
+        """The ApplicationMasters' ``java.io.tmpdir``: the node-local parent of the nodes' working directories
+        (``$TMPDIR/hpc-hadoop-<user>/<cluster id>``, on every node that runs an agent), where Jetty unpacks the AM's
+        web app into a directory named ``jetty-0_0_0_0-<port>-hadoop-yarn-common-<version>_jar-_-any-<20 digits>``
+        and removes it when the AM ends. Hadoop's default, the container's ``./tmp``, put that name 250 bytes below
+        the root with ``filesystem.local_dirs: shared``, beyond what OrangeFS's FUSE client makes (issue 25).
+        ``""``: plans without working directories (the default stays)."""
+        return str(Path(self.master.work_dir).parent) if self.master.work_dir else ""
+
+    @property
     def am_resource_fraction(self) -> float:
         """``yarn.scheduler.capacity.maximum-am-resource-percent`` (a fraction, 0-1): the share of the cluster's
         memory that ApplicationMasters may hold. At least 0.5 (Hadoop's default is 0.1), and enough for two AMs,
@@ -499,6 +509,11 @@ def node_work_root(user: str) -> Path:
 #: The most characters of the job's name in a cluster id: the id is in every container's path (issue 17: paths of
 #: ~250 bytes under the cluster directory, where an OrangeFS FUSE client refused a 261-byte one).
 CLUSTER_ID_NAME = 20
+
+
+#: ``mapreduce.jobhistory.jobname.limit`` in ``mapred-site.xml``: the most bytes of the URL-encoded job name in a job
+#: history file's name (Hadoop's default, 50, made names of ~150 bytes: issue 25, where a filesystem cut one short).
+HISTORY_JOBNAME_LIMIT = 12
 
 
 def new_cluster_id(name: str, now: float | None = None) -> str:

@@ -31,7 +31,7 @@ from xml.sax.saxutils import escape
 import jinja2
 
 from launcher import shuffle
-from launcher.plan import ClusterPlan
+from launcher.plan import HISTORY_JOBNAME_LIMIT, ClusterPlan
 from launcher.spec import SHARE_DIR
 
 TEMPLATE_DIR = SHARE_DIR / "templates"
@@ -176,6 +176,7 @@ def render_config(plan: ClusterPlan, notes: list[str] | None = None) -> dict[str
         "pfs_layout": plan.filesystem.shim_layout if spec.filesystem.mode == "shim" else "none",
         "stripe_roles": stripe_roles(plan),
         "shuffle_plugin": shuffle.PLUGIN_CLASS, "shuffle_dirs_property": shuffle.LOCAL_DIRS_PROPERTY,
+        "history_jobname_limit": HISTORY_JOBNAME_LIMIT,
     }
     templates = dict(CONFIG_TEMPLATES)
     if spec.filesystem.mode == "hdfs":

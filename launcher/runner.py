@@ -46,7 +46,9 @@ from launcher.filesystems import (
     gone,
     report_section,
 )
+from launcher.filesystems.pathlength import check_path_lengths
 from launcher.interactive import STOP_FILE, register
+from launcher.jobhistory import history_not_kept
 from launcher.jobs import (
     RUN_JAR,
     ResolvedStep,
@@ -105,7 +107,8 @@ def prepare(spec: JobSpec, allocation: Allocation, *, overwrite: bool = False, j
     that its port block binds) and the resolved steps. Writes nothing but ``flock``'s temporary file.
 
     Raises:
-        UserError: missing Java/Hadoop, bad root (one the nodes do not share: :func:`launcher.plan.check_shared_root`),
+        UserError: missing Java/Hadoop, bad root (one the nodes do not share: :func:`launcher.plan.check_shared_root`;
+            one too deep for the paths a run makes: :func:`launcher.filesystems.pathlength.check_path_lengths`),
             existing outputs, missing jars or inputs, memory too small.
     """
     runtime = runtime or discover(spec.hadoop.home, spec.hadoop.java_home)
@@ -114,6 +117,8 @@ def prepare(spec: JobSpec, allocation: Allocation, *, overwrite: bool = False, j
         filesystem = decide(spec.filesystem, check_flock=probe and not allocation.preview)
     plan = make_plan(spec, allocation, runtime, filesystem=filesystem, cluster_id=run_dir.name if run_dir else None,
                      run_dir=run_dir, job_file=job_file)
+    with naming_job_file(job_file):
+        check_path_lengths(plan)
     steps = resolve_steps(spec, plan, overwrite=overwrite, job_file=job_file, check_inputs=not spec.setup)
     return plan, steps
 
@@ -596,11 +601,15 @@ class ClusterRun:
             if result.returncode != 0 and result.application_id:
                 cause = diagnose(self.plan, result.application_id, step.log.read_text(errors="replace"))
                 result.cause = asdict(cause) if cause else None
-            elif (result.returncode == 0 and result.job_id and result.reduce_shuffle_bytes is not None
-                  and self.plan.spec.filesystem.mode != "hdfs"):
-                # Only a job whose reducers shuffled: the .jhist may take a moment to appear, and a map-only job
-                # (TestDFSIO's writes, TeraGen, the latency jobs) must not wait for it between one step and the next.
-                result.shuffle = shuffle.step_shuffle(shuffle.find_jhist(self.plan.path("history"), result.job_id))
+            elif result.returncode == 0 and result.job_id and history_in_cluster_dir(self.plan, step):
+                # Never a success whose history was lost (issue 25: a .jhist whose name the filesystem cut short
+                # never reached done/): wait for it there (a second or two: the JobHistoryServer's next scan).
+                result.history_error = history_not_kept(self.plan.path("history"), result.job_id)
+                if result.history_error:
+                    result.state = "failed"
+                elif result.reduce_shuffle_bytes is not None:  # only a job whose reducers shuffled
+                    result.shuffle = shuffle.step_shuffle(shuffle.find_jhist(self.plan.path("history"),
+                                                                             result.job_id))
             return result
         finally:
             with self._record_lock:
@@ -775,7 +784,7 @@ def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = F
         with run:
             for step in steps:
                 result = run.run_step(step, overwrite=overwrite, label=f"step {step.index}/{len(steps)} {step.name}")
-                if result.returncode != 0:
+                if result.returncode != 0 or result.history_error:
                     run.fail(step_error(step, result, plan.filesystem.path))
                     break
             else:
@@ -791,6 +800,8 @@ def step_error(step: ResolvedStep, result: StepResult, root: str | Path | None =
     (:func:`launcher.filesystems.full_filesystem` on ``root``, the filesystem root); then its exit code, its client
     log and last error line, and the first cause line of its failed container's log with the command that shows
     the whole log (``result.cause``)."""
+    if result.history_error:
+        return f"step {step.index} ({step.name}) ran, but {result.history_error}; read {step.log}"
     full = full_filesystem(root, result.lines, result.min_free_bytes) if root is not None else None
     text = f"{full + '; ' if full else ''}step {step.index} ({step.name}) failed with exit code {result.returncode}; "
     text += f"read {step.log}"
@@ -800,6 +811,22 @@ def step_error(step: ResolvedStep, result: StepResult, root: str | Path | None =
         cause = result.cause
         text += f"; cause ({cause['container']} {cause['file']}): {cause['line']}; whole log: {cause['command']}"
     return text
+
+
+#: The job-history properties that move a job's history out of the cluster directory's ``history/``.
+HISTORY_DIR_PROPERTIES = ("mapreduce.jobhistory.done-dir", "mapreduce.jobhistory.intermediate-done-dir")
+
+
+def history_in_cluster_dir(plan: ClusterPlan, step: ResolvedStep) -> bool:
+    """Whether a MapReduce job of ``step`` keeps its history in the cluster directory's ``history/`` (where
+    :func:`launcher.jobhistory.history_not_kept` looks): not in ``hdfs`` mode (it is on HDFS), not when the job file's
+    ``hadoop.properties`` or the step's ``-D`` options move it (:data:`HISTORY_DIR_PROPERTIES`)."""
+    if plan.spec.filesystem.mode == "hdfs":
+        return False
+    mapred = plan.spec.hadoop.properties.get("mapred-site", {})
+    moved = [key for key in HISTORY_DIR_PROPERTIES if key in mapred]
+    return not moved and not any(arg.removeprefix("-D").startswith(f"{key}=") for arg in step.argv
+                                 for key in HISTORY_DIR_PROPERTIES)
 
 
 def _record(report: RunReport, result: StepResult) -> None:

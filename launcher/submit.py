@@ -22,6 +22,7 @@ from rich.console import Console
 from launcher import __version__
 from launcher.errors import HpcHadoopError
 from launcher.filesystems import check_shared_root, decide
+from launcher.filesystems.pathlength import check_path_lengths
 from launcher.interactive import register
 from launcher.jobs import ResolvedStep, resolve_steps
 from launcher.plan import ClusterPlan, expand_root, make_plan, naming_job_file, new_cluster_id
@@ -208,6 +209,8 @@ def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocati
         filesystem = decide(spec.filesystem)
     preview = make_plan(spec, allocation, runtime, filesystem=filesystem, cluster_id=cluster_id, run_dir=run_dir,
                         job_file=str(job_file))
+    with naming_job_file(str(job_file)):
+        check_path_lengths(preview)
     resolve_steps(spec, preview, overwrite=overwrite, job_file=str(job_file), check_inputs=not spec.setup)
     spec = with_java(spec, runtime)
     run_dir.parent.mkdir(parents=True, exist_ok=True)

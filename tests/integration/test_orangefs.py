@@ -253,3 +253,81 @@ def test_doctor_and_wordcount_as_a_user_who_is_not_root(hadoop_runtime: Path, or
     assert {p.stat().st_uid for p in run_dirs[0].rglob("*") if not p.is_symlink()} == {other_user.pw_uid}
     assert processes_of(run_dirs[0]) == []
     assert refused_chmods(orangefs) - before == 0 and alive(orangefs)
+
+
+# -- issue 25 item 3: path lengths below the mount ---------------------------------------------------------------
+
+#: The root of the issue's failed runs: 123 bytes below the mount point (every job failed, `doctor` said all ok).
+DEEP = "deep-root-" + "r" * 113
+
+
+def test_a_root_too_deep_for_the_mount_is_refused_in_one_line(hadoop_runtime: Path, orangefs: Path,
+                                                              tmp_path: Path) -> None:
+    """pvfs2fuse makes no path of more than 254 bytes below its mount point (the stand-in cuts or refuses longer
+    ones, as the real client does): `doctor`, `render` and `submit` refuse a root 123 bytes below the mount in one
+    line that names its depth, the limit and the fix, before anything is made or started."""
+    deep = orangefs / DEEP
+    deep.mkdir()
+    assert len(DEEP) == 123
+    job = write_job(tmp_path, {"name": "deep", "filesystem": {"root": str(deep)}, "hadoop": SMALL,
+                               "steps": [{"example": "pi", "args": ["1", "10"]}]})
+    for command in ("render", "submit"):
+        result = hpc_hadoop(command, str(job), timeout=120)
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode == 2 and len(lines) == 1, (command, result.returncode, result.stderr[-3000:])
+        assert lines[0].startswith(f"error: {job}: filesystem.root: {deep} is 123 bytes below the mount point "
+                                   f"{orangefs} of orangefs (fuse), and a run makes paths "), lines[0]
+        assert "more than the 254 OrangeFS's FUSE client (pvfs2fuse) takes (fix: choose a filesystem.root at most " \
+               in lines[0], lines[0]
+        assert "==> conf/" not in result.stdout
+        print(f"{command}: {lines[0]}")
+    assert os.listdir(deep) == []  # no cluster directory, nothing started
+    doctor = hpc_hadoop("doctor", "--set", f"filesystem.root={deep}", timeout=120)
+    lines = {line.split()[1]: line for line in doctor.stdout.splitlines() if len(line.split()) > 2}
+    assert doctor.returncode == 1 and lines["path"].split()[0] == "fail", doctor.stdout
+    assert f"filesystem.root: {deep} is 123 bytes below the mount point {orangefs}" in lines["path"], doctor.stdout
+    print(doctor.stdout)
+
+
+def test_shared_local_dirs_on_an_ordinary_root_keep_the_history_and_a_lost_one_fails(
+        hadoop_runtime: Path, ofs_root: Path, tmp_path: Path) -> None:
+    """With `filesystem.local_dirs: shared` every job failed even with a 3-byte root (the ApplicationMaster's web temp
+    directory 251 bytes below the mount): a wordcount with its local dirs on the mount succeeds and its history
+    reaches history/done. A step whose history file's name the client cuts short (the job's name made long, and
+    Hadoop told to keep 200 bytes of it: the issue's run with a 70-byte root, whose .jhist ended in `.j`) is a
+    failure that says so, not a success."""
+    corpus = ofs_root / "corpus.txt"
+    corpus.write_text(TEXT)
+    long_name = "a-job-with-a-long-name-" + "n" * 140
+    job = write_job(tmp_path, {
+        "name": "wcs", "filesystem": {"root": str(ofs_root), "local_dirs": "shared"}, "hadoop": SMALL,
+        "steps": [{"example": "wordcount", "args": [str(corpus), "${run_dir}/output/wc"]},
+                  {"name": "long", "streaming": {"mapper": "cat", "input": [str(corpus)],
+                                                 "output": "${run_dir}/output/long", "reducers": 0},
+                   "properties": {"mapreduce.job.name": long_name, "mapreduce.jobhistory.jobname.limit": 200}}]})
+    result = hpc_hadoop("submit", str(job))
+    run_dir = only_run_dir(ofs_root)
+    report = run_report(run_dir)
+    assert len(report["steps"]) == 2, (report.get("error"), result.stdout[-3000:])
+    first, second = report["steps"]
+    assert first["state"] == "succeeded" and first["returncode"] == 0, (report.get("error"), result.stdout[-3000:])
+    assert list((run_dir / "history" / "done").rglob(f"{first['job_id']}-*.jhist"))
+    assert list(run_dir.glob("nm-local/*/usercache"))  # the containers ran in the cluster directory
+    counts: Counter[str] = Counter()
+    for part in (run_dir / "output" / "wc").glob("part-r-*"):
+        for line in part.read_text().splitlines():
+            word, _, count = line.rpartition("\t")
+            counts[word] += int(count)
+    assert counts == Counter(TEXT.split())
+    # the second job ran to its end, but its history file was made under a name cut short and never reached done/
+    assert second["returncode"] == 0 and second["state"] == "failed", second
+    assert result.returncode == 1 and report["state"] == "failed"
+    left = sorted(p.name for p in (run_dir / "history" / "intermediate").rglob(f"{second['job_id']}*"))
+    assert not list((run_dir / "history").rglob(f"{second['job_id']}-*.jhist")), left
+    assert report["error"] == (f"step 2 (long) ran, but the job history of {second['job_id']} was not kept: no .jhist "
+                               f"in {run_dir / 'history' / 'done'} 20 s after the job, and "
+                               f"{run_dir / 'history' / 'intermediate'} has only {', '.join(left[:3])} of it; "
+                               f"read {run_dir / 'steps' / '02-long.log'}"), report["error"]
+    assert report["error"] in result.stdout.replace("\n", "") or report["error"] in result.stderr.replace("\n", "")
+    print(report["error"])
+    assert processes_of(run_dir) == []

@@ -27,13 +27,25 @@ libfuse 3) over a local directory that behaves as that client does where hpc-had
     has data servers; OrangeFS clamps silently), ``--servers`` where the directory asks none; its distribution is
     the directory's, else ``simple_stripe`` with ``strip_size:65536`` (OrangeFS's defaults). ``system.pvfs2.*``
     cannot be set or removed (``EINVAL``, as ``PINT_eattr_namespaces`` refuses).
+* path lengths (``--path-max``, default 255): ``pvfs2fuse`` splits the path of an entry it makes (``mkdir``,
+  ``create``, ``rename``'s target; the path FUSE hands it, from the mount point, with its leading ``/``) through a
+  ``PVFS_NAME_MAX`` (256-byte) buffer (``PINT_get_path_element`` in ``src/common/misc/str-utils.c`` copies the whole
+  path into ``char[PVFS_NAME_MAX]`` with ``strncpy(..., PVFS_NAME_MAX - 1)``; ``PINT_get_base_dir`` refuses a
+  parent of 256 bytes or more). So a path of more than 255 bytes is cut to its first 255: when the cut falls inside
+  the entry's own name, the entry is made **under the cut name** (the real client made a job history file whose
+  name ended in ``.j``), and the call then fails as FUSE cannot find the entry under its full name; when the name
+  is cut off entirely the call fails with ``ERANGE`` (``Numerical result out of range``, what the real client
+  returned: the issue saw it from ~253 bytes below the mount). ``rename``'s source, ``unlink`` and ``rmdir`` go
+  through the same split (a rename from a long name renames the entry made under the cut one). ``symlink`` and
+  ``mknod`` (which ``pvfs2fuse`` does not split that way, or lacks) and ``link`` (OrangeFS has no hard links) get
+  ``ERANGE`` beyond the limit.
 
 Everything else passes through to the backing directory; entries are owned by the calling user (mounted with
 ``allow_other,default_permissions``, the kernel checks permissions). Run as root, in the foreground, until the
 mount point is unmounted::
 
     python tests/standins/orangefs_fuse.py BACKING MOUNTPOINT [--servers 4] [--xattrs store|none]
-        [--source pvfs2fuse#tcp://ofs-server:3334/ofs]
+        [--source pvfs2fuse#tcp://ofs-server:3334/ofs] [--path-max 255]
 """
 
 from __future__ import annotations
@@ -71,6 +83,9 @@ SYSTEM_NS = "system.pvfs2."
 FILE_LAYOUT_KEYS = ("dh", "md")
 BACKING_PREFIX = "user.orangefs-standin."
 DEFAULT_STRIP_SIZE = 65536
+#: The longest path from the mount point (with its leading ``/``, bytes) ``pvfs2fuse`` makes an entry at:
+#: ``PVFS_NAME_MAX - 1`` (``include/pvfs2-types.h``: ``PVFS_NAME_MAX 256``).
+PATH_MAX_BELOW_MOUNT = 255
 STAT_FIELDS = ("st_mode", "st_ino", "st_dev", "st_nlink", "st_uid", "st_gid", "st_size", "st_blocks",
                "st_atime_ns", "st_mtime_ns", "st_ctime_ns")
 
@@ -81,12 +96,13 @@ class OrangeFsClient(fuse.Operations):
 
     use_ns = True
 
-    def __init__(self, backing: Path, servers: int, xattrs: str) -> None:
+    def __init__(self, backing: Path, servers: int, xattrs: str, path_max: int = PATH_MAX_BELOW_MOUNT) -> None:
         self.backing = str(backing)
         self.servers = servers
         self.xattrs = xattrs
         self.refused = 0
         self.lock = threading.Lock()
+        self.path_max = path_max
 
     def _real(self, path: str) -> str:
         return self.backing + path
@@ -163,7 +179,7 @@ class OrangeFsClient(fuse.Operations):
         return os.readlink(self._real(path))
 
     def mkdir(self, path: str, mode: int) -> int:
-        real = self._real(path)
+        real = self._real(_entry_path(path, self.path_max))
         os.mkdir(real, stat.S_IMODE(mode) & ~REFUSED_MODE_BITS)
         self._own(real)
         if self.xattrs == "store":
@@ -175,11 +191,11 @@ class OrangeFsClient(fuse.Operations):
         return 0
 
     def rmdir(self, path: str) -> int:
-        os.rmdir(self._real(path))
+        os.rmdir(self._real(_entry_path(path, self.path_max)))
         return 0
 
     def mknod(self, path: str, mode: int, dev: int) -> int:
-        real = self._real(path)
+        real = self._real(_entry_path(path, self.path_max, cut=False))
         os.mknod(real, mode & ~REFUSED_MODE_BITS, dev)
         self._own(real)
         if self.xattrs == "store" and stat.S_ISREG(mode):
@@ -187,26 +203,26 @@ class OrangeFsClient(fuse.Operations):
         return 0
 
     def unlink(self, path: str) -> int:
-        os.unlink(self._real(path))
+        os.unlink(self._real(_entry_path(path, self.path_max)))
         return 0
 
     def symlink(self, target: str, source: str) -> int:
-        real = self._real(target)
+        real = self._real(_entry_path(target, self.path_max, cut=False))
         os.symlink(source, real)
         self._own(real)
         return 0
 
     def link(self, target: str, source: str) -> int:
-        os.link(self._real(source), self._real(target))
+        os.link(self._real(source), self._real(_entry_path(target, self.path_max, cut=False)))
         return 0
 
     def rename(self, old: str, new: str) -> int:
-        os.rename(self._real(old), self._real(new))
+        os.rename(self._real(_entry_path(old, self.path_max)), self._real(_entry_path(new, self.path_max)))
         return 0
 
     # -- data ------------------------------------------------------------------------------------
     def create(self, path: str, mode: int, flags: int) -> int:
-        real = self._real(path)
+        real = self._real(_entry_path(path, self.path_max))
         fd = os.open(real, flags | os.O_CREAT, stat.S_IMODE(mode) & ~REFUSED_MODE_BITS)
         self._own(real)
         if self.xattrs == "store":
@@ -304,6 +320,23 @@ def encode_distribution(name: str, strip_size: int) -> bytes:
     return raw + b"\0" * (-len(raw) % 8) + struct.pack("<q", strip_size)
 
 
+def _entry_path(path: str, path_max: int, *, cut: bool = True) -> str:
+    """Where ``pvfs2fuse`` makes the entry FUSE asks for at ``path`` (from the mount point, leading ``/``):
+    ``path`` itself up to ``path_max`` bytes; beyond, with ``cut``, the path cut to ``path_max`` bytes when the cut
+    leaves part of the entry's own name (the entry is made under that cut name, in the right directory).
+
+    Raises:
+        fuse.FuseOSError: ``ERANGE`` when the path is longer and nothing of the name is left (or not ``cut``).
+    """
+    raw = os.fsencode(path)
+    if len(raw) <= path_max:
+        return path
+    kept = raw[:path_max]
+    if not cut or kept.rfind(b"/") != raw.rfind(b"/") or kept.endswith(b"/"):
+        raise fuse.FuseOSError(errno.ERANGE)
+    return os.fsdecode(kept)
+
+
 def _attribute(real: str, name: str) -> bytes | None:
     """The extended attribute ``name`` of the backing entry ``real``, or ``None`` when it has none."""
     try:
@@ -321,8 +354,10 @@ def main() -> None:
     parser.add_argument("--servers", type=int, default=4, help="data servers (the most data files of a file)")
     parser.add_argument("--xattrs", choices=("store", "none"), default="store")
     parser.add_argument("--source", default="pvfs2fuse#tcp://ofs-server:3334/ofs", help="the mount's source")
+    parser.add_argument("--path-max", type=int, default=PATH_MAX_BELOW_MOUNT,
+                        help="longest path below the mount (bytes, with its leading /) an entry is made at")
     args = parser.parse_args()
-    client = OrangeFsClient(args.backing.resolve(), args.servers, args.xattrs)
+    client = OrangeFsClient(args.backing.resolve(), args.servers, args.xattrs, args.path_max)
     fuse.FUSE(client, args.mountpoint, foreground=True, fsname=args.source, allow_other=True,
               default_permissions=True)
 
