@@ -45,6 +45,12 @@ STATES = state_table(pending="Q H W T S U M", running="R E B", completed="X C F"
 #: The ``qstat -f`` attribute of a finished job's exit status: ``Exit_status`` on PBS Pro/OpenPBS
 #: (``ATTR_exit_status`` in OpenPBS's ``src/include/pbs_ifl.h``), ``exit_status`` on Torque.
 EXIT_STATUS = ("Exit_status", "exit_status")
+#: The exit status the MoM records for a job it ended at its walltime: Torque's ``JOB_EXEC_OVERLIMIT_WT`` (-11,
+#: ``src/include/pbs_job.h``), OpenPBS's ``JOB_EXEC_KILL_WALLTIME`` (-29, ``src/include/job.h``).
+WALLTIME_EXITS = (-11, -29)
+#: The exit status of a job whose script was killed by SIGTERM or SIGKILL (256 + signal, both dialects): ``qdel`` of a
+#: running job (the MoM's limits have codes of their own, :data:`WALLTIME_EXITS`).
+KILLED_EXITS = (256 + 15, 256 + 9)
 #: The fan-out launcher of each dialect.
 FANOUTS = {"torque": "pbsdsh", "pbspro": "pbs_tmrsh"}
 #: The dialect assumed when none is known (``render`` where ``qstat`` is not installed).
@@ -154,6 +160,12 @@ class PbsScheduler(BatchScheduler):
     dialect_probe = ("qstat", "--version")
     dialects = {PREVIEW_FLAVOR: "PBS Pro/OpenPBS", "torque": "Torque"}
     commands_field = "pbs.commands"
+    #: A server's answer that it does not know the job (OpenPBS and Torque ``qstat``/``qdel``: ``Unknown Job Id``,
+    #: exit 153; OpenPBS ``qstat -f`` of a finished job with history: ``Job has finished``, exit 35). ``cannot connect
+    #: to server`` (Torque: exit 111, ``errno=111``; OpenPBS: exit 255, ``errno=15010``) and Grid Engine's ``qstat``
+    #: (its usage, exit 1) are no answer.
+    forgotten = (r"Unknown Job Id", r"Job has finished", r"nonexistent job id")
+    forgotten_exits = (153, 35)
 
     def dialect_of(self, output: str) -> str:
         """The flavor ``qstat --version`` names (:func:`flavor_of`).
@@ -291,7 +303,12 @@ def qstat_state(stdout: str) -> JobState | None:
     if "job_state" not in info:
         return None
     state = STATES.get(info["job_state"], JobState.UNKNOWN)
-    if state == JobState.COMPLETED and exit_status(info) not in (0, None):
+    status = exit_status(info)
+    if state == JobState.COMPLETED and status in WALLTIME_EXITS:
+        return JobState.TIMEOUT
+    if state == JobState.COMPLETED and status in KILLED_EXITS:
+        return JobState.CANCELLED
+    if state == JobState.COMPLETED and status not in (0, None):
         return JobState.FAILED
     return state
 
