@@ -421,8 +421,16 @@ def test_the_job_uses_the_submitted_paths_not_its_login_path(make_spec: Callable
     plan = make_test_plan(spec, allocation)
     assert agent_group(plan).command("localhost")[:2] == [paths["pbs_tmrsh"], "localhost"]  # type: ignore[arg-type]
     assert PbsScheduler().cancel_argv("13.vm") == ["qdel", "13.vm"]  # outside the job: the submitter's PATH
-    with pytest.raises(CommandError, match="unable to read qmaster name"):
-        PbsScheduler().allocation(make_spec(scheduler="pbs", nodes=1, interface="lo", pbs={"flavor": "pbspro"}))
+    # Issue 25 item 8: a user's own PBS script (no pbs.commands): Grid Engine's qstat failed on `-f`; PBS's is
+    # found on PBS_O_PATH (the submitter's PATH), and where there is none the error names each qstat run.
+    own = make_spec(scheduler="pbs", nodes=1, interface="lo", pbs={"flavor": "pbspro"})
+    with pytest.raises(UserError, match=r"qstat -f 13\.vm` exited with 1 \(invalid option argument \"13\.vm\"\); "
+                       r"no PBS qstat on PATH or PBS_O_PATH: "
+                       rf"`{STANDINS / 'login' / 'qstat'} --version`: Grid Engine's \(SGE 8\.1\.9\)"):
+        PbsScheduler().allocation(own)
+    monkeypatch.setenv("PBS_O_PATH", f"/usr/bin:{STANDINS}")
+    found = PbsScheduler()
+    assert found.allocation(own).walltime == 1800 and found.paths["qstat"] == str(STANDINS / "qstat")
 
 
 @pytest.mark.parametrize(("commands", "message"), [
