@@ -263,3 +263,57 @@ def test_torque_qdel_leaves_a_lost_cluster_and_no_process(submitter: Submitter, 
     assert listed["detail"].startswith("the batch job 1.standin is ") and listed["detail"].endswith("no final run.json")
     logs = submitter.hpc_hadoop("logs", run_dir.name, "--daemon", "resourcemanager", env=env)
     assert logs.returncode == 0 and "resourcemanager.log <==" in logs.stdout
+
+
+# -- issue 25 items 7 and 9: a server that does not answer, a job that never ran ------------------------------------
+
+def held_job(submitter: Submitter, work: Path, flavor: str) -> Path:
+    """A job held in the queue (``#PBS -h``: it never runs, so no Hadoop starts)."""
+    job = job_file(submitter, work, "held", flavor, [{"example": "pi", "args": [1, 10]}])
+    spec = yaml.safe_load(job.read_text())
+    spec["batch"] = {"extra_directives": ["-h"]}
+    job.write_text(yaml.safe_dump(spec))
+    return job
+
+
+@pytest.mark.parametrize("flavor", ["torque", "pbspro"])
+@pytest.mark.usefixtures("leftovers")
+def test_a_server_that_does_not_answer_is_never_an_answer_about_the_job(submitter: Submitter, work: Path,
+                                                                        flavor: str) -> None:
+    """Issue 25 item 7: while the server does not answer (or Grid Engine's ``qstat`` comes first on the login
+    ``PATH``), ``list`` showed a queued cluster ``lost`` and ``stop`` said ``is already lost`` (exit 0, nothing
+    stopped). Now: ``unknown`` since when and why, with the ``qstat`` recorded at submission; ``stop`` requests the
+    teardown and says the cancel went unanswered (exit 1). Item 9: stopped while queued, it is ``cancelled``, final
+    (``list`` no longer asks the server)."""
+    env = submitter.env(work, flavor)
+    login = {**env, "PATH": f"{STANDINS / 'login'}:{env['PATH']}"}  # Grid Engine's qstat first, as pbs.sh leaves it
+    submitted = submitter.hpc_hadoop("submit", str(held_job(submitter, work, flavor)), env=env)
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    run_dir = the_run_dir(submitter, work)
+    listed = submitter.hpc_hadoop("list", "--json", env=login)
+    assert [json.loads(line)["state"] for line in listed.stdout.splitlines()] == ["pending"], listed.stdout
+    down = work / "standin" / "server-down"
+    down.touch()
+    message = {"torque": "qstat: cannot connect to server standin (errno=111) Connection refused",
+               "pbspro": "qstat: cannot connect to server standin (errno=15010)"}[flavor]
+    (listed,) = [json.loads(line) for line in submitter.hpc_hadoop("list", "--json", env=login).stdout.splitlines()]
+    assert listed["state"] == "unknown" and listed["active"], listed
+    assert listed["detail"].startswith("batch system not answering since ") and message in listed["detail"]
+    shown = submitter.hpc_hadoop("status", run_dir.name, env=login)
+    assert shown.returncode == 0 and "unknown" in shown.stdout and message in " ".join(shown.stdout.split())
+    stopped = submitter.hpc_hadoop("stop", run_dir.name, "--timeout", "2", env=login)
+    said = " ".join(stopped.stdout.split())
+    assert stopped.returncode == 1, stopped.stdout + stopped.stderr
+    assert "teardown requested" in said and "the batch system did not answer the cancel" in said
+    assert f"cluster {run_dir.name} is still unknown" in said and (run_dir / "stop-requested").exists()
+    assert (work / "standin" / "qdel.args").read_text().split() == ["1.standin"]
+    down.unlink()
+    stopped = submitter.hpc_hadoop("stop", run_dir.name, env=login)
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert f"cluster {run_dir.name}: cancelled" in stopped.stdout
+    (listed,) = [json.loads(line) for line in submitter.hpc_hadoop("list", "--json", env=login).stdout.splitlines()]
+    assert listed["state"] == "cancelled" and not listed["active"]
+    assert listed["detail"].startswith("stopped while queued")
+    asked = (work / "standin" / "qstat.args").read_text().count("\n")
+    submitter.hpc_hadoop("list", env=login)
+    assert (work / "standin" / "qstat.args").read_text().count("\n") == asked  # an ended cluster is not asked again
