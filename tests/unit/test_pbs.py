@@ -476,3 +476,19 @@ def test_a_job_that_exits_3_through_the_standins(standins: Path, monkeypatch: py
         recorded = "openpbs-qstat-f-finished.stderr" if history else "openpbs-qstat-f-unknown.stderr"
         assert (after.returncode, after.stdout) == ((35 if history else 153), "")
         assert after.stderr == (DATA / recorded).read_text().replace("2.vm", job_id)
+
+
+@pytest.mark.parametrize("flavor", ["torque", "pbspro"])
+def test_doctor_names_the_qstat_and_flavor_it_would_use(standins: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        flavor: str) -> None:
+    """Issue 25 item 8: with Grid Engine's ``qstat`` first on ``PATH``, ``doctor`` said ``ok batch system slurm,
+    pbs, sge``; it now names PBS's ``qstat``, its flavor, and that the first one is Grid Engine's."""
+    from launcher.doctor import _batch_systems
+
+    monkeypatch.setenv("PATH", f"{STANDINS / 'login'}:{STANDINS}:/usr/bin:/bin")
+    monkeypatch.setenv("PBS_STANDIN_FLAVOR", flavor)
+    check = _batch_systems()
+    shown = {"torque": "Torque", "pbspro": "PBS Pro/OpenPBS"}[flavor]
+    assert check.status == "ok"
+    assert f"pbs ({STANDINS / 'qstat'}, {shown}; the first qstat on PATH, {STANDINS / 'login' / 'qstat'}, is Grid " \
+           "Engine's)" in check.detail
