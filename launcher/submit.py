@@ -23,7 +23,7 @@ from rich.console import Console
 from launcher import __version__
 from launcher.errors import HpcHadoopError
 from launcher.filesystems import check_shared_root, decide
-from launcher.interactive import register
+from launcher.interactive import ENDED_FILE, register
 from launcher.jobs import ResolvedStep, resolve_steps
 from launcher.plan import ClusterPlan, expand_root, make_plan, naming_job_file, new_cluster_id
 from launcher.render import environment
@@ -269,6 +269,13 @@ def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, con
                       + (f"{data.get('state')}, exit code {data.get('exit_code')}" if data else "none"), soft_wrap=True)
     if data and data.get("state") != "running":
         return int(data.get("exit_code", 1))
+    try:  # `hpc-hadoop stop` cancelled it while queued (ENDED_FILE): the batch system may not keep such a job
+        recorded = json.loads((run_dir / ENDED_FILE).read_text())
+    except (OSError, ValueError):
+        recorded = {}
+    if recorded.get("state") == "cancelled" and polled.value in (JobState.UNKNOWN, JobState.CANCELLED):
+        console.print(f"job {job_id}: cancelled ({recorded.get('detail')})", soft_wrap=True)
+        return 143
     last = shown[-1] if shown else polled.value
     return {JobState.COMPLETED: 0, JobState.TIMEOUT: 124, JobState.CANCELLED: 143}.get(last, 1)
 

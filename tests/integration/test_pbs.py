@@ -317,3 +317,46 @@ def test_a_server_that_does_not_answer_is_never_an_answer_about_the_job(submitte
     asked = (work / "standin" / "qstat.args").read_text().count("\n")
     submitter.hpc_hadoop("list", env=login)
     assert (work / "standin" / "qstat.args").read_text().count("\n") == asked  # an ended cluster is not asked again
+
+
+@pytest.mark.parametrize("flavor", ["torque", "pbspro"])
+@pytest.mark.usefixtures("leftovers")
+def test_submit_wait_waits_through_a_server_that_does_not_answer_and_a_qdel_is_cancelled(
+        submitter: Submitter, work: Path, hadoop_runtime: Path, flavor: str) -> None:
+    """Issue 25 item 7: ``submit --wait`` across a server restart printed ``no longer known to the batch system`` and
+    exited 1 while the job ran on; item 9: a job removed with ``qdel`` ended it with 1 (``failed``). Now it waits
+    through the silence (a line says since when and why) and reports ``cancelled``, 143 (PBS Pro keeping job history,
+    as a site that wants ended jobs told apart must: without it the server forgets the job at once)."""
+    env = submitter.env(work, flavor, PBS_STANDIN_HISTORY="1")
+    job = job_file(submitter, work, "waited", flavor, [{"example": "pi", "args": [1, 10]}])
+    spec = yaml.safe_load(job.read_text())
+    spec["batch"] = {"prologue": ["sleep 300"]}  # the job runs (state R) without starting Hadoop
+    job.write_text(yaml.safe_dump(spec))
+    ids = {"user": submitter.uid, "group": submitter.gid, "extra_groups": []} if submitter.root else {}
+    waiting = subprocess.Popen([sys.executable, "-m", "launcher.cli", "submit", str(job), "--wait"], env=env, cwd=REPO,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **ids)  # type: ignore[call-overload]
+    try:
+        record = work / "standin" / "1.standin.json"
+        wait_until(lambda: record.exists() and json.loads(record.read_text())["state"] == "R", 60, "the job to run")
+        asked = work / "standin" / "qstat.args"
+        down = work / "standin" / "server-down"
+        wait_until(asked.exists, 30, "submit --wait to ask qstat")
+        before = asked.read_text().count("\n")
+        down.touch()
+        wait_until(lambda: asked.read_text().count("\n") >= before + 7 or waiting.poll() is not None, 60,
+                   "seven polls of a server that does not answer")
+        assert waiting.poll() is None, waiting.communicate()[0][-3000:]  # still waiting
+        down.unlink()
+        deleted = submitter.run([str(STANDINS / "qdel"), "1.standin"], env)
+        assert deleted.returncode == 0, deleted.stderr
+        out, _ = waiting.communicate(timeout=120)
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+    said = " ".join(out.split())
+    message = {"torque": "qstat: cannot connect to server standin (errno=111) Connection refused",
+               "pbspro": "qstat: cannot connect to server standin (errno=15010)"}[flavor]
+    assert "job 1.standin: unknown: batch system not answering since " in said and message in said, out[-3000:]
+    assert "job 1.standin: the batch system answers again" in said
+    assert waiting.returncode == 143, out[-3000:]
+    assert "job 1.standin: cancelled" in said, out[-3000:]
