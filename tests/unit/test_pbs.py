@@ -492,3 +492,12 @@ def test_doctor_names_the_qstat_and_flavor_it_would_use(standins: Path, monkeypa
     assert check.status == "ok"
     assert f"pbs ({STANDINS / 'qstat'}, {shown}; the first qstat on PATH, {STANDINS / 'login' / 'qstat'}, is Grid " \
            "Engine's)" in check.detail
+
+
+@pytest.mark.parametrize(("state", "status", "expected"), [
+    ("C", "271", JobState.CANCELLED), ("F", "265", JobState.CANCELLED), ("C", "-11", JobState.TIMEOUT),
+    ("F", "-29", JobState.TIMEOUT), ("F", "3", JobState.FAILED), ("C", "0", JobState.COMPLETED)])
+def test_the_exit_status_tells_a_qdel_and_the_walltime(state: str, status: str, expected: JobState) -> None:
+    """Issue 25 item 9: a job removed with ``qdel`` (256 + SIGTERM) was ``failed``; the MoM's walltime codes (Torque
+    -11, OpenPBS -29) are ``timed_out``."""
+    assert qstat_state(f"Job Id: 1.x\n    job_state = {state}\n    Exit_status = {status}\n") is expected
