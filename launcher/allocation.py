@@ -61,7 +61,13 @@ class Allocation:
 
 
 class JobState(str, enum.Enum):
-    """State of a batch job, translated from each scheduler's own codes."""
+    """State of a batch job, translated from each scheduler's own codes.
+
+    ``UNKNOWN``: the batch system ANSWERED that it does not know the job (Slurm ``Invalid job id specified``, PBS
+    ``Unknown Job Id``, an empty listing): after a final ``run.json`` or a known end, an end. ``NO_ANSWER``: it did
+    not answer at all (cannot connect, a timeout, an error exit, another batch system's ``qstat``): nothing is known
+    about the job, which may well run on; never an end.
+    """
 
     PENDING = "pending"
     RUNNING = "running"
@@ -70,6 +76,7 @@ class JobState(str, enum.Enum):
     CANCELLED = "cancelled"
     TIMEOUT = "timed_out"
     UNKNOWN = "unknown"
+    NO_ANSWER = "no_answer"
 
     @property
     def terminal(self) -> bool:

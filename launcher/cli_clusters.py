@@ -39,7 +39,7 @@ def _age(seconds: float | None) -> str:
 STATE_COLORS = {"ready": "green", "running": "green", "starting": "cyan", "pending": "cyan", "stopping": "yellow",
                 "stopped": "dim", "succeeded": "dim", "lost": "red", "failed": "red", "bringup_failed": "red",
                 "timed_out": "red", "interrupted": "yellow", "gone": "dim",
-                "unreachable": "yellow"}
+                "unreachable": "yellow", "unknown": "yellow", "cancelled": "dim"}
 
 
 def _show(status: object) -> None:
@@ -96,7 +96,15 @@ def start(job_file: Path, scheduler: str | None, nodes: int | None, walltime: st
         console.print(f"\nnot waiting any more: cluster {run_dir.name} is still starting "
                       f"(`hpc-hadoop stop {run_dir.name}` cancels it)")
         sys.exit(130)
+    if status.state == "cancelled":
+        console.print(f"cluster {status.cluster_id}: cancelled ({status.detail}); nothing ran", soft_wrap=True)
+        sys.exit(143)
     if status.state not in ("ready", "running"):
+        if status.state == "unknown":
+            console.print(f"cluster {status.cluster_id} is in an unknown state: {status.detail}; "
+                          f"`hpc-hadoop status {status.cluster_id}` follows it, `hpc-hadoop stop` stops it",
+                          soft_wrap=True)
+            sys.exit(1)
         if status.active:
             console.print(f"cluster {status.cluster_id} is still {status.state} after {timeout:.0f} s; "
                           f"`hpc-hadoop status {status.cluster_id}` follows it, `hpc-hadoop stop` cancels it")
@@ -244,15 +252,24 @@ def stop(cluster: str | None, timeout: float) -> None:
 
     found = find(cluster)
     if not found.active:
-        cancelled = cancel_leftover(found)
+        was, failure = cancel_leftover(found)
+        if failure:
+            console.print(f"[red]cluster {found.cluster_id} is {found.state}, but its {found.scheduler} job "
+                          f"{found.job_id} may still be there and the batch system did not answer the cancel:[/] "
+                          f"{failure}", soft_wrap=True)
+            sys.exit(1)
         console.print(f"cluster {found.cluster_id} is already {found.state}"
-                      + (f"; its {found.scheduler} job {found.job_id} was still {cancelled}: cancelled"
-                         if cancelled else ""), soft_wrap=True)
+                      + (f"; its {found.scheduler} job {found.job_id} was still {was}: cancelled" if was else ""),
+                      soft_wrap=True)
         return
-    console.print(f"stopping cluster {found.cluster_id} ({found.state})")
-    after = request_stop(found, timeout=timeout, on_wait=lambda text: console.print(f"  {text}"))
+    console.print(f"stopping cluster {found.cluster_id} ({found.state}"
+                  + (f": {found.detail}" if found.state == "unknown" else "") + ")", soft_wrap=True)
+    after = request_stop(found, timeout=timeout, on_wait=lambda text: console.print(f"  {text}", soft_wrap=True))
     if after.active:
-        console.print(f"[red]cluster {after.cluster_id} is still {after.state}[/]")
+        console.print(f"[red]cluster {after.cluster_id} is still {after.state}[/]"
+                      + (f": {after.detail}" if after.detail else "")
+                      + f"; the teardown is requested in {after.run_dir}; run `hpc-hadoop stop {after.cluster_id}` "
+                        "again to cancel its job once the batch system answers", soft_wrap=True)
         sys.exit(1)
     report = _read_report(Path(after.run_dir))
     teardown = report.get("teardown_s") if report else None

@@ -147,7 +147,32 @@ def _ports() -> Check:
 
 
 def _batch_systems() -> Check:
-    found = [name for name, cmd in (("slurm", "sbatch"), ("pbs", "qsub"), ("sge", "qconf")) if shutil.which(cmd)]
+    """The batch systems installed here, each with the command it would be asked through: PBS with the ``qstat``
+    and flavor ``submit`` would use (:meth:`launcher.schedulers.pbs.PbsScheduler.detect_dialect`; where Grid Engine's
+    ``qstat`` comes first on ``PATH``, said, or a warning when no PBS ``qstat`` is found), Grid Engine with its
+    ``qstat``."""
+    from launcher.schedulers.pbs import PbsScheduler
+
+    found: list[str] = []
+    warning: tuple[str, str] | None = None
+    if shutil.which("sbatch"):
+        found.append(f"slurm ({shutil.which('sbatch')})")
+    if shutil.which("qsub"):
+        pbs = PbsScheduler()
+        first = shutil.which("qstat")
+        try:
+            flavor = pbs.detect_dialect()
+        except UserError as exc:
+            if not shutil.which("qconf"):
+                warning = (f"pbs: qsub is installed but no PBS qstat answers: {exc.message}", exc.fix or "")
+        else:
+            qstat = pbs.paths.get("qstat", first)
+            note = f"; the first qstat on PATH, {first}, is Grid Engine's" if qstat != first else ""
+            found.append(f"pbs ({qstat}, {pbs.dialects.get(flavor or '', flavor)}{note})")
+    if shutil.which("qconf"):
+        found.append(f"sge ({shutil.which('qstat')})")
+    if warning:
+        return Check("batch system", "warn", "; ".join([*found, warning[0]]), warning[1])
     return Check("batch system", "ok", ", ".join(found) if found else "none found (the local backend works)")
 
 

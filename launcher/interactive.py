@@ -32,8 +32,12 @@ from launcher.report import STATES
 
 #: Name of the file whose existence asks a held cluster to tear down.
 STOP_FILE = "stop-requested"
-#: States of a cluster that is (or may soon be) using its allocation.
-ACTIVE = ("pending", "starting", "running", "ready", "stopping")
+#: States of a cluster that is (or may soon be) using its allocation; ``unknown``: the batch system does not answer,
+#: so the cluster may well run on.
+ACTIVE = ("pending", "starting", "running", "ready", "stopping", "unknown")
+#: A cluster directory's record of an end the batch system told (``lost``) or ``stop`` made (``cancelled``), written
+#: where no final ``run.json`` will come: final, so ``list`` never asks the batch system about it again.
+ENDED_FILE = "ended.json"
 #: Batch job states (``JobState`` values) of a released allocation.
 RELEASED = ("completed", "failed", "cancelled", "timed_out", "unknown")
 
@@ -109,7 +113,9 @@ class ClusterStatus:
         state: ``pending`` (queued), ``starting`` (bring-up), ``running`` (steps), ``ready`` (up, held for
             interactive use), ``stopping``, ``lost`` (its batch job or holder process ended without a final
             report: killed by the batch system, ``qdel``/``scancel``, a node failure; the logs stay readable),
-            ``gone`` (directory removed), or a final state of ``run.json`` (``stopped``, ``succeeded``, ``failed``,
+            ``cancelled`` (stopped while its job was still queued), ``unknown`` (the batch system does not answer:
+            ``detail`` says since when and what it printed; the cluster may run on), ``gone`` (directory removed),
+            or a final state of ``run.json`` (``stopped``, ``succeeded``, ``failed``,
             ``bringup_failed``, ``interrupted``, ``timed_out``).
         detail: why, for ``lost`` and failures.
         nodes: node names; ``head`` the ResourceManager's node.
@@ -154,30 +160,95 @@ def _holder_alive(entry: dict[str, Any]) -> bool:
         return False
 
 
-def batch_state(scheduler: str, job_id: str) -> str:
-    """The batch job's state (``JobState`` value: ``pending``, ``running``, ``completed``... ``unknown``), asked
-    again while the batch system does not know the job (:meth:`BatchScheduler.confirmed_state`): one empty answer
-    never makes a cluster lost."""
+class Answer(str):
+    """A batch job's state as :func:`batch_state` tells it (a ``JobState`` value), with ``why``: for ``no_answer``,
+    the command that gave no answer and what it printed."""
+
+    why: str = ""
+
+    def __new__(cls, state: str, why: str = "") -> Answer:  # noqa: D102
+        answer = super().__new__(cls, state)
+        answer.why = why
+        return answer
+
+
+def submitted_backend(scheduler: str, run_dir: str | Path | None) -> Any:
+    """The scheduler backend of a cluster, with what its submission settled (the cluster directory's ``job.yaml``:
+    PBS's ``pbs.flavor`` and ``pbs.commands``, :meth:`BatchScheduler.recall`): its commands are the ones found at
+    submission, never whatever ``qstat`` comes first on this shell's ``PATH``."""
+    import yaml
+
     from launcher.schedulers import get_scheduler
     from launcher.schedulers.base import BatchScheduler
 
     backend = get_scheduler(scheduler)
+    if isinstance(backend, BatchScheduler) and run_dir is not None:
+        try:
+            submitted = yaml.safe_load(Path(run_dir, "job.yaml").read_text())
+        except (OSError, yaml.YAMLError):
+            submitted = None
+        if isinstance(submitted, dict):
+            backend.recall(submitted)
+    return backend
+
+
+def batch_state(scheduler: str, job_id: str, run_dir: str | Path | None = None) -> Answer:
+    """The batch job's state (``JobState`` value: ``pending``, ``running``, ``completed``... ``unknown``: the batch
+    system answered that it does not know the job; ``no_answer``: it did not answer, ``why`` says how), asked with
+    the commands recorded at submission (:func:`submitted_backend`) and again while the batch system does not know
+    the job (:meth:`BatchScheduler.confirmed_state`): one empty answer never makes a cluster lost."""
+    from launcher.schedulers.base import BatchScheduler
+
+    backend = submitted_backend(scheduler, run_dir)
     if not isinstance(backend, BatchScheduler):
-        return "unknown"
+        return Answer("unknown")
     try:
-        return backend.confirmed_state(job_id).value
-    except Exception:  # noqa: BLE001 - a broken scheduler command must not break `list`
-        return "unknown"
+        state = backend.confirmed_state(job_id).value
+    except Exception as exc:  # noqa: BLE001 - a broken scheduler command must not break `list`
+        return Answer("no_answer", str(exc))
+    return Answer(state, str(backend.no_answer) if backend.no_answer else "")
 
 
-def status_of(entry: dict[str, Any], *, job_state: Callable[[str, str], str] = batch_state) -> ClusterStatus:
+def record_end(run_dir: str | Path, state: str, detail: str) -> None:
+    """Write :data:`ENDED_FILE` (``state``: ``lost`` or ``cancelled``) into a cluster directory that has no final
+    ``run.json``; a directory that cannot be written is left as it is (the batch system is asked again next time)."""
+    try:
+        Path(run_dir, ENDED_FILE).write_text(json.dumps({"state": state, "detail": detail, "at": time.time()}))
+    except OSError:
+        pass
+
+
+def _remember(cluster_id: str, **fields: Any) -> None:
+    """Set (``None``: remove) ``fields`` of a cluster's index entry; an index that cannot be written is left."""
+    path = state_dir() / f"{cluster_id}.json"
+    entry = _read_json(path)
+    if entry is None:
+        return
+    for key, value in fields.items():
+        if value is None:
+            entry.pop(key, None)
+        else:
+            entry[key] = value
+    try:
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(entry, indent=2))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def status_of(entry: dict[str, Any], *, job_state: Callable[[str, str], str] | None = None) -> ClusterStatus:
     """The current state of an indexed cluster, from its directory and, while it is not final, from the
     batch system (or the holder process): a cluster whose batch job (or holder process) ended without a final
     ``run.json`` is ``lost``, on every scheduler.
 
     Args:
         entry: an index entry (``cluster_id``, ``run_dir``, ``scheduler``, ``job_id``, ``holder_pid``...).
-        job_state: ``(scheduler, job_id) → state`` (the batch system; replaceable for tests).
+        job_state: ``(scheduler, job_id) → state`` (default: :func:`batch_state` with the cluster's recorded
+            commands; replaceable for tests).
+
+    A batch system that does not answer makes the cluster ``unknown`` (never ``lost``); an end it told (``lost``)
+    or that ``stop`` made (``cancelled``) is recorded (:func:`record_end`) and final: not asked again.
     """
     run_dir = Path(entry["run_dir"])
     status = ClusterStatus(cluster_id=entry["cluster_id"], run_dir=str(run_dir), scheduler=entry["scheduler"],
@@ -206,11 +277,31 @@ def status_of(entry: dict[str, Any], *, job_state: Callable[[str, str], str] = b
             status.state, status.detail = report["state"], report.get("error") or ""
             status.walltime_left_s = None
             return status
+    ended = _read_json(run_dir / ENDED_FILE)
+    if ended and ended.get("state") in ("lost", "cancelled"):
+        status.state, status.detail, status.walltime_left_s = ended["state"], str(ended.get("detail", "")), None
+        return status
     # Not final: is the allocation (or the holder process) still there?
     if status.job_id and status.scheduler != "local":
-        batch = job_state(status.scheduler, status.job_id)
+        batch = (job_state or (lambda name, job: batch_state(name, job, run_dir)))(status.scheduler, status.job_id)
+        if batch == "no_answer":
+            since = float(entry.get("no_answer_since") or time.time())
+            if "no_answer_since" not in entry:
+                entry["no_answer_since"] = since
+                _remember(status.cluster_id, no_answer_since=since)
+            status.state = "unknown"
+            status.detail = (f"batch system not answering since {time.strftime('%H:%M:%S', time.localtime(since))}"
+                             + (f": {getattr(batch, 'why', '')}" if getattr(batch, "why", "") else ""))
+            return status
+        if entry.pop("no_answer_since", None) is not None:
+            _remember(status.cluster_id, no_answer_since=None)
         if batch == "pending":
             status.state = "pending"
+            return status
+        if batch == "cancelled" and report is None:  # cancelled before it ran: nothing was lost
+            status.state, status.walltime_left_s = "cancelled", None
+            status.detail = f"the batch job {status.job_id} was cancelled while queued"
+            record_end(run_dir, status.state, status.detail)
             return status
         alive = batch == "running"
         gone_why = f"the batch job {status.job_id} is {batch}" if batch != "unknown" else \
@@ -221,6 +312,7 @@ def status_of(entry: dict[str, Any], *, job_state: Callable[[str, str], str] = b
     if not alive:
         status.state, status.detail = "lost", gone_why + ", with no final run.json"
         status.walltime_left_s = None
+        record_end(run_dir, status.state, status.detail)
     elif report is None or report.get("bringup_s") is None:
         status.state = "starting"
     elif (run_dir / STOP_FILE).exists():
@@ -263,25 +355,34 @@ def find(cluster: str | None, *, active_only: bool = True) -> ClusterStatus:
 
 def request_stop(status: ClusterStatus, *, timeout: float = 120.0, poll: float = 0.5,
                  on_wait: Callable[[str], None] | None = None) -> ClusterStatus:
-    """Stop a cluster: ask its holder to tear down (``stop-requested``), wait for its final ``run.json``,
-    then make sure the allocation is released (cancel the batch job if it is still there; a pending job is
-    cancelled at once). Logs, history and ``run.json`` stay in the cluster directory.
+    """Stop a cluster: a job still queued is cancelled (the cluster is then ``cancelled``); else ask its holder to
+    tear down (``stop-requested`` in the cluster directory: whatever the batch system says, or when it does not
+    answer), wait for its final ``run.json``, then make sure the allocation is released (cancel the batch job, with
+    the commands recorded at submission, if it is still there). Logs, history and ``run.json`` stay in the cluster
+    directory.
 
     Args:
         timeout: seconds to wait for the teardown before cancelling the job / terminating the holder
             (which still tears down: the batch script passes SIGTERM on).
         poll: seconds between polls (:func:`launcher.polling.poll`).
-        on_wait: called with a line to show while waiting.
+        on_wait: called with a line to show while waiting (and with why a cancel did not go through).
 
     Returns:
-        The cluster's state afterwards.
+        The cluster's state afterwards (still active, e.g. ``unknown``, when the batch system did not answer the
+        cancel).
     """
     run_dir = Path(status.run_dir)
     notify = on_wait or (lambda text: None)
     entry = next((e for e in index_entries() if e["cluster_id"] == status.cluster_id), {})
     if status.state == "pending" and status.job_id:
-        _cancel(status)
-        return _wait_released(status, entry, 30.0, poll)
+        failure = _cancel(status)
+        if failure is None:
+            after = _wait_released(status, entry, 30.0, poll)
+            if after.state in ("lost", "pending") or not (run_dir / "run.json").exists():
+                record_end(run_dir, "cancelled", f"stopped while queued (`hpc-hadoop stop` at "
+                                                 f"{time.strftime('%Y-%m-%dT%H:%M:%S')})")
+            return status_of(entry or status.__dict__)
+        notify(f"cannot cancel the queued job: {failure}")
     (run_dir / STOP_FILE).write_text(f"stop requested at {time.strftime('%Y-%m-%dT%H:%M:%S')} "
                                      f"by pid {os.getpid()} on {os.uname().nodename}\n")
     notify("teardown requested")
@@ -290,44 +391,51 @@ def request_stop(status: ClusterStatus, *, timeout: float = 120.0, poll: float =
     if teardown.timed_out:
         notify(f"no teardown within {timeout:.0f} s: cancelling")
         if status.job_id and status.scheduler != "local":
-            _cancel(status)
+            failure = _cancel(status)
+            if failure is not None:
+                notify(f"the batch system did not answer the cancel: {failure}")
+                return status_of(entry or status.__dict__)
         elif entry.get("holder_pid") and _holder_alive(entry):
             psutil.Process(int(entry["holder_pid"])).terminate()
     return _wait_released(status, entry, 60.0, poll)
 
 
-def cancel_leftover(status: ClusterStatus) -> str | None:
-    """Cancel the batch job of a cluster that is no longer active (a final ``run.json``, or ``lost``) when the batch
-    system still knows it as queued or running: ``stop`` never leaves a job behind.
+def cancel_leftover(status: ClusterStatus) -> tuple[str | None, str | None]:
+    """Cancel the batch job of a cluster that is no longer active (a final ``run.json``, ``lost``, ``cancelled``) when
+    the batch system still knows it as queued or running, or does not answer: ``stop`` never leaves a job behind.
+    The cancel runs the commands recorded at submission.
 
     Returns:
-        The state the job had when it was cancelled (``pending``, ``running``), ``None`` when there was none to
-        cancel (the local backend, or a job the batch system no longer runs).
+        ``(state, failure)``: the state the job had when it was cancelled (``pending``, ``running``, ``no_answer``),
+        ``None`` when there was none to cancel (the local backend, or a job the batch system no longer runs); and
+        why the cancel did not go through (the batch system did not answer it), else ``None``.
     """
     if not status.job_id or status.scheduler == "local":
-        return None
-    state = batch_state(status.scheduler, status.job_id)
-    if state not in ("pending", "running"):
-        return None
-    _cancel(status)
-    return state
+        return None, None
+    state = batch_state(status.scheduler, status.job_id, status.run_dir)
+    if state not in ("pending", "running", "no_answer"):
+        return None, None
+    failure = _cancel(status)
+    return str(state), (str(failure) if failure is not None else None)
 
 
-def _cancel(status: ClusterStatus) -> None:
-    from launcher.schedulers import get_scheduler
-
-    backend = get_scheduler(status.scheduler)
+def _cancel(status: ClusterStatus) -> Any:
+    """Cancel a cluster's batch job with the commands recorded at submission (:func:`submitted_backend`); returns
+    ``None`` when it went through (or the job had ended), else the :class:`NoAnswer` of the cancel command."""
+    backend = submitted_backend(status.scheduler, status.run_dir)
     cancel = getattr(backend, "cancel", None)
     if cancel and status.job_id:
-        cancel(status.job_id)
+        return cancel(status.job_id)
+    return None
 
 
 def _wait_released(status: ClusterStatus, entry: dict[str, Any], timeout: float, poll: float) -> ClusterStatus:
     """Wait up to ``timeout`` seconds until the batch job is over (or the holder process exited), polling every
-    ``poll`` seconds; cancel a job still there after half of it."""
+    ``poll`` seconds; cancel a job still there after half of it. A batch system that does not answer ends the
+    wait at once (nothing can be learnt by waiting)."""
     def released() -> bool:
         if status.job_id and status.scheduler != "local":
-            return batch_state(status.scheduler, status.job_id) in RELEASED
+            return batch_state(status.scheduler, status.job_id, status.run_dir) in (*RELEASED, "no_answer")
         return not _holder_alive(entry)
 
     def wait(seconds: float) -> bool:

@@ -14,6 +14,7 @@ import shlex
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import jinja2
@@ -23,7 +24,7 @@ from launcher import __version__
 from launcher.errors import HpcHadoopError
 from launcher.filesystems import check_shared_root, decide
 from launcher.filesystems.pathlength import check_path_lengths
-from launcher.interactive import register
+from launcher.interactive import ENDED_FILE, register
 from launcher.jobs import ResolvedStep, resolve_steps
 from launcher.plan import ClusterPlan, expand_root, make_plan, naming_job_file, new_cluster_id
 from launcher.render import environment
@@ -32,6 +33,10 @@ from launcher.schedulers import get_scheduler
 from launcher.schedulers.base import Allocation, BatchScheduler, JobState, MissingCommand
 from launcher.spec import JobSpec
 from launcher.yamlio import dump_yaml
+
+#: Seconds ``submit --wait`` waits through a batch system that does not answer, beyond the job's walltime: the job
+#: cannot outlive its walltime, so after that much silence nothing more can be learnt by waiting.
+NO_ANSWER_MARGIN = 300.0
 
 
 class Raw(str):
@@ -261,42 +266,76 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
     console.print(f"submitted {spec.scheduler} job {job_id}\nrun directory: {run_dir}\nlog: {log}", soft_wrap=True)
     if not wait:
         return 0, run_dir, job_id
-    return follow(scheduler, job_id, run_dir, log, console), run_dir, job_id
+    return follow(scheduler, job_id, run_dir, log, console, patience=spec.walltime + NO_ANSWER_MARGIN), run_dir, job_id
 
 
-def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, console: Console) -> int:
+def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, console: Console, *,
+           patience: float | None = None, clock: Callable[[], float] = time.monotonic) -> int:
     """Follow a submitted job: its state changes, then its output as it grows, until it ends
-    (:meth:`BatchScheduler.wait`; more than 5 polls in a row that find the job unknown end it too: a batch system
-    that forgets a finished job at once, PBS Pro without job history, is then read from ``run.json``, and a line
-    says so).
+    (:meth:`BatchScheduler.wait`). More than 5 polls in a row that find the job unknown end it too: a batch system
+    that forgets a finished job at once, PBS Pro without job history, is then read from ``run.json``, and a line says
+    so. A batch system that does not answer (``NO_ANSWER``) is waited through, with a line saying since when and
+    what it printed, for ``patience`` seconds (the walltime plus :data:`NO_ANSWER_MARGIN`) or until ``run.json`` is
+    final.
 
     Returns:
-        The run's exit code from ``run.json``; else 124 for a timed-out job, 130 cancelled, 1 failed.
+        The run's exit code from ``run.json``; else 124 for a timed-out job, 143 cancelled (``qdel``, ``scancel``:
+        128 + SIGTERM), 1 failed or no answer.
 
     Raises:
         UserError: a command of the batch system is not installed.
-        CommandError: the batch system did not answer 6 polls in a row.
     """
-    shown: list[JobState] = []  # the states printed: every change, except to UNKNOWN
+    shown: list[JobState] = []  # the states printed: every change, except to UNKNOWN and NO_ANSWER
     offset = 0
+    silent_since: list[float] = []  # when the batch system stopped answering (monotonic), while it does not
+    report = run_dir / "run.json"
+
+    def final_report() -> dict:
+        try:
+            data = json.loads(report.read_text())
+        except (OSError, ValueError):
+            return {}
+        return data if data.get("state") not in (None, "running") else {}
 
     def show(state: JobState) -> None:
         nonlocal offset
-        if state != JobState.UNKNOWN and (not shown or state != shown[-1]):
+        if state is JobState.NO_ANSWER:
+            if not silent_since:
+                silent_since.append(clock())
+                console.print(f"job {job_id}: unknown: batch system not answering since {time.strftime('%H:%M:%S')} "
+                              f"({scheduler.no_answer}); waiting", soft_wrap=True)
+        elif silent_since:
+            silent_since.clear()
+            console.print(f"job {job_id}: the batch system answers again")
+        if state not in (JobState.UNKNOWN, JobState.NO_ANSWER) and (not shown or state != shown[-1]):
             console.print(f"job {job_id}: {state.value}")
             shown.append(state)
         offset = copy_new_output(log, offset)
 
-    polled = scheduler.wait(job_id, each=show, tolerate=5)
-    report = run_dir / "run.json"
+    def ended(state: JobState) -> bool:
+        if state is not JobState.NO_ANSWER:
+            return state.terminal
+        return bool(final_report()) or (patience is not None and clock() - silent_since[0] > patience)
+
+    polled = scheduler.wait(job_id, until=ended, each=show, tolerate=5)
     data = json.loads(report.read_text()) if report.exists() else {}
     if polled.value is JobState.UNKNOWN:  # forgotten at once (PBS Pro without job history): run.json tells
         console.print(f"job {job_id}: no longer known to the batch system; run.json: "
                       + (f"{data.get('state')}, exit code {data.get('exit_code')}" if data else "none"), soft_wrap=True)
+    if polled.value is JobState.NO_ANSWER:
+        console.print(f"job {job_id}: the batch system did not answer for {clock() - silent_since[0]:.0f} s; run.json: "
+                      + (f"{data.get('state')}, exit code {data.get('exit_code')}" if data else "none"), soft_wrap=True)
     if data and data.get("state") != "running":
         return int(data.get("exit_code", 1))
+    try:  # `hpc-hadoop stop` cancelled it while queued (ENDED_FILE): the batch system may not keep such a job
+        recorded = json.loads((run_dir / ENDED_FILE).read_text())
+    except (OSError, ValueError):
+        recorded = {}
+    if recorded.get("state") == "cancelled" and polled.value in (JobState.UNKNOWN, JobState.CANCELLED):
+        console.print(f"job {job_id}: cancelled ({recorded.get('detail')})", soft_wrap=True)
+        return 143
     last = shown[-1] if shown else polled.value
-    return {JobState.COMPLETED: 0, JobState.TIMEOUT: 124, JobState.CANCELLED: 130}.get(last, 1)
+    return {JobState.COMPLETED: 0, JobState.TIMEOUT: 124, JobState.CANCELLED: 143}.get(last, 1)
 
 
 def copy_new_output(log: Path, offset: int) -> int:

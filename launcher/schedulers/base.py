@@ -9,6 +9,7 @@ A backend only builds argument lists and parses outputs; running commands (:func
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from abc import ABC, abstractmethod
@@ -113,6 +114,13 @@ def whole_node_cores(granted: int, spec: JobSpec) -> int:
     if spec.batch.exclusive and not spec.batch.cores_per_node:
         return max(granted, usable_cpus())
     return granted
+
+
+class NoAnswer(CommandError):
+    """A batch system's status or cancel command gave no answer about the job: it could not connect (``Unable to
+    contact slurm controller``, ``cannot connect to server``, Grid Engine's ``commlib error``), timed out, exited
+    with an error that does not say the job is unknown, or is another batch system's command (Grid Engine's
+    ``qstat`` answering a PBS query with its usage). Never an answer about the job."""
 
 
 class MissingCommand(UserError):
@@ -291,12 +299,19 @@ class BatchScheduler(Scheduler):
     #: The job file's field holding the absolute paths of the commands the job runs (``pbs.commands``: name → path);
     #: ``None``: they are looked up on ``PATH`` where they run.
     commands_field: ClassVar[str | None] = None
+    #: What a status or cancel command prints (standard output or error; regular expressions) when the batch system
+    #: ANSWERED that it does not know the job; any other error exit is no answer (:class:`NoAnswer`).
+    forgotten: ClassVar[tuple[str, ...]] = ()
+    #: Exit codes that are that answer whatever is printed (PBS: 153 ``PBSE_UNKJOBID``, 35 a finished job).
+    forgotten_exits: ClassVar[tuple[int, ...]] = ()
 
     def __init__(self) -> None:
         #: The dialect once known (the job file's, or detected); ``None`` before.
         self.dialect: str | None = None
         #: Absolute paths of the batch system's commands, by name, once known (the job file's :attr:`commands_field`).
         self.paths: dict[str, str] = {}
+        #: Why the last :meth:`state` was ``NO_ANSWER`` (the command and its message), ``None`` after an answer.
+        self.no_answer: NoAnswer | None = None
 
     # -- what a backend provides ----------------------------------------------------------------
     @abstractmethod
@@ -410,6 +425,27 @@ class BatchScheduler(Scheduler):
             self.paths.update(_field(spec, self.commands_field) or {})
         return self.dialect
 
+    def recall(self, submitted: Mapping[str, Any]) -> None:
+        """Remember what the submission settled, from the submitted ``job.yaml`` read as a mapping (``submitted``):
+        :attr:`dialect_field` and :attr:`commands_field` (PBS: ``pbs.flavor``, ``pbs.commands``), so that ``list``,
+        ``status`` and ``stop`` run the commands found at submission, not whatever comes first on ``PATH`` now."""
+        def dotted(name: str | None) -> Any:
+            value: Any = submitted
+            for part in (name or "").split("."):
+                value = value.get(part) if isinstance(value, Mapping) else None
+            return value
+
+        if self.dialect_field and isinstance(dotted(self.dialect_field), str):
+            self.dialect = dotted(self.dialect_field)
+        if self.commands_field and isinstance(dotted(self.commands_field), Mapping):
+            self.paths.update({str(k): str(v) for k, v in dotted(self.commands_field).items()})
+
+    def says_forgotten(self, proc: subprocess.CompletedProcess[str]) -> bool:
+        """True when a status or cancel command's error exit is the batch system's answer that it does not know the
+        job (:attr:`forgotten`), False when it is no answer at all."""
+        text = proc.stdout + proc.stderr
+        return proc.returncode in self.forgotten_exits or any(re.search(pattern, text) for pattern in self.forgotten)
+
     def detect_dialect(self, spec: JobSpec | None = None) -> str | None:
         """The dialect: :meth:`known_dialect`, else what :attr:`dialect_probe` says (run once, remembered);
         ``None`` for a batch system of one dialect.
@@ -514,19 +550,31 @@ class BatchScheduler(Scheduler):
         return self.parse_job_id(proc.stdout)
 
     def state(self, job_id: str) -> JobState:
-        """The job's current state: the first of :meth:`status_queries` that exits 0 and knows the job;
-        ``UNKNOWN`` once the batch system has forgotten it.
+        """The job's current state: the first of :meth:`status_queries` that knows the job; ``UNKNOWN`` when every
+        one ANSWERED that it does not know it (exit 0 without the job, or an error that says so:
+        :meth:`says_forgotten`); ``NO_ANSWER`` as soon as one gives no answer (cannot connect, no answer within
+        60 s, any other error exit), with :attr:`no_answer` saying which command and what it printed.
 
         Raises:
             MissingCommand: a query's command (or the dialect probe) is not installed.
-            CommandError: a query gave no answer within 60 s.
         """
         self.detect_dialect()
         for argv, parse in self.status_queries(job_id):
-            proc = run_command(argv, check=False)
+            try:
+                proc = run_command(argv, check=False)
+            except MissingCommand:
+                raise
+            except CommandError as exc:  # no answer within the timeout
+                self.no_answer = NoAnswer(argv, exc.returncode, exc.stdout, exc.stderr)
+                return JobState.NO_ANSWER
+            if proc.returncode != 0 and not self.says_forgotten(proc):
+                self.no_answer = NoAnswer(argv, proc.returncode, proc.stdout, proc.stderr)
+                return JobState.NO_ANSWER
             answer = parse(proc.stdout) if proc.returncode == 0 else None
             if answer is not None:
+                self.no_answer = None
                 return answer
+        self.no_answer = None
         return JobState.UNKNOWN
 
     def wait(self, job_id: str, *, until: Callable[[JobState], bool] | None = None,
@@ -535,8 +583,9 @@ class BatchScheduler(Scheduler):
              ) -> Polled[JobState]:
         """Poll ``job_id``'s :meth:`state` until ``until(state)`` (default: a terminal state), on
         :func:`launcher.polling.poll`: 0.5 s between polls, backing off (×1.5, at most 5 s) while the job is
-        pending; ``UNKNOWN`` and a :class:`CommandError` count as failed polls, ``tolerate`` of them in a row are
-        tolerated.
+        pending or the batch system does not answer; ``UNKNOWN`` and a :class:`CommandError` count as failed polls,
+        ``tolerate`` of them in a row are tolerated. ``NO_ANSWER`` is never a failed poll: ``until`` decides how long
+        it is waited through.
 
         Args:
             each: called with every state polled (before the next sleep).
@@ -557,29 +606,43 @@ class BatchScheduler(Scheduler):
             return state
 
         return poll(probe, done=until or (lambda state: state.terminal), failed=lambda s: s is JobState.UNKNOWN,
-                    errors=(CommandError,), tolerate=tolerate, backoff_while=lambda s: s is JobState.PENDING,
+                    errors=(CommandError,), tolerate=tolerate,
+                    backoff_while=lambda s: s in (JobState.PENDING, JobState.NO_ANSWER),
                     timeout=timeout, clock=clock, sleep=sleep)
 
     def confirmed_state(self, job_id: str, *, tolerate: int = 2, clock: Callable[[], float] | None = None,
                         sleep: Callable[[float], None] | None = None) -> JobState:
         """The job's :meth:`state`, asked again (0.5 s apart, at most ``tolerate`` more times) while the batch system
         does not know the job: one empty answer (a busy or restarting server, a query that shows only some jobs)
-        never makes a job ended. ``UNKNOWN`` only when every answer was.
+        never makes a job ended. ``UNKNOWN`` only when every answer was; ``NO_ANSWER`` at once when the batch
+        system does not answer (:attr:`no_answer` says why).
 
         Raises:
             MissingCommand: a query's command is not installed.
-            CommandError: no query answered within 60 s, ``tolerate`` + 1 times in a row.
         """
         return self.wait(job_id, until=lambda state: state is not JobState.UNKNOWN, tolerate=tolerate, clock=clock,
                          sleep=sleep).value
 
-    def cancel(self, job_id: str) -> None:
-        """Cancel ``job_id`` (no error if it already ended).
+    def cancel(self, job_id: str) -> NoAnswer | None:
+        """Cancel ``job_id`` with the cancel command (:meth:`cancel_argv`: the one recorded at submission).
+
+        Returns:
+            ``None`` when the batch system accepted it or answered that it does not know the job (it ended); the
+            :class:`NoAnswer` when it did not answer (nothing is cancelled then).
 
         Raises:
             MissingCommand: the cancel command is not installed.
         """
-        run_command(self.cancel_argv(job_id), check=False)
+        argv = self.cancel_argv(job_id)
+        try:
+            proc = run_command(argv, check=False)
+        except MissingCommand:
+            raise
+        except CommandError as exc:
+            return NoAnswer(argv, exc.returncode, exc.stdout, exc.stderr)
+        if proc.returncode != 0 and not self.says_forgotten(proc):
+            return NoAnswer(argv, proc.returncode, proc.stdout, proc.stderr)
+        return None
 
     def allocation(self, spec: JobSpec) -> Allocation:
         """The allocation this process runs in: :meth:`job_in` the environment, the dialect, then

@@ -22,18 +22,21 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import time
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from launcher.allocation import JobState, state_table
+from launcher.allocation import Allocation, JobState, state_table
 from launcher.errors import CommandError, UserError
+from launcher.schedulers import base
 from launcher.schedulers.base import (
     BatchScheduler,
     BatchSystem,
     Command,
     Granted,
+    MissingCommand,
     StatusQuery,
     whole_node_cores,
 )
@@ -45,6 +48,12 @@ STATES = state_table(pending="Q H W T S U M", running="R E B", completed="X C F"
 #: The ``qstat -f`` attribute of a finished job's exit status: ``Exit_status`` on PBS Pro/OpenPBS
 #: (``ATTR_exit_status`` in OpenPBS's ``src/include/pbs_ifl.h``), ``exit_status`` on Torque.
 EXIT_STATUS = ("Exit_status", "exit_status")
+#: The exit status the MoM records for a job it ended at its walltime: Torque's ``JOB_EXEC_OVERLIMIT_WT`` (-11,
+#: ``src/include/pbs_job.h``), OpenPBS's ``JOB_EXEC_KILL_WALLTIME`` (-29, ``src/include/job.h``).
+WALLTIME_EXITS = (-11, -29)
+#: The exit status of a job whose script was killed by SIGTERM or SIGKILL (256 + signal, both dialects): ``qdel`` of a
+#: running job (the MoM's limits have codes of their own, :data:`WALLTIME_EXITS`).
+KILLED_EXITS = (256 + 15, 256 + 9)
 #: The fan-out launcher of each dialect.
 FANOUTS = {"torque": "pbsdsh", "pbspro": "pbs_tmrsh"}
 #: The dialect assumed when none is known (``render`` where ``qstat`` is not installed).
@@ -154,6 +163,96 @@ class PbsScheduler(BatchScheduler):
     dialect_probe = ("qstat", "--version")
     dialects = {PREVIEW_FLAVOR: "PBS Pro/OpenPBS", "torque": "Torque"}
     commands_field = "pbs.commands"
+    #: A server's answer that it does not know the job (OpenPBS and Torque ``qstat``/``qdel``: ``Unknown Job Id``,
+    #: exit 153; OpenPBS ``qstat -f`` of a finished job with history: ``Job has finished``, exit 35). ``cannot connect
+    #: to server`` (Torque: exit 111, ``errno=111``; OpenPBS: exit 255, ``errno=15010``) and Grid Engine's ``qstat``
+    #: (its usage, exit 1) are no answer.
+    forgotten = (r"Unknown Job Id", r"Job has finished", r"nonexistent job id")
+    forgotten_exits = (153, 35)
+
+    def detect_dialect(self, spec: JobSpec | None = None) -> str | None:
+        """The flavor: ``pbs.flavor``, else what ``qstat --version`` says; when the first ``qstat`` is not PBS's
+        (Grid Engine's first on ``PATH``, as OpenPBS's own ``/etc/profile.d/pbs.sh`` leaves a login shell), the
+        first PBS ``qstat`` on ``PATH`` or ``PBS_O_PATH`` (:meth:`locate_qstat`), whose paths are then used.
+
+        Raises:
+            MissingCommand: no ``qstat`` is installed.
+            UserError: no ``qstat`` found is PBS's (names each one run and what it is).
+        """
+        if self.known_dialect(spec) is not None:
+            return self.dialect
+        try:
+            return super().detect_dialect(spec)
+        except UserError as first:
+            if isinstance(first, MissingCommand):
+                raise
+            self.dialect = self.locate_qstat(first)
+            return self.dialect
+
+    def locate_qstat(self, first: UserError | None = None) -> str:
+        """Find PBS's ``qstat`` where another comes first: every ``qstat`` on ``PATH``, then on ``PBS_O_PATH`` (the
+        submitter's ``PATH``, which a PBS job has), asked ``--version`` in turn; the first that names a flavor is
+        remembered (with ``qdel``, ``pbsdsh`` and ``pbs_tmrsh`` beside it) in :attr:`paths`.
+
+        Returns:
+            The flavor it names.
+
+        Raises:
+            UserError: none does (``first``, the error of the first one, when it is the only one): the error names
+                every ``qstat`` run and what it said (Grid Engine's).
+        """
+        env = os.environ
+        found: dict[str, str] = {}  # real path → the path found (a PBS command may be a link whose name counts)
+        for path in (env.get("PATH", ""), env.get("PBS_O_PATH", "")):
+            for directory in path.split(os.pathsep):
+                candidate = os.path.abspath(os.path.join(directory, "qstat")) if directory else ""
+                if candidate and os.access(candidate, os.X_OK):
+                    found.setdefault(os.path.realpath(candidate), candidate)
+        said: list[str] = []
+        for candidate in found.values():
+            proc = base.run_command([candidate, "--version"], check=False)
+            output = proc.stdout + proc.stderr
+            try:
+                flavor = flavor_of(output)
+            except UserError:
+                lines = output.strip().splitlines()
+                what = (f"Grid Engine's ({lines[0]})" if lines and re.match(r"(SGE|OGS|GE|UGE|AGE) \d", lines[0])
+                        else repr(lines[0][:60]) if lines else "nothing")
+                said.append(f"`{candidate} --version`: {what}")
+                continue
+            self.paths.setdefault("qstat", candidate)
+            for name in ("qdel", *FANOUTS.values()):
+                sibling = os.path.join(os.path.dirname(candidate), name)
+                if os.access(sibling, os.X_OK):
+                    self.paths.setdefault(name, sibling)
+            return flavor
+        if first is not None and len(found) <= 1:
+            raise first
+        raise UserError(f"no PBS qstat on PATH or PBS_O_PATH: {'; '.join(said) or 'none found'}", field="pbs.flavor",
+                        fix="put PBS's bin directory first on PATH, or set pbs.commands.qstat to its absolute path")
+
+    def allocation(self, spec: JobSpec) -> Allocation:
+        """:meth:`BatchScheduler.allocation`; where the job file names no ``qstat`` (``pbs.commands``: a user's own
+        PBS script calling ``run``) and the one on the job's login ``PATH`` fails (Grid Engine's), PBS's is looked
+        for on ``PATH`` and ``PBS_O_PATH`` (:meth:`locate_qstat`) and asked instead.
+
+        Raises:
+            UserError: as :meth:`BatchScheduler.allocation`; no PBS ``qstat`` found (names each one run).
+            CommandError: PBS's ``qstat -f`` failed.
+        """
+        try:
+            return super().allocation(spec)
+        except CommandError as failed:
+            if "qstat" in self.paths or failed.argv[:1] != ["qstat"]:
+                raise
+            try:
+                self.locate_qstat()
+            except UserError as none:
+                said = (failed.stderr.strip() or failed.stdout.strip() or "no output").splitlines()[-1][:120]
+                raise UserError(f"`{shutil.which('qstat') or 'qstat'} {' '.join(failed.argv[1:])}` exited with "
+                                f"{failed.returncode} ({said}); {none.message}", field="pbs.commands",
+                                fix="put PBS's bin directory first on PATH, or set pbs.commands.qstat") from None
+            return super().allocation(spec)
 
     def dialect_of(self, output: str) -> str:
         """The flavor ``qstat --version`` names (:func:`flavor_of`).
@@ -291,7 +390,12 @@ def qstat_state(stdout: str) -> JobState | None:
     if "job_state" not in info:
         return None
     state = STATES.get(info["job_state"], JobState.UNKNOWN)
-    if state == JobState.COMPLETED and exit_status(info) not in (0, None):
+    status = exit_status(info)
+    if state == JobState.COMPLETED and status in WALLTIME_EXITS:
+        return JobState.TIMEOUT
+    if state == JobState.COMPLETED and status in KILLED_EXITS:
+        return JobState.CANCELLED
+    if state == JobState.COMPLETED and status not in (0, None):
         return JobState.FAILED
     return state
 

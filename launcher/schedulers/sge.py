@@ -132,6 +132,12 @@ class SgeScheduler(BatchScheduler):
                          inside="a Grid Engine parallel job", batch_script="a qsub script with -pe",
                          options={"partition": "-q {}", "account": "-P {}"})
 
+    #: What Grid Engine 8.1.9 answers for a job it does not know (recorded on the test cluster, exit 1 each):
+    #: ``qdel``: ``denied: job "ID" does not exist``; ``qacct -j``: ``error: job id ID not found``, or ``no jobs
+    #: running since startup`` without an accounting file. A stopped ``sge_qmaster`` gives ``error: commlib error:
+    #: got select error (Connection refused)``: no answer.
+    forgotten = (r'job "[^"]*" does not exist', r"job id \S+ not found", r"no jobs running since startup")
+
     # -- submission -------------------------------------------------------------------------
     def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
         """``#$`` options: name, shell, parallel environment and slots, hard and soft run time (the soft one

@@ -129,6 +129,11 @@ class SlurmScheduler(BatchScheduler):
                          batch_script="an sbatch script",
                          options={"partition": "--partition={}", "account": "--account={}", "qos": "--qos={}"})
 
+    #: ``squeue``/``scontrol`` of a job slurmctld no longer knows: ``slurm_load_jobs error: Invalid job id specified``
+    #: (exit 1, recorded on the test cluster's Slurm 22.05); ``Unable to contact slurm controller (connect failure)``
+    #: is no answer.
+    forgotten = (r"Invalid job id specified",)
+
     # -- submission -------------------------------------------------------------------------
     def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
         """``#SBATCH`` options: job name, nodes, one task per node, time, output files, the walltime

@@ -263,3 +263,100 @@ def test_torque_qdel_leaves_a_lost_cluster_and_no_process(submitter: Submitter, 
     assert listed["detail"].startswith("the batch job 1.standin is ") and listed["detail"].endswith("no final run.json")
     logs = submitter.hpc_hadoop("logs", run_dir.name, "--daemon", "resourcemanager", env=env)
     assert logs.returncode == 0 and "resourcemanager.log <==" in logs.stdout
+
+
+# -- issue 25 items 7 and 9: a server that does not answer, a job that never ran ------------------------------------
+
+def held_job(submitter: Submitter, work: Path, flavor: str) -> Path:
+    """A job held in the queue (``#PBS -h``: it never runs, so no Hadoop starts)."""
+    job = job_file(submitter, work, "held", flavor, [{"example": "pi", "args": [1, 10]}])
+    spec = yaml.safe_load(job.read_text())
+    spec["batch"] = {"extra_directives": ["-h"]}
+    job.write_text(yaml.safe_dump(spec))
+    return job
+
+
+@pytest.mark.parametrize("flavor", ["torque", "pbspro"])
+@pytest.mark.usefixtures("leftovers")
+def test_a_server_that_does_not_answer_is_never_an_answer_about_the_job(submitter: Submitter, work: Path,
+                                                                        flavor: str) -> None:
+    """Issue 25 item 7: while the server does not answer (or Grid Engine's ``qstat`` comes first on the login
+    ``PATH``), ``list`` showed a queued cluster ``lost`` and ``stop`` said ``is already lost`` (exit 0, nothing
+    stopped). Now: ``unknown`` since when and why, with the ``qstat`` recorded at submission; ``stop`` requests the
+    teardown and says the cancel went unanswered (exit 1). Item 9: stopped while queued, it is ``cancelled``, final
+    (``list`` no longer asks the server)."""
+    env = submitter.env(work, flavor)
+    login = {**env, "PATH": f"{STANDINS / 'login'}:{env['PATH']}"}  # Grid Engine's qstat first, as pbs.sh leaves it
+    submitted = submitter.hpc_hadoop("submit", str(held_job(submitter, work, flavor)), env=env)
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    run_dir = the_run_dir(submitter, work)
+    listed = submitter.hpc_hadoop("list", "--json", env=login)
+    assert [json.loads(line)["state"] for line in listed.stdout.splitlines()] == ["pending"], listed.stdout
+    down = work / "standin" / "server-down"
+    down.touch()
+    message = {"torque": "qstat: cannot connect to server standin (errno=111) Connection refused",
+               "pbspro": "qstat: cannot connect to server standin (errno=15010)"}[flavor]
+    (listed,) = [json.loads(line) for line in submitter.hpc_hadoop("list", "--json", env=login).stdout.splitlines()]
+    assert listed["state"] == "unknown" and listed["active"], listed
+    assert listed["detail"].startswith("batch system not answering since ") and message in listed["detail"]
+    shown = submitter.hpc_hadoop("status", run_dir.name, env=login)
+    assert shown.returncode == 0 and "unknown" in shown.stdout and message in " ".join(shown.stdout.split())
+    stopped = submitter.hpc_hadoop("stop", run_dir.name, "--timeout", "2", env=login)
+    said = " ".join(stopped.stdout.split())
+    assert stopped.returncode == 1, stopped.stdout + stopped.stderr
+    assert "teardown requested" in said and "the batch system did not answer the cancel" in said
+    assert f"cluster {run_dir.name} is still unknown" in said and (run_dir / "stop-requested").exists()
+    assert (work / "standin" / "qdel.args").read_text().split() == ["1.standin"]
+    down.unlink()
+    stopped = submitter.hpc_hadoop("stop", run_dir.name, env=login)
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert f"cluster {run_dir.name}: cancelled" in stopped.stdout
+    (listed,) = [json.loads(line) for line in submitter.hpc_hadoop("list", "--json", env=login).stdout.splitlines()]
+    assert listed["state"] == "cancelled" and not listed["active"]
+    assert listed["detail"].startswith("stopped while queued")
+    asked = (work / "standin" / "qstat.args").read_text().count("\n")
+    submitter.hpc_hadoop("list", env=login)
+    assert (work / "standin" / "qstat.args").read_text().count("\n") == asked  # an ended cluster is not asked again
+
+
+@pytest.mark.parametrize("flavor", ["torque", "pbspro"])
+@pytest.mark.usefixtures("leftovers")
+def test_submit_wait_waits_through_a_server_that_does_not_answer_and_a_qdel_is_cancelled(
+        submitter: Submitter, work: Path, hadoop_runtime: Path, flavor: str) -> None:
+    """Issue 25 item 7: ``submit --wait`` across a server restart printed ``no longer known to the batch system`` and
+    exited 1 while the job ran on; item 9: a job removed with ``qdel`` ended it with 1 (``failed``). Now it waits
+    through the silence (a line says since when and why) and reports ``cancelled``, 143 (PBS Pro keeping job history,
+    as a site that wants ended jobs told apart must: without it the server forgets the job at once)."""
+    env = submitter.env(work, flavor, PBS_STANDIN_HISTORY="1")
+    job = job_file(submitter, work, "waited", flavor, [{"example": "pi", "args": [1, 10]}])
+    spec = yaml.safe_load(job.read_text())
+    spec["batch"] = {"prologue": ["sleep 300"]}  # the job runs (state R) without starting Hadoop
+    job.write_text(yaml.safe_dump(spec))
+    ids = {"user": submitter.uid, "group": submitter.gid, "extra_groups": []} if submitter.root else {}
+    waiting = subprocess.Popen([sys.executable, "-m", "launcher.cli", "submit", str(job), "--wait"], env=env, cwd=REPO,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **ids)  # type: ignore[call-overload]
+    try:
+        record = work / "standin" / "1.standin.json"
+        wait_until(lambda: record.exists() and json.loads(record.read_text())["state"] == "R", 60, "the job to run")
+        asked = work / "standin" / "qstat.args"
+        down = work / "standin" / "server-down"
+        wait_until(asked.exists, 30, "submit --wait to ask qstat")
+        before = asked.read_text().count("\n")
+        down.touch()
+        wait_until(lambda: asked.read_text().count("\n") >= before + 7 or waiting.poll() is not None, 60,
+                   "seven polls of a server that does not answer")
+        assert waiting.poll() is None, waiting.communicate()[0][-3000:]  # still waiting
+        down.unlink()
+        deleted = submitter.run([str(STANDINS / "qdel"), "1.standin"], env)
+        assert deleted.returncode == 0, deleted.stderr
+        out, _ = waiting.communicate(timeout=120)
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+    said = " ".join(out.split())
+    message = {"torque": "qstat: cannot connect to server standin (errno=111) Connection refused",
+               "pbspro": "qstat: cannot connect to server standin (errno=15010)"}[flavor]
+    assert "job 1.standin: unknown: batch system not answering since " in said and message in said, out[-3000:]
+    assert "job 1.standin: the batch system answers again" in said
+    assert waiting.returncode == 143, out[-3000:]
+    assert "job 1.standin: cancelled" in said, out[-3000:]

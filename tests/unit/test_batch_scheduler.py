@@ -45,6 +45,10 @@ from tests.unit.test_polling import FakeTime
 from tests.unit.test_sge import QSTAT, QSTAT_J
 
 SLURM_DATA = REPO / "tests" / "data" / "slurm"
+#: What Slurm 22.05's squeue/scontrol print (exit 1) for a job slurmctld no longer knows, and while slurmctld is
+#: stopped (recorded on the test cluster).
+FORGOT = "slurm_load_jobs error: Invalid job id specified"
+DOWN = "slurm_load_jobs error: Unable to contact slurm controller (connect failure)"
 
 
 class Commands:
@@ -92,16 +96,18 @@ def test_state_stops_at_the_first_query_that_knows_the_job(monkeypatch: pytest.M
 
 
 @pytest.mark.parametrize(("squeue", "scontrol", "expected"), [
-    ((1, ""), (0, "JobId=7 JobState=COMPLETED Reason=None"), JobState.COMPLETED),    # non-zero exit: next query
+    ((1, FORGOT), (0, "JobId=7 JobState=COMPLETED Reason=None"), JobState.COMPLETED),  # forgot: next query
     ((0, "\n"), (0, "JobId=7 JobState=CANCELLED by 1000"), JobState.CANCELLED),      # parser says None: next query
     ((0, ""), (0, "JobId=7 Reason=None"), JobState.UNKNOWN),                          # none answered
-    ((1, ""), (1, "slurm_load_jobs error: Invalid job id specified"), JobState.UNKNOWN),
+    ((1, FORGOT), (1, FORGOT), JobState.UNKNOWN),
+    ((1, DOWN), (0, ""), JobState.NO_ANSWER),
 ])
 def test_state_falls_through_the_queries(monkeypatch: pytest.MonkeyPatch, squeue: tuple[int, str],
                                          scontrol: tuple[int, str], expected: JobState) -> None:
     commands = fake_commands(monkeypatch, {"squeue -h -j 7 -o %T": squeue, "scontrol show job -o 7": scontrol})
     assert SlurmScheduler().state("7") is expected
-    assert commands.argvs == ["squeue -h -j 7 -o %T", "scontrol show job -o 7"]
+    asked = ["squeue -h -j 7 -o %T"] + (["scontrol show job -o 7"] if expected is not JobState.NO_ANSWER else [])
+    assert commands.argvs == asked
 
 
 def test_grid_engine_state_from_the_listing_then_qacct(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -204,14 +210,14 @@ def test_stop_cancels_a_job_the_batch_system_still_knows(monkeypatch: pytest.Mon
     run_dir.mkdir()
     (run_dir / "run.json").write_text(json.dumps({"state": "bringup_failed", "error": "boom"}))
     interactive.register("c", run_dir, "pbs", "13.vm", interactive=True)
-    monkeypatch.setattr(interactive, "batch_state", lambda scheduler, job_id: "running")
+    monkeypatch.setattr(interactive, "batch_state", lambda scheduler, job_id, run_dir=None: "running")
     cancelled: list[str | None] = []
-    monkeypatch.setattr(interactive, "_cancel", lambda status: cancelled.append(status.job_id))
+    monkeypatch.setattr(interactive, "_cancel", lambda status: cancelled.append(status.job_id) and None)
     result = CliRunner().invoke(main, ["stop", "c"], terminal_width=200)
     assert result.exit_code == 0, result.output
     assert result.output == "cluster c is already bringup_failed; its pbs job 13.vm was still running: cancelled\n"
     assert cancelled == ["13.vm"]
-    monkeypatch.setattr(interactive, "batch_state", lambda scheduler, job_id: "unknown")
+    monkeypatch.setattr(interactive, "batch_state", lambda scheduler, job_id, run_dir=None: "unknown")
     result = CliRunner().invoke(main, ["stop", "c"], terminal_width=200)
     assert result.output == "cluster c is already bringup_failed\n" and cancelled == ["13.vm"]
 
@@ -222,7 +228,7 @@ def test_wait_backs_off_while_pending_and_tolerates_unknown(monkeypatch: pytest.
                                                             fake_time: FakeTime) -> None:
     states = ["PENDING"] * 4 + ["RUNNING"] * 2 + ["", "", "RUNNING", "COMPLETED"]
     fake_commands(monkeypatch, {"squeue -h -j 7 -o %T": [(0, s) for s in states],
-                                "scontrol show job -o 7": (1, "")})
+                                "scontrol show job -o 7": (1, FORGOT)})
     seen: list[JobState] = []
     polled = SlurmScheduler().wait("7", each=seen.append)
     assert polled.done and polled.value is JobState.COMPLETED and len(seen) == len(states)
@@ -231,8 +237,8 @@ def test_wait_backs_off_while_pending_and_tolerates_unknown(monkeypatch: pytest.
 
 def test_wait_gives_up_after_more_unknown_polls_than_tolerated(monkeypatch: pytest.MonkeyPatch,
                                                                fake_time: FakeTime) -> None:
-    fake_commands(monkeypatch, {"squeue -h -j 7 -o %T": [(0, "RUNNING")] + [(1, "")] * 10,
-                                "scontrol show job -o 7": (1, "")})
+    fake_commands(monkeypatch, {"squeue -h -j 7 -o %T": [(0, "RUNNING")] + [(1, FORGOT)] * 10,
+                                "scontrol show job -o 7": (1, FORGOT)})
     polled = SlurmScheduler().wait("7", tolerate=5)
     assert polled.outcome == "failed" and polled.value is JobState.UNKNOWN and polled.polls == 7
 
@@ -277,8 +283,8 @@ def test_follow_prints_state_changes_and_the_growing_log(monkeypatch: pytest.Mon
             if text:
                 with open(log, "a") as out:
                     out.write(text)
-            return subprocess.CompletedProcess(argv, 0 if state else 1, state, "")
-        return subprocess.CompletedProcess(argv, 1, "", "")
+            return subprocess.CompletedProcess(argv, 0 if state else 1, state, "" if state else FORGOT)
+        return subprocess.CompletedProcess(argv, 1, "", FORGOT)
 
     monkeypatch.setattr(base, "run_command", squeue)
     out = io.StringIO()
@@ -297,8 +303,8 @@ def test_follow_stops_after_six_unknown_polls(monkeypatch: pytest.MonkeyPatch, f
     from the last state shown (running: 1)."""
     if report is not None:
         (tmp_path / "run.json").write_text(json.dumps(report))
-    commands = fake_commands(monkeypatch, {"squeue -h -j 7 -o %T": [(0, "RUNNING")] + [(1, "")] * 20,
-                                           "scontrol show job -o 7": (1, "")})
+    commands = fake_commands(monkeypatch, {"squeue -h -j 7 -o %T": [(0, "RUNNING")] + [(1, FORGOT)] * 20,
+                                           "scontrol show job -o 7": (1, FORGOT)})
     out = io.StringIO()
     code = submit_module.follow(SlurmScheduler(), "7", tmp_path, tmp_path / "none.out", Console(file=out, width=60))
     assert code == expected
@@ -307,12 +313,39 @@ def test_follow_stops_after_six_unknown_polls(monkeypatch: pytest.MonkeyPatch, f
     assert commands.argvs.count("squeue -h -j 7 -o %T") == 7
 
 
+def test_follow_waits_through_a_batch_system_that_does_not_answer(monkeypatch: pytest.MonkeyPatch,
+                                                                   fake_time: FakeTime, tmp_path: Path) -> None:
+    """Issue 25 item 7: ``submit --wait`` across a slurmctld restart exited 1 (``no longer known``) while the job ran
+    on. Polls with no answer are waited through (a line says so), and a job cancelled then is 143."""
+    fake_commands(monkeypatch, {"squeue -h -j 7 -o %T": [(0, "RUNNING")] + [(1, DOWN)] * 30 + [(0, "RUNNING")]
+                                + [(1, FORGOT)],
+                                "scontrol show job -o 7": (0, "JobId=7 JobState=CANCELLED Reason=None")})
+    out = io.StringIO()
+    code = submit_module.follow(SlurmScheduler(), "7", tmp_path, tmp_path / "none.out", Console(file=out, width=300),
+                                patience=3600.0, clock=fake_time.monotonic)
+    lines = out.getvalue().splitlines()
+    assert code == 143
+    assert lines[0] == "job 7: running" and lines[1].startswith("job 7: unknown: batch system not answering since ")
+    assert lines[1].endswith(f"(`squeue -h -j 7 -o %T` exited with 1: {DOWN}); waiting")
+    assert lines[2:] == ["job 7: the batch system answers again", "job 7: cancelled"]
+
+
+def test_follow_gives_up_on_silence_after_its_patience(monkeypatch: pytest.MonkeyPatch, fake_time: FakeTime,
+                                                        tmp_path: Path) -> None:
+    fake_commands(monkeypatch, {"squeue -h -j 7 -o %T": (1, DOWN)})
+    out = io.StringIO()
+    code = submit_module.follow(SlurmScheduler(), "7", tmp_path, tmp_path / "none.out", Console(file=out, width=300),
+                                patience=100.0, clock=fake_time.monotonic)
+    assert code == 1 and 200.0 < fake_time.now < 210.0
+    assert out.getvalue().splitlines()[-1].startswith("job 7: the batch system did not answer for 10")
+
+
 # -- stop: the allocation released ------------------------------------------------------------------------
 
 def test_wait_released_cancels_a_lingering_job_at_half_time(monkeypatch: pytest.MonkeyPatch,
                                                             fake_time: FakeTime, tmp_path: Path) -> None:
     cancelled: list[float] = []
-    monkeypatch.setattr(interactive, "batch_state", lambda scheduler, job_id: "running")
+    monkeypatch.setattr(interactive, "batch_state", lambda scheduler, job_id, run_dir=None: "running")
     monkeypatch.setattr(interactive, "_cancel", lambda status: cancelled.append(fake_time.now))
     status = ClusterStatus(cluster_id="c", run_dir=str(tmp_path / "gone"), scheduler="slurm", job_id="7",
                            state="stopping")

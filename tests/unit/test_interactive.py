@@ -241,3 +241,39 @@ def test_app_option_takes_an_id_or_a_step_of_run_json(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="no YARN application") as info:
         application_of(tmp_path, "broken")
     assert "steps/03-broken.log" in str(info.value.fix)
+
+
+def test_an_ended_cluster_is_final_and_not_asked_again(tmp_path: Path) -> None:
+    """Issue 25 item 9: ``list`` asked the batch system again about every ``lost`` cluster (7.2 s with 7 of them)."""
+    run_dir = tmp_path / "c-9"
+    run_dir.mkdir()
+    register("c-9", run_dir, "slurm", "9")
+    asked: list[str] = []
+
+    def forgot(scheduler: str, job_id: str) -> str:
+        asked.append(job_id)
+        return "unknown"
+
+    (entry,) = index_entries()
+    assert status_of(entry, job_state=forgot).state == "lost" and asked == ["9"]
+    assert status_of(entry, job_state=forgot).state == "lost" and asked == ["9"]  # recorded: not asked again
+
+
+def test_a_batch_system_that_does_not_answer_makes_a_cluster_unknown(tmp_path: Path) -> None:
+    """Issue 25 item 7: an error exit is no answer about the job: ``unknown`` (active), since when and why."""
+    from launcher.interactive import Answer
+
+    run_dir = tmp_path / "c-8"
+    run_dir.mkdir()
+    register("c-8", run_dir, "slurm", "8")
+    (entry,) = index_entries()
+    silent = Answer("no_answer", "`squeue -h -j 8 -o %T` exited with 1: slurm_load_jobs error: Unable to contact "
+                                 "slurm controller (connect failure)")
+    status = status_of(entry, job_state=lambda scheduler, job_id: silent)
+    assert status.state == "unknown" and status.active
+    assert status.detail.startswith("batch system not answering since ") and status.detail.endswith(silent.why)
+    (entry,) = index_entries()
+    assert entry["no_answer_since"] <= time.time()  # since when: kept across commands
+    assert status_of(entry, job_state=batch("running")).state == "starting"
+    (entry,) = index_entries()
+    assert "no_answer_since" not in entry and not (run_dir / "ended.json").exists()

@@ -421,8 +421,16 @@ def test_the_job_uses_the_submitted_paths_not_its_login_path(make_spec: Callable
     plan = make_test_plan(spec, allocation)
     assert agent_group(plan).command("localhost")[:2] == [paths["pbs_tmrsh"], "localhost"]  # type: ignore[arg-type]
     assert PbsScheduler().cancel_argv("13.vm") == ["qdel", "13.vm"]  # outside the job: the submitter's PATH
-    with pytest.raises(CommandError, match="unable to read qmaster name"):
-        PbsScheduler().allocation(make_spec(scheduler="pbs", nodes=1, interface="lo", pbs={"flavor": "pbspro"}))
+    # Issue 25 item 8: a user's own PBS script (no pbs.commands): Grid Engine's qstat failed on `-f`; PBS's is
+    # found on PBS_O_PATH (the submitter's PATH), and where there is none the error names each qstat run.
+    own = make_spec(scheduler="pbs", nodes=1, interface="lo", pbs={"flavor": "pbspro"})
+    with pytest.raises(UserError, match=r"qstat -f 13\.vm` exited with 1 \(invalid option argument \"13\.vm\"\); "
+                       r"no PBS qstat on PATH or PBS_O_PATH: "
+                       rf"`{STANDINS / 'login' / 'qstat'} --version`: Grid Engine's \(SGE 8\.1\.9\)"):
+        PbsScheduler().allocation(own)
+    monkeypatch.setenv("PBS_O_PATH", f"/usr/bin:{STANDINS}")
+    found = PbsScheduler()
+    assert found.allocation(own).walltime == 1800 and found.paths["qstat"] == str(STANDINS / "qstat")
 
 
 @pytest.mark.parametrize(("commands", "message"), [
@@ -468,3 +476,28 @@ def test_a_job_that_exits_3_through_the_standins(standins: Path, monkeypatch: py
         recorded = "openpbs-qstat-f-finished.stderr" if history else "openpbs-qstat-f-unknown.stderr"
         assert (after.returncode, after.stdout) == ((35 if history else 153), "")
         assert after.stderr == (DATA / recorded).read_text().replace("2.vm", job_id)
+
+
+@pytest.mark.parametrize("flavor", ["torque", "pbspro"])
+def test_doctor_names_the_qstat_and_flavor_it_would_use(standins: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        flavor: str) -> None:
+    """Issue 25 item 8: with Grid Engine's ``qstat`` first on ``PATH``, ``doctor`` said ``ok batch system slurm,
+    pbs, sge``; it now names PBS's ``qstat``, its flavor, and that the first one is Grid Engine's."""
+    from launcher.doctor import _batch_systems
+
+    monkeypatch.setenv("PATH", f"{STANDINS / 'login'}:{STANDINS}:/usr/bin:/bin")
+    monkeypatch.setenv("PBS_STANDIN_FLAVOR", flavor)
+    check = _batch_systems()
+    shown = {"torque": "Torque", "pbspro": "PBS Pro/OpenPBS"}[flavor]
+    assert check.status == "ok"
+    assert f"pbs ({STANDINS / 'qstat'}, {shown}; the first qstat on PATH, {STANDINS / 'login' / 'qstat'}, is Grid " \
+           "Engine's)" in check.detail
+
+
+@pytest.mark.parametrize(("state", "status", "expected"), [
+    ("C", "271", JobState.CANCELLED), ("F", "265", JobState.CANCELLED), ("C", "-11", JobState.TIMEOUT),
+    ("F", "-29", JobState.TIMEOUT), ("F", "3", JobState.FAILED), ("C", "0", JobState.COMPLETED)])
+def test_the_exit_status_tells_a_qdel_and_the_walltime(state: str, status: str, expected: JobState) -> None:
+    """Issue 25 item 9: a job removed with ``qdel`` (256 + SIGTERM) was ``failed``; the MoM's walltime codes (Torque
+    -11, OpenPBS -29) are ``timed_out``."""
+    assert qstat_state(f"Job Id: 1.x\n    job_state = {state}\n    Exit_status = {status}\n") is expected

@@ -28,6 +28,11 @@ from tests.conftest import REPO
 
 DATA = REPO / "tests" / "data" / "slurm"
 RUN_DIR = Path("/scratch/me/hpc-hadoop/wc4-20260101-100000-abcd")
+#: What Slurm 22.05's squeue/scontrol print (exit 1) for a job slurmctld no longer knows, and while slurmctld is
+#: stopped (recorded on the test cluster).
+FORGOT = "slurm_load_jobs error: Invalid job id specified"
+DOWN = "slurm_load_jobs error: Unable to contact slurm controller (connect failure)"
+
 
 
 def recorded(name: str) -> str:
@@ -107,13 +112,22 @@ def test_state_from_squeue(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_state_falls_back_to_scontrol_after_squeue_forgot(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake_commands(monkeypatch, {"squeue": (1, ""), "scontrol show job": (0, recorded("scontrol-show-job-timeout.txt"))})
+    fake_commands(monkeypatch, {"squeue": (1, FORGOT),
+                                "scontrol show job": (0, recorded("scontrol-show-job-timeout.txt"))})
     assert SlurmScheduler().state("4240") is JobState.TIMEOUT
 
 
 def test_state_unknown_when_slurm_forgot_the_job(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake_commands(monkeypatch, {"squeue": (1, ""), "scontrol show job": (1, "")})
+    fake_commands(monkeypatch, {"squeue": (1, FORGOT), "scontrol show job": (1, FORGOT)})
     assert SlurmScheduler().state("1") is JobState.UNKNOWN
+
+
+def test_state_no_answer_when_slurmctld_does_not_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25 item 7: slurmctld stopped (recorded on the test cluster, exit 1) is no answer, never "forgot"."""
+    fake_commands(monkeypatch, {"squeue": (1, DOWN), "scontrol show job": (1, DOWN)})
+    scheduler = SlurmScheduler()
+    assert scheduler.state("1") is JobState.NO_ANSWER
+    assert scheduler.no_answer is not None and "Unable to contact slurm controller" in str(scheduler.no_answer)
 
 
 @pytest.mark.parametrize(("stdout", "job_id"), [("4242\n", "4242"), ("4242;cluster2\n", "4242")])

@@ -36,6 +36,17 @@ version of this stand-in did not (issue 17 items 9-12):
   real ones (TM interface). ``pbsdsh`` passes SIGTERM, SIGINT and SIGHUP on to its task and exits 1 (OpenPBS's
   ``bailout``); ``pbs_tmrsh`` has no handler. A client whose task the MoM killed because the job ended gets no
   obituary and waits on (the real Torque client did, for over 76 s, until killed by hand).
+* A server that does not answer (issue 25 item 7: ``qterm -t quick``, jobs running on): while the file
+  ``$PBS_STANDIN_DIR/server-down`` exists, ``qstat``, ``qdel`` and ``qsub`` cannot connect, with the real messages and
+  exit codes: Torque's ``qstat: cannot connect to server standin (errno=111) Connection refused`` (exit 111; ``qdel:``
+  the same), OpenPBS's ``Connection refused`` then ``qstat: cannot connect to server standin (errno=15010)`` (exit 255,
+  ``src/cmds/qstat.c``: the connection's -1) or ``Couldn't connect to cluster: standin`` (``qdel``: exit 162, its
+  ``PBSE_SYSTEM`` 15010 modulo 256). The jobs themselves run on.
+* ``#PBS -h`` (a user hold) keeps the job queued (state ``H``) until ``qdel`` removes it: a job that never runs,
+  which costs no Hadoop. ``qdel`` of a job that has not run ends it with no exit status.
+* The job's environment has ``PBS_O_PATH`` (the submitter's ``PATH``), as both MoMs set it. At the walltime the MoM
+  records Torque's ``JOB_EXEC_OVERLIMIT_WT`` (-11) or OpenPBS's ``JOB_EXEC_KILL_WALLTIME`` (-29) as the exit status; a
+  script killed by a signal (``qdel``) gets 256 + the signal.
 """
 
 from __future__ import annotations
@@ -63,6 +74,30 @@ LOGIN_PATH = f"{HERE / 'login'}:/usr/local/bin:/usr/bin:/bin:{HERE}"
 #: What the job keeps of the environment without ``-V`` (and the stand-in's own settings, which play the server's).
 KEPT = ("HOME", "USER", "LOGNAME", "SHELL", "LANG", "TMPDIR", "PBS_STANDIN_DIR", "PBS_STANDIN_FLAVOR",
         "PBS_STANDIN_HISTORY")
+
+
+#: While this file exists in the state directory, the server does not answer (:func:`server_down`).
+DOWN_FLAG = "server-down"
+#: What the real client commands print and exit with when the server cannot be reached, by flavor and command:
+#: Torque 6.1 (``src/cmds/qstat.c``, ``qdel.c``: ``errno`` is the connect's, ECONNREFUSED) and OpenPBS 23.06
+#: (``src/cmds/qstat.c``, ``qdel.c``, ``src/lib/Libcmds/cnt2server.c``: ``perror`` then PBSE_SYSTEM 15010).
+UNREACHABLE = {
+    ("torque", "qstat"): ("qstat: cannot connect to server standin (errno=111) Connection refused", 111),
+    ("torque", "qdel"): ("qdel: cannot connect to server standin (errno=111) Connection refused", 111),
+    ("torque", "qsub"): ("qsub: cannot connect to server standin (errno=111) Connection refused", 111),
+    ("pbspro", "qstat"): ("Connection refused\nqstat: cannot connect to server standin (errno=15010)", 255),
+    ("pbspro", "qdel"): ("Connection refused\nCouldn't connect to cluster: standin", 162),
+    ("pbspro", "qsub"): ("Connection refused\nqsub: cannot connect to server standin (errno=15010)", 255),
+}
+
+
+def server_down(command: str) -> int | None:
+    """The exit code of ``command`` when the server does not answer (its message printed), else ``None``."""
+    if not (STATE / DOWN_FLAG).exists():
+        return None
+    message, code = UNREACHABLE[(FLAVOR, command)]
+    print(message, file=sys.stderr)
+    return code
 
 
 def record(command: str, argv: list[str]) -> None:
@@ -110,7 +145,7 @@ def parse_seconds(text: str) -> int:
 
 def directives(script: str) -> dict:
     """What the job asks for, from its ``#PBS`` lines (both dialects)."""
-    asked = {"nodes": 1, "ppn": 1, "walltime": 3600, "out": None, "name": "STDIN", "export": False}
+    asked = {"nodes": 1, "ppn": 1, "walltime": 3600, "out": None, "name": "STDIN", "export": False, "hold": False}
     for line in script.splitlines():
         if not line.startswith("#PBS "):
             continue
@@ -135,11 +170,16 @@ def directives(script: str) -> dict:
                 asked["name"] = value
             elif flag == "-V":
                 asked["export"] = True
+            elif flag == "-h":
+                asked["hold"] = True
     return asked
 
 
 def qsub(argv: list[str]) -> int:
     record("qsub", argv)
+    down = server_down("qsub")
+    if down is not None:
+        return down
     refuse = os.environ.get("PBS_STANDIN_REFUSE")
     if refuse:
         print(refuse, file=sys.stderr)
@@ -154,9 +194,12 @@ def qsub(argv: list[str]) -> int:
     job_id = f"{number}.standin"
     asked = directives(script)
     (STATE / f"{job_id}.sh").write_text(script)
-    job = {"id": job_id, "state": "Q", "ctime": time.time(), "start": None, "end": None, "exit": None,
-           "cwd": os.getcwd(), "session": None, **asked}
+    job = {"id": job_id, "state": "H" if asked["hold"] else "Q", "ctime": time.time(), "start": None, "end": None,
+           "exit": None, "cwd": os.getcwd(), "session": None, **asked}
     save(job)
+    if asked["hold"]:  # held until qdel: never runs
+        print(job_id)
+        return 0
     with open(STATE / f"{job_id}.runner.log", "ab") as log:
         subprocess.Popen([sys.executable, os.path.abspath(__file__), "_run", job_id], start_new_session=True,
                          stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
@@ -168,7 +211,8 @@ def job_environment(job: dict, nodefile: Path) -> dict[str, str]:
     """The job's environment: the submitter's with ``-V`` (else a login's few variables), ``PATH`` as the login
     shell leaves it (:data:`LOGIN_PATH`), and the ``PBS_*`` variables."""
     env = dict(os.environ) if job["export"] else {k: v for k, v in os.environ.items() if k in KEPT}
-    env.update(PATH=LOGIN_PATH, PBS_JOBID=job["id"], PBS_NODEFILE=str(nodefile), PBS_O_WORKDIR=job["cwd"],
+    env.update(PATH=LOGIN_PATH, PBS_O_PATH=os.environ.get("PATH", ""))
+    env.update(PBS_JOBID=job["id"], PBS_NODEFILE=str(nodefile), PBS_O_WORKDIR=job["cwd"],
                PBS_JOBNAME=job["name"], PBS_ENVIRONMENT="PBS_BATCH", PBS_QUEUE="batch")
     if FLAVOR == "torque":
         env.update(PBS_NUM_NODES=str(job["nodes"]), PBS_NUM_PPN=str(job["ppn"]))
@@ -191,9 +235,11 @@ def run_job(job_id: str) -> int:
                                 start_new_session=True)
     update(job_id, state="R", start=time.time(), session=proc.pid)
     deadline = time.time() + job["walltime"]
+    walltime_ended = False
     while proc.poll() is None:
         current = load(job_id) or job
         if time.time() >= deadline or current.get("deleted"):
+            walltime_ended = not current.get("deleted")
             update(job_id, ended_by_mom=True)
             delay = TORQUE_QDEL_DELAY if current.get("deleted") and FLAVOR == "torque" else KILL_DELAY
             end_job(job_id, delay)
@@ -202,7 +248,11 @@ def run_job(job_id: str) -> int:
     proc.wait()
     signal_job(job_id, signal.SIGKILL)  # what is left of the job once its script exited
     code = proc.returncode
-    update(job_id, state="C" if FLAVOR == "torque" else "F", end=time.time(), exit=code if code >= 0 else 256 - code)
+    if walltime_ended:  # the MoM's own code for a job it ended at the walltime
+        code = -11 if FLAVOR == "torque" else -29
+    elif code < 0:  # killed by a signal: 256 + the signal
+        code = 256 - code
+    update(job_id, state="C" if FLAVOR == "torque" else "F", end=time.time(), exit=code)
     return 0
 
 
@@ -244,6 +294,9 @@ def tasks_file(job_id: str) -> Path:
 
 def qstat(argv: list[str]) -> int:
     record("qstat", argv)
+    down = server_down("qstat")
+    if down is not None and "--version" not in argv:
+        return down
     if "--version" in argv:
         print("Version: 6.1.3\nCommit: 7fb6d6e3aa8f2d1b2e3e0f4a0b6b1de8b7b8c8c1" if FLAVOR == "torque"
               else "pbs_version = 23.06.06")
@@ -305,12 +358,18 @@ def render(job: dict) -> str:
 
 def qdel(argv: list[str]) -> int:
     record("qdel", argv)
+    down = server_down("qdel")
+    if down is not None:
+        return down
     for job_id in argv:
         job = load(job_id)
         if job is None or job["state"] in ("C", "F"):
             print(f"qdel: Unknown Job Id {job_id}", file=sys.stderr)
             return 153
-        update(job_id, deleted=True)
+        if job["state"] in ("Q", "H"):  # never ran: ends at once, with no exit status
+            update(job_id, deleted=True, state="C" if FLAVOR == "torque" else "F", end=time.time())
+        else:
+            update(job_id, deleted=True)
     return 0
 
 
