@@ -48,9 +48,13 @@ def stop_controller(scheduler: str) -> None:
 
 
 def restart_controller(scheduler: str) -> None:
+    """Start the controller again. sge_qmaster reading back its spooled jobs may take longer than ``sge-up.sh``
+    waits for ``qconf`` (10 s): then ``sge-up.sh`` runs once more, on the qmaster it started."""
     if scheduler == "slurm":
         up("slurm-up.sh", "3")
-    else:
+        return
+    first = subprocess.run(["bash", str(CLUSTER / "sge-up.sh")], capture_output=True, text=True, timeout=600)
+    if first.returncode != 0:
         up("sge-up.sh")
 
 
