@@ -32,11 +32,6 @@ def up(script: str, *args: str) -> None:
     assert done.returncode == 0, f"{script} failed: {done.stdout[-2000:]}{done.stderr[-2000:]}"
 
 
-@pytest.fixture
-def grid_engine() -> None:
-    up("sge-up.sh")
-
-
 def stop_controller(scheduler: str) -> None:
     """Stop slurmctld / sge_qmaster (SIGTERM, wait until it is gone): its state files keep the jobs."""
     name = {"slurm": "slurmctld", "sge": "sge_qmaster"}[scheduler]
@@ -123,8 +118,3 @@ def test_slurmctld_stopped_is_never_an_answer_about_the_job(slurm_cluster: list[
                                                             env: dict[str, str], hadoop_runtime: Path) -> None:
     check_silence("slurm", fresh_pfs_dir("silent-slurm"), env)
 
-
-@pytest.mark.sge
-def test_sge_qmaster_stopped_is_never_an_answer_about_the_job(grid_engine: None, pfs_root: Path, env: dict[str, str],
-                                                              hadoop_runtime: Path) -> None:
-    check_silence("sge", pfs_root, env)
