@@ -331,7 +331,7 @@ def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, con
         recorded = json.loads((run_dir / ENDED_FILE).read_text())
     except (OSError, ValueError):
         recorded = {}
-    if recorded.get("state") == "cancelled" and polled.value in (JobState.UNKNOWN, JobState.CANCELLED):
+    if recorded.get("state") == "cancelled" and polled.value is JobState.UNKNOWN:
         console.print(f"job {job_id}: cancelled ({recorded.get('detail')})", soft_wrap=True)
         return 143
     last = shown[-1] if shown else polled.value

@@ -393,7 +393,7 @@ def qstat_state(stdout: str) -> JobState | None:
     status = exit_status(info)
     if state == JobState.COMPLETED and status in WALLTIME_EXITS:
         return JobState.TIMEOUT
-    if state == JobState.COMPLETED and status in KILLED_EXITS:
+    if state == JobState.COMPLETED and (status in KILLED_EXITS or status is None):  # None: it never ran (qdel)
         return JobState.CANCELLED
     if state == JobState.COMPLETED and status not in (0, None):
         return JobState.FAILED

@@ -501,3 +501,4 @@ def test_the_exit_status_tells_a_qdel_and_the_walltime(state: str, status: str, 
     """Issue 25 item 9: a job removed with ``qdel`` (256 + SIGTERM) was ``failed``; the MoM's walltime codes (Torque
     -11, OpenPBS -29) are ``timed_out``."""
     assert qstat_state(f"Job Id: 1.x\n    job_state = {state}\n    Exit_status = {status}\n") is expected
+    assert qstat_state(f"Job Id: 1.x\n    job_state = {state}\n") is (JobState.CANCELLED if state in "CF" else None)
