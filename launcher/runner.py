@@ -502,8 +502,14 @@ class ClusterRun:
     def _note_archives(self) -> None:
         """Add to the report's notes (``run.json``, one ``note:`` line each on the terminal) what the agents did with
         class-data-sharing archives (``archive_notes`` of ``agents/<node>.json``): one set aside after a daemon died
-        mapping it, one dropped because the teardown's budget ran out (:mod:`launcher.agent`)."""
-        for _node, state in sorted(self.cluster.states().items()):
+        mapping it, one dropped because the teardown's budget ran out (:mod:`launcher.agent`). Where ``agents/``
+        cannot be read (the filesystem is gone), from the states the cluster's watch last read."""
+        try:
+            states = self.cluster.states()
+        except OSError:
+            answer = self.cluster.watch.get("states", {})
+            states = answer if isinstance(answer, dict) else {}
+        for _node, state in sorted(states.items()):
             for note in state.get("archive_notes") or ():
                 if note not in self.report.notes:
                     self.report.notes.append(note)
