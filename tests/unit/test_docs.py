@@ -75,3 +75,13 @@ def test_relative_markdown_links_resolve() -> None:
             elif anchor and path.suffix == ".md" and anchor not in anchors(path):
                 broken.append(f"{doc.relative_to(REPO)}: {target} (no such heading)")
     assert not broken, "\n".join(broken)
+
+
+def test_docs_say_orangefs_refuses_the_sticky_bit_but_keeps_setgid() -> None:
+    """Issue 25 item 6: real OrangeFS 2.10 refuses the sticky bit in ``chmod`` but accepts setgid (its
+    ``PVFS_PERM_VALID`` has ``PVFS_G_SGID`` and no sticky bit; tests/standins/orangefs_fuse.py); the docs once
+    said both were refused ("no sticky or setgid bit", "the sticky and setgid bits a filesystem refuses")."""
+    wrong = re.compile(r"sticky (?:or|and) (?:the )?setgid bits?", re.I)
+    for path in sorted((REPO / "docs").glob("*.md")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            assert not wrong.search(line), f"docs/{path.name}:{number} calls setgid refused: {line}"
