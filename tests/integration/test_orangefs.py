@@ -69,6 +69,16 @@ def alive(mountpoint: Path) -> bool:
     return True
 
 
+def word_counts(output: Path) -> Counter[str]:
+    """The counts a word count wrote in ``output`` (its ``part-r-*`` files: ``word<TAB>count`` lines)."""
+    counts: Counter[str] = Counter()
+    for part in output.glob("part-r-*"):
+        for line in part.read_text().splitlines():
+            word, _, count = line.rpartition("\t")
+            counts[word] += int(count)
+    return counts
+
+
 def write_job(directory: Path, job: dict) -> Path:
     path = directory / f"{job['name']}.yaml"
     path.write_text(yaml.safe_dump({"scheduler": "local", **job}))
@@ -89,12 +99,7 @@ def test_wordcount_on_orangefs(hadoop_runtime: Path, orangefs: Path, ofs_root: P
     run_dir = only_run_dir(ofs_root)
     report = run_report(run_dir)
     assert result.returncode == 0, (report.get("error"), result.stdout[-3000:], result.stderr[-3000:])
-    counts: Counter[str] = Counter()
-    for part in (run_dir / "output" / "wc").glob("part-r-*"):
-        for line in part.read_text().splitlines():
-            word, _, count = line.rpartition("\t")
-            counts[word] += int(count)
-    assert counts == Counter(TEXT.split())
+    assert word_counts(run_dir / "output" / "wc") == Counter(TEXT.split())
     assert report["filesystem"]["type"] == "orangefs (fuse)" and report["filesystem"]["class"] == "orangefs"
     assert report["filesystem"]["source"] == "pvfs2fuse#tcp://ofs-server:3334/ofs"
     modes = {p: os.stat(p).st_mode for p in run_dir.rglob("*") if not p.is_symlink()}
@@ -313,12 +318,7 @@ def test_shared_local_dirs_on_an_ordinary_root_keep_the_history_and_a_lost_one_f
     assert first["state"] == "succeeded" and first["returncode"] == 0, (report.get("error"), result.stdout[-3000:])
     assert list((run_dir / "history" / "done").rglob(f"{first['job_id']}-*.jhist"))
     assert list(run_dir.glob("nm-local/*/usercache"))  # the containers ran in the cluster directory
-    counts: Counter[str] = Counter()
-    for part in (run_dir / "output" / "wc").glob("part-r-*"):
-        for line in part.read_text().splitlines():
-            word, _, count = line.rpartition("\t")
-            counts[word] += int(count)
-    assert counts == Counter(TEXT.split())
+    assert word_counts(run_dir / "output" / "wc") == Counter(TEXT.split())
     # the second job ran to its end, but its history file was made under a name cut short and never reached done/
     assert second["returncode"] == 0 and second["state"] == "failed", second
     assert result.returncode == 1 and report["state"] == "failed"
