@@ -440,11 +440,23 @@ class BatchScheduler(Scheduler):
         if self.commands_field and isinstance(dotted(self.commands_field), Mapping):
             self.paths.update({str(k): str(v) for k, v in dotted(self.commands_field).items()})
 
-    def says_forgotten(self, proc: subprocess.CompletedProcess[str]) -> bool:
-        """True when a status or cancel command's error exit is the batch system's answer that it does not know the
-        job (:attr:`forgotten`), False when it is no answer at all."""
+    def ask(self, argv: list[str]) -> subprocess.CompletedProcess[str] | NoAnswer:
+        """Run a status or cancel command: its result when it exited 0 or its error exit is the batch system's answer
+        that it does not know the job (:attr:`forgotten`, :attr:`forgotten_exits`); else (no answer within 60 s, any
+        other error exit) the :class:`NoAnswer`.
+
+        Raises:
+            MissingCommand: the command is not installed.
+        """
+        try:
+            proc = run_command(argv, check=False)
+        except CommandError as exc:  # no answer within the timeout
+            return NoAnswer(argv, exc.returncode, exc.stdout, exc.stderr)
         text = proc.stdout + proc.stderr
-        return proc.returncode in self.forgotten_exits or any(re.search(pattern, text) for pattern in self.forgotten)
+        if proc.returncode == 0 or proc.returncode in self.forgotten_exits or \
+                any(re.search(pattern, text) for pattern in self.forgotten):
+            return proc
+        return NoAnswer(argv, proc.returncode, proc.stdout, proc.stderr)
 
     def detect_dialect(self, spec: JobSpec | None = None) -> str | None:
         """The dialect: :meth:`known_dialect`, else what :attr:`dialect_probe` says (run once, remembered);
@@ -552,7 +564,7 @@ class BatchScheduler(Scheduler):
     def state(self, job_id: str) -> JobState:
         """The job's current state: the first of :meth:`status_queries` that knows the job; ``UNKNOWN`` when every
         one ANSWERED that it does not know it (exit 0 without the job, or an error that says so:
-        :meth:`says_forgotten`); ``NO_ANSWER`` as soon as one gives no answer (cannot connect, no answer within
+        :meth:`ask`); ``NO_ANSWER`` as soon as one gives no answer (cannot connect, no answer within
         60 s, any other error exit), with :attr:`no_answer` saying which command and what it printed.
 
         Raises:
@@ -560,15 +572,9 @@ class BatchScheduler(Scheduler):
         """
         self.detect_dialect()
         for argv, parse in self.status_queries(job_id):
-            try:
-                proc = run_command(argv, check=False)
-            except MissingCommand:
-                raise
-            except CommandError as exc:  # no answer within the timeout
-                self.no_answer = NoAnswer(argv, exc.returncode, exc.stdout, exc.stderr)
-                return JobState.NO_ANSWER
-            if proc.returncode != 0 and not self.says_forgotten(proc):
-                self.no_answer = NoAnswer(argv, proc.returncode, proc.stdout, proc.stderr)
+            proc = self.ask(argv)
+            if isinstance(proc, NoAnswer):
+                self.no_answer = proc
                 return JobState.NO_ANSWER
             answer = parse(proc.stdout) if proc.returncode == 0 else None
             if answer is not None:
@@ -633,16 +639,8 @@ class BatchScheduler(Scheduler):
         Raises:
             MissingCommand: the cancel command is not installed.
         """
-        argv = self.cancel_argv(job_id)
-        try:
-            proc = run_command(argv, check=False)
-        except MissingCommand:
-            raise
-        except CommandError as exc:
-            return NoAnswer(argv, exc.returncode, exc.stdout, exc.stderr)
-        if proc.returncode != 0 and not self.says_forgotten(proc):
-            return NoAnswer(argv, proc.returncode, proc.stdout, proc.stderr)
-        return None
+        proc = self.ask(self.cancel_argv(job_id))
+        return proc if isinstance(proc, NoAnswer) else None
 
     def allocation(self, spec: JobSpec) -> Allocation:
         """The allocation this process runs in: :meth:`job_in` the environment, the dialect, then
