@@ -97,15 +97,17 @@ class Cluster:
                 continue
         return states
 
+    def watched_states(self) -> dict[str, dict[str, Any]]:
+        """The agents' states as :attr:`watch` last read them (empty before its first answer, or when that read
+        failed); never touches the filesystem."""
+        answer = self.watch.get("states", {})
+        return answer if isinstance(answer, dict) else {}
+
     def states(self) -> dict[str, dict[str, Any]]:
         """The agents' states as :attr:`watch` last read them while it runs (never waits on the filesystem;
         empty before its first answer), else :meth:`agent_states` read now. The agents' pids in them are
         remembered (:meth:`launcher.fanout.AgentGroup.remember`) for a teardown that must not read the files."""
-        if not self.watch.running:
-            states = self.agent_states()
-        else:
-            answer = self.watch.get("states", {})
-            states = answer if isinstance(answer, dict) else {}
+        states = self.agent_states() if not self.watch.running else self.watched_states()
         self.fanout.remember({node: state.get("pid") for node, state in states.items()})
         return states
 
@@ -116,8 +118,7 @@ class Cluster:
         try:
             states = self.agent_states()
         except OSError:
-            answer = self.watch.get("states", {})
-            states = answer if isinstance(answer, dict) else {}
+            states = self.watched_states()
         found = [{"node": node, **entry} for node, state in states.items() for entry in state.get("listening", [])]
         return sorted(found, key=lambda e: (e["node"], e["port"], e["process"], e["address"]))
 

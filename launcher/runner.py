@@ -507,8 +507,7 @@ class ClusterRun:
         try:
             states = self.cluster.states()
         except OSError:
-            answer = self.cluster.watch.get("states", {})
-            states = answer if isinstance(answer, dict) else {}
+            states = self.cluster.watched_states()
         for _node, state in sorted(states.items()):
             for note in state.get("archive_notes") or ():
                 if note not in self.report.notes:
