@@ -74,6 +74,12 @@ def register(cluster_id: str, run_dir: str | Path, scheduler: str, job_id: str |
         entry["holder_pid"] = holder_pid
         entry["holder_started"] = psutil.Process(holder_pid).create_time()
     entry["interactive"] = entry.get("interactive", False) or interactive
+    _write_entry(path, entry)
+    return path
+
+
+def _write_entry(path: Path, entry: dict[str, Any]) -> None:
+    """Write an index entry atomically; an index that cannot be written is left as it is."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp{os.getpid()}")
@@ -81,7 +87,6 @@ def register(cluster_id: str, run_dir: str | Path, scheduler: str, job_id: str |
         os.replace(tmp, path)
     except OSError:
         pass
-    return path
 
 
 def index_entries() -> list[dict[str, Any]]:
@@ -229,12 +234,7 @@ def _remember(cluster_id: str, **fields: Any) -> None:
             entry.pop(key, None)
         else:
             entry[key] = value
-    try:
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(entry, indent=2))
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    _write_entry(path, entry)
 
 
 def status_of(entry: dict[str, Any], *, job_state: Callable[[str, str], str] | None = None) -> ClusterStatus:
