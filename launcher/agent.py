@@ -273,7 +273,7 @@ class Agent:
         where = f"set aside as {moved}" if moved else "could not be set aside (already moved, or not writable)"
         note = (f"{name} on {self.node.name} died (exit code {code}) mapping the class-data-sharing archive {archive}, "
                 f"which the JDK does not map: {where}; {name} started again without it")
-        print(f"hpc-hadoop agent: {note}", file=sys.stderr, flush=True)
+        say(f"hpc-hadoop agent: {note}")
         self.archive_notes.append(note)
         self.restarted.add(name)
         self.spawn(DaemonCommand(name=name, argv=[a for a in command.argv if not a.startswith(CDS_FLAG_PREFIXES)],
