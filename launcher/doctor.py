@@ -67,7 +67,7 @@ def _filesystem(spec: JobSpec) -> list[Check]:
     else:
         checks.append(Check("flock", "warn", f"flock fails on {probe}: {found.flock_error}",
                             "fine for rawfs mode (LevelDB stores are off); ask your admins for the flock mount option"))
-    lengths = _path_lengths(spec)
+    lengths = _path_lengths(spec, found)
     return [*checks, _operations(probe), *([lengths] if lengths else []), _striping(spec, found, probe)]
 
 
@@ -100,10 +100,10 @@ def _striping(spec: JobSpec, found: FilesystemPlan, probe: Path) -> Check:
     return Check("striping", "ok", f"{fs.name}: per-directory striping; layout of {probe}: {shown}")
 
 
-def _path_lengths(spec: JobSpec) -> Check | None:
-    """Whether the filesystem under the root takes the longest path a run makes there
-    (:func:`launcher.filesystems.pathlength.check_path_lengths`, tried in the root), on a preview plan of the job
-    (the batch system's stand-in nodes); ``None`` when no plan can be made (the other checks say why)."""
+def _path_lengths(spec: JobSpec, found: FilesystemPlan) -> Check | None:
+    """Whether the filesystem under the root (``found``, as :func:`_filesystem` decided it) takes the longest path a
+    run makes there (:func:`launcher.filesystems.pathlength.check_path_lengths`, tried in the root), on a preview plan
+    of the job (the batch system's stand-in nodes); ``None`` when no plan can be made (the other checks say why)."""
     from launcher.filesystems.pathlength import check_path_lengths
     from launcher.plan import make_plan
     from launcher.schedulers import get_scheduler
@@ -114,7 +114,7 @@ def _path_lengths(spec: JobSpec) -> Check | None:
         scheduler = get_scheduler(spec.scheduler)
         allocation = scheduler.preview_allocation(spec) if isinstance(scheduler, BatchScheduler) else \
             scheduler.allocation(spec)
-        plan = make_plan(spec, allocation, runtime, filesystem=decide(spec.filesystem, check=False))
+        plan = make_plan(spec, allocation, runtime, filesystem=found)
     except UserError:
         return None
     try:
