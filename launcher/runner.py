@@ -8,11 +8,12 @@ bring-up, Ctrl-C (SIGINT), SIGTERM, SIGHUP, the walltime warning (SIGUSR1) or ou
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict
 from pathlib import Path
@@ -464,10 +465,17 @@ class ClusterRun:
             FilesystemLost: it could not be written because the shared filesystem is gone (:meth:`lost`).
             OSError: it could not be written otherwise (:meth:`launcher.report.RunReport.write`).
         """
-        try:
+        with self.raising_lost():
             self.report.write()
+
+    @contextlib.contextmanager
+    def raising_lost(self, when: str = "") -> Iterator[None]:
+        """Turn an ``OSError`` of the block into :class:`~launcher.errors.FilesystemLost` (raised from it) when the
+        shared filesystem is gone (:meth:`lost`); any other ``OSError`` goes through as it is."""
+        try:
+            yield
         except OSError as err:
-            lost = self.lost(err)
+            lost = self.lost(err, when)
             if lost is None:
                 raise
             raise lost from err
@@ -592,13 +600,8 @@ class ClusterRun:
             self.check_stop(f"during step {step.index} ({step.name})")
 
         try:
-            try:
+            with self.raising_lost(f"during step {step.index} ({step.name})"):  # its log, its claims... on a lost mount
                 result = runner.run(step, overwrite=overwrite, deadline=self.deadline, health=health)
-            except OSError as err:  # the step's log, its claims... on a filesystem that is gone
-                lost = self.lost(err, f"during step {step.index} ({step.name})")
-                if lost is None:
-                    raise
-                raise lost from err
             if result.returncode != 0:  # a job client that loses the filesystem fails: say why, read none of it
                 lost = self.lost(when=f"during step {step.index} ({step.name})")
                 if lost is not None:
