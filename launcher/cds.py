@@ -70,6 +70,12 @@ def site_root(runtime: HadoopRuntime) -> Path | None:
     return Path(runtime.home) / "cds"
 
 
+def _refused_marker(key: str, name: str) -> Path:
+    """The marker in the user's cache that a daemon died on the site's archive ``name`` of ``key``
+    (:func:`set_aside`)."""
+    return cache_root() / key / f"{name}{SITE_REFUSED}"
+
+
 def _site_archive(runtime: HadoopRuntime, key: str, name: str) -> Path | None:
     """The site's archive ``name`` of ``key`` when it exists, is readable, and no daemon of this user died on it."""
     site = site_root(runtime)
@@ -78,7 +84,7 @@ def _site_archive(runtime: HadoopRuntime, key: str, name: str) -> Path | None:
     path = site / key / name
     if not path.is_file() or not os.access(path, os.R_OK):
         return None
-    if (cache_root() / key / f"{name}{SITE_REFUSED}").exists():
+    if _refused_marker(key, name).exists():
         return None
     return path
 
@@ -183,7 +189,7 @@ def set_aside(archive: Path) -> Path | None:
         except OSError:
             return None
         return moved
-    marker = cache_root() / archive.parent.name / f"{archive.name}{SITE_REFUSED}"
+    marker = _refused_marker(archive.parent.name, archive.name)
     try:
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text(f"{archive}\n")
