@@ -185,11 +185,12 @@ def submitted_backend(scheduler: str, run_dir: str | Path | None) -> Any:
 
     from launcher.schedulers import get_scheduler
     from launcher.schedulers.base import BatchScheduler
+    from launcher.yamlio import load_yaml
 
     backend = get_scheduler(scheduler)
     if isinstance(backend, BatchScheduler) and run_dir is not None:
         try:
-            submitted = yaml.safe_load(Path(run_dir, "job.yaml").read_text())
+            submitted = load_yaml(Path(run_dir, "job.yaml").read_text())
         except (OSError, yaml.YAMLError):
             submitted = None
         if isinstance(submitted, dict):
