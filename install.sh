@@ -94,8 +94,8 @@ fi
 # The daemons', the MapReduce ApplicationMaster's and the job client's class-data-sharing archives, built once for
 # every user into hadoop-fs-shim/target/hadoop-runtime/cds/ (docs/admin-guide.md): a user's first run starts as fast
 # as their tenth. Skipped when the archives of this runtime and JDK are there; a failure is only a warning.
-echo "install.sh: class-data-sharing archives for every user (python -m launcher.cds_build)"
-if ! .venv/bin/python -m launcher.cds_build </dev/null; then
-  echo "install.sh: warning: no class-data-sharing archives for the users (runs work, each user's first one is slower); retry: .venv/bin/python -m launcher.cds_build" >&2
+echo "install.sh: class-data-sharing archives for every user (python -m launcher.runtime.cds_build)"
+if ! .venv/bin/python -m launcher.runtime.cds_build </dev/null; then
+  echo "install.sh: warning: no class-data-sharing archives for the users (runs work, each user's first one is slower); retry: .venv/bin/python -m launcher.runtime.cds_build" >&2
 fi
 echo "install.sh: ready: $(.venv/bin/hpc-hadoop --version), Hadoop $(cat hadoop-fs-shim/target/hadoop-runtime/VERSION), Spark $spark_version"

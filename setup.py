@@ -24,5 +24,5 @@ setup(
     extras_require={"test": ["pytest>=7.4", "ruff>=0.4", "mypy>=1.10", "import-linter>=2.1", "types-PyYAML",
                              "mfusepy>=3.1"],
                     "plots": []},
-    entry_points={"console_scripts": ["hpc-hadoop=launcher.cli:main"]},
+    entry_points={"console_scripts": ["hpc-hadoop=launcher.cli.main:main"]},
 )

@@ -40,16 +40,16 @@ from benchmarks.profiles import PROFILES, profile
 from benchmarks.results import append_row, print_summary, read_rows, summarize_rows, write_csv, write_hibench_report
 from benchmarks.workloads import WORKLOADS, Context, get_workload
 from launcher import __version__
-from launcher.errors import HpcHadoopError, UserError
+from launcher.config.spec import JobSpec, StripeSpec, load_spec
 from launcher.filesystems.detect import detect
-from launcher.plan import expand_root
-from launcher.progress import ConsoleObserver
-from launcher.runner import ClusterRun, materialize, prepare
+from launcher.lifecycle.progress import ConsoleObserver
+from launcher.lifecycle.runner import ClusterRun, materialize, prepare
+from launcher.plan.cluster_plan import expand_root
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.base import Allocation
-from launcher.spec import JobSpec, StripeSpec, load_spec
-from launcher.units import parse_size
-from launcher.yamlio import YAMLError, load_yaml
+from launcher.util.errors import HpcHadoopError, UserError
+from launcher.util.units import parse_size
+from launcher.util.yamlio import YAMLError, load_yaml
 
 #: The step a bench cluster's job spec carries (a spec needs one; the harness submits its own steps).
 PLACEHOLDER_STEP = {"example": "pi", "args": ["1", "10"]}

@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 
-from launcher.jobhistory import find_jhist as find_jhist  # re-exported: the workloads read histories through here
-from launcher.jobhistory import job_events
+from launcher.steps.jobhistory import find_jhist as find_jhist  # re-exported: the workloads read histories through here
+from launcher.steps.jobhistory import job_events
 
 _COUNTER = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 _:.\-()]*?)=(\d+)\s*$")
 

@@ -37,11 +37,11 @@ from benchmarks.history import (
     start_events,
 )
 from benchmarks.seqfile import write_vectors
-from launcher.errors import ClusterError, UserError
 from launcher.fanout import get_launcher
-from launcher.plan import ClusterPlan
-from launcher.runner import ClusterRun, step_error
-from launcher.shuffle import HADOOP_SHUFFLE, LOCAL_DIRS_PROPERTY, PLUGIN_CLASS
+from launcher.lifecycle.runner import ClusterRun, step_error
+from launcher.plan.cluster_plan import ClusterPlan
+from launcher.steps.shuffle import HADOOP_SHUFFLE, LOCAL_DIRS_PROPERTY, PLUGIN_CLASS
+from launcher.util.errors import ClusterError, UserError
 
 MiB = 1 << 20
 REPO = Path(__file__).resolve().parent.parent
@@ -125,14 +125,15 @@ class Workload(ABC):
     def spark(ctx: Context, name: str, main_class: str, args: list[str], *,
               outputs: tuple[str | Path, ...] = ()) -> dict[str, Any]:
         """Run ``main_class`` of our Spark examples jar (``spark-examples/``, built by ``install.sh``) with
-        ``spark-submit`` on the session's YARN (:meth:`launcher.runner.ClusterRun.spark_step`), ``outputs`` removed
+        ``spark-submit`` on the session's YARN (:meth:`launcher.lifecycle.runner.ClusterRun.spark_step`), ``outputs``
+        removed
         first; returns ``wall_s`` (``spark-submit`` start to end, s), ``application_id`` and the log's text.
 
         Raises:
             UserError: no Spark examples jar (run ``./install.sh``).
             ClusterError: the application failed (names its log).
         """
-        from launcher.spark import discover_spark
+        from launcher.render.spark import discover_spark
 
         assert ctx.session is not None
         jar = discover_spark(ctx.session.plan.spec).examples_jar
@@ -318,7 +319,7 @@ class DfsIO(Workload):
 def shuffle_options(plan: ClusterPlan, choice: str | None) -> list[str]:
     """``-D`` options that give one job the shuffle ``choice`` whatever the cluster's ``hadoop.shuffle``:
     ``http`` Hadoop's own shuffle, ``shared-fs`` the plugin with every NodeManager's local dir from the plan
-    (:meth:`launcher.plan.ClusterPlan.shuffle_dirs`); ``None``: none, the cluster's."""
+    (:meth:`launcher.plan.cluster_plan.ClusterPlan.shuffle_dirs`); ``None``: none, the cluster's."""
     if choice == "http":
         return [f"-Dmapreduce.job.reduce.shuffle.consumer.plugin.class={HADOOP_SHUFFLE}"]
     if choice == "shared-fs":
@@ -420,7 +421,8 @@ class TeraSort(SortWorkload):
         ``ctx.params["shuffle"]`` (the ``shuffle`` sweep: ``http`` or ``shared-fs``) sets the job's shuffle
         (:func:`shuffle_options`); ``shuffle`` says which one its reducers used, ``shuffle_s`` the longest
         reducer's shuffle phase in seconds, ``direct_bytes``/``http_bytes`` the map-output bytes read each way,
-        ``reducers`` the same per reduce task (:func:`launcher.shuffle.step_shuffle`). Map outputs cross the shared
+        ``reducers`` the same per reduce task (:func:`launcher.steps.shuffle.step_shuffle`). Map outputs cross the
+        shared
         filesystem once either way, outside every task's FILE counters (read by the ShuffleHandlers, or by the
         reducers straight from the files), so ``pfs_bytes`` counts them as ``shuffle_bytes`` for both.
 
@@ -494,7 +496,7 @@ class SparkTeraSort(SortWorkload):
             UserError: no Spark examples jar (run ``./install.sh``).
             ClusterError: the application failed, or TeraValidate found its output wrong.
         """
-        from launcher.spark import events_dir
+        from launcher.render.spark import events_dir
 
         assert ctx.session is not None
         plan = ctx.session.plan

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from launcher.fanout.base import Launcher, StepOptions
 from launcher.fanout.processes import AgentGroup
-from launcher.registry import Registry
+from launcher.util.registry import Registry
 
 LAUNCHERS: Registry[Launcher] = Registry("fan-out launcher")
 register = LAUNCHERS.register

@@ -74,7 +74,7 @@ def tied_child(parent: int, tie: bool, *, own_group: bool = True) -> Callable[[]
     (``setpgid(0, 0)``: a terminal's Ctrl-C does not reach it, :func:`os.killpg` reaches its children) and, with
     ``tie``, SIGTERM when ``parent`` (this process) dies (``PR_SET_PDEATHSIG``), ending at once if it already died
     between ``fork`` and ``prctl``. Used for the fan-out launcher processes (:func:`start_client`) and the job
-    clients (:class:`launcher.jobs.StepRunner`).
+    clients (:class:`launcher.steps.jobs.StepRunner`).
 
     The kernel sends the signal when the *thread* that forked the child exits, so children that must outlive a
     worker thread are not tied (:func:`start_client` ties on the main thread only). The function calls only
@@ -131,7 +131,7 @@ class AgentGroup:
         launcher: the launcher (:func:`launcher.fanout.get_launcher`).
         run_dir: the cluster directory (logs go to ``logs/``, agents' states are read from ``agents/``).
         nodes: the node names, the master's first.
-        argv: the agent's command (``python -m launcher.agent RUN_DIR``); the group adds ``--node HOST`` for a
+        argv: the agent's command (``python -m launcher.node.agent RUN_DIR``); the group adds ``--node HOST`` for a
             per-node launcher, ``--node NODE --watch-pid <our pid>`` for one that runs here.
         cores: cores of each node, which each agent task may use (``srun --cpus-per-task``).
 
@@ -252,7 +252,7 @@ class AgentGroup:
         the stop signal) and SIGKILL :data:`FORCE_SECONDS` later (:data:`NODE_FORCE_SECONDS` for per-node
         launchers); with SIGTERM as the stop signal (``local``), SIGKILL right after ``timeout``. ``timeout``
         covers an agent's own stop (daemon grace, the first run's class-data-sharing archives, the wait for the
-        other nodes: at most :data:`launcher.agent.STOP_BUDGET_SECONDS`, 30 s, after which the agent kills what is
+        other nodes: at most :data:`launcher.node.agent.STOP_BUDGET_SECONDS`, 30 s, after which the agent kills what is
         left and removes its node-local directory itself).
 
         Returns:

@@ -1,7 +1,8 @@
 """Parallel filesystems: detection, striping, reporting (Lustre, OrangeFS, GPFS, generic).
 
 A filesystem is one small class chosen by name (``filesystem.type``) or by detection (``auto``). The choice is
-made once, when the plan is made (:func:`decide` → :class:`launcher.plan.FilesystemPlan`), and the striping the
+made once, when the plan is made (:func:`decide` → :class:`launcher.plan.cluster_plan.FilesystemPlan`), and the striping
+the
 job file asks for is checked then (:func:`check_striping`), before anything is made or queued; striping and
 rendering read the decision from the plan (:func:`filesystem_of`), and the run report's ``filesystem`` section
 (:func:`report_section`) lists every requested setting, applied or not.
@@ -15,8 +16,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from launcher.allocation import Allocation
-from launcher.errors import FilesystemLost, UserError
+from launcher.config.spec import FilesystemSpec, JobSpec, StripingSpec
 from launcher.filesystems import detect as detection
 from launcher.filesystems.base import NOT_APPLICABLE, Filesystem, Layout, StripeOutcome
 from launcher.filesystems.detect import Detection, detect
@@ -24,8 +24,9 @@ from launcher.filesystems.generic import GenericFilesystem
 from launcher.filesystems.gpfs import GpfsFilesystem
 from launcher.filesystems.lustre import LustreFilesystem
 from launcher.filesystems.orangefs import OrangeFsFilesystem
-from launcher.plan import ClusterPlan, FilesystemPlan, expand_root
-from launcher.spec import FilesystemSpec, JobSpec, StripingSpec
+from launcher.plan.cluster_plan import ClusterPlan, FilesystemPlan, expand_root
+from launcher.schedulers.allocation import Allocation
+from launcher.util.errors import FilesystemLost, UserError
 
 #: The directories a job file may stripe (``filesystem.striping.<role>``).
 ROLES = tuple(StripingSpec.model_fields)
@@ -266,7 +267,7 @@ def gone_error(exc: BaseException | None) -> OSError | None:
 
 
 def gone(mount: str | Path, exc: BaseException | None = None, when: str = "") -> FilesystemLost | None:
-    """The :class:`~launcher.errors.FilesystemLost` error of ``mount`` when it is gone, else ``None``.
+    """The :class:`~launcher.util.errors.FilesystemLost` error of ``mount`` when it is gone, else ``None``.
 
     With ``exc`` (an error a run met): only when it is, or came from, an ``OSError`` of :data:`GONE_ERRNOS`
     (:func:`gone_error`) and ``statvfs`` of the mount point fails so too (a socket's ``ENOTCONN`` is not the

@@ -3,7 +3,7 @@ file in it really gets), report.
 
 A filesystem class only builds argument lists and parses outputs, as a scheduler backend does
 (docs/architecture.md, Data flow); running a command and turning a failure into a
-:class:`~launcher.errors.CommandError` lives here, once.
+:class:`~launcher.util.errors.CommandError` lives here, once.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from launcher.errors import CommandError, UserError
-from launcher.spec import StripeSpec
+from launcher.config.spec import StripeSpec
+from launcher.util.errors import CommandError, UserError
 
 #: Seconds an ``lfs``/``setfattr``/``getfattr`` call may take.
 COMMAND_TIMEOUT = 60.0

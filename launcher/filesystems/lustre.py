@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from launcher.errors import UserError
+from launcher.config.spec import StripeSpec
 from launcher.filesystems.base import Filesystem, Layout, positive_size
-from launcher.spec import StripeSpec
+from launcher.util.errors import UserError
 
 #: Lustre stripe sizes are multiples of 64 KiB.
 STRIPE_UNIT = 64 << 10

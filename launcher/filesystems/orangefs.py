@@ -20,9 +20,9 @@ import re
 import struct
 from pathlib import Path
 
-from launcher.errors import UserError
+from launcher.config.spec import StripeSpec
 from launcher.filesystems.base import Filesystem, Layout, positive_size
-from launcher.spec import StripeSpec
+from launcher.util.errors import UserError
 
 NUM_DFILES = "user.pvfs2.num_dfiles"
 DIST_NAME = "user.pvfs2.dist_name"

@@ -20,9 +20,9 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from launcher.errors import UserError
 from launcher.filesystems.detect import existing_parent
-from launcher.plan import HISTORY_JOBNAME_LIMIT, ClusterPlan, FilesystemPlan, expand_root
+from launcher.plan.cluster_plan import HISTORY_JOBNAME_LIMIT, ClusterPlan, FilesystemPlan, expand_root
+from launcher.util.errors import UserError
 
 #: The longest path below the mount point (bytes, without the leading ``/``) at which ``pvfs2fuse`` makes an entry:
 #: it splits the path FUSE hands it (``/`` + the path below the mount) through a ``PVFS_NAME_MAX`` (256-byte)

@@ -6,8 +6,8 @@
 
 from __future__ import annotations
 
-from launcher.registry import Registry
 from launcher.schedulers.base import Allocation, JobState, Scheduler
+from launcher.util.registry import Registry
 
 SCHEDULERS: Registry[Scheduler] = Registry("scheduler", field="scheduler")
 register = SCHEDULERS.register

@@ -1,7 +1,7 @@
 """The scheduler interface: get nodes (submit, poll, cancel) and read the allocation we run in.
 
 A backend only builds argument lists and parses outputs; running commands (:func:`run_command`) and polling
-(:meth:`BatchScheduler.wait`, on :func:`launcher.polling.poll`) live here, as does reading the allocation
+(:meth:`BatchScheduler.wait`, on :func:`launcher.util.polling.poll`) live here, as does reading the allocation
 (:meth:`BatchScheduler.allocation`): the shape of PSI/J's batch executors and Parsl's providers
 (docs/architecture.md, Data flow).
 """
@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from launcher.allocation import Allocation, JobState, Node
-from launcher.errors import CommandError, UserError
-from launcher.network import interface_address, node_address
-from launcher.polling import Polled, poll
-from launcher.spec import JobSpec
+from launcher.config.spec import JobSpec
+from launcher.schedulers.allocation import Allocation, JobState, Node
+from launcher.util.errors import CommandError, UserError
+from launcher.util.network import interface_address, node_address
+from launcher.util.polling import Polled, poll
 
 #: The largest share of the walltime the teardown lead may take (10%): a short job keeps 90% of its time.
 TEARDOWN_LEAD_FRACTION = 0.1
@@ -226,7 +226,7 @@ def allocation_nodes(names: Sequence[str], interface: str | None) -> tuple[Node,
 
     With ``interface`` (the job file's ``interface``), the master binds to that interface's address on this host
     and each other node finds its own (its name stands in here); else every name is resolved
-    (:func:`launcher.network.node_address`).
+    (:func:`launcher.util.network.node_address`).
 
     Raises:
         UserError: a node name does not resolve, or resolves to a loopback address.
@@ -255,7 +255,7 @@ class BatchSystem:
     """A batch system's fixed facts, the data part of its :class:`BatchScheduler`.
 
     Attributes:
-        script: the batch script's template in ``templates/`` (``slurm.sbatch.j2``).
+        script: the batch script's template in ``templates/`` (``batch/slurm.sbatch.j2``).
         cancel: the command that cancels a job (``scancel``, ``qdel``).
         job_variable: the variable holding the job id inside a job (``SLURM_JOB_ID``).
         host_variables: variables of which one names the job's nodes (``SLURM_JOB_NODELIST``, ``PBS_NODEFILE``).
@@ -588,7 +588,7 @@ class BatchScheduler(Scheduler):
              clock: Callable[[], float] | None = None, sleep: Callable[[float], None] | None = None
              ) -> Polled[JobState]:
         """Poll ``job_id``'s :meth:`state` until ``until(state)`` (default: a terminal state), on
-        :func:`launcher.polling.poll`: 0.5 s between polls, backing off (×1.5, at most 5 s) while the job is
+        :func:`launcher.util.polling.poll`: 0.5 s between polls, backing off (×1.5, at most 5 s) while the job is
         pending or the batch system does not answer; ``UNKNOWN`` and a :class:`CommandError` count as failed polls,
         ``tolerate`` of them in a row are tolerated. ``NO_ANSWER`` is never a failed poll: ``until`` decides how long
         it is waited through.
@@ -596,7 +596,7 @@ class BatchScheduler(Scheduler):
         Args:
             each: called with every state polled (before the next sleep).
             timeout: seconds to wait at most (``None``: as long as it takes).
-            clock, sleep: for tests (see :func:`launcher.polling.poll`).
+            clock, sleep: for tests (see :func:`launcher.util.polling.poll`).
 
         Returns:
             The last state with why the wait ended (``done``, ``timeout``, ``failed``: the job is unknown).

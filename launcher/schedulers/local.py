@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import time
 
+from launcher.config.spec import JobSpec
 from launcher.schedulers.base import Allocation, Node, Scheduler, granted_memory
-from launcher.spec import JobSpec
 
 
 class LocalScheduler(Scheduler):

@@ -28,9 +28,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from launcher.allocation import Allocation, JobState, state_table
-from launcher.errors import CommandError, UserError
+from launcher.config.spec import JobSpec
 from launcher.schedulers import base
+from launcher.schedulers.allocation import Allocation, JobState, state_table
 from launcher.schedulers.base import (
     BatchScheduler,
     BatchSystem,
@@ -40,8 +40,8 @@ from launcher.schedulers.base import (
     StatusQuery,
     whole_node_cores,
 )
-from launcher.spec import JobSpec
-from launcher.units import MiB, format_walltime
+from launcher.util.errors import CommandError, UserError
+from launcher.util.units import MiB, format_walltime
 
 #: PBS ``job_state`` letters (Torque and PBS Pro) → ours; ``C``/``F`` are refined by the exit status.
 STATES = state_table(pending="Q H W T S U M", running="R E B", completed="X C F")
@@ -155,7 +155,7 @@ class PbsScheduler(BatchScheduler):
 
     name = "pbs"
     default_fanout = "pbsdsh"
-    system = BatchSystem(script="pbs.qsub.j2", cancel="qdel", job_variable="PBS_JOBID",
+    system = BatchSystem(script="batch/pbs.qsub.j2", cancel="qdel", job_variable="PBS_JOBID",
                          host_variables=("PBS_NODEFILE",), inside="a PBS allocation", batch_script="a qsub script",
                          options={"partition": "-q {}", "account": "-A {}"})
 

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from launcher.allocation import JobState, state_table
-from launcher.errors import UserError
+from launcher.config.spec import JobSpec
+from launcher.schedulers.allocation import JobState, state_table
 from launcher.schedulers.base import (
     BatchScheduler,
     BatchSystem,
@@ -27,8 +27,8 @@ from launcher.schedulers.base import (
     StatusQuery,
     teardown_lead,
 )
-from launcher.spec import JobSpec
-from launcher.units import MiB, format_walltime
+from launcher.util.errors import UserError
+from launcher.util.units import MiB, format_walltime
 
 #: Grid Engine state letters (``qstat`` column ``state``) → ours; ``E`` (error) anywhere means FAILED.
 STATES = state_table(pending="qw hqw hRwq Rq s S T ts", running="r t Rr Rt", cancelled="dr dt dqw")
@@ -128,8 +128,9 @@ class SgeScheduler(BatchScheduler):
 
     name = "sge"
     default_fanout = "qrsh"
-    system = BatchSystem(script="sge.qsub.j2", cancel="qdel", job_variable="JOB_ID", host_variables=("PE_HOSTFILE",),
-                         inside="a Grid Engine parallel job", batch_script="a qsub script with -pe",
+    system = BatchSystem(script="batch/sge.qsub.j2", cancel="qdel", job_variable="JOB_ID",
+                         host_variables=("PE_HOSTFILE",), inside="a Grid Engine parallel job",
+                         batch_script="a qsub script with -pe",
                          options={"partition": "-q {}", "account": "-P {}"})
 
     #: What Grid Engine 8.1.9 answers for a job it does not know (recorded on the test cluster, exit 1 each):

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from launcher.allocation import JobState, state_table
-from launcher.errors import UserError
+from launcher.config.spec import JobSpec
+from launcher.schedulers.allocation import JobState, state_table
 from launcher.schedulers.base import (
     BatchScheduler,
     BatchSystem,
@@ -24,8 +24,8 @@ from launcher.schedulers.base import (
     granted_memory,
     teardown_lead,
 )
-from launcher.spec import JobSpec
-from launcher.units import MiB, format_walltime, parse_walltime
+from launcher.util.errors import UserError
+from launcher.util.units import MiB, format_walltime, parse_walltime
 
 #: Slurm job states (squeue %T / scontrol JobState) → ours.
 STATES = state_table(
@@ -124,7 +124,7 @@ class SlurmScheduler(BatchScheduler):
 
     name = "slurm"
     default_fanout = "srun"
-    system = BatchSystem(script="slurm.sbatch.j2", cancel="scancel", job_variable="SLURM_JOB_ID",
+    system = BatchSystem(script="batch/slurm.sbatch.j2", cancel="scancel", job_variable="SLURM_JOB_ID",
                          host_variables=("SLURM_JOB_NODELIST", "SLURM_NODELIST"), inside="a Slurm allocation",
                          batch_script="an sbatch script",
                          options={"partition": "--partition={}", "account": "--account={}", "qos": "--qos={}"})

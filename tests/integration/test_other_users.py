@@ -127,7 +127,7 @@ def bob_cannot_touch(bob: TestUser, run_dir: Path, bob_dir: Path, app: str) -> N
 def check_ports(report: dict, plan: dict) -> None:
     """Every port the cluster listened on is in ``run.json``; the daemons' own ports are on the node's address
     and in the cluster's port block; only the ShuffleHandler and the ApplicationMaster's and tasks' ports listen on
-    every interface (launcher/listeners.py)."""
+    every interface (launcher/node/listeners.py)."""
     ports = report["ports"]
     print("\n".join(f"{p['node']} {p['process']} {p['address']}:{p['port']}" for p in ports))
     seen = {p["process"] for p in ports}

@@ -24,7 +24,7 @@ import psutil
 import pytest
 import yaml
 
-from launcher.jobhistory import find_jhist, job_events
+from launcher.steps.jobhistory import find_jhist, job_events
 from tests.conftest import REPO, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
 from tests.users import TestUser, make_user, user_dir
 

@@ -94,7 +94,7 @@ def test_terasort_on_three_nodes_over_glusterfs(shared_root: Path, tmp_path: Pat
             {"example": "teravalidate", "args": ["${run_dir}/sorted", "${run_dir}/validate"]},
         ]})
     cache = tmp_path / "cache"  # a user's first cluster: no class-data-sharing archive yet
-    # No site archives (install.sh's, launcher.cds_build): this is a first run as it is without them.
+    # No site archives (install.sh's, launcher.runtime.cds_build): this is a first run as it is without them.
     result = hpc_hadoop("submit", str(job), "--wait", timeout=900,
                         env={"XDG_CACHE_HOME": str(cache), "HPC_HADOOP_CDS_SITE": ""})
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
@@ -304,7 +304,7 @@ def test_launcher_killed_by_the_batch_system_leaves_nothing_and_shows_lost(users
         # launcher then tore down: state interrupted). The nodes share this PID namespace: root kills them here.
         for proc in psutil.process_iter(["cmdline"]):
             cmdline = " ".join(proc.info["cmdline"] or [])
-            if (str(run_dir) in cmdline and ("launcher.cli" in cmdline or "launcher.agent" in cmdline)) or \
+            if (str(run_dir) in cmdline and ("launcher.cli" in cmdline or "launcher.node.agent" in cmdline)) or \
                     (cmdline.startswith("/bin/bash") and "slurm_script" in cmdline and proc.username() == dave.name):
                 with contextlib.suppress(psutil.NoSuchProcess):
                     proc.kill()

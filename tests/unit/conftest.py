@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 import yaml
 
-from launcher.errors import UserError
+from launcher.config.spec import JobSpec, load_spec
 from launcher.filesystems import decide
-from launcher.plan import ClusterPlan, make_plan
-from launcher.runtime import BUILT_RUNTIME, HadoopRuntime
+from launcher.plan.cluster_plan import ClusterPlan, make_plan
+from launcher.runtime.hadoop import BUILT_RUNTIME, HadoopRuntime
 from launcher.schedulers.base import Allocation, Node
-from launcher.spec import JobSpec, load_spec
-from launcher.units import GiB
+from launcher.util.errors import UserError
+from launcher.util.units import GiB
 
 BUILD_HINT = "run `mvn -B -q -f hadoop-fs-shim/pom.xml package` to build it"
 
@@ -27,8 +27,9 @@ BUILD_HINT = "run `mvn -B -q -f hadoop-fs-shim/pom.xml package` to build it"
 def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep the developer's own config, Hadoop installs and batch allocation out of every test."""
     monkeypatch.setenv("HPC_HADOOP_CONFIG", str(tmp_path / "no-user-config.yaml"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # the index of clusters (launcher.interactive)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # class-data-sharing archives (launcher.cds)
+    # the index of clusters (launcher.lifecycle.interactive)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # class-data-sharing archives (launcher.runtime.cds)
     for name in ("HPC_HADOOP_HOME", "HADOOP_HOME", "HADOOP_CONF_DIR", "HPC_HADOOP_SHARE", "SPARK_HOME",
                  "SLURM_JOB_ID", "PBS_JOBID", "JOB_ID", "PE_HOSTFILE"):
         monkeypatch.delenv(name, raising=False)

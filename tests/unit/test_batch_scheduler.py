@@ -2,7 +2,7 @@
 builds, tries the status queries in order, polls (``wait``), reads the allocation through one ``allocation()``
 on recorded outputs of Slurm, PBS and Grid Engine, and settles the PBS flavor (``render`` where ``qstat`` is not
 installed renders for PBS Pro and says so). Every wait of ``submit``, ``start`` and ``stop`` goes through
-launcher/polling.py: ``follow`` and ``_wait_released`` are checked here on a fake clock.
+launcher/util/polling.py: ``follow`` and ``_wait_released`` are checked here on a fake clock.
 """
 
 from __future__ import annotations
@@ -25,19 +25,20 @@ import yaml
 from click.testing import CliRunner
 from rich.console import Console
 
-from launcher import interactive, polling
-from launcher import submit as submit_module
-from launcher.cli import main
-from launcher.errors import CommandError, UserError
-from launcher.interactive import ClusterStatus
-from launcher.runtime import HadoopRuntime
+from launcher.cli.main import main
+from launcher.config.spec import JobSpec
+from launcher.lifecycle import interactive
+from launcher.lifecycle import submit as submit_module
+from launcher.lifecycle.interactive import ClusterStatus
+from launcher.runtime.hadoop import HadoopRuntime
 from launcher.schedulers import base
 from launcher.schedulers.base import JobState, MissingCommand
 from launcher.schedulers.pbs import PbsScheduler
 from launcher.schedulers.sge import SgeScheduler
 from launcher.schedulers.slurm import SlurmScheduler
-from launcher.spec import JobSpec
-from launcher.units import MiB
+from launcher.util import polling
+from launcher.util.errors import CommandError, UserError
+from launcher.util.units import MiB
 from tests.conftest import REPO
 from tests.unit.test_pbs import STANDINS as PBS_STANDINS
 from tests.unit.test_pbs import TORQUE_QSTAT_F
@@ -590,8 +591,8 @@ def test_submit_writes_the_detected_flavor_into_job_yaml(monkeypatch: pytest.Mon
 
 def test_the_default_dialect_of_names_a_dialect_from_the_probe_output() -> None:
     """A backend with dialects whose probe prints their names needs no parser of its own (PBS overrides it)."""
-    from launcher.errors import UserError
     from launcher.schedulers.slurm import SlurmScheduler
+    from launcher.util.errors import UserError
 
     class TwoSlurms(SlurmScheduler):
         dialect_field = "batch.partition"

@@ -1,4 +1,4 @@
-"""launcher.runner.ClusterRun builds job-client steps on a plan without starting anything, and obeys
+"""launcher.lifecycle.runner.ClusterRun builds job-client steps on a plan without starting anything, and obeys
 ``hpc-hadoop stop`` during a step (the cluster parts run in tests/integration/test_bench.py)."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from launcher.errors import StopRequested
-from launcher.interactive import STOP_FILE
-from launcher.jobs import ResolvedStep
-from launcher.runner import ClusterRun, materialize, prepare
+from launcher.config.spec import load_spec
+from launcher.lifecycle.interactive import STOP_FILE
+from launcher.lifecycle.runner import ClusterRun, materialize, prepare
 from launcher.schedulers import get_scheduler
-from launcher.spec import load_spec
+from launcher.steps.jobs import ResolvedStep
+from launcher.util.errors import StopRequested
 
 
 def test_java_steps_are_numbered_and_carry_the_extra_classpath(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from benchmarks.history import spark_events, spark_jobs_s, spark_task_totals
 from benchmarks.profiles import PROFILES
 from benchmarks.results import hibench_type
 from benchmarks.workloads import WORKLOADS, Context, SortWorkload, SparkTeraSort, TeraSort
-from launcher.errors import ClusterError
+from launcher.util.errors import ClusterError
 
 #: A TeraGen job client's counters as Hadoop prints them (the group of TeraGen's own counter last).
 TERAGEN_LOG = """\t\tMap output records=1000

@@ -27,7 +27,7 @@ from benchmarks.results import (
 from benchmarks.seqfile import hadoop_vint, unsigned_varint, vector_writable, write_vectors
 from benchmarks.stats import summarize, t_quantile_95
 from benchmarks.workloads import WORKLOADS
-from launcher.errors import UserError
+from launcher.util.errors import UserError
 
 
 @pytest.mark.parametrize(("df", "expected"), [(1, 12.706), (2, 4.303), (4, 2.776), (9, 2.262), (10, 2.228),

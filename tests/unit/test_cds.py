@@ -1,4 +1,4 @@
-"""Class-data-sharing archives (launcher.cds) of the daemons, the job clients and the ApplicationMaster: which
+"""Class-data-sharing archives (launcher.runtime.cds) of the daemons, the job clients and the ApplicationMaster: which
 flags each gets, the classpath order the JDK requires, and how an archive written at exit is published (the
 AM's after the real JDK has mapped it). The archives themselves are made and used by the real daemons and jobs
 in every integration test."""
@@ -13,7 +13,11 @@ from xml.etree import ElementTree
 
 import pytest
 
-from launcher.cds import (
+from launcher.config.spec import JobSpec
+from launcher.plan.cluster_plan import ClusterPlan
+from launcher.render.config import render_config
+from launcher.render.daemons import daemon_command, format_command
+from launcher.runtime.cds import (
     am_archive_option,
     am_archive_path,
     archive_key,
@@ -29,12 +33,8 @@ from launcher.cds import (
     site_archive_path,
     site_root,
 )
-from launcher.cds_build import expected, install, up_to_date
-from launcher.daemons import daemon_command, format_command
-from launcher.plan import ClusterPlan
-from launcher.render import render_config
-from launcher.runtime import HadoopRuntime
-from launcher.spec import JobSpec
+from launcher.runtime.cds_build import expected, install, up_to_date
+from launcher.runtime.hadoop import HadoopRuntime
 
 
 def _real_archive(runtime: HadoopRuntime, path: Path) -> Path:
@@ -234,7 +234,8 @@ def test_the_first_application_master_writes_the_archive_and_later_ones_use_it(f
 
 def test_site_archives_are_installed_world_readable_once_and_old_keys_removed(
         fake_runtime: HadoopRuntime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``launcher.cds_build`` (``install.sh``): what a training run wrote, once the JDK maps it, goes to the site's
+    """``launcher.runtime.cds_build`` (``install.sh``): what a training run wrote, once the JDK maps it, goes to the
+    site's
     directory for every user (0644 files in 0755 directories); a file that does not map stays out; an older key's
     directory goes; re-running finds the archives up to date (nothing rebuilt)."""
     runtime = _real_java(fake_runtime)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from launcher.errors import UserError
-from launcher.jobs import ResolvedStep, claim_outputs, claim_path
+from launcher.steps.jobs import ResolvedStep, claim_outputs, claim_path
+from launcher.util.errors import UserError
 
 
 def step(tmp_path: Path, *outputs: Path) -> ResolvedStep:

@@ -1,4 +1,4 @@
-"""The command line: user errors are one line and exit 2; render previews without side effects (launcher/cli.py).
+"""The command line: user errors are one line and exit 2; render previews without side effects (launcher/cli/main.py).
 
 Each behaviour is checked through Click's CliRunner and through the installed `hpc-hadoop` in a subprocess.
 """
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from launcher.cli import main
-from launcher.render import CONFIG_TEMPLATES, EXCLUDE_FILE
+from launcher.cli.main import main
+from launcher.render.config import CONFIG_TEMPLATES, EXCLUDE_FILE
 
 WriteYaml = Callable[..., Path]
 

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from launcher.agent import Agent
-from launcher.daemons import daemon_command, format_command
-from launcher.plan import ClusterPlan, node_work_root
-from launcher.render import render_config, write_files
-from launcher.spec import JobSpec
+from launcher.config.spec import JobSpec
+from launcher.node.agent import Agent
+from launcher.plan.cluster_plan import ClusterPlan, node_work_root
+from launcher.render.config import render_config, write_files
+from launcher.render.daemons import daemon_command, format_command
 from tests.unit.test_render import single
 
 PlanFactory = Callable[..., ClusterPlan]
@@ -165,7 +165,7 @@ def test_master_stops_the_resourcemanager_after_the_other_nodes(plan: ClusterPla
 
 def test_master_does_not_wait_forever_for_a_stuck_peer(plan: ClusterPlan, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("launcher.agent.PEER_WAIT_SECONDS", 0.5)
+    monkeypatch.setattr("launcher.node.agent.PEER_WAIT_SECONDS", 0.5)
     plan.path("agents").mkdir(parents=True)
     plan.path("agents", f"{plan.nodes[1].name}.json").write_text(json.dumps({"state": "running"}))
     agent = Agent(plan, plan.nodes[0])

@@ -1,4 +1,4 @@
-"""Why a step failed (launcher/diagnosis.py): the first cause line of a container log, the failed container the
+"""Why a step failed (launcher/steps/diagnosis.py): the first cause line of a container log, the failed container the
 job client names, ``yarn logs`` output read back, the local container logs of a cluster directory; and the names
 hpc-hadoop chooses in container paths stay short (issue 17 item 7). The whole path, with real daemons, is in
 tests/integration/test_orangefs.py."""
@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from launcher.diagnosis import diagnose, failed_containers, first_cause, parse_yarn_logs
-from launcher.plan import CLUSTER_ID_NAME, ClusterPlan, new_cluster_id
+from launcher.config.spec import JobSpec
+from launcher.plan.cluster_plan import CLUSTER_ID_NAME, ClusterPlan, new_cluster_id
 from launcher.schedulers.base import Allocation, Node
-from launcher.spec import JobSpec
+from launcher.steps.diagnosis import diagnose, failed_containers, first_cause, parse_yarn_logs
 
 AM = "container_1764072000000_0001_01_000001"
 SYSLOG = """2026-11-25 12:00:01,100 INFO [main] org.apache.hadoop.mapreduce.v2.app.MRAppMaster: Created MRAppMaster

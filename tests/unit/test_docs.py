@@ -6,7 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from launcher.docgen import reference
+from launcher.config.docgen import reference
 from tests.conftest import REPO
 
 

@@ -20,14 +20,14 @@ from xml.etree import ElementTree
 
 import pytest
 
-from launcher.clients import render_wrappers
-from launcher.errors import UserError
-from launcher.plan import ClusterPlan
-from launcher.render import render_config
+from launcher.config.spec import JobSpec, load_spec
+from launcher.lifecycle.submit import render_script
+from launcher.plan.cluster_plan import ClusterPlan
+from launcher.render.clients import render_wrappers
+from launcher.render.config import render_config
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.base import BatchScheduler
-from launcher.spec import JobSpec, load_spec
-from launcher.submit import render_script
+from launcher.util.errors import UserError
 
 #: Hostile values; ``CANARY`` is replaced by a file path that must never be created. The first is a plain value,
 #: accepted by every field: it proves each field is really fed through every check.

@@ -23,16 +23,16 @@ from pathlib import Path
 import psutil
 import pytest
 
-from launcher.cluster import Cluster, agent_group
-from launcher.errors import ClusterError, UserError
+from launcher.cluster.cluster import Cluster, agent_group
+from launcher.config.spec import JobSpec
 from launcher.fanout import AgentGroup, StepOptions, get_launcher, processes
 from launcher.fanout.base import Launcher
 from launcher.fanout.local import LocalLauncher
 from launcher.fanout.pbsdsh import PbsdshLauncher, TmrshLauncher
 from launcher.fanout.qrsh import QrshLauncher
 from launcher.fanout.srun import SrunLauncher
-from launcher.plan import ClusterPlan
-from launcher.spec import JobSpec
+from launcher.plan.cluster_plan import ClusterPlan
+from launcher.util.errors import ClusterError, UserError
 from tests.conftest import REPO
 from tests.unit.test_pbs import STANDINS
 
@@ -104,7 +104,7 @@ def start(launcher: BashLauncher, tmp_path: Path) -> AgentGroup:
 
 
 # -- wrap ---------------------------------------------------------------------------------------
-AGENT_ARGV = ["/py", "-m", "launcher.agent", "/pfs/run"]
+AGENT_ARGV = ["/py", "-m", "launcher.node.agent", "/pfs/run"]
 
 
 def test_every_name_is_registered_and_unknown_names_are_refused() -> None:
@@ -295,7 +295,7 @@ def test_cluster_runs_the_agents_through_the_plans_launcher(make_test_plan: Call
     cluster = Cluster(plan)
     try:
         assert isinstance(cluster.fanout.launcher, SrunLauncher) and plan.fanout == "srun"
-        assert cluster.fanout.command("n1")[-4:] == [sys.executable, "-m", "launcher.agent", plan.run_dir]
+        assert cluster.fanout.command("n1")[-4:] == [sys.executable, "-m", "launcher.node.agent", plan.run_dir]
         assert "--cpus-per-task=8" in cluster.fanout.command("n1")
         with pytest.raises(ClusterError, match="the agents stopped during bring-up; read .*/logs/fanout-srun.log"):
             cluster.raise_if_failed()

@@ -24,9 +24,8 @@ import yaml
 from click.testing import CliRunner
 
 from benchmarks import harness
-from launcher.cli import main
-from launcher.daemons import daemon_command, datanode_dir, format_command, namenode_dir, needs_format
-from launcher.errors import CommandError, UserError
+from launcher.cli.main import main
+from launcher.config.spec import FilesystemSpec, JobSpec, StripeSpec
 from launcher.filesystems import (
     NOT_APPLICABLE,
     GenericFilesystem,
@@ -42,11 +41,12 @@ from launcher.filesystems.base import Layout
 from launcher.filesystems.detect import FS_MAGIC, MountEntry, behind_fuse, mount_entry, parse_mounts
 from launcher.filesystems.operations import try_operations
 from launcher.filesystems.orangefs import decode_value, parse_getfattr
-from launcher.plan import ClusterPlan
-from launcher.render import CONFIG_TEMPLATES, render_config
-from launcher.report import RunReport, directory_line
-from launcher.runner import prepare_filesystem
-from launcher.spec import FilesystemSpec, JobSpec, StripeSpec
+from launcher.lifecycle.report import RunReport, directory_line
+from launcher.lifecycle.runner import prepare_filesystem
+from launcher.plan.cluster_plan import ClusterPlan
+from launcher.render.config import CONFIG_TEMPLATES, render_config
+from launcher.render.daemons import daemon_command, datanode_dir, format_command, namenode_dir, needs_format
+from launcher.util.errors import CommandError, UserError
 from tests.conftest import orangefs_standin
 from tests.standins.orangefs_fuse import REFUSAL_MESSAGE
 

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from launcher.cli import main
-from launcher.clients import SUBCOMMANDS, apply_environment, client_environment, export_lines, render_wrappers
-from launcher.errors import UserError
-from launcher.interactive import STOP_FILE, clean, find, index_entries, register, state_dir, status_of
-from launcher.plan import ClusterPlan
-from launcher.spec import JobSpec, load_spec
+from launcher.cli.main import main
+from launcher.config.spec import JobSpec, load_spec
+from launcher.lifecycle.interactive import STOP_FILE, clean, find, index_entries, register, state_dir, status_of
+from launcher.plan.cluster_plan import ClusterPlan
+from launcher.render.clients import SUBCOMMANDS, apply_environment, client_environment, export_lines, render_wrappers
+from launcher.util.errors import UserError
 
 
 def make_dir(tmp_path: Path, cid: str, *, report: dict | None = None, plan: bool = True) -> Path:
@@ -218,7 +218,7 @@ def test_completion_scripts(shell: str) -> None:
 
 def test_bash_completion_completes_subcommands() -> None:
     env = {**os.environ, "_HPC_HADOOP_COMPLETE": "bash_complete", "COMP_WORDS": "hpc-hadoop st", "COMP_CWORD": "1"}
-    out = subprocess.run([sys.executable, "-c", "from launcher.cli import main; main(prog_name='hpc-hadoop')"],
+    out = subprocess.run([sys.executable, "-c", "from launcher.cli.main import main; main(prog_name='hpc-hadoop')"],
                          capture_output=True, text=True, env=env)
     words = {line.split(",", 1)[1] for line in out.stdout.splitlines() if "," in line}
     assert {"start", "status", "stop"} <= words
@@ -226,8 +226,8 @@ def test_bash_completion_completes_subcommands() -> None:
 
 def test_app_option_takes_an_id_or_a_step_of_run_json(tmp_path: Path) -> None:
     """``hpc-hadoop logs ID --app X``: X is an application id, or a step's name or number in run.json."""
-    from launcher.cli_clusters import application_of
-    from launcher.errors import UserError
+    from launcher.cli.clusters import application_of
+    from launcher.util.errors import UserError
 
     (tmp_path / "run.json").write_text(json.dumps({"steps": [
         {"name": "teragen", "application_id": "application_1_0001"},
@@ -261,7 +261,7 @@ def test_an_ended_cluster_is_final_and_not_asked_again(tmp_path: Path) -> None:
 
 def test_a_batch_system_that_does_not_answer_makes_a_cluster_unknown(tmp_path: Path) -> None:
     """Issue 25 item 7: an error exit is no answer about the job: ``unknown`` (active), since when and why."""
-    from launcher.interactive import Answer
+    from launcher.lifecycle.interactive import Answer
 
     run_dir = tmp_path / "c-8"
     run_dir.mkdir()

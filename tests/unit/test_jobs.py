@@ -1,4 +1,4 @@
-"""Steps turned into command lines and checked before anything starts (launcher/jobs.py)."""
+"""Steps turned into command lines and checked before anything starts (launcher/steps/jobs.py)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from launcher.errors import UserError
-from launcher.jobs import ResolvedStep, StepResult, StepRunner, check_step_inputs, client_step, resolve_steps
-from launcher.plan import ClusterPlan
-from launcher.runtime import FAST_START_FLAGS, HadoopRuntime
-from launcher.spec import JobSpec
+from launcher.config.spec import JobSpec
+from launcher.plan.cluster_plan import ClusterPlan
+from launcher.runtime.hadoop import FAST_START_FLAGS, HadoopRuntime
+from launcher.steps.jobs import ResolvedStep, StepResult, StepRunner, check_step_inputs, client_step, resolve_steps
+from launcher.util.errors import UserError
 
 SpecFactory = Callable[..., JobSpec]
 PlanFactory = Callable[..., ClusterPlan]

@@ -1,4 +1,4 @@
-"""launcher.listeners on real processes: a child that listens is found with its address and port."""
+"""launcher.node.listeners on real processes: a child that listens is found with its address and port."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 
 import psutil
 
-from launcher.listeners import Listener, listening, of_descendants, process_name
+from launcher.node.listeners import Listener, listening, of_descendants, process_name
 
 SERVER = ("import socket, sys, time\n"
           "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from launcher import filesystems, report
-from launcher.cli_common import reports_errors
-from launcher.errors import FilesystemLost
+from launcher import filesystems
+from launcher.cli.common import reports_errors
+from launcher.cluster.watch import FilesystemWatch
 from launcher.filesystems import gone, gone_error
-from launcher.report import RunReport
-from launcher.watch import FilesystemWatch
+from launcher.lifecycle import report
+from launcher.lifecycle.report import RunReport
+from launcher.util.errors import FilesystemLost
 
 ENOTCONN = OSError(errno.ENOTCONN, os.strerror(errno.ENOTCONN), "/mnt/ofs/me/hpc-hadoop/c1/run.json")
 

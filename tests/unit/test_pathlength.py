@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.errors import UserError
+from launcher.config.spec import JobSpec
 from launcher.filesystems.pathlength import (
     AM_WEB_TMP,
     APP_ID,
@@ -25,8 +25,8 @@ from launcher.filesystems.pathlength import (
     run_paths,
     try_path,
 )
-from launcher.plan import ClusterPlan
-from launcher.spec import JobSpec
+from launcher.plan.cluster_plan import ClusterPlan
+from launcher.util.errors import UserError
 
 #: A job history file's name as Hadoop 3.4.2 made it here (user root, job "word count", 1 map, 1 reduce).
 REAL_JHIST = ("job_1795751286975_0001-1795751289384-root-word+count-1795751296198-1-1-SUCCEEDED-root.default-"
@@ -122,7 +122,7 @@ def test_a_path_of_the_length_asked_is_made_and_removed(tmp_path: Path) -> None:
 
 def test_a_history_that_never_reached_done_is_named_in_one_line(tmp_path: Path) -> None:
     """Issue 25: a run reported success while its .jhist, made under a name cut short, never reached done/."""
-    from launcher.jobhistory import history_not_kept
+    from launcher.steps.jobhistory import history_not_kept
 
     job = "job_1795751286975_0002"
     intermediate, done = tmp_path / "intermediate" / "root", tmp_path / "done" / "2026" / "11" / "27" / "000000"

@@ -21,9 +21,10 @@ from pathlib import Path
 import pytest
 
 from launcher import __version__
-from launcher.cluster import agent_group
-from launcher.errors import CommandError, UserError
+from launcher.cluster.cluster import agent_group
+from launcher.config.spec import JobSpec
 from launcher.fanout import AgentGroup, get_launcher
+from launcher.lifecycle.submit import render_script
 from launcher.schedulers import base, get_scheduler
 from launcher.schedulers.base import JobState
 from launcher.schedulers.pbs import (
@@ -37,8 +38,7 @@ from launcher.schedulers.pbs import (
     qstat_state,
     walltime_and_start,
 )
-from launcher.spec import JobSpec
-from launcher.submit import render_script
+from launcher.util.errors import CommandError, UserError
 
 STANDINS = Path(__file__).resolve().parent.parent / "standins" / "pbs"
 RUN_DIR = Path("/scratch/me/hpc-hadoop/wc4-20260101-000000-abcd")
@@ -483,7 +483,7 @@ def test_doctor_names_the_qstat_and_flavor_it_would_use(standins: Path, monkeypa
                                                         flavor: str) -> None:
     """Issue 25 item 8: with Grid Engine's ``qstat`` first on ``PATH``, ``doctor`` said ``ok batch system slurm,
     pbs, sge``; it now names PBS's ``qstat``, its flavor, and that the first one is Grid Engine's."""
-    from launcher.doctor import _batch_systems
+    from launcher.cli.doctor import _batch_systems
 
     monkeypatch.setenv("PATH", f"{STANDINS / 'login'}:{STANDINS}:/usr/bin:/bin")
     monkeypatch.setenv("PBS_STANDIN_FLAVOR", flavor)

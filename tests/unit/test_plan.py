@@ -1,4 +1,4 @@
-"""Roles, ports, directories and memory sizing (launcher/plan.py)."""
+"""Roles, ports, directories and memory sizing (launcher/plan/cluster_plan.py)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,22 @@ from pathlib import Path
 
 import pytest
 
-from launcher.errors import UserError
+from launcher.config.spec import JobSpec, load_spec
 from launcher.filesystems import decide
-from launcher.plan import PORT_BLOCK, PORT_RANGE, ClusterPlan, Ports, choose_ports, expand_root, size_memory
-from launcher.render import render_config
-from launcher.runtime import HadoopRuntime
+from launcher.plan.cluster_plan import (
+    PORT_BLOCK,
+    PORT_RANGE,
+    ClusterPlan,
+    Ports,
+    choose_ports,
+    expand_root,
+    size_memory,
+)
+from launcher.render.config import render_config
+from launcher.runtime.hadoop import HadoopRuntime
 from launcher.schedulers.base import Allocation
-from launcher.spec import JobSpec, load_spec
-from launcher.units import GiB
+from launcher.util.errors import UserError
+from launcher.util.units import GiB
 
 SpecFactory = Callable[..., JobSpec]
 PlanFactory = Callable[..., ClusterPlan]
@@ -133,7 +141,7 @@ def test_choose_ports_skips_a_block_with_a_taken_port(taken_offset: int) -> None
 
 
 def test_choose_ports_gives_up_with_a_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("launcher.plan.port_free", lambda port, address="0.0.0.0": False)
+    monkeypatch.setattr("launcher.plan.cluster_plan.port_free", lambda port, address="0.0.0.0": False)
     with pytest.raises(UserError, match="no free block of 32 ports"):
         choose_ports("full", attempts=3)
 
@@ -203,7 +211,7 @@ def test_filesystem_local_dirs_moves_nm_local_dirs(make_spec: SpecFactory, make_
 
 def test_default_run_dir_is_under_root_user_and_cluster_id(make_spec: SpecFactory, alloc3: Allocation,
                                                            fake_runtime: HadoopRuntime, pfs_root: Path) -> None:
-    from launcher.plan import make_plan
+    from launcher.plan.cluster_plan import make_plan
 
     plan = make_plan(make_spec(), alloc3, fake_runtime, filesystem=decide(make_spec().filesystem))
     assert plan.cluster_id.startswith("t-")
@@ -273,7 +281,7 @@ def test_expand_root_keeps_ordinary_site_paths(monkeypatch: pytest.MonkeyPatch) 
 def test_a_local_dir_hadoop_would_split_is_refused_as_written_and_once_expanded(
         make_spec: SpecFactory, alloc3: Allocation, fake_runtime: HadoopRuntime,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from launcher.plan import make_plan
+    from launcher.plan.cluster_plan import make_plan
 
     with pytest.raises(UserError, match="contains ','") as info:
         make_spec(filesystem={"local_dirs": "/local/a,/local/b"})
@@ -286,7 +294,7 @@ def test_a_local_dir_hadoop_would_split_is_refused_as_written_and_once_expanded(
 
 
 def test_make_plan_reports_a_bad_root(make_spec: SpecFactory, alloc3: Allocation, fake_runtime: HadoopRuntime) -> None:
-    from launcher.plan import make_plan
+    from launcher.plan.cluster_plan import make_plan
 
     filesystem = decide(make_spec().filesystem)
     with pytest.raises(UserError, match="not an absolute path"):
@@ -315,7 +323,7 @@ def test_plan_json_round_trip(make_spec: SpecFactory, make_test_plan: PlanFactor
                                     {"am_memory": "512m", "map_memory": "512m", "nodemanager_memory": "64g"}])
 def test_am_share_lets_two_ams_run_and_leaves_room_for_a_map(make_spec: SpecFactory, alloc3: Allocation,
                                                              fake_runtime: HadoopRuntime, hadoop: dict) -> None:
-    from launcher.plan import make_plan
+    from launcher.plan.cluster_plan import make_plan
 
     spec = make_spec(hadoop=hadoop, nodes=1)
     plan = make_plan(spec, alloc3, fake_runtime, filesystem=decide(spec.filesystem))

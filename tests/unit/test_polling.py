@@ -1,4 +1,4 @@
-"""The one polling loop (launcher/polling.py): back-off, tolerated failures, timeout; on an injected clock, so
+"""The one polling loop (launcher/util/polling.py): back-off, tolerated failures, timeout; on an injected clock, so
 nothing here sleeps."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from launcher.polling import poll
+from launcher.util.polling import poll
 
 
 class FakeTime:

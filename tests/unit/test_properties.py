@@ -1,5 +1,5 @@
 """Hadoop properties from the command line (``-D``), warnings for unknown names, timeouts clamped to the walltime
-(launcher/properties.py, launcher/render.py)."""
+(launcher/config/properties.py, launcher/render/config.py)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from launcher.errors import UserError
-from launcher.properties import config_file_for, known_properties, unknown_property_warnings
-from launcher.render import render_config, timeout_limit_ms
-from launcher.spec import JobSpec, load_spec, parse_set
-from launcher.yamlio import dump_yaml
+from launcher.config.properties import config_file_for, known_properties, unknown_property_warnings
+from launcher.config.spec import JobSpec, load_spec, parse_set
+from launcher.render.config import render_config, timeout_limit_ms
+from launcher.util.errors import UserError
+from launcher.util.yamlio import dump_yaml
 from tests.conftest import REPO
 
 
@@ -115,8 +115,8 @@ def test_cli_warns_about_a_misspelt_property_and_still_renders(tmp_path: Path, b
 
 
 def test_shipped_presets_use_only_known_names(built_runtime: Path) -> None:
-    from launcher.properties import property_warnings
-    from launcher.spec import site_presets
+    from launcher.config.properties import property_warnings
+    from launcher.config.spec import site_presets
 
     for site in site_presets():
         spec, _ = load_spec(None, data={"name": "s", "site": site, "steps": [{"example": "pi"}]})

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from launcher.errors import UserError, WalltimeExpired
-from launcher.plan import size_memory
+from launcher.config.spec import JobSpec, load_spec, parse_set
+from launcher.plan.cluster_plan import size_memory
 from launcher.schedulers.base import teardown_lead
 from launcher.schedulers.sge import SgeScheduler
 from launcher.schedulers.slurm import SlurmScheduler
-from launcher.spec import JobSpec, load_spec, parse_set
-from launcher.units import GiB, parse_memory, parse_walltime
-from launcher.yamlio import dump_yaml, load_yaml
+from launcher.util.errors import UserError, WalltimeExpired
+from launcher.util.units import GiB, parse_memory, parse_walltime
+from launcher.util.yamlio import dump_yaml, load_yaml
 
 SpecFactory = Callable[..., JobSpec]
 RUN_DIR = Path("/scratch/me/hpc-hadoop/x")

@@ -1,5 +1,6 @@
 """Issue #11: relative paths in a job file mean the job file's directory, and the submitted job.yaml holds them
-absolute (launcher/spec.py ``absolute_paths``): the run happens in the cluster directory, not where `submit` ran."""
+absolute (launcher/config/spec.py ``absolute_paths``): the run happens in the cluster directory, not where `submit`
+ran."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from launcher import submit as submit_module
-from launcher.runtime import HadoopRuntime
-from launcher.spec import load_spec
+from launcher.config.spec import load_spec
+from launcher.lifecycle import submit as submit_module
+from launcher.runtime.hadoop import HadoopRuntime
 from tests.conftest import REPO
 
 

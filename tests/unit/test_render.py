@@ -1,4 +1,4 @@
-"""The rendered Hadoop configuration (launcher/render.py and templates/)."""
+"""The rendered Hadoop configuration (launcher/render/config.py and templates/)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from launcher.config.spec import JobSpec
 from launcher.filesystems import decide
-from launcher.plan import ClusterPlan
-from launcher.render import (
+from launcher.plan.cluster_plan import ClusterPlan
+from launcher.render.config import (
     CONFIG_TEMPLATES,
     EXCLUDE_FILE,
     NO_CHECKSUM_FILESYSTEM,
@@ -20,9 +21,8 @@ from launcher.render import (
     write_files,
     xml_value,
 )
-from launcher.runtime import HadoopRuntime
+from launcher.runtime.hadoop import HadoopRuntime
 from launcher.schedulers.base import Allocation
-from launcher.spec import JobSpec
 
 SpecFactory = Callable[..., JobSpec]
 PlanFactory = Callable[..., ClusterPlan]
@@ -210,7 +210,7 @@ def test_property_override_replaces_the_template_value_and_extras_are_appended(
 
 
 def test_override_with_a_dotted_name_from_set(make_test_plan: PlanFactory, pfs_root: Path) -> None:
-    from launcher.spec import load_spec
+    from launcher.config.spec import load_spec
 
     spec, _ = load_spec(None, data={"name": "t", "scheduler": "slurm", "nodes": 3,
                                     "filesystem": {"root": str(pfs_root)}, "steps": [{"example": "pi"}]},
@@ -233,7 +233,7 @@ def test_hadoop_env_passes_bash_n(tmp_path: Path, files: dict[str, str]) -> None
 
 def test_hadoop_env_quotes_odd_paths(make_spec: SpecFactory, make_test_plan: PlanFactory, tmp_path: Path,
                                      fake_runtime: HadoopRuntime, alloc3: Allocation) -> None:
-    from launcher.plan import make_plan
+    from launcher.plan.cluster_plan import make_plan
 
     odd = dataclasses.replace(fake_runtime, java_home=tmp_path / "my jdk's $HOME",
                               classpath=(str(tmp_path / "lib dir") + "/*",))

@@ -1,4 +1,4 @@
-"""Locating the Hadoop runtime (launcher/runtime.py): the shim jar on every classpath."""
+"""Locating the Hadoop runtime (launcher/runtime/hadoop.py): the shim jar on every classpath."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher import runtime
+from launcher.runtime import hadoop as runtime
 
 
 def _site_install(root: Path) -> Path:

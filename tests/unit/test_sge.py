@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from launcher import __version__
-from launcher.cluster import agent_group
-from launcher.errors import UserError
+from launcher.cluster.cluster import agent_group
+from launcher.config.spec import JobSpec
+from launcher.lifecycle.submit import render_script
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.base import JobState
 from launcher.schedulers.sge import (
@@ -27,8 +28,7 @@ from launcher.schedulers.sge import (
     start_of,
     state_of,
 )
-from launcher.spec import JobSpec
-from launcher.submit import render_script
+from launcher.util.errors import UserError
 
 RUN_DIR = Path("/scratch/me/hpc-hadoop/wc4-20260101-000000-abcd")
 

@@ -1,4 +1,4 @@
-"""Issue #11: a batch job's cluster directory must be on a filesystem every node shares (launcher/plan.py
+"""Issue #11: a batch job's cluster directory must be on a filesystem every node shares (launcher/plan/cluster_plan.py
 ``check_shared_root``, launcher/filesystems/detect.py ``node_local_type``), checked before anything is queued."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from launcher.cli import main
-from launcher.errors import UserError
+from launcher.cli.main import main
+from launcher.config.spec import JobSpec
 from launcher.filesystems import check_shared_root
 from launcher.filesystems.detect import node_local_type
 from launcher.schedulers.base import Allocation, Node
 from launcher.schedulers.slurm import SlurmScheduler
-from launcher.spec import JobSpec
+from launcher.util.errors import UserError
 
 #: The module (``launcher.filesystems.detect`` the attribute is the function ``detect``).
 detect_module = importlib.import_module("launcher.filesystems.detect")

@@ -12,11 +12,11 @@ import pytest
 from benchmarks.harness import load_bench, points, relevant
 from benchmarks.results import shuffle_lines, summarize_rows
 from benchmarks.workloads import shuffle_options
-from launcher import shuffle
-from launcher.errors import UserError
-from launcher.plan import ClusterPlan
-from launcher.render import render_config
-from launcher.spec import JobSpec
+from launcher.config.spec import JobSpec
+from launcher.plan.cluster_plan import ClusterPlan
+from launcher.render.config import render_config
+from launcher.steps import shuffle
+from launcher.util.errors import UserError
 from tests.unit.test_render import single
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "jhist"

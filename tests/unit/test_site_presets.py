@@ -13,11 +13,11 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from launcher.cli import main
-from launcher.plan import ClusterPlan
+from launcher.cli.main import main
+from launcher.config.spec import JobSpec, load_spec, site_presets
+from launcher.plan.cluster_plan import ClusterPlan
 from launcher.schedulers.base import Allocation
-from launcher.spec import JobSpec, load_spec, site_presets
-from launcher.units import GiB, MiB
+from launcher.util.units import GiB, MiB
 
 #: The presets the documentation promises (docs/admin-guide.md, "Choosing a preset").
 REQUIRED = ("generic-lustre", "generic-gpfs", "generic-nfs", "ornl-smoky", "clemson-palmetto-scaleup",

@@ -17,13 +17,13 @@ import psutil
 import pytest
 
 from launcher import __version__
-from launcher.errors import UserError
+from launcher.config.spec import JobSpec
+from launcher.lifecycle.submit import render_script
 from launcher.schedulers import base, slurm
 from launcher.schedulers.base import JobState
 from launcher.schedulers.slurm import SlurmScheduler, parse_scontrol_job, parse_time_limit
-from launcher.spec import JobSpec
-from launcher.submit import render_script
-from launcher.units import MiB
+from launcher.util.errors import UserError
+from launcher.util.units import MiB
 from tests.conftest import REPO
 
 DATA = REPO / "tests" / "data" / "slurm"

@@ -18,13 +18,13 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from launcher import submit as submit_module
-from launcher.cli import main
-from launcher.errors import CommandError, UserError
-from launcher.jobs import StepResult
-from launcher.progress import ConsoleObserver
-from launcher.runtime import HadoopRuntime
-from launcher.spec import JobSpec
+from launcher.cli.main import main
+from launcher.config.spec import JobSpec
+from launcher.lifecycle import submit as submit_module
+from launcher.lifecycle.progress import ConsoleObserver
+from launcher.runtime.hadoop import HadoopRuntime
+from launcher.steps.jobs import StepResult
+from launcher.util.errors import CommandError, UserError
 from tests.unit.test_pbs import STANDINS as PBS_STANDINS
 
 

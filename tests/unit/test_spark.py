@@ -1,4 +1,5 @@
-"""Spark steps and the cluster's Spark configuration (launcher/spark.py, the Spark parts of launcher/jobs.py): the
+"""Spark steps and the cluster's Spark configuration (launcher/render/spark.py, the Spark parts of
+launcher/steps/jobs.py): the
 ``spark-submit`` command line, executors sized from the plan, ``spark-defaults.conf`` for a ``file://`` default
 filesystem, and the job-file errors. A fake Spark install (empty files where Spark has them); nothing runs."""
 
@@ -11,19 +12,19 @@ from typing import Any
 
 import pytest
 
-from launcher import spark as spark_module
-from launcher.clients import client_environment
-from launcher.errors import UserError
-from launcher.jobs import ResolvedStep, resolve_steps
-from launcher.plan import ClusterPlan
-from launcher.spark import (
+from launcher.config.spec import JobSpec, load_spec
+from launcher.plan.cluster_plan import ClusterPlan
+from launcher.render import spark as spark_module
+from launcher.render.clients import client_environment
+from launcher.render.spark import (
     discover_spark,
     size_executors,
     spark_defaults,
     uses_spark,
     write_spark_conf,
 )
-from launcher.spec import JobSpec, load_spec
+from launcher.steps.jobs import ResolvedStep, resolve_steps
+from launcher.util.errors import UserError
 
 SpecFactory = Callable[..., JobSpec]
 PlanFactory = Callable[..., ClusterPlan]

@@ -1,4 +1,4 @@
-"""The job file: validation, error messages and layering (launcher/spec.py)."""
+"""The job file: validation, error messages and layering (launcher/config/spec.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,18 @@ from typing import Any
 import pytest
 import yaml
 
-import launcher.spec
-from launcher.errors import UserError
-from launcher.spec import ExampleStep, JarStep, JobSpec, StreamingStep, load_spec, parse_set, stripe_aligned_block_size
-from launcher.units import GiB, MiB
+import launcher.config.spec
+from launcher.config.spec import (
+    ExampleStep,
+    JarStep,
+    JobSpec,
+    StreamingStep,
+    load_spec,
+    parse_set,
+    stripe_aligned_block_size,
+)
+from launcher.util.errors import UserError
+from launcher.util.units import GiB, MiB
 
 WriteYaml = Callable[..., Path]
 Layers = dict[str, Path]
@@ -213,7 +221,7 @@ def test_unknown_site_preset_lists_presets(tmp_path: Path, monkeypatch: pytest.M
     sites = tmp_path / "sites"
     write_yaml(sites / "mysite.yaml", {"nodes": 1})
     write_yaml(sites / "other.yaml", {"nodes": 1})
-    monkeypatch.setattr(launcher.spec, "SITE_DIR", sites)
+    monkeypatch.setattr(launcher.config.spec, "SITE_DIR", sites)
     err, path = job_error(tmp_path, {**MINIMAL, "site": "nosuch"})
     assert err.file == str(path)
     assert err.field == "site"
@@ -270,7 +278,7 @@ def layers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_yaml: WriteYam
                                   "core-site": {"s": "site"}}},
         "batch": {"extra_directives": ["--site-1", "--site-2"], "partition": "sitepart"},
     })
-    monkeypatch.setattr(launcher.spec, "SITE_DIR", sites)
+    monkeypatch.setattr(launcher.config.spec, "SITE_DIR", sites)
     user = write_yaml(tmp_path / "home" / "config.yaml", {
         "site": "mysite",
         "scheduler": "slurm",

@@ -1,10 +1,10 @@
-"""Sizes and walltimes as they appear in job files (launcher/units.py)."""
+"""Sizes and walltimes as they appear in job files (launcher/util/units.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from launcher.units import GiB, MiB, format_size, format_walltime, parse_size, parse_walltime
+from launcher.util.units import GiB, MiB, format_size, format_walltime, parse_size, parse_walltime
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -1,6 +1,6 @@
-"""The reads a live cluster makes of the shared filesystem, off the launcher's thread (launcher/watch.py), the
-agent's state file written off its loop (launcher/agent.py StatusWriter) and progress lines written off the
-run's thread (launcher/progress.py).
+"""The reads a live cluster makes of the shared filesystem, off the launcher's thread (launcher/cluster/watch.py), the
+agent's state file written off its loop (launcher/node/agent.py StatusWriter) and progress lines written off the
+run's thread (launcher/lifecycle/progress.py).
 
 A stalled read is stood in for by a read that waits on an event: a real stall (GlusterFS bricks stopped with
 SIGSTOP) is tested in tests/integration/test_faults.py.
@@ -16,9 +16,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from launcher.agent import StatusWriter
-from launcher.progress import ConsoleObserver
-from launcher.watch import FilesystemWatch
+from launcher.cluster.watch import FilesystemWatch
+from launcher.lifecycle.progress import ConsoleObserver
+from launcher.node.agent import StatusWriter
 
 
 def wait_until(predicate, timeout: float = 5.0) -> bool:  # type: ignore[no-untyped-def]

@@ -1,0 +1,402 @@
+"""The interactive commands: ``start``, ``list``, ``status``, ``env``, ``exec``, ``logs``, ``stop``, ``clean``,
+and ``completion`` (shell completion scripts from Click).
+
+``ID`` is a cluster id, a unique prefix of one, or its batch job id; with one cluster running it may be left
+out. The logic lives in :mod:`launcher.lifecycle.interactive` and :mod:`launcher.lifecycle.start`; these are thin
+wrappers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from launcher.cli.common import console, detect_scheduler, job_options, load, reports_errors
+from launcher.util.errors import UserError
+
+if TYPE_CHECKING:
+    from launcher.plan.cluster_plan import ClusterPlan
+
+
+def _age(seconds: float | None) -> str:
+    """``3m``, ``2h05m``, ``4d03h`` (``-`` when unknown)."""
+    if seconds is None:
+        return "-"
+    seconds = max(0, int(seconds))
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s" if seconds < 600 else f"{seconds // 60}m"
+    if seconds < 86400:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
+
+
+STATE_COLORS = {"ready": "green", "running": "green", "starting": "cyan", "pending": "cyan", "stopping": "yellow",
+                "stopped": "dim", "succeeded": "dim", "lost": "red", "failed": "red", "bringup_failed": "red",
+                "timed_out": "red", "interrupted": "yellow", "gone": "dim",
+                "unreachable": "yellow", "unknown": "yellow", "cancelled": "dim"}
+
+
+def _show(status: object) -> None:
+    """Print one cluster's status as ``key: value`` lines."""
+    from launcher.lifecycle.interactive import ClusterStatus
+
+    assert isinstance(status, ClusterStatus)
+    color = STATE_COLORS.get(status.state, "white")
+    lines = [("cluster", status.cluster_id), ("state", f"[{color}]{status.state}[/]"),
+             ("scheduler", f"{status.scheduler}" + (f" job {status.job_id}" if status.job_id else "")),
+             ("nodes", ", ".join(status.nodes or []) or "-"), ("head node", status.head or "-"),
+             ("age", _age(time.time() - status.created if status.created else None)),
+             ("walltime left", _age(status.walltime_left_s)), ("ResourceManager", status.rm_web or "-"),
+             ("JobHistory", status.jhs_web or "-"), ("run directory", status.run_dir)]
+    if status.detail:
+        lines.append(("detail", status.detail))
+    for key, value in lines:
+        console.print(f"{key + ':':<16} {value}", soft_wrap=True)
+
+
+@click.command()
+@job_options
+@click.option("--overwrite", is_flag=True, help="Replace step output directories that already exist.")
+@click.option("--timeout", type=float, help="Give up waiting after this many seconds (the cluster stays "
+              "queued or starting; `hpc-hadoop stop` cancels it).")
+@reports_errors
+def start(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
+          sets: tuple[str, ...], defines: tuple[str, ...], overwrite: bool, timeout: float | None) -> None:
+    """Bring a cluster up for interactive use and return once it is ready.
+
+    Outside an allocation the job is submitted to the batch system; on the local backend or inside an
+    allocation (salloc, a batch script) the cluster starts here, detached. The job file's steps, if any,
+    run once it is up; it then stays up until `hpc-hadoop stop` or the walltime.
+    """
+    from launcher.lifecycle.start import failure_tail, start_batch, start_detached, wait_until_up
+
+    detected = detect_scheduler()
+    spec = load(job_file, scheduler, nodes, walltime, site, sets, require_steps=False, defines=defines)
+    if spec.scheduler != "local" and detected and spec.scheduler != detected:
+        raise UserError(f"this process runs inside a {detected} allocation but the job asks for "
+                        f"{spec.scheduler}", file=str(job_file), field="scheduler",
+                        fix=f"use --scheduler {detected}, or start from a login node")
+    if scheduler is None and detected and spec.scheduler == "local":
+        spec = load(job_file, detected, nodes, walltime, site, sets, require_steps=False, defines=defines)
+    if spec.scheduler == "local" or spec.scheduler == detected:
+        run_dir = start_detached(spec, job_file, overwrite=overwrite)
+        console.print(f"starting cluster {run_dir.name} here ({spec.scheduler}); output: {run_dir}/start.out",
+                      soft_wrap=True)
+    else:
+        run_dir = start_batch(spec, job_file, overwrite=overwrite, console=console)
+    try:
+        status = wait_until_up(run_dir, console, timeout=timeout)
+    except KeyboardInterrupt:
+        console.print(f"\nnot waiting any more: cluster {run_dir.name} is still starting "
+                      f"(`hpc-hadoop stop {run_dir.name}` cancels it)")
+        sys.exit(130)
+    if status.state == "cancelled":
+        console.print(f"cluster {status.cluster_id}: cancelled ({status.detail}); nothing ran", soft_wrap=True)
+        sys.exit(143)
+    if status.state not in ("ready", "running"):
+        if status.state == "unknown":
+            console.print(f"cluster {status.cluster_id} is in an unknown state: {status.detail}; "
+                          f"`hpc-hadoop status {status.cluster_id}` follows it, `hpc-hadoop stop` stops it",
+                          soft_wrap=True)
+            sys.exit(1)
+        if status.active:
+            console.print(f"cluster {status.cluster_id} is still {status.state} after {timeout:.0f} s; "
+                          f"`hpc-hadoop status {status.cluster_id}` follows it, `hpc-hadoop stop` cancels it")
+            sys.exit(1)
+        console.print(f"[red]cluster {status.cluster_id} did not come up: {status.state}[/] "
+                      f"{status.detail}\n{failure_tail(run_dir)}", soft_wrap=True)
+        sys.exit(1)
+    cid = status.cluster_id
+    console.print(
+        f"[green]cluster {cid} is up[/] on {len(status.nodes or [])} node(s): {', '.join(status.nodes or [])}"
+        + (f" ({status.scheduler} job {status.job_id})" if status.job_id else "")
+        + f"\nResourceManager: {status.rm_web}\nJobHistory:      {status.jhs_web}"
+        + f"\nuse it:   eval \"$(hpc-hadoop env {cid})\"   then yarn node -list, hadoop jar ..."
+        + f"\n     or   hpc-hadoop exec {cid} -- yarn node -list"
+        + f"\nstop it:  hpc-hadoop stop {cid}", soft_wrap=True)
+
+
+@click.command("list")
+@click.option("--active", is_flag=True, help="Only clusters that are queued, starting or up.")
+@click.option("--json", "as_json", is_flag=True, help="JSON lines instead of a table.")
+def list_clusters(active: bool, as_json: bool) -> None:
+    """List your clusters (from ~/.local/state/hpc-hadoop): id, job, state, nodes, head, age, walltime
+    left, web addresses. Clusters whose batch job ended without a final report show as `lost`."""
+    from launcher.lifecycle.interactive import statuses
+
+    shown = [s for s in statuses() if s.active or not active]
+    if as_json:
+        for status in shown:
+            click.echo(json.dumps(status.to_dict()))
+        return
+    if not shown:
+        console.print("no clusters" + (" running" if active else ""))
+        return
+    now = time.time()
+    rows = [("ID", "JOB", "STATE", "NODES", "HEAD", "AGE", "LEFT", "RESOURCEMANAGER", "JOBHISTORY")]
+    for s in shown:
+        rows.append((s.cluster_id, f"{s.scheduler}:{s.job_id}" if s.job_id else s.scheduler, s.state,
+                     str(len(s.nodes)) if s.nodes else "-", s.head or "-",
+                     _age(now - s.created if s.created else None), _age(s.walltime_left_s) if s.active else "-",
+                     s.rm_web if s.active and s.rm_web else "-", s.jhs_web if s.active and s.jhs_web else "-"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:  # plain columns, like squeue: nothing truncated, easy to grep
+        click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+
+
+@click.command()
+@click.argument("cluster", metavar="[ID]", required=False)
+@click.option("--json", "as_json", is_flag=True, help="JSON instead of text.")
+@reports_errors
+def status(cluster: str | None, as_json: bool) -> None:
+    """Show one cluster's state, nodes, walltime left and web addresses."""
+    from launcher.lifecycle.interactive import find
+
+    found = find(cluster)
+    if as_json:
+        click.echo(json.dumps(found.to_dict(), indent=2))
+    else:
+        _show(found)
+
+
+@click.command("env")
+@click.argument("cluster", metavar="[ID]", required=False)
+@reports_errors
+def env_command(cluster: str | None) -> None:
+    """Print the `export` lines that point `hadoop`, `yarn` and `mapred` at a cluster:
+    eval "$(hpc-hadoop env ID)"."""
+    from launcher.render.clients import client_environment, export_lines
+
+    plan = _plan_of(cluster)
+    for line in export_lines(client_environment(plan)):
+        click.echo(line)
+
+
+@click.command("exec", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("args", nargs=-1, required=True, type=click.UNPROCESSED, metavar="[ID --] COMMAND...")
+@reports_errors
+def exec_command(args: tuple[str, ...]) -> None:
+    """Run a command (yarn, hadoop, mapred, java -cp $HPC_HADOOP_CLASSPATH ...) with a cluster's
+    environment; exits with the command's exit code. `hpc-hadoop exec ID -- yarn node -list`."""
+    from launcher.render.clients import apply_environment, client_environment
+
+    cluster, command = None, list(args)
+    if "--" in command:
+        split = command.index("--")
+        if split > 1:
+            raise UserError(f"expected at most one ID before `--`, got {' '.join(command[:split])}",
+                            field="ID", fix="hpc-hadoop exec ID -- COMMAND...")
+        cluster, command = (command[0] if split else None), command[split + 1:]
+    if not command:
+        raise UserError("no command to run", field="COMMAND", fix="hpc-hadoop exec ID -- yarn node -list")
+    plan = _plan_of(cluster, need_up=True)
+    env = apply_environment(client_environment(plan))
+    try:
+        code = subprocess.call(command, env=env)
+    except FileNotFoundError:
+        raise UserError(f"command not found: {command[0]}", field="COMMAND",
+                        fix="hadoop, yarn and mapred are provided; give a path for others") from None
+    sys.exit(code)
+
+
+@click.command()
+@click.argument("cluster", metavar="[ID]", required=False)
+@click.option("--node", help="Only this node's logs.")
+@click.option("--daemon", help="Only this daemon: resourcemanager, nodemanager, historyserver, namenode, "
+              "datanode, agent, fanout.")
+@click.option("-n", "--lines", type=int, default=40, show_default=True, help="Last lines of each log; 0 = all.")
+@click.option("--list", "list_only", is_flag=True, help="Only list the log files.")
+@click.option("--app", metavar="APP|STEP", help="The container logs of one application instead (an id "
+              "application_..., or a step's name or number from run.json), as YARN aggregated them.")
+@reports_errors
+def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int, list_only: bool,
+         app: str | None) -> None:
+    """Show a cluster's daemon logs (logs/<node>/<daemon>.log in its run directory), running or not; with
+    --app, the container logs (stdout, stderr, syslog of the ApplicationMaster and every task) of one
+    application or job step."""
+    from launcher.lifecycle.interactive import find
+
+    found = find(cluster, active_only=False)
+    if app is not None:
+        sys.exit(show_container_logs(_plan_of(found.cluster_id), app))
+    files = daemon_logs(Path(found.run_dir), node=node, daemon=daemon)
+    if not files:
+        raise UserError(f"no logs match in {found.run_dir}/logs", field="--node/--daemon",
+                        fix="see `hpc-hadoop logs ID --list`")
+    for path in files:
+        if list_only:
+            click.echo(f"{path}  {path.stat().st_size} bytes")
+            continue
+        text = path.read_text(errors="replace").splitlines()
+        click.echo(f"==> {path} <==")
+        click.echo("\n".join(text[-lines:] if lines > 0 else text))
+
+
+@click.command()
+@click.argument("cluster", metavar="[ID]", required=False)
+@click.option("--timeout", type=float, default=120.0, show_default=True,
+              help="Seconds to wait for the teardown before cancelling the batch job.")
+@reports_errors
+def stop(cluster: str | None, timeout: float) -> None:
+    """Stop a cluster: stop its daemons, release the allocation; logs and job history are kept.
+
+    The cluster tears itself down first (a cluster from `submit` as one from `start`); the batch job is cancelled
+    only if it is still there afterwards, or if the cluster had already ended while the job had not."""
+    from launcher.lifecycle.interactive import cancel_leftover, find, request_stop
+
+    found = find(cluster)
+    if not found.active:
+        was, failure = cancel_leftover(found)
+        if failure:
+            console.print(f"[red]cluster {found.cluster_id} is {found.state}, but its {found.scheduler} job "
+                          f"{found.job_id} may still be there and the batch system did not answer the cancel:[/] "
+                          f"{failure}", soft_wrap=True)
+            sys.exit(1)
+        console.print(f"cluster {found.cluster_id} is already {found.state}"
+                      + (f"; its {found.scheduler} job {found.job_id} was still {was}: cancelled" if was else ""),
+                      soft_wrap=True)
+        return
+    console.print(f"stopping cluster {found.cluster_id} ({found.state}"
+                  + (f": {found.detail}" if found.state == "unknown" else "") + ")", soft_wrap=True)
+    after = request_stop(found, timeout=timeout, on_wait=lambda text: console.print(f"  {text}", soft_wrap=True))
+    if after.active:
+        console.print(f"[red]cluster {after.cluster_id} is still {after.state}[/]"
+                      + (f": {after.detail}" if after.detail else "")
+                      + f"; the teardown is requested in {after.run_dir}; run `hpc-hadoop stop {after.cluster_id}` "
+                        "again to cancel its job once the batch system answers", soft_wrap=True)
+        sys.exit(1)
+    report = _read_report(Path(after.run_dir))
+    teardown = report.get("teardown_s") if report else None
+    console.print(f"cluster {after.cluster_id}: {after.state}"
+                  + (f" (teardown {teardown:.1f} s)" if teardown else "")
+                  + f"; logs and history kept in {after.run_dir}", soft_wrap=True)
+
+
+@click.command()
+@click.argument("clusters", metavar="[ID]...", nargs=-1)
+@click.option("--yes", is_flag=True, help="Do not ask before deleting.")
+@reports_errors
+def clean(clusters: tuple[str, ...], yes: bool) -> None:
+    """Delete finished clusters' run directories (logs, history, outputs inside them): the named ones, or
+    every finished one. Never a running cluster's. Asks first unless --yes."""
+    from launcher.lifecycle.interactive import clean as remove
+    from launcher.lifecycle.interactive import find, statuses
+
+    targets = [find(c, active_only=False) for c in clusters] if clusters else \
+        [s for s in statuses() if not s.active]
+    if not targets:
+        console.print("nothing to clean")
+        return
+    remove([t for t in targets if t.active])  # refuses (raises) before anything is deleted
+    for target in targets:
+        console.print(f"  {target.cluster_id:<40} {target.state:<15} {target.run_dir}", soft_wrap=True)
+    plural = "this cluster directory" if len(targets) == 1 else f"these {len(targets)} cluster directories"
+    if not yes and not click.confirm(f"delete {plural}?", default=False):
+        console.print("nothing deleted")
+        sys.exit(1)
+    removed = remove(targets)
+    console.print(f"deleted {len(removed)} director{'y' if len(removed) == 1 else 'ies'}")
+
+
+@click.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the shell completion script: eval "$(hpc-hadoop completion bash)" (in ~/.bashrc)."""
+    from click.shell_completion import get_completion_class
+
+    completion_class = get_completion_class(shell)
+    assert completion_class is not None
+    root = click.get_current_context().find_root().command
+    click.echo(completion_class(root, {}, "hpc-hadoop", "_HPC_HADOOP_COMPLETE").source())
+
+
+def add_cluster_commands(main: click.Group) -> None:
+    """Add the interactive commands to the ``hpc-hadoop`` group."""
+    for command in (start, list_clusters, status, env_command, exec_command, logs, stop, clean, completion):
+        main.add_command(command)
+
+
+def application_of(run_dir: Path, app: str) -> str:
+    """The YARN application id ``app`` names: an id as it is, else a step of ``run.json`` by name or number.
+
+    Raises:
+        UserError: no step of that name or number, or the step never reached YARN.
+    """
+    if re.fullmatch(r"application_\d+_\d+", app):
+        return app
+    try:
+        steps = json.loads(Path(run_dir, "run.json").read_text()).get("steps") or []
+    except (OSError, ValueError):
+        steps = []
+    chosen = [s for i, s in enumerate(steps, start=1) if app in (str(i), s.get("name"))]
+    names = ", ".join(f"{i} {s.get('name')}" for i, s in enumerate(steps, start=1)) or "none"
+    if not chosen:
+        raise UserError(f"no step {app!r} in {run_dir}/run.json (steps: {names})", field="--app",
+                        fix="give an application id (application_...) or a step name or number")
+    if not chosen[-1].get("application_id"):
+        raise UserError(f"step {app!r} has no YARN application (it failed before submitting one)", field="--app",
+                        fix=f"read its client log: {chosen[-1].get('log', 'steps/ in the run directory')}")
+    return str(chosen[-1]["application_id"])
+
+
+def show_container_logs(plan: ClusterPlan, app: str) -> int:
+    """Print the aggregated container logs of one application with YARN's own reader (``yarn logs``, through
+    the cluster's ``bin/yarn`` wrapper), running cluster or not: when the ResourceManager is gone, ``yarn logs``
+    reads ``app-logs/`` directly after one quick try (``-Dhpc.rm.connect.max-wait.ms=1000``, which
+    ``yarn-site.xml`` substitutes into ``yarn.resourcemanager.connect.max-wait.ms``: 1 s instead of 15 min).
+
+    Returns:
+        The exit code of ``yarn logs`` (0 when it printed logs).
+    """
+    from launcher.render.clients import yarn_logs_command
+
+    argv, env = yarn_logs_command(plan, application_of(Path(plan.run_dir), app))
+    return subprocess.call(argv, env=env)
+
+
+def daemon_logs(run_dir: Path, *, node: str | None = None, daemon: str | None = None) -> list[Path]:
+    """Daemon logs of a cluster directory, ``logs/<node>/<daemon>.log``, filtered by node and daemon name,
+    sorted; ``daemon="fanout"`` (or no filter) adds the fan-out launcher's ``logs/fanout-<name>.log`` and
+    ``daemon="agent"`` the per-node agents' output (``logs/agent-<node>.out``, srun)."""
+    found: list[Path] = []
+    if daemon in (None, "fanout") and node is None:
+        found += sorted(Path(run_dir, "logs").glob("fanout-*.log"))
+    if daemon in (None, "agent"):
+        found += sorted(Path(run_dir, "logs").glob(f"agent-{node or '*'}.out"))
+    if daemon not in ("fanout", "agent"):
+        found += sorted(Path(run_dir, "logs").glob(f"{node or '*'}/{daemon or '*'}.log"))
+    return found
+
+
+def _read_report(run_dir: Path) -> dict | None:
+    try:
+        return json.loads((run_dir / "run.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _plan_of(cluster: str | None, *, need_up: bool = False):  # noqa: ANN202
+    """The :class:`ClusterPlan` of the cluster ``cluster`` names.
+
+    Raises:
+        UserError: unknown cluster; no plan yet (still queued); not up (``need_up``).
+    """
+    from launcher.lifecycle.interactive import find
+    from launcher.plan.cluster_plan import ClusterPlan
+
+    found = find(cluster, active_only=False) if cluster else find(None)
+    if need_up and found.state not in ("ready", "running"):
+        raise UserError(f"cluster {found.cluster_id} is {found.state}", field="ID",
+                        fix="wait for `hpc-hadoop status` to say ready" if found.active else
+                        "start a new one with `hpc-hadoop start JOB_FILE`")
+    if not Path(found.run_dir, "plan.json").exists():
+        raise UserError(f"cluster {found.cluster_id} is {found.state}: no configuration yet", field="ID",
+                        fix="wait until it starts (`hpc-hadoop status`)")
+    return ClusterPlan.load(found.run_dir)

@@ -1,0 +1,118 @@
+"""What the ``hpc-hadoop`` commands share: the terminal, one-line errors, the job-file options, loading."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from launcher.config.spec import JobSpec, load_spec
+from launcher.util.errors import HpcHadoopError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+console = Console(highlight=False)
+
+
+def reports_errors(func: F) -> F:
+    """Turn :class:`HpcHadoopError` into one line on stderr and its exit code (no traceback); so too an ``OSError``
+    that says a filesystem is gone (``ENOTCONN``...: :func:`lost_mount`), e.g. ``status`` of a cluster whose
+    directory was on it."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except HpcHadoopError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except OSError as exc:
+            lost = lost_mount(exc)
+            if lost is None:
+                raise
+            click.echo(f"error: {lost}", err=True)
+            sys.exit(lost.exit_code)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def lost_mount(exc: OSError) -> HpcHadoopError | None:
+    """The :class:`~launcher.util.errors.FilesystemLost` error of the mount holding ``exc.filename`` when ``exc`` came
+    from it being gone (:func:`launcher.filesystems.gone`), else ``None``."""
+    from launcher.filesystems import gone, gone_error
+    from launcher.filesystems.detect import mount_entry
+
+    told = gone_error(exc)
+    if told is None or not told.filename:
+        return None
+    try:
+        entry = mount_entry(Path(os.fsdecode(told.filename)))
+    except OSError:
+        return None
+    return gone(entry.mount_point, told) if entry else None
+
+
+#: ``-D key=value``: any Hadoop property, into the ``*-site.xml`` whose ``*-default.xml`` knows it.
+define_option = click.option(
+    "-D", "defines", multiple=True, metavar="KEY=VALUE",
+    help="Set a Hadoop property, as Hadoop's -D: it goes into the *-site.xml that knows the key, e.g. "
+         "-D mapreduce.job.reduces=8 (repeatable; wins over hadoop.properties).")
+
+
+def warn_properties(spec: JobSpec) -> None:
+    """Print a ``warning:`` line on stderr for each property name the runtime does not know (with the nearest)."""
+    from launcher.config.properties import property_warnings
+
+    for line in property_warnings(spec):
+        click.echo(f"warning: {line}", err=True)
+
+
+def job_options(func: F) -> F:
+    """Options shared by commands that read a job file."""
+    options = [
+        click.argument("job_file", type=click.Path(dir_okay=False, path_type=Path)),
+        click.option("--scheduler", type=click.Choice(["local", "slurm", "pbs", "sge"]), help="Batch system."),
+        click.option("--nodes", type=int, help="Number of nodes."),
+        click.option("--walltime", help="Walltime: HH:MM:SS, D-HH:MM, 90m, 2h; a bare number is minutes."),
+        click.option("--site", help="Site preset from site-configs/ (see `hpc-hadoop sites`)."),
+        click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+                     help="Override any job-file field, e.g. --set hadoop.map_memory=2g (repeatable)."),
+        define_option,
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def detect_scheduler() -> str | None:
+    """The batch system whose allocation this process runs in, from its environment variables."""
+    import os
+
+    if os.environ.get("SLURM_JOB_ID"):
+        return "slurm"
+    if os.environ.get("PBS_JOBID"):
+        return "pbs"
+    if os.environ.get("PE_HOSTFILE") and os.environ.get("JOB_ID"):
+        return "sge"
+    return None
+
+
+def load(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
+         sets: tuple[str, ...], *, require_steps: bool = True, defines: tuple[str, ...] = ()) -> JobSpec:
+    """Resolve the job file with its layers, the CLI overrides, ``--set`` and ``-D``; warn about property names
+    the runtime does not know (:func:`warn_properties`).
+
+    Raises:
+        UserError: see :func:`launcher.config.spec.load_spec`.
+    """
+    overrides = {"scheduler": scheduler, "nodes": nodes, "walltime": walltime, "site": site}
+    spec, _ = load_spec(job_file, sets=list(sets), overrides=overrides, require_steps=require_steps,
+                        defines=list(defines))
+    warn_properties(spec)
+    return spec

@@ -1,0 +1,231 @@
+"""``hpc-hadoop doctor``: check what a run needs before spending queue time on it.
+
+Each check gives ``ok``, ``warn`` or ``fail`` and, when not ok, what to do.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+from launcher.config.spec import JobSpec
+from launcher.filesystems import check_shared_root, check_striping, current_layout, decide, filesystem_of
+from launcher.filesystems.detect import existing_parent
+from launcher.filesystems.operations import DIRECTORY_MODES, FILE_MODES, NEVER_TRIED, try_operations
+from launcher.plan.cluster_plan import PORT_BLOCK, FilesystemPlan, choose_ports, expand_root
+from launcher.runtime.hadoop import discover
+from launcher.schedulers.allocation import Allocation
+from launcher.util.errors import UserError
+from launcher.util.units import format_size
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check's outcome: ``status`` is ``ok``, ``warn`` or ``fail``; ``fix`` says what to do."""
+
+    name: str
+    status: str
+    detail: str
+    fix: str | None = None
+
+
+def _java_and_hadoop(spec: JobSpec) -> list[Check]:
+    try:
+        runtime = discover(spec.hadoop.home, spec.hadoop.java_home)
+    except UserError as exc:
+        return [Check("hadoop runtime", "fail", exc.message, exc.fix)]
+    checks = [Check("java", "ok", f"Java {runtime.java_version} at {runtime.java_home}")]
+    if runtime.java_version > 17:
+        checks[0] = Check("java", "warn", f"Java {runtime.java_version}: Hadoop 3.4 supports 8, 11 and 17",
+                          "set hadoop.java_home to a JDK 17")
+    checks.append(Check("hadoop runtime", "ok", f"Hadoop {runtime.version} at {runtime.home}"))
+    checks.append(Check("examples", "ok", f"{runtime.examples_jar.name}, {runtime.tests_jar.name}"))
+    return checks
+
+
+def _filesystem(spec: JobSpec) -> list[Check]:
+    """The filesystem under the root (:func:`launcher.filesystems.decide`), ``flock``, the operations a run makes
+    there (:func:`launcher.filesystems.operations.try_operations`) and striping (:func:`check_striping`)."""
+    try:
+        root = expand_root(spec.filesystem.root)
+    except UserError as exc:
+        return [Check("filesystem", "fail", exc.message, exc.fix)]
+    probe = existing_parent(root)
+    if not os.access(probe, os.W_OK):
+        return [Check("filesystem", "fail", f"{probe} is not writable", "set filesystem.root to a directory you own")]
+    found = decide(spec.filesystem, check_flock=True, check=False)
+    status = "ok" if found.free_bytes > 10 << 30 else "warn"
+    checks = [Check("filesystem", status, f"{root} on {found.label} (statfs magic {found.magic}), mounted at "
+                    f"{found.mount_point} from {found.source}: {format_size(found.free_bytes)} free of "
+                    f"{format_size(found.total_bytes)}",
+                    None if status == "ok" else "free space or choose another root")]
+    if found.flock:
+        checks.append(Check("flock", "ok", f"works on {probe}"))
+    else:
+        checks.append(Check("flock", "warn", f"flock fails on {probe}: {found.flock_error}",
+                            "fine for rawfs mode (LevelDB stores are off); ask your admins for the flock mount option"))
+    lengths = _path_lengths(spec, found)
+    return [*checks, _operations(probe), *([lengths] if lengths else []), _striping(spec, found, probe)]
+
+
+def _operations(probe: Path) -> Check:
+    """What a run does in its cluster directory, tried in ``probe``: each refusal named. No ``chmod`` a run does not
+    make is tried (:data:`launcher.filesystems.operations.NEVER_TRIED`)."""
+    tried = try_operations(probe)
+    refused = [f"{t.operation} ({t.error})" for t in tried if t.error]
+    if refused:
+        return Check("operations", "fail", f"{probe}: the filesystem refuses what a run does: {'; '.join(refused)}",
+                     "set filesystem.root to a filesystem that allows them")
+    return Check("operations", "ok", f"create, chmod to {len(DIRECTORY_MODES)} directory and {len(FILE_MODES)} file "
+                 f"modes a run sets, rename, symlink work in {probe}; never tried: {NEVER_TRIED}")
+
+
+def _striping(spec: JobSpec, found: FilesystemPlan, probe: Path) -> Check:
+    """Whether the job's ``filesystem.striping`` can be honoured here (:func:`check_striping`)."""
+    fs = filesystem_of(found)
+    if not fs.striping:
+        return Check("striping", "ok", f"striping not applicable: {fs.why_not}")
+    try:
+        check_striping(spec.filesystem, found)
+    except UserError as exc:
+        return Check("striping", "fail", f"{exc.field}: {exc.message}", exc.fix)
+    if found.striping_error:
+        return Check("striping", "warn", f"{fs.name}: stripe layouts can be neither set nor read here: "
+                     f"{found.striping_error}; a job that asks for none runs", fs.unusable_fix)
+    layout = current_layout(fs, probe)
+    shown = ", ".join(f"{k} {v}" for k, v in (layout or {}).items() if v is not None) or "none reported"
+    return Check("striping", "ok", f"{fs.name}: per-directory striping; layout of {probe}: {shown}")
+
+
+def _path_lengths(spec: JobSpec, found: FilesystemPlan) -> Check | None:
+    """Whether the filesystem under the root (``found``, as :func:`_filesystem` decided it) takes the longest path a
+    run makes there (:func:`launcher.filesystems.pathlength.check_path_lengths`, tried in the root), on a preview plan
+    of the job (the batch system's stand-in nodes); ``None`` when no plan can be made (the other checks say why)."""
+    from launcher.filesystems.pathlength import check_path_lengths
+    from launcher.plan.cluster_plan import make_plan
+    from launcher.schedulers import get_scheduler
+    from launcher.schedulers.base import BatchScheduler
+
+    try:
+        runtime = discover(spec.hadoop.home, spec.hadoop.java_home)
+        scheduler = get_scheduler(spec.scheduler)
+        allocation = scheduler.preview_allocation(spec) if isinstance(scheduler, BatchScheduler) else \
+            scheduler.allocation(spec)
+        plan = make_plan(spec, allocation, runtime, filesystem=found)
+    except UserError:
+        return None
+    try:
+        longest = check_path_lengths(plan)
+    except UserError as exc:
+        return Check("path lengths", "fail", f"{exc.field}: {exc.message}", exc.fix)
+    return Check("path lengths", "ok", f"a run's longest path, {longest.below_root} bytes below the root "
+                 f"({longest.what}), can be made there")
+
+
+def _hostname() -> Check:
+    name = socket.gethostname()
+    try:
+        address = socket.gethostbyname(name)
+    except OSError:
+        return Check("hostname", "fail", f"{name} does not resolve", "add it to /etc/hosts or DNS")
+    if address.startswith("127."):
+        return Check("hostname", "warn", f"{name} resolves to {address} (loopback)",
+                     "fine for the local backend; on a cluster, daemons on other nodes could not reach this one: "
+                     "fix /etc/hosts or set interface:")
+    return Check("hostname", "ok", f"{name} → {address}")
+
+
+def _ports() -> Check:
+    try:
+        ports = choose_ports(f"doctor-{os.getpid()}")
+    except UserError as exc:
+        return Check("ports", "fail", exc.message, exc.fix)
+    return Check("ports", "ok", f"a free block of {PORT_BLOCK} ports, e.g. {ports.base}-{ports.base + PORT_BLOCK - 1}")
+
+
+def _batch_systems() -> Check:
+    """The batch systems installed here, each with the command it would be asked through: PBS with the ``qstat``
+    and flavor ``submit`` would use (:meth:`launcher.schedulers.pbs.PbsScheduler.detect_dialect`; where Grid Engine's
+    ``qstat`` comes first on ``PATH``, said, or a warning when no PBS ``qstat`` is found), Grid Engine with its
+    ``qstat``."""
+    from launcher.schedulers.pbs import PbsScheduler
+
+    found: list[str] = []
+    warning: tuple[str, str] | None = None
+    if shutil.which("sbatch"):
+        found.append(f"slurm ({shutil.which('sbatch')})")
+    if shutil.which("qsub"):
+        pbs = PbsScheduler()
+        first = shutil.which("qstat")
+        try:
+            flavor = pbs.detect_dialect()
+        except UserError as exc:
+            if not shutil.which("qconf"):
+                warning = (f"pbs: qsub is installed but no PBS qstat answers: {exc.message}", exc.fix or "")
+        else:
+            qstat = pbs.paths.get("qstat", first)
+            note = f"; the first qstat on PATH, {first}, is Grid Engine's" if qstat != first else ""
+            found.append(f"pbs ({qstat}, {pbs.dialects.get(flavor or '', flavor)}{note})")
+    if shutil.which("qconf"):
+        found.append(f"sge ({shutil.which('qstat')})")
+    if warning:
+        return Check("batch system", "warn", "; ".join([*found, warning[0]]), warning[1])
+    return Check("batch system", "ok", ", ".join(found) if found else "none found (the local backend works)")
+
+
+def _shared_root(spec: JobSpec) -> Check | None:
+    """A batch job's root must be on a filesystem every node sees
+    (:func:`launcher.plan.cluster_plan.check_shared_root`);
+    ``None`` on the local backend."""
+    if spec.scheduler == "local":
+        return None
+    stand_in = Allocation(scheduler=spec.scheduler, job_id=None, nodes=(), cores_per_node=1, memory_per_node=0,
+                          walltime=None, preview=True)
+    try:
+        check_shared_root(spec, stand_in)
+    except UserError as exc:
+        return Check("shared root", "fail", f"{exc.field}: {exc.message}", exc.fix)
+    how = "asserted by filesystem.shared" if spec.filesystem.shared else "not a node-local filesystem"
+    return Check("shared root", "ok", f"{spec.filesystem.root}: {how}")
+
+
+def _job_file(spec: JobSpec, job_file: Path, *, overwrite: bool, root_failed: bool, striping_failed: bool,
+              paths_failed: bool = False) -> Check:
+    """Everything ``submit`` checks (:func:`launcher.lifecycle.submit.check_job`) as one check; after a failed
+    shared-root
+    or striping check the rest is checked as if the root were shared and nothing striped (each problem is reported
+    once)."""
+    from launcher.lifecycle.submit import check_job
+
+    update: dict[str, object] = {"shared": True} if root_failed else {}
+    if striping_failed:
+        update["striping"] = type(spec.filesystem.striping)()
+    if update:
+        spec = spec.model_copy(update={"filesystem": spec.filesystem.model_copy(update=update)})
+    try:
+        _, steps = check_job(spec, job_file, overwrite=overwrite)
+    except UserError as exc:
+        if paths_failed and exc.field == "filesystem.root" and "bytes below" in exc.message:
+            return Check("job file", "fail", f"{job_file}: not checked further, the root is too deep (path lengths)")
+        where = ": ".join(part for part in (exc.file, exc.field) if part)
+        return Check("job file", "fail", f"{where}: {exc.message}" if where else exc.message, exc.fix)
+    return Check("job file", "ok", f"{job_file}: {len(steps)} step(s); jars, inputs, outputs and memory as "
+                 "`submit` checks them")
+
+
+def run_checks(spec: JobSpec, job_file: Path | None = None, *, overwrite: bool = False) -> list[Check]:
+    """Every check, in order: Java and Hadoop, filesystem, flock, the operations a run makes in the root, striping,
+    (a batch job's) shared root, hostname, ports, batch systems; with ``job_file`` last everything ``submit`` checks
+    (``overwrite``: as ``--overwrite``)."""
+    shared = _shared_root(spec)
+    checks = [*_java_and_hadoop(spec), *_filesystem(spec), *([shared] if shared else []), _hostname(), _ports(),
+              _batch_systems()]
+    if job_file is not None:
+        checks.append(_job_file(spec, job_file, overwrite=overwrite,
+                                root_failed=shared is not None and shared.status == "fail",
+                                striping_failed=any(c.name == "striping" and c.status == "fail" for c in checks),
+                                paths_failed=any(c.name == "path lengths" and c.status == "fail" for c in checks)))
+    return checks

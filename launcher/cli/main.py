@@ -1,0 +1,230 @@
+"""The ``hpc-hadoop`` command line (Click).
+
+User errors print one line (``error: <file>: <field>: <what> (fix: ...)``) and exit with code 2;
+cluster failures exit 1; a run exits with its report's exit code (0 ok, the failed step's code,
+124 timed out, 130 interrupted).
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from launcher import __version__
+from launcher.cli.clusters import add_cluster_commands
+from launcher.cli.common import (
+    console,
+    define_option,
+    detect_scheduler,
+    job_options,
+    load,
+    reports_errors,
+    warn_properties,
+)
+from launcher.config.spec import JobSpec, load_spec, site_presets
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="hpc-hadoop")
+def main() -> None:
+    """On-demand Hadoop (YARN + MapReduce) inside HPC batch allocations, on the parallel filesystem."""
+
+
+def _run_here(spec: JobSpec, job_file: Path, overwrite: bool, run_dir: Path | None = None,
+              hold: bool = False) -> int:
+    from launcher.lifecycle.progress import ConsoleObserver
+    from launcher.lifecycle.report import summary
+    from launcher.lifecycle.runner import execute, materialize, prepare
+    from launcher.schedulers import get_scheduler
+
+    allocation = get_scheduler(spec.scheduler).allocation(spec)
+    plan, steps = prepare(spec, allocation, overwrite=overwrite, job_file=str(job_file),
+                          run_dir=run_dir.resolve() if run_dir else None)
+    materialize(plan, submitted=run_dir is not None)
+    console.print(f"cluster {plan.cluster_id}: {len(plan.nodes)} node(s), run directory {plan.run_dir}")
+    report = execute(plan, steps, overwrite=overwrite, observer=ConsoleObserver(console),
+                     allocation_start=allocation.start_time, hold=hold)
+    try:
+        summary(report, console)
+    except OSError:  # standard output's file is on a filesystem that is gone (a batch job's): run.json has it all
+        if not report.lost_filesystem:
+            raise
+    return report.exit_code
+
+
+@main.command()
+@job_options
+@click.option("--overwrite", is_flag=True, help="Replace step output directories that already exist.")
+@click.option("--wait/--no-wait", default=False, help="Follow a batch job to its end and exit with its status.")
+@reports_errors
+def submit(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
+           sets: tuple[str, ...], defines: tuple[str, ...], overwrite: bool, wait: bool) -> None:
+    """Run JOB_FILE on a new allocation (the local backend runs it here and now)."""
+    spec = load(job_file, scheduler, nodes, walltime, site, sets, defines=defines)
+    if spec.scheduler == "local":
+        sys.exit(_run_here(spec, job_file, overwrite))
+    from launcher.lifecycle.submit import submit_batch
+
+    code, _, _ = submit_batch(spec, job_file, overwrite=overwrite, wait=wait, console=console)
+    sys.exit(code)
+
+
+@main.command()
+@job_options
+@click.option("--overwrite", is_flag=True, help="Replace step output directories that already exist.")
+@click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Use this cluster directory (made by `submit`/`start`) instead of a new one.")
+@click.option("--hold", is_flag=True, help="After the steps, keep the cluster up until `hpc-hadoop stop`.")
+@reports_errors
+def run(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
+        sets: tuple[str, ...], defines: tuple[str, ...], overwrite: bool, run_dir: Path | None, hold: bool) -> None:
+    """Run JOB_FILE on the allocation this process is in (call it from your batch script).
+
+    The scheduler is detected from the environment (SLURM_JOB_ID, PBS_JOBID, JOB_ID + PE_HOSTFILE)
+    unless the job file or --scheduler names one.
+    """
+    spec = load(job_file, scheduler or detect_scheduler(), nodes, walltime, site, sets, require_steps=not hold,
+                defines=defines)
+    sys.exit(_run_here(spec, job_file, overwrite, run_dir, hold=hold))
+
+
+@main.command()
+@job_options
+@click.option("--overwrite", is_flag=True, help="Check as `submit --overwrite`: existing outputs are replaced.")
+@reports_errors
+def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
+           sets: tuple[str, ...], defines: tuple[str, ...], overwrite: bool) -> None:
+    """Print every file a run of JOB_FILE would generate, what it will do to each striped directory, and its
+    steps; start nothing.
+
+    Every check `submit` makes comes first (a job file with no steps, as `start` takes, is rendered too).
+    """
+    from launcher.filesystems import striping_plan
+    from launcher.lifecycle.submit import check_job, preview_spec
+    from launcher.render.config import render_config
+    from launcher.render.spark import uses_spark
+
+    notes: list[str] = []
+    spec = preview_spec(load(job_file, scheduler, nodes, walltime, site, sets, require_steps=False, defines=defines),
+                        notes)  # what submit decides (PBS: pbs.flavor), assumed with a note where it cannot
+    plan, steps = check_job(spec, job_file, overwrite=overwrite)  # errors before any output
+    if spec.scheduler != "local":
+        from launcher.lifecycle.submit import preview_notes, preview_script
+
+        click.echo(f"==> batch script <==\n{preview_script(spec)}")
+        notes += preview_notes(plan)  # the YARN sizes the allocation decides when the job runs
+    for name, text in render_config(plan, notes).items():
+        click.echo(f"==> conf/{name} <==\n{text}")
+    if uses_spark(plan.spec):
+        from launcher.render.spark import discover_spark, render_spark_defaults
+
+        click.echo(f"==> spark-conf/spark-defaults.conf <==\n{render_spark_defaults(plan, discover_spark(spec))}")
+    click.echo("==> filesystem <==\n" + "\n".join(striping_plan(plan)))
+    if notes:
+        click.echo("==> notes <==\n" + "\n".join(notes))
+    click.echo("==> steps <==")
+    for step in steps:
+        click.echo(f"{step.index}. {step.name}: {shlex.join(step.argv)}")
+
+
+@main.command()
+@click.argument("job_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a job-file field.")
+@click.option("--overwrite", is_flag=True, help="Check as `submit --overwrite`: existing outputs are replaced.")
+@define_option
+@reports_errors
+def doctor(job_file: Path | None, sets: tuple[str, ...], overwrite: bool, defines: tuple[str, ...]) -> None:
+    """Check Java, the Hadoop runtime, the filesystem, hostname and ports; with JOB_FILE also everything
+    `submit` checks (a root the nodes share, jars, inputs, outputs, memory), as `fail` lines."""
+    from launcher.cli.doctor import run_checks
+
+    if job_file is not None:
+        spec, _ = load_spec(job_file, sets=list(sets), defines=list(defines), require_steps=False)
+    else:
+        spec, _ = load_spec(None, sets=list(sets), data={"name": "doctor", "steps": [{"example": "pi"}]},
+                            defines=list(defines))
+    warn_properties(spec)
+    checks = run_checks(spec, job_file, overwrite=overwrite)
+    colors = {"ok": "green", "warn": "yellow", "fail": "red"}
+    for check in checks:
+        line = f"[{colors[check.status]}]{check.status:>4}[/] {check.name:<15} {check.detail}"
+        if check.fix:
+            line += f"\n     {'':<15} fix: {check.fix}"
+        console.print(line, soft_wrap=True)
+    sys.exit(1 if any(c.status == "fail" for c in checks) else 0)
+
+
+@main.command()
+def reference() -> None:
+    """Print the job-file reference (Markdown, generated from the schema)."""
+    from launcher.config.docgen import reference as generate
+
+    click.echo(generate(), nl=False)
+
+
+@main.command()
+def sites() -> None:
+    """List the site presets in site-configs/."""
+    for name, path in site_presets().items():
+        first = next((line.lstrip("# ").strip() for line in path.read_text().splitlines() if line.startswith("#")), "")
+        click.echo(f"{name:<28} {first}")
+
+
+@main.group()
+def bench() -> None:
+    """Benchmarks: dd, TestDFSIO, TeraSort and KMeans on MapReduce and on Spark, latency, throughput; sweeps,
+    repeats, 95% CIs, plots."""
+
+
+@bench.command("run")
+@click.argument("bench_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--workload", "workloads", multiple=True, help="dd, dfsio, terasort, spark-terasort, kmeans, "
+              "spark-kmeans, latency, throughput (repeatable).")
+@click.option("--profile", help="Scale profile: tiny, small, large, huge.")
+@click.option("--repeats", type=int, help="Runs of each point (default 3).")
+@click.option("--nodes", "nodes", type=int, multiple=True, help="Node counts to sweep (repeatable).")
+@click.option("--stripe-count", "stripe_count", type=int, multiple=True, help="Stripe counts to sweep.")
+@click.option("--files", "files", type=int, multiple=True, help="Numbers of files to sweep (dd, dfsio).")
+@click.option("--file-size", "file_size", multiple=True, help="File sizes to sweep, e.g. 8M (dd, dfsio).")
+@click.option("--shuffle", "shuffle", multiple=True, type=click.Choice(["http", "shared-fs"]),
+              help="TeraSort shuffles to sweep (hadoop.shuffle; repeatable).")
+@click.option("--root", help="Filesystem root for the clusters and the data (filesystem.root).")
+@click.option("--scheduler", type=click.Choice(["local", "slurm", "pbs", "sge"]), help="Batch system.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a cluster job-spec field.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("bench-results"),
+              show_default=True, help="Directory for results.jsonl, summary.csv, hibench.report, PNGs.")
+@reports_errors
+def bench_run(bench_file: Path | None, workloads: tuple[str, ...], profile: str | None, repeats: int | None,
+              nodes: tuple[int, ...], stripe_count: tuple[int, ...], files: tuple[int, ...],
+              file_size: tuple[str, ...], shuffle: tuple[str, ...], root: str | None, scheduler: str | None,
+              sets: tuple[str, ...], out_dir: Path) -> None:
+    """Run BENCH_FILE (or the workloads given as options); exit 1 if a run failed."""
+    from benchmarks.harness import Harness, load_bench
+
+    extra = [f"filesystem.root={root}"] if root else []
+    extra += [f"scheduler={scheduler}"] if scheduler else []
+    spec = load_bench(bench_file, workloads=workloads, profile=profile, repeats=repeats, nodes=nodes,
+                      stripe_count=stripe_count, files=files, file_size=file_size, shuffle=shuffle)
+    harness = Harness(spec, out_dir, console=console, sets=(*extra, *sets))
+    harness.run()
+    sys.exit(1 if harness.failures else 0)
+
+
+@bench.command("plot")
+@click.argument("results_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@reports_errors
+def bench_plot(results_dir: Path) -> None:
+    """Summary, CSV, hibench.report and PNG plots again from RESULTS_DIR/results.jsonl."""
+    from benchmarks.harness import write_outputs
+    from benchmarks.results import read_rows
+
+    write_outputs(results_dir, read_rows(results_dir), console)
+
+
+add_cluster_commands(main)
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""The job-file reference, generated from the schema (:class:`launcher.config.spec.JobSpec`) so it cannot drift.
+
+``hpc-hadoop reference > docs/job-file-reference.md`` regenerates it; a test compares the two.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from launcher.config.spec import (
+    ExampleStep,
+    JarStep,
+    JobSpec,
+    PySparkSpec,
+    PySparkStep,
+    SparkJarSpec,
+    SparkStep,
+    StreamingSpec,
+    StreamingStep,
+)
+
+_MEMORY_FIELDS = {"daemon_heap", "map_memory", "reduce_memory", "am_memory", "nodemanager_memory",
+                  "memory_per_node"}
+_SIZE_FIELDS = _MEMORY_FIELDS | {"split_size", "size"}
+_TIME_FIELDS = {"walltime"}
+
+
+def _type_name(annotation: Any, name: str) -> str:
+    if name == "steps":
+        return "list of steps (`example:`, `jar:`, `streaming:`, `spark:` or `pyspark:`; below)"
+    if name in _MEMORY_FIELDS:
+        return "memory (`512m`, `2g`; bare number = MiB)"
+    if name in _SIZE_FIELDS:
+        return "size (`512m`, `2g`; bare number = bytes)"
+    if name in _TIME_FIELDS:
+        return "walltime (`HH:MM:SS`, `D-HH:MM`, `90m`; bare number = minutes)"
+    if name == "signal_lead":
+        return "seconds"
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        names = [_type_name(a, "") for a in args if a is not type(None)]
+        return " or ".join(names) + (" or null" if type(None) in args else "")
+    if origin is typing.Literal:
+        return " \\| ".join(f"`{a}`" for a in args)
+    if origin is list:
+        return f"list of {_type_name(args[0], '')}" if args else "list"
+    if origin is dict:
+        return "mapping"
+    if origin is typing.Annotated:
+        return _type_name(args[0], name)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "mapping (below)"
+    return {str: "string", int: "integer", float: "number", bool: "boolean"}.get(annotation, str(annotation))
+
+
+def _default(field: Any, name: str) -> str:
+    if field.default is PydanticUndefined and field.default_factory is None:
+        return "required"
+    value = field.default_factory() if field.default_factory is not None else field.default
+    if isinstance(value, BaseModel):
+        return ""
+    if value is None:
+        return "—"
+    if name in _SIZE_FIELDS and isinstance(value, int):
+        from launcher.util.units import format_size
+
+        return f"`{format_size(value)}`"
+    if name in _TIME_FIELDS and isinstance(value, int):
+        from launcher.util.units import format_walltime
+
+        return f"`{format_walltime(value)}`"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    return f"`{value}`" if value not in ([], {}) else "empty"
+
+
+def _table(model: type[BaseModel], prefix: str) -> list[str]:
+    rows = ["| field | type | default | meaning |", "|---|---|---|---|"]
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        annotation = field.annotation
+        own = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+        description = (field.description or (own.__doc__ if own else "") or "").strip().split("\n\n")[0]
+        description = " ".join(description.split()).replace("|", "\\|")
+        rows.append(f"| `{prefix}{key}` | {_type_name(field.annotation, name)} | {_default(field, name)} | "
+                    f"{description} |")
+    return rows
+
+
+def _sections(model: type[BaseModel], prefix: str) -> list[tuple[str, type[BaseModel], str]]:
+    """The sections of ``model``'s fields that are mappings, depth first: ``(title, model, prefix)``; fields of
+    one model (``filesystem.striping.input``, ``output``...) share one section, ``filesystem.striping.<role>``
+    (its title lists them)."""
+    groups: dict[type[BaseModel], list[str]] = {}
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        optional = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(optional) == 1:
+            annotation = optional[0]  # ``spark: SparkSpec | None``: a section all the same
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            groups.setdefault(annotation, []).append(field.alias or name)
+    found: list[tuple[str, type[BaseModel], str]] = []
+    for sub, names in groups.items():
+        key = names[0] if len(names) == 1 else "<role>"
+        listed = "" if len(names) == 1 else f" (`<role>`: {', '.join(f'`{n}`' for n in names)})"
+        found.append((f"`{prefix}{key}:`{listed}", sub, f"{prefix}{key}."))
+        found += _sections(sub, f"{prefix}{key}.")
+    return found
+
+
+def reference() -> str:
+    """The Markdown job-file reference."""
+    lines = ["# Job-file reference", "",
+             "Generated from the schema by `hpc-hadoop reference`; do not edit by hand.", "",
+             "- Files are read as YAML 1.2 (core schema): `walltime: 1:30:00` is the string `1:30:00` (not the",
+             "  YAML 1.1 base-60 number 5400), and `yes`/`no`/`on`/`off` are strings, not booleans.",
+             "- Sizes use Hadoop's binary units (`1m` = 1 MiB, `2g` = `2G` = `2GB` = `2 GiB`). A bare number is",
+             "  **MiB** for a memory field (`map_memory: 2048` = 2 GiB, as Hadoop's `*.memory.mb` and Slurm's",
+             "  `--mem`) and bytes for the other sizes (stripe and split sizes). Containers need at least 128 MiB,",
+             "  daemon heaps 256 MiB, `batch.memory_per_node` 1 GiB.",
+             "- Walltimes use Slurm's `--time` formats (`MM`, `MM:SS`, `HH:MM:SS`, `D-HH`, `D-HH:MM`,",
+             "  `D-HH:MM:SS`) or a number with a unit (`30s`, `90m`, `2h`, `1d`); a bare number is **minutes**,",
+             "  as in Slurm.",
+             "- Batch names (`batch.partition`, `account`, `qos`, `sge.pe`) are one line of letters, digits and",
+             "  `_ . , + @ : / = -`; `batch.extra_directives` items are one line each.",
+             "- A Hadoop property is set from the command line with `-D key=value` (into the `*-site.xml` whose",
+             "  `*-default.xml` knows the key); an unknown property name gets a warning with the nearest known",
+             "  one. Task, node and shuffle timeouts are clamped to half the walltime (docs/user-guide.md).", ""]
+    sections: list[tuple[str, type[BaseModel], str]] = [("Top level", JobSpec, ""), *_sections(JobSpec, "")]
+    sections += [("Steps: `example:`", ExampleStep, "steps[]."), ("Steps: `jar:`", JarStep, "steps[]."),
+                 ("Steps: `streaming:`", StreamingStep, "steps[]."),
+                 ("`streaming:` of a step", StreamingSpec, "steps[].streaming."),
+                 ("Steps: `spark:`", SparkStep, "steps[]."), ("`spark:` of a step", SparkJarSpec, "steps[].spark."),
+                 ("Steps: `pyspark:`", PySparkStep, "steps[]."),
+                 ("`pyspark:` of a step", PySparkSpec, "steps[].pyspark.")]
+    for title, model, prefix in sections:
+        lines += [f"## {title}", "", " ".join((model.__doc__ or "").strip().split("\n\n")[0].split()), ""]
+        lines += _table(model, prefix) + [""]
+    return "\n".join(lines)

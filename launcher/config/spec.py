@@ -1,0 +1,1035 @@
+"""The job file: a validated, frozen, typed model, resolved once from layered sources.
+
+Layers, lowest first (later wins; mappings merge key by key, lists are replaced whole):
+
+1. built-in defaults (the field defaults below);
+2. the site preset ``site-configs/<site>.yaml``, chosen by ``site:`` in any higher layer;
+3. the user's defaults ``~/.config/hpc-hadoop/config.yaml`` (or ``$HPC_HADOOP_CONFIG``);
+4. the job file;
+5. ``--set key.sub=value`` flags on the command line (the value is read as a YAML 1.2 scalar) and
+   ``-D key=value`` (a Hadoop property, put into the ``*-site.xml`` that knows it: :func:`parse_define`).
+
+Every YAML file is read with the YAML 1.2 core schema (:mod:`launcher.util.yamlio`): ``1:30:00`` is a string.
+
+Unknown keys are errors that list the valid keys. Every error names the layer (file) the bad value
+came from, the dotted field and a fix (:class:`launcher.util.errors.UserError`).
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union, get_args
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PlainSerializer,
+    Tag,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
+
+from launcher.util.errors import UserError
+from launcher.util.share import SHARE_DIR
+from launcher.util.units import MiB, format_memory, format_walltime, parse_memory, parse_size, parse_walltime
+from launcher.util.yamlio import YAMLError, load_yaml
+
+SITE_DIR = SHARE_DIR / "site-configs"
+
+
+def _size(value: object) -> int:
+    return parse_size(value)
+
+
+def _walltime(value: object) -> int:
+    return parse_walltime(value)
+
+
+#: A size in bytes; accepts ``512m``, ``2g``, ``1MiB`` or an int (bytes).
+Size = Annotated[int, BeforeValidator(_size)]
+
+#: Smallest container (map, reduce, ApplicationMaster, and so a NodeManager's offer), bytes: the task JVM
+#: gets ``heap_ratio`` × container (~100 MiB at 128 MiB), about the least a MapReduce task or AM starts in
+#: (Hadoop's own MiniMRYarnCluster tests run 128-512 MiB containers; YARN's default minimum allocation is 1 GiB).
+MIN_CONTAINER = 128 * MiB
+#: Smallest daemon heap, bytes: a ResourceManager or JobHistoryServer loads its web UI (Jetty, Jersey, Guice)
+#: at start-up and fails with OutOfMemoryError below about 256 MiB.
+MIN_DAEMON_HEAP = 256 * MiB
+#: Smallest ``batch.memory_per_node``, bytes: the plan keeps 1 GiB for the OS
+#: (``launcher.plan.cluster_plan.OS_RESERVE``)
+#: and each node runs at least a NodeManager and one container next to it.
+MIN_NODE_MEMORY = 1024 * MiB
+
+
+def _memory(minimum: int, what: str) -> BeforeValidator:
+    """The validator of a memory size: bytes inside; a bare number in a file or ``--set`` is MiB; at least
+    ``minimum`` bytes."""
+    return BeforeValidator(lambda value: parse_memory(value, minimum=minimum, what=what))
+
+
+_MEMORY_OUT = PlainSerializer(format_memory, return_type=Union[int, str])
+#: Memory of one container, bytes (a bare number is MiB; at least :data:`MIN_CONTAINER`).
+ContainerMemory = Annotated[int, _memory(MIN_CONTAINER, "a container"), _MEMORY_OUT]
+#: A daemon's heap, bytes (a bare number is MiB; at least :data:`MIN_DAEMON_HEAP`).
+DaemonHeap = Annotated[int, _memory(MIN_DAEMON_HEAP, "a daemon heap"), _MEMORY_OUT]
+#: Memory of a node, bytes (a bare number is MiB; at least :data:`MIN_NODE_MEMORY`).
+NodeMemory = Annotated[int, _memory(MIN_NODE_MEMORY, "a node"), _MEMORY_OUT]
+#: A duration in seconds; accepts Slurm's ``--time`` formats (a bare number is minutes, as in Slurm);
+#: written back as ``HH:MM:SS`` so that a dumped spec reads back the same.
+Walltime = Annotated[int, BeforeValidator(_walltime), PlainSerializer(format_walltime, return_type=str)]
+def _seconds(value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise ValueError(f"{value} is negative")
+        return value
+    return parse_walltime(value)
+
+
+#: A duration in seconds: a bare number is SECONDS (unlike Walltime); strings as ``MM:SS`` / ``HH:MM:SS``.
+Seconds = Annotated[int, BeforeValidator(_seconds)]
+#: A Hadoop property value: written into the XML as text (``true``/``false`` for booleans).
+PropertyValue = Union[str, int, float, bool]
+
+CONFIG_FILES = ("core-site", "yarn-site", "mapred-site", "capacity-scheduler", "hdfs-site")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class StripeSpec(_Model):
+    """The stripe layout asked for one directory: on Lustre `lfs setstripe -c COUNT -S SIZE -i INDEX DIR`, on
+    OrangeFS the directory's `user.pvfs2.num_dfiles`, `dist_name`, `dist_params` attributes; new files inherit
+    it. Checked against the filesystem when the plan is made (`render`, `submit`, `doctor`), before anything is
+    written or queued; a filesystem without per-directory striping (GPFS, NFS, GlusterFS, ...) reports it as
+    "striping not applicable". The run report gives the layout asked for, the directory's read back and the one a
+    new file really got (a filesystem may give less: a count above the OSTs or data servers is clamped)."""
+
+    count: int | None = Field(None, ge=-1, description="Stripe count: Lustre OSTs per file (`-1` = all of them), "
+                              "OrangeFS data files per file (at least 1; a file gets at most one per data server). "
+                              "`0` is refused: leave `count` out for the filesystem's default.")
+    size: Size | None = Field(None, gt=0, description="Stripe size in bytes (`1m`, `4MiB`): Lustre `-S` (a "
+                              "multiple of 64 KiB), OrangeFS `strip_size` of the `simple_stripe` distribution. Also "
+                              "the default split size (`filesystem.split_size`).")
+    index: int | None = Field(None, ge=-1, description="Lustre only: the OST of the first stripe (`-1` = any); "
+                              "refused on OrangeFS, which has no such option.")
+
+    @field_validator("count")
+    @classmethod
+    def _count_not_zero(cls, value: int | None) -> int | None:
+        if value == 0:
+            raise ValueError("a stripe count of 0 means 'the filesystem's default': leave count out instead")
+        return value
+
+    @property
+    def requested(self) -> bool:
+        """True if any of count, size, index is set."""
+        return any(v is not None for v in (self.count, self.size, self.index))
+
+
+class StripingSpec(_Model):
+    """Stripe layout per directory of the cluster, `filesystem.striping.<role>` (each a mapping of `count`,
+    `size`, `index`, below); a role left out keeps the layout its directory inherits."""
+
+    input: StripeSpec = Field(default_factory=StripeSpec, description="`filesystem.input_dir` (only if empty when "
+                              "the run starts: data already there is never restriped); in `shim` mode also every "
+                              "directory Hadoop creates under it.")
+    output: StripeSpec = Field(default_factory=StripeSpec, description="`filesystem.output_dir`; in `shim` "
+                               "mode also every directory Hadoop creates under it.")
+    staging: StripeSpec = Field(default_factory=StripeSpec, description="The MapReduce staging directory "
+                                "(`staging/` of the cluster directory; not in `hdfs` mode, where it is on HDFS).")
+    scratch: StripeSpec = Field(default_factory=StripeSpec, description="NodeManager local dirs (`nm-local/<host>`) "
+                                "when they are on the shared filesystem (not with `filesystem.local_dirs`).")
+
+
+#: Hadoop's default of ``fs.local.block.size`` (bytes): the least block size derived from a stripe size.
+DEFAULT_LOCAL_BLOCK_SIZE = 32 << 20
+
+
+def stripe_aligned_block_size(stripe: int, floor: int = DEFAULT_LOCAL_BLOCK_SIZE) -> int:
+    """The smallest multiple of ``stripe`` that is at least ``floor`` (bytes): the split size derived from a stripe
+    size, the rule of the shim's ``PfsFileSystem.alignedBlockSize`` (1 MiB → 32 MiB, 3 MiB → 33 MiB, 64 MiB → 64 MiB).
+
+    Raises:
+        ValueError: ``stripe`` or ``floor`` is not positive.
+    """
+    if stripe <= 0 or floor <= 0:
+        raise ValueError(f"stripe and floor must be > 0: {stripe}, {floor}")
+    return -(-floor // stripe) * stripe
+
+
+class FilesystemSpec(_Model):
+    """Where the cluster keeps its files: the parallel filesystem (docs/architecture.md, Parallel filesystem decisions).
+
+    The cluster directory is ``<root>/<user>/hpc-hadoop/<cluster-id>`` with ``conf``, ``staging``,
+    ``history``, ``app-logs``, ``logs/<host>`` and ``nm-local/<host>`` under it.
+    """
+
+    root: str = Field("/tmp", description="Directory on the shared (parallel) filesystem; "
+                      "`$VAR` and `~` are expanded, a relative path means the job file's directory. The `local` "
+                      "backend uses a local directory. Its path (and `local_dirs`'s) may not hold a space, a "
+                      "backtick, a backslash or any of `[ ] { } * ? , : % # ^ | \" < >`, which Hadoop writes "
+                      "URL-encoded or splits on.")
+    shared: bool | None = Field(
+        None, description="Whether every node sees `root`: by default detected (a batch job whose root is on a "
+        "node-local filesystem, ext4, xfs, btrfs, tmpfs, overlay, zfs..., is refused before it is queued); `true` "
+        "asserts that it is shared (a node-local type exported to the nodes, or a one-machine stand-in of a "
+        "batch system) and skips the check; `false` refuses every batch job on it.")
+    mode: Literal["rawfs", "shim", "hdfs"] = Field(
+        "rawfs", description="How Hadoop reaches the filesystem: `rawfs` = `fs.defaultFS=file:///` (the paper's "
+        "raw access); `shim` = the `pfs://` FileSystem of hadoop-fs-shim (stripe-aware block size, layout of "
+        "new directories, block locations on every node); `hdfs` = NameNode + DataNodes whose data dirs sit "
+        "in the cluster directory (replication 1), for comparison.")
+    type: Literal["auto", "lustre", "orangefs", "gpfs", "generic"] = Field(
+        "auto", description="Filesystem class used for striping; `auto` = detected from `statfs` under `root`.")
+    local_dirs: str | None = Field(
+        None, description="Where the NodeManagers keep their local dirs (localized job files, container working "
+        "directories, spills, map outputs). Default: node-local, in each node's working directory under "
+        "`$TMPDIR` (else `/tmp`), deleted at teardown; a node where it cannot be made or has less than 2 GiB free "
+        "uses the cluster directory instead, and the run report says so. A directory (`$TMPDIR`, an SSD, a "
+        "tmpfs): under it on every node. `shared`: in the cluster directory on the shared filesystem, as the "
+        "Spider paper ran (every container start and every spill then crosses the shared filesystem).")
+    split_size: Size | None = Field(
+        None, description="Input split size in bytes (`fs.local.block.size`; in `shim` mode `pfs.split.size`, "
+        "which then wins over every stripe size). Default: the stripe size rounded up to the smallest multiple "
+        "of at least 32 MiB (Hadoop's `file://` default), so splits stay stripe-aligned but a 1 MiB stripe "
+        "gives 32 MiB splits, not 1 MiB ones: `striping.input.size` in `rawfs` and `hdfs` modes, each "
+        "directory's own stripe size in `shim` mode; 32 MiB when no stripe size is known.")
+    checksums: bool = Field(
+        False, description="Hadoop's `.crc` side files on `file://`: `false` = none are written or verified "
+        "(`fs.file.impl` = the shim's `NoChecksumLocalFileSystem`; the parallel filesystem keeps data integrity "
+        "and is spared one extra file per output file); `true` = Hadoop's own `LocalFileSystem`, which writes "
+        "a `.NAME.crc` beside every file and verifies it on reads.")
+    input_dir: str = Field("${run_dir}/input", description="Input directory striped with `striping.input` "
+                           "(created if missing; `${run_dir}`, `${fs_root}` are expanded).")
+    output_dir: str = Field("${run_dir}/output", description="Directory striped with `striping.output`; "
+                            "step outputs created under it inherit its layout.")
+    striping: StripingSpec = Field(default_factory=StripingSpec,
+                                   description="Stripe count/size/index per directory (`input`, `output`, "
+                                   "`staging`, `scratch`; below).")
+
+    @property
+    def block_size(self) -> int | None:
+        """``fs.local.block.size`` in bytes: ``split_size``, else the input stripe size rounded up to a multiple of
+        at least 32 MiB (:func:`stripe_aligned_block_size`), else ``None`` (Hadoop's default, 32 MiB)."""
+        if self.split_size:
+            return self.split_size
+        stripe = self.striping.input.size
+        return stripe_aligned_block_size(stripe) if stripe else None
+
+    @field_validator("root", "local_dirs", "input_dir", "output_dir")
+    @classmethod
+    def _paths_one_line(cls, value: str | None) -> str | None:
+        return one_line_path(value)
+
+    @field_validator("root", "local_dirs")
+    @classmethod
+    def _hadoop_dirs(cls, value: str | None) -> str | None:
+        return hadoop_dir(value)
+
+
+class HadoopSpec(_Model):
+    """The Hadoop runtime and its tuning. Memory sizes take a unit (`2g`, `512m`); a bare number is MiB,
+    as in Hadoop's `*.memory.mb` keys (held in bytes, written to Hadoop in MiB)."""
+
+    home: str | None = Field(
+        None, description="Hadoop install: our runtime (`lib/*.jar`) or a site install with the "
+        "standard `share/hadoop/*` layout; default: `$HPC_HADOOP_HOME`, `$HADOOP_HOME`, then the "
+        "runtime built in `hadoop-fs-shim/target/hadoop-runtime`.")
+    java_home: str | None = Field(None, description="JDK for the client, the daemons and the "
+                                  "containers (one JDK for all); default `$JAVA_HOME`, then `java` on PATH.")
+    daemon_heap: DaemonHeap = Field(1 << 30, description="Heap of each daemon (ResourceManager, NodeManager, "
+                              "JobHistoryServer); the paper (Table 1) used 2 GB.")
+    map_memory: ContainerMemory = Field(1 << 30, description="Container size of a map task "
+                                        "(`mapreduce.map.memory.mb`).")
+    reduce_memory: ContainerMemory = Field(1 << 30, description="Container size of a reduce task.")
+    am_memory: ContainerMemory = Field(1 << 30, description="Container size of the MapReduce ApplicationMaster.")
+    heap_ratio: float = Field(0.8, gt=0.1, le=1.0, description="Task JVM heap ÷ container size "
+                              "(Hadoop's `mapreduce.job.heap.memory-mb.ratio`, default 0.8).")
+    containers_per_node: int | None = Field(
+        None, ge=1, description="Concurrent map/reduce containers per node; default: the node's cores "
+        "(the paper: 8 map + 5 reduce slots on 16 cores).")
+    nodemanager_memory: ContainerMemory | None = Field(
+        None, description="Memory a NodeManager offers (`yarn.nodemanager.resource.memory-mb`); default: "
+        "containers_per_node × max(map, reduce) + ApplicationMaster, capped by the node's free RAM.")
+    nodemanager_vcores: int | None = Field(None, ge=1, description="vcores a NodeManager offers; default: cores.")
+    fast_start: bool = Field(True, description="Low-latency settings: 100 ms heartbeats and client "
+                             "polling, uber mode for tiny jobs, quick-start JVM flags for AM and tasks.")
+    shuffle: Literal["auto", "http", "shared-fs"] = Field(
+        "auto", description="How reducers get map outputs. `http`: Hadoop's shuffle, every map output fetched "
+        "from the ShuffleHandler of the node that ran the map. `shared-fs`: each reducer reads map outputs "
+        "straight from the NodeManager local dirs on the shared filesystem (hpc-hadoop's shuffle plugin; what it "
+        "cannot read there it fetches over HTTP, per map). `auto`: `shared-fs` when `filesystem.local_dirs` is "
+        "`shared`, else `http`. The run report gives each step's shuffle and its bytes read each way.")
+    class_data_sharing: bool = Field(True, description="Start the daemons, the job clients and the MapReduce "
+                                     "ApplicationMaster with JDK class-data-sharing archives (the site's, built by "
+                                     "install.sh, else made by their first run and kept in ~/.cache/hpc-hadoop/cds):"
+                                     " about half the daemons' start-up time, a third of the AM's CPU time.")
+    properties: dict[str, dict[str, PropertyValue]] = Field(
+        default_factory=dict, description="Any `*-site.xml` property, by file: `core-site`, `yarn-site`, "
+        "`mapred-site`, `capacity-scheduler`, `hdfs-site`; these win over everything we set, except that task, "
+        "node and shuffle timeouts are clamped to half the walltime. `-D key=value` on the command line sets one "
+        "in the file that knows the key; a name no `*-default.xml` of the runtime knows gets a warning.")
+
+    @field_validator("properties")
+    @classmethod
+    def _known_files(cls, value: dict[str, dict[str, PropertyValue]]) -> dict[str, dict[str, PropertyValue]]:
+        for name in value:
+            if name not in CONFIG_FILES:
+                raise ValueError(f"unknown configuration file {name!r} (valid: {', '.join(CONFIG_FILES)})")
+        return value
+
+    @field_validator("home", "java_home")
+    @classmethod
+    def _home_one_line(cls, value: str | None) -> str | None:
+        return one_line_path(value)
+
+
+#: A scheduler name (partition, queue, account, QOS, parallel environment): what Slurm, PBS and Grid Engine
+#: accept in names, plus ``,`` (Slurm's partition lists) and ``@`` (PBS ``queue@server``).
+_BATCH_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.,+@:/=-]{0,127}")
+
+
+def _control_character(value: str) -> str | None:
+    """The first control character (newline, tab, ...) in ``value`` as ``repr``, or ``None``."""
+    return next((repr(c) for c in value if ord(c) < 32 or ord(c) == 127), None)
+
+
+def batch_name(value: str) -> str:
+    """Check a name that goes into a ``#SBATCH``/``#PBS``/``#$`` line (partition, account, qos, SGE pe).
+
+    Raises:
+        ValueError: a newline or other control character (it would become a line of the batch script), a
+            space, or a character outside letters, digits and ``_ . , + @ : / = -``.
+    """
+    bad = _control_character(value)
+    if bad:
+        raise ValueError(f"{value!r} contains the control character {bad}: it would end the batch directive "
+                         "and become a line of the batch script (write the name on one line)")
+    if not _BATCH_NAME_RE.fullmatch(value):
+        raise ValueError(f"{value!r} is not a scheduler name (letters, digits and _ . , + @ : / = -; at most 128; "
+                         "add other options with batch.extra_directives)")
+    return value
+
+
+#: Characters that Hadoop 3.4.2 cannot have in the path of a directory it runs in: whitespace, which YARN writes
+#: URL-encoded (``%20``) when it makes the NodeManager's local dirs and on which its container launch script
+#: splits (``/bin/mv: target 'c/...pid'``: measured); what ``java.net.URI`` quotes (``[ ] ^ | " < > ` \``, ``%``),
+#: which ends up URL-encoded the same way (``%5B``: measured); glob characters (``{ } * ?``, input paths are
+#: globs); ``,`` (``yarn.nodemanager.local-dirs`` and input paths are comma-separated lists); ``:`` (a
+#: scheme to ``org.apache.hadoop.fs.Path``); ``#`` (a URI fragment).
+HADOOP_UNSAFE = frozenset(' \t[]{}*?,:%#^|"<>`\\')
+_VARIABLE_RE = re.compile(r"\$(\{\w+\}|\w+)")
+
+
+def hadoop_unsafe(path: str) -> str | None:
+    """The first character of :data:`HADOOP_UNSAFE` (or whitespace) in ``path``, described for an error line
+    (``a space``, ``'['``), or ``None``. ``$VAR`` and ``${VAR}`` are left out (checked once expanded)."""
+    bad = next((c for c in _VARIABLE_RE.sub("", path) if c in HADOOP_UNSAFE or c.isspace()), None)
+    return None if bad is None else {" ": "a space", "\t": "a tab"}.get(bad, repr(bad))
+
+
+#: The end of the error line for :func:`hadoop_unsafe`.
+HADOOP_UNSAFE_WHY = "which Hadoop cannot have in a directory it runs in (YARN writes it URL-encoded or splits on it)"
+HADOOP_SAFE_FIX = "choose a directory whose path has only letters, digits and / . _ - + = @ ~"
+
+
+def hadoop_dir(value: str | None) -> str | None:
+    """Field check of a directory that becomes Hadoop's (``filesystem.root``, ``filesystem.local_dirs``).
+
+    Raises:
+        ValueError: a character of :data:`HADOOP_UNSAFE`.
+    """
+    shown = None if value is None else hadoop_unsafe(value)
+    if shown:
+        raise ValueError(f"{value!r} contains {shown}, {HADOOP_UNSAFE_WHY}; {HADOOP_SAFE_FIX}")
+    return value
+
+
+def one_line_path(value: str | None) -> str | None:
+    """Check a path that reaches generated files (batch directives such as ``--output=<root>/...``, ``-D`` flags,
+    XML values): one line, no control character.
+
+    Raises:
+        ValueError: a newline or other control character (it would end a batch directive and become a line of
+            the batch script).
+    """
+    bad = None if value is None else _control_character(value)
+    if bad:
+        raise ValueError(f"{value!r} contains the control character {bad}: a path in the cluster's files must be "
+                         "one line (it would end a batch directive and become a line of the batch script)")
+    return value
+
+
+def _one_line(values: list[str]) -> list[str]:
+    for value in values:
+        bad = _control_character(value)
+        if bad:
+            raise ValueError(f"{value!r} contains the control character {bad}: it would become a line of its "
+                             "own in the batch script (one directive per list item)")
+    return values
+
+
+class BatchSpec(_Model):
+    """What the batch script asks of the scheduler (used by `submit` on Slurm, PBS, SGE)."""
+
+    partition: str | None = Field(None, description="Slurm partition / PBS or SGE queue.")
+    account: str | None = Field(None, description="Account (project) to charge.")
+    qos: str | None = Field(None, description="Slurm QOS.")
+    exclusive: bool = Field(True, description="Ask for whole nodes: Slurm `--exclusive` (all cores) and, without "
+                            "`memory_per_node`, `--mem=0` (all memory); PBS Pro `place=scatter:excl`. Torque and Grid "
+                            "Engine have no whole-node request: the cores come from `cores_per_node` (`ppn`, slots "
+                            "per host of `sge.pe`). `false`: share nodes with other jobs (one core each unless "
+                            "`cores_per_node`).")
+    cores_per_node: int | None = Field(None, ge=1, description="Cores to ask for per node (Slurm "
+                                       "`--cpus-per-task`, Torque `ppn`, PBS Pro `ncpus`, SGE slots per host); "
+                                       "default: the whole node on Slurm and PBS Pro (`exclusive`), 1 on Torque and "
+                                       "SGE. YARN is sized on what the allocation grants.")
+    memory_per_node: NodeMemory | None = Field(None, description="Memory to ask for per node (Slurm "
+                                               "`--mem`, PBS `mem`, SGE `h_vmem` per slot); a bare number is MiB; "
+                                               "default: all of it with `exclusive` on Slurm (`--mem=0`).")
+    extra_directives: list[str] = Field(default_factory=list, description="Directives added verbatim, "
+                                        "e.g. `--constraint=ib` (as dask-jobqueue's job_extra_directives).")
+    skip_directives: list[str] = Field(default_factory=list, description="Generated directives that contain "
+                                       "any of these substrings are dropped.")
+    prologue: list[str] = Field(default_factory=list, description="Shell lines run before the launcher, "
+                                "e.g. `module load java/17`.")
+    signal_lead: Seconds = Field(180, description="Teardown starts this long before the walltime ends "
+                                  "(seconds), at most 10% of the walltime; the same lead on every scheduler "
+                                  "(`launcher.schedulers.base.teardown_lead`).")
+
+    @field_validator("partition", "account", "qos")
+    @classmethod
+    def _names_ok(cls, value: str | None) -> str | None:
+        return None if value is None else batch_name(value)
+
+    @field_validator("extra_directives", "skip_directives")
+    @classmethod
+    def _directives_one_line(cls, value: list[str]) -> list[str]:
+        return _one_line(value)
+
+
+#: The PBS commands a job runs inside its allocation (``pbs.commands``).
+PBS_JOB_COMMANDS = ("qstat", "qdel", "pbsdsh", "pbs_tmrsh")
+
+
+class PbsSpec(_Model):
+    """PBS settings (`scheduler: pbs`)."""
+
+    flavor: Literal["torque", "pbspro"] | None = Field(
+        None, description="PBS dialect: `torque` (`-l nodes=N:ppn=M`, `pbsdsh`) or `pbspro` (PBS Pro/OpenPBS: "
+        "`-l select=N:ncpus=M`, `pbs_tmrsh`); default: detected from `qstat --version`.")
+    commands: dict[str, str] = Field(
+        default_factory=dict, description="Absolute paths of the PBS commands the job runs inside its allocation "
+        "(`qstat`, `qdel`, `pbsdsh` or `pbs_tmrsh`), e.g. `{qstat: /opt/pbs/bin/qstat}`; default: found on `PATH` "
+        "at submission and written into the submitted job.yaml (PBS starts the job through a login shell, which "
+        "resets `PATH` despite `-V`).")
+
+    @field_validator("commands")
+    @classmethod
+    def _absolute_commands(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, path in value.items():
+            if name not in PBS_JOB_COMMANDS:
+                raise ValueError(f"unknown PBS command {name!r} (valid: {', '.join(PBS_JOB_COMMANDS)})")
+            one_line_path(path)
+            if not os.path.isabs(path):
+                raise ValueError(f"{name}: {path!r} is not an absolute path (write the command's full path, "
+                                 f"e.g. /opt/pbs/bin/{name})")
+        return value
+
+
+class SgeSpec(_Model):
+    """Grid Engine settings (`scheduler: sge`)."""
+
+    pe: str = Field("mpi", description="Parallel environment (`-pe PE SLOTS`): one whose `allocation_rule` puts "
+                    "`batch.cores_per_node` slots on each host and whose `control_slaves` is TRUE (`qrsh -inherit`).")
+
+    @field_validator("pe")
+    @classmethod
+    def _pe_ok(cls, value: str) -> str:
+        return batch_name(value)
+
+
+class _StepBase(_Model):
+    name: str | None = Field(None, description="Step name used in logs and the report.")
+    args: list[str] = Field(default_factory=list, description="Program arguments; `${run_dir}` etc. are expanded.")
+    properties: dict[str, PropertyValue] = Field(default_factory=dict,
+                                                 description="Per-job properties, passed as `-D key=value`.")
+    output: str | None = Field(None, description="The step's output directory; it must not exist "
+                               "(unless `--overwrite`). Known for the built-in examples.")
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _args_as_strings(cls, value: object) -> object:
+        if isinstance(value, list):
+            return [str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in value]
+        return value
+
+
+#: The programs of Hadoop's examples jar a step may name (``example:``).
+ExampleName = Literal["wordcount", "terasort", "teragen", "teravalidate", "pi", "grep", "randomwriter", "sort"]
+EXAMPLES: tuple[str, ...] = get_args(ExampleName)
+
+
+class ExampleStep(_StepBase):
+    """A program of Hadoop's examples jar: `wordcount IN OUT`, `teragen ROWS OUT`, `terasort IN OUT`,
+    `teravalidate OUT REPORT`, `pi MAPS SAMPLES`..."""
+
+    example: ExampleName = Field(description="Name of the example program.")
+
+
+class JarStep(_StepBase):
+    """A user's MapReduce program: `jar` + optional `class` + `args`."""
+
+    jar: str = Field(description="Path of the job jar (`${examples_jar}`, `${tests_jar}` allowed); a relative path "
+                     "means the job file's directory.")
+    main_class: str | None = Field(None, alias="class", description="Main class (default: the jar's manifest).")
+
+
+class StreamingSpec(_Model):
+    """Hadoop streaming: any executables as mapper and reducer."""
+
+    mapper: str = Field(description="Mapper command, e.g. `cat` or `python3 mapper.py`.")
+    reducer: str | None = Field(None, description="Reducer command; none = map-only job.")
+    input: list[str] = Field(description="Input paths.")
+    output: str = Field(description="Output directory.")
+    files: list[str] = Field(default_factory=list, description="Files shipped to the tasks' working dirs "
+                             "(relative paths: the job file's directory).")
+    reducers: int | None = Field(None, ge=0, description="Number of reduce tasks; more than 0 needs a `reducer` "
+                                 "(`cat` passes the sorted map output through).")
+
+    @field_validator("input", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+
+class StreamingStep(_Model):
+    """A Hadoop streaming job."""
+
+    name: str | None = None
+    streaming: StreamingSpec
+    properties: dict[str, PropertyValue] = Field(default_factory=dict)
+
+
+#: ``executors:`` of a Spark step: ``auto`` (sized from the plan) or a number of executors.
+Executors = Union[Literal["auto"], Annotated[int, Field(ge=1)]]
+
+
+class SparkSpec(_Model):
+    """Spark on the cluster's YARN (`spark:` and `pyspark:` steps, `hpc-hadoop exec -- spark-submit`). Used only
+    when the job has a Spark step or this section."""
+
+    home: str | None = Field(
+        None, description="Spark install (`bin/spark-submit`, `jars/`): a site's `SPARK_HOME`; default: "
+        "`$SPARK_HOME`, then the runtime `install.sh` puts in `spark-runtime/pyspark` (PyPI's `pyspark`, Spark "
+        "built for Hadoop 3). It must be at the same path on every node (the executors use its `jars/` in place).")
+    python: str = Field("/usr/bin/python3", description="Python of the PySpark driver and executors "
+                        "(`spark.pyspark.python`): one every node and every user can run.")
+    executor_cores: int | None = Field(None, ge=1, description="Cores per executor; default: the largest "
+                                       "divisor of a NodeManager's vcores up to 5.")
+    executor_memory: ContainerMemory | None = Field(
+        None, description="Heap of each executor (`spark.executor.memory`); default: what fits in a NodeManager "
+        "next to the Spark ApplicationMaster, less YARN's memory overhead (`max(384 MiB, 10%)`).")
+    conf: dict[str, PropertyValue] = Field(default_factory=dict, description="Any Spark property "
+                                           "(`spark-defaults.conf` of the cluster); these win over ours.")
+
+    @field_validator("home", "python")
+    @classmethod
+    def _paths_one_line(cls, value: str | None) -> str | None:
+        return one_line_path(value)
+
+
+class _SparkAppSpec(_Model):
+    """What every Spark application step has: its arguments, executors and output directory."""
+
+    args: list[str] = Field(default_factory=list, description="Program arguments; `${run_dir}` etc. are expanded.")
+    executors: Executors = Field("auto", description="Executors: `auto` (one per NodeManager vcore group, "
+                                 "sized from the plan) or a number.")
+    output: str | None = Field(None, description="The step's output directory; it must not exist "
+                               "(unless `--overwrite`).")
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _args_as_strings(cls, value: object) -> object:
+        return _StepBase._args_as_strings(value)
+
+
+class SparkJarSpec(_SparkAppSpec):
+    """A Spark application in a jar, run with `spark-submit --master yarn --class CLASS JAR ARGS`."""
+
+    jar: str = Field(description="The application jar (`${spark_examples_jar}` allowed); a relative path means "
+                     "the job file's directory.")
+    main_class: str = Field(alias="class", description="Main class, e.g. `org.hpchadoop.spark.examples.SparkPi`.")
+
+
+class PySparkSpec(_SparkAppSpec):
+    """A Python file run with `spark-submit --master yarn SCRIPT ARGS` and the cluster's Python (`spark.python`)."""
+
+    script: str = Field(description="The Python file; a relative path means the job file's directory.")
+
+
+class SparkStep(_Model):
+    """A Spark application from a jar."""
+
+    name: str | None = Field(None, description="Step name used in logs and the report.")
+    spark: SparkJarSpec
+    properties: dict[str, PropertyValue] = Field(default_factory=dict,
+                                                 description="Spark properties, passed as `--conf key=value`.")
+
+
+class PySparkStep(_Model):
+    """A PySpark application."""
+
+    name: str | None = Field(None, description="Step name used in logs and the report.")
+    pyspark: PySparkSpec
+    properties: dict[str, PropertyValue] = Field(default_factory=dict,
+                                                 description="Spark properties, passed as `--conf key=value`.")
+
+
+_STEP_MODELS: dict[str, type[_Model]] = {"Example": ExampleStep, "Jar": JarStep, "Streaming": StreamingStep,
+                                         "Spark": SparkStep, "PySpark": PySparkStep}
+#: The key that makes a step of each kind, in the order errors list them.
+STEP_KEYS = ("example", "jar", "streaming", "spark", "pyspark")
+
+
+def _step_kind(value: object) -> str | None:
+    if isinstance(value, BaseModel):
+        return {model: tag for tag, model in _STEP_MODELS.items()}[type(value)]  # type: ignore[index]
+    if isinstance(value, Mapping):
+        for tag in _STEP_MODELS:
+            if tag.lower() in value:
+                return tag
+    return None
+
+
+#: One step: chosen by which of ``example``, ``jar``, ``streaming``, ``spark``, ``pyspark`` it has.
+Step = Annotated[Union[Annotated[ExampleStep, Tag("Example")], Annotated[JarStep, Tag("Jar")],
+                       Annotated[StreamingStep, Tag("Streaming")], Annotated[SparkStep, Tag("Spark")],
+                       Annotated[PySparkStep, Tag("PySpark")]], Discriminator(_step_kind)]
+
+
+class JobSpec(_Model):
+    """A whole job file, validated. Frozen: nothing changes it after loading."""
+
+    name: str = Field(description="Job name: letters, digits, `-`, `_`, `.`; used in the cluster id.")
+    site: str | None = Field(None, description="Site preset from `site-configs/` (see `hpc-hadoop sites`).")
+    scheduler: Literal["local", "slurm", "pbs", "sge"] = Field(
+        "local", description="Batch system: `local` (this machine, no scheduler), `slurm`, `pbs`, `sge`.")
+    nodes: int = Field(1, ge=1, description="Nodes in the allocation (one NodeManager each).")
+    walltime: Walltime = Field(3600, description="Walltime: `HH:MM:SS`, `D-HH:MM:SS`, `90m`, `2h`; a bare number "
+                               "is minutes (Slurm's convention: `90` = 1 h 30); the cluster is torn down before it "
+                               "ends.")
+    nodemanager_on_master: bool = Field(True, description="Run a NodeManager on the master node too.")
+    interface: str | None = Field(None, description="Network interface the daemons bind to (e.g. `ib0`); "
+                                  "default: the address of the node's hostname.")
+    setup: list[str] = Field(default_factory=list, description="Shell lines run on the master node before the "
+                             "cluster starts (stage input data, unpack a corpus); `${run_dir}` etc. are expanded; "
+                             "a failing line stops the run.")
+    filesystem: FilesystemSpec = Field(default_factory=FilesystemSpec)
+    hadoop: HadoopSpec = Field(default_factory=HadoopSpec)
+    batch: BatchSpec = Field(default_factory=BatchSpec)
+    pbs: PbsSpec = Field(default_factory=PbsSpec)
+    sge: SgeSpec = Field(default_factory=SgeSpec)
+    spark: SparkSpec | None = Field(None, description="Spark on YARN; a job with a `spark:` or `pyspark:` step "
+                                    "gets the defaults.")
+    steps: list[Step] = Field(
+        default_factory=list, description="Hadoop jobs run in order; a failing step stops the run. Required by "
+        "`submit` and `run`; `start` (an interactive cluster) runs them, if any, once the cluster is up.")
+
+    @field_validator("name")
+    @classmethod
+    def _name_ok(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", value):
+            raise ValueError(f"{value!r} is not a valid name (letters, digits, '-', '_', '.'; at most 64)")
+        return value
+
+    @field_validator("steps", mode="before")
+    @classmethod
+    def _steps_have_a_kind(cls, value: object) -> object:
+        if isinstance(value, list):
+            for index, item in enumerate(value):
+                if _step_kind(item) is None:
+                    raise ValueError(f"step {index + 1} has none of `example`, `jar`, `streaming`, `spark`, "
+                                     "`pyspark`")
+                kinds = [k for k in STEP_KEYS if isinstance(item, Mapping) and k in item]
+                if len(kinds) > 1:
+                    raise ValueError(f"step {index + 1} has both `{kinds[0]}` and `{kinds[1]}`: a step runs one "
+                                     "program (split it into two steps)")
+        return value
+
+    @field_validator("nodes")
+    @classmethod
+    def _local_is_one_node(cls, value: int, info: ValidationInfo) -> int:
+        if info.data.get("scheduler") == "local" and value != 1:
+            raise ValueError("the local backend runs on this one machine: set nodes: 1, "
+                             "or scheduler: slurm/pbs/sge")
+        return value
+
+
+# ----------------------------------------------------------------------------------------------
+# Layered loading
+# ----------------------------------------------------------------------------------------------
+
+def deep_merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``base`` updated by ``top``: mappings merge recursively, everything else is replaced."""
+    out = copy.deepcopy(base)
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _read_yaml(path: Path, what: str) -> dict[str, Any]:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise UserError(f"{what} not found", file=str(path), fix="check the path") from None
+    except OSError as exc:
+        raise UserError(f"cannot read {what}: {exc.strerror}", file=str(path)) from None
+    try:
+        data = load_yaml(text)
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        fix = "indent with spaces: YAML forbids tabs" if "'\\t'" in problem else "check indentation and quoting"
+        raise UserError(f"not valid YAML: {problem}", file=str(path), field=where, fix=fix) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UserError("must be a mapping of fields (name:, steps:, ...)", file=str(path))
+    return data
+
+
+def parse_set(assignment: str) -> dict[str, Any]:
+    """Turn ``--set hadoop.map_memory=2g`` into ``{"hadoop": {"map_memory": "2g"}}``.
+
+    Property names with dots are reached with a quoted last part:
+    ``--set 'hadoop.properties.yarn-site."yarn.nm.x"=5'``.
+
+    Raises:
+        UserError: no ``=`` or an empty key.
+    """
+    key, sep, raw = assignment.partition("=")
+    if not sep or not key.strip():
+        raise UserError(f"{assignment!r} is not key=value", file="--set",
+                        fix="write e.g. --set hadoop.map_memory=2g")
+    parts: list[str] = []
+    for match in re.finditer(r'"([^"]+)"|([^.]+)', key.strip()):
+        parts.append(match.group(1) or match.group(2))
+    parts = _property_parts(parts, assignment)
+    try:
+        value = load_yaml(raw) if raw != "" else ""
+    except YAMLError:
+        value = raw
+    tree: dict[str, Any] = {}
+    node = tree
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+    return tree
+
+
+def _property_parts(parts: list[str], assignment: str) -> list[str]:
+    """``hadoop.properties.FILE.a.b.c`` → ``[hadoop, properties, FILE, "a.b.c"]`` (a property name keeps its dots).
+
+    Raises:
+        UserError: ``hadoop.properties.KEY`` without a file (names the ``-D`` spelling that picks it).
+    """
+    if parts[:2] != ["hadoop", "properties"] or len(parts) < 4:
+        if parts[:2] == ["hadoop", "properties"] and len(parts) == 3 and parts[2] not in CONFIG_FILES:
+            raise UserError(f"{assignment!r} names no configuration file", file="--set",
+                            fix=f"write -D {parts[2]}={assignment.partition('=')[2]}")
+        return parts
+    if parts[2] not in CONFIG_FILES:
+        name = ".".join(parts[2:])
+        raise UserError(f"{assignment!r}: {parts[2]!r} is not a configuration file", file="--set",
+                        fix=f"write -D {name}={assignment.partition('=')[2]} (or --set "
+                            f"hadoop.properties.<{'|'.join(CONFIG_FILES)}>.{name}=...)")
+    return [*parts[:3], ".".join(parts[3:])]
+
+
+def parse_define(define: str, home: str | None) -> dict[str, Any]:
+    """Turn ``-D mapreduce.job.reduces=8`` into ``{"hadoop": {"properties": {"mapred-site": {key: "8"}}}}``.
+
+    The file is the one whose ``*-default.xml`` in the Hadoop install at ``home`` lists the key, else chosen by
+    the key's prefix (:func:`launcher.config.properties.config_file_for`). The value stays a string, as Hadoop's own
+    ``-D`` reads it.
+
+    Raises:
+        UserError: no ``=`` or an empty key.
+    """
+    from launcher.config.properties import config_file_for, known_properties
+
+    key, sep, value = define.partition("=")
+    key = key.strip()
+    if not sep or not key or any(c.isspace() for c in key):
+        raise UserError(f"{define!r} is not key=value", file="-D", fix="write e.g. -D mapreduce.job.reduces=8")
+    file = config_file_for(key, known_properties(home) if home else {})
+    return {"hadoop": {"properties": {file: {key: value}}}}
+
+
+def user_config_path() -> Path:
+    """``$HPC_HADOOP_CONFIG``, else ``~/.config/hpc-hadoop/config.yaml``."""
+    env = os.environ.get("HPC_HADOOP_CONFIG")
+    return Path(env) if env else Path.home() / ".config" / "hpc-hadoop" / "config.yaml"
+
+
+def site_presets() -> dict[str, Path]:
+    """The site presets shipped in ``site-configs/``: name → file."""
+    return {p.stem: p for p in sorted(SITE_DIR.glob("*.yaml"))}
+
+
+def _lookup(tree: Mapping[str, Any], loc: tuple[Any, ...]) -> bool:
+    node: Any = tree
+    for part in loc:
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        else:
+            return False
+    return True
+
+
+_FIXES = {
+    "missing": "add it",
+    "extra_forbidden": None,
+    "int_parsing": "use a whole number",
+    "int_type": "use a whole number",
+    "bool_parsing": "use true or false",
+    "bool_type": "use true or false",
+    "literal_error": None,
+    "string_type": "use a string (quote it)",
+    "list_type": "use a YAML list ([a, b] or one '- item' per line)",
+    "dict_type": "use a mapping (key: value lines)",
+    "too_short": "give at least one",
+    "greater_than_equal": None,
+}
+
+
+def _describe(error: Mapping[str, Any], model: type[BaseModel], data: Mapping[str, Any]) -> tuple[str, str | None]:
+    kind = error["type"]
+    loc = [p for p in error["loc"] if p not in _STEP_MODELS]
+    message = error["msg"].removeprefix("Value error, ")
+    fix = _FIXES.get(kind)
+    if kind == "extra_forbidden":
+        parent = _model_at(model, loc[:-1], data)
+        valid = ", ".join(sorted(f.alias or n for n, f in parent.model_fields.items())) if parent else ""
+        message = f"unknown field {loc[-1]!r}"
+        fix = f"valid fields here: {valid}" if valid else "remove it"
+    elif kind == "missing":
+        message = "required field is missing"
+    elif kind == "literal_error":
+        fix = message.replace("Input should be", "use")
+        message = f"{error.get('input')!r} is not allowed"
+        close = difflib.get_close_matches(str(error.get("input")), re.findall(r"'([^']*)'", fix), n=1)
+        if close:
+            fix = f"did you mean {close[0]!r}? ({fix})"
+    elif kind in ("int_parsing", "int_type", "bool_parsing", "string_type", "list_type", "dict_type"):
+        message = f"{error.get('input')!r}: {message.lower()}"
+    return message, fix
+
+
+def _model_at(model: type[BaseModel], loc: list[Any], data: Mapping[str, Any]) -> type[BaseModel] | None:
+    current: Any = model
+    if len(loc) >= 2 and loc[0] == "steps" and isinstance(loc[1], int):
+        steps = data.get("steps") or []
+        kind = _step_kind(steps[loc[1]]) if loc[1] < len(steps) else None
+        if kind is None:
+            return None
+        current, loc = _STEP_MODELS[kind], loc[2:]
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        field = current.model_fields.get(part)
+        if field is None:
+            return None
+        annotation = field.annotation
+        args = getattr(annotation, "__args__", ())
+        candidates = [a for a in (annotation, *args) if isinstance(a, type) and issubclass(a, BaseModel)]
+        current = candidates[0] if candidates else None
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _validation_error(exc: ValidationError, layers: list[tuple[str, dict[str, Any]]], job_name: str,
+                      merged: Mapping[str, Any]) -> UserError:
+    """The first validation error as one :class:`UserError`, naming the highest layer that set the field."""
+    error = exc.errors()[0]
+    loc = tuple(p for p in error["loc"] if p not in _STEP_MODELS)
+    origin = job_name
+    for name, layer in reversed(layers):
+        if _lookup(layer, loc):
+            origin = name
+            break
+    message, fix = _describe(error, JobSpec, merged)
+    field = ".".join(str(p + 1) if isinstance(p, int) else (str(p) or "''") for p in loc) or None
+    more = len(exc.errors()) - 1
+    if more:
+        message += f" (and {more} more problem{'s' if more > 1 else ''})"
+    return UserError(message, file=origin, field=field, fix=fix)
+
+
+def _apply_defines(merged: dict[str, Any], defines: Sequence[str], layers: list[tuple[str, dict[str, Any]]],
+                   ) -> dict[str, Any]:
+    """``merged`` with the ``-D`` properties on top; the layer ``-D`` is added to ``layers`` (for error origins)."""
+    from launcher.config.properties import runtime_home
+
+    hadoop = merged.get("hadoop")
+    home = runtime_home(hadoop.get("home") if isinstance(hadoop, Mapping) else None)
+    tree: dict[str, Any] = {}
+    for define in defines:
+        tree = deep_merge(tree, parse_define(define, home))
+    layers.append(("-D", tree))
+    return deep_merge(merged, tree)
+
+
+def _absolute(value: object, base: Path) -> object:
+    """``value`` against ``base`` when it is a relative path; anything else as it is (absolute paths, ``$VAR``,
+    ``${run_dir}``, ``~``, URLs such as ``file:///x``, non-strings)."""
+    if not isinstance(value, str) or not value or value.startswith(("/", "$", "~")) or "://" in value:
+        return value
+    return os.path.normpath(base / value)
+
+
+def _absolute_example_args(step: dict[str, Any], base: Path) -> None:
+    """The input and output arguments of a built-in example (by position, as :mod:`launcher.steps.jobs` finds them)."""
+    from launcher.config.examples import EXAMPLE_INPUT_ARGS, EXAMPLE_OUTPUT_ARG, positional_indexes
+
+    args, example = step.get("args"), step.get("example")
+    if not isinstance(args, list) or not isinstance(example, str):
+        return
+    at = positional_indexes([str(a) for a in args])
+    chosen: list[int] = []
+    if example in EXAMPLE_INPUT_ARGS:
+        chosen += at[EXAMPLE_INPUT_ARGS[example]]
+    position = EXAMPLE_OUTPUT_ARG.get(example)
+    if position is not None and -len(at) <= position < len(at):
+        chosen.append(at[position])
+    step["args"] = [_absolute(a, base) if i in chosen else a for i, a in enumerate(args)]
+
+
+def absolute_paths(job: dict[str, Any], base: Path) -> dict[str, Any]:
+    """A job file's relative paths made absolute against ``base`` (the job file's directory), so that they mean
+    the same in the cluster directory, where the run happens, as next to the job file: ``filesystem.root``,
+    ``input_dir``, ``output_dir``, ``local_dirs``; each step's ``jar`` and ``output``; a streaming step's ``input``,
+    ``output`` and ``files``; a built-in example's input and output arguments. A jar step's ``args`` and the
+    mapper/reducer commands are passed as they are.
+    """
+    job = copy.deepcopy(job)
+    fs = job.get("filesystem")
+    if isinstance(fs, dict):
+        for key in ("root", "input_dir", "output_dir", "local_dirs"):
+            if key in fs and not (key == "local_dirs" and fs[key] == "shared"):  # a keyword, not a path
+                fs[key] = _absolute(fs[key], base)
+    for step in job.get("steps") or []:
+        if not isinstance(step, dict):
+            continue
+        for key in ("jar", "output"):
+            if key in step:
+                step[key] = _absolute(step[key], base)
+        for kind, keys in (("spark", ("jar", "output")), ("pyspark", ("script", "output"))):
+            inner = step.get(kind)
+            if isinstance(inner, dict):
+                for key in keys:
+                    if key in inner:
+                        inner[key] = _absolute(inner[key], base)
+        streaming = step.get("streaming")
+        if isinstance(streaming, dict):
+            for key in ("input", "files", "output"):
+                if key in streaming:
+                    value = streaming[key]
+                    streaming[key] = [_absolute(v, base) for v in value] if isinstance(value, list) else \
+                        _absolute(value, base)
+        elif "example" in step:
+            _absolute_example_args(step, base)
+    return job
+
+
+def _layers(job_name: str, job: dict[str, Any], cli: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The layers of a job, lowest first, as ``(name, data)``: the site preset (``site:`` of the command line, the
+    job file or the user config), the user config (:func:`user_config_path`), the job file, the command line.
+
+    Raises:
+        UserError: an unknown site preset (names the layer that asked for it).
+    """
+    layers: list[tuple[str, dict[str, Any]]] = []
+    user_path = user_config_path()
+    user = _read_yaml(user_path, "user config") if user_path.is_file() else {}
+    site = cli.get("site") or job.get("site") or user.get("site")
+    if site:
+        presets = site_presets()
+        if site not in presets:
+            origin = "--set" if cli.get("site") else job_name if job.get("site") else str(user_path)
+            raise UserError(f"unknown site preset {site!r}", file=origin, field="site",
+                            fix=f"use one of: {', '.join(presets) or '(none installed)'}")
+        layers.append((str(presets[site]), _read_yaml(presets[site], "site preset")))
+    if user:
+        layers.append((str(user_path), user))
+    layers.append((job_name, job))
+    if cli:
+        layers.append(("command line", cli))
+    return layers
+
+
+def load_spec(job_file: str | Path | None, *, sets: Sequence[str] = (), overrides: Mapping[str, Any] | None = None,
+              data: Mapping[str, Any] | None = None, require_steps: bool = True,
+              defines: Sequence[str] = ()) -> tuple[JobSpec, list[str]]:
+    """Resolve a job file with all its layers into a :class:`JobSpec`.
+
+    Args:
+        job_file: path of the YAML job file (``None`` with ``data`` for tests and the API).
+        sets: ``--set key=value`` strings, highest priority.
+        defines: ``-D key=value`` Hadoop properties (:func:`parse_define`), as high as ``sets``.
+        overrides: CLI options already turned into a mapping (``--nodes``, ``--scheduler``...),
+            just below ``sets``.
+        data: the job file's content, when it does not come from a file.
+        require_steps: at least one step is required (``submit``, ``run``); ``start`` needs none.
+
+    Relative paths in the job file are made absolute against its directory (:func:`absolute_paths`).
+
+    Returns:
+        ``(spec, sources)``: the frozen model and the layers used, lowest first.
+
+    Raises:
+        UserError: unreadable YAML, unknown preset, or a field that fails validation; the message
+            names the layer that gave the bad value, the field and a fix.
+    """
+    job_name = str(job_file) if job_file is not None else "<job>"
+    job = dict(data) if data is not None else _read_yaml(Path(str(job_file)), "job file")
+    if data is None:
+        job = absolute_paths(job, Path(str(job_file)).absolute().parent)
+    cli: dict[str, Any] = {}
+    if overrides:
+        cli = deep_merge(cli, {k: v for k, v in overrides.items() if v is not None})
+    for assignment in sets:
+        cli = deep_merge(cli, parse_set(assignment))
+    layers = _layers(job_name, job, cli)
+    merged: dict[str, Any] = {}
+    for _, layer in layers:
+        merged = deep_merge(merged, layer)
+    if defines:
+        merged = _apply_defines(merged, defines, layers)
+    try:
+        spec = JobSpec.model_validate(merged)
+    except ValidationError as exc:
+        raise _validation_error(exc, layers, job_name, merged) from None
+    if require_steps and not spec.steps:
+        missing = "steps" not in merged or merged["steps"] is None
+        raise UserError("required field is missing" if missing else "no steps to run", file=job_name, field="steps",
+                        fix="add it" if missing else "give at least one (or keep a cluster up with `hpc-hadoop start`)")
+    return spec, [name for name, _ in layers]

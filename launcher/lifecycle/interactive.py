@@ -1,0 +1,472 @@
+"""Clusters that stay up for interactive use: the index of a user's clusters, their state, stop and clean.
+
+``hpc-hadoop start`` makes a cluster directory, then either submits a batch job whose script runs
+``hpc-hadoop run --hold`` or, on the local backend and inside an existing allocation, starts that same
+command detached from the terminal. The held run brings the cluster up, runs the job file's steps (if any)
+and then keeps the cluster up until a stop is requested (the file ``stop-requested`` in the cluster
+directory, which ``hpc-hadoop stop`` writes: any node of the shared filesystem can write it), the walltime
+is nearly over, or a signal arrives; then it tears down as every run does and ``run.json`` says ``stopped``.
+
+The state lives in the cluster directory (``plan.json``, ``run.json``, ``submit.json``, on the shared
+filesystem); a small index of the user's clusters lives in ``$XDG_STATE_HOME/hpc-hadoop/clusters/``
+(default ``~/.local/state/hpc-hadoop/clusters/``): one ``<cluster id>.json`` per cluster with its cluster
+directory, scheduler and job id.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from launcher.lifecycle.report import STATES
+from launcher.util import polling
+from launcher.util.errors import UserError
+
+#: Name of the file whose existence asks a held cluster to tear down.
+STOP_FILE = "stop-requested"
+#: States of a cluster that is (or may soon be) using its allocation; ``unknown``: the batch system does not answer,
+#: so the cluster may well run on.
+ACTIVE = ("pending", "starting", "running", "ready", "stopping", "unknown")
+#: A cluster directory's record of an end the batch system told (``lost``) or ``stop`` made (``cancelled``), written
+#: where no final ``run.json`` will come: final, so ``list`` never asks the batch system about it again.
+ENDED_FILE = "ended.json"
+#: Batch job states (``JobState`` values) of a released allocation.
+RELEASED = ("completed", "failed", "cancelled", "timed_out", "unknown")
+
+
+def state_dir() -> Path:
+    """``$XDG_STATE_HOME/hpc-hadoop/clusters`` (default ``~/.local/state/hpc-hadoop/clusters``)."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base, "hpc-hadoop", "clusters")
+
+
+def register(cluster_id: str, run_dir: str | Path, scheduler: str, job_id: str | None = None, *,
+             holder_pid: int | None = None, interactive: bool = False) -> Path:
+    """Add (or update) a cluster in the user's index; returns the index entry's path.
+
+    Args:
+        holder_pid: the process that holds the cluster (the detached ``run --hold`` on the local backend or
+            inside an allocation); ``None`` for a batch job (the batch system's job id tells its state).
+        interactive: made by ``hpc-hadoop start``.
+
+    The index is a convenience: failing to write it (read-only home) never stops a run.
+    """
+    path = state_dir() / f"{cluster_id}.json"
+    entry: dict[str, Any] = {}
+    try:
+        if path.exists():
+            entry = json.loads(path.read_text())
+    except (OSError, ValueError):
+        entry = {}
+    entry.update({"cluster_id": cluster_id, "run_dir": str(run_dir), "scheduler": scheduler})
+    entry.setdefault("created", time.time())
+    if job_id is not None:
+        entry["job_id"] = job_id
+    if holder_pid is not None:
+        entry["holder_pid"] = holder_pid
+        entry["holder_started"] = psutil.Process(holder_pid).create_time()
+    entry["interactive"] = entry.get("interactive", False) or interactive
+    _write_entry(path, entry)
+    return path
+
+
+def _write_entry(path: Path, entry: dict[str, Any]) -> None:
+    """Write an index entry atomically; an index that cannot be written is left as it is."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(entry, indent=2))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def index_entries() -> list[dict[str, Any]]:
+    """Every entry of the index, oldest first (unreadable entries are skipped)."""
+    entries = []
+    for path in sorted(state_dir().glob("*.json")):
+        try:
+            entries.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return sorted(entries, key=lambda e: e.get("created", 0))
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+@dataclass
+class ClusterStatus:
+    """What ``hpc-hadoop list`` and ``status`` show of one cluster.
+
+    Attributes:
+        cluster_id: the cluster id (``<name>-<yyyymmdd-HHMMSS>-<hex4>``).
+        run_dir: the cluster directory.
+        scheduler: ``local``, ``slurm``...; ``job_id`` its job id (``None`` on the local backend).
+        state: ``pending`` (queued), ``starting`` (bring-up), ``running`` (steps), ``ready`` (up, held for
+            interactive use), ``stopping``, ``lost`` (its batch job or holder process ended without a final
+            report: killed by the batch system, ``qdel``/``scancel``, a node failure; the logs stay readable),
+            ``cancelled`` (stopped while its job was still queued), ``unknown`` (the batch system does not answer:
+            ``detail`` says since when and what it printed; the cluster may run on), ``gone`` (directory removed),
+            or a final state of ``run.json`` (``stopped``, ``succeeded``, ``failed``,
+            ``bringup_failed``, ``interrupted``, ``timed_out``).
+        detail: why, for ``lost`` and failures.
+        nodes: node names; ``head`` the ResourceManager's node.
+        created: epoch seconds; ``walltime_left_s`` seconds until the walltime ends (``None`` if unknown).
+        rm_web, jhs_web: ResourceManager and JobHistoryServer web addresses.
+        interactive: made by ``start``.
+    """
+
+    cluster_id: str
+    run_dir: str
+    scheduler: str
+    job_id: str | None
+    state: str
+    detail: str = ""
+    nodes: list[str] | None = None
+    head: str | None = None
+    created: float | None = None
+    walltime_left_s: float | None = None
+    rm_web: str | None = None
+    jhs_web: str | None = None
+    interactive: bool = False
+
+    @property
+    def active(self) -> bool:
+        """True while the cluster holds (or waits for) its allocation."""
+        return self.state in ACTIVE
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``list --json``)."""
+        return {**self.__dict__, "active": self.active}
+
+
+def _holder_alive(entry: dict[str, Any]) -> bool:
+    pid = entry.get("holder_pid")
+    if not pid:
+        return False
+    try:
+        proc = psutil.Process(int(pid))
+        return abs(proc.create_time() - float(entry.get("holder_started", 0))) < 1.0 and proc.is_running() \
+            and proc.status() != psutil.STATUS_ZOMBIE
+    except (psutil.Error, ValueError):
+        return False
+
+
+class Answer(str):
+    """A batch job's state as :func:`batch_state` tells it (a ``JobState`` value), with ``why``: for ``no_answer``,
+    the command that gave no answer and what it printed."""
+
+    why: str = ""
+
+    def __new__(cls, state: str, why: str = "") -> Answer:  # noqa: D102
+        answer = super().__new__(cls, state)
+        answer.why = why
+        return answer
+
+
+def submitted_backend(scheduler: str, run_dir: str | Path | None) -> Any:
+    """The scheduler backend of a cluster, with what its submission settled (the cluster directory's ``job.yaml``:
+    PBS's ``pbs.flavor`` and ``pbs.commands``, :meth:`BatchScheduler.recall`): its commands are the ones found at
+    submission, never whatever ``qstat`` comes first on this shell's ``PATH``."""
+    import yaml
+
+    from launcher.schedulers import get_scheduler
+    from launcher.schedulers.base import BatchScheduler
+    from launcher.util.yamlio import load_yaml
+
+    backend = get_scheduler(scheduler)
+    if isinstance(backend, BatchScheduler) and run_dir is not None:
+        try:
+            submitted = load_yaml(Path(run_dir, "job.yaml").read_text())
+        except (OSError, yaml.YAMLError):
+            submitted = None
+        if isinstance(submitted, dict):
+            backend.recall(submitted)
+    return backend
+
+
+def batch_state(scheduler: str, job_id: str, run_dir: str | Path | None = None) -> Answer:
+    """The batch job's state (``JobState`` value: ``pending``, ``running``, ``completed``... ``unknown``: the batch
+    system answered that it does not know the job; ``no_answer``: it did not answer, ``why`` says how), asked with
+    the commands recorded at submission (:func:`submitted_backend`) and again while the batch system does not know
+    the job (:meth:`BatchScheduler.confirmed_state`): one empty answer never makes a cluster lost."""
+    from launcher.schedulers.base import BatchScheduler
+
+    backend = submitted_backend(scheduler, run_dir)
+    if not isinstance(backend, BatchScheduler):
+        return Answer("unknown")
+    try:
+        state = backend.confirmed_state(job_id).value
+    except Exception as exc:  # noqa: BLE001 - a broken scheduler command must not break `list`
+        return Answer("no_answer", str(exc))
+    return Answer(state, str(backend.no_answer) if backend.no_answer else "")
+
+
+def record_end(run_dir: str | Path, state: str, detail: str) -> None:
+    """Write :data:`ENDED_FILE` (``state``: ``lost`` or ``cancelled``) into a cluster directory that has no final
+    ``run.json``; a directory that cannot be written is left as it is (the batch system is asked again next time)."""
+    try:
+        Path(run_dir, ENDED_FILE).write_text(json.dumps({"state": state, "detail": detail, "at": time.time()}))
+    except OSError:
+        pass
+
+
+def _remember(cluster_id: str, **fields: Any) -> None:
+    """Set (``None``: remove) ``fields`` of a cluster's index entry; an index that cannot be written is left."""
+    path = state_dir() / f"{cluster_id}.json"
+    entry = _read_json(path)
+    if entry is None:
+        return
+    for key, value in fields.items():
+        if value is None:
+            entry.pop(key, None)
+        else:
+            entry[key] = value
+    _write_entry(path, entry)
+
+
+def status_of(entry: dict[str, Any], *, job_state: Callable[[str, str], str] | None = None) -> ClusterStatus:
+    """The current state of an indexed cluster, from its directory and, while it is not final, from the
+    batch system (or the holder process): a cluster whose batch job (or holder process) ended without a final
+    ``run.json`` is ``lost``, on every scheduler.
+
+    Args:
+        entry: an index entry (``cluster_id``, ``run_dir``, ``scheduler``, ``job_id``, ``holder_pid``...).
+        job_state: ``(scheduler, job_id) → state`` (default: :func:`batch_state` with the cluster's recorded
+            commands; replaceable for tests).
+
+    A batch system that does not answer makes the cluster ``unknown`` (never ``lost``); an end it told (``lost``)
+    or that ``stop`` made (``cancelled``) is recorded (:func:`record_end`) and final: not asked again.
+    """
+    run_dir = Path(entry["run_dir"])
+    status = ClusterStatus(cluster_id=entry["cluster_id"], run_dir=str(run_dir), scheduler=entry["scheduler"],
+                           job_id=entry.get("job_id"), state="pending", created=entry.get("created"),
+                           interactive=bool(entry.get("interactive")))
+    try:
+        present = run_dir.is_dir()
+    except OSError as err:  # e.g. ENOTCONN: the filesystem it is on is mounted but does not answer
+        status.state, status.detail = "unreachable", f"its filesystem does not answer: {err.strerror}"
+        return status
+    if not present:
+        status.state, status.detail = "gone", "cluster directory removed"
+        return status
+    plan = _read_json(run_dir / "plan.json")
+    report = _read_json(run_dir / "run.json")
+    if plan:
+        status.nodes = [n["name"] for n in plan["nodes"]]
+        status.head = plan["master"]["name"]
+        status.job_id = status.job_id or plan.get("job_id")
+        if plan.get("deadline"):
+            status.walltime_left_s = float(plan["deadline"]) - time.time()
+    if report:
+        status.rm_web, status.jhs_web = report.get("rm_web"), report.get("jhs_web")
+        status.nodes = report.get("nodes") or status.nodes
+        if report.get("state") in STATES:
+            status.state, status.detail = report["state"], report.get("error") or ""
+            status.walltime_left_s = None
+            return status
+    ended = _read_json(run_dir / ENDED_FILE)
+    if ended and ended.get("state") in ("lost", "cancelled"):
+        status.state, status.detail, status.walltime_left_s = ended["state"], str(ended.get("detail", "")), None
+        return status
+    # Not final: is the allocation (or the holder process) still there?
+    if status.job_id and status.scheduler != "local":
+        batch = (job_state or (lambda name, job: batch_state(name, job, run_dir)))(status.scheduler, status.job_id)
+        if batch == "no_answer":
+            since = float(entry.get("no_answer_since") or time.time())
+            if "no_answer_since" not in entry:
+                entry["no_answer_since"] = since
+                _remember(status.cluster_id, no_answer_since=since)
+            status.state = "unknown"
+            status.detail = (f"batch system not answering since {time.strftime('%H:%M:%S', time.localtime(since))}"
+                             + (f": {getattr(batch, 'why', '')}" if getattr(batch, "why", "") else ""))
+            return status
+        if entry.pop("no_answer_since", None) is not None:
+            _remember(status.cluster_id, no_answer_since=None)
+        if batch == "pending":
+            status.state = "pending"
+            return status
+        if batch == "cancelled" and report is None:  # cancelled before it ran: nothing was lost
+            status.state, status.walltime_left_s = "cancelled", None
+            status.detail = f"the batch job {status.job_id} was cancelled while queued"
+            record_end(run_dir, status.state, status.detail)
+            return status
+        alive = batch == "running"
+        gone_why = f"the batch job {status.job_id} is {batch}" if batch != "unknown" else \
+            f"the batch system no longer knows job {status.job_id}"
+    else:
+        alive = _holder_alive(entry)
+        gone_why = f"the process holding it (pid {entry.get('holder_pid')}) is gone"
+    if not alive:
+        status.state, status.detail = "lost", gone_why + ", with no final run.json"
+        status.walltime_left_s = None
+        record_end(run_dir, status.state, status.detail)
+    elif report is None or report.get("bringup_s") is None:
+        status.state = "starting"
+    elif (run_dir / STOP_FILE).exists():
+        status.state = "stopping"
+    else:
+        status.state = "ready" if report.get("hold") else "running"
+    return status
+
+
+def statuses() -> list[ClusterStatus]:
+    """The state of every indexed cluster, oldest first."""
+    return [status_of(entry) for entry in index_entries()]
+
+
+def find(cluster: str | None, *, active_only: bool = True) -> ClusterStatus:
+    """The cluster a command names: its id, a unique prefix of it, or its batch job id; with ``cluster``
+    ``None``, the one active cluster.
+
+    Raises:
+        UserError: no match, several matches, or (``cluster`` ``None``) not exactly one active cluster.
+    """
+    entries = index_entries()
+    if cluster is None:
+        active = [s for s in (status_of(e) for e in entries) if s.active or not active_only]
+        if len(active) == 1:
+            return active[0]
+        if not active:
+            raise UserError("no running cluster", field="ID", fix="start one with `hpc-hadoop start JOB_FILE`")
+        raise UserError(f"{len(active)} clusters are running: {', '.join(s.cluster_id for s in active)}",
+                        field="ID", fix="name one (see `hpc-hadoop list`)")
+    exact = [e for e in entries if cluster in (e["cluster_id"], str(e.get("job_id")))]
+    matches = exact or [e for e in entries if e["cluster_id"].startswith(cluster)]
+    if len(matches) == 1:
+        return status_of(matches[0])
+    if not matches:
+        raise UserError(f"no cluster {cluster!r} in {state_dir()}", field="ID", fix="see `hpc-hadoop list`")
+    raise UserError(f"{cluster!r} matches {len(matches)} clusters: "
+                    f"{', '.join(e['cluster_id'] for e in matches)}", field="ID", fix="give more of the id")
+
+
+def request_stop(status: ClusterStatus, *, timeout: float = 120.0, poll: float = 0.5,
+                 on_wait: Callable[[str], None] | None = None) -> ClusterStatus:
+    """Stop a cluster: a job still queued is cancelled (the cluster is then ``cancelled``); else ask its holder to
+    tear down (``stop-requested`` in the cluster directory: whatever the batch system says, or when it does not
+    answer), wait for its final ``run.json``, then make sure the allocation is released (cancel the batch job, with
+    the commands recorded at submission, if it is still there). Logs, history and ``run.json`` stay in the cluster
+    directory.
+
+    Args:
+        timeout: seconds to wait for the teardown before cancelling the job / terminating the holder
+            (which still tears down: the batch script passes SIGTERM on).
+        poll: seconds between polls (:func:`launcher.util.polling.poll`).
+        on_wait: called with a line to show while waiting (and with why a cancel did not go through).
+
+    Returns:
+        The cluster's state afterwards (still active, e.g. ``unknown``, when the batch system did not answer the
+        cancel).
+    """
+    run_dir = Path(status.run_dir)
+    notify = on_wait or (lambda text: None)
+    entry = next((e for e in index_entries() if e["cluster_id"] == status.cluster_id), {})
+    if status.state == "pending" and status.job_id:
+        failure = _cancel(status)
+        if failure is None:
+            after = _wait_released(status, entry, 30.0, poll)
+            if after.state in ("lost", "pending") or not (run_dir / "run.json").exists():
+                record_end(run_dir, "cancelled", f"stopped while queued (`hpc-hadoop stop` at "
+                                                 f"{time.strftime('%Y-%m-%dT%H:%M:%S')})")
+            return status_of(entry or status.__dict__)
+        notify(f"cannot cancel the queued job: {failure}")
+    (run_dir / STOP_FILE).write_text(f"stop requested at {time.strftime('%Y-%m-%dT%H:%M:%S')} "
+                                     f"by pid {os.getpid()} on {os.uname().nodename}\n")
+    notify("teardown requested")
+    teardown = polling.poll(lambda: status_of(entry or status.__dict__), done=lambda current: not current.active,
+                            interval=poll, backoff=1.0, timeout=timeout)
+    if teardown.timed_out:
+        notify(f"no teardown within {timeout:.0f} s: cancelling")
+        if status.job_id and status.scheduler != "local":
+            failure = _cancel(status)
+            if failure is not None:
+                notify(f"the batch system did not answer the cancel: {failure}")
+                return status_of(entry or status.__dict__)
+        elif entry.get("holder_pid") and _holder_alive(entry):
+            psutil.Process(int(entry["holder_pid"])).terminate()
+    return _wait_released(status, entry, 60.0, poll)
+
+
+def cancel_leftover(status: ClusterStatus) -> tuple[str | None, str | None]:
+    """Cancel the batch job of a cluster that is no longer active (a final ``run.json``, ``lost``, ``cancelled``) when
+    the batch system still knows it as queued or running, or does not answer: ``stop`` never leaves a job behind.
+    The cancel runs the commands recorded at submission.
+
+    Returns:
+        ``(state, failure)``: the state the job had when it was cancelled (``pending``, ``running``, ``no_answer``),
+        ``None`` when there was none to cancel (the local backend, or a job the batch system no longer runs); and
+        why the cancel did not go through (the batch system did not answer it), else ``None``.
+    """
+    if not status.job_id or status.scheduler == "local":
+        return None, None
+    state = batch_state(status.scheduler, status.job_id, status.run_dir)
+    if state not in ("pending", "running", "no_answer"):
+        return None, None
+    failure = _cancel(status)
+    return str(state), (str(failure) if failure is not None else None)
+
+
+def _cancel(status: ClusterStatus) -> Any:
+    """Cancel a cluster's batch job with the commands recorded at submission (:func:`submitted_backend`); returns
+    ``None`` when it went through (or the job had ended), else the :class:`NoAnswer` of the cancel command."""
+    backend = submitted_backend(status.scheduler, status.run_dir)
+    cancel = getattr(backend, "cancel", None)
+    if cancel and status.job_id:
+        return cancel(status.job_id)
+    return None
+
+
+def _wait_released(status: ClusterStatus, entry: dict[str, Any], timeout: float, poll: float) -> ClusterStatus:
+    """Wait up to ``timeout`` seconds until the batch job is over (or the holder process exited), polling every
+    ``poll`` seconds; cancel a job still there after half of it. A batch system that does not answer ends the
+    wait at once (nothing can be learnt by waiting)."""
+    def released() -> bool:
+        if status.job_id and status.scheduler != "local":
+            return batch_state(status.scheduler, status.job_id, status.run_dir) in (*RELEASED, "no_answer")
+        return not _holder_alive(entry)
+
+    def wait(seconds: float) -> bool:
+        return polling.poll(released, done=bool, interval=poll, backoff=1.0, timeout=seconds).done
+
+    if not wait(timeout / 2):
+        if status.job_id:
+            _cancel(status)
+        wait(timeout / 2)
+    return status_of(entry or status.__dict__)
+
+
+def clean(targets: list[ClusterStatus]) -> list[str]:
+    """Delete the cluster directories of finished clusters and their index entries.
+
+    Raises:
+        UserError: one of ``targets`` is still active (nothing is deleted then).
+
+    Returns:
+        The deleted directories.
+    """
+    running = [t for t in targets if t.active]
+    if running:
+        raise UserError(f"cluster {running[0].cluster_id} is {running[0].state}: its directory "
+                        f"{running[0].run_dir} is in use", field="ID",
+                        fix=f"stop it first: hpc-hadoop stop {running[0].cluster_id}")
+    removed = []
+    for target in targets:
+        if Path(target.run_dir).is_dir():
+            shutil.rmtree(target.run_dir)
+            removed.append(target.run_dir)
+        (state_dir() / f"{target.cluster_id}.json").unlink(missing_ok=True)
+    return removed

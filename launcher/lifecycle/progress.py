@@ -1,0 +1,112 @@
+"""Terminal progress for a run: a live rich display on a terminal, plain lines otherwise (CI, batch logs)."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from launcher.lifecycle.runner import Observer
+from launcher.steps.jobs import StepResult
+
+
+class ConsoleObserver(Observer):
+    """Shows phases and map/reduce progress.
+
+    On a terminal: one rich progress bar per step (map %, reduce %). Otherwise: a timestamped line per
+    phase and per 10% of progress, which reads well in a batch job's output file. That file is often on the
+    shared filesystem (``batch-<job>.out`` in the cluster directory), which can stall: the lines are written by
+    a thread of their own, so that the run's thread never waits on it (:mod:`launcher.cluster.watch`); :meth:`close`
+    waits at most :data:`FLUSH_SECONDS` for the last ones.
+    """
+
+    #: Seconds :meth:`close` waits for the lines still to be written.
+    FLUSH_SECONDS = 10.0
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.live = console.is_terminal
+        self.lock = threading.Lock()
+        self.began = time.time()
+        self.last: dict[str, tuple[int, int, str]] = {}
+        self.bars: Progress | None = None
+        self.tasks: dict[str, TaskID] = {}
+        self.lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self.writer: threading.Thread | None = None
+        if self.live:
+            self.bars = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
+                                     TimeElapsedColumn(), console=console, transient=False)
+        else:
+            self.writer = threading.Thread(target=self._write_lines, name="progress-lines", daemon=True)
+            self.writer.start()
+
+    def _write_lines(self) -> None:
+        for text in iter(self.lines.get, None):
+            try:
+                self.console.print(text, highlight=False, soft_wrap=True)  # one line each, paths unbroken: greppable
+            except OSError:  # the output file's filesystem is gone: the run goes on, its record says the rest
+                continue
+
+    def _line(self, text: str) -> None:
+        line = f"[{time.time() - self.began:7.1f}s] {text}"
+        if self.writer is not None and self.writer.is_alive():
+            self.lines.put(line)
+        else:  # after close()
+            self.console.print(line, highlight=False, soft_wrap=True)
+
+    def warn(self, text: str) -> None:
+        """Print a warning line (above the live display on a terminal)."""
+        with self.lock:
+            if self.bars is not None and self.bars.live.is_started:
+                self.bars.console.print(f"[yellow]warning:[/yellow] {text}", highlight=False)
+            elif self.bars is not None:
+                self.console.print(f"warning: {text}", highlight=False)
+            else:
+                self._line(f"warning: {text}")
+
+    def phase(self, text: str) -> None:
+        """Print the phase; start the live display at the first step."""
+        with self.lock:
+            if self.bars is not None and text.startswith("step") and not self.bars.live.is_started:
+                self.bars.start()
+            if self.bars is not None and self.bars.live.is_started:
+                self.bars.console.print(f"[bold]{text}[/bold]")
+            else:
+                self._line(text)
+
+    def progress(self, result: StepResult) -> None:
+        """Update the step's bar, or print a line when progress moved by 10% or the state changed. A step that
+        ended without submitting a job (no application, no job id: a jar that failed before it reached YARN) shows
+        no progress, only how it ended: ``name: failed (exit code 1, no job submitted)``."""
+        with self.lock:
+            detail = f"map {result.map_pct:3d}% reduce {result.reduce_pct:3d}%"
+            if result.application_id:
+                detail += f"  {result.application_id}"
+            ended = result.state
+            if result.state in ("succeeded", "failed", "killed") and not (result.application_id or result.job_id):
+                code = f"exit code {result.returncode}, " if result.returncode is not None else ""
+                detail, ended = "", f"{result.state} ({code}no job submitted)"
+            if self.bars is not None and self.bars.live.is_started:
+                task = self.tasks.get(result.log)
+                if task is None:
+                    task = self.tasks[result.log] = self.bars.add_task(result.name, total=200, detail=detail)
+                self.bars.update(task, completed=result.map_pct + result.reduce_pct,
+                                     detail=f"{detail}  {ended}" if detail else ended)
+                return
+            previous = self.last.get(result.log, (-100, -100, ""))
+            if (result.map_pct // 10, result.reduce_pct // 10, result.state) != \
+                    (previous[0] // 10, previous[1] // 10, previous[2]) or previous[0] < 0:
+                self.last[result.log] = (result.map_pct, result.reduce_pct, result.state)
+                self._line(f"{result.name}: {detail} ({ended})" if detail else f"{result.name}: {ended}")
+
+    def close(self) -> None:
+        """Stop the live display, or write the lines still queued (waiting at most :data:`FLUSH_SECONDS`)."""
+        with self.lock:
+            if self.bars is not None and self.bars.live.is_started:
+                self.bars.stop()
+            if self.writer is not None and self.writer.is_alive():
+                self.lines.put(None)
+                self.writer.join(timeout=self.FLUSH_SECONDS)

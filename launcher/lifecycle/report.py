@@ -1,0 +1,267 @@
+"""The run report: ``run.json`` in the cluster directory and the summary on the terminal."""
+
+from __future__ import annotations
+
+import errno
+import getpass
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from launcher import __version__
+from launcher.node.listeners import WILDCARD_ADDRESSES
+from launcher.plan.cluster_plan import node_work_root
+from launcher.steps import shuffle
+
+#: Final states of a run (``stopped``: an interactive cluster ended by ``hpc-hadoop stop``).
+STATES = ("succeeded", "stopped", "failed", "bringup_failed", "interrupted", "timed_out")
+
+
+@dataclass
+class RunReport:
+    """Everything worth keeping about one run; written as ``run.json``.
+
+    ``filesystem``: type (``lustre``, ``orangefs (fuse)``, ``fuse.glusterfs``...), mount, ``mode``, why layouts can
+    be neither set nor read there (``striping_error``, or ``null``) and one entry per directory (input, output,
+    staging, scratch) with its status: ``applied`` (the ``requested`` layout, the directory's read back in
+    ``layout``, the one a new file really got in ``effective`` and each setting it did not get in ``differs``),
+    ``striping not applicable`` (and why), ``not restriped: holds data``, ``not requested`` or ``failed``.
+
+    ``notes``: what the launcher changed or skipped on its own, e.g. timeouts clamped to half the walltime.
+    ``ports``: every TCP port the cluster's processes were seen listening on (``node``, ``process``,
+    ``address``, ``port``), sampled each second by the agents (:mod:`launcher.node.listeners`).
+    ``lost_nodes``: nodes whose NodeManager was lost while a step ran, which the run survived (``node``,
+    ``step``, ``daemon``, ``exit``, ``at`` in epoch seconds).
+    ``stalls``: reads of the shared filesystem that went unanswered for :data:`launcher.cluster.watch.STALL_SECONDS` or
+    more while the cluster ran (``path``, ``began`` in epoch seconds, ``seconds``, ``ongoing``: still unanswered
+    when the cluster was down).
+    ``hold``: an interactive cluster (``hpc-hadoop start``), kept up after its steps until stopped.
+    ``lost_filesystem``: the shared filesystem was lost while the cluster ran (``mount``, ``errno``, ``strerror``:
+    :class:`launcher.util.errors.FilesystemLost`), or ``null``; ``kept_at``: where this record was kept instead of
+    ``run.json`` in the cluster directory, which could not be written (:meth:`RunReport.keep_locally`), or ``null``.
+
+    Timings are seconds: ``bringup_s`` (agents started → every NodeManager RUNNING),
+    ``since_allocation_s`` (allocation start → ready), ``teardown_s``, ``total_s``; per step ``wall_s``.
+    """
+
+    cluster_id: str
+    name: str
+    run_dir: str
+    scheduler: str
+    job_id: str | None
+    nodes: list[str]
+    state: str = "running"
+    error: str | None = None
+    started: float = field(default_factory=time.time)
+    ended: float | None = None
+    bringup_s: float | None = None
+    since_allocation_s: float | None = None
+    teardown_s: float | None = None
+    total_s: float | None = None
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    rm_web: str | None = None
+    jhs_web: str | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+    leftover_processes: int | None = None
+    error_exit_code: int | None = None
+    filesystem: dict[str, Any] = field(default_factory=dict)
+    hold: bool = False
+    notes: list[str] = field(default_factory=list)
+    ports: list[dict[str, Any]] = field(default_factory=list)
+    lost_nodes: list[dict[str, Any]] = field(default_factory=list)
+    stalls: list[dict[str, Any]] = field(default_factory=list)
+    lost_filesystem: dict[str, str] | None = None
+    kept_at: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """0 if every step succeeded (or a held cluster was stopped); 130 interrupted; 124 timed out; the exit code
+        of the error that ended the run around its steps (``error_exit_code``: 1 a daemon died, 2 bad input) even
+        when it killed a step; else the failed step's exit code; else 1."""
+        if self.state in ("succeeded", "stopped"):
+            return 0
+        if self.state == "interrupted":
+            return 130
+        if self.state == "timed_out":
+            return 124
+        if self.error_exit_code is not None:  # the run failed around its steps (a daemon died, bad input)
+            return self.error_exit_code
+        failed = [s for s in self.steps if s.get("returncode") not in (0, None)]
+        if failed:
+            return int(failed[-1]["returncode"])
+        return 1
+
+    def to_json(self) -> str:
+        """JSON text of ``run.json``."""
+        data = asdict(self)
+        data["exit_code"] = self.exit_code
+        data["hpc_hadoop_version"] = __version__
+        return json.dumps(data, indent=2)
+
+    def write(self) -> Path:
+        """Write ``<run_dir>/run.json`` atomically; returns its path. On a full filesystem (``ENOSPC``) the
+        room kept by :func:`reserve_room` is given back and the write tried once more.
+
+        Raises:
+            OSError: it could not be written (the filesystem is full and no reserve is left, or it failed).
+        """
+        path = Path(self.run_dir, "run.json")
+        try:
+            _replace(path, self.to_json())
+        except OSError as err:
+            if err.errno != errno.ENOSPC or not release_room(self.run_dir):
+                raise
+            _replace(path, self.to_json())
+        return path
+
+    def keep_locally(self) -> Path | None:
+        """Write the record on this node (the first of :func:`local_record_paths` that takes it), for a run whose
+        cluster directory cannot be written (its filesystem is gone); ``kept_at`` names the file, and ``error`` says
+        where it is (or that no place took it).
+
+        Returns:
+            The file, or ``None`` when no node-local directory could take it either.
+        """
+        error, tried = self.error, local_record_paths(self.cluster_id)
+        for path in tried:
+            self.kept_at = str(path)
+            self.error = f"{error}; final record kept at {path} (the cluster directory cannot be written)"
+            try:
+                _private_dir(path.parent)
+                _replace(path, self.to_json())
+            except OSError:
+                continue
+            return path
+        self.kept_at = None
+        self.error = (f"{error}; no final record kept (the cluster directory cannot be written, nor "
+                      f"{' nor '.join(str(p.parent) for p in tried)})")
+        return None
+
+
+def local_record_paths(cluster_id: str) -> list[Path]:
+    """Where a run's final record goes on its node when the cluster directory cannot be written, best first:
+    ``/var/tmp/hpc-hadoop-<user>/<cluster id>.run.json`` (``/var/tmp`` outlives the job, whose ``$TMPDIR`` the
+    batch system deletes at its end, and a reboot), then the same in the daemons' node-local working root
+    (:func:`launcher.plan.cluster_plan.node_work_root`: ``$TMPDIR`` or ``/tmp``)."""
+    user = getpass.getuser()
+    name = f"{cluster_id}.run.json"
+    return [Path("/var/tmp", f"hpc-hadoop-{user}", name), node_work_root(user) / name]
+
+
+def _private_dir(directory: Path) -> None:
+    """Make ``directory`` (mode 0700) in a world-writable parent such as ``/var/tmp``, and check it is ours.
+
+    Raises:
+        OSError: it cannot be made, or it is someone else's or a symbolic link (``PermissionError``).
+    """
+    directory.mkdir(mode=0o700, exist_ok=True)
+    info = directory.lstat()
+    if directory.is_symlink() or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise PermissionError(f"{directory} is not this user's private directory")
+
+
+def _replace(path: Path, text: str) -> None:
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+#: Room kept in the cluster directory for the last writes of ``run.json`` when the filesystem fills up
+#: (issue 13 item 6): ``run.json`` of a run with many steps and ports is tens of KiB.
+RESERVE_BYTES = 1 << 20
+RESERVE_FILE = ".room-for-run.json"
+
+
+def reserve_room(run_dir: str | Path) -> None:
+    """Write :data:`RESERVE_BYTES` of real (not sparse) blocks to ``<run_dir>/.room-for-run.json``, given back by
+    :func:`release_room` when the filesystem fills up, so that ``run.json`` can still say what happened.
+
+    Raises:
+        OSError: the filesystem has not even that room (the run would fail anyway).
+    """
+    with open(Path(run_dir, RESERVE_FILE), "wb") as out:
+        out.write(b"\0" * RESERVE_BYTES)
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def release_room(run_dir: str | Path) -> bool:
+    """Delete the reserve of :func:`reserve_room`; True if there was one and it is gone (False too when it cannot be
+    deleted: the filesystem is gone)."""
+    try:
+        Path(run_dir, RESERVE_FILE).unlink()
+    except OSError:
+        return False
+    return True
+
+
+def ports_line(ports: list[dict[str, Any]]) -> str:
+    """One line on the ports a cluster listened on (``RunReport.ports``), naming those on every interface."""
+    wildcard = [f"{p['process']} {p['port']} on {p['node']}" for p in ports if p["address"] in WILDCARD_ADDRESSES]
+    line = f"ports: {len(ports)} listening TCP ports (run.json 'ports')"
+    return line + (f", on every interface: {', '.join(wildcard)}" if wildcard else ", each on its node's address")
+
+
+def _layout_text(layout: dict[str, Any] | None) -> str:
+    return ", ".join(f"{k} {v}" for k, v in (layout or {}).items() if v is not None and k != "error")
+
+
+def directory_line(entry: dict[str, Any]) -> str:
+    """One directory of the report's ``filesystem`` section as a line: ``applied: requested count 8, size 1048576;
+    effective count 4, size 1048576 (count 8 asked, 4 given): /path``; other statuses with the directory's layout
+    (``not requested (count 4): /path``) and why."""
+    status = entry["status"]
+    if status == "applied":
+        effective = _layout_text(entry.get("effective")) or "not reported"
+        differs = f" ({'; '.join(entry['differs'])})" if entry.get("differs") else ""
+        text = f"applied: requested {_layout_text(entry['requested'])}; effective {effective}{differs}"
+    else:
+        shown = _layout_text(entry.get("layout"))
+        text = status + (f" ({shown})" if shown else "")
+        if status != "striping not applicable" and entry.get("reason"):
+            text += f" [{entry['reason']}]"
+    return f"{text}: {entry['path']}"
+
+
+def summary(report: RunReport, console: Console) -> None:
+    """Print the run summary: state, timings, one row per step, where the logs are."""
+    table = Table(title=f"{report.name}: {report.state}", title_justify="left", show_edge=False)
+    for column in ("step", "state", "exit", "wall (s)", "application"):
+        table.add_column(column, justify="right" if column in ("exit", "wall (s)") else "left")
+    for step in report.steps:
+        wall = f"{step['wall_s']:.1f}" if step.get("wall_s") is not None else "-"
+        table.add_row(step["name"], step["state"], str(step.get("returncode", "-")), wall,
+                      step.get("application_id") or "-")
+    console.print(table)
+    for step in report.steps:
+        if step.get("shuffle"):
+            console.print(f"shuffle of {step['name']}: {shuffle.describe(step['shuffle'])}", markup=False)
+    fmt = lambda v: "-" if v is None else f"{v:.1f} s"  # noqa: E731
+    console.print(f"bring-up {fmt(report.bringup_s)}, teardown {fmt(report.teardown_s)}, "
+                  f"total {fmt(report.total_s)}")
+    fs = report.filesystem
+    if fs:
+        console.print(f"filesystem: {fs['type']} at {fs['mount']}, mode {fs['mode']}", markup=False)
+        for entry in fs["directories"]:
+            console.print(f"  {entry['role']:<8} {directory_line(entry)}", soft_wrap=True, markup=False)
+    if report.ports:
+        console.print(ports_line(report.ports), soft_wrap=True, markup=False)
+    for note in report.notes:
+        console.print(f"note: {note}", markup=False)
+    if report.error:
+        console.print(f"[red]error:[/red] {escape(report.error)}", soft_wrap=True)
+    if report.kept_at:
+        console.print(f"run directory: {report.run_dir}  (on the lost filesystem; the run's record: {report.kept_at})",
+                      soft_wrap=True, markup=False)
+    else:
+        console.print(f"run directory: {report.run_dir}  (run.json, logs/, steps/, history/)")

@@ -1,0 +1,93 @@
+"""``hpc-hadoop start``: bring a cluster up for interactive use and return once it is ready.
+
+Two ways, one held run (:func:`launcher.lifecycle.runner.execute` with ``hold``):
+
+* outside an allocation of the job's batch system: submit a batch job whose script runs
+  ``hpc-hadoop run --hold`` (:func:`launcher.lifecycle.submit.submit_batch`);
+* on the ``local`` backend, or inside an allocation (an ``salloc`` shell, a batch script): start
+  ``hpc-hadoop run --hold`` here, detached from the terminal (its own session; output in ``start.out``).
+
+Either way the cluster directory and the user's index (:mod:`launcher.lifecycle.interactive`) say where it is, and
+``start`` follows it until bring-up is done (state ``ready``, or ``running`` while the job file's steps run).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from launcher.config.spec import JobSpec
+from launcher.lifecycle.interactive import ClusterStatus, index_entries, register, status_of
+from launcher.lifecycle.submit import make_cluster_dir, submit_batch
+from launcher.schedulers import get_scheduler
+from launcher.util import polling
+
+
+def start_detached(spec: JobSpec, job_file: Path, *, overwrite: bool) -> Path:
+    """Make the cluster directory and start ``hpc-hadoop run --hold`` on it, detached (new session, stdin
+    closed, output to ``<run_dir>/start.out``), on the allocation this process is in (or this machine).
+
+    What the batch system decides is settled first and written into ``job.yaml`` (PBS: ``pbs.flavor``).
+
+    Returns:
+        The cluster directory.
+
+    Raises:
+        UserError: bad input, or not inside an allocation of ``spec.scheduler``.
+    """
+    scheduler = get_scheduler(spec.scheduler)
+    spec = scheduler.settle(spec)
+    allocation = scheduler.allocation(spec)
+    run_dir = make_cluster_dir(spec, job_file, overwrite=overwrite, allocation=allocation, command="start")
+    argv = [sys.executable, "-m", "launcher.cli", "run", "--run-dir", str(run_dir), "--hold",
+            *(["--overwrite"] if overwrite else []), str(run_dir / "job.yaml")]
+    with open(run_dir / "start.out", "ab") as out:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True, cwd=run_dir)
+    register(run_dir.name, run_dir, spec.scheduler, allocation.job_id, holder_pid=proc.pid, interactive=True)
+    return run_dir
+
+
+def start_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, console: Console) -> Path:
+    """Submit the held run as a batch job (:func:`launcher.lifecycle.submit.submit_batch`); returns the cluster
+    directory.
+
+    Raises:
+        UserError, CommandError: bad input, or the batch system's refusal.
+    """
+    _, run_dir, _ = submit_batch(spec, job_file, overwrite=overwrite, wait=False, console=console, hold=True)
+    return run_dir
+
+
+def wait_until_up(run_dir: Path, console: Console, *, timeout: float | None = None,
+                  poll: float = 0.5) -> ClusterStatus:
+    """Follow a starting cluster (its index entry) until bring-up is done or it ended
+    (:func:`launcher.util.polling.poll`: every ``poll`` seconds, backing off while the job is queued).
+
+    Prints each state change (pending → starting → ready).
+
+    Args:
+        timeout: give up after this many seconds (``None``: wait as long as the job is queued).
+        poll: seconds between polls.
+
+    Returns:
+        The cluster's status: ``ready``/``running`` (up), or a final state with ``detail``; ``starting`` or
+        ``pending`` when ``timeout`` passed.
+    """
+    entry = next(e for e in index_entries() if e["cluster_id"] == run_dir.name)
+    return polling.poll(lambda: status_of(entry), done=lambda s: s.state in ("ready", "running") or not s.active,
+                        key=lambda s: s.state, on_change=lambda s: console.print(f"cluster {s.cluster_id}: {s.state}"),
+                        interval=poll, backoff_while=lambda s: s.state == "pending", timeout=timeout).value
+
+
+def failure_tail(run_dir: Path, lines: int = 15) -> str:
+    """The last lines of the held run's output (``start.out`` or ``batch-<jobid>.out``), for a failed start."""
+    candidates = sorted(run_dir.glob("batch-*.out")) + [run_dir / "start.out"]
+    for path in candidates:
+        if path.exists():
+            text = path.read_text(errors="replace").splitlines()
+            return f"--- {path} (last {lines} lines) ---\n" + "\n".join(text[-lines:])
+    return ""

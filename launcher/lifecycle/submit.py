@@ -1,0 +1,354 @@
+"""``hpc-hadoop submit`` on a batch system: write the batch script, submit it, follow it (``--wait``).
+
+The cluster directory is made at submission, on the shared filesystem: it holds the fully resolved job
+file (``job.yaml``: every layer and ``--set`` already applied, so the batch job sees exactly what was
+submitted), the batch script (``batch.sh``), the scheduler's output (``batch-<jobid>.out``) and later
+everything a run keeps. Inside the allocation the script calls ``hpc-hadoop run --run-dir`` on it.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import shlex
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import jinja2
+from rich.console import Console
+
+from launcher import __version__
+from launcher.config.spec import JobSpec
+from launcher.filesystems import check_shared_root, decide
+from launcher.filesystems.pathlength import check_path_lengths
+from launcher.lifecycle.interactive import ENDED_FILE, register
+from launcher.plan.cluster_plan import ClusterPlan, expand_root, make_plan, naming_job_file, new_cluster_id
+from launcher.render.config import environment
+from launcher.runtime.hadoop import HadoopRuntime, discover
+from launcher.schedulers import get_scheduler
+from launcher.schedulers.base import Allocation, BatchScheduler, JobState, MissingCommand
+from launcher.steps.jobs import ResolvedStep, resolve_steps
+from launcher.util.errors import HpcHadoopError
+from launcher.util.yamlio import dump_yaml
+
+#: Seconds ``submit --wait`` waits through a batch system that does not answer, beyond the job's walltime: the job
+#: cannot outlive its walltime, so after that much silence nothing more can be learnt by waiting.
+NO_ANSWER_MARGIN = 300.0
+
+
+class Raw(str):
+    """Text that goes into a batch script as it is (already shell)."""
+
+
+def script_environment() -> jinja2.Environment:
+    """Jinja2 environment for batch scripts: every ``{{ value }}`` is shell-quoted unless ``|raw``."""
+    env = environment()
+    env.filters["raw"] = Raw
+    env.finalize = lambda value: value if isinstance(value, Raw) else shlex.quote(str(value))
+    return env
+
+
+def render_script(spec: JobSpec, scheduler: BatchScheduler, run_dir: Path, *, overwrite: bool = False,
+                  hold: bool = False) -> str:
+    """The batch script for ``spec`` whose cluster directory will be ``run_dir`` (``hold``: an interactive
+    cluster, kept up until ``hpc-hadoop stop``)."""
+    template = script_environment().get_template(scheduler.script_template)
+    return template.render(directives=scheduler.filtered_directives(spec, run_dir), prologue=spec.batch.prologue,
+                           run_dir=str(run_dir), job_file=str(run_dir / "job.yaml"), python=sys.executable,
+                           overwrite=overwrite, hold=hold, cluster_id=run_dir.name, name=spec.name,
+                           version=__version__)
+
+
+def _scheduler(spec: JobSpec) -> BatchScheduler:
+    scheduler = get_scheduler(spec.scheduler)
+    assert isinstance(scheduler, BatchScheduler), f"{spec.scheduler} cannot submit"
+    return scheduler
+
+
+def preview_spec(spec: JobSpec, notes: list[str] | None = None) -> JobSpec:
+    """``spec`` as ``submit`` settles it (:meth:`launcher.schedulers.base.Scheduler.settle`: PBS's ``pbs.flavor``
+    from ``qstat --version``), for ``render``: where the batch system's command is not installed, a dialect is
+    assumed and a line in ``notes`` says which and how to choose.
+
+    Raises:
+        UserError: the batch system's answer names no dialect (e.g. Grid Engine's ``qstat`` for PBS).
+    """
+    return get_scheduler(spec.scheduler).settle(spec, preview=True, notes=notes)
+
+
+def preview_script(spec: JobSpec) -> str:
+    """The batch script ``submit`` would write (with a placeholder cluster id); runs nothing but the dialect probe
+    (:func:`preview_spec`).
+
+    Raises:
+        UserError: as :func:`preview_spec`.
+    """
+    scheduler = _scheduler(spec)
+    run_dir = expand_root(spec.filesystem.root) / getpass.getuser() / "hpc-hadoop" / f"{spec.name}-PREVIEW"
+    return render_script(scheduler.settle(spec, preview=True), scheduler, run_dir)
+
+
+def takes_whole_nodes(spec: JobSpec) -> bool:
+    """Whether the batch script asks for whole nodes whose cores the allocation names only when the job runs:
+    ``batch.exclusive`` without ``batch.cores_per_node`` on Slurm (``--exclusive``) and PBS Pro
+    (``place=scatter:excl``; :func:`launcher.schedulers.base.whole_node_cores`). Torque and Grid Engine have no
+    whole-node request: they grant the cores asked for."""
+    pbspro = spec.scheduler == "pbs" and spec.pbs.flavor == "pbspro"
+    return spec.batch.exclusive and not spec.batch.cores_per_node and (spec.scheduler == "slurm" or pbspro)
+
+
+def preview_notes(plan: ClusterPlan) -> list[str]:
+    """Lines for ``render``'s notes on the YARN sizes of ``plan`` that the allocation decides only when the job runs,
+    the job file fixing none of them (the plan is made on the batch system's stand-in allocation:
+    :meth:`launcher.schedulers.base.BatchScheduler.preview_allocation`, 8 GiB nodes with the cores asked for, 1 by
+    default): the cores of whole nodes (:func:`takes_whole_nodes`), and the NodeManager's memory, which follows
+    the nodes' cores and memory (:func:`launcher.plan.cluster_plan.size_memory`)."""
+    spec, memory = plan.spec, plan.memory
+    notes = []
+    if takes_whole_nodes(spec) and not spec.hadoop.nodemanager_vcores:
+        notes.append(f"yarn.nodemanager.resource.cpu-vcores {memory.nodemanager_vcores} is a stand-in: the job takes "
+                     "whole nodes (batch.exclusive) and YARN gets each node's cores from the allocation when it runs; "
+                     "set batch.cores_per_node or hadoop.nodemanager_vcores to fix it")
+    if spec.hadoop.nodemanager_memory is None and (spec.batch.memory_per_node is None or takes_whole_nodes(spec)):
+        notes.append(f"yarn.nodemanager.resource.memory-mb {memory.nodemanager_mb} is a stand-in: it follows the "
+                     "cores and memory of each node, from the allocation when the job runs; set "
+                     "hadoop.nodemanager_memory to fix it")
+    return notes
+
+
+def check_installed(scheduler: BatchScheduler, spec: JobSpec) -> None:
+    """:meth:`BatchScheduler.check` where the batch system's commands are installed (``render`` and ``doctor``
+    run on machines without them too).
+
+    Raises:
+        UserError: the request can never be satisfied (e.g. more nodes than the partition has).
+    """
+    try:
+        scheduler.check(spec)
+    except MissingCommand:
+        pass
+
+
+def check_job(spec: JobSpec, job_file: Path, *, overwrite: bool = False) -> tuple[ClusterPlan, list[ResolvedStep]]:
+    """Every check ``submit`` makes, writing and queueing nothing (``render``, ``doctor JOB``): the batch system's
+    own (:func:`check_installed`), Java and Hadoop, a root the nodes share, memory (a container larger than a
+    node), jars, files, inputs and outputs, on the batch system's stand-in allocation (the local backend: this
+    machine), with ``spec`` settled as :func:`preview_spec` does.
+
+    Returns:
+        The preview plan and the resolved steps.
+
+    Raises:
+        UserError: the first problem found (one line: file, field, fix).
+    """
+    from launcher.lifecycle.runner import prepare
+
+    scheduler = get_scheduler(spec.scheduler)
+    spec = scheduler.settle(spec, preview=True)
+    if isinstance(scheduler, BatchScheduler):
+        check_installed(scheduler, spec)
+        allocation = scheduler.preview_allocation(spec)
+    else:
+        allocation = scheduler.allocation(spec)
+    return prepare(spec, allocation, overwrite=overwrite, job_file=str(job_file))
+
+
+def with_java(spec: JobSpec, runtime: HadoopRuntime) -> JobSpec:
+    """``spec`` with the JDK found at submission (``runtime.java_home``) written into ``hadoop.java_home`` when the job
+    file leaves it out, so the job runs the Java checked here and not the first one on its own ``PATH`` (PBS starts
+    the job through a login shell, which resets ``PATH``). The Python is the batch script's: this interpreter's
+    absolute path (:func:`render_script`)."""
+    if spec.hadoop.java_home:
+        return spec
+    return spec.model_copy(update={"hadoop": spec.hadoop.model_copy(update={"java_home": str(runtime.java_home)})})
+
+
+def clusters_dir(spec: JobSpec) -> Path:
+    """Where the user's cluster directories go: ``<root>/<user>/hpc-hadoop``."""
+    return expand_root(spec.filesystem.root) / getpass.getuser() / "hpc-hadoop"
+
+
+def missing_dirs(path: Path) -> list[Path]:
+    """``path`` and its parents that do not exist yet, deepest first: what ``mkdir -p path`` would make."""
+    missing = []
+    while not path.exists() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    return missing
+
+
+def remove_cluster_dir(run_dir: Path, made: list[Path]) -> None:
+    """Remove a cluster directory the batch system refused, and the parents made for it (``made``, deepest first:
+    :func:`missing_dirs` before it was made) that are empty: a refused submission leaves nothing behind."""
+    shutil.rmtree(run_dir, ignore_errors=True)
+    for directory in made:
+        try:
+            directory.rmdir()
+        except OSError:  # not empty (another cluster of the user's since), or not ours to remove
+            break
+
+
+def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocation: Allocation | None = None,
+                     command: str = "submit") -> Path:
+    """Check everything checkable (Java, Hadoop, jars, outputs, with a preview plan on ``allocation`` or the
+    batch system's stand-in nodes), then make the cluster directory (mode 0700) holding ``job.yaml``, the
+    fully resolved job file with the JDK found here (:func:`with_java`). ``hpc-hadoop run --run-dir`` takes it from
+    there.
+
+    Returns:
+        The new cluster directory ``<root>/<user>/hpc-hadoop/<cluster id>``.
+
+    Raises:
+        UserError: bad input (nothing is made then).
+    """
+    runtime = discover(spec.hadoop.home, spec.hadoop.java_home)
+    cluster_id = new_cluster_id(spec.name)
+    run_dir = clusters_dir(spec) / cluster_id
+    if allocation is None:
+        allocation = _scheduler(spec).preview_allocation(spec)
+    with naming_job_file(str(job_file)):
+        check_shared_root(spec, allocation)
+        filesystem = decide(spec.filesystem)
+    preview = make_plan(spec, allocation, runtime, filesystem=filesystem, cluster_id=cluster_id, run_dir=run_dir,
+                        job_file=str(job_file))
+    with naming_job_file(str(job_file)):
+        check_path_lengths(preview)
+    resolve_steps(spec, preview, overwrite=overwrite, job_file=str(job_file), check_inputs=not spec.setup)
+    spec = with_java(spec, runtime)
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    run_dir.mkdir(mode=0o700)
+    (run_dir / "job.yaml").write_text(
+        f"# Resolved from {job_file} (every layer applied) by hpc-hadoop {command}.\n"
+        + dump_yaml(spec.model_dump(mode="json", by_alias=True)))
+    return run_dir
+
+
+def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, console: Console,
+                 hold: bool = False) -> tuple[int, Path, str]:
+    """Submit ``spec`` to its batch system; with ``wait``, follow it to its end.
+
+    What the batch system decides is settled first and written into ``job.yaml`` (PBS: ``pbs.flavor``).
+    Everything checkable is checked before submission (Java, Hadoop, jars, outputs), with a preview plan.
+    If the batch system refuses the job, the just-made cluster directory is removed, with the parents made for it
+    (:func:`remove_cluster_dir`), and its message passed on: nothing is left queued, nothing is left on the
+    filesystem. The cluster goes into the user's index (``hpc-hadoop list``).
+
+    Args:
+        hold: an interactive cluster (``hpc-hadoop start``): the batch script runs ``run --hold``.
+
+    Returns:
+        ``(exit code, cluster directory, job id)``: the run's exit code with ``wait``, else 0.
+
+    Raises:
+        UserError, CommandError: bad input, or the batch system's refusal.
+    """
+    scheduler = _scheduler(spec)
+    spec = scheduler.settle(spec)
+    scheduler.check(spec)
+    made = missing_dirs(clusters_dir(spec))
+    run_dir = make_cluster_dir(spec, job_file, overwrite=overwrite, command="start" if hold else "submit")
+    try:
+        script = run_dir / "batch.sh"
+        script.write_text(render_script(spec, scheduler, run_dir, overwrite=overwrite, hold=hold))
+        script.chmod(0o700)
+        job_id = scheduler.submit(script)
+    except HpcHadoopError:
+        remove_cluster_dir(run_dir, made)
+        raise
+    (run_dir / "submit.json").write_text(json.dumps({"scheduler": spec.scheduler, "job_id": job_id,
+                                                     "submitted": time.time(), "job_file": str(job_file),
+                                                     "hold": hold}))
+    register(run_dir.name, run_dir, spec.scheduler, job_id, interactive=hold)
+    log = run_dir / f"batch-{job_id}.out"
+    console.print(f"submitted {spec.scheduler} job {job_id}\nrun directory: {run_dir}\nlog: {log}", soft_wrap=True)
+    if not wait:
+        return 0, run_dir, job_id
+    return follow(scheduler, job_id, run_dir, log, console, patience=spec.walltime + NO_ANSWER_MARGIN), run_dir, job_id
+
+
+def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, console: Console, *,
+           patience: float | None = None, clock: Callable[[], float] = time.monotonic) -> int:
+    """Follow a submitted job: its state changes, then its output as it grows, until it ends
+    (:meth:`BatchScheduler.wait`). More than 5 polls in a row that find the job unknown end it too: a batch system
+    that forgets a finished job at once, PBS Pro without job history, is then read from ``run.json``, and a line says
+    so. A batch system that does not answer (``NO_ANSWER``) is waited through, with a line saying since when and
+    what it printed, for ``patience`` seconds (the walltime plus :data:`NO_ANSWER_MARGIN`) or until ``run.json`` is
+    final.
+
+    Returns:
+        The run's exit code from ``run.json``; else 124 for a timed-out job, 143 cancelled (``qdel``, ``scancel``:
+        128 + SIGTERM), 1 failed or no answer.
+
+    Raises:
+        UserError: a command of the batch system is not installed.
+    """
+    shown: list[JobState] = []  # the states printed: every change, except to UNKNOWN and NO_ANSWER
+    offset = 0
+    silent_since: list[float] = []  # when the batch system stopped answering (monotonic), while it does not
+    report = run_dir / "run.json"
+
+    def final_report() -> dict:
+        try:
+            data = json.loads(report.read_text())
+        except (OSError, ValueError):
+            return {}
+        return data if data.get("state") not in (None, "running") else {}
+
+    def show(state: JobState) -> None:
+        nonlocal offset
+        if state is JobState.NO_ANSWER:
+            if not silent_since:
+                silent_since.append(clock())
+                console.print(f"job {job_id}: unknown: batch system not answering since {time.strftime('%H:%M:%S')} "
+                              f"({scheduler.no_answer}); waiting", soft_wrap=True)
+        elif silent_since:
+            silent_since.clear()
+            console.print(f"job {job_id}: the batch system answers again")
+        if state not in (JobState.UNKNOWN, JobState.NO_ANSWER) and (not shown or state != shown[-1]):
+            console.print(f"job {job_id}: {state.value}")
+            shown.append(state)
+        offset = copy_new_output(log, offset)
+
+    def ended(state: JobState) -> bool:
+        if state is not JobState.NO_ANSWER:
+            return state.terminal
+        return bool(final_report()) or (patience is not None and clock() - silent_since[0] > patience)
+
+    polled = scheduler.wait(job_id, until=ended, each=show, tolerate=5)
+    data = json.loads(report.read_text()) if report.exists() else {}
+    if polled.value is JobState.UNKNOWN:  # forgotten at once (PBS Pro without job history): run.json tells
+        console.print(f"job {job_id}: no longer known to the batch system; run.json: "
+                      + (f"{data.get('state')}, exit code {data.get('exit_code')}" if data else "none"), soft_wrap=True)
+    if polled.value is JobState.NO_ANSWER:
+        console.print(f"job {job_id}: the batch system did not answer for {clock() - silent_since[0]:.0f} s; run.json: "
+                      + (f"{data.get('state')}, exit code {data.get('exit_code')}" if data else "none"), soft_wrap=True)
+    if data and data.get("state") != "running":
+        return int(data.get("exit_code", 1))
+    try:  # `hpc-hadoop stop` cancelled it while queued (ENDED_FILE): the batch system may not keep such a job
+        recorded = json.loads((run_dir / ENDED_FILE).read_text())
+    except (OSError, ValueError):
+        recorded = {}
+    if recorded.get("state") == "cancelled" and polled.value is JobState.UNKNOWN:
+        console.print(f"job {job_id}: cancelled ({recorded.get('detail')})", soft_wrap=True)
+        return 143
+    last = shown[-1] if shown else polled.value
+    return {JobState.COMPLETED: 0, JobState.TIMEOUT: 124, JobState.CANCELLED: 143}.get(last, 1)
+
+
+def copy_new_output(log: Path, offset: int) -> int:
+    """Write what ``log`` gained after its first ``offset`` bytes to standard output; returns the new offset (bytes).
+
+    A log that does not exist (yet) is skipped.
+    """
+    if not log.exists():
+        return offset
+    with open(log, "rb") as handle:
+        handle.seek(offset)
+        chunk = handle.read()
+    if chunk:
+        sys.stdout.write(chunk.decode(errors="replace"))
+        sys.stdout.flush()
+    return offset + len(chunk)

@@ -1,0 +1,556 @@
+"""The per-node agent: starts this node's Hadoop daemons, supervises them, stops them.
+
+Run on every node by the fan-out launcher (``srun``, ``pbsdsh``, ``qrsh`` or a local process)::
+
+    python -m launcher.node.agent RUN_DIR [--node NAME] [--watch-pid PID]
+
+It reads ``plan.json`` from the cluster directory, finds its node (``--node``, ``$HPC_HADOOP_NODE``,
+``$SLURMD_NODENAME``, else the hostname), starts the daemons of that node's roles and stays in the
+foreground, so the batch system tracks and kills everything it started. It becomes a *child subreaper*
+(``prctl(PR_SET_CHILD_SUBREAPER)``), so containers that the NodeManager started in sessions of their own
+still end up as its children and are killed at the end. SIGTERM, SIGINT, SIGHUP and SIGUSR1 stop the
+node: SIGTERM to every daemon, SIGKILL after the grace period, then SIGKILL to every process left; the whole stop
+takes at most :data:`STOP_BUDGET_SECONDS`, whatever a daemon writing its class-data-sharing archive at exit needs (an
+archive not written by then is dropped), and a second signal during the stop cuts it short (SIGKILL now).
+
+A daemon that dies while it maps a class-data-sharing archive the JDK no longer maps (a file cut short: every JVM
+mapping it dies with SIGSEGV, issue 25) gets that archive set aside (:func:`launcher.runtime.cds.set_aside`) and is
+started
+again without it, once; ``archive_notes`` in the state file says so, and the run report repeats it.
+
+The daemons run from a node-local working directory (:attr:`launcher.plan.cluster_plan.NodePlan.work_dir`: a copy of
+``conf/`` and the JVMs' temporary files), which the agent makes private to the user at start and deletes at
+the end; when it cannot be made, the daemons use the cluster directory and the status file says why.
+
+State goes to ``agents/<node>.json`` (``starting``, ``running``, ``stopping``, ``stopped``, ``failed``)
+with each daemon's pid, exit code and log file. Exit code 0 when stopped on request, 1 when a daemon died.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+from launcher.node.listeners import Listener, of_descendants
+from launcher.plan.cluster_plan import LOCAL_DIR_MIN_FREE, ClusterPlan, NodePlan
+from launcher.render.daemons import (
+    DaemonCommand,
+    daemon_command,
+    datanode_dir,
+    format_command,
+    needs_format,
+    work_paths,
+)
+from launcher.runtime.cds import CDS_FLAG_PREFIXES, jar_entries, maps, publish, set_aside
+from launcher.util.network import interface_address
+
+#: Seconds ``NameNode -format`` may take (hdfs mode).
+FORMAT_TIMEOUT = 300.0
+#: Seconds the NameNode may take to accept RPC connections before the JobHistoryServer starts anyway.
+NAMENODE_TIMEOUT = 180.0
+#: Seconds between SIGTERM and SIGKILL for daemons (the NodeManager stops its containers in that time).
+GRACE_SECONDS = 8.0
+#: Extra seconds for a daemon that writes its class-data-sharing archive at exit (first run only; measured
+#: 2-7 s for a 40-65 MB archive on 2 busy cores), within :data:`STOP_BUDGET_SECONDS`.
+DUMP_GRACE_SECONDS = 12.0
+#: Seconds the agent's whole stop may take (every daemon's grace, the archives written at exit, the wait for the other
+#: nodes): then every daemon left is SIGKILLed, its archive dropped, the node-local directory removed. Below the
+#: launcher's stop timeout (45 s, :meth:`launcher.fanout.processes.AgentGroup.stop`), which SIGKILLs the agent itself
+#: (issue 25: the agent killed at 45 s while its daemons wrote archives, its node-local directory left behind).
+STOP_BUDGET_SECONDS = 30.0
+POLL_SECONDS = 0.2
+#: How often the agent reads the listening sockets of its daemons and containers (:mod:`launcher.node.listeners`):
+#: a task's ports live as long as the task (seconds), so this is a sample, and the run report says so.
+LISTEN_SAMPLE_SECONDS = 1.0
+#: Daemons stopped after every other one, and after the other nodes' agents: the NodeManagers unregister from
+#: the ResourceManager as they stop (DataNodes report to the NameNode).
+STOPPED_LAST = ("resourcemanager", "namenode")
+#: Seconds the master's agent waits for the other nodes' agents to stop before it stops the ResourceManager.
+PEER_WAIT_SECONDS = GRACE_SECONDS
+PR_SET_CHILD_SUBREAPER = 36
+#: Seconds an agent that has stopped its daemons waits for its last state to be written before it exits (a
+#: stalled filesystem must not keep it: the launcher's teardown waits for the agents).
+STATUS_FLUSH_SECONDS = 30.0
+
+
+class StatusWriter:
+    """Writes an agent's state file on a daemon thread: the latest text only, atomically (a temporary file, then
+    ``os.replace``). On a stalled filesystem the write waits there, not in the agent's loop, which goes on
+    supervising and, when asked, stopping the daemons (:mod:`launcher.cluster.watch`).
+
+    Args:
+        path: ``agents/<node>.json``.
+        node: the node's name (for the error line on stderr).
+    """
+
+    def __init__(self, path: Path, node: str) -> None:
+        self.path = path
+        self.node = node
+        self._pending: str | None = None
+        self._written = 0  # how many texts were put and then written (or failed)
+        self._put = 0
+        self._cond = threading.Condition()
+        threading.Thread(target=self._loop, name="status-writer", daemon=True).start()
+
+    def put(self, text: str) -> None:
+        """Write ``text`` soon, instead of any text still waiting (returns at once)."""
+        with self._cond:
+            self._pending = text
+            self._put += 1
+            self._cond.notify_all()
+
+    def flush(self, timeout: float) -> bool:
+        """Wait until the last text put is written (at most ``timeout`` seconds); True if it was."""
+        with self._cond:
+            target = self._put
+            return self._cond.wait_for(lambda: self._written >= target, timeout=timeout)
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._pending is not None)
+                text, self._pending, count = self._pending, None, self._put
+            tmp = self.path.with_suffix(f".tmp{os.getpid()}")
+            try:
+                tmp.write_text(text or "")
+                os.replace(tmp, self.path)
+            except OSError as err:  # a full or failing filesystem must not stop the agent from stopping its daemons
+                try:
+                    tmp.unlink(missing_ok=True)
+                except OSError:
+                    pass
+                say(f"agent {self.node}: cannot write {self.path}: {err}")
+            with self._cond:
+                self._written = count
+                self._cond.notify_all()
+
+
+def say(text: str) -> None:
+    """One line on stderr: the agents' log (``logs/fanout-*.log`` or ``logs/agent-<node>.out``), in the cluster
+    directory. Where that cannot be written (the filesystem is gone: ``ENOTCONN``), the line is lost and the agent
+    goes on stopping its daemons."""
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except OSError:
+        pass
+
+
+def become_subreaper() -> bool:
+    """Make orphaned descendants (containers started with ``setsid``) re-parent to this process."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def find_node(plan: ClusterPlan, name: str | None) -> NodePlan:
+    """This node's plan: by ``name``, ``$HPC_HADOOP_NODE``, ``$SLURMD_NODENAME``, the hostname.
+
+    Raises:
+        KeyError: no node of the plan matches.
+    """
+    if len(plan.nodes) == 1 and not name:
+        return plan.nodes[0]
+    candidates = [name, os.environ.get("HPC_HADOOP_NODE"), os.environ.get("SLURMD_NODENAME"),
+                  socket.gethostname(), socket.gethostname().split(".")[0]]
+    for candidate in candidates:
+        if candidate and any(n.name == candidate for n in plan.nodes):
+            return plan.node(candidate)
+    raise KeyError(f"this host ({socket.gethostname()}) is not a node of cluster {plan.cluster_id}")
+
+
+class Agent:
+    """Supervises the daemons of one node (see module docstring)."""
+
+    def __init__(self, plan: ClusterPlan, node: NodePlan, watch_pid: int | None = None) -> None:
+        self.plan = plan
+        self.node = node
+        self.watch_pid = watch_pid
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.commands: dict[str, DaemonCommand] = {}
+        self.stop_reason: str | None = None
+        self.status_file = plan.path("agents", f"{node.name}.json")
+        self.status = StatusWriter(self.status_file, node.name)
+        self.state = "starting"
+        self.failed: dict[str, int] = {}
+        self.failed_at: dict[str, float] = {}
+        self.work_dir: Path | None = None
+        self.work_note: str | None = None
+        self.nm_local_dir = node.nm_local_dir
+        self.nm_note: str | None = None
+        self.listening: set[Listener] = set()
+        self._sampled = 0.0
+        self.archive_notes: list[str] = []
+        self.restarted: set[str] = set()
+        self.killed: set[str] = set()  # daemons SIGKILLed at the end of their grace (:meth:`terminate`)
+        self.hurry = False
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        if self.state == "stopping":  # asked again (the launcher's escalation): no more grace, no archive written
+            self.hurry = True
+        self.stop_reason = self.stop_reason or signal.Signals(signum).name
+
+    def write_status(self) -> None:
+        """Write ``agents/<node>.json`` (:class:`StatusWriter`: atomically, on a thread of its own, so that a
+        stalled filesystem never holds up the supervision or the stop of the daemons; a failed write, on a full
+        filesystem, is reported on stderr, the agents' log, never raised)."""
+        daemons = {}
+        for name, command in self.commands.items():
+            proc = self.procs.get(name)
+            daemons[name] = {"pid": proc.pid if proc else None,
+                             "returncode": proc.returncode if proc else self.failed.get(name, 0),
+                             "log": str(command.log), "out": str(command.out)}
+        data = {"node": self.node.name, "pid": os.getpid(), "state": self.state, "updated": time.time(),
+                "daemons": daemons, "failed": self.failed, "failed_at": self.failed_at,
+                "stop_reason": self.stop_reason,
+                "work_dir": str(self.work_dir) if self.work_dir else None, "work_note": self.work_note,
+                "nm_local_dir": self.nm_local_dir, "nm_note": self.nm_note, "archive_notes": self.archive_notes,
+                "listening": [entry.to_dict() for entry in sorted(self.listening)]}
+        self.status.put(json.dumps(data, indent=1))
+
+    def start(self) -> None:
+        """Create this node's directories and start its daemons (all at once; NodeManagers retry the RM).
+
+        In ``hdfs`` mode the NameNode is formatted first if it never was, and the JobHistoryServer starts
+        last, once the NameNode accepts connections.
+        """
+        os.umask(0o077)
+        Path(self.node.log_dir).mkdir(parents=True, exist_ok=True)
+        self.status_file.parent.mkdir(parents=True, exist_ok=True)
+        spec = self.plan.spec
+        address = interface_address(spec.interface) if spec.interface else None
+        self.prepare_work_dir()
+        self.nm_local_dir = self.choose_nm_local_dir()
+        Path(self.nm_local_dir).mkdir(parents=True, exist_ok=True)
+        if "datanode" in self.node.roles:
+            datanode_dir(self.plan, self.node).mkdir(parents=True, exist_ok=True)
+        if "namenode" in self.node.roles and needs_format(self.plan) and not self.format_namenode(address):
+            self.state = "failed"
+            self.write_status()
+            return
+        roles = list(self.node.roles)
+        if "namenode" in roles and "historyserver" in roles:  # hdfs mode: history dirs are on HDFS
+            roles = [r for r in roles if r != "historyserver"] + ["historyserver"]
+        for name in roles:
+            if name == "historyserver" and "namenode" in self.procs:
+                self.wait_namenode()
+            self.spawn(daemon_command(self.plan, self.node, name, address, self.work_dir, self.nm_local_dir))
+        self.state = "running"
+        self.write_status()
+
+    def spawn(self, command: DaemonCommand) -> None:
+        """Start ``command`` (output appended to its ``.out`` file) as the daemon ``command.name``."""
+        self.commands[command.name] = command
+        with open(command.out, "ab") as out:
+            self.procs[command.name] = subprocess.Popen(command.argv, env=command.env, stdout=out,
+                                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                                        cwd=self.cwd)
+
+    def restart_without_archive(self, name: str) -> bool:
+        """After the daemon ``name`` exited on its own: when it ran with a class-data-sharing archive that the JDK
+        does not map (:func:`launcher.runtime.cds.maps`: the cause of its death, a SIGSEGV in
+        ``MetaspaceShared::map_archive``
+        for a file cut short), set that archive aside (:func:`launcher.runtime.cds.set_aside`), say so (stderr, the
+        state
+        file's ``archive_notes``) and start the daemon again without any archive. Once per daemon.
+
+        Returns:
+            True when the daemon was started again.
+        """
+        command = self.commands[name]
+        archive = command.archive
+        if (name in self.restarted or archive is None or command.archive_tmp is not None
+                or f"-XX:SharedArchiveFile={archive}" not in command.argv):
+            return False
+        runtime = self.plan.runtime
+        if maps(runtime.java, archive, ":".join(jar_entries(runtime))):
+            return False  # the archive maps: the daemon died of something else
+        code = self.procs[name].returncode
+        moved = set_aside(archive)
+        where = f"set aside as {moved}" if moved else "could not be set aside (already moved, or not writable)"
+        note = (f"{name} on {self.node.name} died (exit code {code}) mapping the class-data-sharing archive {archive}, "
+                f"which the JDK does not map: {where}; {name} started again without it")
+        say(f"hpc-hadoop agent: {note}")
+        self.archive_notes.append(note)
+        self.restarted.add(name)
+        self.spawn(DaemonCommand(name=name, argv=[a for a in command.argv if not a.startswith(CDS_FLAG_PREFIXES)],
+                                 env=command.env, log=command.log, out=command.out))
+        self.write_status()
+        return True
+
+    @property
+    def cwd(self) -> Path:
+        """The daemons' current directory: the node-local working directory, else ``logs/<host>``. A JVM that
+        writes a class-data-sharing archive looks up a path relative to it for every generated class
+        (``__dynamic_proxy__``, ``__ClassDefiner__``): 66,000 lookups in one bring-up, each a
+        round trip when the directory is on the shared filesystem (issue 18)."""
+        return self.work_dir or Path(self.node.log_dir)
+
+    def choose_nm_local_dir(self) -> str:
+        """The NodeManager's local dir on this node: the plan's, unless it is the node-local default
+        (``NodePlan.nm_shared_dir`` set) and the working directory could not be made or has less than
+        :data:`launcher.plan.cluster_plan.LOCAL_DIR_MIN_FREE` free: then ``nm_shared_dir`` in the cluster directory,
+        with the
+        reason in :attr:`nm_note` (``agents/<node>.json``, the run report)."""
+        if not self.node.nm_shared_dir:
+            return self.node.nm_local_dir
+        if self.work_dir is None:
+            self.nm_note = f"no node-local working directory ({self.work_note}): NodeManager local dir on the " \
+                           "shared filesystem"
+            return self.node.nm_shared_dir
+        try:
+            free = shutil.disk_usage(self.work_dir).free
+        except OSError as exc:
+            free, self.nm_note = 0, f"{self.work_dir}: {exc.strerror}"
+        if free < LOCAL_DIR_MIN_FREE:
+            self.nm_note = (f"{self.work_dir} has {free >> 20} MiB free, less than {LOCAL_DIR_MIN_FREE >> 20} MiB: "
+                            "NodeManager local dir on the shared filesystem")
+            return self.node.nm_shared_dir
+        return self.node.nm_local_dir
+
+    def prepare_work_dir(self) -> Path | None:
+        """Make this node's working directory (mode 0700, under a per-user parent that must be ours) with a
+        copy of the cluster's ``conf/`` and an empty ``tmp/``.
+
+        Returns:
+            The directory (also in :attr:`work_dir`), or ``None`` (reason in :attr:`work_note`) when the plan has
+            none or it cannot be made (no space, not ours, not writable): the daemons then use the cluster
+            directory.
+        """
+        if not self.node.work_dir:
+            return None
+        work = Path(self.node.work_dir)
+        try:
+            user_root = work.parent.parent
+            user_root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if user_root.stat().st_uid != os.getuid() or user_root.is_symlink():
+                raise PermissionError(f"{user_root} belongs to another user")
+            conf, tmp = work_paths(work)
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir(mode=0o700, parents=True)
+            shutil.copytree(self.plan.conf_dir, conf)
+            tmp.mkdir()
+        except OSError as exc:
+            self.work_note = f"node-local working directory {work} not usable ({exc}); using {self.plan.run_dir}"
+            shutil.rmtree(work, ignore_errors=True)
+            return None
+        self.work_dir = work
+        return work
+
+    def remove_work_dir(self) -> None:
+        """Delete this node's working directory, and the cluster's parent of it when it is empty."""
+        if self.work_dir is None:
+            return
+        shutil.rmtree(self.work_dir, ignore_errors=True)
+        try:
+            self.work_dir.parent.rmdir()
+        except OSError:
+            pass
+
+    def wait_namenode(self, timeout: float = NAMENODE_TIMEOUT) -> bool:
+        """Wait until the NameNode accepts RPC connections (hdfs mode), so the JobHistoryServer, whose done
+        dirs are on HDFS, does not start into its 10 s retry loop. False if the NameNode died, was asked to
+        stop, or ``timeout`` passed (the supervisor or the readiness check then reports it)."""
+        deadline = time.monotonic() + timeout
+        proc = self.procs["namenode"]
+        while time.monotonic() < deadline and proc.poll() is None and self.stop_reason is None:
+            try:
+                with socket.create_connection((self.plan.master.address, self.plan.ports.nn), timeout=1.0):
+                    return True
+            except OSError:
+                time.sleep(POLL_SECONDS)
+        return False
+
+    def format_namenode(self, address: str | None) -> bool:
+        """Run ``NameNode -format -nonInteractive`` (hdfs mode, first start); False (recorded in ``failed``) if
+        it fails. Output: ``logs/<host>/namenode-format.out``."""
+        command = format_command(self.plan, self.node, self.work_dir)
+        if address:
+            command.argv[:] = [f"-Dhpc.node.address={address}" if a.startswith("-Dhpc.node.address=") else a
+                               for a in command.argv]
+        self.commands[command.name] = command
+        with open(command.out, "ab") as out:
+            try:
+                code = subprocess.run(command.argv, env=command.env, stdout=out, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, cwd=self.cwd, timeout=FORMAT_TIMEOUT,
+                                      check=False).returncode
+            except subprocess.TimeoutExpired:
+                code = 124
+        if code != 0:
+            self.failed[command.name] = code
+        return code == 0
+
+    def supervise(self) -> int:
+        """Wait until asked to stop or a daemon dies; then stop everything. Returns the exit code."""
+        if self.failed:
+            self.stop_reason = "failed before start: " + ", ".join(f"{n} ({rc})" for n, rc in self.failed.items())
+        while self.stop_reason is None:
+            for name, proc in list(self.procs.items()):
+                if proc.poll() is not None and self.stop_reason is None and self.restart_without_archive(name):
+                    continue
+                if proc.poll() is not None:
+                    self.failed[name] = proc.returncode
+                    self.failed_at.setdefault(name, time.time())
+            if self.failed:
+                self.stop_reason = "daemon exited: " + ", ".join(f"{n} ({rc})" for n, rc in self.failed.items())
+                break
+            if self.watch_pid and not psutil.pid_exists(self.watch_pid):
+                self.stop_reason = f"launcher process {self.watch_pid} is gone"
+                break
+            if time.monotonic() - self._sampled >= LISTEN_SAMPLE_SECONDS:
+                self.sample_listeners()
+            time.sleep(POLL_SECONDS)
+        self.stop()
+        return 1 if self.failed else 0
+
+    def sample_listeners(self) -> None:
+        """Add the listening TCP sockets of the daemons and their containers to :attr:`listening`
+        (:mod:`launcher.node.listeners`); rewrite ``agents/<node>.json`` when one is new."""
+        self._sampled = time.monotonic()
+        found = of_descendants()
+        if not found <= self.listening:
+            self.listening |= found
+            self.write_status()
+
+    def stop(self) -> None:
+        """Stop this node's daemons, then kill every descendant left; publish the class-data-sharing archives
+        the daemons wrote at exit (:mod:`launcher.runtime.cds`).
+
+        Order: every daemon but the ResourceManager and the NameNode first; then, once the other nodes' agents
+        have stopped (at most :data:`PEER_WAIT_SECONDS`), those two. A NodeManager that stops unregisters from
+        the ResourceManager and retries while it cannot reach it: with the ResourceManager gone first it hung
+        until SIGKILL, :data:`GRACE_SECONDS` later, on every other node.
+
+        Everything within :data:`STOP_BUDGET_SECONDS` (or at once after a second signal, :attr:`hurry`): a daemon
+        still writing its archive then is SIGKILLed and the archive dropped (``archive_notes``); the node-local
+        working directory is removed whatever happens.
+        """
+        self.state = "stopping"
+        deadline = time.monotonic() + STOP_BUDGET_SECONDS
+        try:
+            self.sample_listeners()
+            self.write_status()
+            self.terminate([n for n in self.procs if n not in STOPPED_LAST], deadline)
+            last = [n for n in self.procs if n in STOPPED_LAST]
+            if last:
+                self.wait_for_peers(min(PEER_WAIT_SECONDS, max(0.0, deadline - time.monotonic())))
+                self.terminate(last, deadline)
+            kill_descendants()
+            self.publish_archives()
+        finally:
+            self.remove_work_dir()
+        self.state = "failed" if self.failed else "stopped"
+        self.write_status()
+
+    def publish_archives(self) -> None:
+        """Publish the class-data-sharing archives the daemons wrote at exit (:func:`launcher.runtime.cds.publish`: only
+        those
+        the JDK maps); one killed before it finished writing is dropped, with a note in ``archive_notes``."""
+        runtime = self.plan.runtime
+        for name, command in self.commands.items():
+            if command.archive_tmp is None or command.archive is None:
+                continue
+            proc = self.procs.get(name)
+            code = proc.returncode if proc else None
+            if not publish(command.archive_tmp, command.archive, code, java=runtime.java,
+                           classpath=":".join(jar_entries(runtime))) and name in self.killed:
+                self.archive_notes.append(f"{name} on {self.node.name}: its class-data-sharing archive was not written "
+                                          f"within the teardown's {STOP_BUDGET_SECONDS:.0f} s: dropped (a later run "
+                                          "writes it)")
+
+    def terminate(self, names: list[str], deadline: float) -> None:
+        """SIGTERM to the daemons ``names``, SIGKILL to those still running :data:`GRACE_SECONDS` later (plus
+        :data:`DUMP_GRACE_SECONDS` for a daemon writing its class-data-sharing archive), at ``deadline`` (monotonic
+        seconds) at the latest, or at once when :attr:`hurry` is set."""
+        for name in names:
+            if self.procs[name].poll() is None:
+                self.procs[name].terminate()
+        began = time.monotonic()
+        for name in names:
+            proc, command = self.procs[name], self.commands.get(name)
+            grace = GRACE_SECONDS + (DUMP_GRACE_SECONDS if command and command.archive_tmp else 0.0)
+            limit = min(began + grace, deadline)
+            while proc.poll() is None and not self.hurry and time.monotonic() < limit:
+                time.sleep(POLL_SECONDS / 4)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+                self.killed.add(name)
+
+    def wait_for_peers(self, timeout: float) -> bool:
+        """Wait until the agent of every other node has stopped (``agents/<node>.json`` says ``stopped`` or
+        ``failed``, or it never wrote one); at most ``timeout`` seconds, none after a second signal (:attr:`hurry`).
+        True if they all did."""
+        others = [n.name for n in self.plan.nodes if n.name != self.node.name]
+        deadline = time.monotonic() + timeout
+        while True:
+            pending = [n for n in others if _agent_state(self.plan, n) not in (None, "stopped", "failed")]
+            if not pending:
+                return True
+            if time.monotonic() >= deadline or self.hurry:
+                return False
+            time.sleep(POLL_SECONDS)
+
+
+def _agent_state(plan: ClusterPlan, node: str) -> str | None:
+    """The ``state`` in ``agents/<node>.json``; ``None`` when there is none (that agent never started)."""
+    try:
+        return str(json.loads(plan.path("agents", f"{node}.json").read_text())["state"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def kill_descendants(timeout: float = 5.0) -> int:
+    """SIGKILL every remaining descendant of this process and reap it; returns how many there were."""
+    me = psutil.Process()
+    children = me.children(recursive=True)
+    for child in children:
+        try:
+            child.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(children, timeout=timeout)
+    return len(children)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m launcher.node.agent``."""
+    parser = argparse.ArgumentParser(prog="python -m launcher.node.agent", description=__doc__.splitlines()[0])
+    parser.add_argument("run_dir")
+    parser.add_argument("--node")
+    parser.add_argument("--watch-pid", type=int)
+    args = parser.parse_args(argv)
+    plan = ClusterPlan.load(args.run_dir)
+    try:
+        node = find_node(plan, args.node)
+    except KeyError as exc:
+        print(f"hpc-hadoop agent: {exc.args[0]}", file=sys.stderr)
+        return 2
+    become_subreaper()
+    agent = Agent(plan, node, args.watch_pid)
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
+        signal.signal(signum, agent._on_signal)
+    agent.start()
+    code = agent.supervise()
+    if not agent.status.flush(STATUS_FLUSH_SECONDS):
+        say(f"hpc-hadoop agent on {node.name}: {agent.status_file} not written within {STATUS_FLUSH_SECONDS:.0f} s "
+            "(the shared filesystem does not answer)")
+    say(f"hpc-hadoop agent on {node.name}: stopped ({agent.stop_reason})")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,617 @@
+"""The cluster plan: roles, ports, directories and memory sizing, computed once from spec + allocation.
+
+The plan is written as ``plan.json`` into the cluster directory on the shared filesystem; every
+per-node agent reads it there, so all nodes agree on ports, directories and roles.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import json
+import math
+import os
+import secrets
+import socket
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from launcher.config.spec import HADOOP_SAFE_FIX, HADOOP_UNSAFE_WHY, JobSpec, hadoop_unsafe
+from launcher.runtime.hadoop import HadoopRuntime
+from launcher.schedulers.allocation import Allocation
+from launcher.util.errors import UserError
+from launcher.util.units import MiB, format_size
+
+#: Ports per cluster; a cluster uses ``base + offset`` for each (see :class:`Ports`).
+PORT_BLOCK = 32
+#: Blocks are taken below the kernel's ephemeral range (``net.ipv4.ip_local_port_range``, 32768-60999 on
+#: Linux), where no outgoing connection can take a port between our check and the daemon's bind.
+PORT_RANGE = (10240, 32768)
+#: Hadoop's default ports: never inside our blocks (other Hadoop installs on a node may use them).
+HADOOP_DEFAULT_PORTS = (8020, 8030, 8031, 8032, 8033, 8040, 8042, 8088, 9000, 9820, 9864, 9866, 9867, 9868,
+                        9870, 10020, 10033, 13562, 19888, 50010, 50020, 50070, 50075, 50090)
+
+
+def port_range() -> tuple[int, int]:
+    """:data:`PORT_RANGE`, ending where this host's ephemeral port range begins if that is lower."""
+    try:
+        low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = PORT_RANGE[1]
+    return PORT_RANGE[0], max(PORT_RANGE[0] + 64 * PORT_BLOCK, min(PORT_RANGE[1], low))
+
+#: Memory left to the OS and page cache on each node before sizing containers (bytes).
+OS_RESERVE = 1024 * MiB
+
+
+@dataclass(frozen=True)
+class Ports:
+    """One cluster's ports: a block of :data:`PORT_BLOCK` consecutive ports from ``base``.
+
+    Offsets: ResourceManager scheduler +0, resource tracker +1, client +2, admin +3, web +4;
+    NodeManager +5, localizer +6, web +7, ShuffleHandler +8; JobHistoryServer +9, web +10, admin +11;
+    NameNode +12, NameNode web +13, DataNode +14, DataNode web +15, DataNode IPC +16 (``hdfs`` mode).
+    """
+
+    base: int
+
+    def __getattr__(self, name: str) -> int:
+        offsets = {"rm_scheduler": 0, "rm_tracker": 1, "rm": 2, "rm_admin": 3, "rm_web": 4,
+                   "nm": 5, "nm_localizer": 6, "nm_web": 7, "shuffle": 8,
+                   "jhs": 9, "jhs_web": 10, "jhs_admin": 11,
+                   "nn": 12, "nn_web": 13, "dn": 14, "dn_web": 15, "dn_ipc": 16}
+        if name in offsets:
+            return self.base + offsets[name]
+        raise AttributeError(name)
+
+    def all(self) -> range:
+        """Every port of the block."""
+        return range(self.base, self.base + PORT_BLOCK)
+
+
+def port_free(port: int, address: str = "0.0.0.0") -> bool:
+    """True if a TCP listener can bind ``address:port`` on this host now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((address, port))
+        except OSError:
+            return False
+    return True
+
+
+def choose_ports(cluster_id: str, *, attempts: int = 64) -> Ports:
+    """Pick a free port block for this cluster, checked on this host (the master node).
+
+    The first candidate comes from a hash of the cluster id, so two clusters rarely even try the same
+    block; a block is taken only if every port in it binds. Daemons on other nodes bind the same ports
+    and report a clash in their logs.
+
+    Raises:
+        ClusterError-like UserError: no free block found after ``attempts`` tries.
+    """
+    first, end = port_range()
+    slots = (end - first) // PORT_BLOCK
+    start = int(hashlib.sha256(cluster_id.encode()).hexdigest(), 16) % slots
+    for i in range(attempts):
+        base = first + ((start + i * 7919) % slots) * PORT_BLOCK
+        block = range(base, base + PORT_BLOCK)
+        if any(p in block for p in HADOOP_DEFAULT_PORTS):
+            continue
+        if all(port_free(p) for p in block):
+            return Ports(base)
+    raise UserError(f"no free block of {PORT_BLOCK} ports in {first}-{end}",
+                    fix="stop some clusters or services on this node")
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """Memory and vcores, in MiB as Hadoop's ``*.mb`` keys take them.
+
+    Attributes:
+        nodemanager_mb: ``yarn.nodemanager.resource.memory-mb``.
+        nodemanager_vcores: ``yarn.nodemanager.resource.cpu-vcores``.
+        map_mb, reduce_mb, am_mb: container sizes.
+        map_heap_mb, reduce_heap_mb, am_heap_mb: ``-Xmx`` of those JVMs (``heap_ratio`` × container).
+        daemon_heap_mb: ``-Xmx`` of each daemon.
+        min_allocation_mb: ``yarn.scheduler.minimum-allocation-mb``.
+    """
+
+    nodemanager_mb: int
+    nodemanager_vcores: int
+    map_mb: int
+    reduce_mb: int
+    am_mb: int
+    map_heap_mb: int
+    reduce_heap_mb: int
+    am_heap_mb: int
+    daemon_heap_mb: int
+    min_allocation_mb: int
+
+
+def _too_little_memory(spec: JobSpec, allocation: Allocation, nm_mb: int, containers: dict[str, int]) -> None:
+    """Raise the error of a NodeManager too small for the largest container, blaming the field that decided it.
+
+    Raises:
+        UserError: always; the field is ``hadoop.nodemanager_memory`` when set, else ``batch.memory_per_node``
+            when it set the node's memory, else the largest container's field.
+    """
+    largest = max(containers, key=lambda k: containers[k])
+    need = containers[largest]
+    if spec.hadoop.nodemanager_memory is not None:
+        raise UserError(f"the NodeManager offers {nm_mb} MiB, less than one {need} MiB container "
+                        f"(hadoop.{largest})", field="hadoop.nodemanager_memory",
+                        fix=f"set it to at least {need} (MiB) or lower hadoop.{largest}")
+    message = (f"a node has {format_size(allocation.memory_per_node)}: after daemon heaps and the OS, "
+               f"{nm_mb} MiB is left, less than one {need} MiB container (hadoop.{largest})")
+    if spec.batch.memory_per_node is not None and spec.batch.memory_per_node == allocation.memory_per_node:
+        raise UserError(message, field="batch.memory_per_node",
+                        fix=f"ask for more memory per node, or lower hadoop.{largest} / hadoop.daemon_heap")
+    raise UserError(message, field=f"hadoop.{largest}", fix=f"lower hadoop.{largest} or hadoop.daemon_heap")
+
+
+def size_memory(spec: JobSpec, allocation: Allocation) -> MemoryPlan:
+    """Size containers from the node's cores and memory unless the job file fixes them.
+
+    Rule: ``containers_per_node`` (default: cores) containers of max(map, reduce) plus one
+    ApplicationMaster, capped by node memory − daemon heaps (up to 3 on the master, 5 in ``hdfs`` mode) − 1 GiB
+    for the OS.
+
+    Raises:
+        UserError: the node cannot hold even one container next to the daemons.
+    """
+    h = spec.hadoop
+    to_mb = lambda b: max(1, int(b // MiB))  # noqa: E731
+    map_mb, reduce_mb, am_mb, heap_mb = to_mb(h.map_memory), to_mb(h.reduce_memory), to_mb(h.am_memory), \
+        to_mb(h.daemon_heap)
+    containers = h.containers_per_node or allocation.cores_per_node
+    master_daemons = 5 if spec.filesystem.mode == "hdfs" else 3  # + NameNode and DataNode in hdfs mode
+    usable_mb = to_mb(allocation.memory_per_node - OS_RESERVE) - master_daemons * heap_mb
+    if h.nodemanager_memory is not None:
+        nm_mb = to_mb(h.nodemanager_memory)
+    else:
+        nm_mb = min(usable_mb, containers * max(map_mb, reduce_mb) + am_mb)
+    if nm_mb < max(map_mb, reduce_mb, am_mb):
+        _too_little_memory(spec, allocation, nm_mb, {"map_memory": map_mb, "reduce_memory": reduce_mb,
+                                                     "am_memory": am_mb})
+    ratio = h.heap_ratio
+    return MemoryPlan(nodemanager_mb=nm_mb, nodemanager_vcores=h.nodemanager_vcores or allocation.cores_per_node,
+                      map_mb=map_mb, reduce_mb=reduce_mb, am_mb=am_mb, map_heap_mb=int(map_mb * ratio),
+                      reduce_heap_mb=int(reduce_mb * ratio), am_heap_mb=int(am_mb * ratio),
+                      daemon_heap_mb=heap_mb, min_allocation_mb=min(256, map_mb, reduce_mb, am_mb))
+
+
+@dataclass(frozen=True)
+class NodePlan:
+    """What runs on one node.
+
+    Attributes:
+        name: hostname as the scheduler knows it.
+        address: IPv4 address its daemons bind to.
+        roles: daemons to start: ``resourcemanager``, ``historyserver``, ``nodemanager``; in ``hdfs`` mode
+            ``namenode`` (first node) and ``datanode`` (every node), listed first.
+        nm_local_dir: NodeManager local dir (localized files, container working directories, spills, map
+            outputs), unique per node: by default ``nm-local`` in :attr:`work_dir` (node-local).
+        nm_shared_dir: where the NodeManager's local dir goes instead when the node-local one cannot be used
+            (:attr:`work_dir` not made, or less than :data:`LOCAL_DIR_MIN_FREE` free there): ``nm-local/<host>``
+            in the cluster directory; ``""`` when ``nm_local_dir`` was chosen by the job file.
+        log_dir: ``logs/<host>`` in the cluster directory.
+        work_dir: the daemons' node-local working directory
+            (``$TMPDIR/hpc-hadoop-<user>/<cluster id>/<host>``, default ``/tmp``): a copy of ``conf/``
+            (``HADOOP_CONF_DIR`` and the classpath entry of the daemons and their containers), the JVMs'
+            ``java.io.tmpdir`` (Jetty's web apps) and their current directory, so that nothing a daemon reads
+            or writes while it starts crosses the shared filesystem (issue 18). ``""``: none, the daemons
+            use the cluster directory (plans written before it existed).
+    """
+
+    name: str
+    address: str
+    roles: tuple[str, ...]
+    nm_local_dir: str
+    log_dir: str
+    work_dir: str = ""
+    nm_shared_dir: str = ""
+
+
+@dataclass(frozen=True)
+class FilesystemPlan:
+    """The filesystem under the cluster directory, decided once when the plan is made
+    (:func:`launcher.filesystems.decide`); rendering and striping read it, nothing detects again.
+
+    Attributes:
+        name: the filesystem class that stripes and reports (``lustre``, ``orangefs``, ``gpfs``, ``generic``):
+            ``filesystem.type``, or what detection found under ``auto``.
+        label: what was detected (``lustre``, ``fuse.glusterfs``, ``ext4``...; statfs ``f_type`` and the mount).
+        shim_layout: the shim's ``pfs.layout``: ``lustre``, ``orangefs`` or ``none``.
+        path: the directory inspected (the root, or its nearest existing parent).
+        magic: statfs ``f_type`` as hex, or ``None``.
+        mount_point, source: the mount from ``/proc/mounts`` (``None`` if not found).
+        free_bytes: space free for unprivileged users when the plan was made, bytes.
+        flock: whether ``flock`` worked there (``False`` with ``flock_error`` saying why, or "not checked").
+        total_bytes: the filesystem's size, bytes.
+        striping_error: why stripe layouts can be neither set nor read there (the class's layout command fails:
+            client tools missing, a client without extended attributes), or ``None``.
+    """
+
+    name: str
+    label: str
+    shim_layout: str
+    path: str
+    magic: str | None = None
+    mount_point: str | None = None
+    source: str | None = None
+    free_bytes: int = 0
+    flock: bool = False
+    flock_error: str | None = "not checked"
+    total_bytes: int = 0
+    striping_error: str | None = None
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    """Everything the daemons, the templates and the job steps need, decided once.
+
+    Attributes:
+        cluster_id: ``<name>-<yyyymmdd-HHMMSS>-<hex4>``, unique per run.
+        user: the submitting user (YARN admin, owner of the directories).
+        run_dir: the cluster directory ``<root>/<user>/hpc-hadoop/<cluster_id>``.
+        scheduler, job_id, fanout, fanout_program: from the allocation (``fanout_program``: the launcher's command as
+            an absolute path, ``None``: its name, looked up on ``PATH``).
+        deadline: epoch seconds when the walltime ends, or ``None``.
+        master: the node running ResourceManager and JobHistoryServer.
+        nodes: every node, master first.
+        ports: the port block.
+        memory: container sizing.
+        filesystem: the filesystem decision (class, detection, shim layout).
+        runtime: the Hadoop runtime (``plan.json`` holds :meth:`HadoopRuntime.to_dict`).
+        spec: the validated, frozen job spec (``plan.json`` holds ``JobSpec.model_dump(by_alias=True)``).
+        cores_per_node: cores of the allocation on each node.
+        created: epoch seconds.
+        preview: made on a stand-in allocation (``render``, ``submit``'s checks: one core and 8 GiB per node unless
+            the job file says): sizes that depend on the nodes are not checked against it.
+    """
+
+    cluster_id: str
+    user: str
+    run_dir: str
+    scheduler: str
+    job_id: str | None
+    fanout: str
+    deadline: float | None
+    master: NodePlan
+    nodes: tuple[NodePlan, ...]
+    ports: Ports
+    memory: MemoryPlan
+    filesystem: FilesystemPlan
+    runtime: HadoopRuntime
+    spec: JobSpec
+    cores_per_node: int = 1
+    fanout_program: str | None = None
+    created: float = field(default_factory=time.time)
+    preview: bool = False
+
+    # -- directories -------------------------------------------------------------------------
+    def path(self, *parts: str) -> Path:
+        """A path inside the cluster directory."""
+        return Path(self.run_dir, *parts)
+
+    @property
+    def conf_dir(self) -> Path:
+        """``conf/``: the rendered Hadoop configuration (``HADOOP_CONF_DIR``)."""
+        return self.path("conf")
+
+    @property
+    def nodemanagers(self) -> tuple[NodePlan, ...]:
+        """Nodes that run a NodeManager."""
+        return tuple(n for n in self.nodes if "nodemanager" in n.roles)
+
+    @property
+    def am_tmp_dir(self) -> str:
+        """The ApplicationMasters' ``java.io.tmpdir``: the node-local parent of the nodes' working directories
+        (``$TMPDIR/hpc-hadoop-<user>/<cluster id>``, on every node that runs an agent), where Jetty unpacks the AM's
+        web app into a directory named ``jetty-0_0_0_0-<port>-hadoop-yarn-common-<version>_jar-_-any-<20 digits>``
+        and removes it when the AM ends. Hadoop's default, the container's ``./tmp``, put that name 250 bytes below
+        the root with ``filesystem.local_dirs: shared``, beyond what OrangeFS's FUSE client makes (issue 25).
+        ``""``: plans without working directories (the default stays)."""
+        return str(Path(self.master.work_dir).parent) if self.master.work_dir else ""
+
+    @property
+    def am_resource_fraction(self) -> float:
+        """``yarn.scheduler.capacity.maximum-am-resource-percent`` (a fraction, 0-1): the share of the cluster's
+        memory that ApplicationMasters may hold. At least 0.5 (Hadoop's default is 0.1), and enough for two AMs,
+        so that the next step's AM starts while the last one lingers (an AM stays up for seconds after its job has
+        finished: with room for one AM only, each one-map job waited 3.5 s for the previous AM to go, measured on
+        the local backend); at most what leaves room for one map container, so that AMs never fill the cluster.
+        Rounded up to a hundredth."""
+        total = self.memory.nodemanager_mb * max(1, len(self.nodemanagers))
+        two_ams = math.ceil(200 * self.memory.am_mb / total) / 100
+        room_for_a_task = math.floor(100 * (total - self.memory.map_mb) / total) / 100
+        return max(0.1, min(max(0.5, two_ams), room_for_a_task, 1.0))
+
+    def node(self, name: str) -> NodePlan:
+        """The plan of node ``name``.
+
+        Raises:
+            KeyError: ``name`` is not in this cluster.
+        """
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise KeyError(f"{name} is not a node of cluster {self.cluster_id} "
+                       f"({', '.join(n.name for n in self.nodes)})")
+
+    @property
+    def shuffle(self) -> str:
+        """The shuffle of ``hadoop.shuffle`` (issue 15): ``shared-fs`` or ``http``; ``auto`` is ``shared-fs`` when the
+        NodeManager local dirs are in the cluster directory (``filesystem.local_dirs: shared``), where every node
+        sees every node's map outputs, and ``http`` when they are node-local (the default) or in a directory of
+        the job file's, which need not be shared."""
+        choice = self.spec.hadoop.shuffle
+        if choice == "auto":
+            return "shared-fs" if self.spec.filesystem.local_dirs == SHARED_LOCAL_DIRS else "http"
+        return choice
+
+    def shuffle_dirs(self) -> dict[str, str]:
+        """For the shared-filesystem shuffle: each NodeManager's address and name → the local dir where its map
+        outputs are when they are on the shared filesystem: its ``nm-local/<host>`` in the cluster directory (where
+        ``filesystem.local_dirs: shared`` puts it, and where the agent falls back to from a node-local dir), or the
+        job file's ``filesystem.local_dirs`` directory. Map-completion events name a node by its NodeManager
+        hostname, which is its address (``yarn.nodemanager.hostname``); the name is listed too. A node-local dir is
+        never listed: its map outputs are fetched over HTTP."""
+        dirs: dict[str, str] = {}
+        for node in self.nodemanagers:
+            where = node.nm_shared_dir or node.nm_local_dir
+            dirs[node.address] = dirs[node.name] = where
+        return dirs
+
+    @property
+    def rm_web(self) -> str:
+        """ResourceManager web/REST address, ``http://host:port``."""
+        return f"http://{self.master.address}:{self.ports.rm_web}"
+
+    @property
+    def jhs_web(self) -> str:
+        """JobHistoryServer web/REST address."""
+        return f"http://{self.master.address}:{self.ports.jhs_web}"
+
+    def fs_uri(self, path: str) -> str:
+        """``path`` (absolute, in the cluster directory) as a URI of the mode's default filesystem: ``file://``
+        (``rawfs``), ``pfs://`` (``shim``), ``hdfs://<master>:<NameNode port>`` (``hdfs``). The one place that
+        says where staging, history and aggregated logs live in each mode."""
+        mode = self.spec.filesystem.mode
+        if mode == "shim":
+            return "pfs://" + path
+        if mode == "hdfs":
+            return f"hdfs://{self.master.address}:{self.ports.nn}{path}"
+        return "file://" + path
+
+    def variables(self) -> dict[str, str]:
+        """The ``${...}`` variables that steps, ``setup:`` lines and ``filesystem.input_dir``/``output_dir`` may use
+        (environment variables come after these; :func:`expand`)."""
+        runtime = self.runtime
+        return {"run_dir": self.run_dir, "cluster_id": self.cluster_id, "name": self.spec.name, "user": self.user,
+                "fs_root": str(expand_root(self.spec.filesystem.root)), "examples_jar": str(runtime.examples_jar),
+                "tests_jar": str(runtime.tests_jar), "streaming_jar": str(runtime.streaming_jar),
+                "hadoop_home": str(runtime.home)}
+
+    def striped_dirs(self) -> dict[str, list[Path]]:
+        """The directories of each ``filesystem.striping`` role that are on the shared filesystem: ``input`` and
+        ``output`` (``filesystem.input_dir``/``output_dir``, expanded), ``staging`` (not in ``hdfs`` mode: it is on
+        HDFS), ``scratch`` (each NodeManager's local dir, unless ``filesystem.local_dirs`` puts them on node-local
+        storage).
+
+        Raises:
+            UserError: an unknown ``${...}`` in ``input_dir`` or ``output_dir``.
+        """
+        fs, values = self.spec.filesystem, self.variables()
+        dirs = {"input": [Path(expand(fs.input_dir, values, "filesystem.input_dir"))],
+                "output": [Path(expand(fs.output_dir, values, "filesystem.output_dir"))],
+                "staging": [] if fs.mode == "hdfs" else [self.path("staging")],
+                "scratch": [Path(n.nm_local_dir) for n in self.nodemanagers
+                            if Path(n.nm_local_dir).is_relative_to(self.run_dir)]}
+        return dirs
+
+    # -- persistence -------------------------------------------------------------------------
+    def to_json(self) -> str:
+        """JSON text of the plan (``plan.json``): the spec as the job file's fields, the runtime as
+        :meth:`HadoopRuntime.to_dict`, the rest as plain values."""
+        data = {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+        return json.dumps(data, indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> ClusterPlan:
+        """Inverse of :meth:`to_json` (the spec is validated again).
+
+        Raises:
+            pydantic.ValidationError: ``plan.json`` holds a spec this version does not accept.
+        """
+        data = json.loads(text)
+        node = lambda d: NodePlan(**{**d, "roles": tuple(d["roles"])})  # noqa: E731
+        return cls(**{**data, "master": node(data["master"]), "nodes": tuple(node(n) for n in data["nodes"]),
+                      "ports": Ports(**data["ports"]), "memory": MemoryPlan(**data["memory"]),
+                      "filesystem": FilesystemPlan(**data["filesystem"]),
+                      "runtime": HadoopRuntime.from_dict(data["runtime"]),
+                      "spec": JobSpec.model_validate(data["spec"])})
+
+    @classmethod
+    def load(cls, run_dir: str | Path) -> ClusterPlan:
+        """Read ``plan.json`` from a cluster directory."""
+        return cls.from_json(Path(run_dir, "plan.json").read_text())
+
+
+def expand(text: str, values: Mapping[str, str], where: str) -> str:
+    """Expand ``${var}`` in ``text`` with ``values`` (:meth:`ClusterPlan.variables`), then the environment.
+
+    Raises:
+        UserError: unknown variable (field ``where``); lists the known ones.
+    """
+    try:
+        return Template(text).substitute({**os.environ, **values})
+    except KeyError as exc:
+        raise UserError(f"unknown variable ${{{exc.args[0]}}} in {text!r}", field=where,
+                        fix=f"use one of: {', '.join('${' + k + '}' for k in values)} "
+                            "or an environment variable") from None
+    except ValueError:
+        raise UserError(f"bad '$' in {text!r}", field=where, fix="write $$ for a literal $") from None
+
+
+def hadoop_safe_dir(path: str, field: str) -> str:
+    """Check, once ``$VAR`` and ``~`` are expanded, that a directory that becomes Hadoop's (the cluster directory's
+    root, the NodeManagers' local dirs) has no character of :data:`launcher.config.spec.HADOOP_UNSAFE`; returns
+    ``path``.
+
+    Raises:
+        UserError: names the character, the field and the fix.
+    """
+    shown = hadoop_unsafe(path)
+    if shown:
+        raise UserError(f"{path!r} contains {shown}, {HADOOP_UNSAFE_WHY}", field=field, fix=HADOOP_SAFE_FIX)
+    return path
+
+
+def expand_root(root: str) -> Path:
+    """Expand ``~`` and ``$VAR`` in ``filesystem.root``.
+
+    Raises:
+        UserError: a variable is unset (``$SCRATCH`` on a machine without it), the path is relative, or it has a
+            character Hadoop cannot use (:func:`hadoop_safe_dir`).
+    """
+    expanded = os.path.expandvars(os.path.expanduser(root))
+    if "$" in expanded:
+        raise UserError(f"{root!r} uses an unset environment variable", field="filesystem.root",
+                        fix="set the variable or write the directory out")
+    path = Path(expanded)
+    if not path.is_absolute():
+        raise UserError(f"{root!r} is not an absolute path", field="filesystem.root",
+                        fix="use an absolute directory on the shared filesystem")
+    return Path(hadoop_safe_dir(expanded, "filesystem.root"))
+
+
+#: ``filesystem.local_dirs`` value that puts the NodeManagers' local dirs in the cluster directory, on the shared
+#: filesystem (``nm-local/<host>``), as the Spider paper ran.
+SHARED_LOCAL_DIRS = "shared"
+#: Bytes that must be free where a node's default, node-local NodeManager dir would go; with less, the node uses
+#: the cluster directory instead (a diskless node's RAM disk must not fill up with spills).
+LOCAL_DIR_MIN_FREE = 2 << 30
+
+
+def node_work_root(user: str) -> Path:
+    """Where the daemons' node-local working directories go: ``$TMPDIR/hpc-hadoop-<user>`` (``/tmp`` when
+    ``$TMPDIR`` is unset or relative). Node-local on every HPC node (a RAM disk on diskless ones); the batch
+    system's per-job ``$TMPDIR`` where it sets one."""
+    tmp = os.environ.get("TMPDIR", "")
+    return Path(tmp if os.path.isabs(tmp) else "/tmp") / f"hpc-hadoop-{user}"
+
+
+#: The most characters of the job's name in a cluster id: the id is in every container's path (issue 17: paths of
+#: ~250 bytes under the cluster directory, where an OrangeFS FUSE client refused a 261-byte one).
+CLUSTER_ID_NAME = 20
+
+
+#: ``mapreduce.jobhistory.jobname.limit`` in ``mapred-site.xml``: the most bytes of the URL-encoded job name in a job
+#: history file's name (Hadoop's default, 50, made names of ~150 bytes: issue 25, where a filesystem cut one short).
+HISTORY_JOBNAME_LIMIT = 12
+
+
+def new_cluster_id(name: str, now: float | None = None) -> str:
+    """``<name>-<yyyymmdd-HHMMSS>-<4 hex digits>``, the name cut to :data:`CLUSTER_ID_NAME` characters."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now or time.time()))
+    return f"{name[:CLUSTER_ID_NAME]}-{stamp}-{secrets.token_hex(2)}"
+
+
+def node_dir_names(names: list[str]) -> list[str]:
+    """The names of the nodes' own directories under ``nm-local/`` (every container's path goes through one): each
+    host name up to its first dot (``node0001`` of ``node0001.cluster.example.org``), unless two nodes would then
+    share a name; then the full names."""
+    short = [name.split(".", 1)[0] or name for name in names]
+    return short if len(set(short)) == len(short) else list(names)
+
+
+def make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, *, filesystem: FilesystemPlan,
+              cluster_id: str | None = None, run_dir: Path | None = None, job_file: str | None = None) -> ClusterPlan:
+    """:func:`_make_plan`; a :class:`UserError` about a job-file field (``hadoop.*``, ``batch.*``,
+    ``filesystem.*``: memory, root) also names ``job_file`` (:func:`naming_job_file`). ``filesystem`` is the
+    decision :func:`launcher.filesystems.decide` made for ``spec.filesystem``."""
+    with naming_job_file(job_file):
+        return _make_plan(spec, allocation, runtime, filesystem, cluster_id=cluster_id, run_dir=run_dir)
+
+
+@contextmanager
+def naming_job_file(job_file: str | None) -> Iterator[None]:
+    """Add ``job_file`` to a :class:`UserError` about a job-file field (``hadoop.*``, ``batch.*``, ``filesystem.*``)
+    raised inside, unless it names a file already."""
+    try:
+        yield
+    except UserError as exc:
+        if job_file and exc.file is None and (exc.field or "").startswith(("hadoop.", "batch.", "filesystem.")):
+            exc.file = job_file
+        raise
+
+
+def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, filesystem: FilesystemPlan, *,
+               cluster_id: str | None = None, run_dir: Path | None = None) -> ClusterPlan:
+    """Decide roles, ports, directories and memory for ``spec`` on ``allocation``.
+
+    Role placement (docs/architecture.md, Data flow; issue 3): ResourceManager and JobHistoryServer on the first node,
+    NodeManagers on every node (``nodemanager_on_master: false`` leaves the master out). In ``hdfs`` mode
+    also a NameNode on the first node and a DataNode on every node (issue 4). NodeManager
+    local dirs are per node: by default ``nm-local`` in the node's working directory (node-local; the agent falls
+    back to ``nm-local/<host>`` in the cluster directory, ``NodePlan.nm_shared_dir``, when it cannot use it),
+    under ``filesystem.local_dirs`` when that is a directory, in the cluster directory when it is ``shared``
+    (``<host>`` short: :func:`node_dir_names`).
+
+    Raises:
+        UserError: bad root (relative, unset variable), memory too small, no free ports, fewer nodes than asked.
+    """
+    user = getpass.getuser()
+    cluster_id = cluster_id or new_cluster_id(spec.name)
+    run_dir = run_dir or expand_root(spec.filesystem.root) / user / "hpc-hadoop" / cluster_id
+    nodes = allocation.nodes
+    if len(nodes) < spec.nodes and allocation.scheduler != "local":
+        raise UserError(f"the allocation has {len(nodes)} node(s), the job file asks for {spec.nodes}",
+                        field="nodes", fix="ask the scheduler for more nodes or lower nodes:")
+    planned: list[NodePlan] = []
+    dir_names = node_dir_names([n.name for n in nodes])
+    for index, node in enumerate(nodes):
+        roles: list[str] = ["resourcemanager", "historyserver"] if index == 0 else []
+        if spec.filesystem.mode == "hdfs":
+            roles[:0] = ["namenode", "datanode"] if index == 0 else ["datanode"]
+        if index > 0 or spec.nodemanager_on_master or len(nodes) == 1:
+            roles.append("nodemanager")
+        work_dir = node_work_root(user) / cluster_id / node.name
+        shared = str(run_dir / "nm-local" / dir_names[index])
+        fallback = ""
+        if spec.filesystem.local_dirs == SHARED_LOCAL_DIRS:
+            nm_local = shared
+        elif spec.filesystem.local_dirs:
+            local_root = hadoop_safe_dir(os.path.expandvars(os.path.expanduser(spec.filesystem.local_dirs)),
+                                         "filesystem.local_dirs")
+            nm_local = str(Path(local_root) / f"hpc-hadoop-{user}" / cluster_id / dir_names[index])
+        else:
+            nm_local, fallback = str(work_dir / "nm-local"), shared
+        planned.append(NodePlan(name=node.name, address=node.address, roles=tuple(roles),
+                                nm_local_dir=nm_local, log_dir=str(run_dir / "logs" / node.name),
+                                work_dir=str(work_dir), nm_shared_dir=fallback))
+    return ClusterPlan(cluster_id=cluster_id, user=user, run_dir=str(run_dir), scheduler=allocation.scheduler,
+                       job_id=allocation.job_id, fanout=allocation.fanout, deadline=allocation.deadline,
+                       master=planned[0], nodes=tuple(planned), ports=choose_ports(cluster_id),
+                       memory=size_memory(spec, allocation), filesystem=filesystem, runtime=runtime, spec=spec,
+                       cores_per_node=allocation.cores_per_node, fanout_program=allocation.fanout_program,
+                       preview=allocation.preview)
+
+
+def _plain(value: Any) -> Any:
+    """A plan field as JSON-ready data."""
+    if isinstance(value, JobSpec):
+        return value.model_dump(mode="json", by_alias=True)
+    if isinstance(value, HadoopRuntime):
+        return value.to_dict()
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value

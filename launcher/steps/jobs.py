@@ -1,0 +1,656 @@
+"""The user's steps: resolve them into command lines, run them in order, follow their progress.
+
+A step is a Hadoop job client started with ``java`` and the cluster's ``conf/`` on the classpath:
+
+* ``example``: ``RunJar <examples jar> <program> [-D k=v...] args``;
+* ``jar`` without ``class``: ``RunJar <jar> [-D k=v...] args`` (the jar's manifest names the class);
+* ``jar`` with ``class``: ``java -cp conf:<runtime>:<jar> <class> [-D k=v...] args`` (jars such as the
+  jobclient tests jar, whose manifest driver is unusable, docs/architecture.md, Hadoop runtime);
+* ``streaming``: ``RunJar <streaming jar> [-D k=v...] [-files ...] -input ... -output ... -mapper ...``;
+* ``spark`` and ``pyspark``: ``spark-submit --master yarn ... (--class CLASS JAR | SCRIPT) args``, with the
+  cluster's ``spark-conf/`` (:mod:`launcher.render.spark`).
+
+Arguments may use ``${run_dir}``, ``${cluster_id}``, ``${name}``, ``${user}``, ``${fs_root}``,
+``${examples_jar}``, ``${tests_jar}``, ``${streaming_jar}``, ``${hadoop_home}`` (and, in a job that uses Spark,
+``${spark_home}``, ``${spark_examples_jar}``) and environment variables.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from launcher.config.examples import EXAMPLE_INPUT_ARGS, EXAMPLE_OUTPUT_ARG, positional
+from launcher.config.spec import ExampleStep, JarStep, JobSpec, PySparkStep, SparkStep, StreamingStep
+from launcher.fanout.processes import tied_child
+from launcher.plan.cluster_plan import ClusterPlan, expand
+from launcher.render.config import xml_value
+from launcher.render.daemons import client_command, hadoop_env
+from launcher.render.spark import (
+    SPARK_KINDS,
+    SparkRuntime,
+    discover_spark,
+    spark_env,
+    spark_variables,
+    submit_command,
+    uses_spark,
+)
+from launcher.runtime.cds import am_archive_option, client_archive_flags, publish_am_archives, publish_client_archive
+from launcher.util.errors import UserError, WalltimeExpired
+
+#: Hadoop's jar runner: ``RunJar JAR [CLASS] ARGS`` (the class from the jar's manifest when not given).
+RUN_JAR = "org.apache.hadoop.util.RunJar"
+
+_PROGRESS = re.compile(r"map (\d+)% reduce (\d+)%")
+_APP = re.compile(r"Submitted application (application_\d+_\d+)")
+_JOB = re.compile(r"Running job: (job_\d+_\d+)")
+_UBER = re.compile(r"running in uber mode : (true|false)")
+#: The job's REDUCE_SHUFFLE_BYTES in the counters the MapReduce client prints as the job ends (a map-only job has none).
+_SHUFFLE_BYTES = re.compile(r"^\s*Reduce shuffle bytes=(\d+)\s*$")
+_FAILED = re.compile(r"Job (job_\d+_\d+) failed|Job failed as tasks failed")
+#: Spark's scheduler, once per finished task: ``Finished task 3.0 in stage 1.0 (TID 7) in 80 ms on HOST
+#: (executor 1) (4/8)``: tasks done of the stage's tasks (the progress of a Spark step).
+_SPARK_TASKS = re.compile(r"Finished task \S+ in stage (\d+)\.\d+ .*\((\d+)/(\d+)\)\s*$")
+
+
+@dataclass(frozen=True)
+class ResolvedStep:
+    """A step ready to run.
+
+    Attributes:
+        index: 1-based position.
+        name: display name.
+        kind: ``example``, ``jar``, ``streaming``, ``spark`` or ``pyspark``.
+        argv: the full command line.
+        inputs: input paths (local, may be globs) of the built-in examples and streaming steps.
+        outputs: output directories (absolute paths) this step creates.
+        log: the step's log file (client output).
+    """
+
+    index: int
+    name: str
+    kind: str
+    argv: list[str]
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    log: Path
+
+
+@dataclass
+class StepResult:
+    """What happened to a step (goes into ``run.json``).
+
+    Attributes:
+        returncode: the job client's exit code (``None`` if it never ran).
+        wall_s: seconds from start to end of the client.
+        application_id / job_id: YARN and MapReduce ids, once seen.
+        uber: whether the job ran in uber mode.
+        map_pct / reduce_pct: the last progress seen (0-100).
+        state: ``succeeded``, ``failed``, ``killed``.
+        min_free_bytes: the fewest bytes free on the filesystem root while it ran, sampled each second by the
+            cluster health check (``None`` when not sampled).
+        reduce_shuffle_bytes: the bytes its reducers shuffled (the job's ``Reduce shuffle bytes`` counter, as the
+            MapReduce client prints it at the job's end); ``None`` for a map-only job, or when it was not printed.
+        shuffle: for a MapReduce job with reducers that succeeded, which shuffle its reducers used and the bytes they
+            read directly from the shared filesystem and over HTTP, in sum and per reducer
+            (:func:`launcher.steps.shuffle.step_shuffle`), or ``None``.
+        history_error: for a MapReduce job that succeeded but whose history was not kept (its ``.jhist`` never
+            reached ``history/done``: :func:`launcher.steps.jobhistory.history_not_kept`), what happened, in one line;
+            the
+            step's ``state`` is then ``failed``.
+        cause: for a failed step, the first cause line of its failed container's log
+            (:class:`launcher.steps.diagnosis.Cause`: ``container``, ``file``, ``line``, ``command`` that shows the
+            whole
+            log), or ``None``.
+    """
+
+    name: str
+    kind: str
+    argv: list[str]
+    log: str
+    outputs: list[str]
+    returncode: int | None = None
+    wall_s: float | None = None
+    application_id: str | None = None
+    job_id: str | None = None
+    uber: bool | None = None
+    map_pct: int = 0
+    reduce_pct: int = 0
+    state: str = "pending"
+    min_free_bytes: int | None = None
+    reduce_shuffle_bytes: int | None = None
+    cause: dict[str, str] | None = None
+    shuffle: dict[str, Any] | None = None
+    history_error: str | None = None
+    lines: list[str] = field(default_factory=list, repr=False)
+
+
+def _local_path(path: str) -> str:
+    return path[len("file://"):] if path.startswith("file://") else path
+
+
+def _d_options(properties: Mapping[str, object]) -> list[str]:
+    options = []
+    for key, value in properties.items():
+        options += ["-D", f"{key}={xml_value(value) if isinstance(value, bool) else value}"]
+    return options
+
+
+def resolve_steps(spec: JobSpec, plan: ClusterPlan, *, overwrite: bool, job_file: str = "job file",
+                  check_inputs: bool = True) -> list[ResolvedStep]:
+    """Turn the spec's steps into command lines and check them before anything starts.
+
+    Checks: jars and files to ship exist; a streaming step that asks for reducers has a reducer; input paths
+    of built-in examples and streaming steps exist (``check_inputs``; a job with ``setup:`` lines checks them
+    after setup ran); output directories are absolute, not inside one of the step's inputs, and do not exist
+    yet (unless ``overwrite``: they are then removed just before their step runs).
+
+    Raises:
+        UserError: a missing jar, file or input, reducers without a reducer, an existing output or one inside
+            an input, an unknown variable.
+    """
+    values = plan.variables()
+    spark = discover_spark(spec) if uses_spark(spec) else None
+    if spark is not None:
+        values = {**values, **spark_variables(spark)}
+    resolved = []
+    for index, step in enumerate(spec.steps, start=1):
+        where = f"steps.{index}"
+        if isinstance(step, (SparkStep, PySparkStep)):
+            assert spark is not None
+            kind, name, argv, inputs, outputs = _spark(step, where, values, plan, spark, job_file)
+        elif isinstance(step, StreamingStep):
+            kind, name, argv, inputs, outputs = _streaming(step, where, values, plan, job_file)
+        elif isinstance(step, ExampleStep):
+            kind, name, argv, inputs, outputs = _example(step, where, values, plan)
+        else:
+            kind, name, argv, inputs, outputs = _jar(step, where, values, plan, job_file)
+        _check_outputs(outputs, inputs, overwrite=overwrite, job_file=job_file, where=where)
+        resolved.append(ResolvedStep(index=index, name=name, kind=kind, argv=argv, log=step_log(plan, index, name),
+                                     inputs=tuple(_local_path(i) for i in inputs),
+                                     outputs=tuple(_local_path(o) for o in outputs)))
+    if check_inputs:
+        check_step_inputs(resolved, job_file)
+    return resolved
+
+
+#: What a step resolves to: kind, name, argv, inputs, outputs.
+_Resolved = tuple[str, str, list[str], list[str], list[str]]
+
+
+def step_log(plan: ClusterPlan, index: int, name: str) -> Path:
+    """A step's client log: ``steps/<NN>-<name>.log`` in the cluster directory (odd characters as ``_``)."""
+    return plan.path("steps", f"{index:02d}-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.log")
+
+
+def client_step(plan: ClusterPlan, index: int, name: str, args: Sequence[str], *, main_class: str = RUN_JAR,
+                extra_classpath: Sequence[str | Path] = (), outputs: Sequence[str | Path] = ()) -> ResolvedStep:
+    """A job client step built from a main class and its arguments (the benchmarks' steps), ready to run.
+
+    Args:
+        index: its number (the log is ``steps/<NN>-<name>.log``).
+        args: the program's arguments (generic options such as ``-D k=v`` and ``-libjars`` included); with the
+            default ``RunJar``, ``args[0]`` is the jar.
+        extra_classpath: jars or directories appended to the client's classpath.
+        outputs: output directories the step creates (removed first when run with ``overwrite``).
+    """
+    argv = client_command(plan, main_class, args, extra_classpath=extra_classpath)
+    return ResolvedStep(index=index, name=name, kind="jar", argv=argv, inputs=(),
+                        outputs=tuple(str(o) for o in outputs), log=step_log(plan, index, name))
+
+
+def spark_step(plan: ClusterPlan, index: int, name: str, application: Sequence[str], *,
+               executors: int | str = "auto", outputs: Sequence[str | Path] = ()) -> ResolvedStep:
+    """A ``spark-submit`` step built from its application part (the benchmarks' Spark steps), ready to run.
+
+    Args:
+        index: its number (the log is ``steps/<NN>-<name>.log``).
+        application: ``--class CLASS JAR ARGS`` or ``SCRIPT ARGS``.
+        executors: ``auto`` or a number (:func:`launcher.render.spark.size_executors`).
+        outputs: output directories the step creates (removed first when run with ``overwrite``).
+
+    Raises:
+        UserError: no Spark runtime, or executors that do not fit a NodeManager.
+    """
+    argv = submit_command(plan, discover_spark(plan.spec), name=f"{plan.spec.name}-{name}", application=application,
+                          executors=executors, properties={})
+    return ResolvedStep(index=index, name=name, kind="spark", argv=argv, inputs=(),
+                        outputs=tuple(str(o) for o in outputs), log=step_log(plan, index, name))
+
+
+def _streaming(step: StreamingStep, where: str, values: Mapping[str, str], plan: ClusterPlan,
+               job_file: str) -> _Resolved:
+    """A streaming step's command line.
+
+    Raises:
+        UserError: a file to ship is missing, or ``reducers`` > 0 without a ``reducer`` (Hadoop would run a
+            map-only job: ``-numReduceTasks 0``).
+    """
+    s = step.streaming
+    ins = [expand(p, values, f"{where}.streaming.input") for p in s.input]
+    out = expand(s.output, values, f"{where}.streaming.output")
+    files = [expand(p, values, f"{where}.streaming.files") for p in s.files]
+    for f in files:
+        if not Path(f).exists():
+            raise UserError(f"file {f} does not exist", file=job_file, field=f"{where}.streaming.files",
+                            fix="give an existing file to ship to the tasks")
+    if s.reducers and not s.reducer:
+        raise UserError(f"reducers: {s.reducers} without a reducer would run a map-only job", file=job_file,
+                        field=f"{where}.streaming.reducers",
+                        fix="add reducer: (reducer: cat passes the sorted map output through) or remove reducers")
+    args = [str(plan.runtime.streaming_jar), *_d_options(step.properties)]
+    if files:
+        args += ["-files", ",".join(files)]
+    for i in ins:
+        args += ["-input", i]
+    args += ["-output", out, "-mapper", s.mapper]
+    args += ["-reducer", s.reducer] if s.reducer else ["-numReduceTasks", "0"]
+    if s.reducers is not None and s.reducer:
+        args += ["-numReduceTasks", str(s.reducers)]
+    return "streaming", step.name or "streaming", client_command(plan, RUN_JAR, args), ins, [out]
+
+
+def _example(step: ExampleStep, where: str, values: Mapping[str, str], plan: ClusterPlan) -> _Resolved:
+    """A built-in example's command line; its inputs and output from the argument positions it takes."""
+    args = [expand(a, values, f"{where}.args") for a in step.args]
+    argv = client_command(plan, RUN_JAR, [str(plan.runtime.examples_jar), step.example,
+                                          *_d_options(step.properties), *args])
+    position = EXAMPLE_OUTPUT_ARG.get(step.example)
+    plain = positional(args)
+    outputs: list[str] = []
+    if step.output:
+        outputs = [expand(step.output, values, f"{where}.output")]
+    elif position is not None and len(plain) > (position if position >= 0 else -position - 1):
+        outputs = [plain[position]]
+    inputs = plain[EXAMPLE_INPUT_ARGS[step.example]] if step.example in EXAMPLE_INPUT_ARGS else []
+    return "example", step.name or step.example, argv, inputs, outputs
+
+
+def _jar(step: JarStep, where: str, values: Mapping[str, str], plan: ClusterPlan, job_file: str) -> _Resolved:
+    """A user's jar: ``RunJar`` (the manifest's class) or ``java -cp ...:JAR CLASS``.
+
+    Raises:
+        UserError: the jar does not exist.
+    """
+    args = [expand(a, values, f"{where}.args") for a in step.args]
+    jar = expand(step.jar, values, f"{where}.jar")
+    if not Path(jar).is_file():
+        raise UserError(f"jar {jar} does not exist", file=job_file, field=f"{where}.jar",
+                        fix="give the path of an existing jar (${examples_jar}, ${tests_jar} work)")
+    name = step.name or (step.main_class.rsplit(".", 1)[-1] if step.main_class else Path(jar).stem)
+    if step.main_class:
+        argv = client_command(plan, step.main_class, [*_d_options(step.properties), *args], extra_classpath=[jar])
+    else:
+        argv = client_command(plan, RUN_JAR, [jar, *_d_options(step.properties), *args])
+    outputs = [expand(step.output, values, f"{where}.output")] if step.output else []
+    return "jar", name, argv, [], outputs
+
+
+def _spark(step: SparkStep | PySparkStep, where: str, values: Mapping[str, str], plan: ClusterPlan,
+           runtime: SparkRuntime, job_file: str) -> _Resolved:
+    """A ``spark:`` or ``pyspark:`` step's ``spark-submit`` command line (:func:`launcher.render.spark.submit_command`).
+
+    Raises:
+        UserError: the jar or script does not exist, or the step's executors do not fit a NodeManager.
+    """
+    if isinstance(step, SparkStep):
+        s, key = step.spark, "spark"
+        jar = expand(s.jar, values, f"{where}.spark.jar")
+        if not Path(jar).is_file():
+            raise UserError(f"jar {jar or '(empty)'} does not exist", file=job_file, field=f"{where}.spark.jar",
+                            fix="give the path of an existing Spark application jar (${spark_examples_jar} works)")
+        application = ["--class", s.main_class, jar]
+        name = step.name or s.main_class.rsplit(".", 1)[-1]
+    else:
+        p, key = step.pyspark, "pyspark"
+        script = expand(p.script, values, f"{where}.pyspark.script")
+        if not Path(script).is_file():
+            raise UserError(f"script {script} does not exist", file=job_file, field=f"{where}.pyspark.script",
+                            fix="give the path of an existing Python file (relative: the job file's directory)")
+        application = [script]
+        name = step.name or Path(script).stem
+    inner = step.spark if isinstance(step, SparkStep) else step.pyspark
+    args = [expand(a, values, f"{where}.{key}.args") for a in inner.args]
+    outputs = [expand(inner.output, values, f"{where}.{key}.output")] if inner.output else []
+    argv = submit_command(plan, runtime, name=f"{plan.spec.name}-{name}", application=[*application, *args],
+                          executors=inner.executors, properties=step.properties)
+    return key, name, argv, [], outputs
+
+
+def _fixed_prefix(path: str) -> str:
+    """The part of an input path before its first glob character's directory (``/d/in/*.txt`` → ``/d/in``)."""
+    parts = Path(path).parts
+    for i, part in enumerate(parts):
+        if any(c in part for c in "*?[{"):
+            return str(Path(*parts[:i])) if i else ""
+    return path
+
+
+def _check_outputs(outputs: list[str], inputs: list[str], *, overwrite: bool, job_file: str, where: str) -> None:
+    """Each output is absolute, not inside (or equal to) one of the step's inputs, and new unless ``overwrite``.
+
+    Raises:
+        UserError: a relative output, one inside an input (Hadoop would read what it writes, and ``--overwrite``
+            would delete the input), or one that exists already.
+    """
+    for out in outputs:
+        local = _local_path(out)
+        if not os.path.isabs(local):
+            raise UserError(f"output {out!r} is not an absolute path", file=job_file, field=where,
+                            fix="use an absolute path, e.g. ${run_dir}/output/NAME")
+        real = os.path.abspath(local)
+        for given in inputs:
+            prefix = _fixed_prefix(_local_path(given))
+            inside = os.path.abspath(prefix) if prefix else None
+            if inside and (real == inside or real.startswith(inside.rstrip("/") + "/")):
+                raise UserError(f"output {out} is inside input {given}", file=job_file, field=where,
+                                fix="write the output outside the input directory, e.g. ${run_dir}/output/NAME")
+        if os.path.lexists(local) and not overwrite:
+            raise UserError(f"output {out} already exists", file=job_file, field=where,
+                            fix="choose another output directory, or pass --overwrite to replace it")
+
+
+def check_step_inputs(steps: list[ResolvedStep], job_file: str = "job file") -> None:
+    """Check that every input exists, or is the output of an earlier step.
+
+    Raises:
+        UserError: an input path (or glob) matches nothing.
+    """
+    produced: set[str] = set()
+    for step in steps:
+        for path in step.inputs:
+            if path not in produced and not any(Path(path).parent.glob(Path(path).name)):
+                raise UserError(f"input {path} does not exist", file=job_file, field=f"steps.{step.index}",
+                                fix="give an existing file or directory (absolute path)")
+        produced.update(step.outputs)
+
+
+def setup_commands(spec: JobSpec, plan: ClusterPlan) -> list[str]:
+    """The job file's ``setup:`` lines with ``${...}`` expanded."""
+    values = plan.variables()
+    return [expand(line, values, f"setup.{i}") for i, line in enumerate(spec.setup, start=1)]
+
+
+def claim_path(output: str) -> Path:
+    """The claim of an output directory: ``.<name>.hpc-hadoop-claim`` beside it, naming the run writing it."""
+    out = Path(output)
+    return out.with_name(f".{out.name}.hpc-hadoop-claim")
+
+
+def claim_outputs(step: ResolvedStep, cluster_id: str, *, overwrite: bool) -> list[Path]:
+    """Claim the step's output directories for this run, atomically, just before it runs: two runs racing for
+    one output directory (both passed the check of :func:`resolve_steps` before either wrote it) must not mix
+    their files. Each claim is a file created with ``O_EXCL`` beside the output (:func:`claim_path`); with
+    it held, an output that exists is an error (or, with ``overwrite``, removed). The caller removes the claims
+    when the step is over.
+
+    Returns:
+        The claim files made.
+
+    Raises:
+        UserError: another run holds a claim, or the output exists (without ``overwrite``); claims already made
+            are released.
+    """
+    made: list[Path] = []
+    try:
+        for out in step.outputs:
+            claim = claim_path(out)
+            claim.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                fd = os.open(claim, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                holder = claim.read_text(errors="replace").strip() if claim.exists() else "another run"
+                raise UserError(f"output {out} already exists: {holder} is writing it", field=f"steps.{step.index}",
+                                fix=f"choose another output directory (or remove {claim} if that run is over)"
+                                ) from None
+            with os.fdopen(fd, "w") as handle:
+                handle.write(f"cluster {cluster_id}\n")
+            made.append(claim)
+            if os.path.lexists(out) and not overwrite:
+                raise UserError(f"output {out} already exists", field=f"steps.{step.index}",
+                                fix="choose another output directory, or pass --overwrite to replace it")
+            if os.path.lexists(out):
+                shutil.rmtree(out) if os.path.isdir(out) and not os.path.islink(out) else os.unlink(out)
+    except BaseException:
+        for claim in made:
+            claim.unlink(missing_ok=True)
+        raise
+    return made
+
+
+def _unlink_all(paths: list[Path]) -> None:
+    """Remove a step's output claims; one that cannot be removed (its filesystem is gone) stays, and names this run
+    to the next one that wants the output (:func:`claim_outputs`)."""
+    for path in paths:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            continue
+
+
+@contextlib.contextmanager
+def _close_quietly(handle: IO[bytes]) -> Iterator[None]:
+    """Close ``handle`` on the way out, ignoring an ``OSError`` of ``close()`` (the ``with open(...)`` that holds it
+    then finds it closed and closes nothing)."""
+    try:
+        yield
+    finally:
+        try:
+            handle.close()
+        except OSError:
+            pass
+
+
+ProgressCallback = Callable[[StepResult], None]
+#: Seconds between two checks that the cluster is whole while a step runs (reads ``agents/<node>.json``).
+HEALTH_SECONDS = 1.0
+#: How long ``yarn application -kill`` waits for the ResourceManager, ms (``hpc.rm.connect.max-wait.ms``, which
+#: ``yarn-site.xml`` substitutes; Hadoop's default is 15 min): a killed step whose ResourceManager is gone must
+#: not hold teardown up.
+KILL_RM_WAIT_MS = 5000
+#: Seconds a killed job client may take to end while the shared filesystem is stalled (a process blocked in a
+#: request to a FUSE server that holds it cannot end, even on SIGKILL, until the request is answered).
+CLIENT_KILL_WAIT_STALLED = 1.0
+
+
+class StepRunner:
+    """Runs resolved steps against a running cluster and follows their progress.
+
+    Args:
+        plan: the cluster plan.
+        on_progress: called (from a reader thread) whenever progress, ids or state change.
+        stalled: true while the shared filesystem is stalled (:meth:`launcher.lifecycle.runner.ClusterRun.stalled`): a
+        step
+            killed then neither asks YARN to kill its application (the client reads ``conf/`` from the stalled
+            filesystem; teardown stops the ResourceManager anyway) nor waits to remove its output claims.
+        gone: true once the shared filesystem is gone (its mount answers ``ENOTCONN``): a step killed then does not
+            ask YARN to kill its application either (that client, which reads ``conf/`` from the mount, waited out
+            its 30 s; teardown stops the ResourceManager anyway).
+    """
+
+    def __init__(self, plan: ClusterPlan, on_progress: ProgressCallback | None = None,
+                 stalled: Callable[[], object] | None = None, gone: Callable[[], object] | None = None) -> None:
+        self.plan = plan
+        self.on_progress = on_progress or (lambda result: None)
+        self.stalled = stalled or (lambda: None)
+        self.gone = gone or (lambda: None)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.group = False
+        self.current: StepResult | None = None
+
+    def _follow(self, result: StepResult, stream: object, log: object) -> None:
+        logging = True
+        for raw in iter(stream.readline, b""):  # type: ignore[attr-defined]
+            line = raw.decode(errors="replace").rstrip()
+            if logging:
+                try:
+                    log.write(raw)  # type: ignore[attr-defined]
+                except OSError as err:  # a full filesystem: keep reading, or the client blocks on its pipe
+                    logging = False
+                    result.lines.append(f"(the step log {result.log} stopped here: {err.strerror})")
+            changed = False
+            if m := _PROGRESS.search(line):
+                result.map_pct, result.reduce_pct = int(m.group(1)), int(m.group(2))
+                changed = True
+            elif (m := _SPARK_TASKS.search(line)) and result.kind in SPARK_KINDS:
+                result.map_pct, changed = 100 * int(m.group(2)) // max(1, int(m.group(3))), True
+            elif m := _APP.search(line):
+                result.application_id, changed = m.group(1), True
+            elif m := _JOB.search(line):
+                result.job_id, changed = m.group(1), True
+            elif m := _UBER.search(line):
+                result.uber, changed = m.group(1) == "true", True
+            elif m := _SHUFFLE_BYTES.search(line):
+                result.reduce_shuffle_bytes = int(m.group(1))
+            if "ERROR" in line or "Exception" in line or _FAILED.search(line):
+                result.lines.append(line)
+                del result.lines[:-20]
+            if changed:
+                self.on_progress(result)
+
+    def run(self, step: ResolvedStep, *, overwrite: bool = False, deadline: float | None = None,
+            health: Callable[[], None] | None = None) -> StepResult:
+        """Run one step to its end (or to ``deadline``, epoch seconds, when it is killed).
+
+        Args:
+            health: called every :data:`HEALTH_SECONDS` while the client runs; raises when the cluster is no
+                longer whole (:meth:`launcher.cluster.cluster.Cluster.raise_if_failed`: a daemon died), so that a step
+                whose ResourceManager is gone fails in seconds instead of retrying for many minutes.
+
+        A KeyboardInterrupt or other exception while it runs (the deadline: :class:`WalltimeExpired`; ``health``'s
+        error) kills the client and the YARN application and is re-raised.
+        """
+        claims = claim_outputs(step, self.plan.cluster_id, overwrite=overwrite)
+        try:
+            return self._run(step, deadline, health)
+        finally:
+            release = threading.Thread(target=_unlink_all, args=(claims,), name="release-claims", daemon=True)
+            release.start()
+            if not self.stalled():  # on a stalled filesystem, teardown first: the claims go when it answers
+                release.join()
+
+    def _run(self, step: ResolvedStep, deadline: float | None, health: Callable[[], None] | None) -> StepResult:
+        """:meth:`run` once the outputs are claimed."""
+        result = StepResult(name=step.name, kind=step.kind, argv=step.argv, log=str(step.log),
+                            outputs=list(step.outputs), state="running")
+        self.current = result
+        step.log.parent.mkdir(parents=True, exist_ok=True)
+        began = time.time()
+        spark = step.kind in SPARK_KINDS
+        env = spark_env(self.plan) if spark else hadoop_env(self.plan)
+        argv = self.with_archive(step.argv)  # spark-submit's argv as it is
+        # Unbuffered: a full filesystem fails a write, not close(); what close() says (ENOTCONN when the filesystem is
+        # gone: the run finds that out itself) must not hide the step's end or the error that ended it.
+        with open(step.log, "ab", buffering=0) as log, _close_quietly(log):
+            log.write(f"$ {' '.join(step.argv)}\n".encode())
+            # spark-submit in a process group of its own (in our session, which the batch system's kill reaches): a
+            # PySpark driver is a Python child of its JVM, and both must end when the step is killed (:meth:`kill`
+            # signals the group). Every client gets SIGTERM if this process dies, SIGKILL included (the thread that
+            # starts it waits for it): a killed launcher leaves no job client behind on the local backend either.
+            self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, cwd=self.plan.run_dir,
+                                         preexec_fn=tied_child(os.getpid(), True, own_group=spark))
+            self.group = spark
+            reader = threading.Thread(target=self._follow, args=(result, self.proc.stdout, log), daemon=True)
+            reader.start()
+            try:
+                self._wait(deadline, health)
+            except BaseException:
+                self.kill(result)
+                result.wall_s = time.time() - began
+                raise
+            finally:
+                reader.join(timeout=5)
+        result.returncode = self.proc.returncode
+        result.wall_s = time.time() - began
+        publish_client_archive(argv, result.returncode)
+        result.state = "succeeded" if result.returncode == 0 else "failed"
+        self.on_progress(result)
+        return result
+
+    def with_archive(self, argv: list[str]) -> list[str]:
+        """``argv`` with the class-data-sharing flags after ``java`` when ``hadoop.class_data_sharing`` is on and
+        ``argv`` runs the runtime's ``java``: the job client's own (:func:`launcher.runtime.cds.client_archive_flags`)
+        and its
+        ApplicationMaster's (``-Dhpc.am.cds``, which ``mapred-site.xml`` puts into the AM's command:
+        :func:`launcher.runtime.cds.am_archive_option`), after publishing an archive an earlier AM wrote
+        (:func:`launcher.runtime.cds.publish_am_archives`). The step log and ``render`` show the command without
+        them."""
+        runtime = self.plan.runtime
+        if not self.plan.spec.hadoop.class_data_sharing or not argv or argv[0] != runtime.java:
+            return argv
+        publish_am_archives(runtime)
+        return [argv[0], *client_archive_flags(runtime, argv), f"-Dhpc.am.cds={am_archive_option(runtime)}",
+                *argv[1:]]
+
+    def _wait(self, deadline: float | None, health: Callable[[], None] | None) -> None:
+        """Wait for the client to exit, checking the deadline every 0.1 s and ``health`` every
+        :data:`HEALTH_SECONDS`.
+
+        Raises:
+            WalltimeExpired: ``deadline`` passed.
+        """
+        assert self.proc is not None
+        checked = time.monotonic()
+        while self.proc.poll() is None:
+            if deadline is not None and time.time() >= deadline:
+                raise WalltimeExpired(deadline)
+            if health is not None and time.monotonic() - checked >= HEALTH_SECONDS:
+                health()
+                checked = time.monotonic()
+            time.sleep(0.1)
+
+    def _signal(self, signum: int) -> None:
+        """Send ``signum`` to the client, or to its process group (a Spark step: the JVM and a PySpark driver)."""
+        assert self.proc is not None
+        try:
+            if self.group:
+                os.killpg(self.proc.pid, signum)
+            else:
+                self.proc.send_signal(signum)
+        except ProcessLookupError:
+            pass
+
+    def kill(self, result: StepResult) -> None:
+        """Kill the job client (SIGTERM, SIGKILL 5 s later) and, if it was submitted, its YARN application (``yarn
+        application -kill``). While the shared filesystem is stalled (``stalled``): SIGKILL at once, waiting at most
+        :data:`CLIENT_KILL_WAIT_STALLED` for it to end, and no ``yarn application -kill``; once it is gone (``gone``):
+        no ``yarn application -kill``."""
+        result.state = "killed"
+        stalled = self.stalled()
+        if self.proc is not None and self.proc.poll() is None:
+            if not stalled:
+                self._signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=0 if stalled else 5)
+            except subprocess.TimeoutExpired:
+                self._signal(signal.SIGKILL)
+                try:  # a process waiting on a stalled filesystem ends only when it answers: teardown first
+                    self.proc.wait(timeout=CLIENT_KILL_WAIT_STALLED if stalled else None)
+                except subprocess.TimeoutExpired:
+                    result.lines.append(f"(the job client, pid {self.proc.pid}, waits on the stalled shared "
+                                        "filesystem: it ends when the filesystem answers)")
+        result.returncode = self.proc.returncode if self.proc else None
+        unreachable = "stalled" if self.stalled() else "gone" if self.gone() else None
+        if result.application_id and unreachable:
+            result.lines.append(f"(YARN was not asked to kill {result.application_id}: the shared filesystem is "
+                                f"{unreachable}; the ResourceManager's end at teardown ends it)")
+        elif result.application_id:
+            argv = client_command(self.plan, "org.apache.hadoop.yarn.client.cli.ApplicationCLI",
+                                  ["application", "-kill", result.application_id], heap_mb=256, fast_start=True,
+                                  properties={"hpc.rm.connect.max-wait.ms": KILL_RM_WAIT_MS})
+            try:
+                subprocess.run(argv, env=hadoop_env(self.plan), capture_output=True, timeout=30, check=False)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.on_progress(result)

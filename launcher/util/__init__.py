@@ -1,0 +1,7 @@
+"""Utilities with no knowledge of Hadoop or of a run: errors, units, YAML 1.2 I/O, waiting, networking, registries.
+
+Owns :mod:`~launcher.util.errors` (the user-facing errors), :mod:`~launcher.util.units` (sizes and times),
+:mod:`~launcher.util.yamlio`, :mod:`~launcher.util.polling` (the one way to wait), :mod:`~launcher.util.network`,
+:mod:`~launcher.util.registry` (name -> class) and :mod:`~launcher.util.share` (where templates and presets live).
+The bottom of the data flow: it imports nothing of ``launcher`` but ``launcher.util``.
+"""

@@ -1,0 +1,51 @@
+"""Network helpers both the scheduler backends and the node agent use: the address of a node and of an interface.
+
+Imports only the standard library, ``psutil`` and :mod:`launcher.util.errors`, so that any module may use it.
+"""
+
+from __future__ import annotations
+
+import socket
+
+import psutil
+
+from launcher.util.errors import UserError
+
+
+def interface_address(interface: str) -> str:
+    """The IPv4 address of a network interface of this host (e.g. ``ib0``).
+
+    Raises:
+        KeyError: the interface does not exist or has no IPv4 address.
+    """
+    for addr in psutil.net_if_addrs().get(interface, []):
+        if addr.family == socket.AF_INET:
+            return addr.address
+    raise KeyError(f"interface {interface} has no IPv4 address on {socket.gethostname()}")
+
+
+def resolve(hostname: str) -> str:
+    """The IPv4 address of ``hostname`` (via the resolver: ``/etc/hosts``, DNS).
+
+    Raises:
+        OSError: the name does not resolve (``socket.gaierror``).
+    """
+    return socket.gethostbyname(hostname)
+
+
+def node_address(name: str) -> str:
+    """The IPv4 address daemons on node ``name`` bind to: its hostname's address.
+
+    Raises:
+        UserError: the name does not resolve, or resolves to a loopback address (127.x), which daemons on
+            other nodes could not reach.
+    """
+    try:
+        address = resolve(name)
+    except OSError:
+        raise UserError(f"node name {name} does not resolve", field="nodes",
+                        fix="ask your admins to fix DNS or /etc/hosts, or set interface: (e.g. ib0)") from None
+    if address.startswith("127."):
+        raise UserError(f"node name {name} resolves to {address}, a loopback address other nodes cannot reach",
+                        field="interface", fix=f"fix /etc/hosts on {name}, or set interface: (e.g. ib0, eth0)")
+    return address
