@@ -1,0 +1,54 @@
+"""Tests of launcher/cli/common.py."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+from launcher import filesystems
+from launcher.cli.common import reports_errors
+
+# -- issue 25 item 4, folded from tests/unit/test_lost_filesystem.py: The shared filesystem gone in the middle
+# of a run (issue 25 item 4), the parts that need no daemons: what tells that a mount is gone (``ENOTCONN``,
+# ``ECONNABORTED``), the one line that says so, and the run's final record kept on the node.
+# tests/integration/test_lost_filesystem.py kills the OrangeFS stand-in's client under a running cluster.
+
+
+def statvfs_gone(monkeypatch: pytest.MonkeyPatch, mount: str) -> None:
+    """``statvfs`` of ``mount`` fails as on a FUSE mount whose client died; any other path answers."""
+    real = os.statvfs
+
+    def statvfs(path: str | Path) -> os.statvfs_result:
+        if str(path) == mount:
+            raise OSError(errno.ENOTCONN, os.strerror(errno.ENOTCONN), str(path))
+        return real(path)
+
+    monkeypatch.setattr(filesystems.os, "statvfs", statvfs)
+
+
+def test_a_command_meeting_a_mount_that_is_gone_says_so_in_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """``status``, ``logs``... of a cluster whose directory was on the lost filesystem: one line, no traceback.
+    Issue 25 item 4 (was ``tests/unit/test_lost_filesystem.py``)."""
+    root = Path(os.getcwd()).anchor
+    statvfs_gone(monkeypatch, root)  # the mount of any absolute path
+
+    @reports_errors
+    def command() -> None:
+        raise OSError(errno.ENOTCONN, os.strerror(errno.ENOTCONN), f"{root}ofs/me/hpc-hadoop/c1/run.json")
+
+    with pytest.raises(SystemExit) as exited:
+        command()
+    assert exited.value.code == 1
+    assert capsys.readouterr().err == (f"error: the shared filesystem at {root} is gone (ENOTCONN: Transport "
+                                       "endpoint is not connected)\n")
+
+    @reports_errors
+    def bug() -> None:
+        raise OSError(errno.EACCES, "Permission denied", "/x")
+
+    with pytest.raises(OSError, match="Permission denied"):  # our own bugs keep their traceback
+        bug()

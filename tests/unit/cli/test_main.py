@@ -1,0 +1,362 @@
+"""The command line: user errors are one line and exit 2; render previews without side effects (launcher/cli/main.py).
+
+Each behaviour is checked through Click's CliRunner and through the installed `hpc-hadoop` in a subprocess.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from launcher.cli.main import main
+from launcher.render.config import CONFIG_TEMPLATES, EXCLUDE_FILE
+from launcher.schedulers.slurm import SlurmScheduler
+from tests.conftest import REPO
+from tests.unit.schedulers.test_pbs import STANDINS as PBS_STANDINS
+
+WriteYaml = Callable[..., Path]
+
+
+def valid_job(root: Path, **fields: Any) -> dict[str, Any]:
+    return {"name": "clitest", "filesystem": {"root": str(root)},
+            "steps": [{"example": "teragen", "args": [100, "${run_dir}/gen"]}], **fields}
+
+
+#: name → (job file content or None for no file, extra CLI args, text the error must contain)
+BAD_JOBS: dict[str, tuple[Any, list[str], str]] = {
+    "unknown-field": ({"nodez": 1}, [], "unknown field 'nodez'"),
+    "bad-size": ({"hadoop": {"map_memory": "lots"}}, [], "hadoop.map_memory: 'lots' is not a size"),
+    "wrong-type": ({"nodes": "many"}, [], "nodes: 'many'"),
+    "local-3-nodes": ({"nodes": 3}, [], "the local backend runs on this one machine"),
+    "unknown-site": ({"site": "atlantis"}, [], "unknown site preset 'atlantis'"),
+    "missing-steps": ({"steps": None}, [], "steps"),
+    "bad-set": ({}, ["--set", "hadoop.reduce_memory=heaps"], "command line: hadoop.reduce_memory"),
+    "bad-walltime-flag": ({}, ["--walltime", "soonish"], "walltime: 'soonish' is not a walltime"),
+    "invalid-yaml": ("name: x\nfilesystem:\n  root: ROOT\nsteps:\n  - example: pi\n   args: x\n", [], "line 6"),
+    "missing-file": (None, [], "job file not found"),
+}
+
+
+def write_bad_job(tmp_path: Path, root: Path, case: str, write_yaml: WriteYaml) -> tuple[Path, list[str], str]:
+    content, args, expected = BAD_JOBS[case]
+    job = tmp_path / "job.yaml"
+    if isinstance(content, str):
+        job.write_text(content.replace("ROOT", str(root)))
+    elif content is not None:
+        data = {k: v for k, v in {**valid_job(root), **content}.items() if v is not None}
+        write_yaml(job, data)
+    return job, args, expected
+
+
+def assert_one_line_error(code: int, stdout: str, stderr: str, expected: str) -> None:
+    assert "Traceback" not in stderr + stdout
+    assert code == 2, f"exit code {code}; stderr: {stderr!r}"
+    lines = stderr.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("error: ")
+    assert expected in lines[0]
+
+
+#: The console script that pip installed beside this interpreter (``.venv/bin/hpc-hadoop``): the README's test
+#: command runs ``.venv/bin/python -m pytest`` without activating the venv, so ``PATH`` need not have it.
+HPC_HADOOP = str(Path(sys.executable).parent / "hpc-hadoop")
+
+
+def invoke(args: list[str]) -> Result:
+    return CliRunner().invoke(main, args)
+
+
+@pytest.fixture
+def hpc_hadoop() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run the installed ``hpc-hadoop`` entry point (:data:`HPC_HADOOP`) in a subprocess."""
+    exe = HPC_HADOOP
+    assert os.access(exe, os.X_OK), f"no {exe}: run `pip install -e .` in the repository (./install.sh does)"
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "CLICOLOR_FORCE")}
+
+    def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=60,
+                              check=False)
+
+    return run
+
+
+# -- user errors ----------------------------------------------------------------------------------
+
+#: Every bad job file with every command, except a file without steps for ``render``, which takes it as
+#: ``start`` does (issue #11; test_render_and_doctor_take_a_job_file_without_steps).
+BAD_CASES = [(case, command) for case in sorted(BAD_JOBS) for command in ("render", "run", "submit")
+             if (case, command) != ("missing-steps", "render")]
+
+
+@pytest.mark.parametrize(("case", "command"), BAD_CASES)
+def test_bad_job_file_cli_runner(tmp_path: Path, pfs_root: Path, write_yaml: WriteYaml, command: str,
+                                 case: str) -> None:
+    job, args, expected = write_bad_job(tmp_path, pfs_root, case, write_yaml)
+    result = invoke([command, str(job), *args])
+    assert_one_line_error(result.exit_code, result.stdout, result.stderr, expected)
+    assert result.stdout == ""
+    assert list(pfs_root.iterdir()) == []
+
+
+def test_render_and_doctor_take_a_job_file_without_steps(tmp_path: Path, pfs_root: Path,
+                                                         write_yaml: WriteYaml) -> None:
+    job = write_yaml(tmp_path / "nosteps.yaml", {"name": "nosteps", "filesystem": {"root": str(pfs_root)}})
+    result = invoke(["render", str(job)])
+    assert result.exit_code == 0, result.output
+    assert "==> conf/yarn-site.xml <==" in result.stdout and result.stdout.rstrip().endswith("==> steps <==")
+    result = invoke(["doctor", str(job)])
+    assert "job file" in result.stdout and "0 step(s)" in result.stdout, result.stdout
+
+
+def test_render_refuses_an_existing_output_unless_overwrite(tmp_path: Path, pfs_root: Path,
+                                                            write_yaml: WriteYaml) -> None:
+    out = tmp_path / "exists"
+    out.mkdir()
+    job = write_yaml(tmp_path / "job.yaml", valid_job(pfs_root, steps=[{"example": "teragen",
+                                                                        "args": [100, str(out)]}]))
+    result = invoke(["render", str(job)])
+    assert_one_line_error(result.exit_code, result.stdout, result.stderr, f"output {out} already exists")
+    assert invoke(["render", str(job), "--overwrite"]).exit_code == 0
+
+
+def test_doctor_reports_a_missing_jar_as_a_fail_line(tmp_path: Path, pfs_root: Path, write_yaml: WriteYaml) -> None:
+    job = write_yaml(tmp_path / "job.yaml", valid_job(pfs_root, steps=[{"jar": str(tmp_path / "nope.jar")}]))
+    result = invoke(["doctor", str(job)])
+    assert result.exit_code == 1
+    [line] = [line for line in result.stdout.splitlines() if "job file" in line]
+    assert line.split()[0] == "fail" and "steps.1.jar: jar" in line and "does not exist" in line, line
+
+
+@pytest.mark.parametrize("case", ["bad-size", "unknown-field"])
+def test_bad_job_file_doctor(tmp_path: Path, pfs_root: Path, write_yaml: WriteYaml, case: str) -> None:
+    job, args, expected = write_bad_job(tmp_path, pfs_root, case, write_yaml)
+    result = invoke(["doctor", str(job), *args])
+    assert_one_line_error(result.exit_code, result.stdout, result.stderr, expected)
+
+
+@pytest.mark.parametrize("case", ["unknown-field", "invalid-yaml", "bad-set"])
+def test_bad_job_file_subprocess(tmp_path: Path, pfs_root: Path, write_yaml: WriteYaml, case: str,
+                                 hpc_hadoop: Callable[..., subprocess.CompletedProcess[str]]) -> None:
+    job, args, expected = write_bad_job(tmp_path, pfs_root, case, write_yaml)
+    proc = hpc_hadoop("render", str(job), *args, cwd=tmp_path)
+    assert_one_line_error(proc.returncode, proc.stdout, proc.stderr, expected)
+    assert list(pfs_root.iterdir()) == []
+
+
+def test_java_home_without_java_is_an_error_not_a_fallback(tmp_path: Path, pfs_root: Path,
+                                                           write_yaml: WriteYaml) -> None:
+    """A ``$JAVA_HOME`` without ``bin/java`` stops the run (as Hadoop's scripts do) although a real JDK is on
+    PATH: falling back would run another Java than the user named. Unset, the JDK on PATH is used."""
+    job = write_yaml(tmp_path / "job.yaml", valid_job(pfs_root))
+    exe = HPC_HADOOP
+    base = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    bad = subprocess.run([exe, "submit", str(job)], capture_output=True, text=True, timeout=60, check=False,
+                         env={**base, "JAVA_HOME": str(tmp_path / "no-jdk")})
+    assert_one_line_error(bad.returncode, bad.stdout, bad.stderr, f"$JAVA_HOME {tmp_path / 'no-jdk'}")
+    assert "unset it to use java on PATH" in bad.stderr
+    assert list(pfs_root.iterdir()) == []
+    unset = subprocess.run([exe, "render", str(job)], capture_output=True, text=True, timeout=60, check=False,
+                           env=base)
+    assert unset.returncode == 0, unset.stderr
+
+
+def test_error_line_names_file_field_and_fix(tmp_path: Path, pfs_root: Path, write_yaml: WriteYaml) -> None:
+    job = write_yaml(tmp_path / "job.yaml", valid_job(pfs_root, nodez=1))
+    result = invoke(["render", str(job)])
+    line = result.stderr.strip()
+    assert line.startswith(f"error: {job}: nodez: unknown field 'nodez' (fix: valid fields here: ")
+
+
+def test_error_text_with_closing_bracket_tag_is_printed_verbatim(tmp_path: Path, pfs_root: Path,
+                                                                 write_yaml: WriteYaml) -> None:
+    job = write_yaml(tmp_path / "job.yaml", valid_job(pfs_root, name="[/bad]"))
+    result = invoke(["render", str(job)])
+    assert_one_line_error(result.exit_code, result.stdout, result.stderr, "'[/bad]' is not a valid name")
+
+
+def test_error_text_with_brackets_is_printed_verbatim(tmp_path: Path, pfs_root: Path, write_yaml: WriteYaml) -> None:
+    job = write_yaml(tmp_path / "job.yaml", valid_job(pfs_root, steps="not a list"))
+    result = invoke(["render", str(job)])
+    assert_one_line_error(result.exit_code, result.stdout, result.stderr, "use a YAML list ([a, b] or one")
+
+
+# -- render of a valid job --------------------------------------------------------------------------
+
+def sections(stdout: str) -> dict[str, str]:
+    """Split `render` output at its headers (`==> title <==`) into title → text."""
+    found: dict[str, str] = {}
+    title = None
+    for line in stdout.splitlines():
+        match = re.fullmatch(r"==> (\S.*?) <==", line)
+        if match:
+            title = match.group(1)
+            found[title] = ""
+        elif title is not None:
+            found[title] += line + "\n"
+    return found
+
+
+def test_render_prints_every_conf_file(tmp_path: Path, pfs_root: Path, write_yaml: WriteYaml,
+                                       built_runtime: Path) -> None:
+    job = write_yaml(tmp_path / "job.yaml", valid_job(pfs_root))
+    result = invoke(["render", str(job), "--set", 'hadoop.properties.yarn-site."my.cli.prop"=42'])
+    assert result.exit_code == 0, result.stderr
+    parts = sections(result.stdout)
+    expected = [f"conf/{name}" for name in [*CONFIG_TEMPLATES, EXCLUDE_FILE]]
+    assert expected == [t for t in parts if t.startswith("conf/")]
+    assert "<name>my.cli.prop</name>" in parts["conf/yarn-site.xml"]
+    assert "<value>42</value>" in parts["conf/yarn-site.xml"]
+    assert re.search(r"^1\. teragen: .*RunJar .*hadoop-mapreduce-examples-.*\.jar teragen 100 ", parts["steps"],
+                     re.MULTILINE)
+    assert list(pfs_root.iterdir()) == []  # a preview creates nothing
+
+
+def test_render_subprocess_prints_every_conf_file(tmp_path: Path, pfs_root: Path, write_yaml: WriteYaml,
+                                                  built_runtime: Path,
+                                                  hpc_hadoop: Callable[..., subprocess.CompletedProcess[str]]) -> None:
+    job = write_yaml(tmp_path / "job.yaml", valid_job(pfs_root))
+    proc = hpc_hadoop("render", str(job), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    titles = list(sections(proc.stdout))
+    for name in CONFIG_TEMPLATES:
+        assert f"conf/{name}" in titles
+    assert list(pfs_root.iterdir()) == []
+
+
+def test_rendered_files_are_printed_verbatim(tmp_path: Path, pfs_root: Path, write_yaml: WriteYaml,
+                                            built_runtime: Path) -> None:
+    job = write_yaml(tmp_path / "job.yaml", valid_job(pfs_root))
+    result = invoke(["render", str(job)])
+    assert result.exit_code == 0, result.stderr
+    parts = sections(result.stdout)
+    yarn = ET.fromstring(parts["conf/yarn-site.xml"].strip())
+    values = {p.findtext("name"): p.findtext("value") for p in yarn.findall("property")}
+    assert "\n" not in values["yarn.application.classpath"]  # long values are not wrapped
+    assert values["yarn.application.classpath"].startswith(str(built_runtime))
+    assert parts["conf/hadoop-env.sh"].startswith("# Environment of cluster clitest-")
+    for name in ("core-site.xml", "mapred-site.xml", "capacity-scheduler.xml"):
+        assert ET.fromstring(parts[f"conf/{name}"].strip()).tag == "configuration"
+
+
+def test_version_and_sites(tmp_path: Path) -> None:
+    version = invoke(["--version"])
+    assert version.exit_code == 0
+    assert version.stdout.startswith("hpc-hadoop, version ")
+    assert invoke(["sites"]).exit_code == 0
+
+
+# -- issue 11, folded from tests/unit/test_relative_paths.py: Issue #11: relative paths in a job file mean the
+# job file's directory, and the submitted job.yaml holds them absolute (launcher/config/spec.py
+# ``absolute_paths``): the run happens in the cluster directory, not where `submit` ran.
+
+
+@pytest.fixture
+def project(tmp_path: Path, write_yaml: Callable[..., Path]) -> Path:
+    """``proj/job.yaml`` with relative paths, the jar and the data they name, next to it."""
+    proj = tmp_path / "proj"
+    (proj / "target").mkdir(parents=True)
+    (proj / "target" / "myjob-1.0.jar").write_bytes(b"")
+    (proj / "data").mkdir()
+    (proj / "data" / "words.txt").write_text("a b\n")
+    (proj / "mapper.py").write_text("print()\n")
+    write_yaml(proj / "job.yaml", {
+        "name": "rel", "filesystem": {"root": "pfs"},
+        "steps": [{"jar": "target/myjob-1.0.jar", "args": ["in", "out"], "output": "results/jar"},
+                  {"example": "wordcount", "args": ["-D", "x=1", "data/words.txt", "results/wc"]},
+                  {"example": "pi", "args": [2, 10]},
+                  {"streaming": {"mapper": "python3 mapper.py", "files": ["mapper.py"], "input": "data",
+                                 "output": "../elsewhere/out"}}]})
+    return proj
+
+
+def test_render_from_another_directory_finds_a_relative_jar(project: Path) -> None:
+    """Issue 11 (was ``tests/unit/test_relative_paths.py``)."""
+    proc = subprocess.run([sys.executable, "-m", "launcher.cli", "render", str(project / "job.yaml")],
+                          capture_output=True, text=True, cwd=REPO, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert f"RunJar {project}/target/myjob-1.0.jar in out" in proc.stdout
+
+
+# -- issue 11, folded from tests/unit/test_shared_root.py: Issue #11: a batch job's cluster directory must be
+# on a filesystem every node shares (launcher/plan/cluster_plan.py ``check_shared_root``,
+# launcher/filesystems/detect.py ``node_local_type``), checked before anything is queued.
+
+
+@pytest.mark.parametrize("command", ["submit", "start", "render"])
+def test_cli_refuses_before_anything_is_queued(tmp_path: Path, pfs_root: Path, monkeypatch: pytest.MonkeyPatch,
+                                               write_yaml: Callable[..., Path], command: str) -> None:
+    """Issue 11 (was ``tests/unit/test_shared_root.py``)."""
+    def never(*args: object) -> str:
+        raise AssertionError("submitted")
+
+    monkeypatch.setattr(SlurmScheduler, "submit", never)
+    monkeypatch.setattr(SlurmScheduler, "check", lambda self, spec: None)
+    job = write_yaml(tmp_path / "job.yaml", {"name": "loc", "scheduler": "slurm", "nodes": 1,
+                                             "filesystem": {"root": str(pfs_root)},
+                                             "steps": [{"example": "pi", "args": [1, 10]}]})
+    result = CliRunner().invoke(main, [command, str(job)])
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"error: {job}: filesystem.root: {pfs_root} is on "), line
+    assert "(fix: set filesystem.root to a directory on the parallel filesystem" in line
+    assert result.stdout == "" and list(pfs_root.iterdir()) == []
+
+
+# -- issue 25 item 10, folded from tests/unit/test_small_fixes.py: Small things a user saw on real PBS and in
+# a run's progress (issue 25 item 10): a submission the batch system refuses leaves nothing on the filesystem;
+# ``render`` says which YARN sizes the allocation decides when the job runs; a step that never submitted a job
+# shows no progress it never made.
+
+
+@pytest.fixture
+def pbs_standins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[[str], None]:
+    """The PBS stand-in commands first on PATH; call with the flavor (``torque``, ``pbspro``)."""
+    monkeypatch.setenv("PATH", f"{PBS_STANDINS}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PBS_STANDIN_DIR", str(tmp_path / "standin"))
+    return lambda flavor: monkeypatch.setenv("PBS_STANDIN_FLAVOR", flavor)
+
+
+def render_notes(stdout: str) -> list[str]:
+    """The lines of ``render``'s ``notes`` section."""
+    _, found, rest = stdout.partition("==> notes <==\n")
+    return rest.partition("==> ")[0].splitlines() if found else []
+
+
+def test_render_on_pbs_pro_says_the_cores_come_from_the_allocation(pbs_standins: Callable[[str], None],
+                                                                    tmp_path: Path, pfs_root: Path,
+                                                                    write_yaml: Callable[..., Path],
+                                                                    built_runtime: Path) -> None:
+    """Item 10: PBS Pro asks ``ncpus=1`` with ``place=scatter:excl`` and YARN gets the whole node's cores inside the
+    allocation; the preview's ``cpu-vcores 1`` (and the memory that follows from it) is said to be a stand-in.
+    With the cores in the job file, no such note; Torque, which grants the cores asked for, has none for cores.
+    Issue 25 item 10 (was ``tests/unit/test_small_fixes.py``)."""
+    pbs_standins("pbspro")
+    job = write_yaml(tmp_path / "job.yaml", {"name": "pbsr", "scheduler": "pbs", "nodes": 2,
+                                             "filesystem": {"root": str(pfs_root), "shared": True}})
+    result = CliRunner().invoke(main, ["render", str(job)])
+    assert result.exit_code == 0, result.output
+    assert "#PBS -l select=2:ncpus=1\n" in result.stdout and "#PBS -l place=scatter:excl\n" in result.stdout
+    assert "<name>yarn.nodemanager.resource.cpu-vcores</name>\n    <value>1</value>" in result.stdout
+    notes = render_notes(result.stdout)
+    assert [n for n in notes if n.startswith("yarn.nodemanager.resource.cpu-vcores 1 is a stand-in: the job takes "
+                                             "whole nodes (batch.exclusive) and YARN gets each node's cores from the "
+                                             "allocation when it runs")], notes
+    assert [n for n in notes if n.startswith("yarn.nodemanager.resource.memory-mb 2048 is a stand-in")], notes
+    fixed = CliRunner().invoke(main, ["render", str(job), "--set", "batch.cores_per_node=4",
+                                      "--set", "hadoop.nodemanager_memory=6g"])
+    assert fixed.exit_code == 0, fixed.output
+    assert not [n for n in render_notes(fixed.stdout) if "stand-in" in n], fixed.stdout
+    pbs_standins("torque")
+    torque = CliRunner().invoke(main, ["render", str(job)])
+    assert torque.exit_code == 0, torque.output
+    assert not [n for n in render_notes(torque.stdout) if "cpu-vcores" in n], torque.stdout

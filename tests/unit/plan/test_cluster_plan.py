@@ -1,0 +1,367 @@
+"""Roles, ports, directories and memory sizing (launcher/plan/cluster_plan.py)."""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import re
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from launcher.config.spec import JobSpec, load_spec
+from launcher.filesystems import decide
+from launcher.plan.cluster_plan import (
+    PORT_BLOCK,
+    PORT_RANGE,
+    ClusterPlan,
+    Ports,
+    choose_ports,
+    expand_root,
+    size_memory,
+)
+from launcher.render.config import render_config
+from launcher.runtime.hadoop import HadoopRuntime
+from launcher.schedulers.base import Allocation
+from launcher.schedulers.slurm import SlurmScheduler
+from launcher.util.errors import UserError
+from launcher.util.units import GiB
+
+SpecFactory = Callable[..., JobSpec]
+PlanFactory = Callable[..., ClusterPlan]
+AllocFactory = Callable[..., Allocation]
+
+
+# -- memory ------------------------------------------------------------------------------------
+
+def test_size_memory_defaults_from_cores(make_spec: SpecFactory, make_allocation: AllocFactory) -> None:
+    mem = size_memory(make_spec(), make_allocation(cores=8, memory=64 * GiB))
+    # 8 containers of 1 GiB + one 1 GiB ApplicationMaster, well under 64 GiB - 1 GiB OS - 3 daemon heaps
+    assert mem.nodemanager_mb == 8 * 1024 + 1024
+    assert mem.nodemanager_vcores == 8
+    assert (mem.map_mb, mem.reduce_mb, mem.am_mb, mem.daemon_heap_mb) == (1024, 1024, 1024, 1024)
+    assert (mem.map_heap_mb, mem.reduce_heap_mb, mem.am_heap_mb) == (819, 819, 819)
+    assert mem.min_allocation_mb == 256
+
+
+def test_size_memory_is_capped_by_node_memory(make_spec: SpecFactory, make_allocation: AllocFactory) -> None:
+    mem = size_memory(make_spec(), make_allocation(cores=32, memory=16 * GiB))
+    assert mem.nodemanager_mb == 16 * 1024 - 1024 - 3 * 1024
+
+
+def test_size_memory_uses_largest_container(make_spec: SpecFactory, make_allocation: AllocFactory) -> None:
+    spec = make_spec(hadoop={"containers_per_node": 2, "map_memory": "1g", "reduce_memory": "3g",
+                             "am_memory": "512m", "heap_ratio": 0.5})
+    mem = size_memory(spec, make_allocation(cores=8))
+    assert mem.nodemanager_mb == 2 * 3072 + 512
+    assert (mem.map_heap_mb, mem.reduce_heap_mb, mem.am_heap_mb) == (512, 1536, 256)
+    assert mem.min_allocation_mb == 256
+
+
+def test_size_memory_explicit_values_win(make_spec: SpecFactory, make_allocation: AllocFactory) -> None:
+    spec = make_spec(hadoop={"nodemanager_memory": "6g", "nodemanager_vcores": 3, "map_memory": "128m"})
+    mem = size_memory(spec, make_allocation(cores=8))
+    assert mem.nodemanager_mb == 6144
+    assert mem.nodemanager_vcores == 3
+    assert mem.min_allocation_mb == 128
+
+
+def test_size_memory_explicit_nodemanager_memory_too_small(make_spec: SpecFactory,
+                                                          make_allocation: AllocFactory) -> None:
+    with pytest.raises(UserError, match="less than one 1024 MiB container"):
+        size_memory(make_spec(hadoop={"nodemanager_memory": "512m"}), make_allocation())
+
+
+def test_size_memory_too_small_node(make_spec: SpecFactory, make_allocation: AllocFactory) -> None:
+    with pytest.raises(UserError) as info:
+        size_memory(make_spec(hadoop={"map_memory": "2g"}), make_allocation(cores=4, memory=5 * GiB))
+    assert info.value.field == "hadoop.map_memory"
+    assert "5 GiB" in str(info.value)
+    assert "2048 MiB container" in str(info.value)
+    assert info.value.fix
+
+
+# -- ports -------------------------------------------------------------------------------------
+
+def candidates(cluster_id: str, count: int = 3) -> list[int]:
+    """The first port-block bases choose_ports tries, computed as plan.py describes (docs/architecture.md,
+    Parallel filesystem decisions: ports)."""
+    slots = (PORT_RANGE[1] - PORT_RANGE[0]) // PORT_BLOCK
+    start = int(hashlib.sha256(cluster_id.encode()).hexdigest(), 16) % slots
+    return [PORT_RANGE[0] + ((start + i * 7919) % slots) * PORT_BLOCK for i in range(count)]
+
+
+def binds(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("0.0.0.0", port))
+        except OSError:
+            return False
+    return True
+
+
+def test_ports_offsets() -> None:
+    ports = Ports(30000)
+    assert (ports.rm_scheduler, ports.rm_tracker, ports.rm, ports.rm_admin, ports.rm_web) == (
+        30000, 30001, 30002, 30003, 30004)
+    assert (ports.nm, ports.shuffle, ports.jhs, ports.jhs_web, ports.dn_ipc) == (30005, 30008, 30009, 30010, 30016)
+    assert list(ports.all()) == list(range(30000, 30032))
+    with pytest.raises(AttributeError):
+        _ = ports.nonsense
+
+
+def test_choose_ports_returns_a_block_that_binds() -> None:
+    ports = choose_ports("bind-check-1")
+    assert PORT_RANGE[0] <= ports.base and ports.base + PORT_BLOCK <= PORT_RANGE[1]
+    assert (ports.base - PORT_RANGE[0]) % PORT_BLOCK == 0
+    assert len(ports.all()) == 32
+    assert all(binds(port) for port in ports.all())
+
+
+def first_free(bases: list[int]) -> int:
+    return next(base for base in bases if all(binds(p) for p in range(base, base + PORT_BLOCK)))
+
+
+def test_choose_ports_starts_at_the_hashed_candidate() -> None:
+    tried = candidates("hash-start", 64)
+    assert choose_ports("hash-start").base == first_free(tried)  # the first candidate, unless in use here
+
+
+@pytest.mark.parametrize("taken_offset", [0, 17, 31])
+def test_choose_ports_skips_a_block_with_a_taken_port(taken_offset: int) -> None:
+    cluster_id = f"port-clash-{taken_offset}"
+    tried = candidates(cluster_id, 64)
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as blocker:
+        blocker.bind(("0.0.0.0", tried[0] + taken_offset))
+        blocker.listen()
+        ports = choose_ports(cluster_id)
+        assert ports.base != tried[0]
+        assert ports.base == first_free(tried[1:])
+
+
+def test_choose_ports_gives_up_with_a_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("launcher.plan.cluster_plan.port_free", lambda port, address="0.0.0.0": False)
+    with pytest.raises(UserError, match="no free block of 32 ports"):
+        choose_ports("full", attempts=3)
+
+
+# -- roles and directories --------------------------------------------------------------------
+
+def test_roles_on_three_nodes(make_spec: SpecFactory, make_test_plan: PlanFactory) -> None:
+    plan = make_test_plan(make_spec())
+    assert plan.master.name == "n1" and plan.master.address == "10.0.0.1"
+    assert [n.name for n in plan.nodes] == ["n1", "n2", "n3"]
+    assert plan.nodes[0].roles == ("resourcemanager", "historyserver", "nodemanager")
+    assert plan.nodes[1].roles == ("nodemanager",)
+    assert plan.nodes[2].roles == ("nodemanager",)
+    assert [n.name for n in plan.nodemanagers] == ["n1", "n2", "n3"]
+    assert plan.rm_web == f"http://10.0.0.1:{plan.ports.rm_web}"
+    assert plan.jhs_web == f"http://10.0.0.1:{plan.ports.jhs_web}"
+    assert plan.scheduler == "slurm" and plan.job_id == "4242" and plan.fanout == "srun"
+    assert plan.deadline == 1_700_000_000.0 + 3600
+    assert plan.node("n2") is plan.nodes[1]
+    with pytest.raises(KeyError, match="n9"):
+        plan.node("n9")
+
+
+def test_nodemanager_on_master_false(make_spec: SpecFactory, make_test_plan: PlanFactory) -> None:
+    plan = make_test_plan(make_spec(nodemanager_on_master=False))
+    assert plan.nodes[0].roles == ("resourcemanager", "historyserver")
+    assert [n.name for n in plan.nodemanagers] == ["n2", "n3"]
+
+
+def test_single_node_keeps_its_nodemanager_even_when_master_is_excluded(
+        make_spec: SpecFactory, make_test_plan: PlanFactory, make_allocation: AllocFactory) -> None:
+    plan = make_test_plan(make_spec(nodes=1, nodemanager_on_master=False), make_allocation(1))
+    assert plan.nodes[0].roles == ("resourcemanager", "historyserver", "nodemanager")
+
+
+def test_nm_local_dirs_are_node_local_by_default_with_the_cluster_dir_as_fallback(
+        make_spec: SpecFactory, make_test_plan: PlanFactory) -> None:
+    plan = make_test_plan(make_spec())
+    dirs = [n.nm_local_dir for n in plan.nodes]
+    assert dirs == [f"{n.work_dir}/nm-local" for n in plan.nodes] and len(set(dirs)) == 3
+    assert not any(d.startswith(plan.run_dir) for d in dirs)
+    assert [n.nm_shared_dir for n in plan.nodes] == [str(plan.path("nm-local", name)) for name in ("n1", "n2", "n3")]
+    assert [n.log_dir for n in plan.nodes] == [str(plan.path("logs", name)) for name in ("n1", "n2", "n3")]
+
+
+def test_nm_local_dirs_shared_puts_them_in_the_cluster_dir(make_spec: SpecFactory, make_test_plan: PlanFactory,
+                                                           tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"  # a keyword, not a path relative to the job file
+    job.write_text("name: t\nscheduler: local\nfilesystem:\n  local_dirs: shared\n"
+                   "steps:\n  - example: pi\n    args: [1, 10]\n")
+    spec, _ = load_spec(job)
+    assert spec.filesystem.local_dirs == "shared"
+    plan = make_test_plan(make_spec(filesystem={"local_dirs": "shared"}))
+    assert [n.nm_local_dir for n in plan.nodes] == [str(plan.path("nm-local", name)) for name in ("n1", "n2", "n3")]
+    assert all(n.nm_shared_dir == "" for n in plan.nodes)
+
+
+def test_filesystem_local_dirs_moves_nm_local_dirs(make_spec: SpecFactory, make_test_plan: PlanFactory,
+                                                   monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("MY_NODE_SCRATCH", "/node-local/ssd")
+    plan = make_test_plan(make_spec(filesystem={"root": str(tmp_path), "local_dirs": "$MY_NODE_SCRATCH"}))
+    user = getpass.getuser()
+    dirs = [n.nm_local_dir for n in plan.nodes]
+    assert dirs == [f"/node-local/ssd/hpc-hadoop-{user}/{plan.cluster_id}/{name}" for name in ("n1", "n2", "n3")]
+    assert not any(d.startswith(plan.run_dir) for d in dirs)
+
+
+def test_default_run_dir_is_under_root_user_and_cluster_id(make_spec: SpecFactory, alloc3: Allocation,
+                                                           fake_runtime: HadoopRuntime, pfs_root: Path) -> None:
+    from launcher.plan.cluster_plan import make_plan
+
+    plan = make_plan(make_spec(), alloc3, fake_runtime, filesystem=decide(make_spec().filesystem))
+    assert plan.cluster_id.startswith("t-")
+    assert plan.run_dir == str(pfs_root / getpass.getuser() / "hpc-hadoop" / plan.cluster_id)
+    assert plan.conf_dir == Path(plan.run_dir, "conf")
+    assert list(pfs_root.iterdir()) == []  # planning creates nothing
+
+
+def test_fewer_nodes_than_asked(make_spec: SpecFactory, make_test_plan: PlanFactory,
+                                make_allocation: AllocFactory) -> None:
+    with pytest.raises(UserError, match="2 node\\(s\\).*asks for 3") as info:
+        make_test_plan(make_spec(nodes=3), make_allocation(2))
+    assert info.value.field == "nodes"
+
+
+def test_plan_keeps_memory_runtime_and_spec(make_spec: SpecFactory, make_test_plan: PlanFactory,
+                                            fake_runtime: HadoopRuntime, alloc3: Allocation) -> None:
+    spec = make_spec()
+    plan = make_test_plan(spec)
+    assert plan.memory == size_memory(spec, alloc3)
+    assert plan.runtime == fake_runtime
+    assert plan.spec == spec
+
+
+# -- expand_root ---------------------------------------------------------------------------------
+
+def test_expand_root_expands_vars_and_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_SCRATCH_ROOT", "/lustre/scratch")
+    monkeypatch.setenv("HOME", "/home/someone")
+    assert expand_root("$MY_SCRATCH_ROOT/x") == Path("/lustre/scratch/x")
+    assert expand_root("${MY_SCRATCH_ROOT}") == Path("/lustre/scratch")
+    assert expand_root("~/pfs") == Path("/home/someone/pfs")
+
+
+def test_expand_root_unset_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_SUCH_SCRATCH", raising=False)
+    with pytest.raises(UserError, match="unset environment variable") as info:
+        expand_root("$NO_SUCH_SCRATCH/hadoop")
+    assert info.value.field == "filesystem.root"
+    assert info.value.fix
+
+
+@pytest.mark.parametrize("relative", ["scratch", "./scratch", "scratch/../x"])
+def test_expand_root_relative_path(relative: str) -> None:
+    with pytest.raises(UserError, match="not an absolute path") as info:
+        expand_root(relative)
+    assert info.value.field == "filesystem.root"
+
+
+@pytest.mark.parametrize(("root", "shown"), [("/scratch/my data", "a space"), ("/scratch/run[1]", "'['"),
+                                             ("/scratch/a,b", "','"), ("/scratch/x:y", "':'"),
+                                             ("/scratch/50%", "'%'"), ("/scratch/{a}", "'{'")])
+def test_expand_root_refuses_characters_hadoop_mangles(root: str, shown: str) -> None:
+    """Measured with Hadoop 3.4.2: a space or a ``[`` in the root ended up URL-encoded (``a%20c``, ``%5B``) in the
+    NodeManager's local dirs, beside the root, and the container launch script split on the space."""
+    with pytest.raises(UserError, match=f"contains {re.escape(shown)}, which Hadoop cannot have") as info:
+        expand_root(root)
+    assert info.value.field == "filesystem.root" and "letters, digits" in info.value.fix
+
+
+def test_expand_root_keeps_ordinary_site_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCRATCH", "/lustre/atlas1/csc001/scratch/jdoe")
+    for root in ("$SCRATCH/hadoop", "/gpfs/alpine/proj-shared/csc001/run_2026-11.v2", "/p/lustre1/jdoe+x@y=z~"):
+        assert expand_root(root).is_absolute()
+
+
+def test_a_local_dir_hadoop_would_split_is_refused_as_written_and_once_expanded(
+        make_spec: SpecFactory, alloc3: Allocation, fake_runtime: HadoopRuntime,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from launcher.plan.cluster_plan import make_plan
+
+    with pytest.raises(UserError, match="contains ','") as info:
+        make_spec(filesystem={"local_dirs": "/local/a,/local/b"})
+    assert info.value.field == "filesystem.local_dirs"
+    monkeypatch.setenv("NODE_LOCALS", "/local/a,/local/b")
+    spec = make_spec(filesystem={"local_dirs": "$NODE_LOCALS"})
+    with pytest.raises(UserError, match="contains ','") as info:
+        make_plan(spec, alloc3, fake_runtime, filesystem=decide(spec.filesystem))
+    assert info.value.field == "filesystem.local_dirs"
+
+
+def test_make_plan_reports_a_bad_root(make_spec: SpecFactory, alloc3: Allocation, fake_runtime: HadoopRuntime) -> None:
+    from launcher.plan.cluster_plan import make_plan
+
+    filesystem = decide(make_spec().filesystem)
+    with pytest.raises(UserError, match="not an absolute path"):
+        make_plan(make_spec(filesystem={"root": "relative/dir"}), alloc3, fake_runtime, filesystem=filesystem)
+
+
+# -- persistence -------------------------------------------------------------------------------
+
+def test_plan_json_round_trip(make_spec: SpecFactory, make_test_plan: PlanFactory, tmp_path: Path) -> None:
+    plan = make_test_plan(make_spec(nodemanager_on_master=False, walltime="1-00:00:30",
+                                    hadoop={"properties": {"yarn-site": {"x": True}}}))
+    again = ClusterPlan.from_json(plan.to_json())
+    assert again == plan
+    assert isinstance(again.nodes, tuple) and isinstance(again.master.roles, tuple)
+    assert again.ports.rm == plan.ports.rm
+    assert again.spec == plan.spec
+    assert again.spec.walltime == 86430
+    run_dir = tmp_path / "saved"
+    run_dir.mkdir()
+    (run_dir / "plan.json").write_text(plan.to_json())
+    assert ClusterPlan.load(run_dir) == plan
+
+
+@pytest.mark.parametrize("hadoop", [{}, {"am_memory": "1g", "map_memory": "512m", "nodemanager_memory": "3g"},
+                                    {"am_memory": "2g", "map_memory": "1g", "nodemanager_memory": "4g"},
+                                    {"am_memory": "512m", "map_memory": "512m", "nodemanager_memory": "64g"}])
+def test_am_share_lets_two_ams_run_and_leaves_room_for_a_map(make_spec: SpecFactory, alloc3: Allocation,
+                                                             fake_runtime: HadoopRuntime, hadoop: dict) -> None:
+    from launcher.plan.cluster_plan import make_plan
+
+    spec = make_spec(hadoop=hadoop, nodes=1)
+    plan = make_plan(spec, alloc3, fake_runtime, filesystem=decide(spec.filesystem))
+    total = plan.memory.nodemanager_mb * len(plan.nodemanagers)
+    share = plan.am_resource_fraction
+    assert 0.5 <= share <= 1.0 and round(share, 2) == share
+    assert share * total >= min(2 * plan.memory.am_mb, total - plan.memory.map_mb)
+    assert total - share * total >= plan.memory.map_mb
+    assert f"<value>{share}</value>" in render_config(plan)["capacity-scheduler.xml"]
+
+
+# -- issue 11, folded from tests/unit/test_real_site.py: Issue #11, "right on a real site": YAML 1.2 reading,
+# memory in MiB, one teardown lead, our own walltime exception, batch names checked before they reach a batch
+# script.
+
+
+def test_bare_map_memory_is_mib_in_the_rendered_properties(make_spec: SpecFactory,
+                                                           make_allocation: Callable[..., Any]) -> None:
+    """Issue 11 (was ``tests/unit/test_real_site.py``)."""
+    spec = make_spec(hadoop={"map_memory": 2048})
+    mem = size_memory(spec, make_allocation())
+    assert (mem.map_mb, mem.map_heap_mb) == (2048, 1638)
+
+
+def test_small_node_blames_memory_per_node(make_spec: SpecFactory) -> None:
+    """Issue 11 (was ``tests/unit/test_real_site.py``)."""
+    spec = make_spec(batch={"memory_per_node": "4g"}, hadoop={"map_memory": "4g"})
+    with pytest.raises(UserError) as info:
+        size_memory(spec, SlurmScheduler().preview_allocation(spec))
+    assert info.value.field == "batch.memory_per_node"
+    assert "hadoop.map_memory" in str(info.value)
+
+
+def test_small_nodemanager_memory_blames_itself(make_spec: SpecFactory, make_allocation: Callable[..., Any]) -> None:
+    """Issue 11 (was ``tests/unit/test_real_site.py``)."""
+    spec = make_spec(hadoop={"nodemanager_memory": "512m"})
+    with pytest.raises(UserError) as info:
+        size_memory(spec, make_allocation())
+    assert info.value.field == "hadoop.nodemanager_memory"

@@ -1,0 +1,208 @@
+"""Where the daemons work (issue 18): a node-local working directory that keeps their start-up off the shared
+filesystem, and a ResourceManager retry policy that lets NodeManagers register as soon as it listens.
+
+The agent's directory handling runs for real on this machine's filesystem; the daemons themselves run in the
+integration tests (``tests/integration/test_interactive.py`` checks their current directory, environment and
+``java.io.tmpdir`` while they run, and that nothing is left after ``stop``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from launcher.config.spec import JobSpec
+from launcher.node.agent import Agent
+from launcher.plan.cluster_plan import ClusterPlan, node_work_root
+from launcher.render.config import render_config, write_files
+from launcher.render.daemons import daemon_command, format_command
+from tests.unit.render.test_config import single
+
+PlanFactory = Callable[..., ClusterPlan]
+
+
+@pytest.fixture
+def plan(make_spec: Callable[..., JobSpec], make_test_plan: PlanFactory, tmp_path: Path,
+         monkeypatch: pytest.MonkeyPatch) -> ClusterPlan:
+    """A 3-node plan whose node-local root is ``tmp_path/node-tmp`` (``$TMPDIR``), with ``conf/`` written."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "node-tmp"))
+    plan = make_test_plan(make_spec())
+    write_files(plan.conf_dir, render_config(plan))
+    return plan
+
+
+def test_each_node_gets_its_own_work_dir_under_tmpdir(plan: ClusterPlan, tmp_path: Path) -> None:
+    root = tmp_path / "node-tmp" / f"hpc-hadoop-{plan.user}"
+    assert [n.work_dir for n in plan.nodes] == [str(root / plan.cluster_id / n.name) for n in plan.nodes]
+    assert not any(Path(n.work_dir).is_relative_to(plan.run_dir) for n in plan.nodes)
+    # A plan read back from plan.json keeps them; a plan.json written before them reads as "none".
+    assert ClusterPlan.from_json(plan.to_json()).nodes == plan.nodes
+    old = plan.to_json().replace(f'"work_dir": "{plan.nodes[0].work_dir}"', '"work_dir": ""')
+    assert ClusterPlan.from_json(old).nodes[0].work_dir == ""
+
+
+@pytest.mark.parametrize("tmpdir", ["", "relative/tmp"])
+def test_work_root_is_tmp_without_an_absolute_tmpdir(tmpdir: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TMPDIR", tmpdir)
+    assert node_work_root("alice") == Path("/tmp/hpc-hadoop-alice")
+
+
+def test_daemon_command_reads_conf_and_temp_files_from_the_work_dir(plan: ClusterPlan) -> None:
+    node = plan.nodes[0]
+    work = Path(node.work_dir)
+    command = daemon_command(plan, node, "resourcemanager", work_dir=work)
+    argv = command.argv
+    assert command.env["HADOOP_CONF_DIR"] == str(work / "conf")
+    assert argv[argv.index("-cp") + 1].split(":")[-1] == str(work / "conf")
+    assert f"-Djava.io.tmpdir={work / 'tmp'}" in argv
+    assert f"-Dlog4j.configuration=file:{work / 'conf'}/log4j.properties" in argv
+    # Logs and crash reports stay in the cluster directory, readable after the node is gone.
+    assert f"-Dhadoop.log.dir={node.log_dir}" in argv and f"-XX:ErrorFile={node.log_dir}/hs_err_pid%p.log" in argv
+    assert command.log == Path(node.log_dir, "resourcemanager.log")
+    # NameNode -format (hdfs mode) runs the same way.
+    assert format_command(plan, node, work).env["HADOOP_CONF_DIR"] == str(work / "conf")
+    # Without a work dir: the shared conf/ (what the agent falls back to).
+    shared = daemon_command(plan, node, "resourcemanager")
+    assert shared.env["HADOOP_CONF_DIR"] == str(plan.conf_dir)
+    assert not any(a.startswith("-Djava.io.tmpdir=") for a in shared.argv)
+
+
+def test_agent_prepares_a_private_copy_of_conf_and_removes_it(plan: ClusterPlan) -> None:
+    agent = Agent(plan, plan.nodes[1])
+    work = agent.prepare_work_dir()
+    assert work == Path(plan.nodes[1].work_dir) and agent.work_note is None and agent.cwd == work
+    assert sorted(p.name for p in (work / "conf").iterdir()) == sorted(p.name for p in plan.conf_dir.iterdir())
+    assert (work / "conf" / "yarn-site.xml").read_text() == (plan.conf_dir / "yarn-site.xml").read_text()
+    assert (work / "tmp").is_dir() and not any((work / "tmp").iterdir())
+    for path in (work, work.parent.parent):
+        assert path.stat().st_mode & 0o777 == 0o700, path
+    agent.remove_work_dir()
+    assert not work.exists() and not work.parent.exists()  # the cluster's level too, once empty
+    assert work.parent.parent.is_dir()  # the per-user root stays for the user's other clusters
+
+
+def test_agent_falls_back_to_the_cluster_directory_and_says_why(plan: ClusterPlan, tmp_path: Path) -> None:
+    (tmp_path / "node-tmp").mkdir()
+    (tmp_path / "node-tmp" / f"hpc-hadoop-{plan.user}").write_text("a file where the directory should be")
+    agent = Agent(plan, plan.nodes[0])
+    assert agent.prepare_work_dir() is None
+    assert agent.work_note and "not usable" in agent.work_note and plan.run_dir in agent.work_note
+    assert agent.cwd == Path(plan.nodes[0].log_dir)
+    agent.remove_work_dir()  # nothing to remove: no error
+
+
+def test_nodemanagers_retry_the_resourcemanager_at_once(plan: ClusterPlan) -> None:
+    """Hadoop's default: 10 IPC tries 1 s apart, then 30 s of sleep (yarn.resourcemanager.connect.retry-interval.ms)
+    before the next 10: NodeManagers started with a ResourceManager that takes over 10 s to listen waited up to
+    30 s more. Now both steps are 250 ms."""
+    files = render_config(plan)
+    yarn, core = single(files["yarn-site.xml"]), single(files["core-site.xml"])
+    assert int(yarn["yarn.nodemanager.resourcemanager.connect.retry-interval.ms"]) == 250
+    assert int(core["ipc.client.connect.retry.interval"]) == 250
+    # The wait stays bounded by Hadoop's own maximum (15 min), far beyond the launcher's bring-up timeout.
+    assert "yarn.nodemanager.resourcemanager.connect.max-wait.ms" not in yarn
+
+
+def test_resourcemanager_stores_are_per_cluster(plan: ClusterPlan) -> None:
+    """Issue 11 item 10: two clusters of one user on one node shared /tmp/hadoop-yarn-<user>/node-attribute and the
+    second ResourceManager died on the first one's ``nodeattribute.mirror.writing``. Now each store is under
+    ``hpc.node.tmp``, which every daemon gets as its cluster's node-local scratch."""
+    yarn, core = single(render_config(plan)["yarn-site.xml"]), single(render_config(plan)["core-site.xml"])
+    for key, leaf in (("yarn.node-attribute.fs-store.root-dir", "node-attribute"),
+                      ("yarn.node-labels.fs-store.root-dir", "node-labels")):
+        assert yarn[key] == f"file://${{hpc.node.tmp}}/{leaf}"
+    assert core["hpc.node.tmp"].startswith(plan.run_dir)  # the default, for a process without -Dhpc.node.tmp
+    node = plan.nodes[0]
+    work = Path(node.work_dir)
+    assert f"-Dhpc.node.tmp={work / 'tmp'}" in daemon_command(plan, node, "resourcemanager", work_dir=work).argv
+    shared = daemon_command(plan, node, "resourcemanager").argv
+    assert f"-Dhpc.node.tmp={Path(plan.run_dir, 'tmp', node.name)}" in shared
+    other = plan.nodes[1]
+    assert f"-Dhpc.node.tmp={Path(plan.run_dir, 'tmp', other.name)}" in daemon_command(plan, other, "nodemanager").argv
+
+
+#: A stand-in daemon: logs when it gets SIGTERM (monotonic ns), exits 143 like a JVM.
+DAEMON = 'trap "date +%s%N >> {log}; exit 143" TERM; while true; do sleep 0.05; done'
+
+
+def _stand_in(agent: Agent, name: str, log: Path) -> None:
+    agent.procs[name] = subprocess.Popen(["bash", "-c", DAEMON.format(log=log)])
+
+
+def test_master_stops_the_resourcemanager_after_the_other_nodes(plan: ClusterPlan, tmp_path: Path) -> None:
+    """Real processes stand in for the daemons. The NodeManagers elsewhere unregister from the ResourceManager
+    as they stop: it must outlive them (they hung until SIGKILL when it went first)."""
+    plan.path("agents").mkdir(parents=True)
+    agent = Agent(plan, plan.nodes[0])
+    _stand_in(agent, "nodemanager", tmp_path / "nm")
+    _stand_in(agent, "resourcemanager", tmp_path / "rm")
+    time.sleep(0.3)
+    peers = [plan.path("agents", f"{n.name}.json") for n in plan.nodes[1:]]
+    for peer in peers:
+        peer.write_text(json.dumps({"state": "stopping"}))
+
+    def peers_stop() -> None:
+        time.sleep(1.0)
+        for peer in peers:
+            peer.write_text(json.dumps({"state": "stopped"}))
+
+    threading.Thread(target=peers_stop).start()
+    began = time.time_ns()
+    agent.stop()
+    nm, rm = (int((tmp_path / d).read_text()) for d in ("nm", "rm"))
+    assert nm < began + 500_000_000 and rm - began >= 900_000_000, (nm - began, rm - began)
+    assert {n: p.returncode for n, p in agent.procs.items()} == {"nodemanager": 143, "resourcemanager": 143}
+    assert agent.status.flush(5.0)  # written by its own thread (the agent's main() waits for it too)
+    assert json.loads(plan.path("agents", f"{plan.nodes[0].name}.json").read_text())["state"] == "stopped"
+
+
+def test_master_does_not_wait_forever_for_a_stuck_peer(plan: ClusterPlan, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("launcher.node.agent.PEER_WAIT_SECONDS", 0.5)
+    plan.path("agents").mkdir(parents=True)
+    plan.path("agents", f"{plan.nodes[1].name}.json").write_text(json.dumps({"state": "running"}))
+    agent = Agent(plan, plan.nodes[0])
+    _stand_in(agent, "resourcemanager", tmp_path / "rm")
+    began = time.monotonic()
+    agent.stop()
+    assert 0.5 <= time.monotonic() - began < 5 and agent.procs["resourcemanager"].returncode == 143
+
+
+def test_nodemanager_dir_is_node_local_when_the_working_directory_has_room(plan: ClusterPlan) -> None:
+    agent = Agent(plan, plan.nodes[1])
+    assert agent.prepare_work_dir() is not None
+    chosen = agent.choose_nm_local_dir()
+    assert chosen == f"{agent.work_dir}/nm-local" and agent.nm_note is None
+    command = daemon_command(plan, plan.nodes[1], "nodemanager", work_dir=agent.work_dir, nm_local_dir=chosen)
+    assert f"-Dhpc.nm.local.dir={chosen}" in command.argv
+    agent.remove_work_dir()
+    assert not Path(chosen).exists()  # deleted with the working directory at teardown
+
+
+def test_nodemanager_dir_falls_back_to_the_cluster_directory(plan: ClusterPlan,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node whose working directory cannot be made, and one with too little room there. The second stands in a
+    small RAM disk by the free-space figure (shutil.disk_usage); the directory itself is real."""
+    node = plan.nodes[2]
+    agent = Agent(plan, node)
+    agent.work_note = "no space"
+    assert agent.choose_nm_local_dir() == node.nm_shared_dir and "no node-local working directory" in str(agent.nm_note)
+    agent = Agent(plan, node)
+    assert agent.prepare_work_dir() is not None
+    real = shutil.disk_usage
+
+    def small(path: str | Path) -> shutil._ntuple_diskusage:  # type: ignore[name-defined]
+        usage = real(path)
+        return type(usage)(usage.total, usage.total - (100 << 20), 100 << 20)
+
+    monkeypatch.setattr(shutil, "disk_usage", small)
+    assert agent.choose_nm_local_dir() == node.nm_shared_dir == str(plan.path("nm-local", node.name))
+    assert "has 100 MiB free, less than 2048 MiB" in str(agent.nm_note)
+    agent.remove_work_dir()
