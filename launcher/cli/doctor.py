@@ -195,9 +195,8 @@ def _shared_root(spec: JobSpec) -> Check | None:
 def _job_file(spec: JobSpec, job_file: Path, *, overwrite: bool, root_failed: bool, striping_failed: bool,
               paths_failed: bool = False) -> Check:
     """Everything ``submit`` checks (:func:`launcher.lifecycle.submit.check_job`) as one check; after a failed
-    shared-root
-    or striping check the rest is checked as if the root were shared and nothing striped (each problem is reported
-    once)."""
+    shared-root or striping check the rest is checked as if the root were shared and nothing striped (each problem is
+    reported once)."""
     from launcher.lifecycle.submit import check_job
 
     update: dict[str, object] = {"shared": True} if root_failed else {}

@@ -1,11 +1,11 @@
 """Parallel filesystems: detection, striping, reporting (Lustre, OrangeFS, GPFS, generic).
 
 A filesystem is one small class chosen by name (``filesystem.type``) or by detection (``auto``). The choice is
-made once, when the plan is made (:func:`decide` → :class:`launcher.plan.cluster_plan.FilesystemPlan`), and the striping
-the
-job file asks for is checked then (:func:`check_striping`), before anything is made or queued; striping and
-rendering read the decision from the plan (:func:`filesystem_of`), and the run report's ``filesystem`` section
-(:func:`report_section`) lists every requested setting, applied or not.
+made once, when the plan is made (:func:`decide` → :class:`launcher.plan.cluster_plan.FilesystemPlan`), and the
+striping the job file asks for is checked then (:func:`check_striping`), before anything is made or queued;
+striping and rendering read the decision from the plan (:func:`filesystem_of`), and the run report's
+``filesystem`` section (:func:`report_section`) lists every requested setting, applied or not. May import
+:mod:`launcher.plan` and everything below it; each filesystem's module is independent of its siblings.
 """
 
 from __future__ import annotations

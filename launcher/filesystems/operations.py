@@ -7,9 +7,8 @@ The modes are those Hadoop 3.4.2 sets with an explicit ``chmod`` (read from its 
 sets the sticky bit (:data:`NEVER_TRIED`): hpc-hadoop makes beforehand the directories Hadoop would make with mode
 1777 (:func:`launcher.lifecycle.runner.made_for_hadoop`), and the NodeManagers aggregate logs without the 1777 check of
 ``app-logs/`` (:data:`launcher.render.config.LOG_AGGREGATION_CONTROLLER`). A bit no run sets is never tried either:
-OrangeFS
-refuses the sticky bit with EINVAL and logs a backtrace, and its client exits after 8 of them (``GOSSIP_MAX_BT``),
-unmounting the file system for every user of the node; a probe must never be one of them.
+OrangeFS refuses the sticky bit with EINVAL and logs a backtrace, and its client exits after 8 of them
+(``GOSSIP_MAX_BT``), unmounting the file system for every user of the node; a probe must never be one of them.
 """
 
 from __future__ import annotations

@@ -485,8 +485,7 @@ class ClusterRun:
 
     def stalled(self) -> Stall | None:
         """The shared filesystem's stall in progress (:meth:`launcher.cluster.watch.FilesystemWatch.stall`), shown on
-        the
-        terminal once; ``None`` when it answers."""
+        the terminal once; ``None`` when it answers."""
         stall = self.cluster.watch.stall()
         if stall is not None and stall is not self._warned:
             self._warned = stall
@@ -535,8 +534,7 @@ class ClusterRun:
 
     def spark_step(self, name: str, application: Sequence[str], *, outputs: Sequence[str | Path] = ()) -> ResolvedStep:
         """A ``spark-submit`` step numbered after the ones already made (:func:`launcher.steps.jobs.spark_step`); writes
-        the
-        cluster's ``spark-conf/`` first if its job did not use Spark (a benchmark's cluster)."""
+        the cluster's ``spark-conf/`` first if its job did not use Spark (a benchmark's cluster)."""
         if not spark_conf_dir(self.plan).is_dir():
             write_spark_conf(self.plan)
         self._count += 1
@@ -734,8 +732,7 @@ class ClusterRun:
 
     def _lost_by(self, exc: BaseException | None) -> FilesystemLost | None:
         """The :class:`~launcher.util.errors.FilesystemLost` error behind ``exc``, the exception that ends the run:
-        itself,
-        an ``OSError`` it came from when the mount is gone (:meth:`lost`), or, for a failure of the cluster (a
+        itself, an ``OSError`` it came from when the mount is gone (:meth:`lost`), or, for a failure of the cluster (a
         daemon or the agents that died, :class:`~launcher.util.errors.HpcHadoopError`), the watch's reads finding the
         mount gone (:meth:`check_filesystem`: no read of the mount on this thread, which a stall would hold)."""
         if exc is None:
@@ -835,8 +832,7 @@ HISTORY_DIR_PROPERTIES = ("mapreduce.jobhistory.done-dir", "mapreduce.jobhistory
 def history_in_cluster_dir(plan: ClusterPlan, step: ResolvedStep) -> bool:
     """Whether a MapReduce job of ``step`` keeps its history in the cluster directory's ``history/`` (where
     :func:`launcher.steps.jobhistory.history_not_kept` looks): not in ``hdfs`` mode (it is on HDFS), not when the job
-    file's
-    ``hadoop.properties`` or the step's ``-D`` options move it (:data:`HISTORY_DIR_PROPERTIES`)."""
+    file's ``hadoop.properties`` or the step's ``-D`` options move it (:data:`HISTORY_DIR_PROPERTIES`)."""
     if plan.spec.filesystem.mode == "hdfs":
         return False
     mapred = plan.spec.hadoop.properties.get("mapred-site", {})

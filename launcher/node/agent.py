@@ -15,8 +15,7 @@ archive not written by then is dropped), and a second signal during the stop cut
 
 A daemon that dies while it maps a class-data-sharing archive the JDK no longer maps (a file cut short: every JVM
 mapping it dies with SIGSEGV, issue 25) gets that archive set aside (:func:`launcher.runtime.cds.set_aside`) and is
-started
-again without it, once; ``archive_notes`` in the state file says so, and the run report repeats it.
+started again without it, once; ``archive_notes`` in the state file says so, and the run report repeats it.
 
 The daemons run from a node-local working directory (:attr:`launcher.plan.cluster_plan.NodePlan.work_dir`: a copy of
 ``conf/`` and the JVMs' temporary files), which the agent makes private to the user at start and deletes at
@@ -264,8 +263,7 @@ class Agent:
         does not map (:func:`launcher.runtime.cds.maps`: the cause of its death, a SIGSEGV in
         ``MetaspaceShared::map_archive``
         for a file cut short), set that archive aside (:func:`launcher.runtime.cds.set_aside`), say so (stderr, the
-        state
-        file's ``archive_notes``) and start the daemon again without any archive. Once per daemon.
+        state file's ``archive_notes``) and start the daemon again without any archive. Once per daemon.
 
         Returns:
             True when the daemon was started again.
@@ -303,8 +301,7 @@ class Agent:
         """The NodeManager's local dir on this node: the plan's, unless it is the node-local default
         (``NodePlan.nm_shared_dir`` set) and the working directory could not be made or has less than
         :data:`launcher.plan.cluster_plan.LOCAL_DIR_MIN_FREE` free: then ``nm_shared_dir`` in the cluster directory,
-        with the
-        reason in :attr:`nm_note` (``agents/<node>.json``, the run report)."""
+        with the reason in :attr:`nm_note` (``agents/<node>.json``, the run report)."""
         if not self.node.nm_shared_dir:
             return self.node.nm_local_dir
         if self.work_dir is None:
@@ -457,8 +454,7 @@ class Agent:
 
     def publish_archives(self) -> None:
         """Publish the class-data-sharing archives the daemons wrote at exit (:func:`launcher.runtime.cds.publish`: only
-        those
-        the JDK maps); one killed before it finished writing is dropped, with a note in ``archive_notes``."""
+        those the JDK maps); one killed before it finished writing is dropped, with a note in ``archive_notes``."""
         runtime = self.plan.runtime
         for name, command in self.commands.items():
             if command.archive_tmp is None or command.archive is None:

@@ -23,8 +23,7 @@ ResourceManager's 64 MB, issue 25) makes every JVM that maps it die with SIGSEGV
 
 **Site archives.** ``install.sh`` builds the archives once for every user of an install
 (:mod:`launcher.runtime.cds_build`) into ``<runtime>/cds/<key>/`` (:func:`site_root`, read-only for the users); a JVM
-uses
-the site's archive when one has its key, else the user's own cache as above. ``$HPC_HADOOP_CDS_SITE`` names another
+uses the site's archive when one has its key, else the user's own cache as above. ``$HPC_HADOOP_CDS_SITE`` names another
 site directory; empty, none (each user's first run writes the archives).
 """
 

@@ -1,9 +1,8 @@
 """Build the site's class-data-sharing archives at install time (``install.sh``; issue 25 item 5).
 
 A user's first run writes the daemons' archives (:mod:`launcher.runtime.cds`) while it tears down, and starts without
-them:
-on the 3-node Slurm test cluster a cold cache made bring-up 18-73 s instead of 9 s and teardown 16-19 s instead of 2 s.
-A site installs hpc-hadoop once for all its users, so the installer makes the archives once, for everyone::
+them: on the 3-node Slurm test cluster a cold cache made bring-up 18-73 s instead of 9 s and teardown 16-19 s instead of
+2 s. A site installs hpc-hadoop once for all its users, so the installer makes the archives once, for everyone::
 
     python -m launcher.runtime.cds_build [--force]
 
@@ -11,10 +10,9 @@ It runs a tiny job (a word count of one line, then a 15 s SleepJob) on the ``loc
 (``XDG_CACHE_HOME`` in a temporary directory, no site archive used), so that the ResourceManager, the NodeManager,
 the JobHistoryServer, the MapReduce ApplicationMaster and the job client (``RunJar`` on the runtime's jars: the
 ``example:`` steps) write their archives as on any first run; each one the JDK maps (:func:`launcher.runtime.cds.maps`)
-is
-then moved into ``<runtime>/cds/<key>/`` (:func:`launcher.runtime.cds.site_root`), readable by every user (files 0644,
-directories 0755), and key directories of an older runtime or JDK are removed. Nothing is rebuilt when every daemon's
-archive for the current key is there and maps (re-running ``install.sh``); ``--force`` rebuilds.
+is then moved into ``<runtime>/cds/<key>/`` (:func:`launcher.runtime.cds.site_root`), readable by every user (files
+0644, directories 0755), and key directories of an older runtime or JDK are removed. Nothing is rebuilt when every
+daemon's archive for the current key is there and maps (re-running ``install.sh``); ``--force`` rebuilds.
 
 Exit code 0 when the archives are in place (or were already), 1 with one line on stderr saying why not (the
 installer then warns: runs still work, each user's first run writes their own archives, as before).

@@ -106,12 +106,10 @@ class StepResult:
             (:func:`launcher.steps.shuffle.step_shuffle`), or ``None``.
         history_error: for a MapReduce job that succeeded but whose history was not kept (its ``.jhist`` never
             reached ``history/done``: :func:`launcher.steps.jobhistory.history_not_kept`), what happened, in one line;
-            the
-            step's ``state`` is then ``failed``.
+            the step's ``state`` is then ``failed``.
         cause: for a failed step, the first cause line of its failed container's log
             (:class:`launcher.steps.diagnosis.Cause`: ``container``, ``file``, ``line``, ``command`` that shows the
-            whole
-            log), or ``None``.
+            whole log), or ``None``.
     """
 
     name: str
@@ -581,8 +579,7 @@ class StepRunner:
     def with_archive(self, argv: list[str]) -> list[str]:
         """``argv`` with the class-data-sharing flags after ``java`` when ``hadoop.class_data_sharing`` is on and
         ``argv`` runs the runtime's ``java``: the job client's own (:func:`launcher.runtime.cds.client_archive_flags`)
-        and its
-        ApplicationMaster's (``-Dhpc.am.cds``, which ``mapred-site.xml`` puts into the AM's command:
+        and its ApplicationMaster's (``-Dhpc.am.cds``, which ``mapred-site.xml`` puts into the AM's command:
         :func:`launcher.runtime.cds.am_archive_option`), after publishing an archive an earlier AM wrote
         (:func:`launcher.runtime.cds.publish_am_archives`). The step log and ``render`` show the command without
         them."""
