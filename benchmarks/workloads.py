@@ -126,8 +126,7 @@ class Workload(ABC):
               outputs: tuple[str | Path, ...] = ()) -> dict[str, Any]:
         """Run ``main_class`` of our Spark examples jar (``spark-examples/``, built by ``install.sh``) with
         ``spark-submit`` on the session's YARN (:meth:`launcher.lifecycle.runner.ClusterRun.spark_step`), ``outputs``
-        removed
-        first; returns ``wall_s`` (``spark-submit`` start to end, s), ``application_id`` and the log's text.
+        removed first; returns ``wall_s`` (``spark-submit`` start to end, s), ``application_id`` and the log's text.
 
         Raises:
             UserError: no Spark examples jar (run ``./install.sh``).
@@ -422,8 +421,7 @@ class TeraSort(SortWorkload):
         (:func:`shuffle_options`); ``shuffle`` says which one its reducers used, ``shuffle_s`` the longest
         reducer's shuffle phase in seconds, ``direct_bytes``/``http_bytes`` the map-output bytes read each way,
         ``reducers`` the same per reduce task (:func:`launcher.steps.shuffle.step_shuffle`). Map outputs cross the
-        shared
-        filesystem once either way, outside every task's FILE counters (read by the ShuffleHandlers, or by the
+        shared filesystem once either way, outside every task's FILE counters (read by the ShuffleHandlers, or by the
         reducers straight from the files), so ``pfs_bytes`` counts them as ``shuffle_bytes`` for both.
 
         Raises:

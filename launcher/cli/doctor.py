@@ -178,7 +178,7 @@ def _batch_systems() -> Check:
 
 def _shared_root(spec: JobSpec) -> Check | None:
     """A batch job's root must be on a filesystem every node sees
-    (:func:`launcher.plan.cluster_plan.check_shared_root`);
+    (:func:`launcher.filesystems.check_shared_root`);
     ``None`` on the local backend."""
     if spec.scheduler == "local":
         return None

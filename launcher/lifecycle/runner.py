@@ -109,7 +109,7 @@ def prepare(spec: JobSpec, allocation: Allocation, *, overwrite: bool = False, j
 
     Raises:
         UserError: missing Java/Hadoop, bad root (one the nodes do not share:
-        :func:`launcher.plan.cluster_plan.check_shared_root`;
+        :func:`launcher.filesystems.check_shared_root`;
             one too deep for the paths a run makes: :func:`launcher.filesystems.pathlength.check_path_lengths`),
             existing outputs, missing jars or inputs, memory too small.
     """

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from launcher.cli.main import main
 
 # -- issue 11, folded from tests/unit/test_shared_root.py: Issue #11: a batch job's cluster directory must be
-# on a filesystem every node shares (launcher/plan/cluster_plan.py ``check_shared_root``,
+# on a filesystem every node shares (launcher/filesystems/__init__.py ``check_shared_root``,
 # launcher/filesystems/detect.py ``node_local_type``), checked before anything is queued.
 
 

@@ -288,7 +288,7 @@ def test_render_from_another_directory_finds_a_relative_jar(project: Path) -> No
 
 
 # -- issue 11, folded from tests/unit/test_shared_root.py: Issue #11: a batch job's cluster directory must be
-# on a filesystem every node shares (launcher/plan/cluster_plan.py ``check_shared_root``,
+# on a filesystem every node shares (launcher/filesystems/__init__.py ``check_shared_root``,
 # launcher/filesystems/detect.py ``node_local_type``), checked before anything is queued.
 
 

@@ -736,7 +736,7 @@ def test_a_step_failed_on_a_full_filesystem_names_it(tmp_path: Path) -> None:
 
 
 # -- issue 11, folded from tests/unit/test_shared_root.py: Issue #11: a batch job's cluster directory must be
-# on a filesystem every node shares (launcher/plan/cluster_plan.py ``check_shared_root``,
+# on a filesystem every node shares (launcher/filesystems/__init__.py ``check_shared_root``,
 # launcher/filesystems/detect.py ``node_local_type``), checked before anything is queued.
 
 
