@@ -38,6 +38,7 @@ from rich.console import Console
 
 from benchmarks.profiles import PROFILES, profile
 from benchmarks.results import append_row, print_summary, read_rows, summarize_rows, write_csv, write_hibench_report
+from benchmarks.taskflow import keep_histories
 from benchmarks.workloads import WORKLOADS, Context, get_workload
 from launcher import __version__
 from launcher.errors import HpcHadoopError, UserError
@@ -471,6 +472,8 @@ class Harness:
             row["state"] = "failed"
             row["error"] = str(exc) or type(exc).__name__
             row["traceback"] = traceback.format_exc(limit=3)
+        if session and row["state"] == "succeeded" and spec.filesystem.mode != "hdfs":  # hdfs: history on HDFS
+            row["jhists"] = keep_histories(Path(session.plan.run_dir, "history"), row, self.out_dir)
         if workload in ("dd", "dfsio") and "input_bytes" not in row:
             row["input_bytes"] = int(params["files"]) * int(params["file_size"])
         row["ended"] = time.time()
