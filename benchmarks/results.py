@@ -189,7 +189,7 @@ ABBREVIATIONS = {
     "first map": "→ the first map attempt running",
     "seq": "one-map jobs one after another", "conc": "one-map jobs several at a time",
     "fs": "filesystem.mode (rawfs, shim, hdfs)", "n": "successful runs of the point",
-    "95% CI": "t-interval of the mean of the logs, back-transformed (never < 0; 0 in a point: linear, clipped)",
+    "95% CI": "t-interval of the mean of the logs, back-transformed: never < 0 (a 0 value: linear, clipped)",
 }
 #: The point columns of the summary: (key in a summary, column); the last three only when set.
 POINT_COLUMNS = (("nodes", "nodes"), ("fs_mode", "fs"), ("stripe_count", "stripes"), ("files", "files"),
