@@ -142,3 +142,41 @@ def test_dry_run_of_nodes_and_fs_modes_lists_one_cluster_each(tmp_path: Path) ->
         "cluster 1: 1 node(s), fs_mode rawfs, scheduler local, one Hadoop cluster for its points",
         "cluster 2: 1 node(s), fs_mode shim, scheduler local, one Hadoop cluster for its points"]
     assert result.output.splitlines()[-1] == "8 run(s) on 2 cluster configuration(s); nothing started (--dry-run)"
+
+
+# -- issue 29 item 1: one bench file per figure of the paper, checked by the dry run (not run) ---------------------
+
+EXAMPLES = Path(__file__).resolve().parent.parent.parent / "benchmarks" / "examples"
+PAPER = {"spider-fig5": "Figure 5", "spider-fig6": "Figure 6", "spider-fig7": "Figure 7",
+         "spider-fig8-9": "Figures 8-9", "spider-fig10": "Figure 10", "spider-sec3": "Section 3",
+         "spider-table1": "Table 1"}
+
+
+@pytest.mark.parametrize("name", sorted(PAPER))
+def test_each_figure_of_the_paper_has_a_bench_file_that_validates(name: str, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    lfs_standin: Path) -> None:
+    """Named by the paper's numbering, its header names the figure and says the scale; the dry run validates
+    every field and job-spec setting (Figure 10 on a Lustre root: the stand-in `lfs`)."""
+    path = EXAMPLES / f"{name}.yaml"
+    header = [line for line in path.read_text().splitlines() if line.startswith("#")]
+    assert f"The Spider paper's {PAPER[name]}" in header[0] and any("Scale" in line for line in header)
+    assert yaml.safe_load(path.read_text())["name"] == name
+    monkeypatch.setenv("SCRATCH", str(tmp_path / "scratch"))
+    extra = ["--set", "filesystem.type=lustre"] if name == "spider-fig10" else []
+    result = _run(str(path), "--dry-run", *extra)
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1].endswith("nothing started (--dry-run)")
+    if name == "spider-fig10":
+        assert [line.split(" -c ")[1].split()[0] for line in result.output.splitlines()
+                if "lfs setstripe" in line] == ["1", "4", "16", "64"]
+        refused = _run(str(path), "--dry-run")  # the same file on this machine's own filesystem
+        assert refused.exit_code == 2 and "spider-fig10.yaml: sweep.stripe_count" in refused.output
+
+
+def test_figures_8_9_are_task_flows_not_the_nodes_scaling() -> None:
+    """The old spider-fig8.yaml drew TeraSort and KMeans vs nodes: that is Figure 7 (renamed); 8-9 are task flows."""
+    assert not (EXAMPLES / "spider-fig8.yaml").exists()
+    fig7 = yaml.safe_load((EXAMPLES / "spider-fig7.yaml").read_text())
+    assert fig7["workloads"] == ["terasort", "kmeans"] and len(fig7["sweep"]["nodes"]) >= 2
+    assert "task flow" in (EXAMPLES / "spider-fig8-9.yaml").read_text().splitlines()[0]
