@@ -258,10 +258,10 @@ def print_summary(console: Console, summaries: Sequence[dict[str, Any]]) -> None
         console.print(table, width=width)
     else:
         console.print(f"{title}, one point and figure a line:", markup=False)
-        for line in (header, *records):
-            console.print("  ".join(line), markup=False, highlight=False)
-    for line in (*legend, *headline(summaries)):
-        console.print(line, markup=False, highlight=False, width=width)
+        for record in (header, *records):
+            console.print("  ".join(record), markup=False, highlight=False)
+    for text in (*legend, *headline(summaries)):
+        console.print(text, markup=False, highlight=False, width=width)
 
 
 def headline(summaries: Sequence[dict[str, Any]]) -> list[str]:
