@@ -7,7 +7,7 @@ A bench file (YAML)::
     profile: tiny                  # tiny | small | large | huge (benchmarks/profiles.py)
     repeats: 3
     sweep:                         # lists; every combination is a point
-      stripe_count: [1, 4, 16, 64]
+      stripe_count: [1, 4, 16, 64]  # Lustre, OrangeFS (kernel client): refused before anything runs elsewhere
       nodes: [1]
       files: [2, 4, 8]             # overrides the profile's value (dd, dfsio, kmeans)
       file_size: [8M]              # bytes, or with a unit

@@ -222,7 +222,8 @@ def summary_records(summaries: Sequence[dict[str, Any]]) -> tuple[list[str], lis
         point = [str(s["workload"])]
         for key, _ in shown_points:
             value = s.get(key)
-            point.append("-" if value is None else str(value) if key != "file_size" else f"{int(value) >> 20}M")
+            size = key == "file_size" and value is not None and int(value) % (1 << 20) == 0
+            point.append("-" if value is None else f"{int(value) >> 20}M" if size else str(value))
         for metric, label in LABELS.items():
             if f"{metric}_mean" not in s:
                 continue
