@@ -7,7 +7,7 @@ A bench file (YAML)::
     profile: tiny                  # tiny | small | large | huge (benchmarks/profiles.py)
     repeats: 3
     sweep:                         # lists; every combination is a point
-      stripe_count: [1, 4, 16, 64]
+      stripe_count: [1, 4, 16, 64]  # Lustre, OrangeFS (kernel client): refused before anything runs elsewhere
       nodes: [1]
       files: [2, 4, 8]             # overrides the profile's value (dd, dfsio, kmeans)
       file_size: [8M]              # bytes, or with a unit
@@ -38,13 +38,14 @@ from rich.console import Console
 
 from benchmarks.profiles import PROFILES, profile
 from benchmarks.results import append_row, print_summary, read_rows, summarize_rows, write_csv, write_hibench_report
+from benchmarks.taskflow import keep_histories
 from benchmarks.workloads import WORKLOADS, Context, get_workload
 from launcher import __version__
 from launcher.config.spec import JobSpec, StripeSpec, load_spec
 from launcher.filesystems.detect import detect
 from launcher.lifecycle.progress import ConsoleObserver
 from launcher.lifecycle.runner import ClusterRun, materialize, prepare
-from launcher.plan.cluster_plan import expand_root
+from launcher.plan.cluster_plan import FilesystemPlan, expand_root
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.base import Allocation
 from launcher.util.errors import HpcHadoopError, UserError
@@ -54,6 +55,9 @@ from launcher.util.yamlio import YAMLError, load_yaml
 #: The step a bench cluster's job spec carries (a spec needs one; the harness submits its own steps).
 PLACEHOLDER_STEP = {"example": "pi", "args": ["1", "10"]}
 SWEEP_KEYS = ("stripe_count", "nodes", "files", "file_size", "fs_mode", "shuffle", "rows")
+#: Sweep fields that set a stripe layout on each run's work directory (:func:`apply_stripe`): refused before anything
+#: runs where no layout can be set (:meth:`Harness.check_striping`).
+STRIPING_SWEEPS = ("stripe_count",)
 #: Workloads whose runs a ``shuffle`` sweep varies (their reducers shuffle map outputs).
 SHUFFLING = ("terasort",)
 
@@ -210,8 +214,9 @@ class Harness:
     """
 
     def __init__(self, bench: BenchSpec, out_dir: Path, console: Console | None = None,
-                 sets: tuple[str, ...] = ()) -> None:
+                 sets: tuple[str, ...] = (), bench_file: Path | None = None) -> None:
         self.bench = bench
+        self.bench_file = bench_file
         self.out_dir = out_dir
         self.console = console or Console(highlight=False)
         self.sets = sets
@@ -232,6 +237,7 @@ class Harness:
         Returns:
             The rows of this bench.
         """
+        self.check_striping()  # before anything is made
         self.out_dir.mkdir(parents=True, exist_ok=True)
         results = self.out_dir / "results.jsonl"
         rows: list[dict[str, Any]] = []
@@ -283,6 +289,110 @@ class Harness:
         materialize(plan)
         return ClusterRun(plan, observer=ConsoleObserver(self.console))
 
+    def striping_sweep(self) -> list[int]:
+        """The stripe counts the sweep asks for (``null``, "leave the layout alone", left out)."""
+        return [c for c in self.bench.sweep.stripe_count if c is not None]
+
+    def decided_filesystem(self, fs_mode: str) -> FilesystemPlan:
+        """The filesystem under the clusters' ``filesystem.root`` (:func:`launcher.filesystems.decide`, read-only:
+        statfs, ``/proc/mounts``, the class's layout command), where every run's work directory is."""
+        from launcher.filesystems import decide
+
+        return decide(self.job_spec(min(self.bench.sweep.nodes), fs_mode).filesystem, check=False)
+
+    def check_striping(self) -> None:
+        """Refuse, before any cluster starts or any run is made, a striping sweep (:data:`STRIPING_SWEEPS`) that
+        cannot take effect: on a filesystem without per-directory striping (ext4, tmpfs, XFS, NFS, GlusterFS...),
+        where layouts can be neither set nor read (OrangeFS's FUSE client, without extended attributes; Lustre
+        without ``lfs``), or with a count the filesystem refuses (``-1`` on OrangeFS). Every point would otherwise
+        run on the same layout and the sweep would show noise as an effect.
+
+        Raises:
+            UserError: one line naming the bench file, ``sweep.stripe_count``, the filesystem found and the fix.
+        """
+        from launcher.filesystems import filesystem_of
+
+        counts = self.striping_sweep()
+        if not counts:
+            return
+        source = str(self.bench_file) if self.bench_file else "command line (--stripe-count)"
+        field = "sweep.stripe_count"
+        drop = f"or remove {field}"
+        for fs_mode in dict.fromkeys(self.bench.sweep.fs_mode):
+            decided = self.decided_filesystem(fs_mode)
+            fs = filesystem_of(decided)
+            where = f"{decided.label} at {decided.mount_point or decided.path}"
+            if not fs.striping:
+                raise UserError(f"stripe counts {counts} cannot take effect: filesystem.root is on {where}, which has "
+                                f"no per-directory striping (every point would run on the same layout)", file=source,
+                                field=field, fix="put job.filesystem.root (or --root) on Lustre or on OrangeFS "
+                                f"mounted with its kernel client, {drop}")
+            if decided.striping_error:
+                raise UserError(f"stripe counts {counts} cannot take effect: layouts can be neither set nor read on "
+                                f"{where}: {decided.striping_error}", file=source, field=field,
+                                fix=f"{fs.unusable_fix}; {drop}")
+            for count in counts:
+                try:
+                    fs.check(StripeSpec(count=count), field)
+                except UserError as exc:
+                    raise UserError(exc.message, file=source, field=field, fix=exc.fix) from None
+
+    def dry_run(self) -> list[str]:
+        """What :meth:`run` would do, starting nothing: the filesystem, each cluster (node count, fs mode), each
+        point with its runs and the striping commands for its work directories, and the number of runs.
+
+        Raises:
+            UserError: a striping sweep that cannot take effect (:meth:`check_striping`).
+        """
+        from launcher.filesystems import filesystem_of
+
+        self.check_striping()
+        all_points = points(self.bench)
+        groups: dict[tuple[int, str], list[dict[str, Any]]] = {}
+        for point in all_points:
+            groups.setdefault((point["nodes"], point["fs_mode"]), []).append(point)
+        bench_id = f"{self.bench.name}-<date>-<time>-<hex>"
+        lines = [f"bench {self.bench.name}" + (f" ({self.bench_file})" if self.bench_file else "")
+                 + f": profile {self.bench.profile}, {self.bench.repeats} repeat(s) of each point, workloads "
+                 + ", ".join(self.bench.workloads)]
+        runs = 0
+        for index, ((nodes, fs_mode), group) in enumerate(groups.items(), start=1):
+            spec = self.job_spec(nodes, fs_mode)
+            decided = self.decided_filesystem(fs_mode)
+            fs = filesystem_of(decided)
+            root = expand_root(spec.filesystem.root)
+            needs_cluster = any(WORKLOADS[w].needs_cluster for w in self.bench.workloads)
+            lines.append(f"cluster {index}: {nodes} node(s), fs_mode {fs_mode}, scheduler {spec.scheduler}, "
+                         + ("one Hadoop cluster for its points" if needs_cluster else "no cluster needed")
+                         + f"; root {root} on {decided.label} (class {fs.name})")
+            seen: set[tuple[str, tuple[Any, ...]]] = set()
+            for point in group:
+                todo = []
+                for workload in self.bench.workloads:
+                    key = (workload, relevant(workload, self.bench.profile, point))
+                    if key not in seen:
+                        seen.add(key)
+                        todo.append(workload)
+                if not todo:
+                    continue
+                runs += len(todo) * self.bench.repeats
+                lines.append(f"  point {self._describe(point) or '(profile values)'}: "
+                             f"{', '.join(todo)} × {self.bench.repeats} run(s)")
+                count = point["stripe_count"]
+                for workload in todo:
+                    params = self.params(workload, point)
+                    work = self.work_dir(root, workload, point, params, "<repeat>").as_posix()
+                    work = work.replace(f"/{self.bench_id}/", f"/{bench_id}/")
+                    if count is None:
+                        lines.append(f"    {workload}: no striping (the work directory keeps the layout it "
+                                     "inherits)")
+                    else:
+                        commands = "; ".join(" ".join(argv) for argv in
+                                             fs.stripe_commands(Path(work), StripeSpec(count=count)))
+                        lines.append(f"    {workload}: {commands}")
+        lines.append(f"{runs} run(s) on {len(groups)} cluster configuration(s); nothing started (--dry-run)")
+        return lines
+
     def check_allocation(self, nodes: int, fs_mode: str) -> None:
         """Refuse, before any cluster starts, a sweep whose largest node count exceeds the allocation's nodes
         (a cluster would come up on fewer nodes than its rows say).
@@ -301,18 +411,30 @@ class Harness:
     def _describe(point: dict[str, Any]) -> str:
         return " ".join(f"{k}={v}" for k, v in point.items() if v is not None and k not in ("nodes", "fs_mode"))
 
-    def one_run(self, spec: JobSpec, allocation: Allocation, session: ClusterRun | None, point: dict[str, Any],
-                workload: str, repeat: int) -> dict[str, Any]:
-        """One workload run at one point; returns its ``results.jsonl`` row (``state`` failed on errors)."""
+    def params(self, workload: str, point: dict[str, Any]) -> dict[str, Any]:
+        """The parameters of one ``workload`` run at ``point``: the profile's, with the point's ``files``,
+        ``file_size``, ``rows`` (where the workload has them) and ``shuffle`` (:data:`SHUFFLING` workloads)."""
         params = profile(self.bench.profile, workload)
         for key in ("files", "file_size", "rows"):
             if point.get(key) is not None and key in params:
                 params[key] = point[key]
         if point.get("shuffle") is not None and workload in SHUFFLING:
             params["shuffle"] = point["shuffle"]
-        root = expand_root(spec.filesystem.root)
-        work = root / getpass.getuser() / "hpc-hadoop-bench" / self.bench_id / \
+        return params
+
+    def work_dir(self, root: Path, workload: str, point: dict[str, Any], params: dict[str, Any],
+                 repeat: int | str) -> Path:
+        """One run's work directory, which holds all its data and is what a ``stripe_count`` sweep stripes:
+        ``<root>/<user>/hpc-hadoop-bench/<bench id>/<workload>-n<nodes>-s<stripes>-f<files>-r<repeat>``."""
+        return root / getpass.getuser() / "hpc-hadoop-bench" / self.bench_id / \
             f"{workload}-n{point['nodes']}-s{point['stripe_count']}-f{params.get('files')}-r{repeat}"
+
+    def one_run(self, spec: JobSpec, allocation: Allocation, session: ClusterRun | None, point: dict[str, Any],
+                workload: str, repeat: int) -> dict[str, Any]:
+        """One workload run at one point; returns its ``results.jsonl`` row (``state`` failed on errors)."""
+        params = self.params(workload, point)
+        root = expand_root(spec.filesystem.root)
+        work = self.work_dir(root, workload, point, params, repeat)
         work.mkdir(parents=True, exist_ok=True)
         fs_type = detect(root, check_flock=False).label  # ``fuse.glusterfs``, ``lustre``, ``ext4``...
         try:
@@ -350,6 +472,8 @@ class Harness:
             row["state"] = "failed"
             row["error"] = str(exc) or type(exc).__name__
             row["traceback"] = traceback.format_exc(limit=3)
+        if session and row["state"] == "succeeded" and spec.filesystem.mode != "hdfs":  # hdfs: history on HDFS
+            row["jhists"] = keep_histories(Path(session.plan.run_dir, "history"), row, self.out_dir)
         if workload in ("dd", "dfsio") and "input_bytes" not in row:
             row["input_bytes"] = int(params["files"]) * int(params["file_size"])
         row["ended"] = time.time()

@@ -1,4 +1,5 @@
-"""Mean, standard deviation and Student-t 95% confidence intervals (no scipy here)."""
+"""Mean, standard deviation and Student-t 95% confidence intervals (no scipy here), on the values and on their logs
+(:func:`log_interval`: the interval of a positive quantity that never goes below zero)."""
 
 from __future__ import annotations
 
@@ -66,3 +67,37 @@ def summarize(values: Sequence[float]) -> Summary:
         return Summary(n=1, mean=mean, std=0.0, ci95=math.nan)
     std = statistics.stdev(values)
     return Summary(n=n, mean=mean, std=std, ci95=t_quantile_95(n - 1) * std / math.sqrt(n))
+
+
+@dataclass(frozen=True)
+class LogInterval:
+    """A 95% interval for a positive quantity, taken on the log scale: the Student-t interval of the mean of the
+    log values, back-transformed. It is an interval for the geometric mean, never below zero, and asymmetric
+    (wider above than below), as times and throughputs are.
+
+    Attributes:
+        gmean: geometric mean (exp of the mean of the logs), in the unit of the values.
+        low / high: exp(mean of logs ∓ t(0.975, n - 1) × std of logs / √n); NaN for one value.
+    """
+
+    gmean: float
+    low: float
+    high: float
+
+
+def log_interval(values: Sequence[float]) -> LogInterval | None:
+    """The 95% t-interval of ``values`` on the log scale (:class:`LogInterval`), or ``None`` when a value is not
+    positive (a log has no meaning there: the caller falls back to the arithmetic interval, clipped at 0).
+
+    Raises:
+        ValueError: no values.
+    """
+    if not values:
+        raise ValueError("no values to summarize")
+    if any(v <= 0 or math.isnan(v) for v in values):
+        return None
+    logs = summarize([math.log(v) for v in values])
+    if logs.n == 1:
+        return LogInterval(gmean=math.exp(logs.mean), low=math.nan, high=math.nan)
+    return LogInterval(gmean=math.exp(logs.mean), low=math.exp(logs.mean - logs.ci95),
+                       high=math.exp(logs.mean + logs.ci95))

@@ -196,19 +196,26 @@ def bench() -> None:
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a cluster job-spec field.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("bench-results"),
               show_default=True, help="Directory for results.jsonl, summary.csv, hibench.report, PNGs.")
+@click.option("--dry-run", is_flag=True, help="Print the points, clusters, striping commands and number of runs; "
+              "start nothing.")
 @reports_errors
 def bench_run(bench_file: Path | None, workloads: tuple[str, ...], profile: str | None, repeats: int | None,
               nodes: tuple[int, ...], stripe_count: tuple[int, ...], files: tuple[int, ...],
               file_size: tuple[str, ...], shuffle: tuple[str, ...], root: str | None, scheduler: str | None,
-              sets: tuple[str, ...], out_dir: Path) -> None:
-    """Run BENCH_FILE (or the workloads given as options); exit 1 if a run failed."""
+              sets: tuple[str, ...], out_dir: Path, dry_run: bool) -> None:
+    """Run BENCH_FILE (or the workloads given as options); exit 1 if a run failed, 2 if the bench is refused
+    (e.g. a stripe_count sweep on a filesystem that cannot stripe) before anything runs."""
     from benchmarks.harness import Harness, load_bench
 
     extra = [f"filesystem.root={root}"] if root else []
     extra += [f"scheduler={scheduler}"] if scheduler else []
     spec = load_bench(bench_file, workloads=workloads, profile=profile, repeats=repeats, nodes=nodes,
                       stripe_count=stripe_count, files=files, file_size=file_size, shuffle=shuffle)
-    harness = Harness(spec, out_dir, console=console, sets=(*extra, *sets))
+    harness = Harness(spec, out_dir, console=console, sets=(*extra, *sets), bench_file=bench_file)
+    if dry_run:
+        for line in harness.dry_run():
+            click.echo(line)
+        return
     harness.run()
     sys.exit(1 if harness.failures else 0)
 

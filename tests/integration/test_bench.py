@@ -63,7 +63,7 @@ def test_tiny_sweep_of_every_workload(hadoop_runtime: Path, pfs_root: Path, tmp_
     bench.write_text(yaml.safe_dump({
         "name": "ci-tiny", "workloads": ["dd", "dfsio", "terasort", "kmeans", "latency", "throughput"],
         "profile": "tiny",
-        "repeats": 1, "sweep": {"files": [2], "file_size": ["8M"], "stripe_count": [1]},
+        "repeats": 1, "sweep": {"files": [2], "file_size": ["8M"]},
         "job": {"scheduler": "local", "filesystem": {"root": str(pfs_root)}},
     }))
     out = tmp_path / "out"
@@ -76,11 +76,12 @@ def test_tiny_sweep_of_every_workload(hadoop_runtime: Path, pfs_root: Path, tmp_
         assert row["state"] == "succeeded", row.get("error")
         assert all(key in row for key in COMMON), [k for k in COMMON if k not in row]
         assert row["node_names"] == ["localhost"] and row["scheduler"] == "local"
-        assert row["versions"]["hadoop"] == "3.4.2" and row["stripe_count"] == 1
+        assert row["versions"]["hadoop"] == "3.4.2" and row["stripe_count"] is None
         assert row["wall_s"] > 0
     dd, dfsio, terasort, kmeans, latency, throughput = rows
-    # Striping on a local directory is reported as not applicable, never silently dropped.
-    assert dd["stripe_applied"] is False and any("not applicable" in n for n in dd["notes"])
+    # No layout asked (a stripe_count sweep on a local directory is refused before anything runs: issue 29 item 5,
+    # tests/unit/benchmarks/test_sweeps.py); the row still says the filesystem has none.
+    assert dd["stripe_applied"] is False and dd["stripe"]["status"] == "striping not applicable"
     assert dd["dd_write_mb_s"] > 0 and dd["dd_read_mb_s"] > 0 and dd["bringup_s"] is None
     for mode in ("write", "read"):
         assert dfsio[f"{mode}_throughput_mb_s"] > 0 and dfsio[f"{mode}_mb_s"] > 0
@@ -109,9 +110,16 @@ def test_tiny_sweep_of_every_workload(hadoop_runtime: Path, pfs_root: Path, tmp_
         summary = list(csv.DictReader(f))
     assert [s["workload"] for s in summary] == ["dd", "dfsio", "terasort", "kmeans", "latency", "throughput"]
     report_lines = (out / "hibench.report").read_text().splitlines()
-    assert report_lines[0] == HIBENCH_HEADER and len(report_lines) == 7
-    for name in ("throughput_vs_files.png", "time_vs_nodes.png", "time_vs_stripes.png"):
-        assert (out / name).stat().st_size > 1000
+    assert report_lines[0] == HIBENCH_HEADER and len(report_lines) == 9  # dd and TestDFSIO: a write and a read line
+    assert [line.split()[0] for line in report_lines[1:5]] == ["HadoopDd-write", "HadoopDd-read",
+                                                               "HadoopDfsio-write", "HadoopDfsio-read"]
+    # Nothing was swept (one point): no sweep plot (issue 29 item 4); a task flow per job of dfsio, terasort, kmeans,
+    # drawn from its history kept in the output directory (item 2).
+    assert not list(out.glob("time_vs_*.png")) and not (out / "throughput_vs_files.png").exists()
+    for row in (dfsio, terasort, kmeans):
+        assert row["jhists"] and all((out / name).is_file() for name in row["jhists"])
+        for name in row["jhists"]:
+            assert (out / f"taskflow_{row['workload']}_{Path(name).stem}.png").stat().st_size > 1000
     for figure in ("bring-up time:", "job latency", "TestDFSIO aggregate ÷ dd", "TeraSort wall time",
                    "÷ (4 × input)", "one-map job latency (median):", "one-map jobs per minute:"):
         assert figure in result.stdout
@@ -228,9 +236,10 @@ def test_tiny_sweep_on_slurm(hadoop_runtime: Path, slurm_cluster: list[str]) -> 
     with open(out / "summary.csv") as f:
         assert [s["workload"] for s in csv.DictReader(f)] == ["dd", "dfsio", "terasort", "kmeans", "latency"]
     report_lines = (out / "hibench.report").read_text().splitlines()
-    assert report_lines[0] == HIBENCH_HEADER and len(report_lines) == 6
-    for png in ("throughput_vs_files.png", "time_vs_nodes.png", "time_vs_stripes.png"):
-        assert (out / png).stat().st_size > 1000
+    assert report_lines[0] == HIBENCH_HEADER and len(report_lines) == 8  # dd and TestDFSIO: a write and a read line
+    # One point, nothing swept: no sweep plot (issue 29 item 4); TeraSort's task flow from its kept history (item 2).
+    assert not list(out.glob("time_vs_*.png")) and not (out / "throughput_vs_files.png").exists()
+    assert (out / f"taskflow_terasort_{terasort['job_id']}.png").stat().st_size > 1000
     for figure in ("bring-up time:", "job latency", "TestDFSIO aggregate ÷ dd", "TeraSort wall time",
                    "one-map job latency (median):"):
         assert figure in text

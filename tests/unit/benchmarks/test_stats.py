@@ -239,3 +239,91 @@ def test_a_files_sweep_does_not_repeat_terasort() -> None:
     assert relevant("terasort", "tiny", one) == relevant("terasort", "tiny", two)
     assert relevant("dfsio", "tiny", one) != relevant("dfsio", "tiny", two)
     assert relevant("terasort", "tiny", one) != relevant("terasort", "tiny", {**one, "stripe_count": 16})
+
+
+# -- issue 29 item 4: intervals that respect the sign, tables worth printing, hibench.report per direction ----------
+
+def test_log_interval_of_known_values() -> None:
+    from benchmarks.stats import log_interval
+
+    # logs 1 and 3: mean 2, std sqrt(2), half-width 12.706 * sqrt(2) / sqrt(2) = 12.706.
+    got = log_interval([math.e, math.e ** 3])
+    assert got is not None and got.gmean == pytest.approx(math.e ** 2)
+    assert (got.low, got.high) == pytest.approx((math.exp(2 - 12.706), math.exp(2 + 12.706)))
+    one = log_interval([4.0])
+    assert one is not None and one.gmean == 4.0 and math.isnan(one.low) and math.isnan(one.high)
+    assert log_interval([0.0, 3.0]) is None
+    with pytest.raises(ValueError):
+        log_interval([])
+
+
+def test_summaries_carry_an_interval_that_never_goes_below_zero() -> None:
+    """The issue's `261 ± 2402 MiB/s`: the arithmetic CI of two runs goes far below zero; `_low`/`_high` do not."""
+    (s,) = summarize_rows([_row("dd", 10.0, 1, write_mb_s=20.0), _row("dd", 300.0, 2, write_mb_s=502.0)])
+    assert s["write_mb_s_mean"] - s["write_mb_s_ci95"] < 0 < s["write_mb_s_low"] < s["write_mb_s_high"]
+    assert s["write_mb_s_interval"] == "log" and s["write_mb_s_gmean"] == pytest.approx(math.sqrt(20.0 * 502.0))
+    (z,) = summarize_rows([_row("terasort", 1.0, 1, direct_bytes=0), _row("terasort", 1.0, 2, direct_bytes=10)])
+    assert z["direct_bytes_interval"] == "linear" and z["direct_bytes_low"] == 0.0
+
+
+def _summary_text(rows: list[dict], terminal: bool) -> str:
+    from rich.console import Console
+
+    from benchmarks.results import print_summary
+
+    out = io.StringIO()
+    console = Console(file=out, width=240, force_terminal=terminal, color_system=None, highlight=False)
+    print_summary(console, summarize_rows(rows))
+    return out.getvalue()
+
+
+def _dfsio_rows(n: int) -> list[dict]:
+    return [_row("dfsio", 20.0 + r, r, write_mb_s=5.0 + r, read_mb_s=9.0, dd_write_mb_s=100.0, dd_read_mb_s=300.0,
+                 write_ratio=0.05, read_ratio=0.03, time_ratio=4.0 + r) for r in range(1, n + 1)]
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_summary_fits_100_columns_and_lists_only_what_ran(terminal: bool) -> None:
+    """The issue's 200-column table and `n/a` rows for workloads not run: every line fits 100 columns (a table on a
+    terminal, the long format in a log), only dfsio rows, no TeraSort or KMeans line."""
+    text = _summary_text(_dfsio_rows(3), terminal)
+    lines = text.splitlines()
+    assert all(len(line) <= 100 for line in lines), max(lines, key=len)
+    assert "TeraSort" not in text and "terasort" not in text and "one-map" not in text and "KMeans" not in text
+    assert lines[-1] == "TestDFSIO aggregate ÷ dd: write 0.05, read 0.03; TestDFSIO job time ÷ dd time: 6.00"
+    if not terminal:  # one record a line: the point, one figure, its mean, 95% CI and n
+        records = [line for line in lines if line.startswith("dfsio  ")]
+        assert len(records) == 8 and all(line.endswith("  3") for line in records)
+        assert "dfsio  1  rawfs  -  2  8M  w/dd (x)  0.05  " in text
+        header = next(line for line in lines if line.startswith("workload"))
+        assert header.split("  ") == ["workload", "nodes", "fs", "stripes", "files", "size", "figure", "mean",
+                                      "95% CI", "n"]
+
+
+def test_every_abbreviation_of_the_summary_is_explained() -> None:
+    from benchmarks.results import ABBREVIATIONS, LABELS
+
+    rows = [{**r, "io_ratio": 1.0, "pfs_io_ratio": 0.5} for r in _dfsio_rows(2)]
+    text = _summary_text(rows, terminal=False)
+    legend = {line.split(": ", 1)[0] for line in text.splitlines() if ": " in line}
+    shown = {label for label in LABELS.values() if f"  {label} (" in text}
+    abbreviations = {label for label in shown if label in ABBREVIATIONS}
+    assert {"w/dd", "r/dd", "t/dd", "IO/4×in", "pfs/4×in"} <= abbreviations
+    assert abbreviations | {"fs", "n", "95% CI"} <= legend
+    assert "warning: a point with n < 3 runs has a 95% CI that means little" in text
+    assert "warning" not in _summary_text(_dfsio_rows(3), terminal=False)
+
+
+def test_hibench_report_has_one_line_per_direction(tmp_path: Path) -> None:
+    """The issue's dd row mixing write and read time: dd and TestDFSIO each give a `-write` and a `-read` line with
+    that direction's time and the bytes moved."""
+    dd = _row("dd", 3.0, 1, dd_write_s=1.0, dd_read_s=2.0, input_bytes=16 << 20, nodes=2)
+    dfsio = _row("dfsio", 40.0, 1, write_exec_s=16.0, read_exec_s=8.0, input_bytes=16 << 20)
+    write_hibench_report(tmp_path / "hibench.report", [dd, dfsio, _row("terasort", 4.0, 1, input_bytes=100)])
+    lines = [line.split() for line in (tmp_path / "hibench.report").read_text().splitlines()[1:]]
+    assert [(f[0], f[3], f[4], f[5], f[6]) for f in lines] == [
+        ("HadoopDd-write", str(16 << 20), "1.000", str(16 << 20), str(8 << 20)),
+        ("HadoopDd-read", str(16 << 20), "2.000", str(8 << 20), str(4 << 20)),
+        ("HadoopDfsio-write", str(16 << 20), "16.000", str(1 << 20), str(1 << 20)),
+        ("HadoopDfsio-read", str(16 << 20), "8.000", str(2 << 20), str(2 << 20)),
+        ("HadoopTerasort", "100", "4.000", "25", "25")]
