@@ -24,6 +24,7 @@ from launcher.cli_common import (
     reports_errors,
     warn_properties,
 )
+from launcher.cli_runtime import add_runtime_commands
 from launcher.spec import JobSpec, load_spec, site_presets
 
 
@@ -225,6 +226,7 @@ def bench_plot(results_dir: Path) -> None:
 
 
 add_cluster_commands(main)
+add_runtime_commands(main)
 
 if __name__ == "__main__":
     main()

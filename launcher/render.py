@@ -32,9 +32,9 @@ import jinja2
 
 from launcher import shuffle
 from launcher.plan import HISTORY_JOBNAME_LIMIT, ClusterPlan
-from launcher.spec import SHARE_DIR
+from launcher.resources import templates_dir
 
-TEMPLATE_DIR = SHARE_DIR / "templates"
+TEMPLATE_DIR = templates_dir()
 
 #: Generated configuration files: output name → template.
 CONFIG_TEMPLATES = {
