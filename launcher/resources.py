@@ -12,7 +12,7 @@ The runtimes (Hadoop's jars, Spark) are too large for a wheel; they are looked f
 file's ``hadoop.home`` and the environment (:func:`launcher.runtime.find_hadoop_home`), in
 
 1. the checkout's build output (``hadoop-fs-shim/target/hadoop-runtime``, ``spark-runtime/pyspark``), which
-   exists only in a checkout that ran ``install.sh``;
+   exists only in a checkout that ran ``install.sh`` (:func:`checkout`: the editable install it makes);
 2. the user prefix, ``<platformdirs user data dir>/runtime`` (``~/.local/share/hpc-hadoop/runtime`` on Linux,
    ``$XDG_DATA_HOME`` honoured), where ``hpc-hadoop runtime install`` puts it by default;
 3. the site prefix, ``<sys.prefix>/share/hpc-hadoop/runtime``: beside the Python environment hpc-hadoop is
@@ -32,9 +32,6 @@ from pathlib import Path
 
 import platformdirs
 
-#: The checkout (or, installed from a wheel, the ``site-packages`` directory, which holds no build output):
-#: the parent of the ``launcher`` package, unless ``$HPC_HADOOP_SHARE`` names another.
-CHECKOUT = Path(os.environ.get("HPC_HADOOP_SHARE", Path(__file__).resolve().parent.parent))
 #: The name of the application's directories (platformdirs' ``appname``).
 APP = "hpc-hadoop"
 #: A prefix's subdirectories: the Hadoop runtime and Spark (``pyspark`` inside, as ``pip install --target``
@@ -84,14 +81,28 @@ def packaged_shim_jar() -> Path | None:
     return found[-1] if found else None
 
 
+def checkout() -> Path | None:
+    """The checkout hpc-hadoop runs from: ``$HPC_HADOOP_SHARE`` if set, else the directory holding the shim project
+    when the package data lies outside the package (an editable install maps it from the checkout); ``None`` for
+    an install from a wheel, whose package data is inside the package."""
+    share = os.environ.get("HPC_HADOOP_SHARE")
+    if share:
+        return Path(share)
+    project = shim_project_dir()
+    return None if project.is_relative_to(Path(__file__).resolve().parent) else project.parent
+
+
 def checkout_hadoop_runtime() -> Path:
-    """The Hadoop runtime ``install.sh`` builds in a checkout (may not exist)."""
-    return CHECKOUT / "hadoop-fs-shim" / "target" / "hadoop-runtime"
+    """The Hadoop runtime ``mvn package`` assembles beside the shim project (``install.sh`` in a checkout:
+    ``hadoop-fs-shim/target/hadoop-runtime``); never there in an install from a wheel."""
+    return shim_project_dir() / "target" / "hadoop-runtime"
 
 
-def checkout_spark() -> Path:
-    """The Spark ``install.sh`` installs in a checkout (may not exist)."""
-    return CHECKOUT / "spark-runtime" / "pyspark"
+def checkout_spark() -> Path | None:
+    """The Spark ``install.sh`` installs in a checkout (``spark-runtime/pyspark``, may not exist); ``None`` outside
+    a checkout."""
+    root = checkout()
+    return root / "spark-runtime" / "pyspark" if root is not None else None
 
 
 def user_prefix() -> Path:

@@ -24,7 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launcher.errors import UserError
-from launcher.resources import HADOOP_SUBDIR, SHIM_JAR_GLOB, checkout_hadoop_runtime, packaged_shim_jar, prefixes
+from launcher.resources import (
+    HADOOP_SUBDIR,
+    SHIM_JAR_GLOB,
+    checkout,
+    checkout_hadoop_runtime,
+    packaged_shim_jar,
+    prefixes,
+)
 
 #: Flags Hadoop 3.4 daemons need on Java 17 (docs/architecture.md, Hadoop runtime); MR containers get theirs from
 #: ``mapreduce.jvm.add-opens-as-default=true``; the job client needs none.
@@ -62,9 +69,10 @@ def shim_jar() -> Path | None:
 
 def runtime_candidates() -> list[tuple[str, Path]]:
     """Where our runtime is looked for when neither ``hadoop.home`` nor the environment names one, in order, each
-    with a label: the checkout's :data:`BUILT_RUNTIME`, then ``<prefix>/hadoop`` of the user and the site prefix
-    (:func:`launcher.resources.prefixes`)."""
-    return [("checkout", BUILT_RUNTIME), *((label, prefix / HADOOP_SUBDIR) for label, prefix in prefixes())]
+    with a label: the checkout's :data:`BUILT_RUNTIME` (when running from a checkout), then ``<prefix>/hadoop`` of
+    the user and the site prefix (:func:`launcher.resources.prefixes`)."""
+    built = [("checkout", BUILT_RUNTIME)] if checkout() is not None else []
+    return [*built, *((label, prefix / HADOOP_SUBDIR) for label, prefix in prefixes())]
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,8 @@ from launcher.runtime import NO_CONTAINER_SUPPORT, shim_jar
 from launcher.spec import JobSpec, PySparkStep, SparkStep
 
 #: Where ``install.sh`` puts Spark: PyPI's ``pyspark`` (Spark built for Hadoop 3, its ``bin/``, ``jars/`` and
-#: ``python/lib``) installed with ``pip install --target spark-runtime``; our examples jar beside it.
+#: ``python/lib``) installed with ``pip install --target spark-runtime``; our examples jar beside it (``None``
+#: in an install from a wheel).
 BUILT_SPARK = checkout_spark()
 #: Our examples jar (``org.hpchadoop.spark.examples.SparkPi``), built by ``install.sh`` from ``spark-examples/``:
 #: Maven Central has no ``spark-examples`` jar for Spark 4.
@@ -106,7 +107,7 @@ def discover_spark(spec: JobSpec) -> SparkRuntime:
         if value:
             return _spark_at(Path(os.path.expandvars(os.path.expanduser(value))), origin)
     for home in (BUILT_SPARK, *(prefix / SPARK_SUBDIR / "pyspark" for _, prefix in prefixes())):
-        if home.is_dir():
+        if home is not None and home.is_dir():
             return _spark_at(home, "spark.home")
     raise UserError("no Spark runtime found", field="spark.home",
                     fix="run ./install.sh (it installs Spark in spark-runtime/), or set spark.home to a Spark 4 "
