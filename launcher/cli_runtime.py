@@ -39,7 +39,8 @@ def add_runtime_commands(main: click.Group) -> None:
         target = prefix.absolute() if prefix is not None else site_prefix() if site else user_prefix()
         if prefix is None:
             console.print(f"building the Hadoop runtime into {target} (mvn package; the first run downloads ~100 MB)"
-                          if not (target / "hadoop").is_dir() else f"checking the Hadoop runtime in {target}")
+                          if not (target / "hadoop").is_dir() else f"checking the Hadoop runtime in {target}",
+                          soft_wrap=True)
         result = install(target)
         state = "installed" if result.changed else "up to date"
         console.print(f"Hadoop {result.version} runtime in {result.home}: {state}", soft_wrap=True)

@@ -89,7 +89,7 @@ def checkout() -> Path | None:
     if share:
         return Path(share)
     project = shim_project_dir()
-    return None if project.is_relative_to(Path(__file__).resolve().parent) else project.parent
+    return None if project.resolve().is_relative_to(Path(__file__).resolve().parent) else project.parent
 
 
 def checkout_hadoop_runtime() -> Path:
