@@ -33,10 +33,17 @@ def _ok(proc: subprocess.CompletedProcess[str], what: str) -> str:
     return proc.stdout
 
 
-def _venv_with_the_wheel(base: Path) -> Path:
-    """Build the wheel from the checkout and install it into a new venv under ``base``; returns the venv."""
+def _venv_with_the_wheel(base: Path, runtime: Path) -> Path:
+    """Build the wheel from a copy of the checkout (setuptools leaves ``build/`` in the tree it builds) with the
+    built shim jar, and install it into a new venv under ``base``; returns the venv."""
+    source = base / "source"
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "target", "spark-runtime", "build", "*.egg-info", "__pycache__", ".*_cache", "runs"))
+    (jar,) = (p for p in (runtime / "lib").glob("hpc-hadoop-fs-shim-*.jar"))
+    (source / "hadoop-fs-shim" / "target").mkdir()
+    shutil.copy2(jar, source / "hadoop-fs-shim" / "target" / jar.name)
     wheels = base / "wheels"
-    _ok(subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO), "-w", str(wheels), "--no-deps", "-q"],
+    _ok(subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "-w", str(wheels), "--no-deps", "-q"],
                        capture_output=True, text=True, timeout=300, check=False), "pip wheel")
     (wheel,) = wheels.glob("hpc_hadoop-*.whl")
     venv = base / "venv"
@@ -51,7 +58,7 @@ def test_wheel_outside_the_checkout_renders_and_counts_words(hadoop_runtime: Pat
     carol = make_user("hhcarol")
     base = shared_base("hh-wheel")
     try:
-        venv = _venv_with_the_wheel(base)
+        venv = _venv_with_the_wheel(base, hadoop_runtime)
         home = user_dir(base, carol)
         env = {"XDG_DATA_HOME": str(home / "data"), "XDG_STATE_HOME": str(home / "state"),
                "XDG_CACHE_HOME": str(home / "cache")}
@@ -64,7 +71,7 @@ def test_wheel_outside_the_checkout_renders_and_counts_words(hadoop_runtime: Pat
         package = Path(module).parent
         assert package.is_relative_to(venv) and checkout == "None"
         assert (templates, sites) == (str(package / "_data" / "templates"), str(package / "_data" / "site_configs"))
-        assert Path(jar).parent == package / "_data" / "shim" / "target"
+        assert Path(jar).parent == package / "_data" / "shim" / "target" and Path(jar).is_file()
         words = home / "words.txt"
         words.write_text(TEXT)
         carol.own(words, 0o600)
