@@ -1,6 +1,22 @@
-"""Packaging of hpc-hadoop (console script ``hpc-hadoop``)."""
+"""Packaging of hpc-hadoop (console script ``hpc-hadoop``).
+
+The templates, the site presets and the shim (its pom, sources and built jar) keep their places in the checkout
+(``templates/``, ``site-configs/``, ``hadoop-fs-shim/``) and are mapped into the package at build time as
+subpackages of ``launcher._data`` (:mod:`launcher.util.resources` reads them with ``importlib.resources``), so a wheel
+carries them and an editable install (``pip install -e .``) reads them in place.
+"""
 
 from setuptools import find_packages, setup
+
+#: Package data: subpackage of ``launcher._data`` -> (directory in the checkout, globs inside it).
+DATA = {
+    "launcher._data.templates": ("templates", ["**/*.j2"]),
+    "launcher._data.site_configs": ("site-configs", ["*.yaml"]),
+    # The shim: its jar (built by `mvn package`, for a site's Hadoop install) and what `hpc-hadoop runtime install`
+    # builds the runtime from (launcher/runtime/install.py): the pom and the main sources.
+    "launcher._data.shim": ("hadoop-fs-shim", ["pom.xml", "target/hpc-hadoop-fs-shim-*.jar",
+                                               "src/main/**/*"]),
+}
 
 setup(
     name="hpc-hadoop",
@@ -9,7 +25,10 @@ setup(
     long_description=open("README.md").read() if __import__("os").path.exists("README.md") else "",
     long_description_content_type="text/markdown",
     python_requires=">=3.10",
-    packages=find_packages(include=["launcher", "launcher.*", "benchmarks", "benchmarks.*"]),
+    packages=[*find_packages(include=["launcher", "launcher.*", "benchmarks", "benchmarks.*"]), *DATA],
+    package_dir={name: directory for name, (directory, _) in DATA.items()},
+    package_data={name: globs for name, (_, globs) in DATA.items()},
+    include_package_data=False,
     install_requires=[
         "click>=8.1",
         "Jinja2>=3.1",
@@ -17,6 +36,7 @@ setup(
         "pydantic>=2.5",
         "httpx>=0.25",
         "psutil>=5.9",
+        "platformdirs>=3.0",
         "rich>=13.0",
         "matplotlib>=3.7",  # bench plots: part of a normal install (issue 17 item 8)
     ],

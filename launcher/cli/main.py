@@ -24,6 +24,7 @@ from launcher.cli.common import (
     reports_errors,
     warn_properties,
 )
+from launcher.cli.runtime import add_runtime_commands
 from launcher.config.spec import JobSpec, load_spec, site_presets
 
 
@@ -232,6 +233,7 @@ def bench_plot(results_dir: Path) -> None:
 
 
 add_cluster_commands(main)
+add_runtime_commands(main)
 
 if __name__ == "__main__":
     main()

@@ -39,11 +39,12 @@ from pydantic import (
 )
 
 from launcher.util.errors import UserError
-from launcher.util.share import SHARE_DIR
+from launcher.util.resources import site_configs_dir
 from launcher.util.units import MiB, format_memory, format_walltime, parse_memory, parse_size, parse_walltime
 from launcher.util.yamlio import YAMLError, load_yaml
 
-SITE_DIR = SHARE_DIR / "site-configs"
+#: Where the site presets live (package data: ``site-configs/`` of the checkout, launcher/util/resources.py).
+SITE_DIR = site_configs_dir()
 
 
 def _size(value: object) -> int:
@@ -244,7 +245,9 @@ class HadoopSpec(_Model):
     home: str | None = Field(
         None, description="Hadoop install: our runtime (`lib/*.jar`) or a site install with the "
         "standard `share/hadoop/*` layout; default: `$HPC_HADOOP_HOME`, `$HADOOP_HOME`, then the "
-        "runtime built in `hadoop-fs-shim/target/hadoop-runtime`.")
+        "runtime built in `hadoop-fs-shim/target/hadoop-runtime`, then the one `hpc-hadoop runtime install` put in "
+        "the user prefix (`~/.local/share/hpc-hadoop/runtime/hadoop`) or the site prefix "
+        "(`<venv>/share/hpc-hadoop/runtime/hadoop`).")
     java_home: str | None = Field(None, description="JDK for the client, the daemons and the "
                                   "containers (one JDK for all); default `$JAVA_HOME`, then `java` on PATH.")
     daemon_heap: DaemonHeap = Field(1 << 30, description="Heap of each daemon (ResourceManager, NodeManager, "
@@ -532,7 +535,8 @@ class SparkSpec(_Model):
     home: str | None = Field(
         None, description="Spark install (`bin/spark-submit`, `jars/`): a site's `SPARK_HOME`; default: "
         "`$SPARK_HOME`, then the runtime `install.sh` puts in `spark-runtime/pyspark` (PyPI's `pyspark`, Spark "
-        "built for Hadoop 3). It must be at the same path on every node (the executors use its `jars/` in place).")
+        "built for Hadoop 3), then `spark/pyspark` in the user or site prefix of the Hadoop runtime. It must be at "
+        "the same path on every node (the executors use its `jars/` in place).")
     python: str = Field("/usr/bin/python3", description="Python of the PySpark driver and executors "
                         "(`spark.pyspark.python`): one every node and every user can run.")
     executor_cores: int | None = Field(None, ge=1, description="Cores per executor; default: the largest "

@@ -33,9 +33,9 @@ import jinja2
 
 from launcher.plan.cluster_plan import HISTORY_JOBNAME_LIMIT, ClusterPlan
 from launcher.runtime.shuffle_plugin import LOCAL_DIRS_PROPERTY, PLUGIN_CLASS
-from launcher.util.share import SHARE_DIR
+from launcher.util.resources import templates_dir
 
-TEMPLATE_DIR = SHARE_DIR / "templates"
+TEMPLATE_DIR = templates_dir()
 
 #: Generated configuration files: output name → template.
 CONFIG_TEMPLATES = {

@@ -40,11 +40,12 @@ from launcher.plan.cluster_plan import ClusterPlan
 from launcher.render.daemons import hadoop_env
 from launcher.runtime.hadoop import NO_CONTAINER_SUPPORT, shim_jar
 from launcher.util.errors import UserError
-from launcher.util.share import SHARE_DIR
+from launcher.util.resources import SPARK_SUBDIR, checkout_spark, prefixes
 
 #: Where ``install.sh`` puts Spark: PyPI's ``pyspark`` (Spark built for Hadoop 3, its ``bin/``, ``jars/`` and
-#: ``python/lib``) installed with ``pip install --target spark-runtime``; our examples jar beside it.
-BUILT_SPARK = SHARE_DIR / "spark-runtime" / "pyspark"
+#: ``python/lib``) installed with ``pip install --target spark-runtime``; our examples jar beside it (``None``
+#: in an install from a wheel).
+BUILT_SPARK = checkout_spark()
 #: Our examples jar (``org.hpchadoop.spark.examples.SparkPi``), built by ``install.sh`` from ``spark-examples/``:
 #: Maven Central has no ``spark-examples`` jar for Spark 4.
 EXAMPLES_JAR_NAME = "hpc-hadoop-spark-examples.jar"
@@ -94,7 +95,8 @@ def uses_spark(spec: JobSpec) -> bool:
 
 
 def discover_spark(spec: JobSpec) -> SparkRuntime:
-    """Locate Spark: ``spark.home``, then ``$SPARK_HOME``, then :data:`BUILT_SPARK`.
+    """Locate Spark: ``spark.home``, then ``$SPARK_HOME``, then :data:`BUILT_SPARK`, then ``<prefix>/spark/pyspark``
+    in the user and the site prefix (:func:`launcher.util.resources.prefixes`, the places of the Hadoop runtime).
 
     Raises:
         UserError: the install named has no ``bin/spark-submit`` or no ``jars/spark-core_*.jar``, or none is found
@@ -104,8 +106,9 @@ def discover_spark(spec: JobSpec) -> SparkRuntime:
     for origin, value in (("spark.home", explicit), ("$SPARK_HOME", os.environ.get("SPARK_HOME"))):
         if value:
             return _spark_at(Path(os.path.expandvars(os.path.expanduser(value))), origin)
-    if BUILT_SPARK.is_dir():
-        return _spark_at(BUILT_SPARK, "spark.home")
+    for home in (BUILT_SPARK, *(prefix / SPARK_SUBDIR / "pyspark" for _, prefix in prefixes())):
+        if home is not None and home.is_dir():
+            return _spark_at(home, "spark.home")
     raise UserError("no Spark runtime found", field="spark.home",
                     fix="run ./install.sh (it installs Spark in spark-runtime/), or set spark.home to a Spark 4 "
                         "install built for Hadoop 3")

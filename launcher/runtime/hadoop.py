@@ -5,7 +5,10 @@ Two layouts are understood:
 * ours, assembled from Maven Central by ``hadoop-fs-shim/`` (``mvn package``):
   ``<home>/lib/*.jar`` + ``<home>/extra-classpath`` + ``<home>/VERSION``;
 * a site's standard Hadoop install: ``<home>/share/hadoop/{common,hdfs,yarn,mapreduce,tools}/``, to which
-  the shim jar built in ``hadoop-fs-shim/target`` is appended (:func:`shim_jar`).
+  the shim jar built in ``hadoop-fs-shim/target`` (or shipped in the package) is appended (:func:`shim_jar`).
+
+Ours is found in a checkout's ``hadoop-fs-shim/target/hadoop-runtime`` or where ``hpc-hadoop runtime install``
+put it (a user or site prefix, :mod:`launcher.util.resources`).
 
 Daemons and clients are started with ``java`` and the computed classpath (never Hadoop's ssh-based
 start scripts). One JDK serves the client, the daemons and the containers (docs/architecture.md, Hadoop runtime).
@@ -21,7 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launcher.util.errors import UserError
-from launcher.util.share import SHARE_DIR
+from launcher.util.resources import (
+    HADOOP_SUBDIR,
+    SHIM_JAR_GLOB,
+    checkout,
+    checkout_hadoop_runtime,
+    packaged_shim_jar,
+    prefixes,
+)
 
 #: Flags Hadoop 3.4 daemons need on Java 17 (docs/architecture.md, Hadoop runtime); MR containers get theirs from
 #: ``mapreduce.jvm.add-opens-as-default=true``; the job client needs none.
@@ -37,20 +47,32 @@ NO_CONTAINER_SUPPORT = "-XX:-UseContainerSupport"
 #: JIT/GC flags that cut JVM start-up for short-lived JVMs (client, AM, tasks).
 FAST_START_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto")
 
-BUILT_RUNTIME = SHARE_DIR / "hadoop-fs-shim" / "target" / "hadoop-runtime"
-#: The shim's jar (``pfs://``, and ``file://`` without ``.crc`` files, the default): in our runtime's ``lib/``,
-#: and next to it in ``hadoop-fs-shim/target/``.
-SHIM_JAR_GLOB = "hpc-hadoop-fs-shim-*.jar"
+#: The runtime ``install.sh`` builds in a checkout. The shim's jar (``pfs://``, and ``file://`` without ``.crc``
+#: files, the default; name pattern :data:`launcher.util.resources.SHIM_JAR_GLOB`) is in its ``lib/``, next to it in
+#: ``hadoop-fs-shim/target/``, and in the package (:func:`launcher.util.resources.packaged_shim_jar`).
+BUILT_RUNTIME = checkout_hadoop_runtime()
+#: The fix named when no runtime is found (a one-line error).
+INSTALL_FIX = ("run `hpc-hadoop runtime install` (or ./install.sh in a checkout), or set hadoop.home to a site's "
+               "Hadoop 3 install")
 
 
 def shim_jar() -> Path | None:
     """The built shim jar, for a site install's classpath: ``fs.file.impl`` names one of its classes unless
-    ``filesystem.checksums`` is true, so daemons, containers and clients all need it. ``None`` if not built."""
+    ``filesystem.checksums`` is true, so daemons, containers and clients all need it. The checkout's build first,
+    then the jar shipped in the package; ``None`` if neither has one."""
     for directory in (BUILT_RUNTIME / "lib", BUILT_RUNTIME.parent):
         found = sorted(p for p in directory.glob(SHIM_JAR_GLOB) if "sources" not in p.name)
         if found:
             return found[-1]
-    return None
+    return packaged_shim_jar()
+
+
+def runtime_candidates() -> list[tuple[str, Path]]:
+    """Where our runtime is looked for when neither ``hadoop.home`` nor the environment names one, in order, each
+    with a label: the checkout's :data:`BUILT_RUNTIME` (when running from a checkout), then ``<prefix>/hadoop`` of
+    the user and the site prefix (:func:`launcher.util.resources.prefixes`)."""
+    built = [("checkout", BUILT_RUNTIME)] if checkout() is not None else []
+    return [*built, *((label, prefix / HADOOP_SUBDIR) for label, prefix in prefixes())]
 
 
 @dataclass(frozen=True)
@@ -158,10 +180,11 @@ def java_major_version(java_home: Path) -> int:
 
 
 def find_hadoop_home(explicit: str | None = None) -> Path:
-    """Locate the Hadoop install: ``hadoop.home``, ``$HPC_HADOOP_HOME``, ``$HADOOP_HOME``, the built runtime.
+    """Locate the Hadoop install: ``hadoop.home``, ``$HPC_HADOOP_HOME``, ``$HADOOP_HOME``, then our runtime in
+    the checkout, the user prefix and the site prefix (:func:`runtime_candidates`).
 
     Raises:
-        UserError: none of them exists; says how to build the runtime.
+        UserError: none of them exists; one line naming the fix (``hpc-hadoop runtime install``).
     """
     for source, value in (("hadoop.home", explicit), ("$HPC_HADOOP_HOME", os.environ.get("HPC_HADOOP_HOME")),
                           ("$HADOOP_HOME", os.environ.get("HADOOP_HOME"))):
@@ -171,11 +194,12 @@ def find_hadoop_home(explicit: str | None = None) -> Path:
                 raise UserError(f"{home} is not a directory", field=source,
                                 fix="point it at a Hadoop 3 install")
             return home
-    if BUILT_RUNTIME.is_dir():
-        return BUILT_RUNTIME
-    raise UserError("no Hadoop runtime found", field="hadoop.home",
-                    fix="build it with `mvn -B -q -f hadoop-fs-shim/pom.xml package`, or set hadoop.home "
-                        "to a site install")
+    candidates = runtime_candidates()
+    for _, home in candidates:
+        if home.is_dir():
+            return home
+    raise UserError("no Hadoop runtime found (none in " + ", ".join(str(home) for _, home in candidates) + ")",
+                    field="hadoop.home", fix=INSTALL_FIX)
 
 
 def discover(home: str | None = None, java_home: str | None = None) -> HadoopRuntime:

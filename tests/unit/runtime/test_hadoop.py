@@ -44,6 +44,7 @@ def test_site_install_gets_the_built_shim_jar(tmp_path: Path, monkeypatch: pytes
 def test_shim_jar_next_to_the_runtime_and_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     built = tmp_path / "target" / "hadoop-runtime"
     monkeypatch.setattr(runtime, "BUILT_RUNTIME", built)
+    monkeypatch.setenv("HPC_HADOOP_SHARE", str(tmp_path / "share"))  # no package data: no shipped jar either
     assert runtime.shim_jar() is None
     (tmp_path / "target").mkdir()
     jar = tmp_path / "target" / "hpc-hadoop-fs-shim-0.1.0-SNAPSHOT.jar"

@@ -1,0 +1,121 @@
+"""Where the package data and the runtimes are: the one module that knows the installed layout.
+
+Package data (the Jinja2 templates, the site presets, the shim's pom, sources and built jar) ships inside the
+package and is read with :func:`importlib.resources.files`: ``setup.py`` maps the checkout's ``templates/``,
+``site-configs/`` and ``hadoop-fs-shim/`` to the subpackages ``launcher._data.templates``,
+``launcher._data.site_configs`` and ``launcher._data.shim``. A wheel carries copies of them; an editable install
+(``pip install -e .``, what ``install.sh`` does) reads the checkout's directories in place. ``$HPC_HADOOP_SHARE``,
+when set, still names a directory holding ``templates/`` and ``site-configs/`` that wins over the package's
+(docs/admin-guide.md).
+
+The runtimes (Hadoop's jars, Spark) are too large for a wheel; they are looked for, in this order after the job
+file's ``hadoop.home`` and the environment (:func:`launcher.runtime.find_hadoop_home`), in
+
+1. the checkout's build output (``hadoop-fs-shim/target/hadoop-runtime``, ``spark-runtime/pyspark``), which
+   exists only in a checkout that ran ``install.sh`` (:func:`checkout`: the editable install it makes);
+2. the user prefix, ``<platformdirs user data dir>/runtime`` (``~/.local/share/hpc-hadoop/runtime`` on Linux,
+   ``$XDG_DATA_HOME`` honoured), where ``hpc-hadoop runtime install`` puts it by default;
+3. the site prefix, ``<sys.prefix>/share/hpc-hadoop/runtime``: beside the Python environment hpc-hadoop is
+   installed in, so one ``hpc-hadoop runtime install --site`` by the software account serves every user of that
+   install, at the same path on every node that mounts it.
+
+Inside a prefix the Hadoop runtime is ``hadoop/`` (the layout of ``hadoop-fs-shim/target/hadoop-runtime``) and
+Spark is ``spark/pyspark`` (the layout of ``spark-runtime/pyspark``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from importlib.resources import files
+from pathlib import Path
+
+import platformdirs
+
+#: The name of the application's directories (platformdirs' ``appname``).
+APP = "hpc-hadoop"
+#: A prefix's subdirectories: the Hadoop runtime and Spark (``pyspark`` inside, as ``pip install --target``
+#: lays it out).
+HADOOP_SUBDIR = "hadoop"
+SPARK_SUBDIR = "spark"
+#: The shim jar's name pattern (``hpc-hadoop-fs-shim-<version>.jar``), as Maven names it.
+SHIM_JAR_GLOB = "hpc-hadoop-fs-shim-*.jar"
+
+
+def _package_dir(name: str, share_subdir: str) -> Path:
+    """The directory of the data subpackage ``launcher._data.<name>``, or ``$HPC_HADOOP_SHARE/<share_subdir>``.
+
+    Raises:
+        TypeError: the package is not installed as files (e.g. imported from a zip), which a Jinja2 file loader
+            and a JVM classpath need; wheels are always installed unpacked.
+    """
+    share = os.environ.get("HPC_HADOOP_SHARE")
+    if share:
+        return Path(share) / share_subdir
+    found = files(f"launcher._data.{name}")
+    if not isinstance(found, Path):
+        raise TypeError(f"launcher._data.{name} is not a directory on disk ({found!r}); install hpc-hadoop unpacked")
+    return found
+
+
+def templates_dir() -> Path:
+    """The Jinja2 templates (batch scripts, Hadoop configuration files): ``templates/`` of the checkout."""
+    return _package_dir("templates", "templates")
+
+
+def site_configs_dir() -> Path:
+    """The site presets (``<name>.yaml``): ``site-configs/`` of the checkout."""
+    return _package_dir("site_configs", "site-configs")
+
+
+def shim_project_dir() -> Path:
+    """The shim's Maven project as shipped: ``pom.xml``, ``src/main/`` and, when it was built before the package,
+    ``target/hpc-hadoop-fs-shim-*.jar`` (``hadoop-fs-shim/`` of the checkout)."""
+    return _package_dir("shim", "hadoop-fs-shim")
+
+
+def packaged_shim_jar() -> Path | None:
+    """The shim jar shipped with the package (the checkout's ``hadoop-fs-shim/target/`` in an editable install),
+    newest version last by name; ``None`` when the package was built without it."""
+    found = sorted(p for p in (shim_project_dir() / "target").glob(SHIM_JAR_GLOB) if "sources" not in p.name)
+    return found[-1] if found else None
+
+
+def checkout() -> Path | None:
+    """The checkout hpc-hadoop runs from: ``$HPC_HADOOP_SHARE`` if set, else the directory holding the shim project
+    when the package data lies outside the package (an editable install maps it from the checkout); ``None`` for
+    an install from a wheel, whose package data is inside the package."""
+    share = os.environ.get("HPC_HADOOP_SHARE")
+    if share:
+        return Path(share)
+    project = shim_project_dir()
+    return None if project.resolve().is_relative_to(Path(__file__).resolve().parents[1]) else project.parent
+
+
+def checkout_hadoop_runtime() -> Path:
+    """The Hadoop runtime ``mvn package`` assembles beside the shim project (``install.sh`` in a checkout:
+    ``hadoop-fs-shim/target/hadoop-runtime``); never there in an install from a wheel."""
+    return shim_project_dir() / "target" / "hadoop-runtime"
+
+
+def checkout_spark() -> Path | None:
+    """The Spark ``install.sh`` installs in a checkout (``spark-runtime/pyspark``, may not exist); ``None`` outside
+    a checkout."""
+    root = checkout()
+    return root / "spark-runtime" / "pyspark" if root is not None else None
+
+
+def user_prefix() -> Path:
+    """The user's runtime prefix: ``<user data dir>/runtime`` (``~/.local/share/hpc-hadoop/runtime``)."""
+    return platformdirs.user_data_path(APP) / "runtime"
+
+
+def site_prefix() -> Path:
+    """The installation's runtime prefix: ``<sys.prefix>/share/hpc-hadoop/runtime`` (``sys.prefix`` is the venv
+    hpc-hadoop is installed in)."""
+    return Path(sys.prefix) / "share" / APP / "runtime"
+
+
+def prefixes() -> list[tuple[str, Path]]:
+    """The runtime prefixes in search order, each with a label for messages: user, then site."""
+    return [("user prefix", user_prefix()), ("site prefix", site_prefix())]

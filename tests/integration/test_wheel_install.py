@@ -1,0 +1,122 @@
+"""An install from a wheel, outside the checkout, used by an ordinary user (issue 26 item 5): real ``pip wheel``,
+a fresh venv from Debian's ``/usr/bin/python3``, the non-root user ``hhcarol``, and real Hadoop 3.4.2 daemons on
+the local backend for the word count.
+
+The wheel must carry the templates, the site presets and the shim (``launcher/resources.py``): with no runtime,
+``render`` fails in one line naming ``hpc-hadoop runtime install``; with the checkout's runtime put in carol's user
+prefix (where ``runtime install`` puts one; its Maven build is not run here, it downloads ~100 MB), ``render``,
+``doctor`` and the word-count example run, and nothing they write names the checkout but the runtime's jars.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import REPO, processes_of, run_report
+from tests.users import make_user, shared_base, user_dir
+
+pytestmark = pytest.mark.hadoop
+
+SMALL = {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"}
+TEXT = "the quick brown fox jumps over the lazy dog\nthe dog sleeps\n" * 50
+
+
+def _ok(proc: subprocess.CompletedProcess[str], what: str) -> str:
+    assert proc.returncode == 0, f"{what} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def _venv_with_the_wheel(base: Path, runtime: Path) -> Path:
+    """Build the wheel from a copy of the checkout (setuptools leaves ``build/`` in the tree it builds) with the
+    built shim jar, and install it into a new venv under ``base``; returns the venv."""
+    source = base / "source"
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "target", "spark-runtime", "build", "*.egg-info", "__pycache__", ".*_cache", "runs"))
+    (jar,) = (p for p in (runtime / "lib").glob("hpc-hadoop-fs-shim-*.jar"))
+    (source / "hadoop-fs-shim" / "target").mkdir()
+    shutil.copy2(jar, source / "hadoop-fs-shim" / "target" / jar.name)
+    wheels = base / "wheels"
+    _ok(subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "-w", str(wheels), "--no-deps", "-q"],
+                       capture_output=True, text=True, timeout=300, check=False), "pip wheel")
+    (wheel,) = wheels.glob("hpc_hadoop-*.whl")
+    venv = base / "venv"
+    _ok(subprocess.run(["/usr/bin/python3", "-m", "venv", str(venv)], capture_output=True, text=True, timeout=120,
+                       check=False), "python3 -m venv")
+    _ok(subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
+                       capture_output=True, text=True, timeout=600, check=False), "pip install <wheel>")
+    return venv
+
+
+def test_wheel_outside_the_checkout_renders_and_counts_words(hadoop_runtime: Path) -> None:
+    carol = make_user("hhcarol")
+    base = shared_base("hh-wheel")
+    try:
+        venv = _venv_with_the_wheel(base, hadoop_runtime)
+        home = user_dir(base, carol)
+        env = {"XDG_DATA_HOME": str(home / "data"), "XDG_STATE_HOME": str(home / "state"),
+               "XDG_CACHE_HOME": str(home / "cache")}
+        hpc_hadoop = str(venv / "bin" / "hpc-hadoop")
+        # The package and its data come from the venv, not from the checkout.
+        where = carol.run([str(venv / "bin" / "python"), "-c", "from launcher.util import resources as r; "
+                           "print(r.__file__, r.templates_dir(), r.site_configs_dir(), r.packaged_shim_jar(), "
+                           "r.checkout())"], env=env)
+        module, templates, sites, jar, checkout = _ok(where, "launcher.util.resources").split()
+        package = Path(module).parents[1]
+        assert package.is_relative_to(venv) and checkout == "None"
+        assert (templates, sites) == (str(package / "_data" / "templates"), str(package / "_data" / "site_configs"))
+        assert Path(jar).parent == package / "_data" / "shim" / "target" and Path(jar).is_file()
+        words = home / "words.txt"
+        words.write_text(TEXT)
+        carol.own(words, 0o600)
+        job = home / "wc.yaml"
+        job.write_text(yaml.safe_dump({
+            "name": "wheel-wc", "scheduler": "local", "walltime": "00:20:00", "filesystem": {"root": str(home)},
+            "hadoop": SMALL,
+            "steps": [{"example": "wordcount", "args": [str(words), "${run_dir}/output/wordcount"]}]}))
+        carol.own(job, 0o600)
+
+        # No runtime anywhere: one line naming the fix; the places looked in are carol's and the venv's only.
+        missing = carol.run([hpc_hadoop, "render", str(job)], env=env)
+        assert missing.returncode == 2
+        assert missing.stderr.count("\n") == 1 and "fix: run `hpc-hadoop runtime install`" in missing.stderr
+        assert str(home / "data" / "hpc-hadoop" / "runtime" / "hadoop") in missing.stderr
+        assert str(venv / "share" / "hpc-hadoop" / "runtime" / "hadoop") in missing.stderr
+        assert "site-packages" not in missing.stderr
+
+        # The runtime provided in carol's user prefix, where `hpc-hadoop runtime install` puts it.
+        prefix = home / "data" / "hpc-hadoop" / "runtime"
+        prefix.mkdir(parents=True)
+        (prefix / "hadoop").symlink_to(hadoop_runtime)
+        shutil.chown(home / "data", carol.uid, carol.gid)
+        for part in (prefix.parent, prefix):
+            shutil.chown(part, carol.uid, carol.gid)
+        up_to_date = _ok(carol.run([hpc_hadoop, "runtime", "install"], env=env), "runtime install")
+        assert "Hadoop 3.4.2 runtime in " + str(prefix / "hadoop") + ": up to date" in " ".join(up_to_date.split())
+
+        rendered = _ok(carol.run([hpc_hadoop, "render", str(job)], env=env), "render")
+        assert "==> conf/core-site.xml <==" in rendered and "==> conf/yarn-site.xml <==" in rendered
+        doctor = _ok(carol.run([hpc_hadoop, "doctor", str(job)], env=env), "doctor")
+        assert "ok hadoop runtime" in " ".join(doctor.split())
+        sites = _ok(carol.run([hpc_hadoop, "sites"], env=env), "sites")
+        assert "generic-lustre" in sites
+
+        _ok(carol.run([hpc_hadoop, "submit", str(job)], env=env, timeout=600), "submit")
+        (run_dir,) = (home / carol.name / "hpc-hadoop").iterdir()
+        report = run_report(run_dir)
+        assert report["state"] == "succeeded" and [s["state"] for s in report["steps"]] == ["succeeded"]
+        counts: Counter[str] = Counter()
+        for part in (run_dir / "output" / "wordcount").glob("part-r-*"):
+            for line in part.read_text().splitlines():
+                word, _, count = line.rpartition("\t")
+                counts[word] += int(count)
+        assert counts == Counter(TEXT.split())
+        assert processes_of(run_dir) == []
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
