@@ -47,6 +47,7 @@ from launcher.daemons import DaemonCommand, daemon_command, datanode_dir, format
 from launcher.listeners import Listener, of_descendants
 from launcher.network import interface_address
 from launcher.plan import LOCAL_DIR_MIN_FREE, ClusterPlan, NodePlan
+from launcher.processes import end
 
 #: Seconds ``NameNode -format`` may take (hdfs mode).
 FORMAT_TIMEOUT = 300.0
@@ -463,20 +464,10 @@ class Agent:
         """SIGTERM to the daemons ``names``, SIGKILL to those still running :data:`GRACE_SECONDS` later (plus
         :data:`DUMP_GRACE_SECONDS` for a daemon writing its class-data-sharing archive), at ``deadline`` (monotonic
         seconds) at the latest, or at once when :attr:`hurry` is set."""
-        for name in names:
-            if self.procs[name].poll() is None:
-                self.procs[name].terminate()
-        began = time.monotonic()
-        for name in names:
-            proc, command = self.procs[name], self.commands.get(name)
-            grace = GRACE_SECONDS + (DUMP_GRACE_SECONDS if command and command.archive_tmp else 0.0)
-            limit = min(began + grace, deadline)
-            while proc.poll() is None and not self.hurry and time.monotonic() < limit:
-                time.sleep(POLL_SECONDS / 4)
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-                self.killed.add(name)
+        graces = [GRACE_SECONDS + (DUMP_GRACE_SECONDS if (c := self.commands.get(name)) and c.archive_tmp else 0.0)
+                  for name in names]
+        ended = end([self.procs[name] for name in names], grace=graces, deadline=deadline, hurry=lambda: self.hurry)
+        self.killed.update(name for name in names if self.procs[name].pid in ended.killed)
 
     def wait_for_peers(self, timeout: float) -> bool:
         """Wait until the agent of every other node has stopped (``agents/<node>.json`` says ``stopped`` or
@@ -503,14 +494,8 @@ def _agent_state(plan: ClusterPlan, node: str) -> str | None:
 
 def kill_descendants(timeout: float = 5.0) -> int:
     """SIGKILL every remaining descendant of this process and reap it; returns how many there were."""
-    me = psutil.Process()
-    children = me.children(recursive=True)
-    for child in children:
-        try:
-            child.kill()
-        except psutil.NoSuchProcess:
-            pass
-    psutil.wait_procs(children, timeout=timeout)
+    children = psutil.Process().children(recursive=True)
+    end(children, signum=None, kill_wait=timeout)
     return len(children)
 
 

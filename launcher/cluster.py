@@ -25,6 +25,7 @@ from launcher.errors import ClusterError
 from launcher.fanout import AgentGroup, get_launcher
 from launcher.plan import ClusterPlan
 from launcher.polling import poll
+from launcher.processes import end
 from launcher.render import EXCLUDE_FILE
 from launcher.watch import FilesystemWatch
 
@@ -272,13 +273,7 @@ class Cluster:
         if self.plan.spec.filesystem.mode == "hdfs":
             self.keep_hdfs_history()
         self.fanout.stop()
-        leftovers = self.leftover_processes()
-        for proc in leftovers:
-            try:
-                proc.kill()
-            except psutil.NoSuchProcess:
-                pass
-        psutil.wait_procs(leftovers, timeout=5)
+        end(self.leftover_processes(), signum=None, kill_wait=5)
         self.http.close()
         self.watch.close()
         return time.time() - began

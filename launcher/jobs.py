@@ -36,6 +36,7 @@ from launcher.errors import UserError, WalltimeExpired
 from launcher.examples import EXAMPLE_INPUT_ARGS, EXAMPLE_OUTPUT_ARG, positional
 from launcher.fanout.processes import tied_child
 from launcher.plan import ClusterPlan, expand
+from launcher.processes import end
 from launcher.render import xml_value
 from launcher.spark import (
     SPARK_KINDS,
@@ -605,17 +606,6 @@ class StepRunner:
                 checked = time.monotonic()
             time.sleep(0.1)
 
-    def _signal(self, signum: int) -> None:
-        """Send ``signum`` to the client, or to its process group (a Spark step: the JVM and a PySpark driver)."""
-        assert self.proc is not None
-        try:
-            if self.group:
-                os.killpg(self.proc.pid, signum)
-            else:
-                self.proc.send_signal(signum)
-        except ProcessLookupError:
-            pass
-
     def kill(self, result: StepResult) -> None:
         """Kill the job client (SIGTERM, SIGKILL 5 s later) and, if it was submitted, its YARN application (``yarn
         application -kill``). While the shared filesystem is stalled (``stalled``): SIGKILL at once, waiting at most
@@ -623,18 +613,13 @@ class StepRunner:
         no ``yarn application -kill``."""
         result.state = "killed"
         stalled = self.stalled()
-        if self.proc is not None and self.proc.poll() is None:
-            if not stalled:
-                self._signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=0 if stalled else 5)
-            except subprocess.TimeoutExpired:
-                self._signal(signal.SIGKILL)
-                try:  # a process waiting on a stalled filesystem ends only when it answers: teardown first
-                    self.proc.wait(timeout=CLIENT_KILL_WAIT_STALLED if stalled else None)
-                except subprocess.TimeoutExpired:
-                    result.lines.append(f"(the job client, pid {self.proc.pid}, waits on the stalled shared "
-                                        "filesystem: it ends when the filesystem answers)")
+        if self.proc is not None:
+            # a process waiting on a stalled filesystem ends only when it answers: teardown first
+            ended = end([self.proc], signum=None if stalled else signal.SIGTERM, grace=5.0, group=self.group,
+                        kill_wait=CLIENT_KILL_WAIT_STALLED if stalled else None)
+            if ended.left:
+                result.lines.append(f"(the job client, pid {self.proc.pid}, waits on the stalled shared "
+                                    "filesystem: it ends when the filesystem answers)")
         result.returncode = self.proc.returncode if self.proc else None
         unreachable = "stalled" if self.stalled() else "gone" if self.gone() else None
         if result.application_id and unreachable:

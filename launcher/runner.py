@@ -63,6 +63,7 @@ from launcher.jobs import (
 )
 from launcher.plan import ClusterPlan, make_plan, naming_job_file
 from launcher.polling import poll
+from launcher.processes import end
 from launcher.render import render_config, write_files, write_private
 from launcher.report import RunReport, release_room, reserve_room
 from launcher.runtime import HadoopRuntime, discover
@@ -701,10 +702,7 @@ class ClusterRun:
             self.report.state = "succeeded"
         try:
             self.observer.phase("teardown")
-            for refresh in self._refreshes:  # a JVM that has had seconds to end; never left behind
-                if refresh.poll() is None:
-                    refresh.kill()
-                refresh.wait()
+            end(self._refreshes, signum=None)  # JVMs that have had seconds to end; never left behind
             self.report.teardown_s = self.cluster.stop()
             self.report.leftover_processes = len(self.cluster.leftover_processes())
             self._note_archives()
