@@ -36,6 +36,7 @@ from launcher.errors import UserError, WalltimeExpired
 from launcher.examples import EXAMPLE_INPUT_ARGS, EXAMPLE_OUTPUT_ARG, positional
 from launcher.fanout.processes import tied_child
 from launcher.plan import ClusterPlan, expand
+from launcher.polling import poll
 from launcher.processes import end
 from launcher.render import xml_value
 from launcher.spark import (
@@ -596,15 +597,22 @@ class StepRunner:
         Raises:
             WalltimeExpired: ``deadline`` passed.
         """
-        assert self.proc is not None
-        checked = time.monotonic()
-        while self.proc.poll() is None:
+        proc = self.proc
+        assert proc is not None
+        checked = [time.monotonic()]
+
+        def probe() -> int | None:  # the client's exit code, None while it runs
+            code = proc.poll()
+            if code is not None:
+                return code
             if deadline is not None and time.time() >= deadline:
                 raise WalltimeExpired(deadline)
-            if health is not None and time.monotonic() - checked >= HEALTH_SECONDS:
+            if health is not None and time.monotonic() - checked[0] >= HEALTH_SECONDS:
                 health()
-                checked = time.monotonic()
-            time.sleep(0.1)
+                checked[0] = time.monotonic()
+            return None
+
+        poll(probe, done=lambda code: code is not None, interval=0.1, backoff=1.0)
 
     def kill(self, result: StepResult) -> None:
         """Kill the job client (SIGTERM, SIGKILL 5 s later) and, if it was submitted, its YARN application (``yarn
