@@ -42,6 +42,7 @@ from launcher.fanout import get_launcher
 from launcher.plan import ClusterPlan
 from launcher.runner import ClusterRun, step_error
 from launcher.shuffle import HADOOP_SHUFFLE, LOCAL_DIRS_PROPERTY, PLUGIN_CLASS
+from launcher.userdirs import cache_dir
 
 MiB = 1 << 20
 REPO = Path(__file__).resolve().parent.parent
@@ -635,12 +636,13 @@ def _cpu_s() -> float:
 # -- KMeans ------------------------------------------------------------------------------------
 def mahout_jars(cache: Path | None = None) -> list[Path]:
     """Mahout 0.13.0's MapReduce jars (``mahout-mr`` and what Hadoop 3 lacks), fetched once from Maven Central
-    with ``benchmarks/mahout/pom.xml`` into ``cache`` (default ``~/.cache/hpc-hadoop/mahout-0.13.0``).
+    with ``benchmarks/mahout/pom.xml`` into ``cache`` (default ``$XDG_CACHE_HOME/hpc-hadoop/mahout-0.13.0``,
+    ``~/.cache/hpc-hadoop/mahout-0.13.0`` when it is unset: :func:`launcher.userdirs.cache_dir`).
 
     Raises:
         UserError: Maven is missing or the download failed (names the command).
     """
-    cache = cache or Path.home() / ".cache" / "hpc-hadoop" / "mahout-0.13.0"
+    cache = cache or cache_dir() / "mahout-0.13.0"
     jars = sorted(cache.glob("*.jar"))
     if any(j.name.startswith("mahout-mr-") for j in jars):
         return jars

@@ -30,6 +30,7 @@ import psutil
 from launcher import polling
 from launcher.errors import UserError
 from launcher.report import STATES
+from launcher.userdirs import clusters_dir
 
 #: Name of the file whose existence asks a held cluster to tear down.
 STOP_FILE = "stop-requested"
@@ -44,9 +45,9 @@ RELEASED = ("completed", "failed", "cancelled", "timed_out", "unknown")
 
 
 def state_dir() -> Path:
-    """``$XDG_STATE_HOME/hpc-hadoop/clusters`` (default ``~/.local/state/hpc-hadoop/clusters``)."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base, "hpc-hadoop", "clusters")
+    """``$XDG_STATE_HOME/hpc-hadoop/clusters`` (default ``~/.local/state/hpc-hadoop/clusters``:
+    :func:`launcher.userdirs.clusters_dir`)."""
+    return clusters_dir()
 
 
 def register(cluster_id: str, run_dir: str | Path, scheduler: str, job_id: str | None = None, *,

@@ -40,6 +40,7 @@ from pydantic import (
 
 from launcher.errors import UserError
 from launcher.units import MiB, format_memory, format_walltime, parse_memory, parse_size, parse_walltime
+from launcher.userdirs import config_file
 from launcher.yamlio import YAMLError, load_yaml
 
 #: Where the presets and templates live (the repository / installed share directory).
@@ -782,9 +783,9 @@ def parse_define(define: str, home: str | None) -> dict[str, Any]:
 
 
 def user_config_path() -> Path:
-    """``$HPC_HADOOP_CONFIG``, else ``~/.config/hpc-hadoop/config.yaml``."""
-    env = os.environ.get("HPC_HADOOP_CONFIG")
-    return Path(env) if env else Path.home() / ".config" / "hpc-hadoop" / "config.yaml"
+    """``$HPC_HADOOP_CONFIG``, else ``$XDG_CONFIG_HOME/hpc-hadoop/config.yaml`` (default
+    ``~/.config/hpc-hadoop/config.yaml``: :func:`launcher.userdirs.config_file`)."""
+    return config_file()
 
 
 def site_presets() -> dict[str, Path]:
