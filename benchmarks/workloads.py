@@ -40,6 +40,7 @@ from benchmarks.seqfile import write_vectors
 from launcher.errors import ClusterError, UserError
 from launcher.fanout import get_launcher
 from launcher.plan import ClusterPlan
+from launcher.registry import Registry
 from launcher.runner import ClusterRun, step_error
 from launcher.shuffle import HADOOP_SHUFFLE, LOCAL_DIRS_PROPERTY, PLUGIN_CLASS
 from launcher.userdirs import cache_dir
@@ -800,8 +801,8 @@ class SparkKMeans(Workload):
         return figures
 
 
-WORKLOADS: dict[str, type[Workload]] = {w.name: w for w in (Dd, DfsIO, TeraSort, SparkTeraSort, KMeans, SparkKMeans,
-                                                            Latency, Throughput)}
+WORKLOADS: Registry[Workload] = Registry("workload", field="workload", sort_names=False, entries={
+    w.name: w for w in (Dd, DfsIO, TeraSort, SparkTeraSort, KMeans, SparkKMeans, Latency, Throughput)})
 
 
 def get_workload(name: str) -> Workload:
@@ -810,6 +811,4 @@ def get_workload(name: str) -> Workload:
     Raises:
         UserError: unknown name; lists the known ones.
     """
-    if name not in WORKLOADS:
-        raise UserError(f"unknown workload {name!r}", field="workload", fix=f"use one of: {', '.join(WORKLOADS)}")
-    return WORKLOADS[name]()
+    return WORKLOADS.create(name)

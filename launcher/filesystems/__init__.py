@@ -25,14 +25,15 @@ from launcher.filesystems.gpfs import GpfsFilesystem
 from launcher.filesystems.lustre import LustreFilesystem
 from launcher.filesystems.orangefs import OrangeFsFilesystem
 from launcher.plan import ClusterPlan, FilesystemPlan, expand_root
+from launcher.registry import Registry
 from launcher.spec import FilesystemSpec, JobSpec, StripingSpec
 
 #: The directories a job file may stripe (``filesystem.striping.<role>``).
 ROLES = tuple(StripingSpec.model_fields)
 
 #: ``filesystem.type`` → class.
-FILESYSTEMS: dict[str, type[Filesystem]] = {"lustre": LustreFilesystem, "orangefs": OrangeFsFilesystem,
-                                            "gpfs": GpfsFilesystem, "generic": GenericFilesystem}
+FILESYSTEMS: Registry[Filesystem] = Registry("filesystem", field="filesystem.type", entries={
+    "lustre": LustreFilesystem, "orangefs": OrangeFsFilesystem, "gpfs": GpfsFilesystem, "generic": GenericFilesystem})
 
 
 def choose(name: str, detection: Detection) -> Filesystem:

@@ -1,0 +1,46 @@
+"""The one name → class registry (launcher/registry.py, issue 26 item 4): schedulers, fan-out launchers,
+filesystems and workloads all use it."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.workloads import WORKLOADS, Workload, get_workload
+from launcher.errors import UserError
+from launcher.fanout import LAUNCHERS
+from launcher.filesystems import FILESYSTEMS
+from launcher.filesystems.base import Filesystem
+from launcher.registry import Registry
+from launcher.schedulers import SCHEDULERS, get_scheduler
+from launcher.schedulers.base import Scheduler
+from launcher.schedulers.slurm import SlurmScheduler
+
+
+def test_the_four_registries_are_one_mechanism() -> None:
+    for registry in (SCHEDULERS, LAUNCHERS, FILESYSTEMS, WORKLOADS):
+        assert isinstance(registry, Registry)
+    assert list(SCHEDULERS) == ["local", "slurm", "pbs", "sge"] and SCHEDULERS["slurm"] is SlurmScheduler
+    assert all(issubclass(SCHEDULERS[name], Scheduler) for name in SCHEDULERS)
+    assert all(issubclass(FILESYSTEMS[name], Filesystem) for name in FILESYSTEMS)
+    assert all(issubclass(WORKLOADS[name], Workload) for name in WORKLOADS)
+    assert isinstance(get_scheduler("slurm"), SlurmScheduler) and get_workload("dd").name == "dd"
+
+
+def test_unknown_names() -> None:
+    with pytest.raises(UserError) as caught:
+        get_scheduler("lsf")
+    assert str(caught.value) == "scheduler: unknown scheduler 'lsf' (fix: use one of: local, pbs, sge, slurm)"
+    with pytest.raises(UserError) as caught:
+        get_workload("nope")
+    assert f"use one of: {', '.join(WORKLOADS)}" in str(caught.value)  # in their order, as before
+    with pytest.raises(KeyError):
+        FILESYSTEMS["beegfs"]
+    assert "beegfs" not in FILESYSTEMS
+
+
+def test_register_a_class_or_a_path() -> None:
+    registry: Registry[Scheduler] = Registry("scheduler", field="scheduler")
+    registry.register("mine", SlurmScheduler)
+    registry.register("lazy", "launcher.schedulers.sge:SgeScheduler")
+    assert registry["mine"] is SlurmScheduler and registry["lazy"].__name__ == "SgeScheduler"
+    assert "mine" not in SCHEDULERS  # each registry its own
