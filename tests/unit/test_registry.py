@@ -44,3 +44,26 @@ def test_register_a_class_or_a_path() -> None:
     registry.register("lazy", "launcher.schedulers.sge:SgeScheduler")
     assert registry["mine"] is SlurmScheduler and registry["lazy"].__name__ == "SgeScheduler"
     assert "mine" not in SCHEDULERS  # each registry its own
+
+
+def test_what_the_generic_code_asks_of_a_scheduler_comes_from_its_class(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Detection in the job environment, the CLI's choices, the job file's ``scheduler`` values and each backend's
+    settings section come from the registered backends (issue 26 item 4: a new scheduler is its file plus its
+    template)."""
+    from launcher.cli_common import detect_scheduler
+    from launcher.spec import SCHEDULER_NAMES, JobSpec
+
+    assert SCHEDULER_NAMES == tuple(SCHEDULERS)
+    assert detect_scheduler() is None  # the unit tests' environment has none of the variables
+    for name, variables in (("slurm", {"SLURM_JOB_ID": "7"}), ("pbs", {"PBS_JOBID": "7.vm"}),
+                            ("sge", {"JOB_ID": "7", "PE_HOSTFILE": "/var/spool/pe_hostfile"})):
+        with monkeypatch.context() as env:
+            for variable, value in variables.items():
+                env.setenv(variable, value)
+            assert detect_scheduler() == name
+    with monkeypatch.context() as env:
+        env.setenv("JOB_ID", "7")  # JOB_ID alone is not Grid Engine's
+        assert detect_scheduler() is None
+    for name in SCHEDULERS:
+        section = SCHEDULERS[name].settings_section
+        assert section is None or section in JobSpec.model_fields
