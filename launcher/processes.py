@@ -5,7 +5,7 @@ end (:mod:`launcher.agent`), the processes of a cluster left after teardown (:mo
 job client and its process group (:mod:`launcher.jobs`), the fan-out launcher's processes
 (:mod:`launcher.fanout.processes`) and the ``yarn rmadmin -refreshNodes`` clients of a run (:mod:`launcher.runner`).
 Each caller keeps its own grace period and records what the :class:`Ended` result says. Imports only the standard
-library and :mod:`psutil`.
+library, :mod:`psutil` and :mod:`launcher.polling` (the grace period is waited with :func:`~launcher.polling.poll`).
 """
 
 from __future__ import annotations
@@ -20,11 +20,14 @@ from typing import Union
 
 import psutil
 
+from launcher.polling import poll
+
 #: What :func:`end` accepts: a child started with :mod:`subprocess` (its ``returncode`` is set when it ends) or any
 #: process as :class:`psutil.Process`.
 Target = Union["subprocess.Popen[bytes]", psutil.Process]
 
-#: Seconds between two looks at the clock and ``hurry`` while the grace period runs (the agent's old loop: 0.05 s).
+#: Seconds between two looks at the targets, the clock and ``hurry`` while the grace period runs (the agent's old loop:
+#: 0.05 s).
 CHECK_SECONDS = 0.05
 
 
@@ -83,17 +86,19 @@ def end(targets: Sequence[Target], *, grace: float | Sequence[float] = 0.0, sign
     if signum:
         for target, view, _ in waiting.values():
             _send(target, view, signum, group)
-    # each target is killed when its own grace period has passed; the others' go on meanwhile
-    while waiting:
+
+    def step() -> int:  # reap those that ended, kill those whose grace has passed; returns how many are left
         _reap(waiting, result, result.exited if signum is not None else result.gone, timeout=0)
         now = time.monotonic()
         hurried = hurry is not None and hurry()
         due = {pid: entry for pid, entry in waiting.items() if hurried or entry[2] <= now}
-        if due:
-            waiting = {pid: entry for pid, entry in waiting.items() if pid not in due}
-            _kill_and_reap(due, result, kill_wait, group)
-        if waiting:
-            time.sleep(min(CHECK_SECONDS, max(0.0, min(entry[2] for entry in waiting.values()) - now)))
+        for pid in due:
+            del waiting[pid]
+        _kill_and_reap(due, result, kill_wait, group)
+        return len(waiting)
+
+    # each target is killed when its own grace period has passed; the others' go on meanwhile
+    poll(step, done=lambda left: left == 0, interval=CHECK_SECONDS, backoff=1.0)
     return result
 
 
