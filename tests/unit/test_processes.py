@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
+from launcher.polling import poll
 from launcher.processes import end
 
 #: A Python child that says "ready" once its SIGTERM disposition is set, then sleeps.
@@ -83,7 +84,15 @@ def test_a_process_group_is_signalled_whole(started: list[subprocess.Popen[bytes
     assert leader.stdout.readline() == b"ready\n"  # the child's (it shares the pipe): its handler is in place
     ended = end([leader], grace=0.5, group=True, kill_wait=30.0)
     assert ended.killed == [leader.pid] and ended.left == [] and leader.returncode == -signal.SIGKILL
-    inner.wait(timeout=30)  # raises psutil.TimeoutExpired if the group's SIGKILL did not reach it
+
+
+    def inner_ended() -> bool:  # gone, or a zombie its new parent has not reaped yet
+        try:
+            return inner.status() == psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return True
+
+    assert poll(inner_ended, done=bool, interval=0.05, timeout=30).done  # the group's SIGKILL reached it
 
 
 def test_a_psutil_process_that_is_not_our_child(started: list[subprocess.Popen[bytes]]) -> None:
