@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import httpx
 
 from launcher.steps.jobhistory import find_jhist as find_jhist  # re-exported: the workloads read histories through here
 from launcher.steps.jobhistory import job_events
+from launcher.util.polling import poll
 
 _COUNTER = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 _:.\-()]*?)=(\d+)\s*$")
 
@@ -124,9 +124,9 @@ def rest_latency_s(jhs_web: str, job_id: str | None, wait_s: float = 15.0) -> fl
     if not job_id:
         return None
     base = f"{jhs_web}/ws/v1/history/mapreduce/jobs/{job_id}"
-    deadline = time.monotonic() + wait_s
     with httpx.Client(timeout=5.0, trust_env=False, headers={"Accept": "application/json"}) as http:
-        while True:
+
+        def probe() -> tuple[bool, float | None]:  # (the server knows the job, the latency)
             try:
                 response = http.get(base)
                 if response.status_code == 200:
@@ -137,12 +137,12 @@ def rest_latency_s(jhs_web: str, job_id: str | None, wait_s: float = 15.0) -> fl
                         attempts = http.get(f"{base}/tasks/{task['id']}/attempts").json()["taskAttempts"] or {}
                         starts += [int(a["startTime"]) for a in attempts.get("taskAttempt", [])
                                    if int(a.get("startTime") or 0) > 0]
-                    return (min(starts) - submitted) / 1000.0 if starts else None
+                    return True, (min(starts) - submitted) / 1000.0 if starts else None
             except (httpx.HTTPError, KeyError, TypeError, ValueError):
                 pass
-            if time.monotonic() >= deadline:
-                return None
-            time.sleep(0.5)
+            return False, None
+
+        return poll(probe, done=lambda answer: answer[0], interval=0.5, backoff=1.0, timeout=wait_s).value[1]
 
 
 def client_counters(log_text: str) -> dict[str, int]:

@@ -42,6 +42,8 @@ from launcher.lifecycle.runner import ClusterRun, step_error
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.steps.shuffle import HADOOP_SHUFFLE, LOCAL_DIRS_PROPERTY, PLUGIN_CLASS
 from launcher.util.errors import ClusterError, UserError
+from launcher.util.registry import Registry
+from launcher.util.userdirs import cache_dir
 
 MiB = 1 << 20
 REPO = Path(__file__).resolve().parent.parent
@@ -635,12 +637,13 @@ def _cpu_s() -> float:
 # -- KMeans ------------------------------------------------------------------------------------
 def mahout_jars(cache: Path | None = None) -> list[Path]:
     """Mahout 0.13.0's MapReduce jars (``mahout-mr`` and what Hadoop 3 lacks), fetched once from Maven Central
-    with ``benchmarks/mahout/pom.xml`` into ``cache`` (default ``~/.cache/hpc-hadoop/mahout-0.13.0``).
+    with ``benchmarks/mahout/pom.xml`` into ``cache`` (default ``$XDG_CACHE_HOME/hpc-hadoop/mahout-0.13.0``,
+    ``~/.cache/hpc-hadoop/mahout-0.13.0`` when it is unset: :func:`launcher.util.userdirs.cache_dir`).
 
     Raises:
         UserError: Maven is missing or the download failed (names the command).
     """
-    cache = cache or Path.home() / ".cache" / "hpc-hadoop" / "mahout-0.13.0"
+    cache = cache or cache_dir() / "mahout-0.13.0"
     jars = sorted(cache.glob("*.jar"))
     if any(j.name.startswith("mahout-mr-") for j in jars):
         return jars
@@ -798,8 +801,8 @@ class SparkKMeans(Workload):
         return figures
 
 
-WORKLOADS: dict[str, type[Workload]] = {w.name: w for w in (Dd, DfsIO, TeraSort, SparkTeraSort, KMeans, SparkKMeans,
-                                                            Latency, Throughput)}
+WORKLOADS: Registry[Workload] = Registry("workload", field="workload", sort_names=False, entries={
+    w.name: w for w in (Dd, DfsIO, TeraSort, SparkTeraSort, KMeans, SparkKMeans, Latency, Throughput)})
 
 
 def get_workload(name: str) -> Workload:
@@ -808,6 +811,4 @@ def get_workload(name: str) -> Workload:
     Raises:
         UserError: unknown name; lists the known ones.
     """
-    if name not in WORKLOADS:
-        raise UserError(f"unknown workload {name!r}", field="workload", fix=f"use one of: {', '.join(WORKLOADS)}")
-    return WORKLOADS[name]()
+    return WORKLOADS.create(name)

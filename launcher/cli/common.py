@@ -13,6 +13,7 @@ import click
 from rich.console import Console
 
 from launcher.config.spec import JobSpec, load_spec
+from launcher.schedulers import SCHEDULERS
 from launcher.util.errors import HpcHadoopError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -77,7 +78,7 @@ def job_options(func: F) -> F:
     """Options shared by commands that read a job file."""
     options = [
         click.argument("job_file", type=click.Path(dir_okay=False, path_type=Path)),
-        click.option("--scheduler", type=click.Choice(["local", "slurm", "pbs", "sge"]), help="Batch system."),
+        click.option("--scheduler", type=click.Choice(list(SCHEDULERS)), help="Batch system."),
         click.option("--nodes", type=int, help="Number of nodes."),
         click.option("--walltime", help="Walltime: HH:MM:SS, D-HH:MM, 90m, 2h; a bare number is minutes."),
         click.option("--site", help="Site preset from site-configs/ (see `hpc-hadoop sites`)."),
@@ -91,16 +92,10 @@ def job_options(func: F) -> F:
 
 
 def detect_scheduler() -> str | None:
-    """The batch system whose allocation this process runs in, from its environment variables."""
-    import os
-
-    if os.environ.get("SLURM_JOB_ID"):
-        return "slurm"
-    if os.environ.get("PBS_JOBID"):
-        return "pbs"
-    if os.environ.get("PE_HOSTFILE") and os.environ.get("JOB_ID"):
-        return "sge"
-    return None
+    """The batch system whose allocation this process runs in, from its environment variables: the first registered
+    backend whose :meth:`~launcher.schedulers.base.Scheduler.inside_allocation` holds (Slurm's ``SLURM_JOB_ID``, PBS's
+    ``PBS_JOBID``, Grid Engine's ``JOB_ID`` and ``PE_HOSTFILE``)."""
+    return next((name for name in SCHEDULERS if SCHEDULERS[name].inside_allocation()), None)
 
 
 def load(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,

@@ -6,7 +6,6 @@ Each check gives ``ok``, ``warn`` or ``fail`` and, when not ok, what to do.
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,27 +149,16 @@ def _batch_systems() -> Check:
     """The batch systems installed here, each with the command it would be asked through: PBS with the ``qstat``
     and flavor ``submit`` would use (:meth:`launcher.schedulers.pbs.PbsScheduler.detect_dialect`; where Grid Engine's
     ``qstat`` comes first on ``PATH``, said, or a warning when no PBS ``qstat`` is found), Grid Engine with its
-    ``qstat``."""
-    from launcher.schedulers.pbs import PbsScheduler
+    ``qstat``: each registered backend's :meth:`~launcher.schedulers.base.Scheduler.doctor_finds`, in order."""
+    from launcher.schedulers import SCHEDULERS
 
     found: list[str] = []
     warning: tuple[str, str] | None = None
-    if shutil.which("sbatch"):
-        found.append(f"slurm ({shutil.which('sbatch')})")
-    if shutil.which("qsub"):
-        pbs = PbsScheduler()
-        first = shutil.which("qstat")
-        try:
-            flavor = pbs.detect_dialect()
-        except UserError as exc:
-            if not shutil.which("qconf"):
-                warning = (f"pbs: qsub is installed but no PBS qstat answers: {exc.message}", exc.fix or "")
-        else:
-            qstat = pbs.paths.get("qstat", first)
-            note = f"; the first qstat on PATH, {first}, is Grid Engine's" if qstat != first else ""
-            found.append(f"pbs ({qstat}, {pbs.dialects.get(flavor or '', flavor)}{note})")
-    if shutil.which("qconf"):
-        found.append(f"sge ({shutil.which('qstat')})")
+    for name in SCHEDULERS:
+        seen, trouble = SCHEDULERS[name].doctor_finds()
+        if seen:
+            found.append(seen)
+        warning = warning or trouble
     if warning:
         return Check("batch system", "warn", "; ".join([*found, warning[0]]), warning[1])
     return Check("batch system", "ok", ", ".join(found) if found else "none found (the local backend works)")

@@ -26,6 +26,7 @@ from launcher.cli.common import (
 )
 from launcher.cli.runtime import add_runtime_commands
 from launcher.config.spec import JobSpec, load_spec, site_presets
+from launcher.schedulers import SCHEDULERS
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -193,7 +194,7 @@ def bench() -> None:
 @click.option("--shuffle", "shuffle", multiple=True, type=click.Choice(["http", "shared-fs"]),
               help="TeraSort shuffles to sweep (hadoop.shuffle; repeatable).")
 @click.option("--root", help="Filesystem root for the clusters and the data (filesystem.root).")
-@click.option("--scheduler", type=click.Choice(["local", "slurm", "pbs", "sge"]), help="Batch system.")
+@click.option("--scheduler", type=click.Choice(list(SCHEDULERS)), help="Batch system.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a cluster job-spec field.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("bench-results"),
               show_default=True, help="Directory for results.jsonl, summary.csv, hibench.report, PNGs.")

@@ -27,6 +27,7 @@ from launcher.render.clients import bin_dir
 from launcher.render.config import EXCLUDE_FILE
 from launcher.util.errors import ClusterError
 from launcher.util.polling import poll
+from launcher.util.processes import end
 
 POLL_SECONDS = 0.2
 #: Seconds the copy of the job history out of HDFS may take at teardown (``hdfs`` mode).
@@ -273,13 +274,7 @@ class Cluster:
         if self.plan.spec.filesystem.mode == "hdfs":
             self.keep_hdfs_history()
         self.fanout.stop()
-        leftovers = self.leftover_processes()
-        for proc in leftovers:
-            try:
-                proc.kill()
-            except psutil.NoSuchProcess:
-                pass
-        psutil.wait_procs(leftovers, timeout=5)
+        end(self.leftover_processes(), signum=None, kill_wait=5)
         self.http.close()
         self.watch.close()
         return time.time() - began

@@ -23,7 +23,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args
 
 from pydantic import (
     BaseModel,
@@ -39,8 +39,10 @@ from pydantic import (
 )
 
 from launcher.util.errors import UserError
+from launcher.util.registry import BUILT_IN
 from launcher.util.resources import site_configs_dir
 from launcher.util.units import MiB, format_memory, format_walltime, parse_memory, parse_size, parse_walltime
+from launcher.util.userdirs import config_file
 from launcher.util.yamlio import YAMLError, load_yaml
 
 #: Where the site presets live (package data: ``site-configs/`` of the checkout, launcher/util/resources.py).
@@ -622,13 +624,25 @@ Step = Annotated[Union[Annotated[ExampleStep, Tag("Example")], Annotated[JarStep
                        Annotated[PySparkStep, Tag("PySpark")]], Discriminator(_step_kind)]
 
 
+#: The values of ``scheduler``: the registered backends (:data:`launcher.util.registry.BUILT_IN`), in order; a new
+#: scheduler is its module, its batch template and its line there (plus its settings section below, if it has some).
+SCHEDULER_NAMES = tuple(BUILT_IN["scheduler"])
+#: The batch systems among them (all but ``local``).
+BATCH_SCHEDULERS = tuple(name for name in SCHEDULER_NAMES if name != "local")
+if TYPE_CHECKING:
+    SchedulerName = str
+else:
+    SchedulerName = Literal[SCHEDULER_NAMES]
+
+
 class JobSpec(_Model):
     """A whole job file, validated. Frozen: nothing changes it after loading."""
 
     name: str = Field(description="Job name: letters, digits, `-`, `_`, `.`; used in the cluster id.")
     site: str | None = Field(None, description="Site preset from `site-configs/` (see `hpc-hadoop sites`).")
-    scheduler: Literal["local", "slurm", "pbs", "sge"] = Field(
-        "local", description="Batch system: `local` (this machine, no scheduler), `slurm`, `pbs`, `sge`.")
+    scheduler: SchedulerName = Field(
+        "local", description="Batch system: `local` (this machine, no scheduler), "
+        f"{', '.join(f'`{name}`' for name in BATCH_SCHEDULERS)}.")
     nodes: int = Field(1, ge=1, description="Nodes in the allocation (one NodeManager each).")
     walltime: Walltime = Field(3600, description="Walltime: `HH:MM:SS`, `D-HH:MM:SS`, `90m`, `2h`; a bare number "
                                "is minutes (Slurm's convention: `90` = 1 h 30); the cluster is torn down before it "
@@ -676,7 +690,7 @@ class JobSpec(_Model):
     def _local_is_one_node(cls, value: int, info: ValidationInfo) -> int:
         if info.data.get("scheduler") == "local" and value != 1:
             raise ValueError("the local backend runs on this one machine: set nodes: 1, "
-                             "or scheduler: slurm/pbs/sge")
+                             f"or scheduler: {'/'.join(BATCH_SCHEDULERS)}")
         return value
 
 
@@ -786,9 +800,9 @@ def parse_define(define: str, home: str | None) -> dict[str, Any]:
 
 
 def user_config_path() -> Path:
-    """``$HPC_HADOOP_CONFIG``, else ``~/.config/hpc-hadoop/config.yaml``."""
-    env = os.environ.get("HPC_HADOOP_CONFIG")
-    return Path(env) if env else Path.home() / ".config" / "hpc-hadoop" / "config.yaml"
+    """``$HPC_HADOOP_CONFIG``, else ``$XDG_CONFIG_HOME/hpc-hadoop/config.yaml`` (default
+    ``~/.config/hpc-hadoop/config.yaml``: :func:`launcher.util.userdirs.config_file`)."""
+    return config_file()
 
 
 def site_presets() -> dict[str, Path]:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO
 
 from launcher.fanout.base import Launcher, StepOptions
+from launcher.util.processes import end
 
 #: Seconds between the SIGTERM that forces a launcher covering every node (``srun``) to end and the SIGKILL.
 FORCE_SECONDS = 10.0
@@ -270,17 +271,7 @@ class AgentGroup:
             for proc in live:
                 proc.send_signal(stop_signal)
         left = _wait(live, timeout)
-        if stop_signal != signal.SIGTERM:
-            for proc in left:
-                proc.send_signal(signal.SIGTERM)
-            left = _wait(left, NODE_FORCE_SECONDS if self.launcher.per_node else FORCE_SECONDS)
-        for proc in left:
-            proc.kill()
-            proc.wait()
-        for killer in killers:
-            try:
-                killer.wait(timeout=KILL_WAIT_SECONDS)
-            except subprocess.TimeoutExpired:
-                killer.kill()
-                killer.wait()
+        force = NODE_FORCE_SECONDS if self.launcher.per_node else FORCE_SECONDS
+        end(left, signum=None if stop_signal == signal.SIGTERM else signal.SIGTERM, grace=force)
+        end(killers, signum=0, grace=KILL_WAIT_SECONDS)
         return procs[0].returncode

@@ -27,13 +27,14 @@ from launcher.filesystems.orangefs import OrangeFsFilesystem
 from launcher.plan.cluster_plan import ClusterPlan, FilesystemPlan, expand_root
 from launcher.schedulers.allocation import Allocation
 from launcher.util.errors import FilesystemLost, UserError
+from launcher.util.registry import Registry
 
 #: The directories a job file may stripe (``filesystem.striping.<role>``).
 ROLES = tuple(StripingSpec.model_fields)
 
 #: ``filesystem.type`` → class.
-FILESYSTEMS: dict[str, type[Filesystem]] = {"lustre": LustreFilesystem, "orangefs": OrangeFsFilesystem,
-                                            "gpfs": GpfsFilesystem, "generic": GenericFilesystem}
+FILESYSTEMS: Registry[Filesystem] = Registry("filesystem", field="filesystem.type", entries={
+    "lustre": LustreFilesystem, "orangefs": OrangeFsFilesystem, "gpfs": GpfsFilesystem, "generic": GenericFilesystem})
 
 
 def choose(name: str, detection: Detection) -> Filesystem:

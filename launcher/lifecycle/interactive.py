@@ -15,11 +15,12 @@ directory, scheduler and job id.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ import psutil
 from launcher.lifecycle.report import STATES
 from launcher.util import polling
 from launcher.util.errors import UserError
+from launcher.util.userdirs import clusters_dir
 
 #: Name of the file whose existence asks a held cluster to tear down.
 STOP_FILE = "stop-requested"
@@ -43,9 +45,9 @@ RELEASED = ("completed", "failed", "cancelled", "timed_out", "unknown")
 
 
 def state_dir() -> Path:
-    """``$XDG_STATE_HOME/hpc-hadoop/clusters`` (default ``~/.local/state/hpc-hadoop/clusters``)."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base, "hpc-hadoop", "clusters")
+    """``$XDG_STATE_HOME/hpc-hadoop/clusters`` (default ``~/.local/state/hpc-hadoop/clusters``:
+    :func:`launcher.util.userdirs.clusters_dir`)."""
+    return clusters_dir()
 
 
 def register(cluster_id: str, run_dir: str | Path, scheduler: str, job_id: str | None = None, *,
@@ -177,17 +179,40 @@ class Answer(str):
         return answer
 
 
+#: Backends already recalled from their ``job.yaml`` (by scheduler and cluster directory) while
+#: :func:`_job_yaml_read_once` is in effect; ``None`` otherwise (each call reads the file).
+_recalled: dict[tuple[str, str], Any] | None = None
+
+
+@contextlib.contextmanager
+def _job_yaml_read_once() -> Iterator[None]:
+    """Within it, :func:`submitted_backend` reads a cluster's ``job.yaml`` once (``stop`` polls the batch system
+    every half second for minutes: what the submission settled does not change meanwhile)."""
+    global _recalled
+    outer, _recalled = _recalled, ({} if _recalled is None else _recalled)
+    try:
+        yield
+    finally:
+        _recalled = outer
+
+
 def submitted_backend(scheduler: str, run_dir: str | Path | None) -> Any:
     """The scheduler backend of a cluster, with what its submission settled (the cluster directory's ``job.yaml``:
     PBS's ``pbs.flavor`` and ``pbs.commands``, :meth:`BatchScheduler.recall`): its commands are the ones found at
-    submission, never whatever ``qstat`` comes first on this shell's ``PATH``."""
+    submission, never whatever ``qstat`` comes first on this shell's ``PATH``. Read once for all the polls of a
+    ``stop`` (:func:`_job_yaml_read_once`)."""
     import yaml
 
     from launcher.schedulers import get_scheduler
     from launcher.schedulers.base import BatchScheduler
     from launcher.util.yamlio import load_yaml
 
+    key = (scheduler, str(run_dir))
+    if _recalled is not None and key in _recalled:
+        return _recalled[key]
     backend = get_scheduler(scheduler)
+    if _recalled is not None:
+        _recalled[key] = backend
     if isinstance(backend, BatchScheduler) and run_dir is not None:
         try:
             submitted = load_yaml(Path(run_dir, "job.yaml").read_text())
@@ -354,6 +379,7 @@ def find(cluster: str | None, *, active_only: bool = True) -> ClusterStatus:
                     f"{', '.join(e['cluster_id'] for e in matches)}", field="ID", fix="give more of the id")
 
 
+@_job_yaml_read_once()
 def request_stop(status: ClusterStatus, *, timeout: float = 120.0, poll: float = 0.5,
                  on_wait: Callable[[str], None] | None = None) -> ClusterStatus:
     """Stop a cluster: a job still queued is cancelled (the cluster is then ``cancelled``); else ask its holder to

@@ -17,8 +17,8 @@ from rich.table import Table
 
 from launcher import __version__
 from launcher.node.listeners import WILDCARD_ADDRESSES
-from launcher.plan.cluster_plan import node_work_root
 from launcher.steps import shuffle
+from launcher.util.userdirs import node_record_dir, node_work_root
 
 #: Final states of a run (``stopped``: an interactive cluster ended by ``hpc-hadoop stop``).
 STATES = ("succeeded", "stopped", "failed", "bringup_failed", "interrupted", "timed_out")
@@ -149,10 +149,10 @@ def local_record_paths(cluster_id: str) -> list[Path]:
     """Where a run's final record goes on its node when the cluster directory cannot be written, best first:
     ``/var/tmp/hpc-hadoop-<user>/<cluster id>.run.json`` (``/var/tmp`` outlives the job, whose ``$TMPDIR`` the
     batch system deletes at its end, and a reboot), then the same in the daemons' node-local working root
-    (:func:`launcher.plan.cluster_plan.node_work_root`: ``$TMPDIR`` or ``/tmp``)."""
+    (:func:`launcher.util.userdirs.node_work_root`: ``$TMPDIR`` or ``/tmp``)."""
     user = getpass.getuser()
     name = f"{cluster_id}.run.json"
-    return [Path("/var/tmp", f"hpc-hadoop-{user}", name), node_work_root(user) / name]
+    return [node_record_dir(user) / name, node_work_root(user) / name]
 
 
 def _private_dir(directory: Path) -> None:

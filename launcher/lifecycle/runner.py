@@ -71,6 +71,7 @@ from launcher.util.errors import (
     WalltimeExpired,
 )
 from launcher.util.polling import poll
+from launcher.util.processes import end
 
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1)
 
@@ -704,10 +705,7 @@ class ClusterRun:
             self.report.state = "succeeded"
         try:
             self.observer.phase("teardown")
-            for refresh in self._refreshes:  # a JVM that has had seconds to end; never left behind
-                if refresh.poll() is None:
-                    refresh.kill()
-                refresh.wait()
+            end(self._refreshes, signum=None)  # JVMs that have had seconds to end; never left behind
             self.report.teardown_s = self.cluster.stop()
             self.report.leftover_processes = len(self.cluster.leftover_processes())
             self._note_archives()

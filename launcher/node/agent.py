@@ -54,6 +54,8 @@ from launcher.render.daemons import (
 )
 from launcher.runtime.cds import CDS_FLAG_PREFIXES, jar_entries, maps, publish, set_aside
 from launcher.util.network import interface_address
+from launcher.util.polling import poll
+from launcher.util.processes import end
 
 #: Seconds ``NameNode -format`` may take (hdfs mode).
 FORMAT_TIMEOUT = 300.0
@@ -361,15 +363,19 @@ class Agent:
         """Wait until the NameNode accepts RPC connections (hdfs mode), so the JobHistoryServer, whose done
         dirs are on HDFS, does not start into its 10 s retry loop. False if the NameNode died, was asked to
         stop, or ``timeout`` passed (the supervisor or the readiness check then reports it)."""
-        deadline = time.monotonic() + timeout
         proc = self.procs["namenode"]
-        while time.monotonic() < deadline and proc.poll() is None and self.stop_reason is None:
+
+        def probe() -> str:  # "up", "waiting", or "over" (the NameNode died, or a stop was asked)
+            if proc.poll() is not None or self.stop_reason is not None:
+                return "over"
             try:
                 with socket.create_connection((self.plan.master.address, self.plan.ports.nn), timeout=1.0):
-                    return True
+                    return "up"
             except OSError:
-                time.sleep(POLL_SECONDS)
-        return False
+                return "waiting"
+
+        return poll(probe, done=lambda answer: answer != "waiting", interval=POLL_SECONDS, backoff=1.0,
+                    timeout=timeout).value == "up"
 
     def format_namenode(self, address: str | None) -> bool:
         """Run ``NameNode -format -nonInteractive`` (hdfs mode, first start); False (recorded in ``failed``) if
@@ -394,24 +400,30 @@ class Agent:
         """Wait until asked to stop or a daemon dies; then stop everything. Returns the exit code."""
         if self.failed:
             self.stop_reason = "failed before start: " + ", ".join(f"{n} ({rc})" for n, rc in self.failed.items())
-        while self.stop_reason is None:
-            for name, proc in list(self.procs.items()):
-                if proc.poll() is not None and self.stop_reason is None and self.restart_without_archive(name):
-                    continue
-                if proc.poll() is not None:
-                    self.failed[name] = proc.returncode
-                    self.failed_at.setdefault(name, time.time())
-            if self.failed:
-                self.stop_reason = "daemon exited: " + ", ".join(f"{n} ({rc})" for n, rc in self.failed.items())
-                break
-            if self.watch_pid and not psutil.pid_exists(self.watch_pid):
-                self.stop_reason = f"launcher process {self.watch_pid} is gone"
-                break
-            if time.monotonic() - self._sampled >= LISTEN_SAMPLE_SECONDS:
-                self.sample_listeners()
-            time.sleep(POLL_SECONDS)
+        poll(self.check, done=lambda reason: reason is not None, interval=POLL_SECONDS, backoff=1.0)
         self.stop()
         return 1 if self.failed else 0
+
+    def check(self) -> str | None:
+        """One look of :meth:`supervise`: record the daemons that exited (restarting one that died mapping its
+        class-data-sharing archive), see whether the launcher process is gone, sample the listeners every
+        :data:`LISTEN_SAMPLE_SECONDS`. Returns :attr:`stop_reason` (set here when a daemon exited or the launcher
+        is gone; by a signal otherwise), ``None`` while the node runs on."""
+        if self.stop_reason is not None:
+            return self.stop_reason
+        for name, proc in list(self.procs.items()):
+            if proc.poll() is not None and self.stop_reason is None and self.restart_without_archive(name):
+                continue
+            if proc.poll() is not None:
+                self.failed[name] = proc.returncode
+                self.failed_at.setdefault(name, time.time())
+        if self.failed:
+            self.stop_reason = "daemon exited: " + ", ".join(f"{n} ({rc})" for n, rc in self.failed.items())
+        elif self.watch_pid and not psutil.pid_exists(self.watch_pid):
+            self.stop_reason = f"launcher process {self.watch_pid} is gone"
+        elif time.monotonic() - self._sampled >= LISTEN_SAMPLE_SECONDS:
+            self.sample_listeners()
+        return self.stop_reason
 
     def sample_listeners(self) -> None:
         """Add the listening TCP sockets of the daemons and their containers to :attr:`listening`
@@ -471,34 +483,22 @@ class Agent:
         """SIGTERM to the daemons ``names``, SIGKILL to those still running :data:`GRACE_SECONDS` later (plus
         :data:`DUMP_GRACE_SECONDS` for a daemon writing its class-data-sharing archive), at ``deadline`` (monotonic
         seconds) at the latest, or at once when :attr:`hurry` is set."""
-        for name in names:
-            if self.procs[name].poll() is None:
-                self.procs[name].terminate()
-        began = time.monotonic()
-        for name in names:
-            proc, command = self.procs[name], self.commands.get(name)
-            grace = GRACE_SECONDS + (DUMP_GRACE_SECONDS if command and command.archive_tmp else 0.0)
-            limit = min(began + grace, deadline)
-            while proc.poll() is None and not self.hurry and time.monotonic() < limit:
-                time.sleep(POLL_SECONDS / 4)
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-                self.killed.add(name)
+        graces = [GRACE_SECONDS + (DUMP_GRACE_SECONDS if (c := self.commands.get(name)) and c.archive_tmp else 0.0)
+                  for name in names]
+        ended = end([self.procs[name] for name in names], grace=graces, deadline=deadline, hurry=lambda: self.hurry)
+        self.killed.update(name for name in names if self.procs[name].pid in ended.killed)
 
     def wait_for_peers(self, timeout: float) -> bool:
         """Wait until the agent of every other node has stopped (``agents/<node>.json`` says ``stopped`` or
         ``failed``, or it never wrote one); at most ``timeout`` seconds, none after a second signal (:attr:`hurry`).
         True if they all did."""
         others = [n.name for n in self.plan.nodes if n.name != self.node.name]
-        deadline = time.monotonic() + timeout
-        while True:
-            pending = [n for n in others if _agent_state(self.plan, n) not in (None, "stopped", "failed")]
-            if not pending:
-                return True
-            if time.monotonic() >= deadline or self.hurry:
-                return False
-            time.sleep(POLL_SECONDS)
+
+        def pending() -> list[str]:
+            return [n for n in others if _agent_state(self.plan, n) not in (None, "stopped", "failed")]
+
+        return poll(pending, done=lambda left: not left or self.hurry, interval=POLL_SECONDS, backoff=1.0,
+                    timeout=timeout).value == []
 
 
 def _agent_state(plan: ClusterPlan, node: str) -> str | None:
@@ -511,14 +511,8 @@ def _agent_state(plan: ClusterPlan, node: str) -> str | None:
 
 def kill_descendants(timeout: float = 5.0) -> int:
     """SIGKILL every remaining descendant of this process and reap it; returns how many there were."""
-    me = psutil.Process()
-    children = me.children(recursive=True)
-    for child in children:
-        try:
-            child.kill()
-        except psutil.NoSuchProcess:
-            pass
-    psutil.wait_procs(children, timeout=timeout)
+    children = psutil.Process().children(recursive=True)
+    end(children, signum=None, kill_wait=timeout)
     return len(children)
 
 

@@ -26,6 +26,8 @@ from launcher.runtime.hadoop import HadoopRuntime
 from launcher.schedulers.allocation import Allocation
 from launcher.util.errors import UserError
 from launcher.util.units import MiB, format_size
+from launcher.util.userdirs import node_work_root as node_work_root
+from launcher.util.userdirs import per_user
 
 #: Ports per cluster; a cluster uses ``base + offset`` for each (see :class:`Ports`).
 PORT_BLOCK = 32
@@ -499,14 +501,6 @@ SHARED_LOCAL_DIRS = "shared"
 LOCAL_DIR_MIN_FREE = 2 << 30
 
 
-def node_work_root(user: str) -> Path:
-    """Where the daemons' node-local working directories go: ``$TMPDIR/hpc-hadoop-<user>`` (``/tmp`` when
-    ``$TMPDIR`` is unset or relative). Node-local on every HPC node (a RAM disk on diskless ones); the batch
-    system's per-job ``$TMPDIR`` where it sets one."""
-    tmp = os.environ.get("TMPDIR", "")
-    return Path(tmp if os.path.isabs(tmp) else "/tmp") / f"hpc-hadoop-{user}"
-
-
 #: The most characters of the job's name in a cluster id: the id is in every container's path (issue 17: paths of
 #: ~250 bytes under the cluster directory, where an OrangeFS FUSE client refused a 261-byte one).
 CLUSTER_ID_NAME = 20
@@ -590,7 +584,7 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, fi
         elif spec.filesystem.local_dirs:
             local_root = hadoop_safe_dir(os.path.expandvars(os.path.expanduser(spec.filesystem.local_dirs)),
                                          "filesystem.local_dirs")
-            nm_local = str(Path(local_root) / f"hpc-hadoop-{user}" / cluster_id / dir_names[index])
+            nm_local = str(per_user(local_root, user) / cluster_id / dir_names[index])
         else:
             nm_local, fallback = str(work_dir / "nm-local"), shared
         planned.append(NodePlan(name=node.name, address=node.address, roles=tuple(roles),

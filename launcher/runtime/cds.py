@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from launcher.runtime.hadoop import HadoopRuntime
+from launcher.util.userdirs import cache_dir
 
 #: JVM flags that select an archive; removed from commands that must not make one (``NameNode -format``).
 CDS_FLAG_PREFIXES = ("-XX:SharedArchiveFile=", "-XX:ArchiveClassesAtExit=")
@@ -56,9 +57,9 @@ MAPS_TIMEOUT = 60.0
 
 
 def cache_root() -> Path:
-    """``$XDG_CACHE_HOME/hpc-hadoop/cds`` (default ``~/.cache/hpc-hadoop/cds``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base, "hpc-hadoop", "cds")
+    """``$XDG_CACHE_HOME/hpc-hadoop/cds`` (default ``~/.cache/hpc-hadoop/cds``:
+    :func:`launcher.util.userdirs.cache_dir`)."""
+    return cache_dir() / "cds"
 
 
 def site_root(runtime: HadoopRuntime) -> Path | None:

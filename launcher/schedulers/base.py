@@ -159,11 +159,39 @@ class Scheduler(ABC):
     """A batch system backend.
 
     Subclasses set :attr:`name` and :attr:`default_fanout` and implement :meth:`allocation`; batch systems
-    (:class:`BatchScheduler`) add submission, polling and cancelling.
+    (:class:`BatchScheduler`) add submission, polling and cancelling. What the generic code asks of every registered
+    backend (:data:`launcher.schedulers.SCHEDULERS`) is here too, so that a new scheduler is its module (plus its
+    batch template): whether this process runs inside one of its allocations (:attr:`job_environment`,
+    :meth:`inside_allocation`: ``run`` and ``start`` without ``--scheduler``), its own section of the job file
+    (:attr:`settings_section`) and what ``doctor`` says of it on this machine (:meth:`doctor_finds`).
     """
 
     name: ClassVar[str]
     default_fanout: ClassVar[str]
+    #: Environment variables that, all set and not empty, say this process runs inside an allocation of this batch
+    #: system (Slurm: ``SLURM_JOB_ID``; Grid Engine: ``PE_HOSTFILE`` and ``JOB_ID``); empty: never detected.
+    job_environment: ClassVar[tuple[str, ...]] = ()
+    #: The job file's section of this backend's own settings (``pbs``: :class:`launcher.config.spec.PbsSpec`), if
+    #: any; it is a field of :class:`launcher.config.spec.JobSpec` (the configuration layer sits below the schedulers).
+    settings_section: ClassVar[str | None] = None
+
+    @classmethod
+    def inside_allocation(cls, environ: Mapping[str, str] | None = None) -> bool:
+        """True when ``environ`` (default ``os.environ``) has every :attr:`job_environment` variable set."""
+        env = os.environ if environ is None else environ
+        return bool(cls.job_environment) and all(env.get(variable) for variable in cls.job_environment)
+
+    @classmethod
+    def doctor_finds(cls) -> tuple[str | None, tuple[str, str] | None]:
+        """What ``doctor``'s "batch system" line says of this batch system on this machine (runs its commands'
+        probes, never submits).
+
+        Returns:
+            ``(found, warning)``: ``found`` names it with the command it would be asked through (``slurm
+            (/usr/bin/sbatch)``), ``None`` when it is not installed; ``warning`` is ``(message, fix)`` when it is
+            installed but unusable, else ``None``.
+        """
+        return None, None
 
     @abstractmethod
     def allocation(self, spec: JobSpec) -> Allocation:

@@ -155,6 +155,8 @@ class PbsScheduler(BatchScheduler):
 
     name = "pbs"
     default_fanout = "pbsdsh"
+    job_environment = ("PBS_JOBID",)
+    settings_section = "pbs"
     system = BatchSystem(script="batch/pbs.qsub.j2", cancel="qdel", job_variable="PBS_JOBID",
                          host_variables=("PBS_NODEFILE",), inside="a PBS allocation", batch_script="a qsub script",
                          options={"partition": "-q {}", "account": "-A {}"})
@@ -169,6 +171,26 @@ class PbsScheduler(BatchScheduler):
     #: (its usage, exit 1) are no answer.
     forgotten = (r"Unknown Job Id", r"Job has finished", r"nonexistent job id")
     forgotten_exits = (153, 35)
+
+    @classmethod
+    def doctor_finds(cls) -> tuple[str | None, tuple[str, str] | None]:
+        """When ``qsub`` is on ``PATH``: ``pbs (<qstat>, <flavor>)`` with the ``qstat`` and flavor ``submit`` would
+        use (:meth:`detect_dialect`; where Grid Engine's ``qstat`` comes first on ``PATH``, said), or a warning when
+        no PBS ``qstat`` answers (none when Grid Engine's ``qconf`` is there: its ``qsub`` it is)
+        (:meth:`Scheduler.doctor_finds`)."""
+        if not shutil.which("qsub"):
+            return None, None
+        pbs = cls()
+        first = shutil.which("qstat")
+        try:
+            flavor = pbs.detect_dialect()
+        except UserError as exc:
+            if not shutil.which("qconf"):
+                return None, (f"pbs: qsub is installed but no PBS qstat answers: {exc.message}", exc.fix or "")
+            return None, None
+        qstat = pbs.paths.get("qstat", first)
+        note = f"; the first qstat on PATH, {first}, is Grid Engine's" if qstat != first else ""
+        return f"pbs ({qstat}, {pbs.dialects.get(flavor or '', flavor)}{note})", None
 
     def detect_dialect(self, spec: JobSpec | None = None) -> str | None:
         """The flavor: ``pbs.flavor``, else what ``qstat --version`` says; when the first ``qstat`` is not PBS's

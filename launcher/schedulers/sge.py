@@ -12,6 +12,7 @@ before it suspends or kills the job; both are forwarded. Daemons start through `
 from __future__ import annotations
 
 import re
+import shutil
 import time
 from collections.abc import Mapping
 from datetime import datetime
@@ -128,6 +129,8 @@ class SgeScheduler(BatchScheduler):
 
     name = "sge"
     default_fanout = "qrsh"
+    job_environment = ("PE_HOSTFILE", "JOB_ID")
+    settings_section = "sge"
     system = BatchSystem(script="batch/sge.qsub.j2", cancel="qdel", job_variable="JOB_ID",
                          host_variables=("PE_HOSTFILE",), inside="a Grid Engine parallel job",
                          batch_script="a qsub script with -pe",
@@ -140,6 +143,11 @@ class SgeScheduler(BatchScheduler):
     forgotten = (r'job "[^"]*" does not exist', r"job id \S+ not found", r"no jobs running since startup")
 
     # -- submission -------------------------------------------------------------------------
+    @classmethod
+    def doctor_finds(cls) -> tuple[str | None, tuple[str, str] | None]:
+        """``sge (<qstat>)`` when Grid Engine's ``qconf`` is on ``PATH`` (:meth:`Scheduler.doctor_finds`)."""
+        return (f"sge ({shutil.which('qstat')})" if shutil.which("qconf") else None), None
+
     def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
         """``#$`` options: name, shell, parallel environment and slots, hard and soft run time (the soft one
         sends SIGUSR1 :func:`teardown_lead` s early), ``-notify``, output, working dir, environment, queue,

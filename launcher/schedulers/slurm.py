@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import time
 from collections.abc import Mapping
 from datetime import datetime
@@ -124,6 +125,7 @@ class SlurmScheduler(BatchScheduler):
 
     name = "slurm"
     default_fanout = "srun"
+    job_environment = ("SLURM_JOB_ID",)
     system = BatchSystem(script="batch/slurm.sbatch.j2", cancel="scancel", job_variable="SLURM_JOB_ID",
                          host_variables=("SLURM_JOB_NODELIST", "SLURM_NODELIST"), inside="a Slurm allocation",
                          batch_script="an sbatch script",
@@ -135,6 +137,12 @@ class SlurmScheduler(BatchScheduler):
     forgotten = (r"Invalid job id specified",)
 
     # -- submission -------------------------------------------------------------------------
+    @classmethod
+    def doctor_finds(cls) -> tuple[str | None, tuple[str, str] | None]:
+        """``slurm (<sbatch>)`` when ``sbatch`` is on ``PATH`` (:meth:`Scheduler.doctor_finds`)."""
+        sbatch = shutil.which("sbatch")
+        return (f"slurm ({sbatch})" if sbatch else None), None
+
     def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
         """``#SBATCH`` options: job name, nodes, one task per node, time, output files, the walltime
         warning (``--signal=B:USR1@lead``, lead = :func:`teardown_lead`: to the batch shell, which forwards it),

@@ -5,9 +5,10 @@ and the benchmarks (:mod:`benchmarks.history`)."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
+
+from launcher.util.polling import poll
 
 #: Seconds to wait for a finished job's ``.jhist`` to appear in the history directory (the ApplicationMaster
 #: copies it there as the job ends, about when the job client returns).
@@ -17,12 +18,9 @@ JHIST_WAIT_S = 10.0
 def find_jhist(history_dir: Path, job_id: str, wait_s: float = JHIST_WAIT_S) -> Path | None:
     """The ``.jhist`` of ``job_id`` under ``history_dir`` (``intermediate/`` or ``done/``), waiting up to
     ``wait_s`` seconds for it; ``None`` if it does not appear (history on HDFS, a binary history)."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        found = sorted(history_dir.rglob(f"{job_id}*.jhist")) if history_dir.is_dir() else []
-        if found or time.monotonic() >= deadline:
-            return found[0] if found else None
-        time.sleep(0.5)
+    found = poll(lambda: sorted(history_dir.rglob(f"{job_id}*.jhist")) if history_dir.is_dir() else [], done=bool,
+                 interval=0.5, backoff=1.0, timeout=wait_s).value
+    return found[0] if found else None
 
 
 #: Seconds to wait, after a job's client has returned, for its ``.jhist`` to reach ``history/done``: the
@@ -38,12 +36,8 @@ def history_not_kept(history_dir: Path, job_id: str, wait_s: float = DONE_WAIT_S
     instead (the ``.jhist`` the JobHistoryServer did not move, or what the ApplicationMaster left of its history when
     the filesystem cut the file's name short or refused it)."""
     done = history_dir / "done"
-    deadline = time.monotonic() + wait_s
-    while not (done.is_dir() and any(done.rglob(f"{job_id}-*.jhist"))):
-        if time.monotonic() >= deadline:
-            break
-        time.sleep(0.25)
-    else:
+    if poll(lambda: done.is_dir() and any(done.rglob(f"{job_id}-*.jhist")), done=bool, interval=0.25, backoff=1.0,
+            timeout=wait_s).done:
         return None
     intermediate = history_dir / "intermediate"
     left = sorted(p.name for p in intermediate.rglob(f"{job_id}*")) if intermediate.is_dir() else []

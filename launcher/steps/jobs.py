@@ -47,6 +47,8 @@ from launcher.render.spark import (
 )
 from launcher.runtime.cds import am_archive_option, client_archive_flags, publish_am_archives, publish_client_archive
 from launcher.util.errors import UserError, WalltimeExpired
+from launcher.util.polling import poll
+from launcher.util.processes import end
 
 #: Hadoop's jar runner: ``RunJar JAR [CLASS] ARGS`` (the class from the jar's manifest when not given).
 RUN_JAR = "org.apache.hadoop.util.RunJar"
@@ -597,26 +599,22 @@ class StepRunner:
         Raises:
             WalltimeExpired: ``deadline`` passed.
         """
-        assert self.proc is not None
-        checked = time.monotonic()
-        while self.proc.poll() is None:
+        proc = self.proc
+        assert proc is not None
+        checked = [time.monotonic()]
+
+        def probe() -> int | None:  # the client's exit code, None while it runs
+            code = proc.poll()
+            if code is not None:
+                return code
             if deadline is not None and time.time() >= deadline:
                 raise WalltimeExpired(deadline)
-            if health is not None and time.monotonic() - checked >= HEALTH_SECONDS:
+            if health is not None and time.monotonic() - checked[0] >= HEALTH_SECONDS:
                 health()
-                checked = time.monotonic()
-            time.sleep(0.1)
+                checked[0] = time.monotonic()
+            return None
 
-    def _signal(self, signum: int) -> None:
-        """Send ``signum`` to the client, or to its process group (a Spark step: the JVM and a PySpark driver)."""
-        assert self.proc is not None
-        try:
-            if self.group:
-                os.killpg(self.proc.pid, signum)
-            else:
-                self.proc.send_signal(signum)
-        except ProcessLookupError:
-            pass
+        poll(probe, done=lambda code: code is not None, interval=0.1, backoff=1.0)
 
     def kill(self, result: StepResult) -> None:
         """Kill the job client (SIGTERM, SIGKILL 5 s later) and, if it was submitted, its YARN application (``yarn
@@ -625,18 +623,13 @@ class StepRunner:
         no ``yarn application -kill``."""
         result.state = "killed"
         stalled = self.stalled()
-        if self.proc is not None and self.proc.poll() is None:
-            if not stalled:
-                self._signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=0 if stalled else 5)
-            except subprocess.TimeoutExpired:
-                self._signal(signal.SIGKILL)
-                try:  # a process waiting on a stalled filesystem ends only when it answers: teardown first
-                    self.proc.wait(timeout=CLIENT_KILL_WAIT_STALLED if stalled else None)
-                except subprocess.TimeoutExpired:
-                    result.lines.append(f"(the job client, pid {self.proc.pid}, waits on the stalled shared "
-                                        "filesystem: it ends when the filesystem answers)")
+        if self.proc is not None:
+            # a process waiting on a stalled filesystem ends only when it answers: teardown first
+            ended = end([self.proc], signum=None if stalled else signal.SIGTERM, grace=5.0, group=self.group,
+                        kill_wait=CLIENT_KILL_WAIT_STALLED if stalled else None)
+            if ended.left:
+                result.lines.append(f"(the job client, pid {self.proc.pid}, waits on the stalled shared "
+                                    "filesystem: it ends when the filesystem answers)")
         result.returncode = self.proc.returncode if self.proc else None
         unreachable = "stalled" if self.stalled() else "gone" if self.gone() else None
         if result.application_id and unreachable:

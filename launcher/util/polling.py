@@ -2,7 +2,10 @@
 
 Every wait of the launcher goes through :func:`poll`: a batch job's state (:meth:`launcher.schedulers.base.
 BatchScheduler.wait`, which ``submit --wait`` follows), a starting cluster (``start``), a stopping one and its
-released allocation (``stop``). Imports only the standard library.
+released allocation (``stop``), a step's job client (:mod:`launcher.steps.jobs`), the node agent's supervision, its wait
+for the NameNode and for the other nodes' agents (:mod:`launcher.node.agent`), a job's history file
+(:mod:`launcher.steps.jobhistory`). A wait that must end early on something else (a daemon that died, a second signal)
+says so in its probe's value, which ``done`` accepts. Imports only the standard library.
 """
 
 from __future__ import annotations

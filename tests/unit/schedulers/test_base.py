@@ -36,7 +36,7 @@ from launcher.schedulers.base import JobState, MissingCommand, cgroup_memory_lim
 from launcher.schedulers.pbs import PbsScheduler
 from launcher.schedulers.sge import SgeScheduler
 from launcher.schedulers.slurm import SlurmScheduler
-from launcher.util import polling
+from launcher.util import polling, yamlio
 from launcher.util.errors import CommandError, UserError
 from launcher.util.units import MiB, parse_walltime
 from tests.conftest import REPO
@@ -364,6 +364,25 @@ def test_wait_released_of_a_holder_process_waits_without_cancelling(monkeypatch:
                            state="stopping")
     interactive._wait_released(status, {}, 4.0, 0.5)  # 2 s, then up to 2 s more: the holder exits at 3 s
     assert fake_time.now == pytest.approx(103.0)
+
+
+def test_stop_reads_job_yaml_once_for_all_its_polls(monkeypatch: pytest.MonkeyPatch, fake_time: FakeTime,
+                                                    tmp_path: Path) -> None:
+    """``stop`` polls the batch system until the teardown is over, then until the job is released: the commands
+    recorded at submission (job.yaml) are read once for all those polls (issue 26 item 4), not once per poll."""
+    run_dir = tmp_path / "c"
+    run_dir.mkdir()
+    (run_dir / "job.yaml").write_text("scheduler: slurm\n")
+    interactive.register("c", run_dir, "slurm", "7", interactive=True)
+    states = iter([JobState.RUNNING] * 4 + [JobState.COMPLETED] * 10)
+    monkeypatch.setattr(SlurmScheduler, "confirmed_state", lambda self, job_id: next(states))
+    reads: list[str] = []
+    real_load = yamlio.load_yaml
+    monkeypatch.setattr("launcher.util.yamlio.load_yaml", lambda text: reads.append(text) or real_load(text))
+    status = interactive.status_of(interactive.index_entries()[0])
+    assert len(reads) == 1 and status.state == "starting"
+    after = interactive.request_stop(status, timeout=10.0, poll=0.5)
+    assert after.state == "lost" and len(reads) == 2, reads  # one for status_of above, one for the whole stop
 
 
 # -- allocation: one for every batch backend ------------------------------------------------------------
