@@ -30,30 +30,36 @@ _SIZE_FIELDS = _MEMORY_FIELDS | {"split_size", "size"}
 _TIME_FIELDS = {"walltime"}
 
 
+#: Fields whose type reads better as what people type than as the model's type.
+_NAMED_TYPES = {
+    "steps": "list of steps (`example:`, `jar:`, `streaming:`, `spark:` or `pyspark:`; below)",
+    "signal_lead": "seconds",
+    **{name: "memory (`512m`, `2g`; bare number = MiB)" for name in _MEMORY_FIELDS},
+    **{name: "size (`512m`, `2g`; bare number = bytes)" for name in _SIZE_FIELDS - _MEMORY_FIELDS},
+    **{name: "walltime (`HH:MM:SS`, `D-HH:MM`, `90m`; bare number = minutes)" for name in _TIME_FIELDS},
+}
+
+
 def _type_name(annotation: Any, name: str) -> str:
-    if name == "steps":
-        return "list of steps (`example:`, `jar:`, `streaming:`, `spark:` or `pyspark:`; below)"
-    if name in _MEMORY_FIELDS:
-        return "memory (`512m`, `2g`; bare number = MiB)"
-    if name in _SIZE_FIELDS:
-        return "size (`512m`, `2g`; bare number = bytes)"
-    if name in _TIME_FIELDS:
-        return "walltime (`HH:MM:SS`, `D-HH:MM`, `90m`; bare number = minutes)"
-    if name == "signal_lead":
-        return "seconds"
+    if name in _NAMED_TYPES:
+        return _NAMED_TYPES[name]
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
         names = [_type_name(a, "") for a in args if a is not type(None)]
         return " or ".join(names) + (" or null" if type(None) in args else "")
+    if origin is typing.Annotated:
+        return _type_name(args[0], name)
+    return _plain_type_name(annotation, origin, args)
+
+
+def _plain_type_name(annotation: Any, origin: Any, args: tuple[Any, ...]) -> str:
     if origin is typing.Literal:
         return " \\| ".join(f"`{a}`" for a in args)
     if origin is list:
         return f"list of {_type_name(args[0], '')}" if args else "list"
     if origin is dict:
         return "mapping"
-    if origin is typing.Annotated:
-        return _type_name(args[0], name)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return "mapping (below)"
     return {str: "string", int: "integer", float: "number", bool: "boolean"}.get(annotation, str(annotation))

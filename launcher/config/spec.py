@@ -954,28 +954,36 @@ def absolute_paths(job: dict[str, Any], base: Path) -> dict[str, Any]:
         for key in ("root", "input_dir", "output_dir", "local_dirs"):
             if key in fs and not (key == "local_dirs" and fs[key] == "shared"):  # a keyword, not a path
                 fs[key] = _absolute(fs[key], base)
-    for step in job.get("steps") or []:
-        if not isinstance(step, dict):
-            continue
-        for key in ("jar", "output"):
-            if key in step:
-                step[key] = _absolute(step[key], base)
-        for kind, keys in (("spark", ("jar", "output")), ("pyspark", ("script", "output"))):
-            inner = step.get(kind)
-            if isinstance(inner, dict):
-                for key in keys:
-                    if key in inner:
-                        inner[key] = _absolute(inner[key], base)
-        streaming = step.get("streaming")
-        if isinstance(streaming, dict):
-            for key in ("input", "files", "output"):
-                if key in streaming:
-                    value = streaming[key]
-                    streaming[key] = [_absolute(v, base) for v in value] if isinstance(value, list) else \
-                        _absolute(value, base)
-        elif "example" in step:
-            _absolute_example_args(step, base)
+    steps = job.get("steps")
+    for step in steps if isinstance(steps, list) else []:  # anything else is refused by the model, by name
+        if isinstance(step, dict):
+            _absolute_step_paths(step, base)
     return job
+
+
+def _absolute_step_paths(step: dict[str, Any], base: Path) -> None:
+    """One step of :func:`absolute_paths`, in place."""
+    for key in ("jar", "output"):
+        if key in step:
+            step[key] = _absolute(step[key], base)
+    for kind, keys in (("spark", ("jar", "output")), ("pyspark", ("script", "output"))):
+        inner = step.get(kind)
+        if isinstance(inner, dict):
+            for key in keys:
+                if key in inner:
+                    inner[key] = _absolute(inner[key], base)
+    streaming = step.get("streaming")
+    if isinstance(streaming, dict):
+        for key in ("input", "files", "output"):
+            if key in streaming:
+                streaming[key] = _absolute_each(streaming[key], base)
+    elif "example" in step:
+        _absolute_example_args(step, base)
+
+
+def _absolute_each(value: Any, base: Path) -> Any:
+    """:func:`_absolute` of a value or of each item of a list."""
+    return [_absolute(v, base) for v in value] if isinstance(value, list) else _absolute(value, base)
 
 
 def _layers(job_name: str, job: dict[str, Any], cli: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

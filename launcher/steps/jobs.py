@@ -463,6 +463,30 @@ KILL_RM_WAIT_MS = 5000
 CLIENT_KILL_WAIT_STALLED = 1.0
 
 
+def _read_client_line(result: StepResult, line: str) -> bool:
+    """What one line of a job client's output says, recorded in ``result``: progress (``map N% reduce M%``, a Spark
+    stage's tasks), the application and job ids, uber mode, the shuffle's bytes, and error lines (the last 20 kept).
+    Returns whether the progress shown changed."""
+    changed = False
+    if m := _PROGRESS.search(line):
+        result.map_pct, result.reduce_pct = int(m.group(1)), int(m.group(2))
+        changed = True
+    elif (m := _SPARK_TASKS.search(line)) and result.kind in SPARK_KINDS:
+        result.map_pct, changed = 100 * int(m.group(2)) // max(1, int(m.group(3))), True
+    elif m := _APP.search(line):
+        result.application_id, changed = m.group(1), True
+    elif m := _JOB.search(line):
+        result.job_id, changed = m.group(1), True
+    elif m := _UBER.search(line):
+        result.uber, changed = m.group(1) == "true", True
+    elif m := _SHUFFLE_BYTES.search(line):
+        result.reduce_shuffle_bytes = int(m.group(1))
+    if "ERROR" in line or "Exception" in line or _FAILED.search(line):
+        result.lines.append(line)
+        del result.lines[:-20]
+    return changed
+
+
 class StepRunner:
     """Runs resolved steps against a running cluster and follows their progress.
 
@@ -498,24 +522,7 @@ class StepRunner:
                 except OSError as err:  # a full filesystem: keep reading, or the client blocks on its pipe
                     logging = False
                     result.lines.append(f"(the step log {result.log} stopped here: {err.strerror})")
-            changed = False
-            if m := _PROGRESS.search(line):
-                result.map_pct, result.reduce_pct = int(m.group(1)), int(m.group(2))
-                changed = True
-            elif (m := _SPARK_TASKS.search(line)) and result.kind in SPARK_KINDS:
-                result.map_pct, changed = 100 * int(m.group(2)) // max(1, int(m.group(3))), True
-            elif m := _APP.search(line):
-                result.application_id, changed = m.group(1), True
-            elif m := _JOB.search(line):
-                result.job_id, changed = m.group(1), True
-            elif m := _UBER.search(line):
-                result.uber, changed = m.group(1) == "true", True
-            elif m := _SHUFFLE_BYTES.search(line):
-                result.reduce_shuffle_bytes = int(m.group(1))
-            if "ERROR" in line or "Exception" in line or _FAILED.search(line):
-                result.lines.append(line)
-                del result.lines[:-20]
-            if changed:
+            if _read_client_line(result, line):
                 self.on_progress(result)
 
     def run(self, step: ResolvedStep, *, overwrite: bool = False, deadline: float | None = None,

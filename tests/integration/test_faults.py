@@ -359,6 +359,13 @@ def test_archives_a_first_run_writes_never_hold_its_teardown_and_one_cut_short_i
         if launcher.proc.poll() is None:
             launcher.proc.kill()
     assert code == 0, launcher.output
+    check_first_run_archives(first, work_dir, stopped, archives)
+    run_again_with_a_cut_archive(user_root, carol, env, first, archives)
+
+
+def check_first_run_archives(first: Path, work_dir: Path, stopped: list[int], archives: Path) -> None:
+    """Run 1 of :func:`test_archives_a_first_run_writes_never_hold_its_teardown_and_one_cut_short_is_set_aside`:
+    the frozen daemons ended within the teardown budget, their archives dropped, nothing left."""
     report = run_report(first)
     assert report["state"] == "succeeded" and report["leftover_processes"] == 0, report
     assert not work_dir.exists(), "the node-local directory was left behind"
@@ -372,6 +379,11 @@ def test_archives_a_first_run_writes_never_hold_its_teardown_and_one_cut_short_i
     assert not list(archives.glob("*/resourcemanager.jsa*")) and not list(archives.glob("*/nodemanager.jsa*"))
     assert not list(archives.glob("*/*.tmp")), "an unfinished archive was kept"
 
+
+def run_again_with_a_cut_archive(user_root: Path, carol: TestUser, env: dict[str, str], first: Path,
+                                 archives: Path) -> None:
+    """Run 2 of :func:`test_archives_a_first_run_writes_never_hold_its_teardown_and_one_cut_short_is_set_aside`:
+    the JobHistoryServer archive cut short is set aside and the run succeeds."""
     (history,) = archives.glob("*/historyserver.jsa")
     cut = carol.run(["sh", "-c", f"chmod u+w {history} && truncate -s 126976 {history} && chmod 0400 {history}"])
     assert cut.returncode == 0 and history.stat().st_size == 126976, cut.stderr

@@ -41,6 +41,31 @@ def standin_process(mountpoint: Path) -> psutil.Process:
     return found[0]
 
 
+def kill_the_mount_mid_step(job: Path, root: Path, mountpoint: Path, out: Path, err: Path) -> tuple[int, Path]:
+    """Submit ``job`` (stdout and stderr to ``out`` and ``err``), kill the stand-in's client once its sleep job
+    runs, and wait for the launcher. Returns its exit code and the cluster directory."""
+    with open(out, "wb") as stdout, open(err, "wb") as stderr:
+        launcher = subprocess.Popen([sys.executable, "-m", "launcher.cli", "submit", str(job)], cwd=REPO,
+                                    stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240
+        while not [log for log in root.rglob("steps/01-*.log")
+                   if "Running job: job_" in log.read_text(errors="replace")]:
+            assert launcher.poll() is None, (out.read_text(), err.read_text())
+            assert time.monotonic() < deadline, "the sleep job did not start"
+            time.sleep(0.2)
+        (run_dir,) = run_dirs(root)
+        standin_process(mountpoint).send_signal(signal.SIGKILL)
+        killed = time.monotonic()
+        code = launcher.wait(timeout=180)
+        print(f"mount lost: the launcher exited {time.monotonic() - killed:.1f} s later")  # for the docs
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
+    return code, run_dir
+
+
 def test_filesystem_lost_during_a_step(hadoop_runtime: Path, tmp_path: Path) -> None:
     """Item 4: the mount's client killed while a sleep job runs. One error line names the mount and
     ``ENOTCONN``, and where the final record is kept (node-local: not on the lost mount); it says the run failed
@@ -60,25 +85,7 @@ def test_filesystem_lost_during_a_step(hadoop_runtime: Path, tmp_path: Path) -> 
                 "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
                            "args": ["-m", "1", "-r", "0", "-mt", "600000"]}]}))
             out, err = tmp_path / "stdout", tmp_path / "stderr"
-            with open(out, "wb") as stdout, open(err, "wb") as stderr:
-                launcher = subprocess.Popen([sys.executable, "-m", "launcher.cli", "submit", str(job)], cwd=REPO,
-                                            stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL)
-            try:
-                deadline = time.monotonic() + 240
-                while not [log for log in root.rglob("steps/01-*.log")
-                           if "Running job: job_" in log.read_text(errors="replace")]:
-                    assert launcher.poll() is None, (out.read_text(), err.read_text())
-                    assert time.monotonic() < deadline, "the sleep job did not start"
-                    time.sleep(0.2)
-                (run_dir,) = run_dirs(root)
-                standin_process(mountpoint).send_signal(signal.SIGKILL)
-                killed = time.monotonic()
-                code = launcher.wait(timeout=180)
-                print(f"mount lost: the launcher exited {time.monotonic() - killed:.1f} s later")  # for the docs
-            finally:
-                if launcher.poll() is None:
-                    launcher.kill()
-                    launcher.wait()
+            code, run_dir = kill_the_mount_mid_step(job, root, mountpoint, out, err)
             stdout_text, stderr_text = out.read_text(), err.read_text()
             print(stdout_text[-3000:], stderr_text[-3000:], sep="\n---\n")  # what the user saw, for the report
             assert code != 0

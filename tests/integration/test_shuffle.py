@@ -360,6 +360,29 @@ class SlurmRun:
     done_there: str
 
 
+def freeze_a_map(run_dir: Path, mapping: list[tuple[str, psutil.Process, str]],
+                 sleep_job: str) -> tuple[str | None, psutil.Process | None]:
+    """For :func:`slurm_run`: on the first node (not the master, not the SleepJob's ApplicationMaster's) running
+    two of its maps, freeze (SIGSTOP) the last one before it wrote its output. ``mapping``: ``(node, process, map
+    attempt)`` of the running map containers. Returns ``(node, frozen process)``, or ``(None, None)`` (not yet)."""
+    am = container_hosts(run_dir, "org.apache.hadoop.mapreduce.v2.app.MRAppMaster", f"{sleep_job}01_")
+    for node in sorted({node for node, _, _ in mapping} - am - {"n1"}) if am else []:
+        here = [(proc, attempt) for n, proc, attempt in mapping if n == node]
+        if len(here) < 2:
+            continue
+        proc, attempt = here[-1]
+        try:
+            proc.suspend()
+        except psutil.NoSuchProcess:
+            continue
+        if map_output_written(run_dir, node, attempt):  # too late for this one: it may have reported
+            proc.resume()
+            continue
+        print(f"froze {attempt} on {node}")
+        return node, proc
+    return None, None
+
+
 @pytest.fixture(scope="module")
 def slurm_run(slurm_cluster: list[str], dave: TestUser) -> SlurmRun:
     """One 3-node Slurm cluster over GlusterFS, submitted by ``hhdave``, for the two tests that follow: the
@@ -411,22 +434,7 @@ def slurm_run(slurm_cluster: list[str], dave: TestUser) -> SlurmRun:
             running = {attempt for _, _, attempt in mapping}
             if victim is None:
                 seen.update({attempt: node for node, _, attempt in mapping})
-                am = container_hosts(run_dir, "org.apache.hadoop.mapreduce.v2.app.MRAppMaster", f"{sleep_job}01_")
-                for node in sorted({node for node, _, _ in mapping} - am - {"n1"}) if am else []:
-                    here = [(proc, attempt) for n, proc, attempt in mapping if n == node]
-                    if len(here) < 2:
-                        continue
-                    proc, attempt = here[-1]
-                    try:
-                        proc.suspend()
-                    except psutil.NoSuchProcess:
-                        continue
-                    if map_output_written(run_dir, node, attempt):  # too late for this one: it may have reported
-                        proc.resume()
-                        continue
-                    victim, frozen = node, proc
-                    print(f"froze {attempt} on {node}")
-                    break
+                victim, frozen = freeze_a_map(run_dir, mapping, sleep_job)
             else:
                 # A map of the victim finished: its output is written and its JVM is gone (it exits once the
                 # ApplicationMaster has its report). The reducer's own log cannot tell: it reaches the shared

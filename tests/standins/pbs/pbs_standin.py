@@ -143,6 +143,28 @@ def parse_seconds(text: str) -> int:
     return total
 
 
+#: ``#PBS`` flags without a value and what each sets (``-V``: export the environment; ``-h``: held).
+_FLAG_SWITCHES = {"-V": "export", "-h": "hold"}
+#: ``#PBS`` flags with a value and the field it sets.
+_FLAG_VALUES = {"-o": "out", "-N": "name"}
+
+
+def _resources(value: str, asked: dict) -> None:
+    """One ``-l`` list (both dialects: Torque's ``nodes=N:ppn=P``, PBS Pro's ``select=N:ncpus=P``), into ``asked``."""
+    for item in value.split(","):
+        key, _, val = item.partition("=")
+        if key == "nodes":
+            count, _, ppn = val.partition(":ppn=")
+            asked["nodes"], asked["ppn"] = int(count), int(ppn or 1)
+        elif key == "select":
+            count, _, rest = val.partition(":")
+            asked["nodes"] = int(count)
+            match = re.search(r"ncpus=(\d+)", rest)
+            asked["ppn"] = int(match.group(1)) if match else 1
+        elif key == "walltime":
+            asked["walltime"] = parse_seconds(val)
+
+
 def directives(script: str) -> dict:
     """What the job asks for, from its ``#PBS`` lines (both dialects)."""
     asked = {"nodes": 1, "ppn": 1, "walltime": 3600, "out": None, "name": "STDIN", "export": False, "hold": False}
@@ -152,26 +174,11 @@ def directives(script: str) -> dict:
         words = shlex.split(line[5:])
         for flag, value in zip(words, [*words[1:], ""], strict=True):
             if flag == "-l":
-                for item in re.split(r"[,]", value):
-                    key, _, val = item.partition("=")
-                    if key == "nodes":
-                        count, _, ppn = val.partition(":ppn=")
-                        asked["nodes"], asked["ppn"] = int(count), int(ppn or 1)
-                    elif key == "select":
-                        count, _, rest = val.partition(":")
-                        asked["nodes"] = int(count)
-                        match = re.search(r"ncpus=(\d+)", rest)
-                        asked["ppn"] = int(match.group(1)) if match else 1
-                    elif key == "walltime":
-                        asked["walltime"] = parse_seconds(val)
-            elif flag == "-o":
-                asked["out"] = value
-            elif flag == "-N":
-                asked["name"] = value
-            elif flag == "-V":
-                asked["export"] = True
-            elif flag == "-h":
-                asked["hold"] = True
+                _resources(value, asked)
+            elif flag in _FLAG_VALUES:
+                asked[_FLAG_VALUES[flag]] = value
+            elif flag in _FLAG_SWITCHES:
+                asked[_FLAG_SWITCHES[flag]] = True
     return asked
 
 

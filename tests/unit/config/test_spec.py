@@ -121,6 +121,14 @@ def test_empty_steps_list(tmp_path: Path) -> None:
     assert "fix: give at least one" in str(err)
 
 
+@pytest.mark.parametrize("steps", ["1e9", "wordcount", "{jar: x.jar}"])
+def test_steps_that_are_not_a_list_get_one_line(tmp_path: Path, steps: str) -> None:
+    """Issue 28 item 8: ``steps: 1e9`` raised ``TypeError: 'float' object is not iterable`` in
+    ``absolute_paths`` before the model could name the field."""
+    err, path = job_error(tmp_path, text=f"name: wc\nsteps: {steps}\n")
+    assert err.field == "steps" and "valid list" in str(err) and str(path) in str(err)
+
+
 def test_unknown_top_level_field_lists_valid_fields(tmp_path: Path) -> None:
     err, path = job_error(tmp_path, {**MINIMAL, "nodez": 2})
     text = str(err)
