@@ -31,3 +31,12 @@ def test_imports_follow_the_layers() -> None:
 def test_mypy_finds_no_type_error() -> None:
     proc = run([sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir", "/dev/null"])
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def test_every_integration_module_is_outside_the_fast_tier() -> None:
+    """The fast tier (``pytest -m "not hadoop"``, docs/architecture.md#tests) must never start a daemon: every module
+    of tests/integration marks all its tests ``hadoop`` (issue 26 item 6)."""
+    unmarked = [path.name for path in sorted((REPO / "tests" / "integration").glob("test_*.py"))
+                if not any(line.startswith("pytestmark") and "pytest.mark.hadoop" in line
+                           for line in path.read_text().splitlines())]
+    assert unmarked == [], f"add `pytestmark = pytest.mark.hadoop` to {unmarked}"
