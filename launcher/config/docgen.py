@@ -13,9 +13,12 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from launcher.config.spec import (
+    ContainerMemory,
+    DaemonHeap,
     ExampleStep,
     JarStep,
     JobSpec,
+    NodeMemory,
     PySparkSpec,
     PySparkStep,
     SparkJarSpec,
@@ -24,6 +27,8 @@ from launcher.config.spec import (
     StreamingStep,
 )
 
+#: The memory types of the job file's model: a field of one of them is a memory (``2g``; bare number = MiB).
+_MEMORY_TYPES = (ContainerMemory, DaemonHeap, NodeMemory)
 _MEMORY_FIELDS = {"daemon_heap", "map_memory", "reduce_memory", "am_memory", "nodemanager_memory",
                   "memory_per_node"}
 _SIZE_FIELDS = _MEMORY_FIELDS | {"split_size", "size"}
@@ -43,6 +48,8 @@ _NAMED_TYPES = {
 def _type_name(annotation: Any, name: str) -> str:
     if name in _NAMED_TYPES:
         return _NAMED_TYPES[name]
+    if any(annotation == memory for memory in _MEMORY_TYPES):  # any memory field, by its type (executor_memory)
+        return _NAMED_TYPES["map_memory"]
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
@@ -125,7 +132,8 @@ def reference() -> str:
     lines = ["# Job-file reference", "",
              "Generated from the schema by `hpc-hadoop reference`; do not edit by hand.", "",
              "- Files are read as YAML 1.2 (core schema): `walltime: 1:30:00` is the string `1:30:00` (not the",
-             "  YAML 1.1 base-60 number 5400), and `yes`/`no`/`on`/`off` are strings, not booleans.",
+             "  YAML 1.1 base-60 number 5400), and `yes`/`no`/`on`/`off` are strings to YAML; a boolean field",
+             "  takes them, as `true`/`false`, for true and false, and a string field keeps them as written.",
              "- Sizes use Hadoop's binary units (`1m` = 1 MiB, `2g` = `2G` = `2GB` = `2 GiB`). A bare number is",
              "  **MiB** for a memory field (`map_memory: 2048` = 2 GiB, as Hadoop's `*.memory.mb` and Slurm's",
              "  `--mem`) and bytes for the other sizes (stripe and split sizes). Containers need at least 128 MiB,",

@@ -53,8 +53,17 @@ def _size(value: object) -> int:
     return parse_size(value)
 
 
+#: The shortest walltime a job file may ask for, seconds: a cluster takes some seconds to come up and to be torn
+#: down, and Slurm's ``--time`` counts whole minutes (issue 28 item 7: a 5 s walltime was accepted silently).
+MIN_WALLTIME = 60
+
+
 def _walltime(value: object) -> int:
-    return parse_walltime(value)
+    seconds = parse_walltime(value)
+    if seconds < MIN_WALLTIME:
+        raise ValueError(f"{value!r} is {seconds} s, too short to bring a cluster up, run a step and tear it down "
+                         f"(use at least 1 minute: 1m or 1:00)")
+    return seconds
 
 
 #: A size in bytes; accepts ``512m``, ``2g``, ``1MiB`` or an int (bytes).
@@ -858,7 +867,14 @@ def _describe(error: Mapping[str, Any], model: type[BaseModel], data: Mapping[st
             fix = f"did you mean {close[0]!r}? ({fix})"
     elif kind in ("int_parsing", "int_type", "bool_parsing", "string_type", "list_type", "dict_type"):
         message = f"{error.get('input')!r}: {message.lower()}"
+    elif kind in _BOUNDS and fix is None:
+        message = f"{error.get('input')!r}: {message[0].lower()}{message[1:]}"
+        fix = f"give a number {_BOUNDS[kind]} {next(iter((error.get('ctx') or {}).values()), '')}".rstrip()
     return message, fix
+
+
+#: pydantic's bound errors and the comparison a fix states (``nodes: 0`` -> "give a number >= 1").
+_BOUNDS = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}
 
 
 def _model_at(model: type[BaseModel], loc: list[Any], data: Mapping[str, Any]) -> type[BaseModel] | None:
@@ -986,7 +1002,14 @@ def _absolute_each(value: Any, base: Path) -> Any:
     return [_absolute(v, base) for v in value] if isinstance(value, list) else _absolute(value, base)
 
 
-def _layers(job_name: str, job: dict[str, Any], cli: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def _did_you_mean(given: str, valid: list[str]) -> str:
+    """``"did you mean 'x'? "`` for the closest of ``valid`` (difflib), else ``""``."""
+    close = difflib.get_close_matches(given, valid, n=1)
+    return f"did you mean {close[0]!r}? " if close else ""
+
+
+def _layers(job_name: str, job: dict[str, Any], cli: dict[str, Any],
+            site_flag: str = "--set") -> list[tuple[str, dict[str, Any]]]:
     """The layers of a job, lowest first, as ``(name, data)``: the site preset (``site:`` of the command line, the
     job file or the user config), the user config (:func:`user_config_path`), the job file, the command line.
 
@@ -1000,9 +1023,10 @@ def _layers(job_name: str, job: dict[str, Any], cli: dict[str, Any]) -> list[tup
     if site:
         presets = site_presets()
         if site not in presets:
-            origin = "--set" if cli.get("site") else job_name if job.get("site") else str(user_path)
+            origin = site_flag if cli.get("site") else job_name if job.get("site") else str(user_path)
             raise UserError(f"unknown site preset {site!r}", file=origin, field="site",
-                            fix=f"use one of: {', '.join(presets) or '(none installed)'}")
+                            fix=_did_you_mean(site, list(presets))
+                            + f"use one of: {', '.join(presets) or '(none installed)'}")
         layers.append((str(presets[site]), _read_yaml(presets[site], "site preset")))
     if user:
         layers.append((str(user_path), user))
@@ -1044,7 +1068,10 @@ def load_spec(job_file: str | Path | None, *, sets: Sequence[str] = (), override
         cli = deep_merge(cli, {k: v for k, v in overrides.items() if v is not None})
     for assignment in sets:
         cli = deep_merge(cli, parse_set(assignment))
-    layers = _layers(job_name, job, cli)
+    # --site, unless a later --set site=... replaced it: the flag a bad preset name is blamed on
+    set_site = any(assignment.partition("=")[0].strip() == "site" for assignment in sets)
+    site_flag = "--site" if overrides and overrides.get("site") is not None and not set_site else "--set"
+    layers = _layers(job_name, job, cli, site_flag)
     merged: dict[str, Any] = {}
     for _, layer in layers:
         merged = deep_merge(merged, layer)

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 from launcher.config.docgen import reference
+from launcher.config.spec import load_spec
 from tests.conftest import REPO
 
 
@@ -85,3 +86,14 @@ def test_docs_say_orangefs_refuses_the_sticky_bit_but_keeps_setgid() -> None:
     for path in sorted((REPO / "docs").glob("*.md")):
         for number, line in enumerate(path.read_text().splitlines(), 1):
             assert not wrong.search(line), f"docs/{path.name}:{number} calls setgid refused: {line}"
+
+
+def test_every_memory_field_reads_as_a_memory_and_yes_no_as_booleans() -> None:
+    """Issue 28 item 7: the reference typed ``spark.executor_memory`` as an integer (``1g`` works), and said
+    ``yes``/``no`` are strings although a boolean field takes them as true/false."""
+    text = reference()
+    assert "| `spark.executor_memory` | memory (`512m`, `2g`; bare number = MiB) or null |" in text
+    assert "a boolean field\n  takes them" in text
+    spec = load_spec(None, data={"name": "x", "hadoop": {"fast_start": "no"}, "spark": {"executor_memory": "1g"},
+                                 "steps": [{"example": "pi"}]})[0]
+    assert spec.hadoop.fast_start is False and spec.spark.executor_memory == 1 << 30

@@ -922,3 +922,32 @@ def test_sites_command_lists_every_preset_with_its_description() -> None:
         assert name in rows, result.output
         description = site_presets()[name].read_text().splitlines()[0].lstrip("# ").strip()
         assert rows[name].split(None, 1)[1] == description
+
+
+def test_a_number_below_its_bound_gets_a_fix(tmp_path: Path) -> None:
+    """Issue 28 item 7: ``nodes: 0`` said "Input should be greater than or equal to 1" with no fix."""
+    err, path = job_error(tmp_path, {**MINIMAL, "nodes": 0})
+    assert str(err) == f"{path}: nodes: 0: input should be greater than or equal to 1 (fix: give a number >= 1)"
+
+
+@pytest.mark.parametrize("walltime", ["5s", "0:59", "00:00:30"])
+def test_a_walltime_under_a_minute_is_refused(tmp_path: Path, walltime: str) -> None:
+    """Issue 28 item 7: a 5 s walltime was accepted silently, though no cluster comes up in 5 s (and Slurm's
+    ``--time`` counts minutes); a minute is the floor (60s, 1m, 1:00:00 are fine)."""
+    err, _ = job_error(tmp_path, {**MINIMAL, "walltime": walltime})
+    assert err.field == "walltime" and "too short" in str(err) and "at least 1 minute" in str(err)
+    for fine in ("60s", "1m", "1:00:00"):
+        assert load_spec(None, data={**MINIMAL, "walltime": fine})[0].walltime >= 60
+
+
+def test_a_site_typo_blames_the_flag_that_gave_it(tmp_path: Path) -> None:
+    """Issue 28 item 7: ``--site generic-lustr`` was reported as ``--set: site:``; the fix now names the closest."""
+    job = tmp_path / "job.yaml"
+    job.write_text(yaml.safe_dump(MINIMAL))
+    with pytest.raises(UserError) as info:
+        load_spec(job, overrides={"site": "generic-lustr"})
+    assert str(info.value).startswith("--site: site: unknown site preset 'generic-lustr' (fix: did you mean "
+                                      "'generic-lustre'? use one of: ")
+    with pytest.raises(UserError) as info:
+        load_spec(job, overrides={"site": "generic-lustre"}, sets=["site=nosuch"])
+    assert str(info.value).startswith("--set: site: unknown site preset 'nosuch' (fix: use one of: ")
