@@ -161,8 +161,8 @@ def _holder_alive(entry: dict[str, Any]) -> bool:
         return False
     try:
         proc = psutil.Process(int(pid))
-        return abs(proc.create_time() - float(entry.get("holder_started", 0))) < 1.0 and proc.is_running() \
-            and proc.status() != psutil.STATUS_ZOMBIE
+        return bool(abs(proc.create_time() - float(entry.get("holder_started", 0))) < 1.0 and proc.is_running()
+                    and proc.status() != psutil.STATUS_ZOMBIE)
     except (psutil.Error, ValueError):
         return False
 

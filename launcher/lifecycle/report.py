@@ -246,7 +246,9 @@ def summary(report: RunReport, console: Console) -> None:
     for step in report.steps:
         if step.get("shuffle"):
             console.print(f"shuffle of {step['name']}: {shuffle.describe(step['shuffle'])}", markup=False)
-    fmt = lambda v: "-" if v is None else f"{v:.1f} s"  # noqa: E731
+    def fmt(v: float | None) -> str:
+        return "-" if v is None else f"{v:.1f} s"
+
     console.print(f"bring-up {fmt(report.bringup_s)}, teardown {fmt(report.teardown_s)}, "
                   f"total {fmt(report.total_s)}")
     fs = report.filesystem

@@ -47,7 +47,8 @@ from launcher.render.spark import conf_dir as spark_conf_dir
 from launcher.render.spark import uses_spark, write_spark_conf
 from launcher.runtime.cds import publish_am_archives
 from launcher.runtime.hadoop import HadoopRuntime, discover
-from launcher.schedulers.base import Allocation, teardown_lead
+from launcher.schedulers.allocation import Allocation
+from launcher.schedulers.base import teardown_lead
 from launcher.steps import shuffle
 from launcher.steps.diagnosis import diagnose
 from launcher.steps.jobhistory import history_not_kept
@@ -167,7 +168,8 @@ def prepare_filesystem(plan: ClusterPlan, report: RunReport) -> None:
     stripes = fs_spec.striping
     dirs = plan.striped_dirs()
     done: list[StripeOutcome] = []
-    requested = lambda s: {"count": s.count, "size": s.size, "index": s.index}  # noqa: E731
+    requested: Callable[[Any], dict[str, int | None]] = lambda s: {"count": s.count, "size": s.size,  # noqa: E731
+                                                                    "index": s.index}
     if fs_spec.mode == "hdfs":
         done.append(StripeOutcome("staging", f"hdfs://{plan.master.address}:{plan.ports.nn}{plan.path('staging')}",
                                   NOT_APPLICABLE, requested(stripes.staging),

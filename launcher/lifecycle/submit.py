@@ -29,7 +29,8 @@ from launcher.plan.cluster_plan import ClusterPlan, expand_root, make_plan, nami
 from launcher.render.config import environment
 from launcher.runtime.hadoop import HadoopRuntime, discover
 from launcher.schedulers import get_scheduler
-from launcher.schedulers.base import Allocation, BatchScheduler, JobState, MissingCommand
+from launcher.schedulers.allocation import Allocation, JobState
+from launcher.schedulers.base import BatchScheduler, MissingCommand
 from launcher.steps.jobs import ResolvedStep, resolve_steps
 from launcher.util.errors import HpcHadoopError
 from launcher.util.yamlio import dump_yaml

@@ -152,7 +152,7 @@ def become_subreaper() -> bool:
     """Make orphaned descendants (containers started with ``setsid``) re-parent to this process."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 

@@ -167,7 +167,9 @@ def size_memory(spec: JobSpec, allocation: Allocation) -> MemoryPlan:
         UserError: the node cannot hold even one container next to the daemons.
     """
     h = spec.hadoop
-    to_mb = lambda b: max(1, int(b // MiB))  # noqa: E731
+    def to_mb(b: int) -> int:
+        return max(1, int(b // MiB))
+
     map_mb, reduce_mb, am_mb, heap_mb = to_mb(h.map_memory), to_mb(h.reduce_memory), to_mb(h.am_memory), \
         to_mb(h.daemon_heap)
     containers = h.containers_per_node or allocation.cores_per_node
@@ -432,7 +434,9 @@ class ClusterPlan:
             pydantic.ValidationError: ``plan.json`` holds a spec this version does not accept.
         """
         data = json.loads(text)
-        node = lambda d: NodePlan(**{**d, "roles": tuple(d["roles"])})  # noqa: E731
+        def node(d: dict[str, Any]) -> NodePlan:
+            return NodePlan(**{**d, "roles": tuple(d["roles"])})
+
         return cls(**{**data, "master": node(data["master"]), "nodes": tuple(node(n) for n in data["nodes"]),
                       "ports": Ports(**data["ports"]), "memory": MemoryPlan(**data["memory"]),
                       "filesystem": FilesystemPlan(**data["filesystem"]),
