@@ -506,8 +506,8 @@ class ClusterRun:
         if self.plan.spec.filesystem.mode == "hdfs":
             bringup_s += wait_hdfs(self.plan, self.cluster, timeout=min(120.0, remaining or 120.0))
         self.report.bringup_s = bringup_s
-        self.report.notes += [f"{node}: {state['nm_note']}" for node, state in sorted(self.cluster.states().items())
-                              if state.get("nm_note")]
+        self.report.notes += [f"{node}: {state.nm_note}" for node, state in sorted(self.cluster.states().items())
+                              if state.nm_note]
         self._note_archives()
         if self.allocation_start:
             self.report.since_allocation_s = time.time() - self.allocation_start
@@ -523,7 +523,7 @@ class ClusterRun:
         except OSError:
             states = self.cluster.watched_states()
         for _node, state in sorted(states.items()):
-            for note in state.get("archive_notes") or ():
+            for note in state.archive_notes:
                 if note not in self.report.notes:
                     self.report.notes.append(note)
 
