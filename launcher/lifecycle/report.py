@@ -89,7 +89,8 @@ class StallRecord(_Entry):
 
 class RunReport(Record):
     """Everything worth keeping about one run; written as ``run.json`` (schema policy: :class:`Record`; the keys and
-    shapes are those ``run.json`` had before it was typed, plus ``schema``).
+    shapes are those ``run.json`` had before it was typed, plus ``schema``; every field has a default, so that a
+    partial record, one a run wrote before it knew its cluster, reads too).
 
     ``filesystem``: type (``lustre``, ``orangefs (fuse)``, ``fuse.glusterfs``...), mount, ``mode``, why layouts can
     be neither set nor read there (``striping_error``, or ``null``) and one entry per directory (input, output,
@@ -116,12 +117,12 @@ class RunReport(Record):
 
     model_config = ConfigDict(validate_assignment=True)
 
-    cluster_id: str
-    name: str
-    run_dir: str
-    scheduler: str
-    job_id: str | None
-    nodes: list[str]
+    cluster_id: str = ""
+    name: str = ""
+    run_dir: str = ""
+    scheduler: str = ""
+    job_id: str | None = None
+    nodes: list[str] = Field(default_factory=list)
     state: RunState = RunState.RUNNING
     error: str | None = None
     started: float = Field(default_factory=time.time)
