@@ -38,7 +38,7 @@ from launcher.util.userdirs import clusters_dir
 STOP_FILE = "stop-requested"
 #: States of a cluster that is (or may soon be) using its allocation; ``unknown``: the batch system does not answer,
 #: so the cluster may well run on.
-ACTIVE = ("pending", "starting", "running", "ready", "stopping", "unknown")
+ACTIVE = tuple(state.value for state in ClusterState if state.active)
 #: A cluster directory's record of an end the batch system told (``lost``) or ``stop`` made (``cancelled``), written
 #: where no final ``run.json`` will come: final, so ``list`` never asks the batch system about it again.
 ENDED_FILE = "ended.json"
