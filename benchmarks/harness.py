@@ -47,7 +47,7 @@ from launcher.lifecycle.progress import ConsoleObserver
 from launcher.lifecycle.runner import ClusterRun, materialize, prepare
 from launcher.plan.cluster_plan import FilesystemPlan, expand_root
 from launcher.schedulers import get_scheduler
-from launcher.schedulers.base import Allocation
+from launcher.schedulers.allocation import Allocation
 from launcher.util.errors import HpcHadoopError, UserError
 from launcher.util.units import parse_size
 from launcher.util.yamlio import YAMLError, load_yaml

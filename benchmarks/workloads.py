@@ -532,7 +532,8 @@ def nm_local_dirs(session: ClusterRun) -> list[str]:
     """The NodeManager local dir each node really uses: what its agent chose (``agents/<node>.json``
     ``nm_local_dir``: node-local, or the cluster directory's fallback), else the plan's."""
     states = session.cluster.states()
-    return [str(states.get(node.name, {}).get("nm_local_dir") or node.nm_local_dir) for node in session.plan.nodes]
+    return [str((states[node.name].nm_local_dir if node.name in states else None) or node.nm_local_dir)
+            for node in session.plan.nodes]
 
 
 # -- latency ------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from launcher.cli.common import console, detect_scheduler, job_options, load, re
 from launcher.util.errors import UserError
 
 if TYPE_CHECKING:
+    from launcher.lifecycle.report import RunReport
     from launcher.plan.cluster_plan import ClusterPlan
 
 
@@ -273,7 +274,7 @@ def stop(cluster: str | None, timeout: float) -> None:
                         "again to cancel its job once the batch system answers", soft_wrap=True)
         sys.exit(1)
     report = _read_report(Path(after.run_dir))
-    teardown = report.get("teardown_s") if report else None
+    teardown = report.teardown_s if report else None
     console.print(f"cluster {after.cluster_id}: {after.state}"
                   + (f" (teardown {teardown:.1f} s)" if teardown else "")
                   + f"; logs and history kept in {after.run_dir}", soft_wrap=True)
@@ -329,21 +330,21 @@ def application_of(run_dir: Path, app: str) -> str:
     Raises:
         UserError: no step of that name or number, or the step never reached YARN.
     """
+    from launcher.lifecycle.report import RunReport
+
     if re.fullmatch(r"application_\d+_\d+", app):
         return app
-    try:
-        steps = json.loads(Path(run_dir, "run.json").read_text()).get("steps") or []
-    except (OSError, ValueError):
-        steps = []
-    chosen = [s for i, s in enumerate(steps, start=1) if app in (str(i), s.get("name"))]
-    names = ", ".join(f"{i} {s.get('name')}" for i, s in enumerate(steps, start=1)) or "none"
+    report = RunReport.read_or_none(Path(run_dir, "run.json"))
+    steps = report.steps if report else []
+    chosen = [s for i, s in enumerate(steps, start=1) if app in (str(i), s.name)]
+    names = ", ".join(f"{i} {s.name}" for i, s in enumerate(steps, start=1)) or "none"
     if not chosen:
         raise UserError(f"no step {app!r} in {run_dir}/run.json (steps: {names})", field="--app",
                         fix="give an application id (application_...) or a step name or number")
-    if not chosen[-1].get("application_id"):
+    if not chosen[-1].application_id:
         raise UserError(f"step {app!r} has no YARN application (it failed before submitting one)", field="--app",
-                        fix=f"read its client log: {chosen[-1].get('log', 'steps/ in the run directory')}")
-    return str(chosen[-1]["application_id"])
+                        fix=f"read its client log: {chosen[-1].log or 'steps/ in the run directory'}")
+    return str(chosen[-1].application_id)
 
 
 def show_container_logs(plan: ClusterPlan, app: str) -> int:
@@ -375,14 +376,13 @@ def daemon_logs(run_dir: Path, *, node: str | None = None, daemon: str | None = 
     return found
 
 
-def _read_report(run_dir: Path) -> dict | None:
-    try:
-        return json.loads((run_dir / "run.json").read_text())
-    except (OSError, ValueError):
-        return None
+def _read_report(run_dir: Path) -> RunReport | None:
+    from launcher.lifecycle.report import RunReport
+
+    return RunReport.read_or_none(run_dir / "run.json")
 
 
-def _plan_of(cluster: str | None, *, need_up: bool = False):  # noqa: ANN202
+def _plan_of(cluster: str | None, *, need_up: bool = False) -> ClusterPlan:
     """The :class:`ClusterPlan` of the cluster ``cluster`` names.
 
     Raises:

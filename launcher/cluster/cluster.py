@@ -8,7 +8,6 @@ reported with its log.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from launcher.render.config import EXCLUDE_FILE
 from launcher.util.errors import ClusterError
 from launcher.util.polling import poll
 from launcher.util.processes import end
+from launcher.util.records import AgentRecord
 
 POLL_SECONDS = 0.2
 #: Seconds the copy of the job history out of HDFS may take at teardown (``hdfs`` mode).
@@ -89,28 +89,28 @@ class Cluster:
         self.watch.add("states", plan.path("agents"), self.agent_states)
 
     # -- state of the agents ---------------------------------------------------------------
-    def agent_states(self) -> dict[str, dict[str, Any]]:
-        """``agents/<node>.json`` of every node that has written one."""
+    def agent_states(self) -> dict[str, AgentRecord]:
+        """``agents/<node>.json`` of every node that has written one (:class:`AgentRecord`; one that cannot be
+        read or is not such a record is left out)."""
         states = {}
         for path in self.plan.path("agents").glob("*.json"):
-            try:
-                states[path.stem] = json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError):
-                continue
+            record = AgentRecord.read_or_none(path)
+            if record is not None:
+                states[path.stem] = record
         return states
 
-    def watched_states(self) -> dict[str, dict[str, Any]]:
+    def watched_states(self) -> dict[str, AgentRecord]:
         """The agents' states as :attr:`watch` last read them (empty before its first answer, or when that read
         failed); never touches the filesystem."""
         answer = self.watch.get("states", {})
         return answer if isinstance(answer, dict) else {}
 
-    def states(self) -> dict[str, dict[str, Any]]:
+    def states(self) -> dict[str, AgentRecord]:
         """The agents' states as :attr:`watch` last read them while it runs (never waits on the filesystem;
         empty before its first answer), else :meth:`agent_states` read now. The agents' pids in them are
         remembered (:meth:`launcher.fanout.AgentGroup.remember`) for a teardown that must not read the files."""
         states = self.agent_states() if not self.watch.running else self.watched_states()
-        self.fanout.remember({node: state.get("pid") for node, state in states.items()})
+        self.fanout.remember({node: state.pid for node, state in states.items()})
         return states
 
     def listening(self) -> list[dict[str, Any]]:
@@ -121,19 +121,19 @@ class Cluster:
             states = self.agent_states()
         except OSError:
             states = self.watched_states()
-        found = [{"node": node, **entry} for node, state in states.items() for entry in state.get("listening", [])]
+        found = [{"node": node, **entry.model_dump()} for node, state in states.items() for entry in state.listening]
         return sorted(found, key=lambda e: (e["node"], e["port"], e["process"], e["address"]))
 
-    def lost_nodes(self, states: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+    def lost_nodes(self, states: dict[str, AgentRecord] | None = None) -> dict[str, dict[str, Any]]:
         """Nodes that lost their NodeManager while a step ran and that YARN can do without: not the master, and
         nothing but a NodeManager failed there (:data:`LOSABLE`). ``{node: {"daemon", "exit", "at"}}`` (``at``:
         epoch seconds when its agent saw it exit). ``states``: :meth:`agent_states` when already read."""
         lost = {}
         for node, state in (self.states() if states is None else states).items():
-            failed = state.get("failed") or {}
+            failed = state.failed
             if node != self.plan.master.name and failed and set(failed) <= LOSABLE:
                 daemon = next(iter(failed))
-                at = (state.get("failed_at") or {}).get(daemon)
+                at = state.failed_at.get(daemon)
                 lost[node] = {"daemon": daemon, "exit": failed[daemon], "at": at}
         return lost
 
@@ -180,10 +180,10 @@ class Cluster:
         for node, state in states.items():
             if node in lost:
                 continue
-            for daemon, rc in state.get("failed", {}).items():
-                log = state["daemons"][daemon]["log"]
-                raise ClusterError(f"{daemon} on {node} exited with code {rc} {when}; read {log}"
-                                   f" ({_tail(Path(log)) or _tail(Path(state['daemons'][daemon]['out']))})")
+            for daemon, rc in state.failed.items():
+                record = state.daemons[daemon]
+                raise ClusterError(f"{daemon} on {node} exited with code {rc} {when}; read {record.log}"
+                                   f" ({_tail(Path(record.log)) or _tail(Path(record.out))})")
         if not self.fanout.running(ignore=set(lost)):
             log = self.fanout.log_file
             raise ClusterError(f"the agents stopped {when}; read {log} ({_tail(log)})")

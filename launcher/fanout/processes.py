@@ -17,7 +17,6 @@ session, SIGKILL 26 ms after SIGTERM, and a ``pbsdsh`` client started in a sessi
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import signal
 import socket
@@ -31,6 +30,7 @@ from typing import IO
 
 from launcher.fanout.base import Launcher, StepOptions
 from launcher.util.processes import end
+from launcher.util.records import AgentRecord
 
 #: Seconds between the SIGTERM that forces a launcher covering every node (``srun``) to end and the SIGKILL.
 FORCE_SECONDS = 10.0
@@ -210,10 +210,8 @@ class AgentGroup:
         wrote one."""
         if host in self._pids:
             return self._pids[host]
-        try:
-            return int(json.loads((self.run_dir / "agents" / f"{host}.json").read_text())["pid"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
+        record = AgentRecord.read_or_none(self.run_dir / "agents" / f"{host}.json")
+        return None if record is None else record.pid
 
     def signal_agent(self, host: str, pid: int) -> subprocess.Popen[bytes] | None:
         """SIGTERM to the agent ``pid`` on ``host``: directly when ``host`` is this machine (returns ``None``),

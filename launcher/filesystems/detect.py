@@ -64,7 +64,7 @@ def statfs_magic(path: Path) -> int | None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.statfs(os.fsencode(str(path)), ctypes.byref(buf)) != 0:
         return None
-    return buf.f_type & 0xFFFFFFFF
+    return int(buf.f_type) & 0xFFFFFFFF
 
 
 def filesystem_type(path: Path) -> str:

@@ -16,32 +16,67 @@ directory, scheduler and job id.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import psutil
 
-from launcher.lifecycle.report import STATES
+from launcher.lifecycle.report import STATES, RunReport
+from launcher.plan.cluster_plan import PlanSummary
 from launcher.util import polling
 from launcher.util.errors import UserError
+from launcher.util.records import Record
+from launcher.util.states import ClusterState
 from launcher.util.userdirs import clusters_dir
 
 #: Name of the file whose existence asks a held cluster to tear down.
 STOP_FILE = "stop-requested"
 #: States of a cluster that is (or may soon be) using its allocation; ``unknown``: the batch system does not answer,
 #: so the cluster may well run on.
-ACTIVE = ("pending", "starting", "running", "ready", "stopping", "unknown")
+ACTIVE = tuple(state.value for state in ClusterState if state.active)
 #: A cluster directory's record of an end the batch system told (``lost``) or ``stop`` made (``cancelled``), written
 #: where no final ``run.json`` will come: final, so ``list`` never asks the batch system about it again.
 ENDED_FILE = "ended.json"
 #: Batch job states (``JobState`` values) of a released allocation.
 RELEASED = ("completed", "failed", "cancelled", "timed_out", "unknown")
+
+
+class IndexEntry(Record):
+    """One cluster in the user's index (``<state dir>/<cluster id>.json``): its ``cluster_id``, cluster directory
+    (``run_dir``), ``scheduler`` and batch ``job_id``; ``created`` (epoch seconds); ``holder_pid`` and
+    ``holder_started`` (the process holding a cluster outside a batch job, and its start time in epoch seconds, to
+    tell it from a later process with the same pid); ``interactive`` (made by ``start``); ``no_answer_since``
+    (epoch seconds since the batch system has not answered about the job). Keys that are ``None`` are left out
+    of the file. Schema policy: :class:`launcher.util.records.Record`.
+    """
+
+    cluster_id: str
+    run_dir: str
+    scheduler: str
+    created: float = 0.0
+    job_id: str | None = None
+    holder_pid: int | None = None
+    holder_started: float | None = None
+    interactive: bool = False
+    no_answer_since: float | None = None
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON-ready form, without the keys that are ``None``."""
+        return {key: value for key, value in super().dump().items() if value is not None}
+
+
+class EndedRecord(Record):
+    """:data:`ENDED_FILE`: an end the batch system told (``lost``) or ``stop`` made (``cancelled``), with ``detail``
+    (why) and ``at`` (epoch seconds). Schema policy: :class:`launcher.util.records.Record`."""
+
+    state: ClusterState
+    detail: str = ""
+    at: float = 0.0
 
 
 def state_dir() -> Path:
@@ -62,51 +97,39 @@ def register(cluster_id: str, run_dir: str | Path, scheduler: str, job_id: str |
     The index is a convenience: failing to write it (read-only home) never stops a run.
     """
     path = state_dir() / f"{cluster_id}.json"
-    entry: dict[str, Any] = {}
-    try:
-        if path.exists():
-            entry = json.loads(path.read_text())
-    except (OSError, ValueError):
-        entry = {}
-    entry.update({"cluster_id": cluster_id, "run_dir": str(run_dir), "scheduler": scheduler})
-    entry.setdefault("created", time.time())
+    known = IndexEntry.read_or_none(path) if path.exists() else None
+    entry = IndexEntry(cluster_id=cluster_id, run_dir=str(run_dir), scheduler=scheduler, created=time.time())
+    if known is not None:
+        entry = known.model_copy(update={"cluster_id": cluster_id, "run_dir": str(run_dir), "scheduler": scheduler})
+        if "created" not in known.model_fields_set:
+            entry.created = time.time()
     if job_id is not None:
-        entry["job_id"] = job_id
+        entry.job_id = job_id
     if holder_pid is not None:
-        entry["holder_pid"] = holder_pid
-        entry["holder_started"] = psutil.Process(holder_pid).create_time()
-    entry["interactive"] = entry.get("interactive", False) or interactive
+        entry.holder_pid = holder_pid
+        entry.holder_started = psutil.Process(holder_pid).create_time()
+    entry.interactive = entry.interactive or interactive
     _write_entry(path, entry)
     return path
 
 
-def _write_entry(path: Path, entry: dict[str, Any]) -> None:
+def _write_entry(path: Path, entry: IndexEntry) -> None:
     """Write an index entry atomically; an index that cannot be written is left as it is."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(entry, indent=2))
-        os.replace(tmp, path)
+        entry.write(path)
     except OSError:
         pass
 
 
-def index_entries() -> list[dict[str, Any]]:
+def index_entries() -> list[IndexEntry]:
     """Every entry of the index, oldest first (unreadable entries are skipped)."""
     entries = []
     for path in sorted(state_dir().glob("*.json")):
-        try:
-            entries.append(json.loads(path.read_text()))
-        except (OSError, ValueError):
-            continue
-    return sorted(entries, key=lambda e: e.get("created", 0))
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
+        entry = IndexEntry.read_or_none(path)
+        if entry is not None:
+            entries.append(entry)
+    return sorted(entries, key=lambda e: e.created)
 
 
 @dataclass
@@ -155,14 +178,14 @@ class ClusterStatus:
         return {**self.__dict__, "active": self.active}
 
 
-def _holder_alive(entry: dict[str, Any]) -> bool:
-    pid = entry.get("holder_pid")
+def _holder_alive(entry: IndexEntry) -> bool:
+    pid = entry.holder_pid
     if not pid:
         return False
     try:
         proc = psutil.Process(int(pid))
-        return abs(proc.create_time() - float(entry.get("holder_started", 0))) < 1.0 and proc.is_running() \
-            and proc.status() != psutil.STATUS_ZOMBIE
+        return bool(abs(proc.create_time() - float(entry.holder_started or 0)) < 1.0 and proc.is_running()
+                    and proc.status() != psutil.STATUS_ZOMBIE)
     except (psutil.Error, ValueError):
         return False
 
@@ -244,7 +267,7 @@ def record_end(run_dir: str | Path, state: str, detail: str) -> None:
     """Write :data:`ENDED_FILE` (``state``: ``lost`` or ``cancelled``) into a cluster directory that has no final
     ``run.json``; a directory that cannot be written is left as it is (the batch system is asked again next time)."""
     try:
-        Path(run_dir, ENDED_FILE).write_text(json.dumps({"state": state, "detail": detail, "at": time.time()}))
+        EndedRecord(state=ClusterState(state), detail=detail, at=time.time()).write(Path(run_dir, ENDED_FILE))
     except OSError:
         pass
 
@@ -252,18 +275,14 @@ def record_end(run_dir: str | Path, state: str, detail: str) -> None:
 def _remember(cluster_id: str, **fields: Any) -> None:
     """Set (``None``: remove) ``fields`` of a cluster's index entry; an index that cannot be written is left."""
     path = state_dir() / f"{cluster_id}.json"
-    entry = _read_json(path)
+    entry = IndexEntry.read_or_none(path)
     if entry is None:
         return
-    for key, value in fields.items():
-        if value is None:
-            entry.pop(key, None)
-        else:
-            entry[key] = value
-    _write_entry(path, entry)
+    _write_entry(path, entry.model_copy(update=fields))
 
 
-def status_of(entry: dict[str, Any], *, job_state: Callable[[str, str], str] | None = None) -> ClusterStatus:
+def status_of(entry: IndexEntry | Mapping[str, Any], *,
+              job_state: Callable[[str, str], str] | None = None) -> ClusterStatus:
     """The current state of an indexed cluster, from its directory and, while it is not final, from the
     batch system (or the holder process): a cluster whose batch job (or holder process) ended without a final
     ``run.json`` is ``lost``, on every scheduler.
@@ -276,10 +295,12 @@ def status_of(entry: dict[str, Any], *, job_state: Callable[[str, str], str] | N
     A batch system that does not answer makes the cluster ``unknown`` (never ``lost``); an end it told (``lost``)
     or that ``stop`` made (``cancelled``) is recorded (:func:`record_end`) and final: not asked again.
     """
-    run_dir = Path(entry["run_dir"])
-    status = ClusterStatus(cluster_id=entry["cluster_id"], run_dir=str(run_dir), scheduler=entry["scheduler"],
-                           job_id=entry.get("job_id"), state="pending", created=entry.get("created"),
-                           interactive=bool(entry.get("interactive")))
+    if not isinstance(entry, IndexEntry):
+        entry = IndexEntry.model_validate(entry)
+    run_dir = Path(entry.run_dir)
+    status = ClusterStatus(cluster_id=entry.cluster_id, run_dir=str(run_dir), scheduler=entry.scheduler,
+                           job_id=entry.job_id, state="pending", created=entry.created,
+                           interactive=entry.interactive)
     try:
         present = run_dir.is_dir()
     except OSError as err:  # e.g. ENOTCONN: the filesystem it is on is mounted but does not answer
@@ -288,38 +309,39 @@ def status_of(entry: dict[str, Any], *, job_state: Callable[[str, str], str] | N
     if not present:
         status.state, status.detail = "gone", "cluster directory removed"
         return status
-    plan = _read_json(run_dir / "plan.json")
-    report = _read_json(run_dir / "run.json")
+    plan = PlanSummary.read_or_none(run_dir / "plan.json")
+    report = RunReport.read_or_none(run_dir / "run.json")
     if plan:
-        status.nodes = [n["name"] for n in plan["nodes"]]
-        status.head = plan["master"]["name"]
-        status.job_id = status.job_id or plan.get("job_id")
-        if plan.get("deadline"):
-            status.walltime_left_s = float(plan["deadline"]) - time.time()
+        status.nodes = [n.name for n in plan.nodes]
+        status.head = plan.master.name
+        status.job_id = status.job_id or plan.job_id
+        if plan.deadline:
+            status.walltime_left_s = float(plan.deadline) - time.time()
     if report:
-        status.rm_web, status.jhs_web = report.get("rm_web"), report.get("jhs_web")
-        status.nodes = report.get("nodes") or status.nodes
-        if report.get("state") in STATES:
-            status.state, status.detail = report["state"], report.get("error") or ""
+        status.rm_web, status.jhs_web = report.rm_web, report.jhs_web
+        status.nodes = report.nodes or status.nodes
+        if report.state in STATES:
+            status.state, status.detail = report.state.value, report.error or ""
             status.walltime_left_s = None
             return status
-    ended = _read_json(run_dir / ENDED_FILE)
-    if ended and ended.get("state") in ("lost", "cancelled"):
-        status.state, status.detail, status.walltime_left_s = ended["state"], str(ended.get("detail", "")), None
+    ended = EndedRecord.read_or_none(run_dir / ENDED_FILE)
+    if ended and ended.state in (ClusterState.LOST, ClusterState.CANCELLED):
+        status.state, status.detail, status.walltime_left_s = ended.state.value, ended.detail, None
         return status
     # Not final: is the allocation (or the holder process) still there?
     if status.job_id and status.scheduler != "local":
         batch = (job_state or (lambda name, job: batch_state(name, job, run_dir)))(status.scheduler, status.job_id)
         if batch == "no_answer":
-            since = float(entry.get("no_answer_since") or time.time())
-            if "no_answer_since" not in entry:
-                entry["no_answer_since"] = since
+            since = float(entry.no_answer_since or time.time())
+            if entry.no_answer_since is None:
+                entry.no_answer_since = since
                 _remember(status.cluster_id, no_answer_since=since)
             status.state = "unknown"
             status.detail = (f"batch system not answering since {time.strftime('%H:%M:%S', time.localtime(since))}"
                              + (f": {getattr(batch, 'why', '')}" if getattr(batch, "why", "") else ""))
             return status
-        if entry.pop("no_answer_since", None) is not None:
+        if entry.no_answer_since is not None:
+            entry.no_answer_since = None
             _remember(status.cluster_id, no_answer_since=None)
         if batch == "pending":
             status.state = "pending"
@@ -334,17 +356,17 @@ def status_of(entry: dict[str, Any], *, job_state: Callable[[str, str], str] | N
             f"the batch system no longer knows job {status.job_id}"
     else:
         alive = _holder_alive(entry)
-        gone_why = f"the process holding it (pid {entry.get('holder_pid')}) is gone"
+        gone_why = f"the process holding it (pid {entry.holder_pid}) is gone"
     if not alive:
         status.state, status.detail = "lost", gone_why + ", with no final run.json"
         status.walltime_left_s = None
         record_end(run_dir, status.state, status.detail)
-    elif report is None or report.get("bringup_s") is None:
+    elif report is None or report.bringup_s is None:
         status.state = "starting"
     elif (run_dir / STOP_FILE).exists():
         status.state = "stopping"
     else:
-        status.state = "ready" if report.get("hold") else "running"
+        status.state = "ready" if report.hold else "running"
     return status
 
 
@@ -369,14 +391,14 @@ def find(cluster: str | None, *, active_only: bool = True) -> ClusterStatus:
             raise UserError("no running cluster", field="ID", fix="start one with `hpc-hadoop start JOB_FILE`")
         raise UserError(f"{len(active)} clusters are running: {', '.join(s.cluster_id for s in active)}",
                         field="ID", fix="name one (see `hpc-hadoop list`)")
-    exact = [e for e in entries if cluster in (e["cluster_id"], str(e.get("job_id")))]
-    matches = exact or [e for e in entries if e["cluster_id"].startswith(cluster)]
+    exact = [e for e in entries if cluster in (e.cluster_id, str(e.job_id))]
+    matches = exact or [e for e in entries if e.cluster_id.startswith(cluster)]
     if len(matches) == 1:
         return status_of(matches[0])
     if not matches:
         raise UserError(f"no cluster {cluster!r} in {state_dir()}", field="ID", fix="see `hpc-hadoop list`")
     raise UserError(f"{cluster!r} matches {len(matches)} clusters: "
-                    f"{', '.join(e['cluster_id'] for e in matches)}", field="ID", fix="give more of the id")
+                    f"{', '.join(e.cluster_id for e in matches)}", field="ID", fix="give more of the id")
 
 
 @_job_yaml_read_once()
@@ -400,7 +422,7 @@ def request_stop(status: ClusterStatus, *, timeout: float = 120.0, poll: float =
     """
     run_dir = Path(status.run_dir)
     notify = on_wait or (lambda text: None)
-    entry = next((e for e in index_entries() if e["cluster_id"] == status.cluster_id), {})
+    entry = next((e for e in index_entries() if e.cluster_id == status.cluster_id), None) or _entry_of(status)
     if status.state == "pending" and status.job_id:
         failure = _cancel(status)
         if failure is None:
@@ -408,12 +430,12 @@ def request_stop(status: ClusterStatus, *, timeout: float = 120.0, poll: float =
             if after.state in ("lost", "pending") or not (run_dir / "run.json").exists():
                 record_end(run_dir, "cancelled", f"stopped while queued (`hpc-hadoop stop` at "
                                                  f"{time.strftime('%Y-%m-%dT%H:%M:%S')})")
-            return status_of(entry or status.__dict__)
+            return status_of(entry)
         notify(f"cannot cancel the queued job: {failure}")
     (run_dir / STOP_FILE).write_text(f"stop requested at {time.strftime('%Y-%m-%dT%H:%M:%S')} "
                                      f"by pid {os.getpid()} on {os.uname().nodename}\n")
     notify("teardown requested")
-    teardown = polling.poll(lambda: status_of(entry or status.__dict__), done=lambda current: not current.active,
+    teardown = polling.poll(lambda: status_of(entry), done=lambda current: not current.active,
                             interval=poll, backoff=1.0, timeout=timeout)
     if teardown.timed_out:
         notify(f"no teardown within {timeout:.0f} s: cancelling")
@@ -421,9 +443,9 @@ def request_stop(status: ClusterStatus, *, timeout: float = 120.0, poll: float =
             failure = _cancel(status)
             if failure is not None:
                 notify(f"the batch system did not answer the cancel: {failure}")
-                return status_of(entry or status.__dict__)
-        elif entry.get("holder_pid") and _holder_alive(entry):
-            psutil.Process(int(entry["holder_pid"])).terminate()
+                return status_of(entry)
+        elif entry.holder_pid and _holder_alive(entry):
+            psutil.Process(int(entry.holder_pid)).terminate()
     return _wait_released(status, entry, 60.0, poll)
 
 
@@ -456,14 +478,26 @@ def _cancel(status: ClusterStatus) -> Any:
     return None
 
 
-def _wait_released(status: ClusterStatus, entry: dict[str, Any], timeout: float, poll: float) -> ClusterStatus:
+def _entry_of(status: ClusterStatus) -> IndexEntry:
+    """An index entry made from what ``status`` knows, for a cluster no longer in the index."""
+    return IndexEntry(cluster_id=status.cluster_id, run_dir=status.run_dir, scheduler=status.scheduler,
+                      job_id=status.job_id, created=status.created or 0.0, interactive=status.interactive)
+
+
+def _wait_released(status: ClusterStatus, entry: IndexEntry | Mapping[str, Any], timeout: float,
+                   poll: float) -> ClusterStatus:
     """Wait up to ``timeout`` seconds until the batch job is over (or the holder process exited), polling every
     ``poll`` seconds; cancel a job still there after half of it. A batch system that does not answer ends the
-    wait at once (nothing can be learnt by waiting)."""
+    wait at once (nothing can be learnt by waiting). ``entry``: the cluster's index entry (empty: none, made from
+    ``status``)."""
+    if not isinstance(entry, IndexEntry):
+        entry = IndexEntry.model_validate(entry) if entry else _entry_of(status)
+    known = entry
+
     def released() -> bool:
         if status.job_id and status.scheduler != "local":
             return batch_state(status.scheduler, status.job_id, status.run_dir) in (*RELEASED, "no_answer")
-        return not _holder_alive(entry)
+        return not _holder_alive(known)
 
     def wait(seconds: float) -> bool:
         return polling.poll(released, done=bool, interval=poll, backoff=1.0, timeout=seconds).done
@@ -472,7 +506,7 @@ def _wait_released(status: ClusterStatus, entry: dict[str, Any], timeout: float,
         if status.job_id:
             _cancel(status)
         wait(timeout / 2)
-    return status_of(entry or status.__dict__)
+    return status_of(known)
 
 
 def clean(targets: list[ClusterStatus]) -> list[str]:

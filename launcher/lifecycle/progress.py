@@ -11,6 +11,7 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 
 from launcher.lifecycle.runner import Observer
 from launcher.steps.jobs import StepResult
+from launcher.util.states import StepState
 
 
 class ConsoleObserver(Observer):
@@ -85,8 +86,8 @@ class ConsoleObserver(Observer):
             detail = f"map {result.map_pct:3d}% reduce {result.reduce_pct:3d}%"
             if result.application_id:
                 detail += f"  {result.application_id}"
-            ended = result.state
-            if result.state in ("succeeded", "failed", "killed") and not (result.application_id or result.job_id):
+            ended: str = result.state
+            if StepState(result.state).terminal and not (result.application_id or result.job_id):
                 code = f"exit code {result.returncode}, " if result.returncode is not None else ""
                 detail, ended = "", f"{result.state} ({code}no job submitted)"
             if self.bars is not None and self.bars.live.is_started:

@@ -7,10 +7,10 @@ import getpass
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -18,15 +18,79 @@ from rich.table import Table
 from launcher import __version__
 from launcher.node.listeners import WILDCARD_ADDRESSES
 from launcher.steps import shuffle
+from launcher.util.records import Record
+from launcher.util.states import RunState, StepState
 from launcher.util.userdirs import node_record_dir, node_work_root
 
-#: Final states of a run (``stopped``: an interactive cluster ended by ``hpc-hadoop stop``).
-STATES = ("succeeded", "stopped", "failed", "bringup_failed", "interrupted", "timed_out")
+#: Final states of a run (``stopped``: an interactive cluster ended by ``hpc-hadoop stop``): the terminal
+#: :class:`RunState` values.
+STATES = tuple(state.value for state in RunState if state.terminal)
 
 
-@dataclass
-class RunReport:
-    """Everything worth keeping about one run; written as ``run.json``.
+class _Entry(BaseModel):
+    """An entry of a list in ``run.json``; keys it does not know are kept (:class:`Record`'s policy)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class StepRecord(_Entry):
+    """A step in ``run.json`` (``steps``): :class:`launcher.steps.jobs.StepResult`'s fields but its output
+    lines, plus ``errors`` (the client's last 5 lines)."""
+
+    name: str
+    kind: str = ""
+    argv: list[str] = Field(default_factory=list)
+    log: str = ""
+    outputs: list[str] = Field(default_factory=list)
+    returncode: int | None = None
+    wall_s: float | None = None
+    application_id: str | None = None
+    job_id: str | None = None
+    uber: bool | None = None
+    map_pct: int = 0
+    reduce_pct: int = 0
+    state: StepState = StepState.PENDING
+    min_free_bytes: int | None = None
+    reduce_shuffle_bytes: int | None = None
+    cause: dict[str, str] | None = None
+    shuffle: dict[str, Any] | None = None
+    history_error: str | None = None
+    errors: list[str] = Field(default_factory=list)
+
+
+class PortRecord(_Entry):
+    """A TCP port the cluster's processes were seen listening on (``ports``)."""
+
+    node: str
+    process: str
+    address: str
+    port: int
+
+
+class LostNodeRecord(_Entry):
+    """A node whose NodeManager was lost while a step ran, which the run survived (``lost_nodes``): ``at`` epoch
+    seconds when its agent saw the daemon exit (``None`` if not told), ``exit`` its exit code."""
+
+    node: str
+    step: int | None = None
+    daemon: str
+    exit: int | None = None
+    at: float | None = None
+
+
+class StallRecord(_Entry):
+    """A read of the shared filesystem that went unanswered (``stalls``; :class:`launcher.cluster.watch.Stall`)."""
+
+    path: str
+    began: float
+    seconds: float
+    ongoing: bool = True
+
+
+class RunReport(Record):
+    """Everything worth keeping about one run; written as ``run.json`` (schema policy: :class:`Record`; the keys and
+    shapes are those ``run.json`` had before it was typed, plus ``schema``; every field has a default, so that a
+    partial record, one a run wrote before it knew its cluster, reads too).
 
     ``filesystem``: type (``lustre``, ``orangefs (fuse)``, ``fuse.glusterfs``...), mount, ``mode``, why layouts can
     be neither set nor read there (``striping_error``, or ``null``) and one entry per directory (input, output,
@@ -51,74 +115,86 @@ class RunReport:
     ``since_allocation_s`` (allocation start → ready), ``teardown_s``, ``total_s``; per step ``wall_s``.
     """
 
-    cluster_id: str
-    name: str
-    run_dir: str
-    scheduler: str
-    job_id: str | None
-    nodes: list[str]
-    state: str = "running"
+    model_config = ConfigDict(validate_assignment=True)
+
+    cluster_id: str = ""
+    name: str = ""
+    run_dir: str = ""
+    scheduler: str = ""
+    job_id: str | None = None
+    nodes: list[str] = Field(default_factory=list)
+    state: RunState = RunState.RUNNING
     error: str | None = None
-    started: float = field(default_factory=time.time)
+    started: float = Field(default_factory=time.time)
     ended: float | None = None
     bringup_s: float | None = None
     since_allocation_s: float | None = None
     teardown_s: float | None = None
     total_s: float | None = None
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[StepRecord] = Field(default_factory=list)
     rm_web: str | None = None
     jhs_web: str | None = None
-    versions: dict[str, str] = field(default_factory=dict)
+    versions: dict[str, str] = Field(default_factory=dict)
     leftover_processes: int | None = None
     error_exit_code: int | None = None
-    filesystem: dict[str, Any] = field(default_factory=dict)
+    filesystem: dict[str, Any] = Field(default_factory=dict)
     hold: bool = False
-    notes: list[str] = field(default_factory=list)
-    ports: list[dict[str, Any]] = field(default_factory=list)
-    lost_nodes: list[dict[str, Any]] = field(default_factory=list)
-    stalls: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    ports: list[PortRecord] = Field(default_factory=list)
+    lost_nodes: list[LostNodeRecord] = Field(default_factory=list)
+    stalls: list[StallRecord] = Field(default_factory=list)
     lost_filesystem: dict[str, str] | None = None
     kept_at: str | None = None
+
+    @classmethod
+    def load(cls, run_dir: str | Path) -> RunReport:
+        """``<run_dir>/run.json``.
+
+        Raises:
+            OSError: it cannot be read. ValueError: it is not a run report.
+        """
+        return cls.read(Path(run_dir, "run.json"))
 
     @property
     def exit_code(self) -> int:
         """0 if every step succeeded (or a held cluster was stopped); 130 interrupted; 124 timed out; the exit code
         of the error that ended the run around its steps (``error_exit_code``: 1 a daemon died, 2 bad input) even
         when it killed a step; else the failed step's exit code; else 1."""
-        if self.state in ("succeeded", "stopped"):
+        if self.state in (RunState.SUCCEEDED, RunState.STOPPED):
             return 0
-        if self.state == "interrupted":
+        if self.state is RunState.INTERRUPTED:
             return 130
-        if self.state == "timed_out":
+        if self.state is RunState.TIMED_OUT:
             return 124
         if self.error_exit_code is not None:  # the run failed around its steps (a daemon died, bad input)
             return self.error_exit_code
-        failed = [s for s in self.steps if s.get("returncode") not in (0, None)]
+        failed = [s.returncode for s in self.steps if s.returncode not in (0, None)]
         if failed:
-            return int(failed[-1]["returncode"])
+            return int(failed[-1] or 1)
         return 1
 
-    def to_json(self) -> str:
-        """JSON text of ``run.json``."""
-        data = asdict(self)
+    def to_json(self, indent: int | None = 2) -> str:
+        """JSON text of ``run.json``: the record, ``exit_code`` (:attr:`exit_code`) and ``hpc_hadoop_version``
+        (this release's)."""
+        data = self.dump()
         data["exit_code"] = self.exit_code
         data["hpc_hadoop_version"] = __version__
-        return json.dumps(data, indent=2)
+        return json.dumps(data, indent=indent)
 
-    def write(self) -> Path:
-        """Write ``<run_dir>/run.json`` atomically; returns its path. On a full filesystem (``ENOSPC``) the
-        room kept by :func:`reserve_room` is given back and the write tried once more.
+    def write(self, path: str | Path | None = None, *, indent: int | None = 2) -> Path:
+        """Write ``<run_dir>/run.json`` (``path``: elsewhere) atomically; returns its path. On a full filesystem
+        (``ENOSPC``) the room kept by :func:`reserve_room` is given back and the write tried once more.
 
         Raises:
             OSError: it could not be written (the filesystem is full and no reserve is left, or it failed).
         """
-        path = Path(self.run_dir, "run.json")
+        path = Path(self.run_dir, "run.json") if path is None else Path(path)
         try:
-            _replace(path, self.to_json())
+            _replace(path, self.to_json(indent))
         except OSError as err:
             if err.errno != errno.ENOSPC or not release_room(self.run_dir):
                 raise
-            _replace(path, self.to_json())
+            _replace(path, self.to_json(indent))
         return path
 
     def keep_locally(self) -> Path | None:
@@ -205,9 +281,9 @@ def release_room(run_dir: str | Path) -> bool:
     return True
 
 
-def ports_line(ports: list[dict[str, Any]]) -> str:
+def ports_line(ports: list[PortRecord]) -> str:
     """One line on the ports a cluster listened on (``RunReport.ports``), naming those on every interface."""
-    wildcard = [f"{p['process']} {p['port']} on {p['node']}" for p in ports if p["address"] in WILDCARD_ADDRESSES]
+    wildcard = [f"{p.process} {p.port} on {p.node}" for p in ports if p.address in WILDCARD_ADDRESSES]
     line = f"ports: {len(ports)} listening TCP ports (run.json 'ports')"
     return line + (f", on every interface: {', '.join(wildcard)}" if wildcard else ", each on its node's address")
 
@@ -239,14 +315,15 @@ def summary(report: RunReport, console: Console) -> None:
     for column in ("step", "state", "exit", "wall (s)", "application"):
         table.add_column(column, justify="right" if column in ("exit", "wall (s)") else "left")
     for step in report.steps:
-        wall = f"{step['wall_s']:.1f}" if step.get("wall_s") is not None else "-"
-        table.add_row(step["name"], step["state"], str(step.get("returncode", "-")), wall,
-                      step.get("application_id") or "-")
+        wall = f"{step.wall_s:.1f}" if step.wall_s is not None else "-"
+        table.add_row(step.name, step.state, str(step.returncode), wall, step.application_id or "-")
     console.print(table)
     for step in report.steps:
-        if step.get("shuffle"):
-            console.print(f"shuffle of {step['name']}: {shuffle.describe(step['shuffle'])}", markup=False)
-    fmt = lambda v: "-" if v is None else f"{v:.1f} s"  # noqa: E731
+        if step.shuffle:
+            console.print(f"shuffle of {step.name}: {shuffle.describe(step.shuffle)}", markup=False)
+    def fmt(v: float | None) -> str:
+        return "-" if v is None else f"{v:.1f} s"
+
     console.print(f"bring-up {fmt(report.bringup_s)}, teardown {fmt(report.teardown_s)}, "
                   f"total {fmt(report.total_s)}")
     fs = report.filesystem

@@ -39,7 +39,15 @@ from launcher.filesystems import (
 )
 from launcher.filesystems.pathlength import check_path_lengths
 from launcher.lifecycle.interactive import STOP_FILE, register
-from launcher.lifecycle.report import RunReport, release_room, reserve_room
+from launcher.lifecycle.report import (
+    LostNodeRecord,
+    PortRecord,
+    RunReport,
+    StallRecord,
+    StepRecord,
+    release_room,
+    reserve_room,
+)
 from launcher.plan.cluster_plan import ClusterPlan, make_plan, naming_job_file
 from launcher.render.clients import write_wrappers
 from launcher.render.config import render_config, write_files, write_private
@@ -47,7 +55,8 @@ from launcher.render.spark import conf_dir as spark_conf_dir
 from launcher.render.spark import uses_spark, write_spark_conf
 from launcher.runtime.cds import publish_am_archives
 from launcher.runtime.hadoop import HadoopRuntime, discover
-from launcher.schedulers.base import Allocation, teardown_lead
+from launcher.schedulers.allocation import Allocation
+from launcher.schedulers.base import teardown_lead
 from launcher.steps import shuffle
 from launcher.steps.diagnosis import diagnose
 from launcher.steps.jobhistory import history_not_kept
@@ -72,6 +81,7 @@ from launcher.util.errors import (
 )
 from launcher.util.polling import poll
 from launcher.util.processes import end
+from launcher.util.states import RunState, StepState
 
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1)
 
@@ -167,7 +177,8 @@ def prepare_filesystem(plan: ClusterPlan, report: RunReport) -> None:
     stripes = fs_spec.striping
     dirs = plan.striped_dirs()
     done: list[StripeOutcome] = []
-    requested = lambda s: {"count": s.count, "size": s.size, "index": s.index}  # noqa: E731
+    requested: Callable[[Any], dict[str, int | None]] = lambda s: {"count": s.count, "size": s.size,  # noqa: E731
+                                                                    "index": s.index}
     if fs_spec.mode == "hdfs":
         done.append(StripeOutcome("staging", f"hdfs://{plan.master.address}:{plan.ports.nn}{plan.path('staging')}",
                                   NOT_APPLICABLE, requested(stripes.staging),
@@ -327,19 +338,19 @@ def new_report(plan: ClusterPlan, *, hold: bool = False) -> RunReport:
                      versions={"hadoop": runtime.version, "java": str(runtime.java_version)}, hold=hold)
 
 
-def _ending(exc: BaseException, bringup_done: bool) -> tuple[str, str]:
+def _ending(exc: BaseException, bringup_done: bool) -> tuple[RunState, str]:
     """``(state, error)`` of ``run.json`` for the exception that ended a run."""
     if isinstance(exc, Interrupted):
         warning = exc.signum == signal.SIGUSR1
-        return ("timed_out" if warning else "interrupted",
+        return (RunState.TIMED_OUT if warning else RunState.INTERRUPTED,
                 f"stopped by {exc.args[0]}" + (" (walltime warning)" if warning else ""))
     if isinstance(exc, KeyboardInterrupt):
-        return "interrupted", "stopped by SIGINT"
+        return RunState.INTERRUPTED, "stopped by SIGINT"
     if isinstance(exc, WalltimeExpired):
-        return "timed_out", "walltime nearly over: stopped the running step and the cluster"
+        return RunState.TIMED_OUT, "walltime nearly over: stopped the running step and the cluster"
     if isinstance(exc, StopRequested):
-        return "interrupted", str(exc)
-    return ("failed" if bringup_done else "bringup_failed"), str(exc) or type(exc).__name__
+        return RunState.INTERRUPTED, str(exc)
+    return (RunState.FAILED if bringup_done else RunState.BRINGUP_FAILED), str(exc) or type(exc).__name__
 
 
 class ClusterRun:
@@ -504,8 +515,8 @@ class ClusterRun:
         if self.plan.spec.filesystem.mode == "hdfs":
             bringup_s += wait_hdfs(self.plan, self.cluster, timeout=min(120.0, remaining or 120.0))
         self.report.bringup_s = bringup_s
-        self.report.notes += [f"{node}: {state['nm_note']}" for node, state in sorted(self.cluster.states().items())
-                              if state.get("nm_note")]
+        self.report.notes += [f"{node}: {state.nm_note}" for node, state in sorted(self.cluster.states().items())
+                              if state.nm_note]
         self._note_archives()
         if self.allocation_start:
             self.report.since_allocation_s = time.time() - self.allocation_start
@@ -521,7 +532,7 @@ class ClusterRun:
         except OSError:
             states = self.cluster.watched_states()
         for _node, state in sorted(states.items()):
-            for note in state.get("archive_notes") or ():
+            for note in state.archive_notes:
                 if note not in self.report.notes:
                     self.report.notes.append(note)
 
@@ -618,7 +629,7 @@ class ClusterRun:
                 # never reached done/): wait for it there (a second or two: the JobHistoryServer's next scan).
                 result.history_error = history_not_kept(self.plan.path("history"), result.job_id)
                 if result.history_error:
-                    result.state = "failed"
+                    result.state = StepState.FAILED
                 elif result.reduce_shuffle_bytes is not None:  # only a job whose reducers shuffled
                     result.shuffle = shuffle.step_shuffle(shuffle.find_jhist(self.plan.path("history"),
                                                                              result.job_id))
@@ -652,9 +663,9 @@ class ClusterRun:
         ``run.json`` (``lost_nodes``) and as a note with how long the step ran on after the loss."""
         ended = time.time()
         for node, lost in self.cluster.lost_nodes().items():
-            if any(entry["node"] == node for entry in self.report.lost_nodes):
+            if any(entry.node == node for entry in self.report.lost_nodes):
                 continue
-            self.report.lost_nodes.append({"node": node, "step": step.index, **lost})
+            self.report.lost_nodes.append(LostNodeRecord(node=node, step=step.index, **lost))
             after = f"; the step ran on for {ended - lost['at']:.1f} s after it" if lost["at"] else ""
             self.report.notes.append(f"{lost['daemon']} on {node} lost during step {step.index} ({step.name}), exit "
                                      f"{lost['exit']}: YARN re-ran that node's work on the others{after}")
@@ -663,7 +674,7 @@ class ClusterRun:
         """Record the shared filesystem's stalls seen while the cluster ran in ``run.json`` (``stalls``) and as
         notes; a run that ended during one says so in its error."""
         stalls = self.cluster.watch.stalls
-        self.report.stalls = [stall.to_dict() for stall in stalls]
+        self.report.stalls = [StallRecord(**stall.to_dict()) for stall in stalls]
         self.report.notes += [stall.describe() for stall in stalls]
         ongoing = [stall for stall in stalls if stall.ongoing]
         if ongoing and self.report.error:
@@ -675,7 +686,7 @@ class ClusterRun:
         Raises:
             FilesystemLost: ``run.json`` could not be written: the shared filesystem is gone.
         """
-        self.report.state, self.report.error = "failed", error
+        self.report.state, self.report.error = RunState.FAILED, error
         self.write_report()
 
     def hold(self) -> None:
@@ -687,7 +698,7 @@ class ClusterRun:
             return self.stalled()
 
         hold_cluster(self.plan, self.cluster, self.deadline, stalled=checked)
-        self.report.state = "stopped"
+        self.report.state = RunState.STOPPED
 
     # -- down --------------------------------------------------------------------------------------
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -702,7 +713,7 @@ class ClusterRun:
             if isinstance(ending, HpcHadoopError):
                 self.report.error_exit_code = ending.exit_code
         elif self.report.state == "running":
-            self.report.state = "succeeded"
+            self.report.state = RunState.SUCCEEDED
         try:
             self.observer.phase("teardown")
             end(self._refreshes, signum=None)  # JVMs that have had seconds to end; never left behind
@@ -712,7 +723,7 @@ class ClusterRun:
             if self.plan.spec.hadoop.class_data_sharing and self.cluster.watch.stall() is None:
                 publish_am_archives(self.plan.runtime, settle_s=0.0)  # no ApplicationMaster runs any more
             self._note_stalls()
-            self.report.ports = self.cluster.listening()
+            self.report.ports = [PortRecord(**port) for port in self.cluster.listening()]
         finally:
             self.report.notes += [f"{name} arrived during teardown, which went on to the end" for name in late]
             self.report.ended = time.time()
@@ -760,7 +771,7 @@ class ClusterRun:
                     raise
             report = self.report
             if report.state in ("succeeded", "stopped"):
-                report.state, report.error, report.error_exit_code = "failed", str(lost), lost.exit_code
+                report.state, report.error, report.error_exit_code = RunState.FAILED, str(lost), lost.exit_code
             else:
                 report.error = f"{report.error}; {lost}"
         self.report.lost_filesystem = lost.to_dict()
@@ -843,4 +854,4 @@ def _record(report: RunReport, result: StepResult) -> None:
     """Add a step's result to ``report`` (the caller writes ``run.json``)."""
     data = {k: v for k, v in vars(result).items() if k != "lines"}
     data["errors"] = result.lines[-5:]
-    report.steps.append(data)
+    report.steps.append(StepRecord(**data))

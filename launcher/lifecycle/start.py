@@ -77,7 +77,7 @@ def wait_until_up(run_dir: Path, console: Console, *, timeout: float | None = No
         The cluster's status: ``ready``/``running`` (up), or a final state with ``detail``; ``starting`` or
         ``pending`` when ``timeout`` passed.
     """
-    entry = next(e for e in index_entries() if e["cluster_id"] == run_dir.name)
+    entry = next(e for e in index_entries() if e.cluster_id == run_dir.name)
     return polling.poll(lambda: status_of(entry), done=lambda s: s.state in ("ready", "running") or not s.active,
                         key=lambda s: s.state, on_change=lambda s: console.print(f"cluster {s.cluster_id}: {s.state}"),
                         interval=poll, backoff_while=lambda s: s.state == "pending", timeout=timeout).value

@@ -9,7 +9,6 @@ everything a run keeps. Inside the allocation the script calls ``hpc-hadoop run 
 from __future__ import annotations
 
 import getpass
-import json
 import shlex
 import shutil
 import sys
@@ -24,14 +23,17 @@ from launcher import __version__
 from launcher.config.spec import JobSpec
 from launcher.filesystems import check_shared_root, decide
 from launcher.filesystems.pathlength import check_path_lengths
-from launcher.lifecycle.interactive import ENDED_FILE, register
+from launcher.lifecycle.interactive import ENDED_FILE, EndedRecord, register
+from launcher.lifecycle.report import RunReport
 from launcher.plan.cluster_plan import ClusterPlan, expand_root, make_plan, naming_job_file, new_cluster_id
 from launcher.render.config import environment
 from launcher.runtime.hadoop import HadoopRuntime, discover
 from launcher.schedulers import get_scheduler
-from launcher.schedulers.base import Allocation, BatchScheduler, JobState, MissingCommand
+from launcher.schedulers.allocation import Allocation, JobState
+from launcher.schedulers.base import BatchScheduler, MissingCommand
 from launcher.steps.jobs import ResolvedStep, resolve_steps
 from launcher.util.errors import HpcHadoopError
+from launcher.util.records import Record
 from launcher.util.yamlio import dump_yaml
 
 #: Seconds ``submit --wait`` waits through a batch system that does not answer, beyond the job's walltime: the job
@@ -226,6 +228,18 @@ def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocati
     return run_dir
 
 
+class SubmitRecord(Record):
+    """``submit.json`` in the cluster directory: what was submitted (``scheduler``, ``job_id``, ``job_file``,
+    ``hold``: by ``start``) and when (``submitted``, epoch seconds). Schema policy:
+    :class:`launcher.util.records.Record`."""
+
+    scheduler: str
+    job_id: str
+    submitted: float
+    job_file: str
+    hold: bool = False
+
+
 def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, console: Console,
                  hold: bool = False) -> tuple[int, Path, str]:
     """Submit ``spec`` to its batch system; with ``wait``, follow it to its end.
@@ -258,9 +272,8 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
     except HpcHadoopError:
         remove_cluster_dir(run_dir, made)
         raise
-    (run_dir / "submit.json").write_text(json.dumps({"scheduler": spec.scheduler, "job_id": job_id,
-                                                     "submitted": time.time(), "job_file": str(job_file),
-                                                     "hold": hold}))
+    SubmitRecord(scheduler=spec.scheduler, job_id=job_id, submitted=time.time(), job_file=str(job_file),
+                 hold=hold).write(run_dir / "submit.json", indent=None)
     register(run_dir.name, run_dir, spec.scheduler, job_id, interactive=hold)
     log = run_dir / f"batch-{job_id}.out"
     console.print(f"submitted {spec.scheduler} job {job_id}\nrun directory: {run_dir}\nlog: {log}", soft_wrap=True)
@@ -290,12 +303,9 @@ def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, con
     silent_since: list[float] = []  # when the batch system stopped answering (monotonic), while it does not
     report = run_dir / "run.json"
 
-    def final_report() -> dict:
-        try:
-            data = json.loads(report.read_text())
-        except (OSError, ValueError):
-            return {}
-        return data if data.get("state") not in (None, "running") else {}
+    def final_report() -> RunReport | None:
+        data = RunReport.read_or_none(report)
+        return data if data is not None and data.state.terminal else None
 
     def show(state: JobState) -> None:
         nonlocal offset
@@ -318,21 +328,19 @@ def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, con
         return bool(final_report()) or (patience is not None and clock() - silent_since[0] > patience)
 
     polled = scheduler.wait(job_id, until=ended, each=show, tolerate=5)
-    data = json.loads(report.read_text()) if report.exists() else {}
+    data = RunReport.read(report) if report.exists() else None
     if polled.value is JobState.UNKNOWN:  # forgotten at once (PBS Pro without job history): run.json tells
         console.print(f"job {job_id}: no longer known to the batch system; run.json: "
-                      + (f"{data.get('state')}, exit code {data.get('exit_code')}" if data else "none"), soft_wrap=True)
+                      + (f"{data.state}, exit code {data.exit_code}" if data else "none"), soft_wrap=True)
     if polled.value is JobState.NO_ANSWER:
         console.print(f"job {job_id}: the batch system did not answer for {clock() - silent_since[0]:.0f} s; run.json: "
-                      + (f"{data.get('state')}, exit code {data.get('exit_code')}" if data else "none"), soft_wrap=True)
-    if data and data.get("state") != "running":
-        return int(data.get("exit_code", 1))
-    try:  # `hpc-hadoop stop` cancelled it while queued (ENDED_FILE): the batch system may not keep such a job
-        recorded = json.loads((run_dir / ENDED_FILE).read_text())
-    except (OSError, ValueError):
-        recorded = {}
-    if recorded.get("state") == "cancelled" and polled.value is JobState.UNKNOWN:
-        console.print(f"job {job_id}: cancelled ({recorded.get('detail')})", soft_wrap=True)
+                      + (f"{data.state}, exit code {data.exit_code}" if data else "none"), soft_wrap=True)
+    if data and data.state.terminal:
+        return data.exit_code
+    # `hpc-hadoop stop` cancelled it while queued (ENDED_FILE): the batch system may not keep such a job
+    recorded = EndedRecord.read_or_none(run_dir / ENDED_FILE)
+    if recorded is not None and recorded.state == "cancelled" and polled.value is JobState.UNKNOWN:
+        console.print(f"job {job_id}: cancelled ({recorded.detail})", soft_wrap=True)
         return 143
     last = shown[-1] if shown else polled.value
     return {JobState.COMPLETED: 0, JobState.TIMEOUT: 124, JobState.CANCELLED: 143}.get(last, 1)

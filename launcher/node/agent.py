@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import json
 import os
 import shutil
 import signal
@@ -56,6 +55,8 @@ from launcher.runtime.cds import CDS_FLAG_PREFIXES, jar_entries, maps, publish, 
 from launcher.util.network import interface_address
 from launcher.util.polling import poll
 from launcher.util.processes import end
+from launcher.util.records import AgentRecord, DaemonRecord, ListeningRecord
+from launcher.util.states import AgentState
 
 #: Seconds ``NameNode -format`` may take (hdfs mode).
 FORMAT_TIMEOUT = 300.0
@@ -152,7 +153,7 @@ def become_subreaper() -> bool:
     """Make orphaned descendants (containers started with ``setsid``) re-parent to this process."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 
@@ -185,7 +186,7 @@ class Agent:
         self.stop_reason: str | None = None
         self.status_file = plan.path("agents", f"{node.name}.json")
         self.status = StatusWriter(self.status_file, node.name)
-        self.state = "starting"
+        self.state = AgentState.STARTING
         self.failed: dict[str, int] = {}
         self.failed_at: dict[str, float] = {}
         self.work_dir: Path | None = None
@@ -211,16 +212,16 @@ class Agent:
         daemons = {}
         for name, command in self.commands.items():
             proc = self.procs.get(name)
-            daemons[name] = {"pid": proc.pid if proc else None,
-                             "returncode": proc.returncode if proc else self.failed.get(name, 0),
-                             "log": str(command.log), "out": str(command.out)}
-        data = {"node": self.node.name, "pid": os.getpid(), "state": self.state, "updated": time.time(),
-                "daemons": daemons, "failed": self.failed, "failed_at": self.failed_at,
-                "stop_reason": self.stop_reason,
-                "work_dir": str(self.work_dir) if self.work_dir else None, "work_note": self.work_note,
-                "nm_local_dir": self.nm_local_dir, "nm_note": self.nm_note, "archive_notes": self.archive_notes,
-                "listening": [entry.to_dict() for entry in sorted(self.listening)]}
-        self.status.put(json.dumps(data, indent=1))
+            daemons[name] = DaemonRecord(pid=proc.pid if proc else None,
+                                         returncode=proc.returncode if proc else self.failed.get(name, 0),
+                                         log=str(command.log), out=str(command.out))
+        record = AgentRecord(node=self.node.name, pid=os.getpid(), state=self.state, updated=time.time(),
+                             daemons=daemons, failed=self.failed, failed_at=self.failed_at,
+                             stop_reason=self.stop_reason,
+                             work_dir=str(self.work_dir) if self.work_dir else None, work_note=self.work_note,
+                             nm_local_dir=self.nm_local_dir, nm_note=self.nm_note, archive_notes=self.archive_notes,
+                             listening=[ListeningRecord(**entry.to_dict()) for entry in sorted(self.listening)])
+        self.status.put(record.to_json(indent=1))
 
     def start(self) -> None:
         """Create this node's directories and start its daemons (all at once; NodeManagers retry the RM).
@@ -239,7 +240,7 @@ class Agent:
         if "datanode" in self.node.roles:
             datanode_dir(self.plan, self.node).mkdir(parents=True, exist_ok=True)
         if "namenode" in self.node.roles and needs_format(self.plan) and not self.format_namenode(address):
-            self.state = "failed"
+            self.state = AgentState.FAILED
             self.write_status()
             return
         roles = list(self.node.roles)
@@ -249,7 +250,7 @@ class Agent:
             if name == "historyserver" and "namenode" in self.procs:
                 self.wait_namenode()
             self.spawn(daemon_command(self.plan, self.node, name, address, self.work_dir, self.nm_local_dir))
-        self.state = "running"
+        self.state = AgentState.RUNNING
         self.write_status()
 
     def spawn(self, command: DaemonCommand) -> None:
@@ -447,7 +448,7 @@ class Agent:
         still writing its archive then is SIGKILLed and the archive dropped (``archive_notes``); the node-local
         working directory is removed whatever happens.
         """
-        self.state = "stopping"
+        self.state = AgentState.STOPPING
         deadline = time.monotonic() + STOP_BUDGET_SECONDS
         try:
             self.sample_listeners()
@@ -461,7 +462,7 @@ class Agent:
             self.publish_archives()
         finally:
             self.remove_work_dir()
-        self.state = "failed" if self.failed else "stopped"
+        self.state = AgentState.FAILED if self.failed else AgentState.STOPPED
         self.write_status()
 
     def publish_archives(self) -> None:
@@ -495,18 +496,16 @@ class Agent:
         others = [n.name for n in self.plan.nodes if n.name != self.node.name]
 
         def pending() -> list[str]:
-            return [n for n in others if _agent_state(self.plan, n) not in (None, "stopped", "failed")]
+            return [n for n in others if not _agent_state(self.plan, n).terminal]
 
         return poll(pending, done=lambda left: not left or self.hurry, interval=POLL_SECONDS, backoff=1.0,
                     timeout=timeout).value == []
 
 
-def _agent_state(plan: ClusterPlan, node: str) -> str | None:
-    """The ``state`` in ``agents/<node>.json``; ``None`` when there is none (that agent never started)."""
-    try:
-        return str(json.loads(plan.path("agents", f"{node}.json").read_text())["state"])
-    except (OSError, ValueError, KeyError):
-        return None
+def _agent_state(plan: ClusterPlan, node: str) -> AgentState:
+    """The ``state`` in ``agents/<node>.json``; ``stopped`` when there is none (that agent never started)."""
+    record = AgentRecord.read_or_none(plan.path("agents", f"{node}.json"))
+    return AgentState.STOPPED if record is None else record.state
 
 
 def kill_descendants(timeout: float = 5.0) -> int:

@@ -62,7 +62,7 @@ def process_name(proc: psutil.Process) -> str:
     for word in proc.cmdline():
         if word in _MAIN_CLASSES:
             return _MAIN_CLASSES[word]
-    return proc.name()
+    return str(proc.name())
 
 
 def listening(processes: list[psutil.Process]) -> set[Listener]:

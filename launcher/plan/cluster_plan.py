@@ -21,10 +21,13 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from launcher.config.spec import HADOOP_SAFE_FIX, HADOOP_UNSAFE_WHY, JobSpec, hadoop_unsafe
 from launcher.runtime.hadoop import HadoopRuntime
 from launcher.schedulers.allocation import Allocation
 from launcher.util.errors import UserError
+from launcher.util.records import Record
 from launcher.util.units import MiB, format_size
 from launcher.util.userdirs import node_work_root as node_work_root
 from launcher.util.userdirs import per_user
@@ -167,7 +170,9 @@ def size_memory(spec: JobSpec, allocation: Allocation) -> MemoryPlan:
         UserError: the node cannot hold even one container next to the daemons.
     """
     h = spec.hadoop
-    to_mb = lambda b: max(1, int(b // MiB))  # noqa: E731
+    def to_mb(b: int) -> int:
+        return max(1, int(b // MiB))
+
     map_mb, reduce_mb, am_mb, heap_mb = to_mb(h.map_memory), to_mb(h.reduce_memory), to_mb(h.am_memory), \
         to_mb(h.daemon_heap)
     containers = h.containers_per_node or allocation.cores_per_node
@@ -420,8 +425,14 @@ class ClusterPlan:
     # -- persistence -------------------------------------------------------------------------
     def to_json(self) -> str:
         """JSON text of the plan (``plan.json``): the spec as the job file's fields, the runtime as
-        :meth:`HadoopRuntime.to_dict`, the rest as plain values."""
+        :meth:`HadoopRuntime.to_dict`, the rest as plain values, and ``schema`` (:data:`PLAN_SCHEMA`).
+
+        Compatibility policy (that of every record, :class:`launcher.util.records.Record`): a reader accepts an
+        older or missing ``schema`` (0: written before plans had one) and ignores keys it does not know; a release
+        that renames or drops a field raises :data:`PLAN_SCHEMA` and maps the old form in :meth:`from_json`.
+        :class:`PlanSummary` reads the part ``list`` and ``status`` show without validating the spec."""
         data = {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+        data["schema"] = PLAN_SCHEMA
         return json.dumps(data, indent=2, sort_keys=True)
 
     @classmethod
@@ -431,11 +442,15 @@ class ClusterPlan:
         Raises:
             pydantic.ValidationError: ``plan.json`` holds a spec this version does not accept.
         """
-        data = json.loads(text)
-        node = lambda d: NodePlan(**{**d, "roles": tuple(d["roles"])})  # noqa: E731
+        data = _known(cls, json.loads(text))
+
+        def node(d: dict[str, Any]) -> NodePlan:
+            return NodePlan(**{**_known(NodePlan, d), "roles": tuple(d["roles"])})
+
         return cls(**{**data, "master": node(data["master"]), "nodes": tuple(node(n) for n in data["nodes"]),
-                      "ports": Ports(**data["ports"]), "memory": MemoryPlan(**data["memory"]),
-                      "filesystem": FilesystemPlan(**data["filesystem"]),
+                      "ports": Ports(**_known(Ports, data["ports"])),
+                      "memory": MemoryPlan(**_known(MemoryPlan, data["memory"])),
+                      "filesystem": FilesystemPlan(**_known(FilesystemPlan, data["filesystem"])),
                       "runtime": HadoopRuntime.from_dict(data["runtime"]),
                       "spec": JobSpec.model_validate(data["spec"])})
 
@@ -443,6 +458,38 @@ class ClusterPlan:
     def load(cls, run_dir: str | Path) -> ClusterPlan:
         """Read ``plan.json`` from a cluster directory."""
         return cls.from_json(Path(run_dir, "plan.json").read_text())
+
+
+#: The version of ``plan.json`` this release writes (:meth:`ClusterPlan.to_json`).
+PLAN_SCHEMA = 1
+
+
+def _known(kind: type[Any], data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` without the keys that are not fields of the dataclass ``kind`` (a newer release's, ``schema``)."""
+    names = {f.name for f in fields(kind)}
+    return {key: value for key, value in data.items() if key in names}
+
+
+class _NodeName(BaseModel):
+    """A node of :class:`PlanSummary`: its name (the rest of the node's plan is kept, not checked)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+
+
+class PlanSummary(Record):
+    """The part of ``plan.json`` that ``list`` and ``status`` show, read without validating the job spec (a plan
+    written by another release still shows): ``cluster_id``, ``scheduler``, ``job_id``, ``deadline`` (epoch
+    seconds), the ``master`` node and every node (``nodes``, each with its ``name``). Schema policy:
+    :meth:`ClusterPlan.to_json`."""
+
+    cluster_id: str = ""
+    scheduler: str = ""
+    job_id: str | None = None
+    deadline: float | None = None
+    master: _NodeName
+    nodes: list[_NodeName]
 
 
 def expand(text: str, values: Mapping[str, str], where: str) -> str:

@@ -8,7 +8,8 @@
 
 from __future__ import annotations
 
-from launcher.schedulers.base import Allocation, JobState, Scheduler
+from launcher.schedulers.allocation import Allocation, JobState
+from launcher.schedulers.base import Scheduler
 from launcher.util.registry import Registry
 
 SCHEDULERS: Registry[Scheduler] = Registry("scheduler", field="scheduler")

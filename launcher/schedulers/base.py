@@ -92,7 +92,7 @@ def granted_memory(*limits: int | None) -> int:
     import psutil
 
     known = [psutil.virtual_memory().total, cgroup_memory_limit(), *limits]
-    return min(value for value in known if value)
+    return int(min(value for value in known if value))
 
 
 def usable_cpus() -> int:

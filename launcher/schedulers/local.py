@@ -10,7 +10,8 @@ import os
 import time
 
 from launcher.config.spec import JobSpec
-from launcher.schedulers.base import Allocation, Node, Scheduler, granted_memory
+from launcher.schedulers.allocation import Allocation, Node
+from launcher.schedulers.base import Scheduler, granted_memory
 
 
 class LocalScheduler(Scheduler):

@@ -49,6 +49,7 @@ from launcher.runtime.cds import am_archive_option, client_archive_flags, publis
 from launcher.util.errors import UserError, WalltimeExpired
 from launcher.util.polling import poll
 from launcher.util.processes import end
+from launcher.util.states import StepState
 
 #: Hadoop's jar runner: ``RunJar JAR [CLASS] ARGS`` (the class from the jar's manifest when not given).
 RUN_JAR = "org.apache.hadoop.util.RunJar"
@@ -98,7 +99,7 @@ class StepResult:
         application_id / job_id: YARN and MapReduce ids, once seen.
         uber: whether the job ran in uber mode.
         map_pct / reduce_pct: the last progress seen (0-100).
-        state: ``succeeded``, ``failed``, ``killed``.
+        state: :class:`~launcher.util.states.StepState` (``succeeded``, ``failed``, ``killed`` at the end).
         min_free_bytes: the fewest bytes free on the filesystem root while it ran, sampled each second by the
             cluster health check (``None`` when not sampled).
         reduce_shuffle_bytes: the bytes its reducers shuffled (the job's ``Reduce shuffle bytes`` counter, as the
@@ -126,7 +127,7 @@ class StepResult:
     uber: bool | None = None
     map_pct: int = 0
     reduce_pct: int = 0
-    state: str = "pending"
+    state: StepState = StepState.PENDING
     min_free_bytes: int | None = None
     reduce_shuffle_bytes: int | None = None
     cause: dict[str, str] | None = None
@@ -549,7 +550,7 @@ class StepRunner:
     def _run(self, step: ResolvedStep, deadline: float | None, health: Callable[[], None] | None) -> StepResult:
         """:meth:`run` once the outputs are claimed."""
         result = StepResult(name=step.name, kind=step.kind, argv=step.argv, log=str(step.log),
-                            outputs=list(step.outputs), state="running")
+                            outputs=list(step.outputs), state=StepState.RUNNING)
         self.current = result
         step.log.parent.mkdir(parents=True, exist_ok=True)
         began = time.time()
@@ -581,7 +582,7 @@ class StepRunner:
         result.returncode = self.proc.returncode
         result.wall_s = time.time() - began
         publish_client_archive(argv, result.returncode)
-        result.state = "succeeded" if result.returncode == 0 else "failed"
+        result.state = StepState.SUCCEEDED if result.returncode == 0 else StepState.FAILED
         self.on_progress(result)
         return result
 
@@ -628,7 +629,7 @@ class StepRunner:
         application -kill``). While the shared filesystem is stalled (``stalled``): SIGKILL at once, waiting at most
         :data:`CLIENT_KILL_WAIT_STALLED` for it to end, and no ``yarn application -kill``; once it is gone (``gone``):
         no ``yarn application -kill``."""
-        result.state = "killed"
+        result.state = StepState.KILLED
         stalled = self.stalled()
         if self.proc is not None:
             # a process waiting on a stalled filesystem ends only when it answers: teardown first

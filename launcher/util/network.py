@@ -20,7 +20,7 @@ def interface_address(interface: str) -> str:
     """
     for addr in psutil.net_if_addrs().get(interface, []):
         if addr.family == socket.AF_INET:
-            return addr.address
+            return str(addr.address)
     raise KeyError(f"interface {interface} has no IPv4 address on {socket.gethostname()}")
 
 

@@ -1,6 +1,6 @@
 """The code base stays ``ruff`` clean (rules in pyproject.toml), its imports follow the data flow (the layers
-contract of ``[tool.importlinter]``), and ``mypy`` finds no type error in ``launcher/`` and ``benchmarks/``: the
-checks CI would otherwise forget."""
+contract of ``[tool.importlinter]``), and ``mypy`` in strict mode (``strict = true`` in ``[tool.mypy]``: the same as
+``mypy --strict``) finds no type error in ``launcher/`` and ``benchmarks/``: the checks CI would otherwise forget."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def test_imports_follow_the_layers() -> None:
 
 
 def test_mypy_finds_no_type_error() -> None:
-    proc = run([sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir", "/dev/null"])
+    proc = run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", "/dev/null"])
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
 
 

@@ -45,7 +45,7 @@ def test_index_lives_under_xdg_state_home(tmp_path: Path) -> None:
     assert path == tmp_path / "state" / "hpc-hadoop" / "clusters" / "c-1.json" and state_dir() == path.parent
     register("c-1", tmp_path / "c-1", "slurm")  # re-registering keeps the job id and the interactive flag
     (entry,) = index_entries()
-    assert entry["job_id"] == "12" and entry["interactive"] is True
+    assert entry.job_id == "12" and entry.interactive is True
 
 
 @pytest.mark.parametrize(("job_state", "report", "expected"), [
@@ -139,7 +139,7 @@ def test_clean_refuses_an_active_cluster_and_deletes_nothing(tmp_path: Path) -> 
         clean(statuses)
     assert done.is_dir() and live.is_dir()
     assert clean([s for s in statuses if not s.active]) == [str(done)]
-    assert not done.exists() and live.is_dir() and [e["cluster_id"] for e in index_entries()] == ["live"]
+    assert not done.exists() and live.is_dir() and [e.cluster_id for e in index_entries()] == ["live"]
 
 
 def test_clean_asks_first(tmp_path: Path) -> None:
@@ -273,7 +273,7 @@ def test_a_batch_system_that_does_not_answer_makes_a_cluster_unknown(tmp_path: P
     assert status.state == "unknown" and status.active
     assert status.detail.startswith("batch system not answering since ") and status.detail.endswith(silent.why)
     (entry,) = index_entries()
-    assert entry["no_answer_since"] <= time.time()  # since when: kept across commands
+    assert entry.no_answer_since is not None and entry.no_answer_since <= time.time()  # kept across commands
     assert status_of(entry, job_state=batch("running")).state == "starting"
     (entry,) = index_entries()
-    assert "no_answer_since" not in entry and not (run_dir / "ended.json").exists()
+    assert entry.no_answer_since is None and not (run_dir / "ended.json").exists()

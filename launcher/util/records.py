@@ -1,0 +1,146 @@
+"""Typed records of the files that pass between processes, and the agents' state file.
+
+Every file one process writes and another reads (``run.json``, ``agents/<node>.json``, ``submit.json``,
+``ended.json``, the clusters index; ``plan.json`` is :class:`launcher.plan.cluster_plan.ClusterPlan`'s own) is a
+pydantic model derived from :class:`Record`, written and read only through it.
+
+Compatibility policy (every record): the file carries ``schema`` (:data:`Record.SCHEMA` of the release that
+wrote it; a file without one was written before records had versions and reads as schema 0). A reader accepts
+any older or missing ``schema`` and keeps keys it does not know (``extra="allow"``: a newer release's fields
+survive a rewrite by an older one); a release that renames or drops a field raises ``SCHEMA`` and maps the old
+name in a ``mode="before"`` validator. The JSON keeps the key names and shapes the files had before they were
+typed, so scripts reading them by raw keys go on working.
+
+This module is at the bottom of the layers (the agent's state file is read by the fan-out, the cluster and
+the agents); the records of the run's life cycle live with their writers (:mod:`launcher.lifecycle.report`,
+:mod:`launcher.lifecycle.submit`, :mod:`launcher.lifecycle.interactive`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from launcher.util.states import AgentState
+
+R = TypeVar("R", bound="Record")
+
+
+class Record(BaseModel):
+    """A JSON file's record: ``schema`` (its version) plus the subclass's fields; unknown keys are kept.
+
+    Raises (readers):
+        pydantic.ValidationError: the file holds a value of the wrong type for a known field.
+        ValueError: the file is not JSON (``pydantic.ValidationError`` is a ``ValueError``).
+    """
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    #: The version this release writes; bump it (and map the old form) when a field changes meaning.
+    SCHEMA: ClassVar[int] = 1
+
+    schema_version: int = Field(default=1, alias="schema",
+                                description="version of the record's layout; 0: written before records had one")
+
+    @classmethod
+    def parse(cls: type[R], text: str | bytes) -> R:
+        """The record in JSON ``text``; a file without ``schema`` reads as schema 0."""
+        record = cls.model_validate_json(text)
+        if "schema_version" not in record.model_fields_set:
+            record.schema_version = 0
+        return record
+
+    @classmethod
+    def read(cls: type[R], path: str | Path) -> R:
+        """The record in the file ``path``.
+
+        Raises:
+            OSError: it cannot be read. ValueError: it is not a record of this kind (not JSON, a wrong type).
+        """
+        return cls.parse(Path(path).read_bytes())
+
+    @classmethod
+    def read_or_none(cls: type[R], path: str | Path) -> R | None:
+        """:meth:`read`, or ``None`` when the file is missing, unreadable or not such a record."""
+        try:
+            return cls.read(path)
+        except (OSError, ValueError):
+            return None
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON-ready form (the files' key names; ``schema`` set to what this release writes)."""
+        data = self.model_dump(mode="json", by_alias=True)
+        data["schema"] = self.SCHEMA
+        return data
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """JSON text of the record (:meth:`dump`)."""
+        import json
+
+        return json.dumps(self.dump(), indent=indent)
+
+    def write(self, path: str | Path, *, indent: int | None = 2) -> Path:
+        """Write the record to ``path`` atomically (a temporary file beside it, then ``os.replace``).
+
+        Raises:
+            OSError: it could not be written.
+        """
+        path = Path(path)
+        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        try:
+            tmp.write_text(self.to_json(indent))
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return path
+
+
+class DaemonRecord(BaseModel):
+    """One daemon in an agent's state file: ``pid`` (``None`` before it started), ``returncode`` (``None`` while it
+    runs), its ``log`` and ``out`` files."""
+
+    model_config = ConfigDict(extra="allow")
+
+    pid: int | None = None
+    returncode: int | None = None
+    log: str = ""
+    out: str = ""
+
+
+class ListeningRecord(BaseModel):
+    """A TCP port a process of the node was seen listening on (:mod:`launcher.node.listeners`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    process: str
+    address: str
+    port: int
+
+
+class AgentRecord(Record):
+    """``agents/<node>.json``: a node's agent and its daemons, rewritten by the agent at each change.
+
+    ``failed``: daemon → exit code of each daemon that exited on its own, ``failed_at`` → when (epoch seconds);
+    ``stop_reason``: the signal that stopped the agent (``SIGTERM``...); ``work_dir``/``nm_local_dir`` the node-local
+    directories chosen (``work_note``/``nm_note`` why not the preferred ones); ``archive_notes``: class-data-sharing
+    archives dropped; ``listening``: every port seen listening on the node. ``updated``: epoch seconds.
+    Schema policy: :class:`Record`; every field has a default, so a partial file (an older agent's) reads too.
+    """
+
+    node: str = ""
+    pid: int | None = None
+    state: AgentState = AgentState.STARTING
+    updated: float = 0.0
+    daemons: dict[str, DaemonRecord] = Field(default_factory=dict)
+    failed: dict[str, int] = Field(default_factory=dict)
+    failed_at: dict[str, float] = Field(default_factory=dict)
+    stop_reason: str | None = None
+    work_dir: str | None = None
+    work_note: str | None = None
+    nm_local_dir: str | None = None
+    nm_note: str | None = None
+    archive_notes: list[str] = Field(default_factory=list)
+    listening: list[ListeningRecord] = Field(default_factory=list)

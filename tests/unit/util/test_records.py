@@ -1,0 +1,110 @@
+"""Tests of launcher/util/records.py and launcher/util/states.py: the typed records of a run directory (issue 26
+item 3) read what the release before them wrote, and write the same keys and shapes back.
+
+``tests/data/records/`` is a real run directory's records, written before the records were typed (no ``schema``):
+a Slurm run of three nodes whose NodeManager on n2 was killed while its step ran (the integration test
+``test_nodemanager_lost_mid_job_the_job_completes_tasks``): ``run.json``, ``plan.json``, ``submit.json`` and
+``agents/n1.json``, ``n2.json``, ``n3.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from launcher.lifecycle.interactive import EndedRecord, IndexEntry
+from launcher.lifecycle.report import RunReport
+from launcher.lifecycle.submit import SubmitRecord
+from launcher.plan.cluster_plan import PLAN_SCHEMA, ClusterPlan, PlanSummary
+from launcher.util.records import AgentRecord, Record
+from launcher.util.states import AgentState, ClusterState, RunState, StepState
+
+RECORDS = Path(__file__).resolve().parents[2] / "data" / "records"
+
+
+def raw(name: str) -> dict[str, object]:
+    data = json.loads((RECORDS / name).read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def test_run_json_of_the_release_before_reads_and_writes_back_the_same_keys(tmp_path: Path) -> None:
+    report = RunReport.load(RECORDS)
+    assert report.schema_version == 0  # written before records had a schema
+    assert report.state is RunState.SUCCEEDED and report.state.terminal and report.exit_code == 0
+    assert report.nodes == ["n1", "n2", "n3"] and report.scheduler == "slurm"
+    (step,) = report.steps
+    assert step.state is StepState.SUCCEEDED and step.returncode == 0 and step.application_id
+    (lost,) = report.lost_nodes
+    assert (lost.node, lost.step, lost.daemon, lost.exit) == ("n2", 1, "nodemanager", -9)
+    assert len(report.ports) == 23 and all(p.port > 0 for p in report.ports)
+    written = json.loads(report.write(tmp_path / "run.json").read_text())
+    before = raw("run.json")
+    assert set(written) == set(before) | {"schema"} and written["schema"] == Record.SCHEMA
+    assert {k: v for k, v in written.items() if k != "schema"} == before
+    assert RunReport.read(tmp_path / "run.json").schema_version == Record.SCHEMA
+
+
+def test_agent_state_files_of_the_release_before_read() -> None:
+    records = {path.stem: AgentRecord.read(path) for path in sorted((RECORDS / "agents").glob("*.json"))}
+    assert sorted(records) == ["n1", "n2", "n3"]
+    assert all(r.state.terminal and r.node == node and r.schema_version == 0 for node, r in records.items())
+    assert records["n2"].failed == {"nodemanager": -9} and records["n2"].state is AgentState.FAILED
+    assert records["n1"].daemons["resourcemanager"].log.endswith("resourcemanager.log")
+    for node, record in records.items():
+        written = record.dump()
+        assert {k: v for k, v in written.items() if k != "schema"} == raw(f"agents/{node}.json")
+
+
+def test_submit_json_and_plan_json_of_the_release_before_read() -> None:
+    submitted = SubmitRecord.read(RECORDS / "submit.json")
+    assert submitted.scheduler == "slurm" and submitted.job_id and submitted.hold is False
+    assert {k: v for k, v in submitted.dump().items() if k != "schema"} == raw("submit.json")
+    plan = ClusterPlan.load(RECORDS)
+    assert [n.name for n in plan.nodes] == ["n1", "n2", "n3"] and plan.scheduler == "slurm"
+    assert json.loads(plan.to_json())["schema"] == PLAN_SCHEMA
+    summary = PlanSummary.read(RECORDS / "plan.json")
+    assert summary.master.name == "n1" and summary.job_id == plan.job_id and summary.schema_version == 0
+
+
+def test_a_newer_release_s_keys_are_kept_and_a_newer_plan_still_loads(tmp_path: Path) -> None:
+    """The compatibility policy: unknown keys are accepted (kept by the records, ignored by the plan)."""
+    newer = {**raw("run.json"), "schema": Record.SCHEMA + 1, "from_the_future": {"x": 1}}
+    report = RunReport.parse(json.dumps(newer))
+    assert report.schema_version == Record.SCHEMA + 1
+    assert json.loads(report.to_json())["from_the_future"] == {"x": 1}
+    plan = {**raw("plan.json"), "schema": PLAN_SCHEMA + 1, "from_the_future": True}
+    plan["master"] = {**plan["master"], "extra": 1}  # type: ignore[dict-item]
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    assert ClusterPlan.load(tmp_path).master.name == "n1"
+
+
+def test_index_entries_and_ended_records_leave_out_what_is_unset(tmp_path: Path) -> None:
+    entry = IndexEntry(cluster_id="c", run_dir="/r", scheduler="local", created=1.0)
+    assert entry.dump() == {"schema": Record.SCHEMA, "cluster_id": "c", "run_dir": "/r", "scheduler": "local",
+                            "created": 1.0, "interactive": False}
+    ended = EndedRecord(state=ClusterState.LOST, detail="gone", at=2.0)
+    ended.write(tmp_path / "ended.json")
+    assert json.loads((tmp_path / "ended.json").read_text())["state"] == "lost"
+    assert EndedRecord.read(tmp_path / "ended.json") == ended
+    assert IndexEntry.read_or_none(tmp_path / "missing.json") is None
+
+
+@pytest.mark.parametrize(("kind", "terminal"), [
+    (RunState, {"succeeded", "stopped", "failed", "bringup_failed", "interrupted", "timed_out"}),
+    (AgentState, {"stopped", "failed"}),
+    (StepState, {"succeeded", "failed", "killed"}),
+    (ClusterState, {"lost", "cancelled", "gone", "succeeded", "stopped", "failed", "bringup_failed",
+                    "interrupted", "timed_out"}),
+])
+def test_each_vocabulary_names_its_terminal_states(kind: type[RunState], terminal: set[str]) -> None:
+    assert {state.value for state in kind if state.terminal} == terminal
+    state = next(iter(kind))
+    assert state == state.value and f"{state}" == str(state) == state.value  # prints and compares as its value
+
+
+def test_active_cluster_states() -> None:
+    assert {s.value for s in ClusterState if s.active} == {"pending", "starting", "running", "ready", "stopping",
+                                                           "unknown"}
