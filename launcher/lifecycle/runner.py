@@ -2,8 +2,9 @@
 
 :func:`prepare` checks and plans, :func:`materialize` writes the cluster directory, :class:`ClusterRun` is the
 cluster's life cycle (up → steps → down) that ``submit``, ``run``, ``start`` (:func:`execute`) and ``bench``
-(:mod:`benchmarks.harness`) share. Teardown happens whatever ends the run: success, a failed step, a failed
-bring-up, Ctrl-C (SIGINT), SIGTERM, SIGHUP, the walltime warning (SIGUSR1) or our own walltime deadline.
+(:mod:`benchmarks.harness`) share, composed once in :mod:`launcher.lifecycle.compose`. Teardown happens whatever
+ends the run: success, a failed step, a failed bring-up, Ctrl-C (SIGINT), SIGTERM, SIGHUP, the walltime warning
+(SIGUSR1) or our own walltime deadline.
 """
 
 from __future__ import annotations
