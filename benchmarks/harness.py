@@ -43,8 +43,9 @@ from benchmarks.workloads import WORKLOADS, Context, get_workload
 from launcher import __version__
 from launcher.config.spec import JobSpec, StripeSpec, load_spec
 from launcher.filesystems.detect import detect
+from launcher.lifecycle.compose import allocate, open_cluster
 from launcher.lifecycle.progress import ConsoleObserver
-from launcher.lifecycle.runner import ClusterRun, materialize, prepare
+from launcher.lifecycle.runner import ClusterRun
 from launcher.plan.cluster_plan import FilesystemPlan, expand_root
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.allocation import Allocation
@@ -251,7 +252,7 @@ class Harness:
         done = 0
         for (nodes, fs_mode), group in groups.items():
             spec = self.job_spec(nodes, fs_mode)
-            allocation = get_scheduler(spec.scheduler).allocation(spec)
+            allocation = allocate(spec)
             if len(allocation.nodes) > nodes:
                 allocation = dataclasses.replace(allocation, nodes=allocation.nodes[:nodes])
             needs_cluster = any(WORKLOADS[w].needs_cluster for w in self.bench.workloads)
@@ -285,9 +286,7 @@ class Harness:
     def cluster(self, spec: JobSpec, allocation: Allocation) -> ClusterRun:
         """A new cluster for ``spec`` on ``allocation`` (planned and written, not yet up: enter it), its terminal
         progress on this harness's console."""
-        plan, _ = prepare(spec, allocation, overwrite=True)
-        materialize(plan)
-        return ClusterRun(plan, observer=ConsoleObserver(self.console))
+        return open_cluster(spec, allocation, observer=ConsoleObserver(self.console))
 
     def striping_sweep(self) -> list[int]:
         """The stripe counts the sweep asks for (``null``, "leave the layout alone", left out)."""

@@ -37,18 +37,14 @@ def main() -> None:
 
 def _run_here(spec: JobSpec, job_file: Path, overwrite: bool, run_dir: Path | None = None,
               hold: bool = False) -> int:
+    from launcher.lifecycle.compose import run_here
     from launcher.lifecycle.progress import ConsoleObserver
     from launcher.lifecycle.report import summary
-    from launcher.lifecycle.runner import execute, materialize, prepare
-    from launcher.schedulers import get_scheduler
 
-    allocation = get_scheduler(spec.scheduler).allocation(spec)
-    plan, steps = prepare(spec, allocation, overwrite=overwrite, job_file=str(job_file),
-                          run_dir=run_dir.resolve() if run_dir else None)
-    materialize(plan, submitted=run_dir is not None)
-    console.print(f"cluster {plan.cluster_id}: {len(plan.nodes)} node(s), run directory {plan.run_dir}")
-    report = execute(plan, steps, overwrite=overwrite, observer=ConsoleObserver(console),
-                     allocation_start=allocation.start_time, hold=hold)
+    report = run_here(spec, job_file, overwrite=overwrite, run_dir=run_dir, hold=hold,
+                      observer=ConsoleObserver(console),
+                      announce=lambda plan: console.print(f"cluster {plan.cluster_id}: {len(plan.nodes)} node(s), "
+                                                          f"run directory {plan.run_dir}"))
     try:
         summary(report, console)
     except OSError:  # standard output's file is on a filesystem that is gone (a batch job's): run.json has it all

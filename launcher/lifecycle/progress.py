@@ -9,7 +9,7 @@ import time
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from launcher.lifecycle.runner import Observer
+from launcher.lifecycle.observer import Observer
 from launcher.steps.jobs import StepResult
 from launcher.util.states import StepState
 

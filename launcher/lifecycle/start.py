@@ -1,6 +1,6 @@
 """``hpc-hadoop start``: bring a cluster up for interactive use and return once it is ready.
 
-Two ways, one held run (:func:`launcher.lifecycle.runner.execute` with ``hold``):
+Two ways, one held run (:func:`launcher.lifecycle.compose.run_here` with ``hold``):
 
 * outside an allocation of the job's batch system: submit a batch job whose script runs
   ``hpc-hadoop run --hold`` (:func:`launcher.lifecycle.submit.submit_batch`);

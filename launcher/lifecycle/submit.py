@@ -8,7 +8,6 @@ everything a run keeps. Inside the allocation the script calls ``hpc-hadoop run 
 
 from __future__ import annotations
 
-import getpass
 import shlex
 import shutil
 import sys
@@ -21,17 +20,16 @@ from rich.console import Console
 
 from launcher import __version__
 from launcher.config.spec import JobSpec
-from launcher.filesystems import check_shared_root, decide
-from launcher.filesystems.pathlength import check_path_lengths
 from launcher.lifecycle.interactive import ENDED_FILE, EndedRecord, register
 from launcher.lifecycle.report import RunReport
-from launcher.plan.cluster_plan import ClusterPlan, expand_root, make_plan, naming_job_file, new_cluster_id
+from launcher.plan import cluster_plan
+from launcher.plan.cluster_plan import ClusterPlan, new_cluster_id
 from launcher.render.config import environment
 from launcher.runtime.hadoop import HadoopRuntime, discover
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.allocation import Allocation, JobState
 from launcher.schedulers.base import BatchScheduler, MissingCommand
-from launcher.steps.jobs import ResolvedStep, resolve_steps
+from launcher.steps.jobs import ResolvedStep
 from launcher.util.errors import HpcHadoopError
 from launcher.util.records import Record
 from launcher.util.yamlio import dump_yaml
@@ -89,7 +87,7 @@ def preview_script(spec: JobSpec) -> str:
         UserError: as :func:`preview_spec`.
     """
     scheduler = _scheduler(spec)
-    run_dir = expand_root(spec.filesystem.root) / getpass.getuser() / "hpc-hadoop" / f"{spec.name}-PREVIEW"
+    run_dir = clusters_dir(spec) / f"{spec.name}-PREVIEW"
     return render_script(scheduler.settle(spec, preview=True), scheduler, run_dir)
 
 
@@ -169,8 +167,9 @@ def with_java(spec: JobSpec, runtime: HadoopRuntime) -> JobSpec:
 
 
 def clusters_dir(spec: JobSpec) -> Path:
-    """Where the user's cluster directories go: ``<root>/<user>/hpc-hadoop``."""
-    return expand_root(spec.filesystem.root) / getpass.getuser() / "hpc-hadoop"
+    """Where the user's cluster directories go: ``<root>/<user>/hpc-hadoop``
+    (:func:`launcher.plan.cluster_plan.clusters_root`)."""
+    return cluster_plan.clusters_root(spec.filesystem.root)
 
 
 def missing_dirs(path: Path) -> list[Path]:
@@ -206,19 +205,14 @@ def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocati
     Raises:
         UserError: bad input (nothing is made then).
     """
+    from launcher.lifecycle.runner import prepare
+
     runtime = discover(spec.hadoop.home, spec.hadoop.java_home)
-    cluster_id = new_cluster_id(spec.name)
-    run_dir = clusters_dir(spec) / cluster_id
+    run_dir = cluster_plan.cluster_dir(spec.filesystem.root, new_cluster_id(spec.name))
     if allocation is None:
         allocation = _scheduler(spec).preview_allocation(spec)
-    with naming_job_file(str(job_file)):
-        check_shared_root(spec, allocation)
-        filesystem = decide(spec.filesystem)
-    preview = make_plan(spec, allocation, runtime, filesystem=filesystem, cluster_id=cluster_id, run_dir=run_dir,
-                        job_file=str(job_file))
-    with naming_job_file(str(job_file)):
-        check_path_lengths(preview)
-    resolve_steps(spec, preview, overwrite=overwrite, job_file=str(job_file), check_inputs=not spec.setup)
+    prepare(spec, allocation, overwrite=overwrite, job_file=str(job_file), runtime=runtime, run_dir=run_dir,
+            probe=False)  # validate and plan as the run will (no flock: submit makes no file yet)
     spec = with_java(spec, runtime)
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     run_dir.mkdir(mode=0o700)

@@ -558,6 +558,25 @@ CLUSTER_ID_NAME = 20
 HISTORY_JOBNAME_LIMIT = 12
 
 
+def clusters_root(root: str) -> Path:
+    """Where the user's cluster directories go: ``<root>/<user>/hpc-hadoop`` (``root``: ``filesystem.root``, expanded
+    by :func:`expand_root`); the one place that formula is written.
+
+    Raises:
+        UserError: ``root`` is relative or uses an unset variable (:func:`expand_root`).
+    """
+    return expand_root(root) / getpass.getuser() / "hpc-hadoop"
+
+
+def cluster_dir(root: str, cluster_id: str) -> Path:
+    """The cluster directory of ``cluster_id``: ``<root>/<user>/hpc-hadoop/<cluster id>`` (:func:`clusters_root`).
+
+    Raises:
+        UserError: as :func:`clusters_root`.
+    """
+    return clusters_root(root) / cluster_id
+
+
 def new_cluster_id(name: str, now: float | None = None) -> str:
     """``<name>-<yyyymmdd-HHMMSS>-<4 hex digits>``, the name cut to :data:`CLUSTER_ID_NAME` characters."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now or time.time()))
@@ -610,7 +629,7 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, fi
     """
     user = getpass.getuser()
     cluster_id = cluster_id or new_cluster_id(spec.name)
-    run_dir = run_dir or expand_root(spec.filesystem.root) / user / "hpc-hadoop" / cluster_id
+    run_dir = run_dir or cluster_dir(spec.filesystem.root, cluster_id)
     nodes = allocation.nodes
     if len(nodes) < spec.nodes and allocation.scheduler != "local":
         raise UserError(f"the allocation has {len(nodes)} node(s), the job file asks for {spec.nodes}",

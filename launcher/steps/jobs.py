@@ -494,7 +494,7 @@ class StepRunner:
     Args:
         plan: the cluster plan.
         on_progress: called (from a reader thread) whenever progress, ids or state change.
-        stalled: true while the shared filesystem is stalled (:meth:`launcher.lifecycle.runner.ClusterRun.stalled`): a
+        stalled: true while the shared filesystem is stalled (:meth:`launcher.lifecycle.health.Health.stalled`): a
         step
             killed then neither asks YARN to kill its application (the client reads ``conf/`` from the stalled
             filesystem; teardown stops the ResourceManager anyway) nor waits to remove its output claims.

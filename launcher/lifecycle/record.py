@@ -1,0 +1,85 @@
+"""Writing ``run.json`` while a cluster runs and at its end.
+
+Owns: :class:`RunRecord`, the one writer of a running cluster's :class:`~launcher.lifecycle.report.RunReport` (steps
+recorded one at a time, a failure, the final record kept on the node when the shared filesystem is gone). Imports the
+report and the health checks (which tell a lost filesystem from any other write error).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from launcher.lifecycle.health import Health
+from launcher.lifecycle.report import RunReport, StepRecord
+from launcher.steps.jobs import StepResult
+from launcher.util.errors import FilesystemLost
+from launcher.util.states import RunState
+
+
+class RunRecord:
+    """The run's ``run.json``: ``report`` written as the run goes on (:meth:`write`), its steps (:meth:`add_step`), a
+    failed step (:meth:`fail`), and the final record (:meth:`write_final`).
+
+    Args:
+        report: the run report.
+        health: tells a lost shared filesystem from other write errors.
+    """
+
+    def __init__(self, report: RunReport, health: Health) -> None:
+        self.report = report
+        self.health = health
+        self.lock = threading.Lock()  # steps run at once record themselves one at a time
+
+    def write(self) -> None:
+        """Write ``run.json`` while the run goes on.
+
+        Raises:
+            FilesystemLost: it could not be written because the shared filesystem is gone (:meth:`Health.lost`).
+            OSError: it could not be written otherwise (:meth:`launcher.lifecycle.report.RunReport.write`).
+        """
+        with self.health.raising_lost():
+            self.report.write()
+
+    def add_step(self, result: StepResult) -> None:
+        """Add a step's result to the report (the caller writes ``run.json``; holds :attr:`lock`)."""
+        _record(self.report, result)
+
+    def fail(self, error: str) -> None:
+        """Record that the run failed (a step's non-zero exit): the state stays ``failed`` at teardown.
+
+        Raises:
+            FilesystemLost: ``run.json`` could not be written: the shared filesystem is gone.
+        """
+        self.report.state, self.report.error = RunState.FAILED, error
+        self.write()
+
+    def write_final(self, lost: FilesystemLost | None) -> None:
+        """Write the final ``run.json``; where the shared filesystem is gone (``lost``, or found so now), keep the
+        record on this node instead (:meth:`launcher.lifecycle.report.RunReport.keep_locally`), its place named in the
+        error.
+
+        Raises:
+            OSError: ``run.json`` could not be written, the filesystem not gone (full, with no room kept).
+        """
+        if lost is None:
+            try:
+                self.report.write()
+                return
+            except OSError as err:
+                lost = self.health.lost(err, "at teardown")
+                if lost is None:
+                    raise
+            report = self.report
+            if report.state in ("succeeded", "stopped"):
+                report.state, report.error, report.error_exit_code = RunState.FAILED, str(lost), lost.exit_code
+            else:
+                report.error = f"{report.error}; {lost}"
+        self.report.lost_filesystem = lost.to_dict()
+        self.report.keep_locally()
+
+
+def _record(report: RunReport, result: StepResult) -> None:
+    """Add a step's result to ``report`` (the caller writes ``run.json``)."""
+    data = {k: v for k, v in vars(result).items() if k != "lines"}
+    data["errors"] = result.lines[-5:]
+    report.steps.append(StepRecord(**data))
