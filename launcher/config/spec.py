@@ -979,22 +979,21 @@ def absolute_paths(job: dict[str, Any], base: Path) -> dict[str, Any]:
 
 def _absolute_step_paths(step: dict[str, Any], base: Path) -> None:
     """One step of :func:`absolute_paths`, in place."""
-    for key in ("jar", "output"):
-        if key in step:
-            step[key] = _absolute(step[key], base)
-    for kind, keys in (("spark", ("jar", "output")), ("pyspark", ("script", "output"))):
+    _absolute_keys(step, ("jar", "output"), base)
+    for kind, keys in (("spark", ("jar", "output")), ("pyspark", ("script", "output")),
+                       ("streaming", ("input", "files", "output"))):
         inner = step.get(kind)
         if isinstance(inner, dict):
-            for key in keys:
-                if key in inner:
-                    inner[key] = _absolute(inner[key], base)
-    streaming = step.get("streaming")
-    if isinstance(streaming, dict):
-        for key in ("input", "files", "output"):
-            if key in streaming:
-                streaming[key] = _absolute_each(streaming[key], base)
-    elif "example" in step:
+            _absolute_keys(inner, keys, base)
+    if not isinstance(step.get("streaming"), dict) and "example" in step:
         _absolute_example_args(step, base)
+
+
+def _absolute_keys(section: dict[str, Any], keys: tuple[str, ...], base: Path) -> None:
+    """:func:`_absolute` of each of ``keys`` present in ``section`` (of each item, for a list), in place."""
+    for key in keys:
+        if key in section:
+            section[key] = _absolute_each(section[key], base)
 
 
 def _absolute_each(value: Any, base: Path) -> Any:

@@ -309,51 +309,15 @@ def status_of(entry: IndexEntry | Mapping[str, Any], *,
     if not present:
         status.state, status.detail = "gone", "cluster directory removed"
         return status
-    plan = PlanSummary.read_or_none(run_dir / "plan.json")
     report = RunReport.read_or_none(run_dir / "run.json")
-    if plan:
-        status.nodes = [n.name for n in plan.nodes]
-        status.head = plan.master.name
-        status.job_id = status.job_id or plan.job_id
-        if plan.deadline:
-            status.walltime_left_s = float(plan.deadline) - time.time()
-    if report:
-        status.rm_web, status.jhs_web = report.rm_web, report.jhs_web
-        status.nodes = report.nodes or status.nodes
-        if report.state in STATES:
-            status.state, status.detail = report.state.value, report.error or ""
-            status.walltime_left_s = None
-            return status
-    ended = EndedRecord.read_or_none(run_dir / ENDED_FILE)
-    if ended and ended.state in (ClusterState.LOST, ClusterState.CANCELLED):
-        status.state, status.detail, status.walltime_left_s = ended.state.value, ended.detail, None
+    if _final_from_records(status, run_dir, report):
         return status
     # Not final: is the allocation (or the holder process) still there?
     if status.job_id and status.scheduler != "local":
-        batch = (job_state or (lambda name, job: batch_state(name, job, run_dir)))(status.scheduler, status.job_id)
-        if batch == "no_answer":
-            since = float(entry.no_answer_since or time.time())
-            if entry.no_answer_since is None:
-                entry.no_answer_since = since
-                _remember(status.cluster_id, no_answer_since=since)
-            status.state = "unknown"
-            status.detail = (f"batch system not answering since {time.strftime('%H:%M:%S', time.localtime(since))}"
-                             + (f": {getattr(batch, 'why', '')}" if getattr(batch, "why", "") else ""))
+        answer = _from_the_batch_system(status, status.job_id, entry, run_dir, report, job_state)
+        if answer is None:
             return status
-        if entry.no_answer_since is not None:
-            entry.no_answer_since = None
-            _remember(status.cluster_id, no_answer_since=None)
-        if batch == "pending":
-            status.state = "pending"
-            return status
-        if batch == "cancelled" and report is None:  # cancelled before it ran: nothing was lost
-            status.state, status.walltime_left_s = "cancelled", None
-            status.detail = f"the batch job {status.job_id} was cancelled while queued"
-            record_end(run_dir, status.state, status.detail)
-            return status
-        alive = batch == "running"
-        gone_why = f"the batch job {status.job_id} is {batch}" if batch != "unknown" else \
-            f"the batch system no longer knows job {status.job_id}"
+        alive, gone_why = answer
     else:
         alive = _holder_alive(entry)
         gone_why = f"the process holding it (pid {entry.holder_pid}) is gone"
@@ -368,6 +332,62 @@ def status_of(entry: IndexEntry | Mapping[str, Any], *,
     else:
         status.state = "ready" if report.hold else "running"
     return status
+
+
+def _final_from_records(status: ClusterStatus, run_dir: Path, report: RunReport | None) -> bool:
+    """Fill ``status`` from the cluster directory's ``plan.json``, ``run.json`` and ``ended.json``; returns whether
+    they say the cluster's final state (then ``status`` holds it)."""
+    plan = PlanSummary.read_or_none(run_dir / "plan.json")
+    if plan:
+        status.nodes = [n.name for n in plan.nodes]
+        status.head = plan.master.name
+        status.job_id = status.job_id or plan.job_id
+        if plan.deadline:
+            status.walltime_left_s = float(plan.deadline) - time.time()
+    if report:
+        status.rm_web, status.jhs_web = report.rm_web, report.jhs_web
+        status.nodes = report.nodes or status.nodes
+        if report.state in STATES:
+            status.state, status.detail = report.state.value, report.error or ""
+            status.walltime_left_s = None
+            return True
+    ended = EndedRecord.read_or_none(run_dir / ENDED_FILE)
+    if ended and ended.state in (ClusterState.LOST, ClusterState.CANCELLED):
+        status.state, status.detail, status.walltime_left_s = ended.state.value, ended.detail, None
+        return True
+    return False
+
+
+def _from_the_batch_system(status: ClusterStatus, job_id: str, entry: IndexEntry, run_dir: Path,
+                           report: RunReport | None,
+                           job_state: Callable[[str, str], str] | None) -> tuple[bool, str] | None:
+    """What the batch system says of a cluster's job, for :func:`status_of`: ``None`` when that settles
+    ``status`` (``unknown``: no answer, recorded in the index; ``pending``; ``cancelled`` while queued, recorded),
+    else ``(alive, why it is gone)``."""
+    batch = (job_state or (lambda name, job: batch_state(name, job, run_dir)))(status.scheduler, job_id)
+    if batch == "no_answer":
+        since = float(entry.no_answer_since or time.time())
+        if entry.no_answer_since is None:
+            entry.no_answer_since = since
+            _remember(status.cluster_id, no_answer_since=since)
+        status.state = "unknown"
+        status.detail = (f"batch system not answering since {time.strftime('%H:%M:%S', time.localtime(since))}"
+                         + (f": {getattr(batch, 'why', '')}" if getattr(batch, "why", "") else ""))
+        return None
+    if entry.no_answer_since is not None:
+        entry.no_answer_since = None
+        _remember(status.cluster_id, no_answer_since=None)
+    if batch == "pending":
+        status.state = "pending"
+        return None
+    if batch == "cancelled" and report is None:  # cancelled before it ran: nothing was lost
+        status.state, status.walltime_left_s = "cancelled", None
+        status.detail = f"the batch job {status.job_id} was cancelled while queued"
+        record_end(run_dir, status.state, status.detail)
+        return None
+    gone_why = f"the batch job {status.job_id} is {batch}" if batch != "unknown" else \
+        f"the batch system no longer knows job {status.job_id}"
+    return batch == "running", gone_why
 
 
 def statuses() -> list[ClusterStatus]:

@@ -309,6 +309,14 @@ def directory_line(entry: dict[str, Any]) -> str:
     return f"{text}: {entry['path']}"
 
 
+def _filesystem_lines(fs: dict[str, Any] | None, console: Console) -> None:
+    """The summary's filesystem lines: its type, mount and mode, then each directory's striping outcome."""
+    if fs:
+        console.print(f"filesystem: {fs['type']} at {fs['mount']}, mode {fs['mode']}", markup=False)
+        for entry in fs["directories"]:
+            console.print(f"  {entry['role']:<8} {directory_line(entry)}", soft_wrap=True, markup=False)
+
+
 def summary(report: RunReport, console: Console) -> None:
     """Print the run summary: state, timings, one row per step, where the logs are."""
     table = Table(title=f"{report.name}: {report.state}", title_justify="left", show_edge=False)
@@ -326,11 +334,7 @@ def summary(report: RunReport, console: Console) -> None:
 
     console.print(f"bring-up {fmt(report.bringup_s)}, teardown {fmt(report.teardown_s)}, "
                   f"total {fmt(report.total_s)}")
-    fs = report.filesystem
-    if fs:
-        console.print(f"filesystem: {fs['type']} at {fs['mount']}, mode {fs['mode']}", markup=False)
-        for entry in fs["directories"]:
-            console.print(f"  {entry['role']:<8} {directory_line(entry)}", soft_wrap=True, markup=False)
+    _filesystem_lines(report.filesystem, console)
     if report.ports:
         console.print(ports_line(report.ports), soft_wrap=True, markup=False)
     for note in report.notes:

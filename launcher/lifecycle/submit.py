@@ -322,21 +322,30 @@ def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, con
         return bool(final_report()) or (patience is not None and clock() - silent_since[0] > patience)
 
     polled = scheduler.wait(job_id, until=ended, each=show, tolerate=5)
+    silent_s = clock() - silent_since[0] if silent_since else 0.0
+    return _exit_code(job_id, polled.value, shown[-1] if shown else polled.value, run_dir, silent_s, console)
+
+
+def _exit_code(job_id: str, polled: JobState, last: JobState, run_dir: Path, silent_s: float,
+               console: Console) -> int:
+    """The exit code :func:`follow` returns once the wait ended on ``polled`` (``last``: the last state shown):
+    ``run.json``'s when final, else 143 for a job ``stop`` cancelled while queued (``ended.json``), else from the
+    batch system's last state. ``silent_s``: how long it had not answered (``NO_ANSWER``)."""
+    report = run_dir / "run.json"
     data = RunReport.read(report) if report.exists() else None
-    if polled.value is JobState.UNKNOWN:  # forgotten at once (PBS Pro without job history): run.json tells
+    if polled is JobState.UNKNOWN:  # forgotten at once (PBS Pro without job history): run.json tells
         console.print(f"job {job_id}: no longer known to the batch system; run.json: "
                       + (f"{data.state}, exit code {data.exit_code}" if data else "none"), soft_wrap=True)
-    if polled.value is JobState.NO_ANSWER:
-        console.print(f"job {job_id}: the batch system did not answer for {clock() - silent_since[0]:.0f} s; run.json: "
+    if polled is JobState.NO_ANSWER:
+        console.print(f"job {job_id}: the batch system did not answer for {silent_s:.0f} s; run.json: "
                       + (f"{data.state}, exit code {data.exit_code}" if data else "none"), soft_wrap=True)
     if data and data.state.terminal:
         return data.exit_code
     # `hpc-hadoop stop` cancelled it while queued (ENDED_FILE): the batch system may not keep such a job
     recorded = EndedRecord.read_or_none(run_dir / ENDED_FILE)
-    if recorded is not None and recorded.state == "cancelled" and polled.value is JobState.UNKNOWN:
+    if recorded is not None and recorded.state == "cancelled" and polled is JobState.UNKNOWN:
         console.print(f"job {job_id}: cancelled ({recorded.detail})", soft_wrap=True)
         return 143
-    last = shown[-1] if shown else polled.value
     return {JobState.COMPLETED: 0, JobState.TIMEOUT: 124, JobState.CANCELLED: 143}.get(last, 1)
 
 
