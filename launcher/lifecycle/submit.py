@@ -92,12 +92,10 @@ def preview_script(spec: JobSpec) -> str:
 
 
 def takes_whole_nodes(spec: JobSpec) -> bool:
-    """Whether the batch script asks for whole nodes whose cores the allocation names only when the job runs:
-    ``batch.exclusive`` without ``batch.cores_per_node`` on Slurm (``--exclusive``) and PBS Pro
-    (``place=scatter:excl``; :func:`launcher.schedulers.base.whole_node_cores`). Torque and Grid Engine have no
-    whole-node request: they grant the cores asked for."""
-    pbspro = spec.scheduler == "pbs" and spec.pbs.flavor == "pbspro"
-    return spec.batch.exclusive and not spec.batch.cores_per_node and (spec.scheduler == "slurm" or pbspro)
+    """Whether the batch script asks for whole nodes whose cores the allocation names only when the job runs (the
+    backend's :meth:`launcher.schedulers.base.Scheduler.takes_whole_nodes`: Slurm's ``--exclusive``, PBS Pro's
+    ``place=scatter:excl``)."""
+    return get_scheduler(spec.scheduler).takes_whole_nodes(spec)
 
 
 def preview_notes(plan: ClusterPlan) -> list[str]:

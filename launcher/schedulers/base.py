@@ -193,6 +193,13 @@ class Scheduler(ABC):
         """
         return None, None
 
+    @classmethod
+    def takes_whole_nodes(cls, spec: JobSpec) -> bool:
+        """Whether the batch script asks for whole nodes whose cores the allocation names only when the job runs
+        (:func:`whole_node_cores`); ``False`` where the batch system has no whole-node request and grants the cores
+        asked for (Torque, Grid Engine, the local backend)."""
+        return False
+
     @abstractmethod
     def allocation(self, spec: JobSpec) -> Allocation:
         """Read the allocation this process runs in (nodes, cores, memory, walltime).

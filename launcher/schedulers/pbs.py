@@ -173,6 +173,12 @@ class PbsScheduler(BatchScheduler):
     forgotten_exits = (153, 35)
 
     @classmethod
+    def takes_whole_nodes(cls, spec: JobSpec) -> bool:
+        """PBS Pro's ``place=scatter:excl`` (``batch.exclusive`` without ``batch.cores_per_node``); Torque has no
+        whole-node request (:meth:`Scheduler.takes_whole_nodes`)."""
+        return spec.pbs.flavor == "pbspro" and spec.batch.exclusive and not spec.batch.cores_per_node
+
+    @classmethod
     def doctor_finds(cls) -> tuple[str | None, tuple[str, str] | None]:
         """When ``qsub`` is on ``PATH``: ``pbs (<qstat>, <flavor>)`` with the ``qstat`` and flavor ``submit`` would
         use (:meth:`detect_dialect`; where Grid Engine's ``qstat`` comes first on ``PATH``, said), or a warning when

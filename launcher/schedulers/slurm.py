@@ -143,6 +143,12 @@ class SlurmScheduler(BatchScheduler):
         sbatch = shutil.which("sbatch")
         return (f"slurm ({sbatch})" if sbatch else None), None
 
+    @classmethod
+    def takes_whole_nodes(cls, spec: JobSpec) -> bool:
+        """``batch.exclusive`` without ``batch.cores_per_node``: ``--exclusive``
+        (:meth:`Scheduler.takes_whole_nodes`)."""
+        return spec.batch.exclusive and not spec.batch.cores_per_node
+
     def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
         """``#SBATCH`` options: job name, nodes, one task per node, time, output files, the walltime
         warning (``--signal=B:USR1@lead``, lead = :func:`teardown_lead`: to the batch shell, which forwards it),
