@@ -124,10 +124,12 @@ def task_flow(parts: Sequence[Phase], step: float = STEP_S) -> TaskFlow:
 def task_flow_figure(flow: TaskFlow, title: str) -> Figure:
     """The cluster's task flow on top, then one panel per host (shared time axis): running tasks (an integer axis)
     per step, one step line (``ax.stairs``) per kind present; a note says the step and where the phases come from."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: files only (as benchmarks.plots)
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    import benchmarks.plots  # noqa: F401  (sets the Agg backend before pyplot draws)
     panels = [("cluster", flow.cluster), *((f"host {h}", c) for h, c in flow.hosts.items())]
     fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(7, 1.2 + 1.6 * len(panels)), squeeze=False)
     for ax, (name, counts) in zip(axes[:, 0], panels, strict=True):
@@ -185,9 +187,10 @@ def keep_histories(history_dir: Path, row: dict[str, Any], out_dir: Path) -> lis
 def plot_task_flows(rows: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
     """One PNG per kept job history of the successful rows (``jhists``: :func:`keep_histories`):
     ``taskflow_<workload>_<job id>.png``; returns their paths."""
-    import matplotlib.pyplot as plt
+    import matplotlib
 
-    import benchmarks.plots  # noqa: F401  (sets the Agg backend before pyplot draws)
+    matplotlib.use("Agg")  # no display: files only (as benchmarks.plots)
+    import matplotlib.pyplot as plt
 
     written = []
     for row in rows:
