@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +14,7 @@ import click
 from rich.console import Console
 
 from launcher.config.spec import JobSpec, load_spec
+from launcher.lifecycle.signals import Interrupted
 from launcher.schedulers import SCHEDULERS
 from launcher.util.errors import HpcHadoopError
 
@@ -24,7 +26,8 @@ console = Console(highlight=False)
 def reports_errors(func: F) -> F:
     """Turn :class:`HpcHadoopError` into one line on stderr and its exit code (no traceback); so too an ``OSError``
     that says a filesystem is gone (``ENOTCONN``...: :func:`lost_mount`), e.g. ``status`` of a cluster whose
-    directory was on it."""
+    directory was on it, and a signal that ended a cluster the command ran itself
+    (:class:`~launcher.lifecycle.signals.Interrupted`: 124 for the walltime warning, else 130, as ``run.json``)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -33,6 +36,11 @@ def reports_errors(func: F) -> F:
         except HpcHadoopError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(exc.exit_code)
+        except Interrupted as exc:  # a signal ended a cluster that a command (bench) ran itself: torn down by now
+            warning = exc.signum == signal.SIGUSR1
+            click.echo(f"error: stopped by {exc.args[0]}" + (" (walltime warning)" if warning else "")
+                       + "; the cluster was torn down", err=True)
+            sys.exit(124 if warning else 130)  # as run.json's exit_code for timed_out / interrupted
         except OSError as exc:
             lost = lost_mount(exc)
             if lost is None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 from pathlib import Path
 
 import pytest
 
 from launcher import filesystems
 from launcher.cli.common import reports_errors
+from launcher.lifecycle.signals import Interrupted
 
 # -- issue 25 item 4, folded from tests/unit/test_lost_filesystem.py: The shared filesystem gone in the middle
 # of a run (issue 25 item 4), the parts that need no daemons: what tells that a mount is gone (``ENOTCONN``,
@@ -52,3 +54,21 @@ def test_a_command_meeting_a_mount_that_is_gone_says_so_in_one_line(monkeypatch:
 
     with pytest.raises(OSError, match="Permission denied"):  # our own bugs keep their traceback
         bug()
+
+
+@pytest.mark.parametrize(("signum", "code", "said"), [(signal.SIGTERM, 130, "stopped by SIGTERM;"),
+                                                      (signal.SIGUSR1, 124, "stopped by SIGUSR1 (walltime warning);")])
+def test_a_signal_that_ended_a_commands_own_cluster_is_one_line(capsys: pytest.CaptureFixture[str], signum: int,
+                                                                code: int, said: str) -> None:
+    """Issue 28 item 8: ``hpc-hadoop bench run`` stopped by SIGTERM during bring-up tore down correctly but printed
+    ``launcher.runner.Interrupted: SIGTERM`` with a traceback; now one line and run.json's exit code."""
+
+    @reports_errors
+    def bench() -> None:
+        raise Interrupted(signum)  # what ClusterRun re-raises once its teardown is done
+
+    with pytest.raises(SystemExit) as exit_info:
+        bench()
+    assert exit_info.value.code == code
+    err = capsys.readouterr().err
+    assert err == f"error: {said} the cluster was torn down\n"
