@@ -47,6 +47,7 @@ from launcher.lifecycle.compose import allocate, open_cluster
 from launcher.lifecycle.progress import ConsoleObserver
 from launcher.lifecycle.runner import ClusterRun
 from launcher.plan.cluster_plan import FilesystemPlan, expand_root
+from launcher.plan.hdfs import hdfs_mode
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.allocation import Allocation
 from launcher.util.errors import HpcHadoopError, UserError
@@ -471,7 +472,7 @@ class Harness:
             row["state"] = "failed"
             row["error"] = str(exc) or type(exc).__name__
             row["traceback"] = traceback.format_exc(limit=3)
-        if session and row["state"] == "succeeded" and spec.filesystem.mode != "hdfs":  # hdfs: history on HDFS
+        if session and row["state"] == "succeeded" and hdfs_mode(spec.filesystem).history_in_cluster_dir:
             row["jhists"] = keep_histories(Path(session.plan.run_dir, "history"), row, self.out_dir)
         if workload in ("dd", "dfsio") and "input_bytes" not in row:
             row["input_bytes"] = int(params["files"]) * int(params["file_size"])

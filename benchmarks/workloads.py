@@ -40,6 +40,7 @@ from benchmarks.seqfile import write_vectors
 from launcher.fanout import get_launcher
 from launcher.lifecycle.runner import ClusterRun, step_error
 from launcher.plan.cluster_plan import ClusterPlan
+from launcher.plan.hdfs import hdfs_mode
 from launcher.steps.shuffle import HADOOP_SHUFFLE, LOCAL_DIRS_PROPERTY, PLUGIN_CLASS
 from launcher.util.errors import ClusterError, UserError
 from launcher.util.registry import Registry
@@ -116,7 +117,7 @@ class Workload(ABC):
         if result.returncode != 0:
             raise ClusterError(step_error(step, result))
         plan = ctx.session.plan
-        if plan.spec.filesystem.mode == "hdfs":  # the history is on HDFS: ask the JobHistoryServer
+        if not hdfs_mode(plan.spec.filesystem).history_in_cluster_dir:  # on HDFS: ask the JobHistoryServer
             latency = rest_latency_s(plan.jhs_web, result.job_id)
         else:
             latency = job_latency_s(Path(plan.run_dir, "history"), result.job_id)
@@ -377,7 +378,7 @@ class SortWorkload(Workload):
         examples = ctx.session.plan.runtime.examples_jar
         check = self.hadoop(ctx, "teravalidate", [str(examples), "teravalidate", str(out), str(report)],
                             outputs=(report,))
-        if ctx.session.plan.spec.filesystem.mode == "hdfs":  # the report is on HDFS, not a file the launcher reads
+        if hdfs_mode(ctx.session.plan.spec.filesystem).default_fs:  # the report is on HDFS, not a file we read
             note = f"{self.name}: TeraValidate's report is on HDFS ({report}): not read, the output not checked"
             if note not in ctx.notes:
                 ctx.notes.append(note)

@@ -271,7 +271,7 @@ class Cluster:
             Seconds the teardown took.
         """
         began = time.time()
-        if self.plan.spec.filesystem.mode == "hdfs":
+        if not self.plan.hdfs.history_in_cluster_dir:
             self.keep_hdfs_history()
         self.fanout.stop()
         end(self.leftover_processes(), signum=None, kill_wait=5)

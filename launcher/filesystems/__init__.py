@@ -25,6 +25,7 @@ from launcher.filesystems.gpfs import GpfsFilesystem
 from launcher.filesystems.lustre import LustreFilesystem
 from launcher.filesystems.orangefs import OrangeFsFilesystem
 from launcher.plan.cluster_plan import ClusterPlan, FilesystemPlan, expand_root
+from launcher.plan.hdfs import hdfs_mode
 from launcher.schedulers.allocation import Allocation
 from launcher.util.errors import FilesystemLost, UserError
 from launcher.util.registry import Registry
@@ -85,7 +86,7 @@ def decide(spec: FilesystemSpec, *, check_flock: bool = False, check: bool = Tru
 def striped_roles(spec: FilesystemSpec) -> list[str]:
     """The roles of ``filesystem.striping`` that ask for a layout of a directory on the shared filesystem: not
     ``staging`` in ``hdfs`` mode (it is on HDFS), not ``scratch`` with ``filesystem.local_dirs`` (node-local)."""
-    skip = {"staging"} if spec.mode == "hdfs" else set()
+    skip = {"staging"} if hdfs_mode(spec).staging_on_hdfs else set()
     skip |= {"scratch"} if spec.local_dirs else set()
     return [role for role in ROLES if role not in skip and getattr(spec.striping, role).requested]
 

@@ -10,15 +10,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import httpx
-
 from launcher.cluster.cluster import Cluster
 from launcher.lifecycle.archives import Archives
 from launcher.lifecycle.observer import Observer
 from launcher.lifecycle.record import RunRecord
 from launcher.plan.cluster_plan import ClusterPlan
-from launcher.util.errors import ClusterError
-from launcher.util.polling import poll
+from launcher.plan.hdfs import READY_TIMEOUT
 
 
 class BringUp:
@@ -60,8 +57,7 @@ class BringUp:
         remaining = None if deadline is None else max(1.0, deadline - time.time())
         limit = min(ready_timeout, remaining or ready_timeout)
         bringup_s = self.cluster.wait_ready(timeout=limit, check=lambda: check_stop("during bring-up"))
-        if self.plan.spec.filesystem.mode == "hdfs":
-            bringup_s += wait_hdfs(self.plan, self.cluster, timeout=min(120.0, remaining or 120.0))
+        bringup_s += wait_hdfs(self.plan, self.cluster, timeout=min(READY_TIMEOUT, remaining or READY_TIMEOUT))
         report.bringup_s = bringup_s
         report.notes += [f"{node}: {state.nm_note}" for node, state in sorted(self.cluster.states().items())
                          if state.nm_note]
@@ -71,10 +67,10 @@ class BringUp:
         self.record.write()
 
 
-def wait_hdfs(plan: ClusterPlan, cluster: Cluster, timeout: float = 120.0) -> float:
-    """Wait until every planned DataNode is live at the NameNode and it is out of safe mode (``hdfs`` mode).
 
-    Polls the NameNode's ``/jmx`` (``FSNamesystemState.NumLiveDataNodes``, ``NameNodeInfo.Safemode``).
+def wait_hdfs(plan: ClusterPlan, cluster: Cluster, timeout: float = READY_TIMEOUT) -> float:
+    """Wait until HDFS is ready (:meth:`launcher.plan.hdfs.HdfsMode.wait_ready`: every planned DataNode live at the
+    NameNode, out of safe mode; at once outside ``hdfs`` mode), ending early if a daemon died.
 
     Returns:
         Seconds waited.
@@ -82,25 +78,6 @@ def wait_hdfs(plan: ClusterPlan, cluster: Cluster, timeout: float = 120.0) -> fl
     Raises:
         ClusterError: a daemon died or ``timeout`` passed; names the NameNode log.
     """
-    expected = sum("datanode" in n.roles for n in plan.nodes)
-    url = f"http://{plan.master.address}:{plan.ports.nn_web}/jmx"
-    began = time.monotonic()
-    with httpx.Client(timeout=2.0, trust_env=False) as http:
-        def probe() -> tuple[int, str]:  # (live DataNodes, safe mode text: "" when off); raises if a daemon died
-            cluster.raise_if_failed()
-            try:
-                state = http.get(url, params={"qry": "Hadoop:service=NameNode,name=FSNamesystemState"}).json()
-                info = http.get(url, params={"qry": "Hadoop:service=NameNode,name=NameNodeInfo"}).json()
-                return int(state["beans"][0]["NumLiveDataNodes"]), info["beans"][0].get("Safemode", "")
-            except (httpx.HTTPError, ValueError, KeyError, IndexError):
-                return 0, "unknown"
-
-        polled = poll(probe, done=lambda v: v[0] >= expected and not v[1], interval=0.2, backoff=1.0,
-                      timeout=timeout)
-    if polled.done:
-        return time.monotonic() - began
-    live, safemode = polled.value
-    log = Path(plan.master.log_dir) / "namenode.log"
-    raise ClusterError(f"{live} of {expected} DataNodes live (safe mode: {safemode or 'off'}) after {timeout:.0f} s; "
-                       f"read {log} and logs/<host>/datanode.log")
-
+    return plan.hdfs.wait_ready(f"http://{plan.master.address}:{plan.ports.nn_web}",
+                                sum("datanode" in n.roles for n in plan.nodes), check=cluster.raise_if_failed,
+                                namenode_log=Path(plan.master.log_dir) / "namenode.log", timeout=timeout)

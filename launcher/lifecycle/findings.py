@@ -54,7 +54,7 @@ def history_in_cluster_dir(plan: ClusterPlan, step: ResolvedStep) -> bool:
     """Whether a MapReduce job of ``step`` keeps its history in the cluster directory's ``history/`` (where
     :func:`launcher.steps.jobhistory.history_not_kept` looks): not in ``hdfs`` mode (it is on HDFS), not when the job
     file's ``hadoop.properties`` or the step's ``-D`` options move it (:data:`HISTORY_DIR_PROPERTIES`)."""
-    if plan.spec.filesystem.mode == "hdfs":
+    if not plan.hdfs.history_in_cluster_dir:
         return False
     mapred = plan.spec.hadoop.properties.get("mapred-site", {})
     moved = [key for key in HISTORY_DIR_PROPERTIES if key in mapred]

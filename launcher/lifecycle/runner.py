@@ -43,6 +43,7 @@ from launcher.lifecycle.signals import Interrupted, SignalTrap
 from launcher.lifecycle.step_runs import StepRuns
 from launcher.lifecycle.teardown import Teardown
 from launcher.plan.cluster_plan import ClusterPlan, make_plan, naming_job_file
+from launcher.plan.hdfs import STAGING_REASON
 from launcher.render.clients import write_wrappers
 from launcher.render.config import render_config, write_files, write_private
 from launcher.render.spark import uses_spark, write_spark_conf
@@ -137,10 +138,9 @@ def prepare_filesystem(plan: ClusterPlan, report: RunReport) -> None:
     done: list[StripeOutcome] = []
     requested: Callable[[Any], dict[str, int | None]] = lambda s: {"count": s.count, "size": s.size,  # noqa: E731
                                                                     "index": s.index}
-    if fs_spec.mode == "hdfs":
-        done.append(StripeOutcome("staging", f"hdfs://{plan.master.address}:{plan.ports.nn}{plan.path('staging')}",
-                                  NOT_APPLICABLE, requested(stripes.staging),
-                                  reason="filesystem.mode hdfs: staging is on HDFS (blocks in hdfs/data/<host>)"))
+    if plan.hdfs.staging_on_hdfs:
+        done.append(StripeOutcome("staging", plan.fs_uri(str(plan.path("staging"))), NOT_APPLICABLE,
+                                  requested(stripes.staging), reason=STAGING_REASON))
     done += [StripeOutcome("scratch", node.nm_local_dir, NOT_APPLICABLE, requested(stripes.scratch),
                            reason="node-local storage (each node's working directory, or filesystem.local_dirs), "
                                   "not the shared filesystem")
@@ -180,7 +180,7 @@ def made_for_hadoop(plan: ClusterPlan) -> tuple[str, ...]:
     Returns:
         Paths relative to the cluster directory, parents first.
     """
-    if plan.spec.filesystem.mode == "hdfs":
+    if not plan.hdfs.history_in_cluster_dir:
         return ()
     return ("history/done", "history/intermediate")
 

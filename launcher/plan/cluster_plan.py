@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from launcher.config.spec import HADOOP_SAFE_FIX, HADOOP_UNSAFE_WHY, JobSpec, hadoop_unsafe
+from launcher.plan.hdfs import HdfsMode, hdfs_mode
 from launcher.runtime.hadoop import HadoopRuntime
 from launcher.schedulers.allocation import Allocation
 from launcher.util.errors import UserError
@@ -176,7 +177,7 @@ def size_memory(spec: JobSpec, allocation: Allocation) -> MemoryPlan:
     map_mb, reduce_mb, am_mb, heap_mb = to_mb(h.map_memory), to_mb(h.reduce_memory), to_mb(h.am_memory), \
         to_mb(h.daemon_heap)
     containers = h.containers_per_node or allocation.cores_per_node
-    master_daemons = 5 if spec.filesystem.mode == "hdfs" else 3  # + NameNode and DataNode in hdfs mode
+    master_daemons = hdfs_mode(spec.filesystem).master_daemons
     usable_mb = to_mb(allocation.memory_per_node - OS_RESERVE) - master_daemons * heap_mb
     if h.nodemanager_memory is not None:
         nm_mb = to_mb(h.nodemanager_memory)
@@ -385,16 +386,19 @@ class ClusterPlan:
         """JobHistoryServer web/REST address."""
         return f"http://{self.master.address}:{self.ports.jhs_web}"
 
+    @property
+    def hdfs(self) -> HdfsMode:
+        """What the job's ``filesystem.mode`` says about HDFS (:mod:`launcher.plan.hdfs`)."""
+        return hdfs_mode(self.spec.filesystem)
+
     def fs_uri(self, path: str) -> str:
         """``path`` (absolute, in the cluster directory) as a URI of the mode's default filesystem: ``file://``
         (``rawfs``), ``pfs://`` (``shim``), ``hdfs://<master>:<NameNode port>`` (``hdfs``). The one place that
         says where staging, history and aggregated logs live in each mode."""
-        mode = self.spec.filesystem.mode
-        if mode == "shim":
-            return "pfs://" + path
-        if mode == "hdfs":
-            return f"hdfs://{self.master.address}:{self.ports.nn}{path}"
-        return "file://" + path
+        on_hdfs = self.hdfs.uri(path, self.master.address, self.ports.nn)
+        if on_hdfs is not None:
+            return on_hdfs
+        return ("pfs://" if self.spec.filesystem.mode == "shim" else "file://") + path
 
     def variables(self) -> dict[str, str]:
         """The ``${...}`` variables that steps, ``setup:`` lines and ``filesystem.input_dir``/``output_dir`` may use
@@ -417,7 +421,7 @@ class ClusterPlan:
         fs, values = self.spec.filesystem, self.variables()
         dirs = {"input": [Path(expand(fs.input_dir, values, "filesystem.input_dir"))],
                 "output": [Path(expand(fs.output_dir, values, "filesystem.output_dir"))],
-                "staging": [] if fs.mode == "hdfs" else [self.path("staging")],
+                "staging": [] if self.hdfs.staging_on_hdfs else [self.path("staging")],
                 "scratch": [Path(n.nm_local_dir) for n in self.nodemanagers
                             if Path(n.nm_local_dir).is_relative_to(self.run_dir)]}
         return dirs
@@ -637,9 +641,8 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, fi
     planned: list[NodePlan] = []
     dir_names = node_dir_names([n.name for n in nodes])
     for index, node in enumerate(nodes):
-        roles: list[str] = ["resourcemanager", "historyserver"] if index == 0 else []
-        if spec.filesystem.mode == "hdfs":
-            roles[:0] = ["namenode", "datanode"] if index == 0 else ["datanode"]
+        roles = [*hdfs_mode(spec.filesystem).roles(first=index == 0),
+                 *(["resourcemanager", "historyserver"] if index == 0 else [])]
         if index > 0 or spec.nodemanager_on_master or len(nodes) == 1:
             roles.append("nodemanager")
         work_dir = node_work_root(user) / cluster_id / node.name

@@ -37,7 +37,8 @@ from launcher.util.resources import templates_dir
 
 TEMPLATE_DIR = templates_dir()
 
-#: Generated configuration files: output name → template.
+#: Generated configuration files: output name → template (``hdfs`` mode adds
+#: :data:`launcher.plan.hdfs.CONFIG_TEMPLATES`).
 CONFIG_TEMPLATES = {
     "core-site.xml": "hadoop/core-site.xml.j2",
     "yarn-site.xml": "hadoop/yarn-site.xml.j2",
@@ -46,8 +47,6 @@ CONFIG_TEMPLATES = {
     "log4j.properties": "hadoop/log4j.properties.j2",
     "hadoop-env.sh": "hadoop/hadoop-env.sh.j2",
 }
-#: Added when ``filesystem.mode`` is ``hdfs``.
-HDFS_TEMPLATES = {"hdfs-site.xml": "hadoop/hdfs-site.xml.j2"}
 
 #: The shim's classes (hadoop-fs-shim).
 PFS_FILESYSTEM = "org.hpchadoop.fs.PfsFileSystem"
@@ -172,7 +171,7 @@ def render_config(plan: ClusterPlan, notes: list[str] | None = None) -> dict[str
     context: dict[str, Any] = {
         "plan": plan, "spec": spec, "runtime": runtime,
         "classpath_csv": ",".join(runtime.classpath), "daemon_flags": runtime.daemon_flags(),
-        "fs_uri": plan.fs_uri,
+        "fs_uri": plan.fs_uri, "hdfs": plan.hdfs,
         "pfs_filesystem": PFS_FILESYSTEM, "pfs_abstract_filesystem": PFS_ABSTRACT_FILESYSTEM,
         "no_checksum_filesystem": NO_CHECKSUM_FILESYSTEM, "log_aggregation_controller": LOG_AGGREGATION_CONTROLLER,
         "pfs_layout": plan.filesystem.shim_layout if spec.filesystem.mode == "shim" else "none",
@@ -180,9 +179,7 @@ def render_config(plan: ClusterPlan, notes: list[str] | None = None) -> dict[str
         "shuffle_plugin": PLUGIN_CLASS, "shuffle_dirs_property": LOCAL_DIRS_PROPERTY,
         "history_jobname_limit": HISTORY_JOBNAME_LIMIT,
     }
-    templates = dict(CONFIG_TEMPLATES)
-    if spec.filesystem.mode == "hdfs":
-        templates.update(HDFS_TEMPLATES)
+    templates = {**CONFIG_TEMPLATES, **plan.hdfs.config_templates}
     limit = timeout_limit_ms(spec.walltime)
     files: dict[str, str] = {}
     for name, template in templates.items():
