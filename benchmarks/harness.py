@@ -194,7 +194,7 @@ def apply_stripe(directory: Path, count: int | None, spec: JobSpec) -> tuple[dic
     note = None
     if count is not None and outcome.status != "applied":
         note = f"stripe count {count}: {outcome.status}" + (f" ({outcome.reason})" if outcome.reason else "")
-    return outcome.to_dict(), note
+    return outcome.to_record().dump(), note
 
 
 def labelled_count(outcome: dict[str, Any], asked: int | None) -> int | None:

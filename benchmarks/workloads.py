@@ -122,7 +122,8 @@ class Workload(ABC):
         else:
             latency = job_latency_s(Path(plan.run_dir, "history"), result.job_id)
         return {"wall_s": result.wall_s, "application_id": result.application_id, "job_id": result.job_id,
-                "latency_s": latency, "log": step.log.read_text(errors="replace"), "shuffle": result.shuffle}
+                "latency_s": latency, "log": step.log.read_text(errors="replace"),
+                "shuffle": result.shuffle.dump() if result.shuffle else None}
 
     @staticmethod
     def spark(ctx: Context, name: str, main_class: str, args: list[str], *,

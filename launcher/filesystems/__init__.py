@@ -18,7 +18,14 @@ from typing import Any
 
 from launcher.config.spec import FilesystemSpec, JobSpec, StripingSpec
 from launcher.filesystems import detect as detection
-from launcher.filesystems.base import NOT_APPLICABLE, Filesystem, Layout, StripeOutcome
+from launcher.filesystems.base import (
+    NOT_APPLICABLE,
+    DirectoryRecord,
+    Filesystem,
+    FilesystemRecord,
+    Layout,
+    StripeOutcome,
+)
 from launcher.filesystems.detect import Detection, detect
 from launcher.filesystems.generic import GenericFilesystem
 from launcher.filesystems.gpfs import GpfsFilesystem
@@ -189,15 +196,16 @@ def striping_plan(plan: ClusterPlan) -> list[str]:
     return lines
 
 
-def report_section(decided: FilesystemPlan, fs: Filesystem, mode: str, outcomes: list[StripeOutcome]) -> dict[str, Any]:
+def report_section(decided: FilesystemPlan, fs: Filesystem, mode: str,
+                   outcomes: list[StripeOutcome]) -> FilesystemRecord:
     """The run report's ``filesystem`` section: the plan's decision, the mode and each directory's outcome."""
-    return {"type": decided.label, "class": fs.name, "mount": decided.mount_point, "source": decided.source,
-            "mode": mode, "free_bytes": decided.free_bytes, "flock": decided.flock,
-            "striping": fs.striping, "striping_error": decided.striping_error,
-            "directories": [o.to_dict() for o in outcomes]}
+    return FilesystemRecord(type=decided.label, class_=fs.name, mount=decided.mount_point, source=decided.source,
+                            mode=mode, free_bytes=decided.free_bytes, flock=decided.flock, striping=fs.striping,
+                            striping_error=decided.striping_error, directories=[o.to_record() for o in outcomes])
 
 
-__all__ = ["FILESYSTEMS", "NOT_APPLICABLE", "ROLES", "Detection", "Filesystem", "GenericFilesystem", "GpfsFilesystem",
+__all__ = ["FILESYSTEMS", "NOT_APPLICABLE", "ROLES", "Detection", "DirectoryRecord", "Filesystem", "FilesystemRecord",
+           "GenericFilesystem", "GpfsFilesystem",
            "Layout", "LustreFilesystem", "OrangeFsFilesystem", "StripeOutcome", "check_shared_root", "check_striping",
            "choose", "current_layout", "decide", "detect", "filesystem_of", "free_bytes", "full_filesystem",
            "gone", "gone_error", "GONE_ERRNOS", "report_section", "striped_roles",

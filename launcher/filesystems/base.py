@@ -14,8 +14,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from launcher.config.spec import StripeSpec
 from launcher.util.errors import CommandError, UserError
+from launcher.util.records import SparseSection
 
 #: Seconds an ``lfs``/``setfattr``/``getfattr`` call may take.
 COMMAND_TIMEOUT = 60.0
@@ -63,12 +66,51 @@ class StripeOutcome:
     effective: dict[str, int | None] | None = None
     differs: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dictionary."""
-        data = asdict(self)
-        data["commands"] = [list(c) for c in self.commands]
-        data["differs"] = list(self.differs)
-        return data
+    def to_record(self) -> DirectoryRecord:
+        """Its entry of ``run.json``'s ``filesystem.directories``, every key set."""
+        return DirectoryRecord(role=self.role, path=self.path, status=self.status, requested=self.requested,
+                               layout=self.layout, commands=[list(c) for c in self.commands], reason=self.reason,
+                               effective=self.effective, differs=list(self.differs))
+
+
+class DirectoryRecord(SparseSection):
+    """One directory in ``run.json``'s ``filesystem.directories`` (:class:`StripeOutcome`'s fields; a directory
+    whose striping failed has only ``role``, ``path``, ``status`` ``failed``, ``requested`` and ``reason``, and is
+    written back so). Schema policy: :class:`launcher.util.records.Record`."""
+
+    role: str
+    path: str
+    status: str
+    requested: dict[str, int | None] = Field(default_factory=dict)
+    layout: dict[str, Any] | None = None
+    commands: list[list[str]] = Field(default_factory=list)
+    reason: str | None = None
+    effective: dict[str, Any] | None = None
+    differs: list[str] = Field(default_factory=list)
+
+
+class FilesystemRecord(SparseSection):
+    """``run.json``'s ``filesystem`` section (:func:`launcher.filesystems.report_section`): the plan's decision
+    (``type`` detected, ``class`` that stripes, ``mount``, ``source``, ``free_bytes``, ``flock``), the ``mode``,
+    whether the class stripes (``striping``) and why layouts cannot be used (``striping_error``), and each
+    directory's outcome. Empty (``{}``, :attr:`recorded` false) until the filesystem is prepared. Schema policy:
+    :class:`launcher.util.records.Record`."""
+
+    type: str = ""
+    class_: str = Field("", alias="class")
+    mount: str | None = None
+    source: str | None = None
+    mode: str = ""
+    free_bytes: int = 0
+    flock: bool = False
+    striping: bool = False
+    striping_error: str | None = None
+    directories: list[DirectoryRecord] = Field(default_factory=list)
+
+    @property
+    def recorded(self) -> bool:
+        """Whether the section was written (the run got as far as preparing its filesystem)."""
+        return bool(self.model_fields_set)
 
 
 def _requested(setting: StripeSpec) -> dict[str, int | None]:

@@ -16,8 +16,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from launcher import __version__
+from launcher.filesystems.base import DirectoryRecord, FilesystemRecord
 from launcher.node.listeners import WILDCARD_ADDRESSES
 from launcher.steps import shuffle
+from launcher.steps.shuffle import ShuffleRecord
 from launcher.util.records import Record
 from launcher.util.states import RunState, StepState
 from launcher.util.userdirs import node_record_dir, node_work_root
@@ -35,7 +37,7 @@ class _Entry(BaseModel):
 
 class StepRecord(_Entry):
     """A step in ``run.json`` (``steps``): :class:`launcher.steps.jobs.StepResult`'s fields but its output
-    lines, plus ``errors`` (the client's last 5 lines)."""
+    lines, plus ``errors`` (the client's last 5 lines); ``shuffle`` is :class:`launcher.steps.shuffle.ShuffleRecord`."""
 
     name: str
     kind: str = ""
@@ -53,7 +55,7 @@ class StepRecord(_Entry):
     min_free_bytes: int | None = None
     reduce_shuffle_bytes: int | None = None
     cause: dict[str, str] | None = None
-    shuffle: dict[str, Any] | None = None
+    shuffle: ShuffleRecord | None = None
     history_error: str | None = None
     errors: list[str] = Field(default_factory=list)
 
@@ -92,7 +94,8 @@ class RunReport(Record):
     shapes are those ``run.json`` had before it was typed, plus ``schema``; every field has a default, so that a
     partial record, one a run wrote before it knew its cluster, reads too).
 
-    ``filesystem``: type (``lustre``, ``orangefs (fuse)``, ``fuse.glusterfs``...), mount, ``mode``, why layouts can
+    ``filesystem`` (:class:`launcher.filesystems.base.FilesystemRecord`, ``{}`` until prepared): type (``lustre``,
+    ``orangefs (fuse)``, ``fuse.glusterfs``...), mount, ``mode``, why layouts can
     be neither set nor read there (``striping_error``, or ``null``) and one entry per directory (input, output,
     staging, scratch) with its status: ``applied`` (the ``requested`` layout, the directory's read back in
     ``layout``, the one a new file really got in ``effective`` and each setting it did not get in ``differs``),
@@ -137,7 +140,7 @@ class RunReport(Record):
     versions: dict[str, str] = Field(default_factory=dict)
     leftover_processes: int | None = None
     error_exit_code: int | None = None
-    filesystem: dict[str, Any] = Field(default_factory=dict)
+    filesystem: FilesystemRecord = Field(default_factory=FilesystemRecord)
     hold: bool = False
     notes: list[str] = Field(default_factory=list)
     ports: list[PortRecord] = Field(default_factory=list)
@@ -292,29 +295,29 @@ def _layout_text(layout: dict[str, Any] | None) -> str:
     return ", ".join(f"{k} {v}" for k, v in (layout or {}).items() if v is not None and k != "error")
 
 
-def directory_line(entry: dict[str, Any]) -> str:
+def directory_line(entry: DirectoryRecord) -> str:
     """One directory of the report's ``filesystem`` section as a line: ``applied: requested count 8, size 1048576;
     effective count 4, size 1048576 (count 8 asked, 4 given): /path``; other statuses with the directory's layout
     (``not requested (count 4): /path``) and why."""
-    status = entry["status"]
+    status = entry.status
     if status == "applied":
-        effective = _layout_text(entry.get("effective")) or "not reported"
-        differs = f" ({'; '.join(entry['differs'])})" if entry.get("differs") else ""
-        text = f"applied: requested {_layout_text(entry['requested'])}; effective {effective}{differs}"
+        effective = _layout_text(entry.effective) or "not reported"
+        differs = f" ({'; '.join(entry.differs)})" if entry.differs else ""
+        text = f"applied: requested {_layout_text(entry.requested)}; effective {effective}{differs}"
     else:
-        shown = _layout_text(entry.get("layout"))
+        shown = _layout_text(entry.layout)
         text = status + (f" ({shown})" if shown else "")
-        if status != "striping not applicable" and entry.get("reason"):
-            text += f" [{entry['reason']}]"
-    return f"{text}: {entry['path']}"
+        if status != "striping not applicable" and entry.reason:
+            text += f" [{entry.reason}]"
+    return f"{text}: {entry.path}"
 
 
-def _filesystem_lines(fs: dict[str, Any] | None, console: Console) -> None:
+def _filesystem_lines(fs: FilesystemRecord, console: Console) -> None:
     """The summary's filesystem lines: its type, mount and mode, then each directory's striping outcome."""
-    if fs:
-        console.print(f"filesystem: {fs['type']} at {fs['mount']}, mode {fs['mode']}", markup=False)
-        for entry in fs["directories"]:
-            console.print(f"  {entry['role']:<8} {directory_line(entry)}", soft_wrap=True, markup=False)
+    if fs.recorded:
+        console.print(f"filesystem: {fs.type} at {fs.mount}, mode {fs.mode}", markup=False)
+        for entry in fs.directories:
+            console.print(f"  {entry.role:<8} {directory_line(entry)}", soft_wrap=True, markup=False)
 
 
 def summary(report: RunReport, console: Console) -> None:

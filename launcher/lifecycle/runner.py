@@ -23,6 +23,7 @@ from launcher.cluster.watch import Stall
 from launcher.config.spec import JobSpec
 from launcher.filesystems import (
     NOT_APPLICABLE,
+    DirectoryRecord,
     StripeOutcome,
     check_shared_root,
     decide,
@@ -156,11 +157,11 @@ def prepare_filesystem(plan: ClusterPlan, report: RunReport) -> None:
             try:
                 outcome = fs.stripe(role, path, setting, keep_data=role == "input", unusable=unusable)
             except HpcHadoopError as exc:
-                report.filesystem["directories"].append({"role": role, "path": str(path), "status": "failed",
-                                                         "requested": requested(setting), "reason": str(exc)})
+                report.filesystem.directories.append(DirectoryRecord(role=role, path=str(path), status="failed",
+                                                                     requested=requested(setting), reason=str(exc)))
                 report.write()
                 raise
-            report.filesystem["directories"].append(outcome.to_dict())
+            report.filesystem.directories.append(outcome.to_record())
     report.write()
 
 

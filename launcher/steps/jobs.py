@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from launcher.config.examples import EXAMPLE_INPUT_ARGS, EXAMPLE_OUTPUT_ARG, positional
 from launcher.config.spec import ExampleStep, JarStep, JobSpec, PySparkStep, SparkStep, StreamingStep
@@ -46,6 +46,7 @@ from launcher.render.spark import (
     uses_spark,
 )
 from launcher.runtime.cds import am_archive_option, client_archive_flags, publish_am_archives, publish_client_archive
+from launcher.steps.shuffle import ShuffleRecord
 from launcher.util.errors import UserError, WalltimeExpired
 from launcher.util.polling import poll
 from launcher.util.processes import end
@@ -131,7 +132,7 @@ class StepResult:
     min_free_bytes: int | None = None
     reduce_shuffle_bytes: int | None = None
     cause: dict[str, str] | None = None
-    shuffle: dict[str, Any] | None = None
+    shuffle: ShuffleRecord | None = None
     history_error: str | None = None
     lines: list[str] = field(default_factory=list, repr=False)
 

@@ -13,7 +13,9 @@ one entry per successful reduce attempt (``REDUCE_ATTEMPT_FINISHED``), summed fo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 # The plugin's Java names live with the runtime (rendering needs them too); re-exported here as before.
 from launcher.runtime.shuffle_plugin import HADOOP_SHUFFLE as HADOOP_SHUFFLE
@@ -21,6 +23,7 @@ from launcher.runtime.shuffle_plugin import LOCAL_DIRS_PROPERTY as LOCAL_DIRS_PR
 from launcher.runtime.shuffle_plugin import PLUGIN_CLASS as PLUGIN_CLASS
 from launcher.steps.jobhistory import find_jhist as find_jhist  # re-exported: the runner reads a step's history here
 from launcher.steps.jobhistory import job_events
+from launcher.util.records import Section, SparseSection
 
 #: The plugin's counter group, and its counters → the keys they have here.
 COUNTER_GROUP = "org.hpchadoop.shuffle"
@@ -65,7 +68,39 @@ def reducers(path: Path) -> list[dict[str, Any]]:
     return sorted(found, key=lambda r: r["task"])
 
 
-def step_shuffle(path: Path | None) -> dict[str, Any] | None:
+class ReducerRecord(SparseSection):
+    """One successful reduce attempt in a step's ``shuffle.reducers`` (:func:`reducers`); the counters it did not
+    report (the plugin's, where Hadoop's shuffle ran) are left out of the JSON, as before. Schema policy:
+    :class:`launcher.util.records.Record`."""
+
+    task: str
+    attempt: str
+    host: str | None = None
+    shuffle_s: float | None = None
+    shuffle_bytes: int | None = None
+    shuffled_maps: int | None = None
+    direct_bytes: int | None = None
+    http_bytes: int | None = None
+    direct_maps: int | None = None
+    http_maps: int | None = None
+
+
+class ShuffleRecord(Section):
+    """A step's ``shuffle`` entry in ``run.json`` (:func:`step_shuffle`): which shuffle the reducers used, bytes and
+    map outputs read directly and over HTTP (sums over reducers), the longest shuffle phase (seconds), and each
+    reducer. Schema policy: :class:`launcher.util.records.Record`."""
+
+    used: Literal["shared-fs", "http"]
+    shuffle_bytes: int = 0
+    direct_bytes: int = 0
+    http_bytes: int = 0
+    direct_maps: int = 0
+    http_maps: int = 0
+    shuffle_s: float | None = None
+    reducers: list[ReducerRecord] = Field(default_factory=list)
+
+
+def step_shuffle(path: Path | None) -> ShuffleRecord | None:
     """What a step's ``shuffle`` entry in ``run.json`` holds, from its job's ``.jhist``: ``used`` (``shared-fs``
     when the reducers ran the plugin, else ``http``), the sums over reducers of ``shuffle_bytes``,
     ``direct_bytes``, ``http_bytes`` (everything, under ``http``), ``direct_maps``, ``http_maps``, the longest
@@ -81,15 +116,15 @@ def step_shuffle(path: Path | None) -> dict[str, Any] | None:
         total["http_bytes"] = total["shuffle_bytes"]
         total["http_maps"] = sum(int(r.get("shuffled_maps", 0)) for r in per)
     phases = [r["shuffle_s"] for r in per if r["shuffle_s"] is not None]
-    return {"used": "shared-fs" if shared else "http", **total, "shuffle_s": max(phases) if phases else None,
-            "reducers": per}
+    return ShuffleRecord(used="shared-fs" if shared else "http", **total, shuffle_s=max(phases) if phases else None,
+                         reducers=[ReducerRecord(**r) for r in per])
 
 
-def describe(shuffle: dict[str, Any] | None) -> str:
+def describe(shuffle: ShuffleRecord | None) -> str:
     """A step's shuffle in a few words for the run summary: ``shared-fs, 10400048 bytes read directly, 0 over
     HTTP``, ``http, 10400048 bytes``, ``-`` (none)."""
     if not shuffle:
         return "-"
-    if shuffle["used"] != "shared-fs":
-        return f"http, {shuffle['http_bytes']} bytes"
-    return f"shared-fs, {shuffle['direct_bytes']} bytes read directly, {shuffle['http_bytes']} over HTTP"
+    if shuffle.used != "shared-fs":
+        return f"http, {shuffle.http_bytes} bytes"
+    return f"shared-fs, {shuffle.direct_bytes} bytes read directly, {shuffle.http_bytes} over HTTP"

@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from launcher.util.states import AgentState
 
@@ -96,6 +96,36 @@ class Record(BaseModel):
         finally:
             tmp.unlink(missing_ok=True)
         return path
+
+
+class Section(BaseModel):
+    """A section of a record, or an entry of one of its lists (``run.json``'s ``filesystem``, a step's
+    ``shuffle``): no ``schema`` of its own (its record's counts), the same policy otherwise: keys it does not know
+    are kept, the JSON keeps the names and shapes written before it was typed.
+
+    Raises (readers):
+        pydantic.ValidationError: a known key holds a value of the wrong type.
+    """
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON-ready form (the files' key names)."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class SparseSection(Section):
+    """A :class:`Section` that writes only the keys it was given (read from a file, passed when made, or assigned
+    since): for entries whose keys vary (a directory that failed has no ``layout``; a reducer has the plugin's
+    counters only where the plugin ran), so each is written back with the keys it had."""
+
+    @model_serializer(mode="wrap")
+    def _only_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        fields = type(self).model_fields
+        given = {fields[name].alias or name if name in fields else name for name in self.model_fields_set}
+        given |= set(self.model_extra or {})
+        return {key: value for key, value in data.items() if key in given}
 
 
 class DaemonRecord(BaseModel):

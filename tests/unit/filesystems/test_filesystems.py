@@ -207,7 +207,7 @@ def test_orangefs_the_layout_files_really_get_is_reported(ofs_dir: Path) -> None
     assert outcome.layout == {"count": 8, "size": 1048576, "index": None}
     assert outcome.effective == {"count": 4, "size": 1048576, "index": None}
     assert outcome.differs == ("count 8 asked, 4 given",)
-    assert directory_line(outcome.to_dict()) == ("applied: requested count 8, size 1048576; effective count 4, "
+    assert directory_line(outcome.to_record()) == ("applied: requested count 8, size 1048576; effective count 4, "
                                                  f"size 1048576 (count 8 asked, 4 given): {ofs_dir / 'out'}")
     a_file = ofs_dir / "out" / "part-00000"
     a_file.write_bytes(b"x")
@@ -255,8 +255,8 @@ def test_orangefs_without_xattrs_a_run_that_asks_for_no_striping_goes_on(
     report = RunReport(cluster_id=plan.cluster_id, name="t", run_dir=plan.run_dir, scheduler="slurm", job_id="1",
                        nodes=[n.name for n in plan.nodes])
     prepare_filesystem(plan, report)
-    assert {d["status"] for d in report.filesystem["directories"]} == {"not requested"}
-    assert all("Operation not supported" in d["reason"] for d in report.filesystem["directories"])
+    assert {d.status for d in report.filesystem.directories} == {"not requested"}
+    assert all("Operation not supported" in (d.reason or "") for d in report.filesystem.directories)
     assert [n for n in report.notes if "neither set nor read" in n]
 
 
@@ -530,7 +530,7 @@ def _prepare(plan: ClusterPlan) -> dict:
                        nodes=[n.name for n in plan.nodes])
     prepare_filesystem(plan, report)
     on_disk = json.loads(Path(plan.run_dir, "run.json").read_text())["filesystem"]
-    assert on_disk == report.filesystem
+    assert on_disk == report.filesystem.dump()
     return on_disk
 
 
@@ -598,6 +598,7 @@ def test_a_failed_striping_command_is_in_the_report(standins: Path, make_spec: S
         _prepare(plan)
     report = json.loads(Path(plan.run_dir, "run.json").read_text())["filesystem"]
     assert report["directories"][-1]["status"] == "failed" and "exited with 99" in report["directories"][-1]["reason"]
+    assert set(report["directories"][-1]) == {"role", "path", "status", "requested", "reason"}  # as before: no layout
 
 
 # -- rendering: rawfs, shim, hdfs --------------------------------------------------------------------

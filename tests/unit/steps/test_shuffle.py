@@ -63,22 +63,23 @@ def test_explicit_choices(make_spec: SpecFactory, make_test_plan: PlanFactory) -
 def test_a_shared_fs_terasort_history() -> None:
     found = shuffle.step_shuffle(DATA / "terasort-shared-fs.jhist")
     assert found is not None
-    assert found["used"] == "shared-fs"
-    assert found["direct_bytes"] == found["shuffle_bytes"] == 10_400_048 and found["http_bytes"] == 0
-    assert found["direct_maps"] == 8 and found["http_maps"] == 0
-    assert [r["task"][-8:] for r in found["reducers"]] == ["r_000000", "r_000001"]
-    assert {r["host"] for r in found["reducers"]} <= {"n1", "n2", "n3"}
-    assert all(r["direct_bytes"] == r["shuffle_bytes"] > 0 and r["shuffled_maps"] == 4 for r in found["reducers"])
-    assert found["shuffle_s"] == max(r["shuffle_s"] for r in found["reducers"]) and 0 < found["shuffle_s"] < 60
+    assert found.used == "shared-fs"
+    assert found.direct_bytes == found.shuffle_bytes == 10_400_048 and found.http_bytes == 0
+    assert found.direct_maps == 8 and found.http_maps == 0
+    assert [r.task[-8:] for r in found.reducers] == ["r_000000", "r_000001"]
+    assert {r.host for r in found.reducers} <= {"n1", "n2", "n3"}
+    assert all(r.direct_bytes == r.shuffle_bytes and r.shuffle_bytes and r.shuffled_maps == 4 for r in found.reducers)
+    phases = [r.shuffle_s for r in found.reducers if r.shuffle_s is not None]
+    assert found.shuffle_s == max(phases) and 0 < found.shuffle_s < 60
     assert shuffle.describe(found) == "shared-fs, 10400048 bytes read directly, 0 over HTTP"
 
 
 def test_an_http_terasort_history() -> None:
     found = shuffle.step_shuffle(DATA / "terasort-http.jhist")
     assert found is not None
-    assert found["used"] == "http" and found["http_bytes"] == found["shuffle_bytes"] == 10_400_048
-    assert found["direct_bytes"] == 0 and found["http_maps"] == 8
-    assert "direct_bytes" not in found["reducers"][0]
+    assert found.used == "http" and found.http_bytes == found.shuffle_bytes == 10_400_048
+    assert found.direct_bytes == 0 and found.http_maps == 8
+    assert found.reducers[0].direct_bytes is None and "direct_bytes" not in found.dump()["reducers"][0]
     assert shuffle.describe(found) == "http, 10400048 bytes"
 
 

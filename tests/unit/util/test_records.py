@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from launcher.filesystems.base import NOT_APPLICABLE, DirectoryRecord, FilesystemRecord
 from launcher.lifecycle.interactive import EndedRecord, IndexEntry
-from launcher.lifecycle.report import RunReport
+from launcher.lifecycle.report import RunReport, directory_line
 from launcher.lifecycle.submit import SubmitRecord
 from launcher.plan.cluster_plan import PLAN_SCHEMA, ClusterPlan, PlanSummary
+from launcher.steps.shuffle import ReducerRecord, ShuffleRecord, describe
 from launcher.util.records import AgentRecord, Record
 from launcher.util.states import AgentState, ClusterState, RunState, StepState
 
@@ -45,6 +47,44 @@ def test_run_json_of_the_release_before_reads_and_writes_back_the_same_keys(tmp_
     assert set(written) == set(before) | {"schema"} and written["schema"] == Record.SCHEMA
     assert {k: v for k, v in written.items() if k != "schema"} == before
     assert RunReport.read(tmp_path / "run.json").schema_version == Record.SCHEMA
+
+
+def test_run_json_s_filesystem_section_and_shuffle_entries_read_through_their_models(tmp_path: Path) -> None:
+    """Issue 26 item 3: ``filesystem`` (with its ``directories``) and each step's ``shuffle`` (with its
+    ``reducers``) are models, read from the release before and written back with the same keys."""
+    report = RunReport.load(RECORDS)
+    fs = report.filesystem
+    assert isinstance(fs, FilesystemRecord) and fs.recorded
+    assert (fs.type, fs.class_, fs.mode, fs.striping) == ("fuse.glusterfs", "generic", "rawfs", False)
+    assert [d.role for d in fs.directories] == ["scratch", "scratch", "scratch", "input", "output", "staging"]
+    assert all(isinstance(d, DirectoryRecord) and d.status == NOT_APPLICABLE for d in fs.directories)
+    assert directory_line(fs.directories[3]) == f"striping not applicable: {fs.directories[3].path}"
+    (step,) = report.steps
+    assert isinstance(step.shuffle, ShuffleRecord) and step.shuffle.used == "http"
+    assert step.shuffle.http_bytes == step.shuffle.shuffle_bytes == 396
+    (reducer,) = step.shuffle.reducers
+    assert isinstance(reducer, ReducerRecord) and reducer.host == "n1" and reducer.shuffled_maps == 6
+    assert describe(step.shuffle) == "http, 396 bytes"
+    before = raw("run.json")
+    assert fs.dump() == before["filesystem"]
+    assert step.shuffle.dump() == before["steps"][0]["shuffle"]  # type: ignore[index]
+    assert "direct_bytes" not in step.shuffle.dump()["reducers"][0]  # Hadoop's shuffle: no plugin counters
+
+
+def test_entries_with_fewer_keys_are_written_back_with_those_keys(tmp_path: Path) -> None:
+    """A directory whose striping failed has no ``layout``, ``commands``, ``effective``, ``differs``; a run that
+    never prepared its filesystem has ``filesystem: {}``; both read and are written back as they were."""
+    failed = {"role": "output", "path": "/p/output", "status": "failed",
+              "requested": {"count": 4, "size": None, "index": None}, "reason": "lfs exited with 99"}
+    data = raw("run.json")
+    data["filesystem"] = {**data["filesystem"], "directories": [failed]}  # type: ignore[dict-item]
+    report = RunReport.parse(json.dumps(data))
+    assert report.filesystem.directories[0].layout is None
+    assert directory_line(report.filesystem.directories[0]) == "failed [lfs exited with 99]: /p/output"
+    assert json.loads(report.write(tmp_path / "run.json").read_text())["filesystem"]["directories"] == [failed]
+    empty = RunReport.parse(json.dumps({**raw("run.json"), "filesystem": {}}))
+    assert not empty.filesystem.recorded and empty.dump()["filesystem"] == {}
+    assert RunReport(cluster_id="c", name="n", run_dir="/r", scheduler="local").dump()["filesystem"] == {}
 
 
 def test_agent_state_files_of_the_release_before_read() -> None:
