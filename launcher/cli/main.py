@@ -7,6 +7,7 @@ cluster failures exit 1; a run exits with its report's exit code (0 ok, the fail
 
 from __future__ import annotations
 
+import importlib
 import shlex
 import sys
 from pathlib import Path
@@ -14,7 +15,6 @@ from pathlib import Path
 import click
 
 from launcher import __version__
-from launcher.cli.clusters import add_cluster_commands
 from launcher.cli.common import (
     console,
     define_option,
@@ -24,12 +24,48 @@ from launcher.cli.common import (
     reports_errors,
     warn_properties,
 )
-from launcher.cli.runtime import add_runtime_commands
 from launcher.config.spec import JobSpec, load_spec, site_presets
 from launcher.schedulers import SCHEDULERS
 
+#: Commands defined in modules that ``submit``, ``run`` and ``render`` do not need: name -> ``"module:attribute"``,
+#: imported when the command is run, listed (``--help``) or completed (:class:`LazyGroup`).
+LAZY_COMMANDS = {
+    **{name: f"launcher.cli.clusters:{attribute}" for name, attribute in (
+        ("start", "start"), ("list", "list_clusters"), ("status", "status"), ("env", "env_command"),
+        ("exec", "exec_command"), ("logs", "logs"), ("stop", "stop"), ("clean", "clean"),
+        ("completion", "completion"))},
+    "runtime": "launcher.cli.runtime:runtime",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """A Click group some of whose commands are imported only when asked for (Click's documented lazy-loading
+    pattern): ``hpc-hadoop submit`` does not import the interactive commands' module (:mod:`launcher.cli.clusters`)
+    nor the ``runtime`` group's.
+
+    Args:
+        lazy_commands: name -> ``"module:attribute"`` of a :class:`click.Command`.
+    """
+
+    def __init__(self, *args: object, lazy_commands: dict[str, str] | None = None, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.lazy_commands = dict(lazy_commands or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command's name, sorted (as :class:`click.Group` lists them), the lazy ones included."""
+        return sorted({*super().list_commands(ctx), *self.lazy_commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name``, importing its module first if it is a lazy one; ``None`` if unknown."""
+        if cmd_name in self.lazy_commands and cmd_name not in self.commands:
+            module_name, _, attribute = self.lazy_commands[cmd_name].partition(":")
+            command = getattr(importlib.import_module(module_name), attribute)
+            assert isinstance(command, click.Command), f"{self.lazy_commands[cmd_name]} is not a click command"
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=LazyGroup, lazy_commands=LAZY_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="hpc-hadoop")
 def main() -> None:
     """On-demand Hadoop (YARN + MapReduce) inside HPC batch allocations, on the parallel filesystem."""
@@ -228,9 +264,6 @@ def bench_plot(results_dir: Path) -> None:
 
     write_outputs(results_dir, read_rows(results_dir), console)
 
-
-add_cluster_commands(main)
-add_runtime_commands(main)
 
 if __name__ == "__main__":
     main()

@@ -142,7 +142,7 @@ def check_job(spec: JobSpec, job_file: Path, *, overwrite: bool = False) -> tupl
     Raises:
         UserError: the first problem found (one line: file, field, fix).
     """
-    from launcher.lifecycle.runner import prepare
+    from launcher.lifecycle.validate import prepare
 
     scheduler = get_scheduler(spec.scheduler)
     spec = scheduler.settle(spec, preview=True)
@@ -203,7 +203,7 @@ def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocati
     Raises:
         UserError: bad input (nothing is made then).
     """
-    from launcher.lifecycle.runner import prepare
+    from launcher.lifecycle.validate import prepare
 
     runtime = discover(spec.hadoop.home, spec.hadoop.java_home)
     run_dir = cluster_plan.cluster_dir(spec.filesystem.root, new_cluster_id(spec.name))
