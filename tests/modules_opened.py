@@ -29,10 +29,12 @@ _NOT_ENTERING = ("<module>", "__create_fn__")
 
 @dataclass(frozen=True)
 class Opened:
-    """What one command opened: the project's modules imported and those entered (sorted names)."""
+    """What one command opened: the project's modules imported and those entered (sorted names), and the command's
+    exit code."""
 
     imported: list[str]
     entered: list[str]
+    code: int
 
 
 def _project(name: str | None) -> bool:
@@ -42,10 +44,11 @@ def _project(name: str | None) -> bool:
 def measure(argv: list[str]) -> Opened:
     """Run ``hpc-hadoop ARGV`` in this process (Click, not standalone) and return what it opened.
 
-    The exit code of the command is ignored (``SystemExit`` is caught): the lists are what was opened up to the
-    end or the error.
+    A ``SystemExit`` is caught: its code is :attr:`Opened.code` (0 when the command returns), and the lists are
+    what was opened up to the end or the error.
     """
     entered: set[str] = set()
+    code = 0
 
     def hook(frame: types.FrameType, event: str, _arg: Any) -> None:
         if event != "call" or frame.f_code.co_name in _NOT_ENTERING:
@@ -61,12 +64,12 @@ def measure(argv: list[str]) -> Opened:
         from launcher.cli.main import main
 
         main.main(args=argv, prog_name="hpc-hadoop", standalone_mode=False)
-    except SystemExit:
-        pass
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
     finally:
         sys.setprofile(None)
     imported = sorted(name for name in set(sys.modules) - before if _project(name))
-    return Opened(imported=imported, entered=sorted(entered))
+    return Opened(imported=imported, entered=sorted(entered), code=code)
 
 
 def opened(argv: list[str], cwd: str | None = None) -> Opened:
@@ -80,12 +83,13 @@ def opened(argv: list[str], cwd: str | None = None) -> Opened:
     out = subprocess.run([sys.executable, "-c", code, *argv], check=True, capture_output=True, text=True,
                          cwd=cwd).stdout
     data = json.loads(out.splitlines()[-1])
-    return Opened(imported=data["imported"], entered=data["entered"])
+    return Opened(imported=data["imported"], entered=data["entered"], code=data["code"])
 
 
 def main() -> None:
     """Print the two lists for the command in ``sys.argv[1:]``."""
     got = opened(sys.argv[1:])
+    print(f"# exit code: {got.code}")
     print(f"# imported: {len(got.imported)}")
     print("\n".join(got.imported))
     print(f"# entered: {len(got.entered)}")

@@ -24,7 +24,7 @@ from launcher.cli.common import (
     reports_errors,
     warn_properties,
 )
-from launcher.config.spec import JobSpec, load_spec, site_presets
+from launcher.config.spec import JobSpec, load_spec, site_presets, uses_spark
 from launcher.schedulers import SCHEDULERS
 
 #: Commands defined in modules that ``submit``, ``run`` and ``render`` do not need: name -> ``"module:attribute"``,
@@ -139,7 +139,6 @@ def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: s
     from launcher.filesystems import striping_plan
     from launcher.lifecycle.submit import check_job, preview_spec
     from launcher.render.config import render_config
-    from launcher.render.spark import uses_spark
 
     notes: list[str] = []
     spec = preview_spec(load(job_file, scheduler, nodes, walltime, site, sets, require_steps=False, defines=defines),

@@ -16,8 +16,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from launcher import __version__
-from launcher.node.listeners import WILDCARD_ADDRESSES
 from launcher.steps import shuffle
+from launcher.util.network import WILDCARD_ADDRESSES
 from launcher.util.records import Record
 from launcher.util.states import RunState, StepState
 from launcher.util.userdirs import node_record_dir, node_work_root

@@ -20,6 +20,7 @@ from typing import Any
 
 from launcher.cluster.cluster import Cluster
 from launcher.cluster.watch import Stall
+from launcher.config.spec import uses_spark
 from launcher.filesystems import (
     NOT_APPLICABLE,
     StripeOutcome,
@@ -44,7 +45,6 @@ from launcher.lifecycle.validate import (
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.render.clients import write_wrappers
 from launcher.render.config import render_config, write_files, write_private
-from launcher.render.spark import uses_spark, write_spark_conf
 from launcher.schedulers.base import teardown_lead
 from launcher.steps.jobs import (
     RUN_JAR,
@@ -191,6 +191,8 @@ def materialize(plan: ClusterPlan, *, submitted: bool = False) -> list[str]:
     write_files(plan.conf_dir, render_config(plan, notes))
     write_wrappers(plan)
     if uses_spark(plan.spec):
+        from launcher.render.spark import write_spark_conf  # a run without Spark does not import it
+
         write_spark_conf(plan)
     register(plan.cluster_id, run_dir, plan.scheduler, plan.job_id)
     return notes
