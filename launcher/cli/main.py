@@ -11,6 +11,7 @@ import importlib
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,8 +25,10 @@ from launcher.cli.common import (
     reports_errors,
     warn_properties,
 )
-from launcher.config.spec import JobSpec, load_spec, site_presets, uses_spark
 from launcher.schedulers import SCHEDULERS
+
+if TYPE_CHECKING:  # the job-file model (pydantic) is imported by the commands that load one, not by `--help`
+    from launcher.config.spec import JobSpec
 
 #: Commands defined in modules that ``submit``, ``run`` and ``render`` do not need: name -> ``"module:attribute"``,
 #: imported when the command is run, listed (``--help``) or completed (:class:`LazyGroup`).
@@ -136,6 +139,7 @@ def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: s
 
     Every check `submit` makes comes first (a job file with no steps, as `start` takes, is rendered too).
     """
+    from launcher.config.spec import uses_spark
     from launcher.filesystems import striping_plan
     from launcher.lifecycle.submit import check_job, preview_spec
     from launcher.render.config import render_config
@@ -173,6 +177,7 @@ def doctor(job_file: Path | None, sets: tuple[str, ...], overwrite: bool, define
     """Check Java, the Hadoop runtime, the filesystem, hostname and ports; with JOB_FILE also everything
     `submit` checks (a root the nodes share, jars, inputs, outputs, memory), as `fail` lines."""
     from launcher.cli.doctor import run_checks
+    from launcher.config.spec import load_spec
 
     if job_file is not None:
         spec, _ = load_spec(job_file, sets=list(sets), defines=list(defines), require_steps=False)
@@ -201,6 +206,8 @@ def reference() -> None:
 @main.command()
 def sites() -> None:
     """List the site presets in site-configs/."""
+    from launcher.config.spec import site_presets
+
     for name, path in site_presets().items():
         first = next((line.lstrip("# ").strip() for line in path.read_text().splitlines() if line.startswith("#")), "")
         click.echo(f"{name:<28} {first}")

@@ -401,13 +401,14 @@ def test_render_imports_only_what_a_local_job_needs(tmp_path: Path, pfs_root: Pa
 
 def test_help_imports_no_command_module(hpc_hadoop: Callable[..., subprocess.CompletedProcess[str]]) -> None:
     """`hpc-hadoop --help` lists every command, the lazy ones too (`list`, `runtime`: launcher.cli.main.LazyGroup),
-    but imports only the CLI's own modules (those that define the listed commands) and what loading a job file
-    needs: no life cycle, no rendering, no benchmark."""
+    but imports only the CLI's own modules (those that define the listed commands) and the schedulers' names: not
+    the job-file model (pydantic), no life cycle, no rendering, no benchmark."""
     from tests.modules_opened import opened
 
     got = opened(["--help"], cwd=str(REPO))
     assert got.code == 0
-    assert _among(got.imported, ("launcher.lifecycle.runner", "launcher.lifecycle.submit", "launcher.render",
+    assert _among(got.imported, ("launcher.config", "launcher.schedulers.base", "launcher.schedulers.local",
+                                 "launcher.lifecycle.runner", "launcher.lifecycle.submit", "launcher.render",
                                  "launcher.plan", "launcher.filesystems", "launcher.cluster", "benchmarks")) == []
     listed = hpc_hadoop("--help", cwd=REPO).stdout
     for command in ("submit", "render", "start", "list", "status", "stop", "clean", "completion", "runtime"):
