@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,7 @@ def measure(argv: list[str]) -> Opened:
             entered.add(str(callee))
 
     before = set(sys.modules)
+    threading.setprofile(hook)  # the threads the command starts (a run's filesystem watch), then this one
     sys.setprofile(hook)
     try:
         from launcher.cli.main import main
@@ -68,6 +70,7 @@ def measure(argv: list[str]) -> Opened:
         code = exc.code if isinstance(exc.code, int) else 1
     finally:
         sys.setprofile(None)
+        threading.setprofile(None)
     imported = sorted(name for name in set(sys.modules) - before if _project(name))
     return Opened(imported=imported, entered=sorted(entered), code=code)
 
