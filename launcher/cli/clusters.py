@@ -318,12 +318,6 @@ def completion(shell: str) -> None:
     click.echo(completion_class(root, {}, "hpc-hadoop", "_HPC_HADOOP_COMPLETE").source())
 
 
-def add_cluster_commands(main: click.Group) -> None:
-    """Add the interactive commands to the ``hpc-hadoop`` group."""
-    for command in (start, list_clusters, status, env_command, exec_command, logs, stop, clean, completion):
-        main.add_command(command)
-
-
 def application_of(run_dir: Path, app: str) -> str:
     """The YARN application id ``app`` names: an id as it is, else a step of ``run.json`` by name or number.
 

@@ -8,15 +8,17 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
 
-from launcher.config.spec import JobSpec, load_spec
 from launcher.lifecycle.signals import Interrupted
 from launcher.schedulers import SCHEDULERS
 from launcher.util.errors import HpcHadoopError
+
+if TYPE_CHECKING:  # the job-file model (pydantic) is imported by the commands that load one, not by `--help`
+    from launcher.config.spec import JobSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -114,6 +116,8 @@ def load(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str
     Raises:
         UserError: see :func:`launcher.config.spec.load_spec`.
     """
+    from launcher.config.spec import load_spec
+
     overrides = {"scheduler": scheduler, "nodes": nodes, "walltime": walltime, "site": site}
     spec, _ = load_spec(job_file, sets=list(sets), overrides=overrides, require_steps=require_steps,
                         defines=list(defines))

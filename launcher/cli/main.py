@@ -7,14 +7,15 @@ cluster failures exit 1; a run exits with its report's exit code (0 ok, the fail
 
 from __future__ import annotations
 
+import importlib
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from launcher import __version__
-from launcher.cli.clusters import add_cluster_commands
 from launcher.cli.common import (
     console,
     define_option,
@@ -24,12 +25,50 @@ from launcher.cli.common import (
     reports_errors,
     warn_properties,
 )
-from launcher.cli.runtime import add_runtime_commands
-from launcher.config.spec import JobSpec, load_spec, site_presets
 from launcher.schedulers import SCHEDULERS
 
+if TYPE_CHECKING:  # the job-file model (pydantic) is imported by the commands that load one, not by `--help`
+    from launcher.config.spec import JobSpec
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+#: Commands defined in modules that ``submit``, ``run`` and ``render`` do not need: name -> ``"module:attribute"``,
+#: imported when the command is run, listed (``--help``) or completed (:class:`LazyGroup`).
+LAZY_COMMANDS = {
+    **{name: f"launcher.cli.clusters:{attribute}" for name, attribute in (
+        ("start", "start"), ("list", "list_clusters"), ("status", "status"), ("env", "env_command"),
+        ("exec", "exec_command"), ("logs", "logs"), ("stop", "stop"), ("clean", "clean"),
+        ("completion", "completion"))},
+    "runtime": "launcher.cli.runtime:runtime",
+}
+
+
+class LazyGroup(click.Group):
+    """A Click group some of whose commands are imported only when asked for (Click's documented lazy-loading
+    pattern): ``hpc-hadoop submit`` does not import the interactive commands' module (:mod:`launcher.cli.clusters`)
+    nor the ``runtime`` group's.
+
+    Args:
+        lazy_commands: name -> ``"module:attribute"`` of a :class:`click.Command`.
+    """
+
+    def __init__(self, *args: object, lazy_commands: dict[str, str] | None = None, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.lazy_commands = dict(lazy_commands or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command's name, sorted (as :class:`click.Group` lists them), the lazy ones included."""
+        return sorted({*super().list_commands(ctx), *self.lazy_commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name``, importing its module first if it is a lazy one; ``None`` if unknown."""
+        if cmd_name in self.lazy_commands and cmd_name not in self.commands:
+            module_name, _, attribute = self.lazy_commands[cmd_name].partition(":")
+            command = getattr(importlib.import_module(module_name), attribute)
+            assert isinstance(command, click.Command), f"{self.lazy_commands[cmd_name]} is not a click command"
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=LazyGroup, lazy_commands=LAZY_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="hpc-hadoop")
 def main() -> None:
     """On-demand Hadoop (YARN + MapReduce) inside HPC batch allocations, on the parallel filesystem."""
@@ -100,10 +139,10 @@ def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: s
 
     Every check `submit` makes comes first (a job file with no steps, as `start` takes, is rendered too).
     """
+    from launcher.config.spec import uses_spark
     from launcher.filesystems import striping_plan
     from launcher.lifecycle.submit import check_job, preview_spec
     from launcher.render.config import render_config
-    from launcher.render.spark import uses_spark
 
     notes: list[str] = []
     spec = preview_spec(load(job_file, scheduler, nodes, walltime, site, sets, require_steps=False, defines=defines),
@@ -138,6 +177,7 @@ def doctor(job_file: Path | None, sets: tuple[str, ...], overwrite: bool, define
     """Check Java, the Hadoop runtime, the filesystem, hostname and ports; with JOB_FILE also everything
     `submit` checks (a root the nodes share, jars, inputs, outputs, memory), as `fail` lines."""
     from launcher.cli.doctor import run_checks
+    from launcher.config.spec import load_spec
 
     if job_file is not None:
         spec, _ = load_spec(job_file, sets=list(sets), defines=list(defines), require_steps=False)
@@ -166,6 +206,8 @@ def reference() -> None:
 @main.command()
 def sites() -> None:
     """List the site presets in site-configs/."""
+    from launcher.config.spec import site_presets
+
     for name, path in site_presets().items():
         first = next((line.lstrip("# ").strip() for line in path.read_text().splitlines() if line.startswith("#")), "")
         click.echo(f"{name:<28} {first}")
@@ -228,9 +270,6 @@ def bench_plot(results_dir: Path) -> None:
 
     write_outputs(results_dir, read_rows(results_dir), console)
 
-
-add_cluster_commands(main)
-add_runtime_commands(main)
 
 if __name__ == "__main__":
     main()

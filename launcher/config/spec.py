@@ -703,6 +703,16 @@ class JobSpec(_Model):
         return value
 
 
+#: Step kinds run by ``spark-submit`` (re-exported by :mod:`launcher.render.spark`).
+SPARK_KINDS = ("spark", "pyspark")
+
+
+def uses_spark(spec: JobSpec) -> bool:
+    """True when the job has a ``spark:`` section or a ``spark:``/``pyspark:`` step: only then is Spark looked
+    for, ``spark-conf/`` written and :mod:`launcher.render.spark` imported (re-exported there)."""
+    return spec.spark is not None or any(isinstance(s, (SparkStep, PySparkStep)) for s in spec.steps)
+
+
 # ----------------------------------------------------------------------------------------------
 # Layered loading
 # ----------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import errno
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from launcher.config.spec import FilesystemSpec, JobSpec, StripingSpec
 from launcher.filesystems import detect as detection
@@ -27,22 +27,42 @@ from launcher.filesystems.base import (
     StripeOutcome,
 )
 from launcher.filesystems.detect import Detection, detect
-from launcher.filesystems.generic import GenericFilesystem
-from launcher.filesystems.gpfs import GpfsFilesystem
-from launcher.filesystems.lustre import LustreFilesystem
-from launcher.filesystems.orangefs import OrangeFsFilesystem
 from launcher.plan.cluster_plan import ClusterPlan, FilesystemPlan, expand_root
 from launcher.plan.hdfs import hdfs_mode
 from launcher.schedulers.allocation import Allocation
 from launcher.util.errors import FilesystemLost, UserError
 from launcher.util.registry import Registry
 
+if TYPE_CHECKING:  # at run time imported on first use (__getattr__ below): a run imports the class it decided only
+    from launcher.filesystems.generic import GenericFilesystem
+    from launcher.filesystems.gpfs import GpfsFilesystem
+    from launcher.filesystems.lustre import LustreFilesystem
+    from launcher.filesystems.orangefs import OrangeFsFilesystem
+
 #: The directories a job file may stripe (``filesystem.striping.<role>``).
 ROLES = tuple(StripingSpec.model_fields)
 
-#: ``filesystem.type`` → class.
+#: ``filesystem.type`` → class (``"module:Class"``, imported on first use: a run imports the class it decided only).
 FILESYSTEMS: Registry[Filesystem] = Registry("filesystem", field="filesystem.type", entries={
-    "lustre": LustreFilesystem, "orangefs": OrangeFsFilesystem, "gpfs": GpfsFilesystem, "generic": GenericFilesystem})
+    "lustre": "launcher.filesystems.lustre:LustreFilesystem",
+    "orangefs": "launcher.filesystems.orangefs:OrangeFsFilesystem",
+    "gpfs": "launcher.filesystems.gpfs:GpfsFilesystem",
+    "generic": "launcher.filesystems.generic:GenericFilesystem"})
+
+#: The classes this package exports by name, imported when first asked for (:func:`__getattr__`).
+_CLASSES = {"LustreFilesystem": "lustre", "OrangeFsFilesystem": "orangefs", "GpfsFilesystem": "gpfs",
+            "GenericFilesystem": "generic"}
+
+
+def __getattr__(name: str) -> type[Filesystem]:
+    """``launcher.filesystems.LustreFilesystem`` and its siblings, imported on first access (PEP 562).
+
+    Raises:
+        AttributeError: ``name`` is none of them.
+    """
+    if name in _CLASSES:
+        return FILESYSTEMS[_CLASSES[name]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def choose(name: str, detection: Detection) -> Filesystem:
@@ -58,7 +78,11 @@ def _class_name(name: str, detected: str) -> str:
 
 
 def _instance(name: str, label: str) -> Filesystem:
-    return GenericFilesystem(label) if name == "generic" else FILESYSTEMS[name]()
+    if name == "generic":
+        from launcher.filesystems.generic import GenericFilesystem
+
+        return GenericFilesystem(label)
+    return FILESYSTEMS[name]()
 
 
 def decide(spec: FilesystemSpec, *, check_flock: bool = False, check: bool = True) -> FilesystemPlan:

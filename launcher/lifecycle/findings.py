@@ -10,7 +10,6 @@ from dataclasses import asdict
 
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.steps import shuffle
-from launcher.steps.diagnosis import diagnose
 from launcher.steps.jobhistory import history_not_kept
 from launcher.steps.jobs import ResolvedStep, StepResult
 from launcher.util.states import StepState
@@ -35,7 +34,10 @@ def read_findings(plan: ClusterPlan, step: ResolvedStep, result: StepResult) -> 
 
 def diagnose_failure(plan: ClusterPlan, step: ResolvedStep, result: StepResult, application_id: str) -> None:
     """Set ``result.cause`` of ``step``, which failed after YARN accepted its application ``application_id``
-    (:func:`launcher.steps.diagnosis.diagnose`: the first cause line of the failed container's log, or ``None``)."""
+    (:func:`launcher.steps.diagnosis.diagnose`: the first cause line of the failed container's log, or ``None``;
+    imported here, as only a failed step needs it)."""
+    from launcher.steps.diagnosis import diagnose
+
     cause = diagnose(plan, application_id, step.log.read_text(errors="replace"))
     result.cause = asdict(cause) if cause else None
 

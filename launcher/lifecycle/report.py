@@ -17,9 +17,9 @@ from rich.table import Table
 
 from launcher import __version__
 from launcher.filesystems.base import DirectoryRecord, FilesystemRecord
-from launcher.node.listeners import WILDCARD_ADDRESSES
 from launcher.steps import shuffle
 from launcher.steps.shuffle import ShuffleRecord
+from launcher.util.network import WILDCARD_ADDRESSES
 from launcher.util.records import Record
 from launcher.util.states import RunState, StepState
 from launcher.util.userdirs import node_record_dir, node_work_root

@@ -20,19 +20,16 @@ from typing import Any
 
 from launcher.cluster.cluster import Cluster
 from launcher.cluster.watch import Stall
-from launcher.config.spec import JobSpec
+from launcher.config.spec import uses_spark
 from launcher.filesystems import (
     NOT_APPLICABLE,
     DirectoryRecord,
     StripeOutcome,
-    check_shared_root,
-    decide,
     filesystem_of,
     free_bytes,
     full_filesystem,
     report_section,
 )
-from launcher.filesystems.pathlength import check_path_lengths
 from launcher.lifecycle.archives import Archives
 from launcher.lifecycle.bringup import BringUp
 from launcher.lifecycle.health import Health
@@ -43,20 +40,19 @@ from launcher.lifecycle.report import RunReport, release_room, reserve_room
 from launcher.lifecycle.signals import Interrupted, SignalTrap
 from launcher.lifecycle.step_runs import StepRuns
 from launcher.lifecycle.teardown import Teardown
-from launcher.plan.cluster_plan import ClusterPlan, make_plan, naming_job_file
+from launcher.lifecycle.validate import (
+    prepare as prepare,  # re-exported: compose, the harness and tests use runner.prepare
+)
+from launcher.plan.cluster_plan import ClusterPlan
 from launcher.plan.hdfs import STAGING_REASON
 from launcher.render.clients import write_wrappers
 from launcher.render.config import render_config, write_files, write_private
-from launcher.render.spark import uses_spark, write_spark_conf
-from launcher.runtime.hadoop import HadoopRuntime, discover
-from launcher.schedulers.allocation import Allocation
 from launcher.schedulers.base import teardown_lead
 from launcher.steps.jobs import (
     RUN_JAR,
     ResolvedStep,
     StepResult,
     check_step_inputs,
-    resolve_steps,
     setup_commands,
 )
 from launcher.util.errors import (
@@ -68,32 +64,6 @@ from launcher.util.errors import (
 )
 from launcher.util.polling import poll
 from launcher.util.states import RunState
-
-
-def prepare(spec: JobSpec, allocation: Allocation, *, overwrite: bool = False, job_file: str = "job file",
-            runtime: HadoopRuntime | None = None, run_dir: Path | None = None,
-            probe: bool = True) -> tuple[ClusterPlan, list[ResolvedStep]]:
-    """Validate everything that can be validated before anything starts, and make the plan: the Hadoop runtime
-    (:func:`launcher.runtime.hadoop.discover` runs ``java -version``), the filesystem decision
-    (:func:`launcher.filesystems.decide`; with ``probe`` it tries ``flock`` in the root), the plan (which checks
-    that its port block binds) and the resolved steps. Writes nothing but ``flock``'s temporary file.
-
-    Raises:
-        UserError: missing Java/Hadoop, bad root (one the nodes do not share:
-        :func:`launcher.filesystems.check_shared_root`;
-            one too deep for the paths a run makes: :func:`launcher.filesystems.pathlength.check_path_lengths`),
-            existing outputs, missing jars or inputs, memory too small.
-    """
-    runtime = runtime or discover(spec.hadoop.home, spec.hadoop.java_home)
-    with naming_job_file(job_file):
-        check_shared_root(spec, allocation)
-        filesystem = decide(spec.filesystem, check_flock=probe and not allocation.preview)
-    plan = make_plan(spec, allocation, runtime, filesystem=filesystem, cluster_id=run_dir.name if run_dir else None,
-                     run_dir=run_dir, job_file=job_file)
-    with naming_job_file(job_file):
-        check_path_lengths(plan)
-    steps = resolve_steps(spec, plan, overwrite=overwrite, job_file=job_file, check_inputs=not spec.setup)
-    return plan, steps
 
 
 def run_setup(plan: ClusterPlan, steps: list[ResolvedStep], job_file: str = "job file") -> None:
@@ -222,6 +192,8 @@ def materialize(plan: ClusterPlan, *, submitted: bool = False) -> list[str]:
     write_files(plan.conf_dir, render_config(plan, notes))
     write_wrappers(plan)
     if uses_spark(plan.spec):
+        from launcher.render.spark import write_spark_conf  # a run without Spark does not import it
+
         write_spark_conf(plan)
     register(plan.cluster_id, run_dir, plan.scheduler, plan.job_id)
     return notes

@@ -17,8 +17,6 @@ from launcher.lifecycle.health import Health
 from launcher.lifecycle.observer import Observer
 from launcher.lifecycle.record import RunRecord
 from launcher.plan.cluster_plan import ClusterPlan
-from launcher.render.spark import conf_dir as spark_conf_dir
-from launcher.render.spark import write_spark_conf
 from launcher.steps.jobs import RUN_JAR, ResolvedStep, StepResult, StepRunner, client_step, spark_step
 from launcher.util.errors import StopRequested
 
@@ -59,7 +57,9 @@ class StepRuns:
     def spark_step(self, name: str, application: Sequence[str], *, outputs: Sequence[str | Path] = ()) -> ResolvedStep:
         """A ``spark-submit`` step numbered after the ones already made (:func:`launcher.steps.jobs.spark_step`); writes
         the cluster's ``spark-conf/`` first if its job did not use Spark (a benchmark's cluster)."""
-        if not spark_conf_dir(self.plan).is_dir():
+        if not self.plan.spark_conf_dir.is_dir():
+            from launcher.render.spark import write_spark_conf  # only a Spark step needs it
+
             write_spark_conf(self.plan)
         self._count += 1
         return spark_step(self.plan, self._count, name, application, outputs=outputs)

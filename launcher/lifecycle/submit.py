@@ -14,14 +14,13 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jinja2
 from rich.console import Console
 
 from launcher import __version__
 from launcher.config.spec import JobSpec
-from launcher.lifecycle.interactive import ENDED_FILE, EndedRecord, register
-from launcher.lifecycle.report import RunReport
 from launcher.plan import cluster_plan
 from launcher.plan.cluster_plan import ClusterPlan, new_cluster_id
 from launcher.render.config import environment
@@ -33,6 +32,9 @@ from launcher.steps.jobs import ResolvedStep
 from launcher.util.errors import HpcHadoopError
 from launcher.util.records import Record
 from launcher.util.yamlio import dump_yaml
+
+if TYPE_CHECKING:  # the run's records are read only after a batch submission: imported there, not by `render`
+    from launcher.lifecycle.report import RunReport
 
 #: Seconds ``submit --wait`` waits through a batch system that does not answer, beyond the job's walltime: the job
 #: cannot outlive its walltime, so after that much silence nothing more can be learnt by waiting.
@@ -142,7 +144,7 @@ def check_job(spec: JobSpec, job_file: Path, *, overwrite: bool = False) -> tupl
     Raises:
         UserError: the first problem found (one line: file, field, fix).
     """
-    from launcher.lifecycle.runner import prepare
+    from launcher.lifecycle.validate import prepare
 
     scheduler = get_scheduler(spec.scheduler)
     spec = scheduler.settle(spec, preview=True)
@@ -203,7 +205,7 @@ def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocati
     Raises:
         UserError: bad input (nothing is made then).
     """
-    from launcher.lifecycle.runner import prepare
+    from launcher.lifecycle.validate import prepare
 
     runtime = discover(spec.hadoop.home, spec.hadoop.java_home)
     run_dir = cluster_plan.cluster_dir(spec.filesystem.root, new_cluster_id(spec.name))
@@ -251,6 +253,8 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
     Raises:
         UserError, CommandError: bad input, or the batch system's refusal.
     """
+    from launcher.lifecycle.interactive import register
+
     scheduler = _scheduler(spec)
     spec = scheduler.settle(spec)
     scheduler.check(spec)
@@ -290,6 +294,8 @@ def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, con
     Raises:
         UserError: a command of the batch system is not installed.
     """
+    from launcher.lifecycle.report import RunReport
+
     shown: list[JobState] = []  # the states printed: every change, except to UNKNOWN and NO_ANSWER
     offset = 0
     silent_since: list[float] = []  # when the batch system stopped answering (monotonic), while it does not
@@ -329,6 +335,9 @@ def _exit_code(job_id: str, polled: JobState, last: JobState, run_dir: Path, sil
     """The exit code :func:`follow` returns once the wait ended on ``polled`` (``last``: the last state shown):
     ``run.json``'s when final, else 143 for a job ``stop`` cancelled while queued (``ended.json``), else from the
     batch system's last state. ``silent_s``: how long it had not answered (``NO_ANSWER``)."""
+    from launcher.lifecycle.interactive import ENDED_FILE, EndedRecord
+    from launcher.lifecycle.report import RunReport
+
     report = run_dir / "run.json"
     data = RunReport.read(report) if report.exists() else None
     if polled is JobState.UNKNOWN:  # forgotten at once (PBS Pro without job history): run.json tells

@@ -18,6 +18,8 @@ from typing import Any
 
 import psutil
 
+from launcher.util.network import WILDCARD_ADDRESSES
+
 #: Java main classes of the processes a cluster starts, by the name the report shows.
 _MAIN_CLASSES = {
     "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager": "ResourceManager",
@@ -29,8 +31,6 @@ _MAIN_CLASSES = {
     "org.apache.hadoop.mapred.YarnChild": "YarnChild",
 }
 
-#: Addresses meaning "every interface" as the kernel lists a listening socket.
-WILDCARD_ADDRESSES = frozenset({"0.0.0.0", "::", ""})
 
 
 @dataclass(frozen=True, order=True)

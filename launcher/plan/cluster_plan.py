@@ -313,6 +313,12 @@ class ClusterPlan:
         return self.path("conf")
 
     @property
+    def spark_conf_dir(self) -> Path:
+        """``spark-conf/`` (``SPARK_CONF_DIR``: ``spark-defaults.conf``), written for a job that uses Spark or
+        before a benchmark's first Spark step (:func:`launcher.render.spark.write_spark_conf`)."""
+        return self.path("spark-conf")
+
+    @property
     def nodemanagers(self) -> tuple[NodePlan, ...]:
         """Nodes that run a NodeManager."""
         return tuple(n for n in self.nodes if "nodemanager" in n.roles)

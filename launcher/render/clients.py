@@ -17,8 +17,6 @@ from pathlib import Path
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.render.config import environment
 from launcher.render.daemons import classpath
-from launcher.render.spark import conf_dir as spark_conf_dir
-from launcher.render.spark import discover_spark, spark_environment
 from launcher.runtime.hadoop import FAST_START_FLAGS, NO_CONTAINER_SUPPORT
 
 #: Subcommand → (main class, whether the subcommand is passed on as the first argument), per command, as in
@@ -105,7 +103,9 @@ def client_environment(plan: ClusterPlan) -> dict[str, str]:
         "HPC_HADOOP_CLASSPATH": classpath(plan),
         "PATH": f"{bin_dir(plan)}:{runtime.java_home / 'bin'}:$PATH",
     }
-    if spark_conf_dir(plan).is_dir():  # a cluster whose job uses Spark: spark-submit, pyspark, spark-shell
+    if plan.spark_conf_dir.is_dir():  # a cluster whose job uses Spark: spark-submit, pyspark, spark-shell
+        from launcher.render.spark import discover_spark, spark_environment
+
         spark = discover_spark(plan.spec)
         variables.update(spark_environment(plan, spark))
         variables["PATH"] = f"{bin_dir(plan)}:{runtime.java_home / 'bin'}:{spark.home / 'bin'}:$PATH"

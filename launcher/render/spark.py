@@ -35,7 +35,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from launcher.config.spec import JobSpec, PySparkStep, SparkStep
+# SPARK_KINDS and uses_spark are defined with the step kinds (a run without Spark does not import this module),
+# re-exported here
+from launcher.config.spec import SPARK_KINDS as SPARK_KINDS
+from launcher.config.spec import JobSpec
+from launcher.config.spec import uses_spark as uses_spark
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.render.daemons import hadoop_env
 from launcher.runtime.hadoop import NO_CONTAINER_SUPPORT, shim_jar
@@ -61,8 +65,6 @@ AM_MEMORY_MB = 512
 MIN_EXECUTOR_MB = 450
 #: Cores per executor at most, when sized from the plan (Spark's tuning advice: up to about 5 tasks per executor).
 MAX_EXECUTOR_CORES = 5
-#: Step kinds run by ``spark-submit``.
-SPARK_KINDS = ("spark", "pyspark")
 
 
 @dataclass(frozen=True)
@@ -86,12 +88,6 @@ class SparkRuntime:
     def spark_submit(self) -> str:
         """Path of ``bin/spark-submit``."""
         return str(self.home / "bin" / "spark-submit")
-
-
-def uses_spark(spec: JobSpec) -> bool:
-    """True when the job has a ``spark:`` section or a ``spark:``/``pyspark:`` step: only then is Spark looked
-    for and ``spark-conf/`` written."""
-    return spec.spark is not None or any(isinstance(s, (SparkStep, PySparkStep)) for s in spec.steps)
 
 
 def discover_spark(spec: JobSpec) -> SparkRuntime:
@@ -213,8 +209,9 @@ def size_executors(plan: ClusterPlan, executors: int | str = "auto") -> Executor
 
 
 def conf_dir(plan: ClusterPlan) -> Path:
-    """``spark-conf/`` in the cluster directory (``SPARK_CONF_DIR``: ``spark-defaults.conf``)."""
-    return plan.path("spark-conf")
+    """``spark-conf/`` in the cluster directory (``SPARK_CONF_DIR``: ``spark-defaults.conf``):
+    :attr:`ClusterPlan.spark_conf_dir`."""
+    return plan.spark_conf_dir
 
 
 def events_dir(plan: ClusterPlan) -> Path:

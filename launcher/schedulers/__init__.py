@@ -8,12 +8,30 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from launcher.schedulers.allocation import Allocation, JobState
-from launcher.schedulers.base import Scheduler
 from launcher.util.registry import Registry
+
+if TYPE_CHECKING:  # at run time imported with the first backend (``launcher.schedulers.Scheduler`` too: __getattr__),
+    # so that the CLI's choices (the names) do not import the job-file model
+    from launcher.schedulers.base import Scheduler
 
 SCHEDULERS: Registry[Scheduler] = Registry("scheduler", field="scheduler")
 register = SCHEDULERS.register
 get_scheduler = SCHEDULERS.create
+
+
+def __getattr__(name: str) -> object:
+    """``launcher.schedulers.Scheduler``, imported on first access (PEP 562).
+
+    Raises:
+        AttributeError: any other name.
+    """
+    if name == "Scheduler":
+        from launcher.schedulers.base import Scheduler
+
+        return Scheduler
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["SCHEDULERS", "Allocation", "JobState", "Scheduler", "get_scheduler", "register"]

@@ -28,29 +28,32 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from launcher.config.examples import EXAMPLE_INPUT_ARGS, EXAMPLE_OUTPUT_ARG, positional
-from launcher.config.spec import ExampleStep, JarStep, JobSpec, PySparkStep, SparkStep, StreamingStep
+from launcher.config.spec import (
+    SPARK_KINDS,
+    ExampleStep,
+    JarStep,
+    JobSpec,
+    PySparkStep,
+    SparkStep,
+    StreamingStep,
+    uses_spark,
+)
 from launcher.fanout.processes import tied_child
 from launcher.plan.cluster_plan import ClusterPlan, expand
 from launcher.render.config import xml_value
 from launcher.render.daemons import client_command, hadoop_env
-from launcher.render.spark import (
-    SPARK_KINDS,
-    SparkRuntime,
-    discover_spark,
-    spark_env,
-    spark_variables,
-    submit_command,
-    uses_spark,
-)
 from launcher.runtime.cds import am_archive_option, client_archive_flags, publish_am_archives, publish_client_archive
 from launcher.steps.shuffle import ShuffleRecord
 from launcher.util.errors import UserError, WalltimeExpired
 from launcher.util.polling import poll
 from launcher.util.processes import end
 from launcher.util.states import StepState
+
+if TYPE_CHECKING:  # imported where a Spark step is made or run: a job without Spark does not import it
+    from launcher.render.spark import SparkRuntime
 
 #: Hadoop's jar runner: ``RunJar JAR [CLASS] ARGS`` (the class from the jar's manifest when not given).
 RUN_JAR = "org.apache.hadoop.util.RunJar"
@@ -162,8 +165,11 @@ def resolve_steps(spec: JobSpec, plan: ClusterPlan, *, overwrite: bool, job_file
             an input, an unknown variable.
     """
     values = plan.variables()
-    spark = discover_spark(spec) if uses_spark(spec) else None
-    if spark is not None:
+    spark: SparkRuntime | None = None
+    if uses_spark(spec):  # launcher.render.spark: imported by a job that uses Spark only
+        from launcher.render.spark import discover_spark, spark_variables
+
+        spark = discover_spark(spec)
         values = {**values, **spark_variables(spark)}
     resolved = []
     for index, step in enumerate(spec.steps, start=1):
@@ -188,6 +194,13 @@ def resolve_steps(spec: JobSpec, plan: ClusterPlan, *, overwrite: bool, job_file
 
 #: What a step resolves to: kind, name, argv, inputs, outputs.
 _Resolved = tuple[str, str, list[str], list[str], list[str]]
+
+
+def _spark_env(plan: ClusterPlan) -> dict[str, str]:
+    """The environment of a ``spark-submit`` step (:func:`launcher.render.spark.spark_env`, imported here)."""
+    from launcher.render.spark import spark_env
+
+    return spark_env(plan)
 
 
 def step_log(plan: ClusterPlan, index: int, name: str) -> Path:
@@ -224,6 +237,8 @@ def spark_step(plan: ClusterPlan, index: int, name: str, application: Sequence[s
     Raises:
         UserError: no Spark runtime, or executors that do not fit a NodeManager.
     """
+    from launcher.render.spark import discover_spark, submit_command
+
     argv = submit_command(plan, discover_spark(plan.spec), name=f"{plan.spec.name}-{name}", application=application,
                           executors=executors, properties={})
     return ResolvedStep(index=index, name=name, kind="spark", argv=argv, inputs=(),
@@ -305,6 +320,8 @@ def _spark(step: SparkStep | PySparkStep, where: str, values: Mapping[str, str],
     Raises:
         UserError: the jar or script does not exist, or the step's executors do not fit a NodeManager.
     """
+    from launcher.render.spark import submit_command
+
     if isinstance(step, SparkStep):
         s, key = step.spark, "spark"
         jar = expand(s.jar, values, f"{where}.spark.jar")
@@ -556,7 +573,7 @@ class StepRunner:
         step.log.parent.mkdir(parents=True, exist_ok=True)
         began = time.time()
         spark = step.kind in SPARK_KINDS
-        env = spark_env(self.plan) if spark else hadoop_env(self.plan)
+        env = _spark_env(self.plan) if spark else hadoop_env(self.plan)
         argv = self.with_archive(step.argv)  # spark-submit's argv as it is
         # Unbuffered: a full filesystem fails a write, not close(); what close() says (ENOTCONN when the filesystem is
         # gone: the run finds that out itself) must not hide the step's end or the error that ended it.

@@ -1,4 +1,5 @@
-"""Network helpers both the scheduler backends and the node agent use: the address of a node and of an interface.
+"""Network helpers both the scheduler backends and the node agent use: the address of a node and of an interface,
+and the addresses that mean every interface.
 
 Imports only the standard library, ``psutil`` and :mod:`launcher.util.errors`, so that any module may use it.
 """
@@ -10,6 +11,10 @@ import socket
 import psutil
 
 from launcher.util.errors import UserError
+
+#: Addresses meaning "every interface" as the kernel lists a listening socket (the node agent's listeners,
+#: the run report's warning about ports open on every interface).
+WILDCARD_ADDRESSES = frozenset({"0.0.0.0", "::", ""})
 
 
 def interface_address(interface: str) -> str:

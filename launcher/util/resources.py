@@ -1,7 +1,8 @@
 """Where the package data and the runtimes are: the one module that knows the installed layout.
 
 Package data (the Jinja2 templates, the site presets, the shim's pom, sources and built jar) ships inside the
-package and is read with :func:`importlib.resources.files`: ``setup.py`` maps the checkout's ``templates/``,
+package and is found with :func:`importlib.util.find_spec` (the package's directory, without importing it):
+``setup.py`` maps the checkout's ``templates/``,
 ``site-configs/`` and ``hadoop-fs-shim/`` to the subpackages ``launcher._data.templates``,
 ``launcher._data.site_configs`` and ``launcher._data.shim``. A wheel carries copies of them; an editable install
 (``pip install -e .``, what ``install.sh`` does) reads the checkout's directories in place. ``$HPC_HADOOP_SHARE``,
@@ -25,9 +26,9 @@ Spark is ``spark/pyspark`` (the layout of ``spark-runtime/pyspark``).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
-from importlib.resources import files
 from pathlib import Path
 
 import platformdirs
@@ -45,17 +46,23 @@ SHIM_JAR_GLOB = "hpc-hadoop-fs-shim-*.jar"
 def _package_dir(name: str, share_subdir: str) -> Path:
     """The directory of the data subpackage ``launcher._data.<name>``, or ``$HPC_HADOOP_SHARE/<share_subdir>``.
 
+    The package is found, not imported (:func:`importlib.util.find_spec`: its ``__init__`` is not run), where the
+    import system would find it: in the installed package, or where an editable install maps it in the checkout.
+
     Raises:
-        TypeError: the package is not installed as files (e.g. imported from a zip), which a Jinja2 file loader
-            and a JVM classpath need; wheels are always installed unpacked.
+        TypeError: the package is not installed as a directory (e.g. imported from a zip), which a Jinja2 file
+            loader and a JVM classpath need; wheels are always installed unpacked.
     """
     share = os.environ.get("HPC_HADOOP_SHARE")
     if share:
         return Path(share) / share_subdir
-    found = files(f"launcher._data.{name}")
-    if not isinstance(found, Path):
-        raise TypeError(f"launcher._data.{name} is not a directory on disk ({found!r}); install hpc-hadoop unpacked")
-    return found
+    spec = importlib.util.find_spec(f"launcher._data.{name}")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    found = [Path(location) for location in locations if Path(location).is_dir()]
+    if not found:
+        raise TypeError(f"launcher._data.{name} is not a directory on disk ({locations!r}); "
+                        "install hpc-hadoop unpacked")
+    return found[0]
 
 
 def templates_dir() -> Path:

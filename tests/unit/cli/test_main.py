@@ -360,3 +360,57 @@ def test_render_on_pbs_pro_says_the_cores_come_from_the_allocation(pbs_standins:
     torque = CliRunner().invoke(main, ["render", str(job)])
     assert torque.exit_code == 0, torque.output
     assert not [n for n in render_notes(torque.stdout) if "cpu-vcores" in n], torque.stdout
+
+
+# -- what a command imports (issue 26 item 1) -----------------------------------------------------------------
+
+#: Modules `render` of a MapReduce job on the local backend must not import: the cluster's life cycle, the other
+#: batch systems and their fan-out launchers, filesystem classes other than the one decided, the commands on
+#: long-lived clusters, `doctor`, the runtime installer, Spark (no Spark step), the failed-step diagnosis, the
+#: benchmarks, the package data's own packages (found, not imported).
+NOT_FOR_RENDER = (
+    "launcher.lifecycle.runner", "launcher.lifecycle.compose", "launcher.lifecycle.interactive",
+    "launcher.lifecycle.report", "launcher.cluster", "launcher.node", "launcher.schedulers.slurm",
+    "launcher.schedulers.pbs", "launcher.schedulers.sge", "launcher.fanout.srun", "launcher.fanout.pbsdsh",
+    "launcher.fanout.qrsh", "launcher.filesystems.lustre", "launcher.filesystems.orangefs",
+    "launcher.filesystems.gpfs", "launcher.cli.clusters", "launcher.cli.runtime", "launcher.cli.doctor",
+    "launcher.runtime.install", "launcher.runtime.cds_build", "launcher.render.spark", "launcher.steps.diagnosis",
+    "benchmarks", "launcher._data.templates", "launcher._data.site_configs", "launcher._data.shim",
+)
+
+
+def _among(modules: list[str], prefixes: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == p or m.startswith(f"{p}.") for p in prefixes)]
+
+
+def test_render_imports_only_what_a_local_job_needs(tmp_path: Path, pfs_root: Path, write_yaml: WriteYaml,
+                                                    built_runtime: Path) -> None:
+    """`render` of a local MapReduce job, in a fresh interpreter (tests/modules_opened.py), imports the checks and
+    the rendering (validate and plan, the configuration, the decided filesystem class) and none of
+    :data:`NOT_FOR_RENDER`. Issue 26 item 1 (a local run opens about a third of the flat tree's modules)."""
+    from tests.modules_opened import opened
+
+    job = write_yaml(tmp_path / "job.yaml", valid_job(pfs_root))
+    got = opened(["render", str(job)], cwd=str(REPO))
+    assert got.code == 0
+    for needed in ("launcher.lifecycle.validate", "launcher.render.config", "launcher.plan.cluster_plan",
+                   "launcher.schedulers.local", "launcher.filesystems.generic", "launcher.steps.jobs"):
+        assert needed in got.imported and needed in got.entered, needed
+    assert _among(got.imported, NOT_FOR_RENDER) == []
+
+
+def test_help_imports_no_command_module(hpc_hadoop: Callable[..., subprocess.CompletedProcess[str]]) -> None:
+    """`hpc-hadoop --help` lists every command, the lazy ones too (`list`, `runtime`: launcher.cli.main.LazyGroup),
+    but imports only the CLI's own modules (those that define the listed commands) and the schedulers' names: not
+    the job-file model (pydantic), no life cycle, no rendering, no benchmark."""
+    from tests.modules_opened import opened
+
+    got = opened(["--help"], cwd=str(REPO))
+    assert got.code == 0
+    assert _among(got.imported, ("launcher.config", "launcher.schedulers.base", "launcher.schedulers.local",
+                                 "launcher.lifecycle.runner", "launcher.lifecycle.submit", "launcher.render",
+                                 "launcher.plan", "launcher.filesystems", "launcher.cluster", "benchmarks")) == []
+    listed = hpc_hadoop("--help", cwd=REPO).stdout
+    for command in ("submit", "render", "start", "list", "status", "stop", "clean", "completion", "runtime"):
+        assert re.search(rf"^  {command}\s", listed, re.MULTILINE), command
+    assert "install" in hpc_hadoop("runtime", "--help", cwd=REPO).stdout
