@@ -80,6 +80,4 @@ class RunRecord:
 
 def _record(report: RunReport, result: StepResult) -> None:
     """Add a step's result to ``report`` (the caller writes ``run.json``)."""
-    data = {k: v for k, v in vars(result).items() if k != "lines"}
-    data["errors"] = result.lines[-5:]
-    report.steps.append(StepRecord(**data))
+    report.steps.append(StepRecord(**result.model_dump(), errors=result.lines[-5:]))

@@ -18,10 +18,10 @@ from rich.table import Table
 from launcher import __version__
 from launcher.filesystems.base import DirectoryRecord, FilesystemRecord
 from launcher.steps import shuffle
-from launcher.steps.shuffle import ShuffleRecord
+from launcher.steps.jobs import StepResult
 from launcher.util.network import WILDCARD_ADDRESSES
 from launcher.util.records import Record
-from launcher.util.states import RunState, StepState
+from launcher.util.states import RunState
 from launcher.util.userdirs import node_record_dir, node_work_root
 
 #: Final states of a run (``stopped``: an interactive cluster ended by ``hpc-hadoop stop``): the terminal
@@ -35,28 +35,17 @@ class _Entry(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class StepRecord(_Entry):
-    """A step in ``run.json`` (``steps``): :class:`launcher.steps.jobs.StepResult`'s fields but its output
-    lines, plus ``errors`` (the client's last 5 lines); ``shuffle`` is :class:`launcher.steps.shuffle.ShuffleRecord`."""
+class StepRecord(StepResult):
+    """A step in ``run.json`` (``steps``): :class:`launcher.steps.jobs.StepResult`'s fields but its output lines,
+    plus ``errors`` (the client's last 5 lines); fields a run directory written by an older release lacks have
+    defaults, and keys it does not know are kept (:class:`Record`'s policy)."""
 
-    name: str
+    model_config = ConfigDict(extra="allow")
+
     kind: str = ""
     argv: list[str] = Field(default_factory=list)
     log: str = ""
     outputs: list[str] = Field(default_factory=list)
-    returncode: int | None = None
-    wall_s: float | None = None
-    application_id: str | None = None
-    job_id: str | None = None
-    uber: bool | None = None
-    map_pct: int = 0
-    reduce_pct: int = 0
-    state: StepState = StepState.PENDING
-    min_free_bytes: int | None = None
-    reduce_shuffle_bytes: int | None = None
-    cause: dict[str, str] | None = None
-    shuffle: ShuffleRecord | None = None
-    history_error: str | None = None
     errors: list[str] = Field(default_factory=list)
 
 

@@ -26,9 +26,11 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
+
+from pydantic import BaseModel, Field
 
 from launcher.config.examples import EXAMPLE_INPUT_ARGS, EXAMPLE_OUTPUT_ARG, positional
 from launcher.config.spec import (
@@ -93,9 +95,9 @@ class ResolvedStep:
     log: Path
 
 
-@dataclass
-class StepResult:
-    """What happened to a step (goes into ``run.json``).
+class StepResult(BaseModel):
+    """What happened to a step (goes into ``run.json`` as :class:`launcher.lifecycle.report.StepRecord`, this model's
+    fields but ``lines``, plus the last error lines).
 
     Attributes:
         returncode: the job client's exit code (``None`` if it never ran).
@@ -137,7 +139,7 @@ class StepResult:
     cause: dict[str, str] | None = None
     shuffle: ShuffleRecord | None = None
     history_error: str | None = None
-    lines: list[str] = field(default_factory=list, repr=False)
+    lines: list[str] = Field(default_factory=list, repr=False, exclude=True)
 
 
 def _local_path(path: str) -> str:

@@ -5,6 +5,8 @@ Nothing here starts a daemon or touches the network; a plan's ports are only che
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from launcher import filesystems
 from launcher.config.spec import JobSpec, load_spec
 from launcher.filesystems import decide
 from launcher.plan.cluster_plan import ClusterPlan, make_plan
@@ -130,3 +133,54 @@ def built_runtime() -> Path:
     if not (BUILT_RUNTIME / "lib").is_dir():
         pytest.fail(f"the Hadoop runtime is missing at {BUILT_RUNTIME}: {BUILD_HINT}")
     return BUILT_RUNTIME
+
+
+@pytest.fixture
+def project(tmp_path: Path, write_yaml: Callable[..., Path]) -> Path:
+    """Issue 11: ``proj/job.yaml`` with relative paths, the jar and the data they name, next to it."""
+    proj = tmp_path / "proj"
+    (proj / "target").mkdir(parents=True)
+    (proj / "target" / "myjob-1.0.jar").write_bytes(b"")
+    (proj / "data").mkdir()
+    (proj / "data" / "words.txt").write_text("a b\n")
+    (proj / "mapper.py").write_text("print()\n")
+    write_yaml(proj / "job.yaml", {
+        "name": "rel", "filesystem": {"root": "pfs"},
+        "steps": [{"jar": "target/myjob-1.0.jar", "args": ["in", "out"], "output": "results/jar"},
+                  {"example": "wordcount", "args": ["-D", "x=1", "data/words.txt", "results/wc"]},
+                  {"example": "pi", "args": [2, 10]},
+                  {"streaming": {"mapper": "python3 mapper.py", "files": ["mapper.py"], "input": "data",
+                                 "output": "../elsewhere/out"}}]})
+    return proj
+
+
+#: The stand-ins of commands that cannot run here (``lfs``, ``pvfs2-*``, PBS's): tests/standins/.
+STANDINS = Path(__file__).resolve().parents[1] / "standins"
+
+
+@pytest.fixture
+def lfs_standin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Stand-in ``lfs`` first on PATH (Lustre cannot run on this kernel); returns its state directory, where it
+    logs its calls (``calls.jsonl``)."""
+    state = tmp_path / "standin-state"
+    state.mkdir()
+    monkeypatch.setenv("PATH", f"{STANDINS}:{os.environ['PATH']}")
+    monkeypatch.setenv("HPC_STANDIN_DIR", str(state))
+    return state
+
+
+@pytest.fixture
+def statvfs_gone(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
+    """``statvfs_gone(mount)``: from then on ``statvfs`` of ``mount`` fails with ``ENOTCONN`` as on a FUSE mount
+    whose client died (issue 25); any other path answers."""
+    real = os.statvfs
+
+    def make_gone(mount: str) -> None:
+        def statvfs(path: str | Path) -> os.statvfs_result:
+            if str(path) == mount:
+                raise OSError(errno.ENOTCONN, os.strerror(errno.ENOTCONN), str(path))
+            return real(path)
+
+        monkeypatch.setattr(filesystems.os, "statvfs", statvfs)
+
+    return make_gone

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -13,8 +12,6 @@ from click.testing import CliRunner, Result
 
 from launcher.cli.main import main
 from launcher.filesystems.detect import detect
-
-STANDINS = Path(__file__).resolve().parents[2] / "standins"
 
 
 def _bench(tmp_path: Path, sweep: dict, fs: dict | None = None, workloads: tuple[str, ...] = ("dd",)) -> Path:
@@ -81,16 +78,6 @@ def test_stripe_sweep_without_the_capability_is_refused(tmp_path: Path, monkeypa
            "read on " in line
     assert "lfs: command not found" in line and "(fix: install the Lustre client tools (lfs)" in line
     _nothing_made(tmp_path)
-
-
-@pytest.fixture
-def lfs_standin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Stand-in `lfs` first on PATH (Lustre cannot run on this kernel); returns its state directory."""
-    state = tmp_path / "standin-state"
-    state.mkdir()
-    monkeypatch.setenv("PATH", f"{STANDINS}:{os.environ['PATH']}")
-    monkeypatch.setenv("HPC_STANDIN_DIR", str(state))
-    return state
 
 
 def test_a_count_the_filesystem_refuses_is_refused_with_the_sweep_field(tmp_path: Path) -> None:

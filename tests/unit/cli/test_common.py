@@ -5,11 +5,11 @@ from __future__ import annotations
 import errno
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from launcher import filesystems
 from launcher.cli.common import reports_errors
 from launcher.lifecycle.signals import Interrupted
 
@@ -19,24 +19,12 @@ from launcher.lifecycle.signals import Interrupted
 # tests/integration/test_lost_filesystem.py kills the OrangeFS stand-in's client under a running cluster.
 
 
-def statvfs_gone(monkeypatch: pytest.MonkeyPatch, mount: str) -> None:
-    """``statvfs`` of ``mount`` fails as on a FUSE mount whose client died; any other path answers."""
-    real = os.statvfs
-
-    def statvfs(path: str | Path) -> os.statvfs_result:
-        if str(path) == mount:
-            raise OSError(errno.ENOTCONN, os.strerror(errno.ENOTCONN), str(path))
-        return real(path)
-
-    monkeypatch.setattr(filesystems.os, "statvfs", statvfs)
-
-
-def test_a_command_meeting_a_mount_that_is_gone_says_so_in_one_line(monkeypatch: pytest.MonkeyPatch,
+def test_a_command_meeting_a_mount_that_is_gone_says_so_in_one_line(statvfs_gone: Callable[[str], None],
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """``status``, ``logs``... of a cluster whose directory was on the lost filesystem: one line, no traceback.
     Issue 25 item 4 (was ``tests/unit/test_lost_filesystem.py``)."""
     root = Path(os.getcwd()).anchor
-    statvfs_gone(monkeypatch, root)  # the mount of any absolute path
+    statvfs_gone(root)  # the mount of any absolute path
 
     @reports_errors
     def command() -> None:

@@ -260,25 +260,6 @@ def test_version_and_sites(tmp_path: Path) -> None:
 # ``absolute_paths``): the run happens in the cluster directory, not where `submit` ran.
 
 
-@pytest.fixture
-def project(tmp_path: Path, write_yaml: Callable[..., Path]) -> Path:
-    """``proj/job.yaml`` with relative paths, the jar and the data they name, next to it."""
-    proj = tmp_path / "proj"
-    (proj / "target").mkdir(parents=True)
-    (proj / "target" / "myjob-1.0.jar").write_bytes(b"")
-    (proj / "data").mkdir()
-    (proj / "data" / "words.txt").write_text("a b\n")
-    (proj / "mapper.py").write_text("print()\n")
-    write_yaml(proj / "job.yaml", {
-        "name": "rel", "filesystem": {"root": "pfs"},
-        "steps": [{"jar": "target/myjob-1.0.jar", "args": ["in", "out"], "output": "results/jar"},
-                  {"example": "wordcount", "args": ["-D", "x=1", "data/words.txt", "results/wc"]},
-                  {"example": "pi", "args": [2, 10]},
-                  {"streaming": {"mapper": "python3 mapper.py", "files": ["mapper.py"], "input": "data",
-                                 "output": "../elsewhere/out"}}]})
-    return proj
-
-
 def test_render_from_another_directory_finds_a_relative_jar(project: Path) -> None:
     """Issue 11 (was ``tests/unit/test_relative_paths.py``)."""
     proc = subprocess.run([sys.executable, "-m", "launcher.cli", "render", str(project / "job.yaml")],

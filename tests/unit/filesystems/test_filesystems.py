@@ -25,7 +25,6 @@ import yaml
 from click.testing import CliRunner
 
 from benchmarks import harness
-from launcher import filesystems
 from launcher.cli.main import main
 from launcher.config.spec import FilesystemSpec, JobSpec, StripeSpec
 from launcher.filesystems import (
@@ -58,7 +57,6 @@ from tests.standins.orangefs_fuse import REFUSAL_MESSAGE
 
 SpecFactory = Callable[..., JobSpec]
 PlanFactory = Callable[..., ClusterPlan]
-STANDINS = Path(__file__).resolve().parents[2] / "standins"
 
 
 # -- detection ----------------------------------------------------------------------------------
@@ -401,16 +399,6 @@ def test_the_reference_documents_every_striping_field() -> None:
 
 # -- stand-ins ----------------------------------------------------------------------------------
 
-@pytest.fixture
-def standins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Stand-in ``lfs`` first on PATH; returns its state directory."""
-    state = tmp_path / "standin-state"
-    state.mkdir()
-    monkeypatch.setenv("PATH", f"{STANDINS}:{os.environ['PATH']}")
-    monkeypatch.setenv("HPC_STANDIN_DIR", str(state))
-    return state
-
-
 def calls(state: Path) -> list[tuple[str, list[str]]]:
     log = state / "calls.jsonl"
     if not log.exists():
@@ -418,12 +406,12 @@ def calls(state: Path) -> list[tuple[str, list[str]]]:
     return [(c["tool"], c["argv"]) for c in map(json.loads, log.read_text().splitlines())]
 
 
-def test_lustre_setstripe_exact_argv_and_layout_read_back(standins: Path, tmp_path: Path) -> None:
+def test_lustre_setstripe_exact_argv_and_layout_read_back(lfs_standin: Path, tmp_path: Path) -> None:
     """Stand-in `lfs` (Lustre cannot run on this kernel): exact argv, read back with `lfs getstripe -d`, and the
     layout of a probe file made in the directory with `lfs getstripe FILE` (removed afterwards)."""
     out = tmp_path / "out"
     outcome = LustreFilesystem().stripe("output", out, StripeSpec(count=4, size="4m", index=2))
-    made = calls(standins)
+    made = calls(lfs_standin)
     assert made[:2] == [("lfs", ["setstripe", "-c", "4", "-S", "4194304", "-i", "2", str(out)]),
                         ("lfs", ["getstripe", "-d", str(out)])]
     assert len(made) == 3 and made[2][1][0] == "getstripe" and made[2][1][1].startswith(f"{out}/.hpc-hadoop-layout-")
@@ -434,7 +422,7 @@ def test_lustre_setstripe_exact_argv_and_layout_read_back(standins: Path, tmp_pa
                                 ("lfs", "getstripe", "-d", str(out)))
 
 
-def test_lustre_a_count_above_the_osts_is_reported_as_given(standins: Path, tmp_path: Path,
+def test_lustre_a_count_above_the_osts_is_reported_as_given(lfs_standin: Path, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 17 item 4 on Lustre: stand-in `lfs` with 4 OSTs (Lustre cannot run on this kernel) gives a file 4
     stripes where its directory asks for 8; the outcome names the difference."""
@@ -445,11 +433,11 @@ def test_lustre_a_count_above_the_osts_is_reported_as_given(standins: Path, tmp_
     assert outcome.differs == ("count 8 asked, 4 given",)
 
 
-def test_lustre_only_the_options_that_are_set(standins: Path, tmp_path: Path) -> None:
+def test_lustre_only_the_options_that_are_set(lfs_standin: Path, tmp_path: Path) -> None:
     """Stand-in `lfs` (Lustre cannot run on this kernel): no `-i` without an index, no `-c` without a count."""
     LustreFilesystem().stripe("staging", tmp_path / "s", StripeSpec(size="1m"))
     LustreFilesystem().stripe("scratch", tmp_path / "c", StripeSpec(count=-1))
-    argvs = [argv for _, argv in calls(standins) if argv[0] == "setstripe"]
+    argvs = [argv for _, argv in calls(lfs_standin) if argv[0] == "setstripe"]
     assert argvs == [["setstripe", "-S", "1048576", str(tmp_path / "s")],
                      ["setstripe", "-c", "-1", str(tmp_path / "c")]]
 
@@ -465,26 +453,26 @@ def test_lustre_getstripe_parser_on_lustre_formats() -> None:
     assert lustre.parse_layout("stripe_count: 1 stripe_size: 4M stripe_offset: 0").size == 4 << 20
 
 
-def test_lustre_rejects_a_stripe_size_lfs_would_refuse(standins: Path, tmp_path: Path) -> None:
+def test_lustre_rejects_a_stripe_size_lfs_would_refuse(lfs_standin: Path, tmp_path: Path) -> None:
     """Stand-in `lfs` (Lustre cannot run on this kernel): the check happens before any lfs call."""
     with pytest.raises(UserError) as err:
         LustreFilesystem().stripe("output", tmp_path / "o", StripeSpec(size=100_000))
     assert err.value.field == "filesystem.striping.output.size" and "65536" in err.value.message
-    assert calls(standins) == []
+    assert calls(lfs_standin) == []
 
 
-def test_lustre_input_with_data_is_never_restriped(standins: Path, tmp_path: Path) -> None:
+def test_lustre_input_with_data_is_never_restriped(lfs_standin: Path, tmp_path: Path) -> None:
     """Stand-in `lfs` (Lustre cannot run on this kernel): only `getstripe` runs on an input that holds data."""
     data = tmp_path / "in"
     data.mkdir()
     (data / "part-0").write_bytes(b"x" * 10)
     outcome = LustreFilesystem().stripe("input", data, StripeSpec(count=4, size="1m"), keep_data=True)
     assert outcome.status == "not restriped: holds data" and "never restriped" in outcome.reason
-    assert calls(standins) == [("lfs", ["getstripe", "-d", str(data)])]
+    assert calls(lfs_standin) == [("lfs", ["getstripe", "-d", str(data)])]
     assert (data / "part-0").read_bytes() == b"x" * 10
 
 
-def test_a_failing_lfs_is_an_error_with_command_exit_code_and_output(standins: Path, tmp_path: Path,
+def test_a_failing_lfs_is_an_error_with_command_exit_code_and_output(lfs_standin: Path, tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Stand-in `lfs` (Lustre cannot run on this kernel), made to fail (no state directory: exit 99)."""
     monkeypatch.delenv("HPC_STANDIN_DIR")
@@ -514,12 +502,12 @@ def test_getfattr_parser_on_every_encoding() -> None:
 
 
 @pytest.mark.parametrize("fs", [GpfsFilesystem(), GenericFilesystem("fuse.glusterfs")], ids=["gpfs", "generic"])
-def test_without_striping_a_setting_is_reported_not_applicable(standins: Path, tmp_path: Path, fs) -> None:  # noqa: ANN001
+def test_without_striping_a_setting_is_reported_not_applicable(lfs_standin: Path, tmp_path: Path, fs) -> None:  # noqa: ANN001
     outcome = fs.stripe("output", tmp_path / "o", StripeSpec(count=4, size="1m"))
     assert outcome.status == NOT_APPLICABLE
     assert outcome.requested == {"count": 4, "size": 1048576, "index": None}
     assert outcome.reason and (fs.name == "gpfs" or "fuse.glusterfs" in outcome.reason)
-    assert calls(standins) == [] and (tmp_path / "o").is_dir()
+    assert calls(lfs_standin) == [] and (tmp_path / "o").is_dir()
 
 
 # -- the run report's filesystem section (runner.prepare_filesystem) ------------------------------
@@ -539,7 +527,7 @@ STRIPES = {"input": {"count": 2, "size": "1m"}, "output": {"count": 4, "size": "
 
 
 def test_report_on_lustre_every_directory_applied_except_an_input_with_data(
-        standins: Path, make_spec: SpecFactory, make_test_plan: PlanFactory, pfs_root: Path) -> None:
+        lfs_standin: Path, make_spec: SpecFactory, make_test_plan: PlanFactory, pfs_root: Path) -> None:
     """Stand-in `lfs` (Lustre cannot run on this kernel); filesystem.type lustre names the class."""
     corpus = pfs_root / "corpus"
     corpus.mkdir()
@@ -556,13 +544,13 @@ def test_report_on_lustre_every_directory_applied_except_an_input_with_data(
     output = section["directories"][1]
     assert output["layout"] == {"count": 4, "size": 4 << 20, "index": 0}
     assert section["directories"][3]["layout"]["size"] == 2 << 20
-    setstripes = [argv for _, argv in calls(standins) if argv[0] == "setstripe"]
+    setstripes = [argv for _, argv in calls(lfs_standin) if argv[0] == "setstripe"]
     assert setstripes[0] == ["setstripe", "-c", "4", "-S", "4194304", "-i", "0", f"{plan.run_dir}/output"]
     assert all(str(corpus) not in argv for argv in setstripes)
 
 
 def test_report_on_a_filesystem_without_striping_keeps_every_setting(
-        standins: Path, make_spec: SpecFactory, make_test_plan: PlanFactory, pfs_root: Path) -> None:
+        lfs_standin: Path, make_spec: SpecFactory, make_test_plan: PlanFactory, pfs_root: Path) -> None:
     plan = make_test_plan(make_spec(filesystem={"local_dirs": "shared", "root": str(pfs_root), "striping": STRIPES}))
     section = _prepare(plan)
     assert section["class"] == "generic" and section["type"] == detect(pfs_root).label
@@ -571,11 +559,11 @@ def test_report_on_a_filesystem_without_striping_keeps_every_setting(
     assert {d["status"] for d in section["directories"]} == {NOT_APPLICABLE}
     assert section["directories"][1]["requested"] == {"count": 4, "size": 4 << 20, "index": 0}
     assert all(d["reason"] for d in section["directories"])
-    assert calls(standins) == []
+    assert calls(lfs_standin) == []
 
 
 def test_report_node_local_scratch_and_hdfs_staging_are_not_applicable(
-        standins: Path, make_spec: SpecFactory, make_test_plan: PlanFactory, pfs_root: Path, tmp_path: Path) -> None:
+        lfs_standin: Path, make_spec: SpecFactory, make_test_plan: PlanFactory, pfs_root: Path, tmp_path: Path) -> None:
     """Stand-in `lfs` (Lustre cannot run on this kernel)."""
     plan = make_test_plan(make_spec(filesystem={"root": str(pfs_root), "type": "lustre", "mode": "hdfs",
                                                 "local_dirs": str(tmp_path / "ssd"), "striping": STRIPES}))
@@ -588,7 +576,7 @@ def test_report_node_local_scratch_and_hdfs_staging_are_not_applicable(
     assert not (tmp_path / "ssd").exists()  # node-local dirs are made by each node's agent
 
 
-def test_a_failed_striping_command_is_in_the_report(standins: Path, make_spec: SpecFactory,
+def test_a_failed_striping_command_is_in_the_report(lfs_standin: Path, make_spec: SpecFactory,
                                                     make_test_plan: PlanFactory, pfs_root: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Stand-in `lfs` (Lustre cannot run on this kernel), made to fail after the plan was made."""
@@ -617,7 +605,7 @@ def test_rawfs_is_file_and_has_no_hdfs_site(make_spec: SpecFactory, make_test_pl
     assert props(files["mapred-site.xml"])["yarn.app.mapreduce.am.staging-dir"].startswith("file:///")
 
 
-def test_shim_mode_configuration(standins: Path, make_spec: SpecFactory, make_test_plan: PlanFactory,
+def test_shim_mode_configuration(lfs_standin: Path, make_spec: SpecFactory, make_test_plan: PlanFactory,
                                  pfs_root: Path) -> None:
     """Stand-in `lfs` (Lustre cannot run on this kernel): the plan checks that layouts can be read."""
     plan = make_test_plan(make_spec(filesystem={"local_dirs": "shared", "root": str(pfs_root), "mode": "shim",
@@ -784,19 +772,8 @@ def test_shared_false_refuses_even_a_shared_filesystem(make_spec: Callable[..., 
 ENOTCONN = OSError(errno.ENOTCONN, os.strerror(errno.ENOTCONN), "/mnt/ofs/me/hpc-hadoop/c1/run.json")
 
 
-def statvfs_gone(monkeypatch: pytest.MonkeyPatch, mount: str) -> None:
-    """``statvfs`` of ``mount`` fails as on a FUSE mount whose client died; any other path answers."""
-    real = os.statvfs
-
-    def statvfs(path: str | Path) -> os.statvfs_result:
-        if str(path) == mount:
-            raise OSError(errno.ENOTCONN, os.strerror(errno.ENOTCONN), str(path))
-        return real(path)
-
-    monkeypatch.setattr(filesystems.os, "statvfs", statvfs)
-
-
-def test_a_mount_is_gone_when_its_error_and_the_mount_point_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_mount_is_gone_when_its_error_and_the_mount_point_say_so(monkeypatch: pytest.MonkeyPatch,
+                                                                    statvfs_gone: Callable[[str], None]) -> None:
     """Issue 25 item 4 (was ``tests/unit/test_lost_filesystem.py``)."""
     try:
         try:
@@ -808,7 +785,7 @@ def test_a_mount_is_gone_when_its_error_and_the_mount_point_say_so(monkeypatch: 
     assert gone_error(wrapped) is ENOTCONN  # the context kept by `from None` is searched too
     assert gone_error(OSError(errno.ENOSPC, "No space left on device")) is None
     assert gone("/mnt/ofs") is None  # not a mount here: statvfs fails with ENOENT, which is not "gone"
-    statvfs_gone(monkeypatch, "/mnt/ofs")
+    statvfs_gone("/mnt/ofs")
     lost = gone("/mnt/ofs", ENOTCONN, "during step 1 (wordcount)")
     assert isinstance(lost, FilesystemLost)
     assert str(lost) == ("the shared filesystem at /mnt/ofs is gone (ENOTCONN: Transport endpoint is not connected) "
