@@ -30,8 +30,13 @@ METRICS = {
     "cpu_s_per_job_sequential": "s", "cpu_s_per_job_concurrent": "s",
 }
 #: HiBench's report header (``bin/functions/workload_functions.sh``, ``gen_report``).
-HIBENCH_HEADER = "{:<12} {:<10} {:<8} {:<20} {:<20} {:<20} {:<20}".format(
-    "Type", "Date", "Time", "Input_data_size", "Duration(s)", "Throughput(bytes/s)", "Throughput/node")
+HIBENCH_FORMAT = "{:<12} {:<10} {:<8} {:<20} {:<20} {:<20} {:<20} {:<6} {}"
+#: HiBench's seven columns (its ``report/hibench.report``), then two of ours that a sweep varies: ``Nodes`` and
+#: ``Stripe_count``, the stripe count the run's work directory really had (``stripe_count`` of the row, from the
+#: layout read back: issue 29), ``-`` when no layout was set (striping not applicable or not asked).
+HIBENCH_HEADER = HIBENCH_FORMAT.format(
+    "Type", "Date", "Time", "Input_data_size", "Duration(s)", "Throughput(bytes/s)", "Throughput/node", "Nodes",
+    "Stripe_count")
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
@@ -121,15 +126,18 @@ DIRECTION_TIMES = {"dd": "dd_{}_s", "dfsio": "{}_exec_s"}
 
 def hibench_line(row: dict[str, Any], kind: str | None = None, duration_key: str = "wall_s") -> str:
     """One ``hibench.report`` line: type (``kind``, else :func:`hibench_type`), date, time, input bytes, duration
-    (s, the row's ``duration_key``), bytes/s, bytes/s per node."""
+    (s, the row's ``duration_key``), bytes/s, bytes/s per node, nodes, stripe count (``-`` when the run set no
+    layout: its ``stripe_applied`` is not true)."""
     size = int(row.get("input_bytes") or 0)
     duration = float(row.get(duration_key) or 0.0)
     throughput = int(size / duration) if duration > 0 else 0
-    per_node = int(throughput / max(1, int(row.get("nodes") or 1)))
+    nodes = max(1, int(row.get("nodes") or 1))
+    per_node = int(throughput / nodes)
     stamp = time.localtime(float(row.get("started") or time.time()))
-    return "{:<12} {:<10} {:<8} {:<20} {:<20} {:<20} {:<20}".format(
+    stripes = row.get("stripe_count") if row.get("stripe_applied") and row.get("stripe_count") is not None else "-"
+    return HIBENCH_FORMAT.format(
         kind or hibench_type(str(row["workload"])), time.strftime("%Y-%m-%d", stamp), time.strftime("%H:%M:%S", stamp),
-        size, f"{duration:.3f}", throughput, per_node)
+        size, f"{duration:.3f}", throughput, per_node, nodes, stripes)
 
 
 def hibench_lines(row: dict[str, Any]) -> list[str]:

@@ -206,13 +206,21 @@ def test_csv_and_jsonl_formats(tmp_path: Path) -> None:
 def test_hibench_report_format(tmp_path: Path) -> None:
     line = hibench_line(_row("terasort", 4.0, 1, input_bytes=3_200_000, nodes=2))
     fields = line.split()
-    assert fields[0] == "HadoopTerasort" and fields[3:] == ["3200000", "4.000", "800000", "400000"]
+    assert fields[0] == "HadoopTerasort" and fields[3:] == ["3200000", "4.000", "800000", "400000", "2", "-"]
     assert len(fields[1]) == 10 and len(fields[2]) == 8
     assert HIBENCH_HEADER.split() == ["Type", "Date", "Time", "Input_data_size", "Duration(s)",
-                                      "Throughput(bytes/s)", "Throughput/node"]
+                                      "Throughput(bytes/s)", "Throughput/node", "Nodes", "Stripe_count"]
     write_hibench_report(tmp_path / "hibench.report", [_row("dd", 2.0, 1), {**_row("dd", 1.0, 2), "state": "failed"}])
     lines = (tmp_path / "hibench.report").read_text().splitlines()
     assert lines[0] == HIBENCH_HEADER and len(lines) == 2 and lines[1].startswith("HadoopDd ")
+
+
+def test_hibench_report_gives_the_stripe_count_the_run_really_had() -> None:
+    """Issue 29: a stripe column in ``hibench.report``; the layout read back, never a count that did not apply."""
+    applied = {**_row("dfsio", 4.0, 1, input_bytes=100, nodes=3), "stripe_applied": True, "stripe_count": 4}
+    refused = {**applied, "stripe_applied": False, "stripe_count": 4}
+    assert hibench_line(applied).split()[7:] == ["3", "4"]
+    assert hibench_line(refused).split()[7:] == ["3", "-"]
 
 
 def test_bench_files_and_sweeps(tmp_path: Path) -> None:
