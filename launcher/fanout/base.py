@@ -6,7 +6,7 @@ As in Parsl's launchers, the part that differs between batch systems is one func
 :attr:`Launcher.stop_signal` (the signal that asks the wrapped command to stop, or ``None``: the launcher
 passes no signal on, so each agent is signalled by its pid). The same ``wrap`` starts the agents
 (:class:`launcher.fanout.processes.AgentGroup`), reaches an agent on another node to stop it, and runs the
-``dd`` baseline of ``benchmarks/workloads.py`` on every batch system.
+``dd`` baseline of ``benchmarks/workloads/base.py`` on every batch system.
 """
 
 from __future__ import annotations

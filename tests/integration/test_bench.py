@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from benchmarks.results import HIBENCH_HEADER
-from benchmarks.workloads import mahout_jars
+from benchmarks.workloads.kmeans import mahout_jars
 from tests.conftest import fresh_pfs_dir, hpc_hadoop, processes_of, run_dirs, run_report
 
 pytestmark = pytest.mark.hadoop

@@ -1,4 +1,4 @@
-"""The dd baseline (benchmarks/workloads.py) reaches the nodes through the allocation's launcher
+"""The dd baseline (benchmarks/workloads/base.py) reaches the nodes through the allocation's launcher
 (``launcher.fanout``'s ``wrap``): the same code on the local backend, Slurm, Torque, PBS Pro and Grid Engine.
 
 Stand-ins for ``srun`` and ``qrsh`` (written here) and the PBS ones (tests/standins/pbs) record their arguments
@@ -18,21 +18,13 @@ from typing import Any
 
 import pytest
 
-from benchmarks import workloads
 from benchmarks.history import spark_events, spark_jobs_s, spark_task_totals
 from benchmarks.profiles import PROFILES
 from benchmarks.results import hibench_type
-from benchmarks.workloads import (
-    WORKLOADS,
-    Context,
-    SortWorkload,
-    SparkTeraSort,
-    TeraSort,
-    _on_node,
-    dd_pair,
-    drop_page_cache,
-    parallel_dd,
-)
+from benchmarks.workloads import WORKLOADS, Context
+from benchmarks.workloads import base as workloads
+from benchmarks.workloads.base import _on_node, dd_pair, drop_page_cache, parallel_dd
+from benchmarks.workloads.terasort import SortWorkload, SparkTeraSort, TeraSort
 from launcher.util.errors import ClusterError
 from tests.conftest import REPO
 

@@ -245,7 +245,8 @@ def test_spark_kmeans_clusters_the_points_mahout_gets(tmp_path: Path) -> None:
     ``VectorWritable`` records for Mahout)."""
     from benchmarks.profiles import profile
     from benchmarks.seqfile import vector_writable
-    from benchmarks.workloads import Context, KMeans, SparkKMeans, gaussian_points
+    from benchmarks.workloads import Context
+    from benchmarks.workloads.kmeans import KMeans, SparkKMeans, gaussian_points
 
     params = profile("tiny", "spark-kmeans")
     assert params == profile("tiny", "kmeans")

@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.harness import load_bench, points, relevant
 from benchmarks.results import shuffle_lines, summarize_rows
-from benchmarks.workloads import shuffle_options
+from benchmarks.workloads.base import shuffle_options
 from launcher.config.spec import JobSpec
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.render.config import render_config
