@@ -395,22 +395,28 @@ def statuses() -> list[ClusterStatus]:
     return [status_of(entry) for entry in index_entries()]
 
 
-def find(cluster: str | None, *, active_only: bool = True) -> ClusterStatus:
-    """The cluster a command names: its id, a unique prefix of it, or its batch job id; with ``cluster``
-    ``None``, the one active cluster.
+def find(cluster: str | None) -> ClusterStatus:
+    """The cluster a command names: its id, a unique prefix of it, or its batch job id (any state); with ``cluster``
+    ``None``, the one running cluster. One rule for every command that takes an ID (``status``, ``env``, ``exec``,
+    ``logs``, ``stop``): without one, only running clusters count (:attr:`ClusterStatus.active`: queued, starting,
+    up, stopping, or ``unknown``); finished ones are never picked, whatever their number.
 
     Raises:
-        UserError: no match, several matches, or (``cluster`` ``None``) not exactly one active cluster.
+        UserError: no match, several matches, or (``cluster`` ``None``) not exactly one running cluster (the line
+            lists the running ids, or says there is none, and how to give an ID).
     """
     entries = index_entries()
     if cluster is None:
-        active = [s for s in (status_of(e) for e in entries) if s.active or not active_only]
-        if len(active) == 1:
-            return active[0]
-        if not active:
-            raise UserError("no running cluster", field="ID", fix="start one with `hpc-hadoop start JOB_FILE`")
-        raise UserError(f"{len(active)} clusters are running: {', '.join(s.cluster_id for s in active)}",
-                        field="ID", fix="name one (see `hpc-hadoop list`)")
+        known = [status_of(e) for e in entries]
+        running = [s for s in known if s.active]
+        if len(running) == 1:
+            return running[0]
+        if not running:
+            finished = len(known)
+            raise UserError("no running cluster" + (f" ({finished} finished)" if finished else ""), field="ID",
+                            fix="give an ID: hpc-hadoop list" if finished else "start one: hpc-hadoop start JOB_FILE")
+        raise UserError(f"{len(running)} clusters are running: {', '.join(s.cluster_id for s in running)}",
+                        field="ID", fix="give an ID: hpc-hadoop list")
     exact = [e for e in entries if cluster in (e.cluster_id, str(e.job_id))]
     matches = exact or [e for e in entries if e.cluster_id.startswith(cluster)]
     if len(matches) == 1:
