@@ -326,27 +326,39 @@ def stop(cluster: str | None, timeout: float, yes: bool) -> None:
 @click.command()
 @click.argument("clusters", metavar="[ID]...", nargs=-1, shell_complete=complete_ids)
 @click.option("--yes", is_flag=True, help="Do not ask before deleting.")
+@click.option("--all", "everything", is_flag=True, help="Delete each cluster's output/ too (kept by default).")
 @reports_errors
-def clean(clusters: tuple[str, ...], yes: bool) -> None:
-    """Delete finished clusters' run directories (logs, history, outputs inside them): the named ones, or
-    every finished one. Never a running cluster's. Asks first unless --yes."""
+def clean(clusters: tuple[str, ...], yes: bool, everything: bool) -> None:
+    """Delete finished clusters' directories (logs, job history, configuration, staging), keeping each one's
+    output/ unless --all: the named ones, or every finished one. Never a running cluster's. Lists what it deletes
+    and keeps, then asks unless --yes."""
+    from launcher.lifecycle.interactive import KEPT, cleanup_of, find, statuses
     from launcher.lifecycle.interactive import clean as remove
-    from launcher.lifecycle.interactive import find, statuses
+    from launcher.util.units import format_size
 
-    targets = [find(c) for c in clusters] if clusters else \
-        [s for s in statuses() if not s.active]
+    targets = [find(c) for c in clusters] if clusters else [s for s in statuses() if not s.active]
     if not targets:
         console.print("nothing to clean")
         return
     remove([t for t in targets if t.active])  # refuses (raises) before anything is deleted
-    for target in targets:
-        console.print(f"  {target.cluster_id:<40} {target.state:<15} {target.run_dir}", soft_wrap=True)
+    cleanups = [cleanup_of(t, everything=everything) for t in targets]
+    for c in cleanups:
+        what = ("nothing: its directory is gone" if not c.delete else
+                f"{'all' if c.keep is None else f'all but {KEPT}/'} ({format_size(c.delete_bytes)})")
+        kept = f"; keep {c.keep} ({format_size(c.keep_bytes)})" if c.keep else ""
+        click.echo(f"  {c.status.cluster_id:<40} {c.status.state:<15} {c.status.run_dir}: delete {what}{kept}")
+    keeping = [c for c in cleanups if c.keep]
     plural = "this cluster directory" if len(targets) == 1 else f"these {len(targets)} cluster directories"
-    if not yes and not click.confirm(f"delete {plural}?", default=False):
+    click.echo(f"{plural}: delete {format_size(sum(c.delete_bytes for c in cleanups))}"
+               + (f"; keep {len(keeping)} {KEPT}/ ({format_size(sum(c.keep_bytes for c in keeping))}; "
+                  "--all deletes them too)" if keeping else ""))
+    if not yes and not click.confirm(f"delete {plural}" + (f" but {KEPT}/" if keeping else "") + "?",
+                                     default=False):
         console.print("nothing deleted")
         sys.exit(1)
-    removed = remove(targets)
-    console.print(f"deleted {len(removed)} director{'y' if len(removed) == 1 else 'ies'}")
+    removed = remove(targets, everything=everything)
+    console.print(f"cleaned {len(removed)} director{'y' if len(removed) == 1 else 'ies'}"
+                  + (f"; kept {len(keeping)} {KEPT}/" if keeping else ""))
 
 
 @click.command()

@@ -142,3 +142,31 @@ def test_shell_completion_offers_cluster_ids(make_cluster: Callable[..., Path]) 
     for command in ("env", "stop", "clean", "exec"):
         assert _complete(f"hpc-hadoop {command} ts") == ["ts-20261103-080000-cccc"], command
     assert _complete("hpc-hadoop exec ts-20261103-080000-cccc -- ya") == []
+
+
+def test_clean_lists_what_it_deletes_and_keeps_output_unless_all(make_cluster: Callable[..., Path]) -> None:
+    """Issue 28 item 5: ``clean`` deleted whole cluster directories, results in ``output/`` included."""
+    kept_dir, all_dir = make_cluster(FINISHED[0]), make_cluster(FINISHED[1])
+    for run_dir in (kept_dir, all_dir):
+        (run_dir / "output" / "wordcount").mkdir(parents=True)
+        (run_dir / "output" / "wordcount" / "part-r-00000").write_bytes(b"x" * 2048)
+    result = CliRunner().invoke(main, ["clean", FINISHED[0]], input="n\n")
+    assert result.exit_code == 1 and "nothing deleted" in result.output and (kept_dir / "run.json").exists()
+    lines = result.output.splitlines()
+    assert lines[0].startswith(f"  {FINISHED[0]}") and f"{kept_dir}: delete all but output/ (" in lines[0]
+    assert lines[0].endswith(f"; keep {kept_dir}/output (2 KiB)")
+    assert lines[1].startswith("this cluster directory: delete ") and lines[1].endswith(
+        "; keep 1 output/ (2 KiB; --all deletes them too)")
+    assert lines[2] == "delete this cluster directory but output/? [y/N]: n"
+
+    result = CliRunner().invoke(main, ["clean", "--yes", FINISHED[0]])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == "cleaned 1 directory; kept 1 output/"
+    assert sorted(p.name for p in kept_dir.iterdir()) == ["output"]
+    assert (kept_dir / "output" / "wordcount" / "part-r-00000").stat().st_size == 2048
+    assert FINISHED[0] not in [e.cluster_id for e in index_entries()]
+
+    result = CliRunner().invoke(main, ["clean", "--yes", "--all", FINISHED[1]])
+    assert result.exit_code == 0, result.output
+    assert f"{all_dir}: delete all (" in result.output and "keep" not in result.output
+    assert not all_dir.exists()
