@@ -62,9 +62,10 @@ def complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) ->
             if e.cluster_id.startswith(incomplete)]
 
 
-def find_cluster(cluster: str | None) -> ClusterStatus:
+def find_cluster(cluster: str | None, *, announce: bool = True) -> ClusterStatus:
     """The cluster ``cluster`` names (:func:`launcher.lifecycle.interactive.find`); without an ID, the one running
-    cluster, named on stderr (stdout stays the command's own: ``eval "$(hpc-hadoop env)"``).
+    cluster, named on stderr unless not ``announce`` (stdout stays the command's own: ``eval "$(hpc-hadoop env)"``;
+    ``stop`` names it in its question or its first line).
 
     Raises:
         UserError: see :func:`~launcher.lifecycle.interactive.find`.
@@ -72,7 +73,7 @@ def find_cluster(cluster: str | None) -> ClusterStatus:
     from launcher.lifecycle.interactive import find
 
     found = find(cluster)
-    if cluster is None:
+    if cluster is None and announce:
         click.echo(f"cluster {found.cluster_id} ({found.state}: the only one running)", err=True)
     return found
 
@@ -293,7 +294,7 @@ def stop(cluster: str | None, timeout: float, yes: bool) -> None:
     only if it is still there afterwards, or if the cluster had already ended while the job had not."""
     from launcher.lifecycle.interactive import cancel_leftover, request_stop
 
-    found = find_cluster(cluster)
+    found = find_cluster(cluster, announce=False)
     if cluster is None and not yes:
         _confirm_stop(found)
     if not found.active:
