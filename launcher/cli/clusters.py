@@ -1,9 +1,10 @@
 """The interactive commands: ``start``, ``list``, ``status``, ``env``, ``exec``, ``logs``, ``stop``, ``clean``,
 and ``completion`` (shell completion scripts from Click).
 
-``ID`` is a cluster id, a unique prefix of one, or its batch job id; with one cluster running it may be left
-out. The logic lives in :mod:`launcher.lifecycle.interactive` and :mod:`launcher.lifecycle.start`; these are thin
-wrappers.
+``ID`` is a cluster id, a unique prefix of one, or its batch job id; with exactly one cluster running it may be
+left out, in every command (:func:`launcher.lifecycle.interactive.find`); shell completion offers the ids of the
+index (:func:`complete_ids`). The logic lives in :mod:`launcher.lifecycle.interactive` and
+:mod:`launcher.lifecycle.start`; these are thin wrappers.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from launcher.cli.common import console, detect_scheduler, job_options, load, re
 from launcher.util.errors import UserError
 
 if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
+    from launcher.lifecycle.interactive import ClusterStatus
     from launcher.lifecycle.report import RunReport
     from launcher.plan.cluster_plan import ClusterPlan
 
@@ -44,18 +48,56 @@ STATE_COLORS = {"ready": "green", "running": "green", "starting": "cyan", "pendi
                 "unreachable": "yellow", "unknown": "yellow", "cancelled": "dim"}
 
 
-def _show(status: object) -> None:
-    """Print one cluster's status as ``key: value`` lines."""
-    from launcher.lifecycle.interactive import ClusterStatus
+def complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """Shell completion of an ``ID`` argument: the cluster ids of the user's index that start with what is typed,
+    newest first, each with its directory as help (read from the index only: no batch system is asked); for
+    ``exec``, only as its first word."""
+    from click.shell_completion import CompletionItem
 
-    assert isinstance(status, ClusterStatus)
+    from launcher.lifecycle.interactive import index_entries
+
+    if param.nargs == -1 and param.name == "args" and ctx.params.get("args"):
+        return []  # `exec ID -- COMMAND...`: only the first word is an ID
+    return [CompletionItem(e.cluster_id, help=e.run_dir) for e in reversed(index_entries())
+            if e.cluster_id.startswith(incomplete)]
+
+
+def find_cluster(cluster: str | None, *, announce: bool = True) -> ClusterStatus:
+    """The cluster ``cluster`` names (:func:`launcher.lifecycle.interactive.find`); without an ID, the one running
+    cluster, named on stderr unless not ``announce`` (stdout stays the command's own: ``eval "$(hpc-hadoop env)"``;
+    ``stop`` names it in its question or its first line).
+
+    Raises:
+        UserError: see :func:`~launcher.lifecycle.interactive.find`.
+    """
+    from launcher.lifecycle.interactive import find
+
+    found = find(cluster)
+    if cluster is None and announce:
+        click.echo(f"cluster {found.cluster_id} ({found.state}: the only one running)", err=True)
+    return found
+
+
+#: The ``[ID]`` argument of the commands about one cluster, with completion of the ids.
+id_argument = click.argument("cluster", metavar="[ID]", required=False, shell_complete=complete_ids)
+
+
+def _show(status: ClusterStatus) -> None:
+    """Print one cluster's status as ``key: value`` lines; a cluster that is over shows no web addresses (nothing
+    answers there any more) but where its logs and job history are kept."""
     color = STATE_COLORS.get(status.state, "white")
     lines = [("cluster", status.cluster_id), ("state", f"[{color}]{status.state}[/]"),
              ("scheduler", f"{status.scheduler}" + (f" job {status.job_id}" if status.job_id else "")),
              ("nodes", ", ".join(status.nodes or []) or "-"), ("head node", status.head or "-"),
-             ("age", _age(time.time() - status.created if status.created else None)),
-             ("walltime left", _age(status.walltime_left_s)), ("ResourceManager", status.rm_web or "-"),
-             ("JobHistory", status.jhs_web or "-"), ("run directory", status.run_dir)]
+             ("age", _age(time.time() - status.created if status.created else None))]
+    if status.active:
+        lines += [("walltime left", _age(status.walltime_left_s)), ("ResourceManager", status.rm_web or "-"),
+                  ("JobHistory", status.jhs_web or "-"), ("run directory", status.run_dir)]
+    else:
+        lines += [("run directory", status.run_dir)]
+        if status.state != "gone":
+            lines += [("logs", f"{status.run_dir}/logs (hpc-hadoop logs {status.cluster_id})"),
+                      ("job history", f"{status.run_dir}/history")]
     if status.detail:
         lines.append(("detail", status.detail))
     for key, value in lines:
@@ -153,14 +195,13 @@ def list_clusters(active: bool, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("cluster", metavar="[ID]", required=False)
+@id_argument
 @click.option("--json", "as_json", is_flag=True, help="JSON instead of text.")
 @reports_errors
 def status(cluster: str | None, as_json: bool) -> None:
-    """Show one cluster's state, nodes, walltime left and web addresses."""
-    from launcher.lifecycle.interactive import find
-
-    found = find(cluster)
+    """Show one cluster's state, nodes, walltime left and web addresses (a cluster that is over: where its logs
+    and job history are)."""
+    found = find_cluster(cluster)
     if as_json:
         click.echo(json.dumps(found.to_dict(), indent=2))
     else:
@@ -168,7 +209,7 @@ def status(cluster: str | None, as_json: bool) -> None:
 
 
 @click.command("env")
-@click.argument("cluster", metavar="[ID]", required=False)
+@id_argument
 @reports_errors
 def env_command(cluster: str | None) -> None:
     """Print the `export` lines that point `hadoop`, `yarn` and `mapred` at a cluster:
@@ -181,7 +222,8 @@ def env_command(cluster: str | None) -> None:
 
 
 @click.command("exec", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.argument("args", nargs=-1, required=True, type=click.UNPROCESSED, metavar="[ID --] COMMAND...")
+@click.argument("args", nargs=-1, required=True, type=click.UNPROCESSED, metavar="[ID --] COMMAND...",
+                shell_complete=complete_ids)
 @reports_errors
 def exec_command(args: tuple[str, ...]) -> None:
     """Run a command (yarn, hadoop, mapred, java -cp $HPC_HADOOP_CLASSPATH ...) with a cluster's
@@ -208,7 +250,7 @@ def exec_command(args: tuple[str, ...]) -> None:
 
 
 @click.command()
-@click.argument("cluster", metavar="[ID]", required=False)
+@id_argument
 @click.option("--node", help="Only this node's logs.")
 @click.option("--daemon", help="Only this daemon: resourcemanager, nodemanager, historyserver, namenode, "
               "datanode, agent, fanout.")
@@ -222,9 +264,7 @@ def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int, 
     """Show a cluster's daemon logs (logs/<node>/<daemon>.log in its run directory), running or not; with
     --app, the container logs (stdout, stderr, syslog of the ApplicationMaster and every task) of one
     application or job step."""
-    from launcher.lifecycle.interactive import find
-
-    found = find(cluster, active_only=False)
+    found = find_cluster(cluster)
     if app is not None:
         sys.exit(show_container_logs(_plan_of(found.cluster_id), app))
     files = daemon_logs(Path(found.run_dir), node=node, daemon=daemon)
@@ -241,18 +281,22 @@ def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int, 
 
 
 @click.command()
-@click.argument("cluster", metavar="[ID]", required=False)
+@id_argument
 @click.option("--timeout", type=float, default=120.0, show_default=True,
               help="Seconds to wait for the teardown before cancelling the batch job.")
+@click.option("--yes", is_flag=True, help="Without an ID: stop the one running cluster without asking.")
 @reports_errors
-def stop(cluster: str | None, timeout: float) -> None:
+def stop(cluster: str | None, timeout: float, yes: bool) -> None:
     """Stop a cluster: stop its daemons, release the allocation; logs and job history are kept.
 
+    Without an ID, the one running cluster, after asking on a terminal (without a terminal: only with --yes).
     The cluster tears itself down first (a cluster from `submit` as one from `start`); the batch job is cancelled
     only if it is still there afterwards, or if the cluster had already ended while the job had not."""
-    from launcher.lifecycle.interactive import cancel_leftover, find, request_stop
+    from launcher.lifecycle.interactive import cancel_leftover, request_stop
 
-    found = find(cluster)
+    found = find_cluster(cluster, announce=False)
+    if cluster is None and not yes:
+        _confirm_stop(found)
     if not found.active:
         was, failure = cancel_leftover(found)
         if failure:
@@ -281,29 +325,41 @@ def stop(cluster: str | None, timeout: float) -> None:
 
 
 @click.command()
-@click.argument("clusters", metavar="[ID]...", nargs=-1)
+@click.argument("clusters", metavar="[ID]...", nargs=-1, shell_complete=complete_ids)
 @click.option("--yes", is_flag=True, help="Do not ask before deleting.")
+@click.option("--all", "everything", is_flag=True, help="Delete each cluster's output/ too (kept by default).")
 @reports_errors
-def clean(clusters: tuple[str, ...], yes: bool) -> None:
-    """Delete finished clusters' run directories (logs, history, outputs inside them): the named ones, or
-    every finished one. Never a running cluster's. Asks first unless --yes."""
+def clean(clusters: tuple[str, ...], yes: bool, everything: bool) -> None:
+    """Delete finished clusters' directories (logs, job history, configuration, staging), keeping each one's
+    output/ unless --all: the named ones, or every finished one. Never a running cluster's. Lists what it deletes
+    and keeps, then asks unless --yes."""
+    from launcher.lifecycle.interactive import KEPT, cleanup_of, find, statuses
     from launcher.lifecycle.interactive import clean as remove
-    from launcher.lifecycle.interactive import find, statuses
+    from launcher.util.units import format_size
 
-    targets = [find(c, active_only=False) for c in clusters] if clusters else \
-        [s for s in statuses() if not s.active]
+    targets = [find(c) for c in clusters] if clusters else [s for s in statuses() if not s.active]
     if not targets:
         console.print("nothing to clean")
         return
     remove([t for t in targets if t.active])  # refuses (raises) before anything is deleted
-    for target in targets:
-        console.print(f"  {target.cluster_id:<40} {target.state:<15} {target.run_dir}", soft_wrap=True)
+    cleanups = [cleanup_of(t, everything=everything) for t in targets]
+    for c in cleanups:
+        what = ("nothing: its directory is gone" if not c.delete else
+                f"{'all' if c.keep is None else f'all but {KEPT}/'} ({format_size(c.delete_bytes)})")
+        kept = f"; keep {c.keep} ({format_size(c.keep_bytes)})" if c.keep else ""
+        click.echo(f"  {c.status.cluster_id:<40} {c.status.state:<15} {c.status.run_dir}: delete {what}{kept}")
+    keeping = [c for c in cleanups if c.keep]
     plural = "this cluster directory" if len(targets) == 1 else f"these {len(targets)} cluster directories"
-    if not yes and not click.confirm(f"delete {plural}?", default=False):
+    click.echo(f"{plural}: delete {format_size(sum(c.delete_bytes for c in cleanups))}"
+               + (f"; keep {len(keeping)} {KEPT}/ ({format_size(sum(c.keep_bytes for c in keeping))}; "
+                  "--all deletes them too)" if keeping else ""))
+    if not yes and not click.confirm(f"delete {plural}" + (f" but {KEPT}/" if keeping else "") + "?",
+                                     default=False):
         console.print("nothing deleted")
         sys.exit(1)
-    removed = remove(targets)
-    console.print(f"deleted {len(removed)} director{'y' if len(removed) == 1 else 'ies'}")
+    removed = remove(targets, everything=everything)
+    console.print(f"cleaned {len(removed)} director{'y' if len(removed) == 1 else 'ies'}"
+                  + (f"; kept {len(keeping)} {KEPT}/" if keeping else ""))
 
 
 @click.command()
@@ -370,6 +426,23 @@ def daemon_logs(run_dir: Path, *, node: str | None = None, daemon: str | None = 
     return found
 
 
+def _confirm_stop(found: ClusterStatus) -> None:
+    """Ask before ``stop`` without an ID stops the one running cluster; without a terminal (a script, a pipe),
+    refuse: a script names the cluster or passes ``--yes``.
+
+    Raises:
+        UserError: stdin is not a terminal.
+    """
+    if not sys.stdin.isatty():
+        raise UserError(f"no ID given, and no terminal to ask whether to stop {found.cluster_id} ({found.state})",
+                        field="ID", fix=f"hpc-hadoop stop {found.cluster_id}, or hpc-hadoop stop --yes")
+    nodes = len(found.nodes or [])
+    if not click.confirm(f"stop cluster {found.cluster_id} ({found.state}"
+                         + (f", {nodes} node(s)" if nodes else "") + ")?", default=False):
+        console.print("nothing stopped")
+        sys.exit(1)
+
+
 def _read_report(run_dir: Path) -> RunReport | None:
     from launcher.lifecycle.report import RunReport
 
@@ -382,10 +455,9 @@ def _plan_of(cluster: str | None, *, need_up: bool = False) -> ClusterPlan:
     Raises:
         UserError: unknown cluster; no plan yet (still queued); not up (``need_up``).
     """
-    from launcher.lifecycle.interactive import find
     from launcher.plan.cluster_plan import ClusterPlan
 
-    found = find(cluster, active_only=False) if cluster else find(None)
+    found = find_cluster(cluster)
     if need_up and found.state not in ("ready", "running"):
         raise UserError(f"cluster {found.cluster_id} is {found.state}", field="ID",
                         fix="wait for `hpc-hadoop status` to say ready" if found.active else

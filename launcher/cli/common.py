@@ -76,11 +76,12 @@ define_option = click.option(
          "-D mapreduce.job.reduces=8 (repeatable; wins over hadoop.properties).")
 
 
-def warn_properties(spec: JobSpec) -> None:
-    """Print a ``warning:`` line on stderr for each property name the runtime does not know (with the nearest)."""
+def warn_properties(spec: JobSpec, defines: tuple[str, ...] = ()) -> None:
+    """Print a ``warning:`` line on stderr for each property name the runtime does not know (with the nearest and
+    where it was given: ``defines`` are the ``-D`` options)."""
     from launcher.config.properties import property_warnings
 
-    for line in property_warnings(spec):
+    for line in property_warnings(spec, defines):
         click.echo(f"warning: {line}", err=True)
 
 
@@ -121,5 +122,5 @@ def load(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str
     overrides = {"scheduler": scheduler, "nodes": nodes, "walltime": walltime, "site": site}
     spec, _ = load_spec(job_file, sets=list(sets), overrides=overrides, require_steps=require_steps,
                         defines=list(defines))
-    warn_properties(spec)
+    warn_properties(spec, defines)
     return spec

@@ -184,7 +184,7 @@ def doctor(job_file: Path | None, sets: tuple[str, ...], overwrite: bool, define
     else:
         spec, _ = load_spec(None, sets=list(sets), data={"name": "doctor", "steps": [{"example": "pi"}]},
                             defines=list(defines))
-    warn_properties(spec)
+    warn_properties(spec, defines)
     checks = run_checks(spec, job_file, overwrite=overwrite)
     colors = {"ok": "green", "warn": "yellow", "fail": "red"}
     for check in checks:

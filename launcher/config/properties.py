@@ -4,8 +4,10 @@ The runtime's own ``*-default.xml`` files (inside its jars: ``core-default.xml``
 ``hdfs-default.xml`` in hadoop-hdfs, ``mapred-default.xml`` in hadoop-mapreduce-client-core,
 ``yarn-default.xml`` in hadoop-yarn-common) list every property Hadoop reads with a default. ``-D key=value``
 on the command line goes to the file whose defaults name the key (else by prefix: :func:`config_file_for`);
-a key in ``hadoop.properties`` or ``-D`` that no ``*-default.xml`` names gets a warning with the nearest
-known key (a typo such as ``mapreduce.map.memroy.mb`` is silently ignored by Hadoop).
+a key that no ``*-default.xml`` names gets a warning with the nearest known key (a typo such as
+``mapreduce.map.memroy.mb`` is silently ignored by Hadoop), wherever it was given: the ``-D`` option,
+``hadoop.properties.<file>``, a Hadoop step's ``properties:`` or a ``-D`` among its ``args:``
+(:func:`named_properties`); the warning names that place.
 
 Keys of families that have no defaults file are exempt (:data:`EXEMPT_PREFIXES`): ``hpc.`` (ours),
 ``yarn.scheduler.capacity.`` (capacity-scheduler.xml), ``fs.pfs.`` (hadoop-fs-shim), per-scheme
@@ -18,7 +20,7 @@ import difflib
 import functools
 import os
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 from xml.etree import ElementTree
@@ -98,18 +100,52 @@ def exempt(key: str) -> bool:
             or (key.startswith("fs.") and key.endswith(".impl")))
 
 
-def property_warnings(spec: JobSpec) -> list[str]:
-    """:func:`unknown_property_warnings` for ``spec.hadoop.properties`` against the runtime it will use."""
+def property_warnings(spec: JobSpec, defines: Sequence[str] = ()) -> list[str]:
+    """:func:`unknown_property_warnings` for every Hadoop property name of ``spec`` (:func:`named_properties`)
+    against the runtime it will use; ``defines``: the ``-D KEY=VALUE`` options it was loaded with."""
     home = runtime_home(spec.hadoop.home)
     known = known_properties(home) if home else {}
-    return unknown_property_warnings({f: list(keys) for f, keys in spec.hadoop.properties.items()}, known)
+    return unknown_property_warnings(named_properties(spec, defines), known)
 
 
-def unknown_property_warnings(properties: dict[str, Iterable[str]], known: dict[str, str]) -> list[str]:
+def defines_in_args(args: Sequence[str]) -> list[str]:
+    """The keys of Hadoop's generic ``-D`` options among a program's arguments, as ``GenericOptionsParser`` reads
+    them: ``-D key=value`` (two arguments) and ``-Dkey=value``."""
+    keys = []
+    for i, arg in enumerate(args):
+        if arg == "-D" and i + 1 < len(args):
+            keys.append(args[i + 1].partition("=")[0].strip())
+        elif arg.startswith("-D") and len(arg) > 2:
+            keys.append(arg[2:].partition("=")[0].strip())
+    return [key for key in keys if key]
+
+
+def named_properties(spec: JobSpec, defines: Sequence[str] = ()) -> dict[str, list[str]]:
+    """Every Hadoop property name of a job, by where it was given: ``-D`` (the command line's ``defines``, which
+    land in ``hadoop.properties`` too and are named for the option only), ``hadoop.properties.<file>``,
+    ``steps.N.properties`` and ``steps.N.args`` (``-D`` generic options, :func:`defines_in_args`) of the steps
+    Hadoop runs (``example``, ``jar``, ``streaming``; ``N`` counts from 1, as the job file's errors name a step).
+    Spark steps' ``properties`` are Spark's (``--conf``), not checked here."""
+    from launcher.config.spec import ExampleStep, JarStep, StreamingStep
+
+    from_option = list(dict.fromkeys(d.partition("=")[0].strip() for d in defines))
+    named: dict[str, list[str]] = {"-D": from_option} if from_option else {}
+    for file, keys in spec.hadoop.properties.items():
+        named[f"hadoop.properties.{file}"] = [key for key in keys if key not in from_option]
+    for i, step in enumerate(spec.steps, start=1):
+        if isinstance(step, (ExampleStep, JarStep, StreamingStep)):
+            named[f"steps.{i}.properties"] = list(step.properties)
+        if isinstance(step, (ExampleStep, JarStep)):
+            named[f"steps.{i}.args"] = defines_in_args(step.args)
+    return {where: keys for where, keys in named.items() if keys}
+
+
+def unknown_property_warnings(properties: Mapping[str, Iterable[str]], known: dict[str, str]) -> list[str]:
     """One warning per key the runtime does not know, with the nearest known key (``difflib``).
 
     Args:
-        properties: ``{file: keys}`` as in ``hadoop.properties``.
+        properties: ``{where: keys}``: where the keys were given (``-D``, ``hadoop.properties.mapred-site``,
+            ``steps.1.properties``...: :func:`named_properties`).
         known: :func:`known_properties` of the runtime (empty: no warnings).
 
     Returns:
@@ -119,12 +155,12 @@ def unknown_property_warnings(properties: dict[str, Iterable[str]], known: dict[
     if not known:
         return []
     warnings = []
-    for file, keys in properties.items():
+    for where, keys in properties.items():
         for key in keys:
             if key in known or exempt(key):
                 continue
             close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.8)
             hint = f": did you mean {close[0]}?" if close else ": Hadoop ignores unknown keys; check the spelling"
-            warnings.append(f"hadoop.properties.{file}: unknown Hadoop property {key} "
+            warnings.append(f"{where}: unknown Hadoop property {key} "
                             f"(no *-default.xml of the runtime names it){hint}")
     return warnings

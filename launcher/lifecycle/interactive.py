@@ -395,22 +395,28 @@ def statuses() -> list[ClusterStatus]:
     return [status_of(entry) for entry in index_entries()]
 
 
-def find(cluster: str | None, *, active_only: bool = True) -> ClusterStatus:
-    """The cluster a command names: its id, a unique prefix of it, or its batch job id; with ``cluster``
-    ``None``, the one active cluster.
+def find(cluster: str | None) -> ClusterStatus:
+    """The cluster a command names: its id, a unique prefix of it, or its batch job id (any state); with ``cluster``
+    ``None``, the one running cluster. One rule for every command that takes an ID (``status``, ``env``, ``exec``,
+    ``logs``, ``stop``): without one, only running clusters count (:attr:`ClusterStatus.active`: queued, starting,
+    up, stopping, or ``unknown``); finished ones are never picked, whatever their number.
 
     Raises:
-        UserError: no match, several matches, or (``cluster`` ``None``) not exactly one active cluster.
+        UserError: no match, several matches, or (``cluster`` ``None``) not exactly one running cluster (the line
+            lists the running ids, or says there is none, and how to give an ID).
     """
     entries = index_entries()
     if cluster is None:
-        active = [s for s in (status_of(e) for e in entries) if s.active or not active_only]
-        if len(active) == 1:
-            return active[0]
-        if not active:
-            raise UserError("no running cluster", field="ID", fix="start one with `hpc-hadoop start JOB_FILE`")
-        raise UserError(f"{len(active)} clusters are running: {', '.join(s.cluster_id for s in active)}",
-                        field="ID", fix="name one (see `hpc-hadoop list`)")
+        known = [status_of(e) for e in entries]
+        running = [s for s in known if s.active]
+        if len(running) == 1:
+            return running[0]
+        if not running:
+            finished = len(known)
+            raise UserError("no running cluster" + (f" ({finished} finished)" if finished else ""), field="ID",
+                            fix="give an ID: hpc-hadoop list" if finished else "start one: hpc-hadoop start JOB_FILE")
+        raise UserError(f"{len(running)} clusters are running: {', '.join(s.cluster_id for s in running)}",
+                        field="ID", fix="give an ID: hpc-hadoop list")
     exact = [e for e in entries if cluster in (e.cluster_id, str(e.job_id))]
     matches = exact or [e for e in entries if e.cluster_id.startswith(cluster)]
     if len(matches) == 1:
@@ -529,14 +535,68 @@ def _wait_released(status: ClusterStatus, entry: IndexEntry | Mapping[str, Any],
     return status_of(known)
 
 
-def clean(targets: list[ClusterStatus]) -> list[str]:
-    """Delete the cluster directories of finished clusters and their index entries.
+#: The subdirectory of a cluster directory that ``clean`` keeps unless told ``--all``: the default
+#: ``filesystem.output_dir``, where a job that writes into its cluster directory puts its results.
+KEPT = "output"
+
+
+@dataclass
+class Cleanup:
+    """What ``clean`` deletes of one finished cluster (:func:`cleanup_of`).
+
+    Attributes:
+        status: the cluster.
+        delete: the paths deleted (the whole cluster directory, or its entries but :data:`KEPT`); empty when the
+            directory is gone (only the index entry goes).
+        delete_bytes: their size in bytes (files' sizes, as ``du --apparent-size``).
+        keep: the :data:`KEPT` directory that stays, or ``None``.
+        keep_bytes: its size in bytes.
+    """
+
+    status: ClusterStatus
+    delete: list[Path]
+    delete_bytes: int
+    keep: Path | None
+    keep_bytes: int
+
+
+def _bytes(path: Path) -> int:
+    """Apparent size in bytes of a file or a directory tree (symlinks not followed; unreadable parts count 0)."""
+    try:
+        if not path.is_dir() or path.is_symlink():
+            return path.lstat().st_size
+    except OSError:
+        return 0
+    total = 0
+    for parent, _, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(parent, name)).st_size
+    return total
+
+
+def cleanup_of(target: ClusterStatus, *, everything: bool = False) -> Cleanup:
+    """What ``clean`` would delete of ``target``'s directory: all of it with ``everything`` (``--all``) or when it
+    has no :data:`KEPT` directory (or an empty one), else everything but :data:`KEPT`."""
+    run_dir = Path(target.run_dir)
+    if not run_dir.is_dir():
+        return Cleanup(target, [], 0, None, 0)
+    kept = run_dir / KEPT
+    if everything or not kept.is_dir() or kept.is_symlink() or not any(kept.iterdir()):
+        return Cleanup(target, [run_dir], _bytes(run_dir), None, 0)
+    delete = sorted(p for p in run_dir.iterdir() if p.name != KEPT)
+    return Cleanup(target, delete, sum(_bytes(p) for p in delete), kept, _bytes(kept))
+
+
+def clean(targets: list[ClusterStatus], *, everything: bool = False) -> list[str]:
+    """Delete the cluster directories of finished clusters, but for each one's :data:`KEPT` directory unless
+    ``everything`` (:func:`cleanup_of`), and their index entries.
 
     Raises:
         UserError: one of ``targets`` is still active (nothing is deleted then).
 
     Returns:
-        The deleted directories.
+        The cluster directories cleaned (deleted, or emptied but for :data:`KEPT`).
     """
     running = [t for t in targets if t.active]
     if running:
@@ -545,8 +605,13 @@ def clean(targets: list[ClusterStatus]) -> list[str]:
                         fix=f"stop it first: hpc-hadoop stop {running[0].cluster_id}")
     removed = []
     for target in targets:
-        if Path(target.run_dir).is_dir():
-            shutil.rmtree(target.run_dir)
+        cleanup = cleanup_of(target, everything=everything)
+        for path in cleanup.delete:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+        if cleanup.delete:
             removed.append(target.run_dir)
         (state_dir() / f"{target.cluster_id}.json").unlink(missing_ok=True)
     return removed

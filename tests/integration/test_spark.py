@@ -12,6 +12,7 @@ an interactive cluster runs spark-submit and the pyspark shell through ``hpc-had
 from __future__ import annotations
 
 import functools
+import getpass
 import json
 import os
 import re
@@ -124,9 +125,10 @@ def test_pyspark_wordcount_sparkpi_and_python_streaming(spark_runtime: Path, had
     walls = ", ".join(f"{s['name']} {s['wall_s']:.1f} s" for s in report["steps"])
     print(f"\nwall times on the local backend: {walls}")
     expected = expected_counts(gcide_corpus)
-    spark_counts = tab_counts(run_dir / "output" / "spark-wc", "part-*")
+    results = pfs_root / getpass.getuser() / "results" / run_dir.name  # outside the cluster directory (issue 28)
+    spark_counts = tab_counts(results / "spark-wc", "part-*")
     assert len(spark_counts) == len(expected) and spark_counts == expected
-    streaming_counts = tab_counts(run_dir / "output" / "streaming", "part-*")
+    streaming_counts = tab_counts(results / "streaming", "part-*")
     assert len(streaming_counts) == len(expected) and streaming_counts == expected
     pi_log = Path(steps["SparkPi"]["log"]).read_text()
     estimate = float(pi_log.split("Pi is roughly ", 1)[1].split()[0])

@@ -100,8 +100,8 @@ def test_cli_define_on_render(tmp_path: Path) -> None:
 
 def test_misspelt_property_warns_with_the_nearest_key(built_runtime: Path) -> None:
     known = known_properties(str(built_runtime))
-    warnings = unknown_property_warnings({"mapred-site": ["mapreduce.map.memroy.mb", "mapreduce.job.reduces",
-                                                          "hpc.anything", "yarn.scheduler.capacity.root.q"]}, known)
+    keys = ["mapreduce.map.memroy.mb", "mapreduce.job.reduces", "hpc.anything", "yarn.scheduler.capacity.root.q"]
+    warnings = unknown_property_warnings({"hadoop.properties.mapred-site": keys}, known)
     assert warnings == ["hadoop.properties.mapred-site: unknown Hadoop property mapreduce.map.memroy.mb "
                         "(no *-default.xml of the runtime names it): did you mean mapreduce.map.memory.mb?"]
 
@@ -112,6 +112,31 @@ def test_cli_warns_about_a_misspelt_property_and_still_renders(tmp_path: Path, b
     assert proc.returncode == 0, proc.stderr
     assert "did you mean mapreduce.map.memory.mb?" in proc.stderr
     assert "did you mean yarn.nodemanager.resource.memory-mb?" in proc.stderr
+
+
+def test_every_property_name_is_checked_and_the_warning_names_where_it_was_given(tmp_path: Path,
+                                                                                 built_runtime: Path) -> None:
+    """Issue 28 item 6: a step's ``properties:`` and a ``-D`` in its ``args:`` were not checked, and a ``-D`` typo
+    was blamed on ``hadoop.properties.yarn-site``."""
+    (tmp_path / "in").mkdir()
+    steps = [{"example": "pi", "args": ["-D", "mapreduce.job.mpas=2", "-Dmapreduce.job.reduces=1", 2, 10]},
+             {"streaming": {"mapper": "cat", "input": [str(tmp_path / "in")], "output": str(tmp_path / "out")},
+              "properties": {"mapreduce.job.reduce.slowstrat.completedmaps": 0.9, "mapreduce.job.reduces": 1}},
+             {"jar": "${examples_jar}", "args": ["pi", "-Dmapreduce.map.memroy.mb=1024", 1, 1]}]
+    proc = _render(tmp_path, {"steps": steps, "hadoop": {"properties": {"mapred-site": {"mapreduce.task.timout": 9}}}},
+                   "-D", "yarn.nodemanager.resource.memroy-mb=4096")
+    assert proc.returncode == 0, proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning: ")]
+    why = "(no *-default.xml of the runtime names it): did you mean"
+    assert warnings == [
+        f"warning: -D: unknown Hadoop property yarn.nodemanager.resource.memroy-mb {why} "
+        "yarn.nodemanager.resource.memory-mb?",
+        f"warning: hadoop.properties.mapred-site: unknown Hadoop property mapreduce.task.timout {why} "
+        "mapreduce.task.timeout?",
+        f"warning: steps.1.args: unknown Hadoop property mapreduce.job.mpas {why} mapreduce.job.maps?",
+        f"warning: steps.2.properties: unknown Hadoop property mapreduce.job.reduce.slowstrat.completedmaps {why} "
+        "mapreduce.job.reduce.slowstart.completedmaps?",
+        f"warning: steps.3.args: unknown Hadoop property mapreduce.map.memroy.mb {why} mapreduce.map.memory.mb?"]
 
 
 def test_shipped_presets_use_only_known_names(built_runtime: Path) -> None:

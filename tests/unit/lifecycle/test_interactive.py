@@ -118,11 +118,11 @@ def test_a_directory_on_a_filesystem_that_does_not_answer_is_unreachable(tmp_pat
 def test_find_by_id_prefix_or_job_id_and_errors(tmp_path: Path) -> None:
     for cid, job in (("wc-20260101-000000-aaaa", "101"), ("wc-20260101-000000-bbbb", "102")):
         register(cid, make_dir(tmp_path, cid, report={"state": "stopped"}), "slurm", job)
-    assert find("wc-20260101-000000-aaaa", active_only=False).job_id == "101"
-    assert find("102", active_only=False).cluster_id == "wc-20260101-000000-bbbb"
-    assert find("wc-20260101-000000-b", active_only=False).job_id == "102"
+    assert find("wc-20260101-000000-aaaa").job_id == "101"
+    assert find("102").cluster_id == "wc-20260101-000000-bbbb"
+    assert find("wc-20260101-000000-b").job_id == "102"
     with pytest.raises(UserError, match="matches 2 clusters"):
-        find("wc-", active_only=False)
+        find("wc-")
     with pytest.raises(UserError, match="no cluster 'zz'"):
         find("zz")
     with pytest.raises(UserError, match="no running cluster"):
