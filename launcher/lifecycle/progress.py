@@ -78,6 +78,17 @@ class ConsoleObserver(Observer):
             else:
                 self._line(text)
 
+    def event(self, text: str) -> None:
+        """Print an event's line (a daemon started, a NodeManager registered): above the live display on a terminal,
+        a timestamped line otherwise."""
+        with self.lock:
+            if self.bars is not None and self.bars.live.is_started:
+                self.bars.console.print(text, highlight=False, markup=False)
+            elif self.bars is not None:
+                self.console.print(text, highlight=False, markup=False)
+            else:
+                self._line(text)
+
     def progress(self, result: StepResult) -> None:
         """Update the step's bar, or print a line when progress moved by 10% or the state changed. A step that
         ended without submitting a job (no application, no job id: a jar that failed before it reached YARN) shows
