@@ -52,10 +52,6 @@ class StepRecord(_Entry):
     uber: bool | None = None
     map_pct: int = 0
     reduce_pct: int = 0
-    stage: int | None = None
-    stage_tasks: int = 0
-    stage_done: int = 0
-    stages_done: int = 0
     state: StepState = StepState.PENDING
     min_free_bytes: int | None = None
     reduce_shuffle_bytes: int | None = None
