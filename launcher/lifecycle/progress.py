@@ -80,13 +80,11 @@ class ConsoleObserver(Observer):
                 self._line(text)
 
     def event(self, text: str) -> None:
-        """Print an event's line (a daemon started, a NodeManager registered): above the live display on a terminal,
-        a timestamped line otherwise."""
+        """Print an event's line (a daemon started, a NodeManager registered): above the live display once it runs,
+        else a timestamped line as a phase's."""
         with self.lock:
             if self.bars is not None and self.bars.live.is_started:
                 self.bars.console.print(text, highlight=False, markup=False)
-            elif self.bars is not None:
-                self.console.print(text, highlight=False, markup=False)
             else:
                 self._line(text)
 
