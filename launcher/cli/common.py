@@ -22,7 +22,23 @@ if TYPE_CHECKING:  # the job-file model (pydantic) is imported by the commands t
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-console = Console(highlight=False)
+#: Columns a console that is not a terminal lays tables out in: wide enough that no table is cropped.
+BATCH_WIDTH = 1000
+
+
+def make_console(**options: Any) -> Console:
+    """A rich console (``options``: :class:`rich.console.Console`'s) that, when it does not write to a terminal (a
+    batch job's output file, a pipe), neither wraps nor crops: rich's ``soft_wrap`` (one line per print, paths
+    whole, greppable) and :data:`BATCH_WIDTH` columns (rich's 80 otherwise, which splits a path over lines). On a
+    terminal it is rich's own."""
+    made = Console(highlight=False, **options)
+    if not made.is_terminal:
+        made.soft_wrap = True
+        made.width = BATCH_WIDTH
+    return made
+
+
+console = make_console()
 
 
 def reports_errors(func: F) -> F:

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import psutil
 
+from launcher.cluster.events import BringUpEvents
 from launcher.cluster.watch import FilesystemWatch
 from launcher.fanout import AgentGroup, get_launcher
 from launcher.plan.cluster_plan import ClusterPlan
@@ -192,13 +193,17 @@ class Cluster:
     # -- REST ------------------------------------------------------------------------------
     def running_nodemanagers(self) -> list[str]:
         """Node ids (``host:port``) the ResourceManager reports RUNNING; empty if it is not up yet."""
+        return self.rm_nodemanagers() or []
+
+    def rm_nodemanagers(self) -> list[str] | None:
+        """Node ids (``host:port``) the ResourceManager reports RUNNING; ``None`` while it does not answer."""
         try:
             response = self.http.get(f"{self.plan.rm_web}/ws/v1/cluster/nodes", params={"states": "RUNNING"})
             if response.status_code != 200:
-                return []
+                return None
             nodes = (response.json().get("nodes") or {}).get("node") or []
         except (httpx.HTTPError, ValueError):
-            return []
+            return None
         return [n["id"] for n in nodes]
 
     def history_up(self) -> bool:
@@ -234,12 +239,15 @@ class Cluster:
         self.fanout.start()
         self.watch.start()
 
-    def wait_ready(self, timeout: float = 180.0, check: Callable[[], None] | None = None) -> float:
+    def wait_ready(self, timeout: float = 180.0, check: Callable[[], None] | None = None,
+                   tell: Callable[[str], None] | None = None) -> float:
         """Wait until every planned NodeManager is RUNNING and the JobHistoryServer answers.
 
         Args:
             check: called at every poll (every :data:`POLL_SECONDS`); what it raises ends the wait (the run's
                 ``hpc-hadoop stop`` check).
+            tell: called with each bring-up event's line once, as it is seen (:class:`BringUpEvents`: a daemon
+                started, the ResourceManager up, a NodeManager registered, the JobHistoryServer up).
 
         Returns:
             Seconds since :meth:`start`.
@@ -250,12 +258,19 @@ class Cluster:
         expected = len(self.plan.nodemanagers)
         assert self.started_at is not None, "start() first"
 
+        events = BringUpEvents(self.plan)
+
         def probe() -> tuple[int, bool]:  # (NodeManagers RUNNING, JobHistoryServer answers); raises if one died
             self.raise_if_failed()
             if check is not None:
                 check()
-            running = len(self.running_nodemanagers())
-            return running, running >= expected and self.history_up()
+            nodemanagers = self.rm_nodemanagers()
+            running = len(nodemanagers or [])
+            up = running >= expected and self.history_up()
+            if tell is not None:
+                for line in events.started(self.states()) + events.answered(nodemanagers, up):
+                    tell(line)
+            return running, up
 
         polled = poll(probe, done=lambda value: value[1], interval=POLL_SECONDS, backoff=1.0, timeout=timeout)
         if polled.done:

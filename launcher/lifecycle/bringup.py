@@ -56,8 +56,13 @@ class BringUp:
         self.cluster.start()
         remaining = None if deadline is None else max(1.0, deadline - time.time())
         limit = min(ready_timeout, remaining or ready_timeout)
-        bringup_s = self.cluster.wait_ready(timeout=limit, check=lambda: check_stop("during bring-up"))
+        bringup_s = self.cluster.wait_ready(timeout=limit, check=lambda: check_stop("during bring-up"),
+                                            tell=self.observer.event)
         bringup_s += wait_hdfs(self.plan, self.cluster, timeout=min(READY_TIMEOUT, remaining or READY_TIMEOUT))
+        if self.plan.hdfs.enabled:
+            datanodes = sum("datanode" in n.roles for n in self.plan.nodes)
+            self.observer.event(f"HDFS ready: {datanodes} DataNode{'s' if datanodes != 1 else ''} live, "
+                                "out of safe mode")
         report.bringup_s = bringup_s
         report.notes += [f"{node}: {state.nm_note}" for node, state in sorted(self.cluster.states().items())
                          if state.nm_note]

@@ -12,6 +12,9 @@ class Observer:
     def phase(self, text: str) -> None:
         """A new phase began (``bring-up``, ``step 1/3 wordcount``, ``teardown``)."""
 
+    def event(self, text: str) -> None:
+        """Something happened within a phase, said once (``n1: NodeManager registered (1/3)`` during bring-up)."""
+
     def progress(self, result: StepResult) -> None:
         """A step's progress, ids or state changed (called from a reader thread)."""
 

@@ -9,6 +9,7 @@ import time
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from launcher.config.spec import SPARK_KINDS
 from launcher.lifecycle.observer import Observer
 from launcher.steps.jobs import StepResult
 from launcher.util.states import StepState
@@ -32,7 +33,7 @@ class ConsoleObserver(Observer):
         self.live = console.is_terminal
         self.lock = threading.Lock()
         self.began = time.time()
-        self.last: dict[str, tuple[int, int, str]] = {}
+        self.last: dict[str, tuple[object, ...]] = {}
         self.bars: Progress | None = None
         self.tasks: dict[str, TaskID] = {}
         self.lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
@@ -78,29 +79,32 @@ class ConsoleObserver(Observer):
             else:
                 self._line(text)
 
-    def progress(self, result: StepResult) -> None:
-        """Update the step's bar, or print a line when progress moved by 10% or the state changed. A step that
-        ended without submitting a job (no application, no job id: a jar that failed before it reached YARN) shows
-        no progress, only how it ended: ``name: failed (exit code 1, no job submitted)``."""
+    def event(self, text: str) -> None:
+        """Print an event's line (a daemon started, a NodeManager registered): above the live display once it runs,
+        else a timestamped line as a phase's."""
         with self.lock:
-            detail = f"map {result.map_pct:3d}% reduce {result.reduce_pct:3d}%"
-            if result.application_id:
-                detail += f"  {result.application_id}"
-            ended: str = result.state
-            if StepState(result.state).terminal and not (result.application_id or result.job_id):
-                code = f"exit code {result.returncode}, " if result.returncode is not None else ""
-                detail, ended = "", f"{result.state} ({code}no job submitted)"
+            if self.bars is not None and self.bars.live.is_started:
+                self.bars.console.print(text, highlight=False, markup=False)
+            else:
+                self._line(text)
+
+    def progress(self, result: StepResult) -> None:
+        """Update the step's bar, or print a line (:func:`step_line`) when its progress moved by a tenth
+        (:func:`progress_key`), its Spark stage or its state changed. A step that ended without submitting a job (no
+        application, no job id: a jar that failed before it reached YARN) shows no progress, only how it ended:
+        ``name: failed (exit code 1, no job submitted)``."""
+        with self.lock:
+            detail, ended = step_detail(result)
             if self.bars is not None and self.bars.live.is_started:
                 task = self.tasks.get(result.log)
                 if task is None:
                     task = self.tasks[result.log] = self.bars.add_task(result.name, total=200, detail=detail)
-                self.bars.update(task, completed=result.map_pct + result.reduce_pct,
-                                     detail=f"{detail}  {ended}" if detail else ended)
+                done = 2 * result.map_pct if result.kind in SPARK_KINDS else result.map_pct + result.reduce_pct
+                self.bars.update(task, completed=done, detail=f"{detail}  {ended}" if detail else ended)
                 return
-            previous = self.last.get(result.log, (-100, -100, ""))
-            if (result.map_pct // 10, result.reduce_pct // 10, result.state) != \
-                    (previous[0] // 10, previous[1] // 10, previous[2]) or previous[0] < 0:
-                self.last[result.log] = (result.map_pct, result.reduce_pct, result.state)
+            key = progress_key(result)
+            if self.last.get(result.log) != key:
+                self.last[result.log] = key
                 self._line(f"{result.name}: {detail} ({ended})" if detail else f"{result.name}: {ended}")
 
     def close(self) -> None:
@@ -111,3 +115,32 @@ class ConsoleObserver(Observer):
             if self.writer is not None and self.writer.is_alive():
                 self.lines.put(None)
                 self.writer.join(timeout=self.FLUSH_SECONDS)
+
+
+def step_detail(result: StepResult) -> tuple[str, str]:
+    """What a step's progress line says, and how it stands: ``("map  50% reduce   0%  application_1_0001",
+    "running")``; for a Spark step its stage and tasks (:class:`~launcher.steps.jobs.StepResult`'s ``stage`` fields):
+    ``("stage 2: 3/8 tasks, 2 stages done  application_1_0002", "running")``, ``no stage started yet`` before the
+    first; for a step that ended without submitting a job, ``("", "failed (exit code 1, no job submitted)")``."""
+    if result.kind in SPARK_KINDS:
+        plural = "s" if result.stages_done != 1 else ""
+        done = f", {result.stages_done} stage{plural} done" if result.stages_done else ""
+        detail = ("no stage started yet" if result.stage is None
+                  else f"stage {result.stage}: {result.stage_done}/{result.stage_tasks} tasks{done}")
+    else:
+        detail = f"map {result.map_pct:3d}% reduce {result.reduce_pct:3d}%"
+    if result.application_id:
+        detail += f"  {result.application_id}"
+    if StepState(result.state).terminal and not (result.application_id or result.job_id):
+        code = f"exit code {result.returncode}, " if result.returncode is not None else ""
+        return "", f"{result.state} ({code}no job submitted)"
+    return detail, str(result.state)
+
+
+def progress_key(result: StepResult) -> tuple[object, ...]:
+    """What must change for a batch log to get a new line of a step: its state, its application, and its progress
+    in tenths (map and reduce; for a Spark step, its stage, the stages done and the tenth of the stage's tasks)."""
+    if result.kind in SPARK_KINDS:
+        tenth = 10 * result.stage_done // max(1, result.stage_tasks)
+        return str(result.state), result.application_id, result.stage, result.stages_done, tenth
+    return str(result.state), result.application_id, result.map_pct // 10, result.reduce_pct // 10

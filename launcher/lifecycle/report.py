@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import errno
 import getpass
+import ipaddress
 import json
 import os
 import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -18,7 +19,7 @@ from rich.table import Table
 from launcher import __version__
 from launcher.filesystems.base import DirectoryRecord, FilesystemRecord
 from launcher.steps import shuffle
-from launcher.steps.jobs import StepResult
+from launcher.steps.jobs import SPARK_STAGE_FIELDS, StepResult
 from launcher.util.network import WILDCARD_ADDRESSES
 from launcher.util.records import Record
 from launcher.util.states import RunState
@@ -47,6 +48,16 @@ class StepRecord(StepResult):
     log: str = ""
     outputs: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _without_unused_spark_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A step that never saw a Spark stage (``stage`` is ``None``: every MapReduce step) is written without the
+        ``stage*`` fields, so a ``run.json`` of the release before reads and writes back the same keys."""
+        data: dict[str, Any] = handler(self)
+        if data.get("stage") is None:
+            for key in SPARK_STAGE_FIELDS:
+                data.pop(key, None)
+        return data
 
 
 class PortRecord(_Entry):
@@ -273,11 +284,43 @@ def release_room(run_dir: str | Path) -> bool:
     return True
 
 
-def ports_line(ports: list[PortRecord]) -> str:
-    """One line on the ports a cluster listened on (``RunReport.ports``), naming those on every interface."""
-    wildcard = [f"{p.process} {p.port} on {p.node}" for p in ports if p.address in WILDCARD_ADDRESSES]
-    line = f"ports: {len(ports)} listening TCP ports (run.json 'ports')"
-    return line + (f", on every interface: {', '.join(wildcard)}" if wildcard else ", each on its node's address")
+#: The daemons whose ports the plan gives out of the cluster's block (:class:`launcher.plan.cluster_plan.Ports`), as
+#: ``run.json``'s ``ports`` names them; containers (``MRAppMaster``, Spark's JVMs) take ephemeral ports by design.
+PLANNED_DAEMONS = frozenset({"ResourceManager", "NodeManager", "JobHistoryServer", "NameNode", "DataNode"})
+
+
+def ports_line(ports: list[PortRecord], *, interface: str | None, block: range, shuffle_port: int) -> str | None:
+    """The one line on the ports a cluster listened on (``RunReport.ports``) that a user must act on, or ``None``
+    (the full list is in ``run.json``): a daemon's port (:data:`PLANNED_DAEMONS`) on every interface although the
+    daemons bind to one address (``interface``'s, or the node's), except the ShuffleHandler's (``shuffle_port``:
+    Hadoop 3.4.2 has no key for its address, docs/admin-guide.md); and a daemon's port outside the planned
+    ``block`` that other hosts can reach (not on a loopback address: a DataNode's internal web server takes an
+    ephemeral port on ``127.0.0.1``).
+
+    Args:
+        ports: the ports seen (:class:`PortRecord`).
+        interface: the job file's ``interface`` (``None``: the address of each node's hostname).
+        block: the cluster's port block (:meth:`launcher.plan.cluster_plan.Ports.all`).
+        shuffle_port: the NodeManagers' ShuffleHandler port (``Ports.shuffle``).
+    """
+    daemons = [p for p in ports if p.process in PLANNED_DAEMONS]
+    said = []
+    wildcard = [f"{p.process} {p.port} on {p.node}" for p in daemons
+                if p.address in WILDCARD_ADDRESSES and not (p.process == "NodeManager" and p.port == shuffle_port)]
+    if wildcard:
+        asked = f"interface {interface}'s address" if interface else "the node's address"
+        said.append(f"on every interface although the daemons bind to {asked}: {', '.join(wildcard)}")
+    outside = [f"{p.process} {p.port} on {p.node}" for p in daemons if p.port not in block and not _loopback(p.address)]
+    if outside:
+        said.append(f"outside the planned block {block.start}-{block.stop - 1}: {', '.join(outside)}")
+    return f"ports (all {len(ports)} in run.json 'ports'): {'; '.join(said)}" if said else None
+
+
+def _loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
 
 
 def _layout_text(layout: dict[str, Any] | None) -> str:
@@ -327,8 +370,6 @@ def summary(report: RunReport, console: Console) -> None:
     console.print(f"bring-up {fmt(report.bringup_s)}, teardown {fmt(report.teardown_s)}, "
                   f"total {fmt(report.total_s)}")
     _filesystem_lines(report.filesystem, console)
-    if report.ports:
-        console.print(ports_line(report.ports), soft_wrap=True, markup=False)
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
     if report.error:

@@ -11,7 +11,7 @@ from launcher.cluster.cluster import Cluster
 from launcher.lifecycle.archives import Archives
 from launcher.lifecycle.health import Health
 from launcher.lifecycle.observer import Observer
-from launcher.lifecycle.report import PortRecord, RunReport
+from launcher.lifecycle.report import PortRecord, RunReport, ports_line
 from launcher.util.processes import end
 
 
@@ -37,7 +37,8 @@ class Teardown:
     def run(self) -> None:
         """Stop everything the run started and note in the report what is left: the ``refreshNodes`` processes
         (:func:`launcher.util.processes.end`), the cluster (:meth:`Cluster.stop`: ``teardown_s``), processes left
-        behind, the AppCDS archives (noted, then published), the filesystem's stalls, the ports still listening.
+        behind, the AppCDS archives (noted, then published), the filesystem's stalls, the ports still listening
+        (a note only where a user must act: :func:`launcher.lifecycle.report.ports_line`).
 
         Raises:
             OSError, HpcHadoopError: as :meth:`Cluster.stop` (the caller writes ``run.json`` whatever happens).
@@ -50,3 +51,8 @@ class Teardown:
         self.archives.publish()
         self.health.note_stalls()
         self.report.ports = [PortRecord(**port) for port in self.cluster.listening()]
+        plan = self.cluster.plan
+        line = ports_line(self.report.ports, interface=plan.spec.interface, block=plan.ports.all(),
+                          shuffle_port=plan.ports.shuffle)
+        if line:  # only what a user must act on; the full list is run.json's ports
+            self.report.notes.append(line)

@@ -70,6 +70,10 @@ _FAILED = re.compile(r"Job (job_\d+_\d+) failed|Job failed as tasks failed")
 #: Spark's scheduler, once per finished task: ``Finished task 3.0 in stage 1.0 (TID 7) in 80 ms on HOST
 #: (executor 1) (4/8)``: tasks done of the stage's tasks (the progress of a Spark step).
 _SPARK_TASKS = re.compile(r"Finished task \S+ in stage (\d+)\.\d+ .*\((\d+)/(\d+)\)\s*$")
+#: Spark's DAGScheduler as a stage starts: ``Submitting 8 missing tasks from ShuffleMapStage 0 (...)``.
+_SPARK_STAGE = re.compile(r"Submitting (\d+) missing tasks? from (?:ResultStage|ShuffleMapStage) (\d+) ")
+#: ... and as it ends: ``ResultStage 1 (collect at wordcount.py:30) finished in 1140 ms``.
+_SPARK_STAGE_DONE = re.compile(r"(?:ResultStage|ShuffleMapStage) (\d+) \(.*\) finished in ")
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,10 @@ class ResolvedStep:
     log: Path
 
 
+#: :class:`StepResult`'s fields of a Spark step's progress (``None``/0 for any other step).
+SPARK_STAGE_FIELDS = ("stage", "stage_tasks", "stage_done", "stages_done")
+
+
 class StepResult(BaseModel):
     """What happened to a step (goes into ``run.json`` as :class:`launcher.lifecycle.report.StepRecord`, this model's
     fields but ``lines``, plus the last error lines).
@@ -104,7 +112,11 @@ class StepResult(BaseModel):
         wall_s: seconds from start to end of the client.
         application_id / job_id: YARN and MapReduce ids, once seen.
         uber: whether the job ran in uber mode.
-        map_pct / reduce_pct: the last progress seen (0-100).
+        map_pct / reduce_pct: the last progress seen (0-100); for a Spark step, ``map_pct`` is the share of the
+            current stage's tasks done.
+        stage / stage_tasks / stage_done / stages_done: a Spark step's progress, from its driver's scheduler lines in
+            the client's output (client mode: the driver is ``spark-submit``): the stage that last started or
+            finished a task, its tasks, those done, and how many stages finished (``None``/0 before the first).
         state: :class:`~launcher.util.states.StepState` (``succeeded``, ``failed``, ``killed`` at the end).
         min_free_bytes: the fewest bytes free on the filesystem root while it ran, sampled each second by the
             cluster health check (``None`` when not sampled).
@@ -133,6 +145,10 @@ class StepResult(BaseModel):
     uber: bool | None = None
     map_pct: int = 0
     reduce_pct: int = 0
+    stage: int | None = None
+    stage_tasks: int = 0
+    stage_done: int = 0
+    stages_done: int = 0
     state: StepState = StepState.PENDING
     min_free_bytes: int | None = None
     reduce_shuffle_bytes: int | None = None
@@ -484,6 +500,23 @@ KILL_RM_WAIT_MS = 5000
 CLIENT_KILL_WAIT_STALLED = 1.0
 
 
+def _read_spark_line(result: StepResult, line: str) -> bool:
+    """A Spark driver's scheduler line (a stage submitted, a task finished, a stage finished) recorded in
+    ``result``'s ``stage`` fields; whether it was one."""
+    if m := _SPARK_TASKS.search(line):
+        result.stage, result.stage_done, result.stage_tasks = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    elif m := _SPARK_STAGE.search(line):
+        result.stage, result.stage_done, result.stage_tasks = int(m.group(2)), 0, int(m.group(1))
+    elif m := _SPARK_STAGE_DONE.search(line):
+        result.stages_done += 1
+        if result.stage == int(m.group(1)):
+            result.stage_done = result.stage_tasks
+    else:
+        return False
+    result.map_pct = 100 * result.stage_done // max(1, result.stage_tasks)
+    return True
+
+
 def _read_client_line(result: StepResult, line: str) -> bool:
     """What one line of a job client's output says, recorded in ``result``: progress (``map N% reduce M%``, a Spark
     stage's tasks), the application and job ids, uber mode, the shuffle's bytes, and error lines (the last 20 kept).
@@ -492,8 +525,8 @@ def _read_client_line(result: StepResult, line: str) -> bool:
     if m := _PROGRESS.search(line):
         result.map_pct, result.reduce_pct = int(m.group(1)), int(m.group(2))
         changed = True
-    elif (m := _SPARK_TASKS.search(line)) and result.kind in SPARK_KINDS:
-        result.map_pct, changed = 100 * int(m.group(2)) // max(1, int(m.group(3))), True
+    elif result.kind in SPARK_KINDS and _read_spark_line(result, line):
+        changed = True
     elif m := _APP.search(line):
         result.application_id, changed = m.group(1), True
     elif m := _JOB.search(line):

@@ -66,6 +66,17 @@ def test_wordcount_example_matches_an_independent_count(hadoop_runtime: Path, pf
     # Logs and job history are kept on the shared filesystem.
     assert (run_dir / "logs" / "localhost" / "resourcemanager.log").stat().st_size > 0
     assert list((run_dir / "history").rglob("job_*.jhist")), "no job history kept"
+    # Issue 28 item 2: the batch log (stdout a pipe here) is not wrapped at 80 columns: the run directory line is
+    # whole; a line as each daemon starts and registers during bring-up; no ports line for a usual run.
+    lines = result.stdout.splitlines()
+    assert f"run directory: {run_dir}  (run.json, logs/, steps/, history/)" in lines, result.stdout
+    assert len(str(run_dir)) > 80  # long enough that rich's 80 columns would have split it
+    for event in ("localhost: ResourceManager started (pid ", "localhost: NodeManager started (pid ",
+                  "localhost: JobHistoryServer started (pid ", "ResourceManager up at http://",
+                  "localhost: NodeManager registered (1/1)", "JobHistoryServer up at http://"):
+        assert [line for line in lines if event in line], f"no {event!r} line in:\n{result.stdout}"
+    assert not [line for line in lines if "ports" in line.split(":", 1)[0]], result.stdout
+    assert [line for line in lines if re.search(r"\] wordcount: map 100% reduce 100%  application_", line)]
     cleaned = hpc_hadoop("clean", "--yes", env=env)
     assert cleaned.returncode == 0, cleaned.stdout + cleaned.stderr
     assert f"{run_dir}: delete all (" in cleaned.stdout and cleaned.stdout.splitlines()[-1] == "cleaned 1 directory"

@@ -124,6 +124,13 @@ def test_pyspark_wordcount_sparkpi_and_python_streaming(spark_runtime: Path, had
         assert step["application_id"].startswith("application_")
     walls = ", ".join(f"{s['name']} {s['wall_s']:.1f} s" for s in report["steps"])
     print(f"\nwall times on the local backend: {walls}")
+    # Issue 28 item 2: a Spark step's progress in stages and tasks (was ``map 50% reduce 0%``), one line per change.
+    spark_lines = [line for line in result.stdout.splitlines() if re.search(r"\] (wordcount|SparkPi): ", line)]
+    print("\n".join(spark_lines))
+    for name in ("wordcount", "SparkPi"):
+        assert [line for line in spark_lines if re.search(rf"\] {name}: stage \d+: \d+/\d+ tasks", line)], \
+            result.stdout
+    assert not [line for line in spark_lines if " map " in line] and len(spark_lines) == len(set(spark_lines))
     expected = expected_counts(gcide_corpus)
     results = pfs_root / getpass.getuser() / "results" / run_dir.name  # outside the cluster directory (issue 28)
     spark_counts = tab_counts(results / "spark-wc", "part-*")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import io
 import os
 import signal
 from collections.abc import Callable
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.cli.common import reports_errors
+from launcher.cli.common import make_console, reports_errors
 from launcher.lifecycle.signals import Interrupted
 
 # -- issue 25 item 4, folded from tests/unit/test_lost_filesystem.py: The shared filesystem gone in the middle
@@ -60,3 +61,31 @@ def test_a_signal_that_ended_a_commands_own_cluster_is_one_line(capsys: pytest.C
     assert exit_info.value.code == code
     err = capsys.readouterr().err
     assert err == f"error: {said} the cluster was torn down\n"
+
+
+# -- issue 28 item 2: a batch log (stdout not a terminal) is not wrapped at 80 columns: paths stay whole.
+
+
+def test_a_console_that_is_not_a_terminal_neither_wraps_nor_crops() -> None:
+    """Issue 28 item 2: rich wrapped at 80 columns when stdout was not a terminal, splitting the run directory line
+    and any long path; a table is not cropped either. On a terminal, rich's own wrapping stays."""
+    from rich.table import Table
+
+    path = "/scratch/user/hpc-hadoop/" + "a-rather-long-directory-name/" * 8 + "wordcount-20261127-111000-abcd"
+    out = io.StringIO()
+    batch = make_console(file=out)
+    assert not batch.is_terminal
+    batch.print(f"run directory: {path}  (run.json, logs/, steps/, history/)")
+    table = Table(title="wordcount: succeeded")
+    table.add_column("step")
+    table.add_column("application")
+    table.add_row("a-step-with-a-long-name-" * 3, "application_1795775030773_0001")
+    batch.print(table)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == f"run directory: {path}  (run.json, logs/, steps/, history/)", lines
+    assert any("a-step-with-a-long-name-" * 3 in line and "application_1795775030773_0001" in line
+               for line in lines), lines
+    terminal_out = io.StringIO()
+    terminal = make_console(file=terminal_out, force_terminal=True, width=80)
+    terminal.print(f"run directory: {path}")
+    assert len(terminal_out.getvalue().splitlines()) > 1  # a terminal wraps as before

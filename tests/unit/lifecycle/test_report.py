@@ -40,3 +40,46 @@ def test_the_record_is_kept_on_the_node_where_it_can_be(monkeypatch: pytest.Monk
     assert record.keep_locally() is None and record.kept_at is None
     assert record.error == ("gone; no final record kept (the cluster directory cannot be written, nor "
                             f"{places[0].parent})")
+
+
+# -- issue 28 item 2: the ports line only where it says something a user must act on.
+
+#: ``ports`` of a real local run (tests/integration/test_spark.py's bench, block 26112-26143) and of a real ``hdfs``
+#: mode run (the DataNode's internal web server on an ephemeral loopback port).
+RECORDED_PORTS = [
+    ("ResourceManager", "127.0.0.1", 26112), ("ResourceManager", "127.0.0.1", 26116),
+    ("NodeManager", "127.0.0.1", 26117), ("NodeManager", "::", 26120), ("JobHistoryServer", "127.0.0.1", 26122),
+    ("MRAppMaster", "::", 36715), ("java", "127.0.0.1", 39517), ("DataNode", "127.0.0.1", 34219),
+]
+
+
+def ports(*entries: tuple[str, str, int], node: str = "localhost") -> list[report.PortRecord]:
+    return [report.PortRecord(node=node, process=process, address=address, port=port)
+            for process, address, port in entries]
+
+
+def test_the_ports_line_is_printed_only_where_a_user_must_act() -> None:
+    """Issue 28 item 2: every run printed ``ports: 15 listening TCP ports ... on every interface: ...`` although
+    the ShuffleHandler and the ApplicationMaster listen there by Hadoop's design; now ``None`` for such a run, a
+    line for a daemon's port on every interface or outside the planned block (off loopback)."""
+    block = range(26112, 26144)
+    usual = ports(*RECORDED_PORTS)
+    assert report.ports_line(usual, interface=None, block=block, shuffle_port=26120) is None
+    assert report.ports_line(usual, interface="ib0", block=block, shuffle_port=26120) is None
+    odd = usual + ports(("ResourceManager", "0.0.0.0", 26114), ("DataNode", "10.0.0.2", 40001), node="n2")
+    assert report.ports_line(odd, interface="ib0", block=block, shuffle_port=26120) == (
+        "ports (all 10 in run.json 'ports'): on every interface although the daemons bind to interface ib0's "
+        "address: ResourceManager 26114 on n2; outside the planned block 26112-26143: DataNode 40001 on n2")
+
+
+def test_the_summary_prints_no_ports_line_itself(tmp_path: Path) -> None:
+    """Issue 28 item 2: the summary printed the ports line on every run; only a teardown note can say it now."""
+    import io
+
+    from rich.console import Console
+
+    record = RunReport(cluster_id="c", name="wc", run_dir=str(tmp_path), scheduler="local",
+                       ports=ports(*RECORDED_PORTS))
+    out = io.StringIO()
+    report.summary(record, Console(file=out, width=200))
+    assert not [line for line in out.getvalue().splitlines() if line.startswith("ports")], out.getvalue()

@@ -17,6 +17,7 @@ from launcher.steps.jobs import (
     ResolvedStep,
     StepResult,
     StepRunner,
+    _read_client_line,
     check_step_inputs,
     claim_outputs,
     claim_path,
@@ -390,3 +391,44 @@ def test_overwrite_removes_the_old_output_once_claimed(tmp_path: Path) -> None:
     (out / "old").write_text("x")
     claims = claim_outputs(step(tmp_path, out), "run-a", overwrite=True)
     assert not out.exists() and claims[0].exists()
+
+
+# -- issue 28 item 2: a Spark step's progress in stages and tasks, not ``map 50%``.
+
+#: The client output of a real Spark 4.1.1 step (spark-kmeans on the local backend, tests/integration/test_spark.py's
+#: bench; client mode: the driver's scheduler lines are spark-submit's own output), lines kept in order.
+SPARK_KMEANS_LINES = """\
+26/11/27 10:23:54 INFO Client: Submitting application application_1795775030773_0001 to ResourceManager
+26/11/27 10:23:54 INFO YarnClientImpl: Submitted application application_1795775030773_0001
+26/11/27 10:24:02 INFO DAGScheduler: Final stage: ResultStage 0 (takeSample at KMeans.scala:383)
+26/11/27 10:24:02 INFO DAGScheduler: Submitting ResultStage 0 (MapPartitionsRDD[7] at map at KMeans.scala:224), \
+which has no missing parents
+26/11/27 10:24:02 INFO DAGScheduler: Submitting 2 missing tasks from ResultStage 0 (MapPartitionsRDD[7] at map at \
+KMeans.scala:224) (first 15 tasks are for partitions Vector(0, 1))
+26/11/27 10:24:02 INFO TaskSetManager: Starting task 0.0 in stage 0.0 (TID 0) (localhost,executor 1, partition 0, \
+PROCESS_LOCAL, 10495 bytes)
+26/11/27 10:24:03 INFO TaskSetManager: Finished task 0.0 in stage 0.0 (TID 0) in 1046 ms on localhost (executor 1) (1/2)
+26/11/27 10:24:03 INFO TaskSetManager: Finished task 1.0 in stage 0.0 (TID 1) in 1034 ms on localhost (executor 1) (2/2)
+26/11/27 10:24:03 INFO DAGScheduler: ResultStage 0 (takeSample at KMeans.scala:383) finished in 1140 ms
+26/11/27 10:24:03 INFO YarnScheduler: Killing all running tasks in stage 0: Stage finished
+26/11/27 10:24:03 INFO DAGScheduler: Job 0 finished: takeSample at KMeans.scala:383, took 1189.391501 ms
+26/11/27 10:24:03 INFO DAGScheduler: Submitting 2 missing tasks from ResultStage 1 (PartitionwiseSampledRDD[8] at \
+takeSample at KMeans.scala:383) (first 15 tasks are for partitions Vector(0, 1))
+26/11/27 10:24:03 INFO TaskSetManager: Finished task 0.0 in stage 1.0 (TID 2) in 124 ms on localhost (executor 1) (1/2)
+""".splitlines()
+
+
+def test_a_spark_steps_progress_is_read_in_stages_and_tasks() -> None:
+    """Issue 28 item 2: a Spark step showed ``map 50% reduce 0%``; its stage and tasks are read from the driver's
+    scheduler lines (recorded from a real run), each stage change and finished task a change."""
+    result = StepResult(name="kmeans", kind="spark", argv=[], log="1.log", outputs=[])
+    seen = []
+    for line in SPARK_KMEANS_LINES:
+        if _read_client_line(result, line):
+            seen.append((result.stage, result.stage_done, result.stage_tasks, result.stages_done))
+    assert result.application_id == "application_1795775030773_0001"
+    assert seen == [(None, 0, 0, 0), (0, 0, 2, 0), (0, 1, 2, 0), (0, 2, 2, 0), (0, 2, 2, 1), (1, 0, 2, 1),
+                    (1, 1, 2, 1)]
+    assert result.map_pct == 50 and result.reduce_pct == 0
+    mapreduce = StepResult(name="wc", kind="example", argv=[], log="2.log", outputs=[])
+    assert not _read_client_line(mapreduce, SPARK_KMEANS_LINES[6]) and mapreduce.stage is None
