@@ -199,8 +199,8 @@ def _job_file(spec: JobSpec, job_file: Path, *, overwrite: bool, root_failed: bo
             return Check("job file", "fail", f"{job_file}: not checked further, the root is too deep (path lengths)")
         where = ": ".join(part for part in (exc.file, exc.field) if part)
         return Check("job file", "fail", f"{where}: {exc.message}" if where else exc.message, exc.fix)
-    return Check("job file", "ok", f"{job_file}: {len(steps)} step(s); jars, inputs, outputs and memory as "
-                 "`submit` checks them")
+    return Check("job file", "ok", f"{job_file}: {spec.nodes} node(s), {len(steps)} step(s); jars, inputs, outputs "
+                 "and memory as `submit` checks them")
 
 
 def run_checks(spec: JobSpec, job_file: Path | None = None, *, overwrite: bool = False) -> list[Check]:

@@ -29,6 +29,8 @@ from launcher.schedulers import SCHEDULERS
 
 if TYPE_CHECKING:  # the job-file model (pydantic) is imported by the commands that load one, not by `--help`
     from launcher.config.spec import JobSpec
+    from launcher.plan.cluster_plan import ClusterPlan
+    from launcher.steps.jobs import ResolvedStep
 
 #: Commands defined in modules that ``submit``, ``run`` and ``render`` do not need: name -> ``"module:attribute"``,
 #: imported when the command is run, listed (``--help``) or completed (:class:`LazyGroup`).
@@ -83,13 +85,49 @@ def _run_here(spec: JobSpec, job_file: Path, overwrite: bool, run_dir: Path | No
     report = run_here(spec, job_file, overwrite=overwrite, run_dir=run_dir, hold=hold,
                       observer=ConsoleObserver(console),
                       announce=lambda plan: console.print(f"cluster {plan.cluster_id}: {len(plan.nodes)} node(s), "
-                                                          f"run directory {plan.run_dir}"))
+                                                          f"run directory {plan.run_dir}"),
+                      taken=lambda line: console.print(line, soft_wrap=True, markup=False, highlight=False))
     try:
         summary(report, console)
     except OSError:  # standard output's file is on a filesystem that is gone (a batch job's): run.json has it all
         if not report.lost_filesystem:
             raise
     return report.exit_code
+
+
+def _render_submitted(loaded: JobSpec, job_file: Path, overwrite: bool,
+                      notes: list[str]) -> tuple[ClusterPlan, list[ResolvedStep]]:
+    """``render``'s plan of a submitted job: every check ``submit`` makes, on the batch system's stand-in allocation,
+    and the batch script it would write (printed); the YARN sizes the allocation decides are added to ``notes``."""
+    from launcher.lifecycle.submit import check_job, preview_spec
+
+    spec = preview_spec(loaded, notes)  # what submit decides (PBS: pbs.flavor), assumed with a note where it cannot
+    plan, steps = check_job(spec, job_file, overwrite=overwrite)  # errors before any output
+    if spec.scheduler != "local":
+        from launcher.lifecycle.submit import preview_notes, preview_script
+
+        click.echo(f"==> batch script <==\n{preview_script(spec)}")
+        notes += preview_notes(plan)  # the YARN sizes the allocation decides when the job runs
+    return plan, steps
+
+
+def _render_inside(loaded: JobSpec, job_file: Path, overwrite: bool) -> tuple[ClusterPlan, list[ResolvedStep]]:
+    """``render --run``'s plan: the allocation this process is in, read as ``run`` reads it, what ``run`` takes from it
+    (printed: :func:`launcher.schedulers.inside.take_allocation`) and ``run``'s checks on its real nodes.
+
+    Raises:
+        UserError: not inside an allocation of the job's batch system, or what ``run`` would refuse.
+    """
+    from launcher.lifecycle.validate import prepare
+    from launcher.schedulers import get_scheduler
+    from launcher.schedulers.inside import take_allocation
+
+    backend = get_scheduler(loaded.scheduler)
+    allocation = backend.allocation(loaded)
+    took = take_allocation(loaded, allocation, backend)
+    plan, steps = prepare(took.spec, allocation, overwrite=overwrite, job_file=str(job_file))
+    click.echo(f"==> allocation <==\n{took.line}")
+    return plan, steps
 
 
 @main.command()
@@ -120,8 +158,9 @@ def run(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str 
         sets: tuple[str, ...], defines: tuple[str, ...], overwrite: bool, run_dir: Path | None, hold: bool) -> None:
     """Run JOB_FILE on the allocation this process is in (call it from your batch script).
 
-    The scheduler is detected from the environment (SLURM_JOB_ID, PBS_JOBID, JOB_ID + PE_HOSTFILE)
-    unless the job file or --scheduler names one.
+    The scheduler is detected from the environment (SLURM_JOB_ID, PBS_JOBID, JOB_ID + PE_HOSTFILE), over the job
+    file's; --scheduler wins over both. Every node of the allocation is used (the job file's nodes is a minimum)
+    and the allocation's walltime replaces the job file's: the first line says what was taken.
     """
     spec = load(job_file, scheduler or detect_scheduler(), nodes, walltime, site, sets, require_steps=not hold,
                 defines=defines)
@@ -131,28 +170,29 @@ def run(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str 
 @main.command()
 @job_options
 @click.option("--overwrite", is_flag=True, help="Check as `submit --overwrite`: existing outputs are replaced.")
+@click.option("--run", "inside", is_flag=True, help="Show what `run` would do in the allocation this process is in "
+              "(detected as `run` detects it), instead of the batch script `submit` would write.")
 @reports_errors
 def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str | None, site: str | None,
-           sets: tuple[str, ...], defines: tuple[str, ...], overwrite: bool) -> None:
+           sets: tuple[str, ...], defines: tuple[str, ...], overwrite: bool, inside: bool) -> None:
     """Print every file a run of JOB_FILE would generate, what it will do to each striped directory, and its
     steps; start nothing.
 
-    Every check `submit` makes comes first (a job file with no steps, as `start` takes, is rendered too).
+    Every check `submit` makes comes first (a job file with no steps, as `start` takes, is rendered too). With
+    --run, inside a batch job: what `run` takes from the allocation, then the files on its real nodes.
     """
     from launcher.config.spec import uses_spark
     from launcher.filesystems import striping_plan
-    from launcher.lifecycle.submit import check_job, preview_spec
     from launcher.render.config import render_config
 
     notes: list[str] = []
-    spec = preview_spec(load(job_file, scheduler, nodes, walltime, site, sets, require_steps=False, defines=defines),
-                        notes)  # what submit decides (PBS: pbs.flavor), assumed with a note where it cannot
-    plan, steps = check_job(spec, job_file, overwrite=overwrite)  # errors before any output
-    if spec.scheduler != "local":
-        from launcher.lifecycle.submit import preview_notes, preview_script
-
-        click.echo(f"==> batch script <==\n{preview_script(spec)}")
-        notes += preview_notes(plan)  # the YARN sizes the allocation decides when the job runs
+    if inside:
+        plan, steps = _render_inside(load(job_file, scheduler or detect_scheduler(), nodes, walltime, site, sets,
+                                          require_steps=False, defines=defines), job_file, overwrite)
+    else:
+        plan, steps = _render_submitted(load(job_file, scheduler, nodes, walltime, site, sets, require_steps=False,
+                                             defines=defines), job_file, overwrite, notes)
+    spec = plan.spec
     for name, text in render_config(plan, notes).items():
         click.echo(f"==> conf/{name} <==\n{text}")
     if uses_spark(plan.spec):
@@ -169,21 +209,24 @@ def render(job_file: Path, scheduler: str | None, nodes: int | None, walltime: s
 
 @main.command()
 @click.argument("job_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--nodes", type=int, help="Number of nodes (as `render`, `submit` and `start` take it).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a job-file field.")
 @click.option("--overwrite", is_flag=True, help="Check as `submit --overwrite`: existing outputs are replaced.")
 @define_option
 @reports_errors
-def doctor(job_file: Path | None, sets: tuple[str, ...], overwrite: bool, defines: tuple[str, ...]) -> None:
+def doctor(job_file: Path | None, nodes: int | None, sets: tuple[str, ...], overwrite: bool,
+           defines: tuple[str, ...]) -> None:
     """Check Java, the Hadoop runtime, the filesystem, hostname and ports; with JOB_FILE also everything
     `submit` checks (a root the nodes share, jars, inputs, outputs, memory), as `fail` lines."""
     from launcher.cli.doctor import run_checks
     from launcher.config.spec import load_spec
 
     if job_file is not None:
-        spec, _ = load_spec(job_file, sets=list(sets), defines=list(defines), require_steps=False)
+        spec, _ = load_spec(job_file, sets=list(sets), defines=list(defines), require_steps=False,
+                            overrides={"nodes": nodes})
     else:
         spec, _ = load_spec(None, sets=list(sets), data={"name": "doctor", "steps": [{"example": "pi"}]},
-                            defines=list(defines))
+                            defines=list(defines), overrides={"nodes": nodes})
     warn_properties(spec, defines)
     checks = run_checks(spec, job_file, overwrite=overwrite)
     colors = {"ok": "green", "warn": "yellow", "fail": "red"}

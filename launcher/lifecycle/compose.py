@@ -27,6 +27,7 @@ from launcher.lifecycle.runner import ClusterRun, execute, materialize, prepare
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.allocation import Allocation
+from launcher.schedulers.inside import take_allocation
 from launcher.steps.jobs import ResolvedStep
 
 
@@ -74,7 +75,8 @@ def prepare_run(spec: JobSpec, allocation: Allocation, *, overwrite: bool, job_f
 
 
 def run_here(spec: JobSpec, job_file: Path, *, overwrite: bool, run_dir: Path | None = None, hold: bool = False,
-             observer: Observer | None = None, announce: Callable[[ClusterPlan], None] | None = None) -> RunReport:
+             observer: Observer | None = None, announce: Callable[[ClusterPlan], None] | None = None,
+             taken: Callable[[str], None] | None = None) -> RunReport:
     """The whole life cycle on the allocation this process is in: allocate, validate and plan, write the cluster
     directory, then bring the cluster up, run the steps and tear it down (:func:`launcher.lifecycle.runner.execute`).
 
@@ -83,6 +85,9 @@ def run_here(spec: JobSpec, job_file: Path, *, overwrite: bool, run_dir: Path | 
         hold: keep the cluster up after the steps until ``hpc-hadoop stop``.
         observer: terminal progress.
         announce: called with the plan once the cluster directory is written, before bring-up.
+        taken: called, on a batch system, with the line that says what was taken from the allocation (its nodes
+            and walltime replace the job file's: :func:`launcher.schedulers.inside.take_allocation`), before
+            anything is checked.
 
     Returns:
         The run's report (``run.json``); ``report.exit_code`` is what the CLI exits with.
@@ -90,7 +95,12 @@ def run_here(spec: JobSpec, job_file: Path, *, overwrite: bool, run_dir: Path | 
     Raises:
         UserError: bad input, found before anything starts.
     """
-    allocation = allocate(spec)
+    scheduler = get_scheduler(spec.scheduler)
+    allocation = scheduler.allocation(spec)
+    took = take_allocation(spec, allocation, scheduler)
+    spec = took.spec
+    if taken is not None and allocation.job_id is not None:
+        taken(took.line)
     ready = prepare_run(spec, allocation, overwrite=overwrite, job_file=str(job_file), run_dir=run_dir)
     if announce is not None:
         announce(ready.plan)

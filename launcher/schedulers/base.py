@@ -297,6 +297,9 @@ class BatchSystem:
         inside: what a process inside a job runs in, for the error outside one (``a Slurm allocation``).
         batch_script: where ``run`` is called from inside a job (``an sbatch script``), for the same error.
         options: ``batch`` fields that map to one directive each (field → format, ``{}`` the value), in order.
+        shown: the batch system's name as users know it (``Grid Engine``), for ``run``'s allocation line.
+        walltime_source: where :meth:`BatchScheduler.allocation` reads the walltime (command and field), for the same
+            line (:func:`launcher.schedulers.inside.take_allocation`).
     """
 
     script: str
@@ -306,6 +309,8 @@ class BatchSystem:
     inside: str
     batch_script: str
     options: dict[str, str] = field(default_factory=dict)
+    shown: str = ""
+    walltime_source: str = ""
 
 
 class BatchScheduler(Scheduler):

@@ -159,7 +159,8 @@ class PbsScheduler(BatchScheduler):
     settings_section = "pbs"
     system = BatchSystem(script="batch/pbs.qsub.j2", cancel="qdel", job_variable="PBS_JOBID",
                          host_variables=("PBS_NODEFILE",), inside="a PBS allocation", batch_script="a qsub script",
-                         options={"partition": "-q {}", "account": "-A {}"})
+                         options={"partition": "-q {}", "account": "-A {}"}, shown="PBS",
+                         walltime_source="`qstat -f` Resource_List.walltime")
 
     dialect_field = "pbs.flavor"
     dialect_probe = ("qstat", "--version")

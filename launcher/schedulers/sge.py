@@ -134,7 +134,8 @@ class SgeScheduler(BatchScheduler):
     system = BatchSystem(script="batch/sge.qsub.j2", cancel="qdel", job_variable="JOB_ID",
                          host_variables=("PE_HOSTFILE",), inside="a Grid Engine parallel job",
                          batch_script="a qsub script with -pe",
-                         options={"partition": "-q {}", "account": "-P {}"})
+                         options={"partition": "-q {}", "account": "-P {}"}, shown="Grid Engine",
+                         walltime_source="`qstat -j` h_rt")
 
     #: What Grid Engine 8.1.9 answers for a job it does not know (recorded on the test cluster, exit 1 each):
     #: ``qdel``: ``denied: job "ID" does not exist``; ``qacct -j``: ``error: job id ID not found``, or ``no jobs

@@ -129,7 +129,8 @@ class SlurmScheduler(BatchScheduler):
     system = BatchSystem(script="batch/slurm.sbatch.j2", cancel="scancel", job_variable="SLURM_JOB_ID",
                          host_variables=("SLURM_JOB_NODELIST", "SLURM_NODELIST"), inside="a Slurm allocation",
                          batch_script="an sbatch script",
-                         options={"partition": "--partition={}", "account": "--account={}", "qos": "--qos={}"})
+                         options={"partition": "--partition={}", "account": "--account={}", "qos": "--qos={}"},
+                         shown="Slurm", walltime_source="`scontrol show job` TimeLimit")
 
     #: ``squeue``/``scontrol`` of a job slurmctld no longer knows: ``slurm_load_jobs error: Invalid job id specified``
     #: (exit 1, recorded on the test cluster's Slurm 22.05); ``Unable to contact slurm controller (connect failure)``

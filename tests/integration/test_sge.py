@@ -65,3 +65,21 @@ def test_wordcount_through_qsub_and_qrsh(grid_engine: None, pfs_root: Path, tmp_
     assert (run_dir / f"batch-{report['job_id']}.out").stat().st_size > 0
     assert processes_of(run_dir) == []
     assert report["job_id"] not in sge_jobs()
+
+
+def test_the_example_qsub_script_is_read_by_grid_engines_own_qsub() -> None:
+    """Issue 28 item 3: ``examples/batch/sge.qsub`` through the real ``qsub -verify`` (Grid Engine 8.1.9 parses every
+    ``#$`` line and submits nothing; no qmaster needed): 3 slots of PE ``mpi``, the hard and soft run-time limits
+    (the soft one sends the walltime warning, SIGUSR1, 180 s early), no ``-notify`` (its SIGUSR2 would end
+    ``hpc-hadoop run``, to which the script hands its shell with ``exec``)."""
+    script = REPO / "examples" / "batch" / "sge.qsub"
+    proc = subprocess.run(["qsub", "-verify", str(script), "job.yaml"], capture_output=True, text=True, timeout=60,
+                          env={**SGE_ENV, "PATH": "/usr/bin:/bin"}, cwd=REPO)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    fields = {key.strip(): value.strip() for key, _, value in
+              (line.partition(":") for line in proc.stdout.splitlines() if not line.startswith(("#", " ")))}
+    assert fields["job_number"] == "unassigned" and fields["job_name"] == "hh-wordcount", fields
+    assert fields["hard resource_list"] == "h_rt=00:30:00,s_rt=00:27:00", fields
+    assert fields["parallel environment"] == "mpi range: 3" and fields["notify"] == "FALSE", fields
+    assert fields["job_args"] == "job.yaml", fields
+    assert subprocess.run(["bash", "-n", str(script)]).returncode == 0

@@ -183,20 +183,34 @@ def test_bad_submission_is_refused_and_nothing_is_queued(shared_root: Path, tmp_
     assert queued_jobs() == [] and cluster_dirs(shared_root) == []
 
 
-def test_run_inside_a_users_own_batch_script(shared_root: Path, tmp_path: Path) -> None:
-    """`hpc-hadoop run job.yaml` from the user's own #SBATCH script uses the nodes it already has."""
-    job = write_job(tmp_path, {"name": "mine", "nodes": 2, "filesystem": {"root": str(shared_root)},
-                               "steps": [{"example": "pi", "args": ["2", "100"]}]})
-    script = tmp_path / "mine.sbatch"
-    script.write_text(f"#!/bin/bash\n#SBATCH -N 2 -t 00:15:00 -o {tmp_path}/mine.out\n"
-                      f"{sys.executable} -m launcher.cli run {job}\n")
-    proc = subprocess.run(["sbatch", "--wait", str(script)], capture_output=True, text=True, timeout=600)
-    out = (tmp_path / "mine.out").read_text() if (tmp_path / "mine.out").exists() else ""
-    assert proc.returncode == 0, proc.stdout + proc.stderr + out
-    (run_dir,) = cluster_dirs(shared_root)
+def test_the_example_sbatch_script_runs_the_word_count_on_its_allocation(users_root: Path, dave: TestUser) -> None:
+    """Issue 28 item 3: ``examples/batch/slurm.sbatch``, as shipped, submitted with the real ``sbatch`` by ``hhdave``
+    (not root) with ``examples/wordcount.yaml``, which asks for 1 node for 20 minutes on the local backend: ``run``
+    detects Slurm, uses the allocation's 3 nodes and 30 minutes, and its first line says so."""
+    mine = users_root / dave.name
+    out = mine / "example-%j.out"
+    env = {"PATH": f"{REPO / '.venv' / 'bin'}:/usr/local/bin:/usr/bin:/bin",  # as after `module load hpc-hadoop`
+           "XDG_STATE_HOME": str(dave.home / ".local" / "state" / f"example-{os.getpid()}")}
+    memory = [f"--set=hadoop.{name}=512m" for name in ("map_memory", "reduce_memory", "am_memory", "daemon_heap")]
+    proc = dave.run(["sbatch", "--wait", f"--output={out}", str(REPO / "examples" / "batch" / "slurm.sbatch"),
+                     str(REPO / "examples" / "wordcount.yaml"), f"--set=filesystem.root={mine}", *memory],
+                    env=env, cwd=mine, timeout=900)
+    (log,) = mine.glob("example-*.out")
+    text = log.read_text()
+    assert proc.returncode == 0, proc.stdout + proc.stderr + text
+    job_id = re.search(r"Submitted batch job (\d+)", proc.stdout).group(1)  # type: ignore[union-attr]
+    line = next(line for line in text.splitlines() if line.startswith("allocation: "))
+    assert re.fullmatch(rf"allocation: Slurm job {job_id}, 3 nodes \(n1,n2,n3\) from SLURM_JOB_NODELIST, walltime "
+                        r"00:30:00 \(00:[23]\d:\d\d left\) from `scontrol show job` TimeLimit; job file asked "
+                        r"nodes: 1 → using 3, walltime: 00:20:00 → using 00:30:00", line), line
+    (run_dir,) = cluster_dirs(mine)
     report = run_report(run_dir)
-    assert report["state"] == "succeeded" and report["nodes"] == ["n1", "n2"] and report["job_id"]
-    assert processes_of(run_dir) == []
+    assert report["state"] == "succeeded" and report["nodes"] == ["n1", "n2", "n3"] and report["job_id"] == job_id
+    plan = json.loads((run_dir / "plan.json").read_text())
+    assert (plan["spec"]["nodes"], plan["spec"]["walltime"]) == (3, "00:30:00"), plan["spec"]
+    counts = dict(line.split("\t") for part in mine.rglob("part-r-*") for line in part.read_text().splitlines())
+    assert int(counts["the"]) > 10000, len(counts)  # the GNU dictionary's 40 MB of text, counted
+    assert processes_of(run_dir) == [] and job_id not in queued_jobs()
 
 
 def container_hosts(run_dir: Path, main_class: str) -> set[str]:

@@ -395,3 +395,56 @@ def test_help_imports_no_command_module(hpc_hadoop: Callable[..., subprocess.Com
     for command in ("submit", "render", "start", "list", "status", "stop", "clean", "completion", "runtime"):
         assert re.search(rf"^  {command}\s", listed, re.MULTILINE), command
     assert "install" in hpc_hadoop("runtime", "--help", cwd=REPO).stdout
+
+
+# -- your own batch script (issue 28 item 3) ------------------------------------------------------------------
+
+def test_render_run_shows_what_run_takes_from_the_allocation_it_is_in(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, pfs_root: Path, write_yaml: WriteYaml,
+        built_runtime: Path) -> None:
+    """Inside a Slurm job (its environment; Slurm 22.05's recorded ``scontrol`` answers) ``render --run`` detects
+    Slurm over the job file's ``scheduler: local`` as ``run`` does, says what it takes (4 nodes, not the 1 asked;
+    the hour, not the 20 minutes) and renders the configuration on those nodes; no batch script."""
+    from launcher.schedulers import base
+    from tests.unit.schedulers.test_inside import SLURM_ENV
+    from tests.unit.schedulers.test_slurm import fake_commands, recorded
+
+    for name, value in SLURM_ENV.items():
+        monkeypatch.setenv(name, value)
+    fake_commands(monkeypatch, {"scontrol show hostnames": (0, recorded("scontrol-show-hostnames.txt")),
+                                "scontrol show job": (0, recorded("scontrol-show-job-running.txt"))})
+    monkeypatch.setattr(base, "node_address", lambda name: f"10.1.0.{len(name)}")
+    job = write_yaml(tmp_path / "wc.yaml", valid_job(pfs_root, scheduler="local", nodes=1, walltime="00:20:00",
+                                                     filesystem={"root": str(pfs_root), "shared": True}))
+    result = invoke(["render", "--run", str(job)])
+    assert result.exit_code == 0, result.output
+    assert "==> batch script <==" not in result.stdout
+    section = result.stdout.split("==> allocation <==\n")[1].split("==> ")[0].splitlines()
+    assert len(section) == 1 and re.fullmatch(
+        r"allocation: Slurm job 4242, 4 nodes \(n01,n02,n03,gpu7\) from SLURM_JOB_NODELIST, walltime 01:00:00 "
+        r"\(\d\d:\d\d:\d\d left\) from `scontrol show job` TimeLimit; job file asked nodes: 1 → using 4, "
+        r"walltime: 00:20:00 → using 01:00:00", section[0]), section
+    yarn = result.stdout.split("==> conf/yarn-site.xml <==\n")[1].split("==> ")[0]
+    # the ResourceManager on the first node (n01: 10.1.0.3), YARN sized on its 16 granted cores
+    assert "<name>yarn.resourcemanager.hostname</name>\n    <value>10.1.0.3</value>" in yarn, yarn
+    assert "<name>yarn.nodemanager.resource.cpu-vcores</name>\n    <value>16</value>" in yarn, yarn
+    assert list(pfs_root.iterdir()) == []
+
+
+def test_render_run_outside_an_allocation_is_one_line(tmp_path: Path, pfs_root: Path, write_yaml: WriteYaml,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("SLURM_JOB_ID", "PBS_JOBID", "JOB_ID", "PE_HOSTFILE"):
+        monkeypatch.delenv(name, raising=False)
+    job = write_yaml(tmp_path / "wc.yaml", valid_job(pfs_root, scheduler="slurm", nodes=2))
+    result = invoke(["render", "--run", str(job)])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "not inside a Slurm allocation" in result.stderr, result.stderr
+
+
+def test_doctor_takes_nodes_as_render_and_submit_do(tmp_path: Path, pfs_root: Path, write_yaml: WriteYaml,
+                                                    built_runtime: Path) -> None:
+    job = write_yaml(tmp_path / "wc.yaml", valid_job(pfs_root, scheduler="slurm", nodes=2,
+                                                     filesystem={"root": str(pfs_root), "shared": True}))
+    result = invoke(["doctor", str(job), "--nodes", "3"])
+    line = next(line for line in result.stdout.splitlines() if "job file" in line)
+    assert f"{job}: 3 node(s), 1 step(s)" in line, result.output

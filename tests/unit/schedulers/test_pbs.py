@@ -39,6 +39,7 @@ from launcher.schedulers.pbs import (
     walltime_and_start,
 )
 from launcher.util.errors import CommandError, UserError
+from tests.conftest import REPO
 
 STANDINS = Path(__file__).resolve().parents[2] / "standins" / "pbs"
 RUN_DIR = Path("/scratch/me/hpc-hadoop/wc4-20260101-000000-abcd")
@@ -502,3 +503,22 @@ def test_the_exit_status_tells_a_qdel_and_the_walltime(state: str, status: str, 
     -11, OpenPBS -29) are ``timed_out``."""
     assert qstat_state(f"Job Id: 1.x\n    job_state = {state}\n    Exit_status = {status}\n") is expected
     assert qstat_state(f"Job Id: 1.x\n    job_state = {state}\n") is (JobState.CANCELLED if state in "CF" else None)
+
+
+def test_the_example_pbs_script_asks_for_three_whole_nodes_for_30_minutes() -> None:
+    """Issue 28 item 3: ``examples/batch/pbs.qsub`` read by the PBS stand-in's ``#PBS`` parser (no PBS server installs
+    here; the Slurm example runs on the real Slurm cluster, the Grid Engine one is read by the real ``qsub -verify``:
+    tests/integration/test_sge.py), and valid bash that hands the shell over to ``hpc-hadoop run`` (``exec``: it gets
+    qdel's SIGTERM)."""
+    import importlib.util
+
+    loader = importlib.util.spec_from_file_location("pbs_standin", STANDINS / "pbs_standin.py")
+    assert loader is not None and loader.loader is not None
+    standin = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(standin)
+    script = REPO / "examples" / "batch" / "pbs.qsub"
+    asked = standin.directives(script.read_text())
+    assert (asked["nodes"], asked["walltime"], asked["name"]) == (3, 1800, "hh-wordcount"), asked
+    assert "#PBS -l place=scatter:excl\n" in script.read_text()
+    assert subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True).returncode == 0
+    assert script.read_text().rstrip().endswith('exec hpc-hadoop run "$@"')
