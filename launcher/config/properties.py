@@ -7,7 +7,7 @@ on the command line goes to the file whose defaults name the key (else by prefix
 a key that no ``*-default.xml`` names gets a warning with the nearest known key (a typo such as
 ``mapreduce.map.memroy.mb`` is silently ignored by Hadoop), wherever it was given: the ``-D`` option,
 ``hadoop.properties.<file>``, a Hadoop step's ``properties:`` or a ``-D`` among its ``args:``
-(:func:`named_properties`); the warning names that place.
+(:meth:`launcher.config.spec.JobSpec.property_names`); the warning names that place.
 
 Keys of families that have no defaults file are exempt (:data:`EXEMPT_PREFIXES`): ``hpc.`` (ours),
 ``yarn.scheduler.capacity.`` (capacity-scheduler.xml), ``fs.pfs.`` (hadoop-fs-shim), per-scheme
@@ -101,11 +101,12 @@ def exempt(key: str) -> bool:
 
 
 def property_warnings(spec: JobSpec, defines: Sequence[str] = ()) -> list[str]:
-    """:func:`unknown_property_warnings` for every Hadoop property name of ``spec`` (:func:`named_properties`)
-    against the runtime it will use; ``defines``: the ``-D KEY=VALUE`` options it was loaded with."""
+    """:func:`unknown_property_warnings` for every Hadoop property name of ``spec``
+    (:meth:`launcher.config.spec.JobSpec.property_names`) against the runtime it will use; ``defines``: the
+    ``-D KEY=VALUE`` options it was loaded with."""
     home = runtime_home(spec.hadoop.home)
     known = known_properties(home) if home else {}
-    return unknown_property_warnings(named_properties(spec, defines), known)
+    return unknown_property_warnings(spec.property_names(defines), known)
 
 
 def defines_in_args(args: Sequence[str]) -> list[str]:
@@ -120,32 +121,12 @@ def defines_in_args(args: Sequence[str]) -> list[str]:
     return [key for key in keys if key]
 
 
-def named_properties(spec: JobSpec, defines: Sequence[str] = ()) -> dict[str, list[str]]:
-    """Every Hadoop property name of a job, by where it was given: ``-D`` (the command line's ``defines``, which
-    land in ``hadoop.properties`` too and are named for the option only), ``hadoop.properties.<file>``,
-    ``steps.N.properties`` and ``steps.N.args`` (``-D`` generic options, :func:`defines_in_args`) of the steps
-    Hadoop runs (``example``, ``jar``, ``streaming``; ``N`` counts from 1, as the job file's errors name a step).
-    Spark steps' ``properties`` are Spark's (``--conf``), not checked here."""
-    from launcher.config.spec import ExampleStep, JarStep, StreamingStep
-
-    from_option = list(dict.fromkeys(d.partition("=")[0].strip() for d in defines))
-    named: dict[str, list[str]] = {"-D": from_option} if from_option else {}
-    for file, keys in spec.hadoop.properties.items():
-        named[f"hadoop.properties.{file}"] = [key for key in keys if key not in from_option]
-    for i, step in enumerate(spec.steps, start=1):
-        if isinstance(step, (ExampleStep, JarStep, StreamingStep)):
-            named[f"steps.{i}.properties"] = list(step.properties)
-        if isinstance(step, (ExampleStep, JarStep)):
-            named[f"steps.{i}.args"] = defines_in_args(step.args)
-    return {where: keys for where, keys in named.items() if keys}
-
-
 def unknown_property_warnings(properties: Mapping[str, Iterable[str]], known: dict[str, str]) -> list[str]:
     """One warning per key the runtime does not know, with the nearest known key (``difflib``).
 
     Args:
         properties: ``{where: keys}``: where the keys were given (``-D``, ``hadoop.properties.mapred-site``,
-            ``steps.1.properties``...: :func:`named_properties`).
+            ``steps.1.properties``...: :meth:`launcher.config.spec.JobSpec.property_names`).
         known: :func:`known_properties` of the runtime (empty: no warnings).
 
     Returns:

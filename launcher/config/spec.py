@@ -702,6 +702,26 @@ class JobSpec(_Model):
                              f"or scheduler: {'/'.join(BATCH_SCHEDULERS)}")
         return value
 
+    def property_names(self, defines: Sequence[str] = ()) -> dict[str, list[str]]:
+        """Every Hadoop property name of this job, by where it was given: ``-D`` (the command line's ``defines``,
+        which land in ``hadoop.properties`` too and are named for the option only), ``hadoop.properties.<file>``,
+        ``steps.N.properties`` and ``steps.N.args`` (``-D`` generic options,
+        :func:`launcher.config.properties.defines_in_args`) of the steps Hadoop runs (``example``, ``jar``,
+        ``streaming``; ``N`` counts from 1, as the job file's errors name a step). Spark steps' ``properties`` are
+        Spark's (``--conf``), not checked here (issue 28 item 6)."""
+        from launcher.config.properties import defines_in_args
+
+        from_option = list(dict.fromkeys(d.partition("=")[0].strip() for d in defines))
+        named: dict[str, list[str]] = {"-D": from_option} if from_option else {}
+        for file, keys in self.hadoop.properties.items():
+            named[f"hadoop.properties.{file}"] = [key for key in keys if key not in from_option]
+        for i, step in enumerate(self.steps, start=1):
+            if isinstance(step, (ExampleStep, JarStep, StreamingStep)):
+                named[f"steps.{i}.properties"] = list(step.properties)
+            if isinstance(step, (ExampleStep, JarStep)):
+                named[f"steps.{i}.args"] = defines_in_args(step.args)
+        return {where: keys for where, keys in named.items() if keys}
+
 
 #: Step kinds run by ``spark-submit`` (re-exported by :mod:`launcher.render.spark`).
 SPARK_KINDS = ("spark", "pyspark")

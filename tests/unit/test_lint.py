@@ -40,3 +40,16 @@ def test_every_integration_module_is_outside_the_fast_tier() -> None:
                 if not any(line.startswith("pytestmark") and "pytest.mark.hadoop" in line
                            for line in path.read_text().splitlines())]
     assert unmarked == [], f"add `pytestmark = pytest.mark.hadoop` to {unmarked}"
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """Issue 26 item 4: no import cycle between two modules of ``launcher`` or ``benchmarks``, counting imports inside
+    functions, not those for type hints only (a layers contract allows a cycle inside one folder; the old
+    ``spec -> properties -> runtime -> spec`` was one). grimp is import-linter's own graph of the package."""
+    import grimp
+
+    graph = grimp.build_graph("launcher", "benchmarks", exclude_type_checking_imports=True)
+    cycles = sorted(
+        f"{a} <-> {b}" for a in graph.modules for b in graph.find_modules_directly_imported_by(a)
+        if a < b and graph.chain_exists(importer=b, imported=a))
+    assert cycles == []
