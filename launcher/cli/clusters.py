@@ -212,13 +212,13 @@ def exec_command(args: tuple[str, ...]) -> None:
 @click.option("--node", help="Only this node's logs.")
 @click.option("--daemon", help="Only this daemon: resourcemanager, nodemanager, historyserver, namenode, "
               "datanode, agent, fanout.")
-@click.option("-n", "--lines", type=int, default=40, show_default=True,
-              help="Last lines of each log (with --app: of each container log file); 0 = all.")
+@click.option("-n", "--lines", type=int, help="Last lines of each log (with --app: of each container log file); "
+              "0 = all.  [default: 40; with --app: all]")
 @click.option("--list", "list_only", is_flag=True, help="Only list the log files.")
 @click.option("--app", metavar="APP|STEP", help="The container logs of one application instead (an id "
               "application_..., or a step's name or number from run.json), as YARN aggregated them.")
 @reports_errors
-def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int, list_only: bool,
+def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int | None, list_only: bool,
          app: str | None) -> None:
     """Show a cluster's daemon logs (logs/<node>/<daemon>.log in its run directory), running or not; with
     --app, the container logs (stdout, stderr, syslog of the ApplicationMaster and every task) of one
@@ -227,7 +227,7 @@ def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int, 
 
     found = find(cluster, active_only=False)
     if app is not None:
-        sys.exit(show_container_logs(_plan_of(found.cluster_id), app, lines=lines,
+        sys.exit(show_container_logs(_plan_of(found.cluster_id), app, lines=lines or 0,
                                      running=found.state in ("ready", "running")))
     files = daemon_logs(Path(found.run_dir), node=node, daemon=daemon)
     if not files:
@@ -239,7 +239,8 @@ def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int, 
             continue
         text = path.read_text(errors="replace").splitlines()
         click.echo(f"==> {path} <==")
-        click.echo("\n".join(text[-lines:] if lines > 0 else text))
+        last = 40 if lines is None else lines
+        click.echo("\n".join(text[-last:] if last > 0 else text))
 
 
 @click.command()
