@@ -17,6 +17,7 @@ from launcher.steps.jobs import (
     ResolvedStep,
     StepResult,
     StepRunner,
+    _read_client_line,
     check_step_inputs,
     claim_outputs,
     claim_path,
@@ -390,3 +391,13 @@ def test_overwrite_removes_the_old_output_once_claimed(tmp_path: Path) -> None:
     (out / "old").write_text("x")
     claims = claim_outputs(step(tmp_path, out), "run-a", overwrite=True)
     assert not out.exists() and claims[0].exists()
+
+
+def test_the_jvms_cds_warnings_are_never_a_steps_error_line(tmp_path: Path) -> None:
+    """Issue 28 item 1: a failed streaming step's error line quoted `[10.486s][warning][cds] Skipping
+    org/apache/commons/io/FileExistsException: Not linked` (printed as the client JVM exits) as its last error."""
+    result = StepResult(name="s", kind="streaming", argv=[], log=str(tmp_path / "log"), outputs=[])
+    for line in ("26/11/27 11:38:05 ERROR streaming.StreamJob: Job not successful!",
+                 "[10.486s][warning][cds] Skipping org/apache/commons/io/FileExistsException: Not linked"):
+        _read_client_line(result, line)
+    assert result.lines == ["26/11/27 11:38:05 ERROR streaming.StreamJob: Job not successful!"]
