@@ -254,19 +254,21 @@ def exec_command(args: tuple[str, ...]) -> None:
 @click.option("--node", help="Only this node's logs.")
 @click.option("--daemon", help="Only this daemon: resourcemanager, nodemanager, historyserver, namenode, "
               "datanode, agent, fanout.")
-@click.option("-n", "--lines", type=int, default=40, show_default=True, help="Last lines of each log; 0 = all.")
+@click.option("-n", "--lines", type=int, help="Last lines of each log (with --app: of each container log file); "
+              "0 = all.  [default: 40; with --app: all]")
 @click.option("--list", "list_only", is_flag=True, help="Only list the log files.")
 @click.option("--app", metavar="APP|STEP", help="The container logs of one application instead (an id "
               "application_..., or a step's name or number from run.json), as YARN aggregated them.")
 @reports_errors
-def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int, list_only: bool,
+def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int | None, list_only: bool,
          app: str | None) -> None:
     """Show a cluster's daemon logs (logs/<node>/<daemon>.log in its run directory), running or not; with
     --app, the container logs (stdout, stderr, syslog of the ApplicationMaster and every task) of one
     application or job step."""
     found = find_cluster(cluster)
     if app is not None:
-        sys.exit(show_container_logs(_plan_of(found.cluster_id), app))
+        sys.exit(show_container_logs(_plan_of(found.cluster_id), app, lines=lines or 0,
+                                     running=found.state in ("ready", "running")))
     files = daemon_logs(Path(found.run_dir), node=node, daemon=daemon)
     if not files:
         raise UserError(f"no logs match in {found.run_dir}/logs", field="--node/--daemon",
@@ -277,7 +279,8 @@ def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int, 
             continue
         text = path.read_text(errors="replace").splitlines()
         click.echo(f"==> {path} <==")
-        click.echo("\n".join(text[-lines:] if lines > 0 else text))
+        last = 40 if lines is None else lines
+        click.echo("\n".join(text[-last:] if last > 0 else text))
 
 
 @click.command()
@@ -397,19 +400,27 @@ def application_of(run_dir: Path, app: str) -> str:
     return str(chosen[-1].application_id)
 
 
-def show_container_logs(plan: ClusterPlan, app: str) -> int:
+def show_container_logs(plan: ClusterPlan, app: str, *, lines: int = 0, running: bool = True) -> int:
     """Print the aggregated container logs of one application with YARN's own reader (``yarn logs``, through
-    the cluster's ``bin/yarn`` wrapper), running cluster or not: when the ResourceManager is gone, ``yarn logs``
-    reads ``app-logs/`` directly after one quick try (``-Dhpc.rm.connect.max-wait.ms=1000``, which
-    ``yarn-site.xml`` substitutes into ``yarn.resourcemanager.connect.max-wait.ms``: 1 s instead of 15 min).
+    the cluster's ``bin/yarn`` wrapper, :func:`launcher.render.clients.yarn_logs_command`), each log file cut to
+    its last ``lines`` lines (0: all; :func:`launcher.render.clients.tail_logs`). A cluster that is not
+    ``running`` has no ResourceManager: the reader reads ``app-logs/`` with no retry and no INFO lines, and its
+    note that it does so ("Unable to get ApplicationState...") is left out.
 
     Returns:
         The exit code of ``yarn logs`` (0 when it printed logs).
     """
-    from launcher.render.clients import yarn_logs_command
+    from launcher.render.clients import tail_logs, yarn_logs_command
 
-    argv, env = yarn_logs_command(plan, application_of(Path(plan.run_dir), app))
-    return subprocess.call(argv, env=env)
+    argv, env = yarn_logs_command(plan, application_of(Path(plan.run_dir), app), running=running)
+    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          errors="replace") as proc:
+        assert proc.stdout is not None
+        read = (line.rstrip("\n") for line in proc.stdout
+                if running or not line.startswith("Unable to get ApplicationState."))
+        for line in tail_logs(read, lines):
+            click.echo(line)
+    return proc.returncode
 
 
 def daemon_logs(run_dir: Path, *, node: str | None = None, daemon: str | None = None) -> list[Path]:

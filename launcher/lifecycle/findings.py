@@ -34,11 +34,12 @@ def read_findings(plan: ClusterPlan, step: ResolvedStep, result: StepResult) -> 
 
 def diagnose_failure(plan: ClusterPlan, step: ResolvedStep, result: StepResult, application_id: str) -> None:
     """Set ``result.cause`` of ``step``, which failed after YARN accepted its application ``application_id``
-    (:func:`launcher.steps.diagnosis.diagnose`: the first cause line of the failed container's log, or ``None``;
-    imported here, as only a failed step needs it)."""
+    (:func:`launcher.steps.diagnosis.diagnose`: the first error of the process that failed first, or ``None``; the
+    log file that holds it kept beside the step's client log, ``steps/<n>-<name>.<container>.<file>``; imported
+    here, as only a failed step needs it)."""
     from launcher.steps.diagnosis import diagnose
 
-    cause = diagnose(plan, application_id, step.log.read_text(errors="replace"))
+    cause = diagnose(plan, application_id, step.log.read_text(errors="replace"), keep=step.log.with_suffix(""))
     result.cause = asdict(cause) if cause else None
 
 

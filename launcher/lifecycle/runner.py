@@ -505,8 +505,9 @@ def execute(plan: ClusterPlan, steps: list[ResolvedStep], *, overwrite: bool = F
 def step_error(step: ResolvedStep, result: StepResult, root: str | Path | None = None) -> str:
     """The error line of a failed step: first, when a filesystem filled up while it ran, which one
     (:func:`launcher.filesystems.full_filesystem` on ``root``, the filesystem root); then its exit code, its client
-    log and last error line, and the first cause line of its failed container's log with the command that shows
-    the whole log (``result.cause``)."""
+    log and last error line, and the cause (``result.cause``, :class:`launcher.steps.diagnosis.Cause`): the first
+    error of the process that failed first, the file that holds it and the command that shows every container's
+    log."""
     if result.history_error:
         return f"step {step.index} ({step.name}) ran, but {result.history_error}; read {step.log}"
     full = full_filesystem(root, result.lines, result.min_free_bytes) if root is not None else None
@@ -516,5 +517,6 @@ def step_error(step: ResolvedStep, result: StepResult, root: str | Path | None =
         text += f": {result.lines[-1]}"
     if result.cause:
         cause = result.cause
-        text += f"; cause ({cause['container']} {cause['file']}): {cause['line']}; whole log: {cause['command']}"
+        where = f"read {cause['path']}" if cause.get("path") else f"in {cause['container']} {cause['file']}"
+        text += f"; cause: {cause['line']}; {where}; all container logs: {cause['command']}"
     return text

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections import deque
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from launcher.plan.cluster_plan import ClusterPlan
@@ -134,16 +136,55 @@ def apply_environment(variables: dict[str, str], base: dict[str, str] | None = N
     return env
 
 
-def yarn_logs_command(plan: ClusterPlan, application: str) -> tuple[list[str], dict[str, str]]:
+def yarn_logs_command(plan: ClusterPlan, application: str, *, running: bool = True) -> tuple[list[str], dict[str, str]]:
     """``bin/yarn logs -applicationId APP`` of the cluster and its environment: YARN's own reader of the aggregated
-    container logs, running cluster or not (when the ResourceManager is gone it reads ``app-logs/`` directly after
-    one quick try: ``-Dhpc.rm.connect.max-wait.ms=1000``, which ``yarn-site.xml`` substitutes into
-    ``yarn.resourcemanager.connect.max-wait.ms``, 1 s instead of 15 min; LogsCLI takes no ``-D`` options).
+    container logs (``app-logs/``). LogsCLI takes no ``-D`` options: JVM system properties that the configuration
+    substitutes set how long it waits for the ResourceManager.
+
+    Args:
+        running: whether the cluster is running. When it is, one quick try (``-Dhpc.rm.connect.max-wait.ms=1000``,
+            which ``yarn-site.xml`` substitutes into ``yarn.resourcemanager.connect.max-wait.ms``, 1 s instead of
+            15 min) in case the ResourceManager has just gone. When it is not, no retry at all: the RM wait at 0
+            and the IPC client's connection retries at 0 (``-Dhpc.ipc.connect.max.retries=0``, substituted into
+            ``ipc.client.connect.max.retries`` by ``core-site.xml``; Hadoop's 10 tries printed ten ``Retrying
+            connect to server`` lines), and only ERROR records (``HADOOP_ROOT_LOGGER``): LogsCLI then reads
+            ``app-logs/`` directly after one refused connection.
 
     Returns:
         ``(argv, env)``.
     """
     argv = [str(bin_dir(plan) / "yarn"), "logs", "-applicationId", application]
     env = apply_environment(client_environment(plan))
-    env["HADOOP_CLIENT_OPTS"] = f"{env.get('HADOOP_CLIENT_OPTS', '-Xmx512m')} -Dhpc.rm.connect.max-wait.ms=1000"
+    opts = env.get("HADOOP_CLIENT_OPTS", "-Xmx512m")
+    if running:
+        env["HADOOP_CLIENT_OPTS"] = f"{opts} -Dhpc.rm.connect.max-wait.ms=1000"
+    else:
+        env["HADOOP_CLIENT_OPTS"] = f"{opts} -Dhpc.rm.connect.max-wait.ms=0 -Dhpc.ipc.connect.max.retries=0"
+        env["HADOOP_ROOT_LOGGER"] = "ERROR,console"
     return argv, env
+
+
+def tail_logs(lines: Iterable[str], keep: int) -> Iterator[str]:
+    """``yarn logs`` output (lines without their newline) with each log file's contents, between its
+    ``LogContents:`` and ``End of LogType:`` lines, cut to its last ``keep`` lines (``0``: all); a log's trailing
+    blank lines do not count. Holds at most ``keep`` lines at a time."""
+    body: deque[str] | None = None
+    blank = 0  # blank lines held back until a line follows them
+    for line in lines:
+        if body is None:
+            yield line
+            if line == "LogContents:" and keep > 0:
+                body, blank = deque(maxlen=keep), 0
+        elif line.startswith("End of LogType:"):
+            yield from body
+            yield ""
+            yield line
+            body = None
+        elif not line.strip():
+            blank += 1
+        else:
+            body.extend([""] * blank if body else [])
+            body.append(line)
+            blank = 0
+    if body:
+        yield from body

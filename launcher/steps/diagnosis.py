@@ -1,10 +1,17 @@
-"""Why a step failed: the failed container of its YARN application and the first cause line of that container's
-log, with the command that shows the whole log.
+"""Why a step failed: the first error of the process that failed first, from the container logs of its YARN
+application, kept as a file in the cluster directory and named with the command that shows every container's log.
 
 A job client that loses its ApplicationMaster says only "Exception from container-launch."; the cause is in the
 container's own log (``syslog``, ``stderr``, ``prelaunch.err``). Those logs are read where the NodeManager keeps
 them while the application runs (``logs/<host>/userlogs/<application>/<container>/``), else, once log aggregation
 has moved them, with YARN's own reader (``yarn logs``, :func:`launcher.render.clients.yarn_logs_command`).
+
+Which error is the cause (issue 28 item 1): a streaming task's script writes its own traceback to the container's
+``stderr`` (:func:`script_cause`), which beats what the JVM says about it; the JVM's ``subprocess failed with code N``
+beats the ``Broken pipe`` and ``Stream closed`` it logs first while it still writes to the dead script; otherwise the
+root ``Caused by`` of the first ERROR/FATAL exception (:func:`first_cause`). Of the failed containers, the one whose
+log shows the failure first (log4j timestamps, :func:`failure_time`) comes first: a task fails before its
+ApplicationMaster reports it.
 """
 
 from __future__ import annotations
@@ -28,6 +35,22 @@ LOG_FILES = ("syslog", "stderr", "prelaunch.err", "stdout")
 _RECORD = re.compile(r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d+ (ERROR|FATAL) ")
 #: The first line of an exception (``java.io.IOException: message``, ``Exception in thread "main" ...``).
 _EXCEPTION = re.compile(r"^(Exception in thread \S+ )?([\w$]+\.)+[\w$]*(Exception|Error)\b")
+#: A Python traceback's frame line (``  File "/path/mapper.py", line 6, in <module>``).
+_FRAME = re.compile(r'^\s+File "(?P<path>[^"]+)", line (?P<line>\d+)')
+#: The JVM's word for a streaming script that exited with an error (``PipeMapRed.waitOutputThreads(): subprocess
+#: failed with code 1``), after the exception class that carries it (Hadoop 3.4 ``PipeMapRed``).
+_SUBPROCESS_FAILED = re.compile(r"(?:[\w$]+\.)+[\w$]*(?:Exception|Error): [^\n]*?subprocess failed with code \d+")
+#: What the JVM logs while it writes to a streaming script that is already dead: consequences, never the cause.
+CONSEQUENCES = ("java.io.IOException: Broken pipe", "java.io.IOException: Stream closed")
+#: Lines of a container's ``stderr`` that the JVM wrote, not the script: log4j's and SLF4J's warnings, Jersey's
+#: java.util.logging records (``Nov 27, 2026 11:12:46 AM com.sun...`` then ``INFO: ...``), the JVM's CDS warnings
+#: (``[5.8s][warning][cds] ...``).
+_JVM_NOISE = re.compile(r"^(log4j:|SLF4J:|[A-Z][a-z]{2} \d{1,2}, \d{4} \d{1,2}:\d\d:\d\d [AP]M |"
+                        r"(SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST): |\[\d+\.\d+s\]\[)")
+#: The start of a log4j record and its timestamp (``2026-11-25 12:00:00,000 LEVEL ...``).
+_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d+) [A-Z]+ ")
+#: The stderr lines of a script without a traceback that a cause quotes.
+SCRIPT_TAIL_LINES = 3
 #: Log aggregation states after which ``yarn logs`` has every container's log (or never will).
 AGGREGATION_DONE = {"SUCCEEDED", "FAILED", "TIME_OUT", "DISABLED", "NOT_START"}
 #: Seconds to wait for log aggregation of a failed application.
@@ -44,21 +67,29 @@ class Cause:
         line: the line: the root cause (last ``Caused by:``) of the first ERROR or FATAL record's exception,
             else that exception, else the record or the first exception line.
         command: the command that shows the whole log (``hpc-hadoop logs CLUSTER --app APP``).
+        path: the file in the cluster directory that holds the whole ``file`` of ``container`` (written by
+            :func:`diagnose`), or ``""`` when it could not be written.
     """
 
     container: str
     file: str
     line: str
     command: str
+    path: str = ""
 
 
 def first_cause(text: str) -> str | None:
-    """The first cause line of one log file's ``text``: for the first ERROR/FATAL record or exception, its root
-    cause (the last ``Caused by:`` of its stack trace), else its exception line, else the line itself; ``None``
-    when the log has neither."""
+    """The first cause line of one log file's ``text``: a streaming script's failure as the JVM words it
+    (``...RuntimeException: PipeMapRed.waitOutputThreads(): subprocess failed with code 1``) when the log has one,
+    which beats the :data:`CONSEQUENCES` (``Broken pipe``, ``Stream closed``) logged before it; else, for the first
+    ERROR/FATAL record or exception that is not a consequence, its root cause (the last ``Caused by:`` of its stack
+    trace), else its exception line, else the line itself; ``None`` when the log has neither."""
+    streaming = _SUBPROCESS_FAILED.search(text)
+    if streaming:
+        return streaming.group(0)
     lines = text.splitlines()
     for i, line in enumerate(lines):
-        if not (_RECORD.match(line) or _EXCEPTION.match(line)):
+        if not (_RECORD.match(line) or _EXCEPTION.match(line)) or line.strip().startswith(CONSEQUENCES):
             continue
         block = [line]
         for following in lines[i + 1:]:
@@ -72,6 +103,86 @@ def first_cause(text: str) -> str | None:
         exceptions = [b.strip() for b in block[1:] if _EXCEPTION.match(b)]
         return exceptions[0] if exceptions else line.strip()
     return None
+
+
+def python_traceback(text: str) -> str | None:
+    """The exception of the first Python traceback in ``text`` (a container's ``stderr``): the first line after
+    ``Traceback (most recent call last):`` that is not indented, with the innermost frame's file name and line
+    (``NameError: name 'x' is not defined (mapper.py, line 6)``); ``None`` without a traceback."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not line.startswith("Traceback (most recent call last):"):
+            continue
+        frame = None
+        for following in lines[i + 1:]:
+            match = _FRAME.match(following)
+            if match:
+                frame = match
+            elif following.strip() and not following[:1].isspace():
+                where = f" ({Path(frame['path']).name}, line {frame['line']})" if frame else ""
+                return f"{following.strip()}{where}"
+    return None
+
+
+def script_cause(files: dict[str, str]) -> tuple[str, str] | None:
+    """The cause a streaming task's script gave, from one container's log ``files`` (name → text): its Python
+    traceback in ``stderr`` (:func:`python_traceback`); else, when the JVM says the script failed
+    (``subprocess failed with code N`` in ``syslog``), the script's last :data:`SCRIPT_TAIL_LINES` lines of
+    ``stderr`` (the JVM's own lines left out, :data:`_JVM_NOISE`), joined with `` | ``.
+
+    Returns:
+        ``(file, line)`` (the file is ``stderr``), or ``None`` when the script said nothing.
+    """
+    stderr = files.get("stderr", "")
+    traceback = python_traceback(stderr)
+    if traceback:
+        return "stderr", traceback
+    if not _SUBPROCESS_FAILED.search(files.get("syslog", "")):
+        return None
+    said = [line.strip() for line in stderr.splitlines() if line.strip() and not _JVM_NOISE.match(line)]
+    return ("stderr", " | ".join(said[-SCRIPT_TAIL_LINES:])) if said else None
+
+
+def container_cause(files: dict[str, str]) -> tuple[str, str] | None:
+    """The cause in one container's log ``files`` (name → text): the script's own (:func:`script_cause`), else
+    the first cause line (:func:`first_cause`) of the first of :data:`LOG_FILES` that has one.
+
+    Returns:
+        ``(file, line)``, or ``None``.
+    """
+    found = script_cause(files)
+    if found:
+        return found
+    for name in LOG_FILES:
+        line = first_cause(files.get(name, ""))
+        if line:
+            return name, line
+    return None
+
+
+def failure_time(files: dict[str, str]) -> str:
+    """When a container's log shows it failing: the log4j timestamp (``2026-11-27 11:12:29,801``, sortable as
+    text) of the ``syslog`` record that holds or precedes the first streaming failure (``subprocess failed with
+    code N``) or the first ERROR/FATAL record; ``"~"`` (after every timestamp) when the log has neither."""
+    stamp = ""
+    for line in files.get("syslog", "").splitlines():
+        match = _STAMP.match(line)
+        if match:
+            stamp = match.group(1)
+        if stamp and (_RECORD.match(line) or _SUBPROCESS_FAILED.search(line)):
+            return stamp
+    return "~"
+
+
+def keep_log(text: str, path: Path) -> str:
+    """Write one container log's ``text`` to ``path`` (in the cluster directory, where the user can open it: the
+    NodeManager deletes its own copy once it has aggregated it). Returns the path, or ``""`` when it cannot be
+    written (the filesystem is full or gone)."""
+    try:
+        path.write_text(text)
+    except OSError:
+        return ""
+    return str(path)
 
 
 def local_logs(plan: ClusterPlan, application: str) -> dict[str, dict[str, str]]:
@@ -158,11 +269,16 @@ def failed_containers(client_output: str) -> list[str]:
     return sorted(named, key=_attempt, reverse=True)
 
 
-def diagnose(plan: ClusterPlan, application: str, client_output: str) -> Cause | None:
-    """The first cause line of the failed container's log (:func:`first_cause`), for a failed step's error line
-    and its record in ``run.json``: the containers the client names as failed first, then the ApplicationMasters'
-    (``..._000001``, the last attempt's first), then the others; logs read where the NodeManagers keep them, else
-    aggregated.
+def diagnose(plan: ClusterPlan, application: str, client_output: str, keep: Path | None = None) -> Cause | None:
+    """The cause of a failed step: the first error of the process that failed first (:func:`container_cause`),
+    for the step's error line and its record in ``run.json``. Containers the client names as failed come first
+    (:func:`failed_containers`), then the others in the order their logs show them failing (:func:`failure_time`;
+    at the same time a task before an ApplicationMaster, ``..._000001``, the last attempt first); logs are read
+    where the NodeManagers keep them, else aggregated.
+
+    Args:
+        keep: where the log file holding the cause is kept, as ``<keep>.<container>.<file>`` (:func:`keep_log`;
+            the step's client log without ``.log``), or ``None`` not to keep it.
 
     Returns:
         The cause, or ``None`` when no container log of the application has one.
@@ -172,10 +288,11 @@ def diagnose(plan: ClusterPlan, application: str, client_output: str) -> Cause |
     for read in (local_logs, aggregated_logs):
         logs = read(plan, application)
         others = sorted((c for c in logs if c not in named),
-                        key=lambda c: (not c.endswith("_000001"), -_attempt(c), c))  # the last AM first
+                        key=lambda c: (failure_time(logs[c]), c.endswith("_000001"), -_attempt(c), c))
         for container in [*[c for c in named if c in logs], *others]:
-            for name in LOG_FILES:
-                line = first_cause(logs[container].get(name, ""))
-                if line:
-                    return Cause(container, name, line, command)
+            found = container_cause(logs[container])
+            if found:
+                name, line = found
+                path = keep_log(logs[container][name], Path(f"{keep}.{container}.{name}")) if keep else ""
+                return Cause(container, name, line, command, path)
     return None

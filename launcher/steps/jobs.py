@@ -67,6 +67,9 @@ _UBER = re.compile(r"running in uber mode : (true|false)")
 #: The job's REDUCE_SHUFFLE_BYTES in the counters the MapReduce client prints as the job ends (a map-only job has none).
 _SHUFFLE_BYTES = re.compile(r"^\s*Reduce shuffle bytes=(\d+)\s*$")
 _FAILED = re.compile(r"Job (job_\d+_\d+) failed|Job failed as tasks failed")
+#: The JVM's class-data-sharing warnings (``[10.5s][warning][cds] Skipping org/.../FileExistsException: Not
+#: linked``), printed as the client exits: never a step's error line, though some name an exception class.
+_CDS_WARNING = re.compile(r"^\[\d+\.\d+s\]\[\w+\]\[cds")
 #: Spark's scheduler, once per finished task: ``Finished task 3.0 in stage 1.0 (TID 7) in 80 ms on HOST
 #: (executor 1) (4/8)``: tasks done of the stage's tasks (the progress of a Spark step).
 _SPARK_TASKS = re.compile(r"Finished task \S+ in stage (\d+)\.\d+ .*\((\d+)/(\d+)\)\s*$")
@@ -130,7 +133,7 @@ class StepResult(BaseModel):
             the step's ``state`` is then ``failed``.
         cause: for a failed step, the first cause line of its failed container's log
             (:class:`launcher.steps.diagnosis.Cause`: ``container``, ``file``, ``line``, ``command`` that shows the
-            whole log), or ``None``.
+            whole log, ``path`` of the copy under ``steps/`` that holds it), or ``None``.
     """
 
     name: str
@@ -535,7 +538,7 @@ def _read_client_line(result: StepResult, line: str) -> bool:
         result.uber, changed = m.group(1) == "true", True
     elif m := _SHUFFLE_BYTES.search(line):
         result.reduce_shuffle_bytes = int(m.group(1))
-    if "ERROR" in line or "Exception" in line or _FAILED.search(line):
+    if ("ERROR" in line or "Exception" in line or _FAILED.search(line)) and not _CDS_WARNING.match(line):
         result.lines.append(line)
         del result.lines[:-20]
     return changed

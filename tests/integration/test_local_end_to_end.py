@@ -118,13 +118,20 @@ def test_terasort_with_two_reducers_validates(hadoop_runtime: Path, pfs_root: Pa
 
 
 def test_failing_step_stops_the_run_and_tears_down(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
+    """A failed step ends the run (the next step never runs) and the cluster is torn down. Issue 28: the step's
+    Python mapper raises NameError on its first line while the JVM still writes 1.2 MB to it (the task's syslog
+    logs `java.io.IOException: Broken pipe` first, which was the cause shown): the cause is the NameError, in a
+    file of the cluster directory that holds it; `logs ID --app STEP -n 5` of the finished cluster reads the
+    aggregated logs without a `Retrying connect` line and prints at most 5 lines of each log file."""
     data = pfs_root / "in.txt"
-    data.write_text("a b c\n" * 100)
+    data.write_text("a b c\n" * 200000)
+    mapper = pfs_root / "mapper.py"
+    mapper.write_text("import sys\n\nfor line in sys.stdin:\n    print(line.split()[0] + '\\t' + undefined_name)\n")
     job = write_job(tmp_path, pfs_root, {
         "name": "fails",
         "steps": [
-            {"name": "bad-mapper", "streaming": {"mapper": "false", "input": [str(data)],
-                                                 "output": "${run_dir}/out1"},
+            {"name": "bad-mapper", "streaming": {"mapper": "/usr/bin/python3 mapper.py", "files": [str(mapper)],
+                                                 "input": [str(data)], "output": "${run_dir}/out1"},
              "properties": {"mapreduce.map.maxattempts": 1, "mapreduce.job.ubertask.enable": False}},
             {"name": "never-runs", "example": "pi", "args": ["1", "10"]},
         ]})
@@ -136,6 +143,21 @@ def test_failing_step_stops_the_run_and_tears_down(hadoop_runtime: Path, pfs_roo
     assert [s["name"] for s in report["steps"]] == ["bad-mapper"]
     assert "bad-mapper" in report["error"] and report["teardown_s"] is not None
     assert processes_of(run_dir) == []
+    cause = report["steps"][0]["cause"]
+    assert cause["line"] == "NameError: name 'undefined_name' is not defined (mapper.py, line 4)", cause
+    kept = Path(cause["path"])
+    assert kept.parent == run_dir / "steps" and "NameError: name 'undefined_name'" in kept.read_text()
+    assert f"cause: {cause['line']}; read {kept}; all container logs: {cause['command']}" in report["error"]
+    assert f"cause: {cause['line']}" in result.stdout.replace("\n", "")
+    # the case the cause used to miss: the JVM's Broken pipe is in the aggregated logs (TFiles)
+    assert any(b"java.io.IOException: Broken pipe" in p.read_bytes() for p in (run_dir / "app-logs").rglob("*")
+               if p.is_file())
+    shown = hpc_hadoop("logs", report["cluster_id"], "--app", "bad-mapper", "-n", "5", timeout=120)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert "Retrying connect" not in shown.stdout + shown.stderr
+    assert "NameError: name 'undefined_name' is not defined" in shown.stdout
+    sections = re.findall(r"^LogContents:\n(.*?)^End of LogType:", shown.stdout, re.MULTILINE | re.DOTALL)
+    assert len(sections) >= 10 and max(len(body.rstrip("\n").splitlines()) for body in sections) == 5, sections
 
 
 def _sleep_job(tmp_path: Path, root: Path, name: str, walltime: str, seconds: int) -> Path:

@@ -180,7 +180,8 @@ def test_a_failed_step_names_the_cause_in_its_container_log(hadoop_runtime: Path
     assert re.fullmatch(r"container_\d+_\d+_02_000001", cause["container"]) and cause["file"] == "syslog", cause
     assert str(ofs_root / "a-file") in cause["line"], cause
     assert cause["command"] == f"hpc-hadoop logs {report['cluster_id']} --app {step['application_id']}"
-    assert f"cause ({cause['container']} syslog): {cause['line']}; whole log: {cause['command']}" in report["error"]
+    assert f"cause: {cause['line']}; read {cause['path']}; all container logs: {cause['command']}" in report["error"]
+    assert cause["line"].split(":")[0] in Path(cause["path"]).read_text()
     assert cause["line"] in result.stdout.replace("\n", "")
     shown = hpc_hadoop(*cause["command"].split()[1:], timeout=120)
     assert shown.returncode == 0 and cause["line"] in shown.stdout

@@ -1,7 +1,12 @@
 """Why a step failed (launcher/steps/diagnosis.py): the first cause line of a container log, the failed container the
 job client names, ``yarn logs`` output read back, the local container logs of a cluster directory; and the names
 hpc-hadoop chooses in container paths stay short (issue 17 item 7). The whole path, with real daemons, is in
-tests/integration/test_orangefs.py."""
+tests/integration/test_orangefs.py and tests/integration/test_local_end_to_end.py.
+
+data/streaming-nameerror*.yarn-logs are what ``yarn logs -applicationId`` printed for a real streaming job on the
+local backend (Hadoop 3.4.2) whose Python mapper raises ``NameError`` on its first line of 1.2 MB of input, without
+and with uber mode; trimmed: no ``launch_container.sh``, ``directory.info``, ``prelaunch.out`` sections, no CDS and
+deprecation lines, lines cut at 300 characters."""
 
 from __future__ import annotations
 
@@ -11,7 +16,17 @@ from pathlib import Path
 from launcher.config.spec import JobSpec
 from launcher.plan.cluster_plan import CLUSTER_ID_NAME, ClusterPlan, new_cluster_id
 from launcher.schedulers.base import Allocation, Node
-from launcher.steps.diagnosis import diagnose, failed_containers, first_cause, parse_yarn_logs
+from launcher.steps.diagnosis import (
+    container_cause,
+    diagnose,
+    failed_containers,
+    failure_time,
+    first_cause,
+    parse_yarn_logs,
+    python_traceback,
+)
+
+DATA = Path(__file__).parent / "data"
 
 AM = "container_1764072000000_0001_01_000001"
 SYSLOG = """2026-11-25 12:00:01,100 INFO [main] org.apache.hadoop.mapreduce.v2.app.MRAppMaster: Created MRAppMaster
@@ -112,3 +127,92 @@ def test_the_names_hpc_hadoop_chooses_in_container_paths_are_short(
     am_dir = Path(plan.nodes[0].nm_shared_dir, "usercache", "someone", "appcache", "application_1764072000000_0001",
                   AM)
     assert len(str(am_dir)) - len(str(pfs_root)) <= 180  # 215 with the full name and host name
+
+
+def _recorded(name: str) -> dict[str, dict[str, str]]:
+    return parse_yarn_logs((DATA / f"{name}.yarn-logs").read_text())
+
+
+def _place(plan: ClusterPlan, app: str, logs: dict[str, dict[str, str]]) -> None:
+    """Put recorded container logs where the NodeManager keeps them while the application runs."""
+    for container, files in logs.items():
+        directory = Path(plan.nodes[0].log_dir, "userlogs", app, container)
+        directory.mkdir(parents=True)
+        for name, text in files.items():
+            (directory / name).write_text(text)
+
+
+def test_a_streaming_mappers_traceback_is_the_cause_not_the_broken_pipe(
+        make_spec: Callable[..., JobSpec], make_test_plan: Callable[..., ClusterPlan], tmp_path: Path) -> None:
+    """Issue 28 item 1: the task's syslog logs `java.io.IOException: Broken pipe` (then `Stream closed`) while the
+    JVM still writes to the dead script, the AM reports the task later; the script's traceback in the task's stderr
+    is the cause, and the file it is in is kept where the user can open it."""
+    logs = _recorded("streaming-nameerror")
+    task = "container_1795777941357_0001_01_000003"
+    assert "java.io.IOException: Broken pipe" in logs[task]["syslog"]
+    assert failure_time(logs[task]) < failure_time(logs["container_1795777941357_0001_01_000001"])
+    assert failure_time(logs["container_1795777941357_0001_01_000002"]) == "~"  # killed, not failed
+    plan = make_test_plan(make_spec())
+    app = "application_1795777941357_0001"
+    _place(plan, app, logs)
+    cause = diagnose(plan, app, "Job job_1795777941357_0001 failed with state FAILED due to: Task failed\n",
+                     keep=tmp_path / "01-bad-mapper")
+    assert cause is not None and (cause.container, cause.file) == (task, "stderr")
+    assert cause.line == "NameError: name 'x' is not defined (mapper.py, line 6)"
+    assert cause.path == str(tmp_path / f"01-bad-mapper.{task}.stderr")
+    assert "NameError: name 'x' is not defined" in Path(cause.path).read_text()
+    assert first_cause(logs[task]["syslog"]) == \
+        "java.lang.RuntimeException: PipeMapRed.waitOutputThreads(): subprocess failed with code 1"
+
+
+def test_in_uber_mode_the_traceback_in_the_am_stderr_is_the_cause() -> None:
+    logs = _recorded("streaming-nameerror-uber")
+    am = logs["container_1795777961591_0001_01_000001"]
+    assert "java.io.IOException: Broken pipe" in am["syslog"] and "Stream closed" in am["syslog"]
+    assert container_cause(am) == ("stderr", "NameError: name 'x' is not defined (mapper.py, line 6)")
+
+
+def test_subprocess_failed_beats_stream_closed_when_the_script_says_nothing() -> None:
+    """Issue 28 item 1, as on a real OrangeFS in uber mode: `java.io.IOException: Stream closed` was picked over
+    `PipeMapRed.waitOutputThreads(): subprocess failed with code 1`. The recorded uber-mode log without the
+    script's traceback (a script that exits 1 silently) and without the Broken pipe block (the JVM had written
+    all its input): what is left first is Stream closed."""
+    am = dict(_recorded("streaming-nameerror-uber")["container_1795777961591_0001_01_000001"])
+    am["stderr"] = "\n".join(line for line in am["stderr"].splitlines()
+                             if not (line.startswith(("Traceback", " ", "NameError"))))
+    syslog = am["syslog"].splitlines()
+    start = syslog.index("java.io.IOException: Broken pipe")
+    end = next(i for i in range(start + 1, len(syslog)) if not syslog[i].startswith("\t"))
+    am["syslog"] = "\n".join(syslog[:start] + syslog[end:])
+    first_error = next(line for line in am["syslog"].splitlines() if line.startswith("java.io.IOException"))
+    assert first_error == "java.io.IOException: Stream closed"
+    assert first_cause(am["syslog"]) == \
+        "java.lang.RuntimeException: PipeMapRed.waitOutputThreads(): subprocess failed with code 1"
+    assert container_cause(am) == \
+        ("syslog", "java.lang.RuntimeException: PipeMapRed.waitOutputThreads(): subprocess failed with code 1")
+    # A script without a traceback that wrote to stderr: its last lines.
+    am["stderr"] += "\nreading line 1\nno such column: price\n"
+    assert container_cause(am) == ("stderr", "reading line 1 | no such column: price")
+
+
+def test_a_python_traceback_gives_its_exception_and_innermost_frame() -> None:
+    text = ("log4j:WARN No appenders\nTraceback (most recent call last):\n"
+            '  File "/x/mapper.py", line 9, in <module>\n    main()\n'
+            '  File "/x/lib.py", line 3, in main\n    raise ValueError("bad row")\nValueError: bad row\n')
+    assert python_traceback(text) == "ValueError: bad row (lib.py, line 3)"
+    assert python_traceback("log4j:WARN No appenders\n") is None
+
+
+def test_the_task_that_failed_first_comes_first(make_spec: Callable[..., JobSpec],
+                                                make_test_plan: Callable[..., ClusterPlan]) -> None:
+    """Two failed tasks: the one whose log shows the failure first is the cause, whatever the container ids."""
+    plan = make_test_plan(make_spec())
+    app = "application_1764072000000_0001"
+    late, early = AM.replace("_000001", "_000002"), AM.replace("_000001", "_000003")
+    _place(plan, app, {
+        late: {"syslog": "2026-11-25 12:00:05,000 ERROR [main] X: late\njava.lang.IllegalStateException: late\n"},
+        early: {"syslog": "2026-11-25 12:00:04,000 FATAL [main] X: early\njava.lang.OutOfMemoryError: early\n"},
+    })
+    cause = diagnose(plan, app, "")
+    assert cause is not None and (cause.container, cause.line) == (early, "java.lang.OutOfMemoryError: early")
+    assert cause.path == ""

@@ -432,3 +432,13 @@ def test_a_spark_steps_progress_is_read_in_stages_and_tasks() -> None:
     assert result.map_pct == 50 and result.reduce_pct == 0
     mapreduce = StepResult(name="wc", kind="example", argv=[], log="2.log", outputs=[])
     assert not _read_client_line(mapreduce, SPARK_KMEANS_LINES[6]) and mapreduce.stage is None
+
+
+def test_the_jvms_cds_warnings_are_never_a_steps_error_line(tmp_path: Path) -> None:
+    """Issue 28 item 1: a failed streaming step's error line quoted `[10.486s][warning][cds] Skipping
+    org/apache/commons/io/FileExistsException: Not linked` (printed as the client JVM exits) as its last error."""
+    result = StepResult(name="s", kind="streaming", argv=[], log=str(tmp_path / "log"), outputs=[])
+    for line in ("26/11/27 11:38:05 ERROR streaming.StreamJob: Job not successful!",
+                 "[10.486s][warning][cds] Skipping org/apache/commons/io/FileExistsException: Not linked"):
+        _read_client_line(result, line)
+    assert result.lines == ["26/11/27 11:38:05 ERROR streaming.StreamJob: Job not successful!"]
