@@ -11,8 +11,6 @@ import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -35,8 +33,9 @@ import org.apache.hadoop.security.UserGroupInformation;
  * {@code first/} directory). The check is the same: the file's owner must be the expected owner, or
  * {@link IOException} "Owner 'x' for path p did not match expected owner 'y'"; the group is not checked (nor is it by
  * Hadoop's). Where Hadoop reads the owner with {@code fstat} of the descriptor it opened, Java cannot: this class reads
- * the file's attributes without following links before and after the open, and refuses the file unless both name the
- * same file (device and inode) with the expected owner. Outside secure mode it opens files as Hadoop's does, unchecked.
+ * the attributes of the file the path names (links followed, as the open does) before and after the open, and
+ * refuses it unless both are the same file (device and inode) with the expected owner; a swap of the file between
+ * the two reads and back is not seen, which only someone who may write the owner's 0700 directories can do. Outside secure mode it opens files as Hadoop's does, unchecked.
  */
 public class SecureIOUtils {
   private static final FileSystem RAW;
@@ -156,7 +155,7 @@ public class SecureIOUtils {
   }
 
   private static PosixFileAttributes attributes(File f) throws IOException {
-    return Files.readAttributes(f.toPath(), PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+    return Files.readAttributes(f.toPath(), PosixFileAttributes.class);
   }
 
   /** The file opened must be the one read {@code before} (same device and inode) and be owned as expected. */
