@@ -3,8 +3,9 @@ on the local backend, as two ordinary users.
 
 ``hhalice`` starts an interactive cluster with ``security: per-cluster`` (the launcher starts the cluster's KDC before
 the daemons) and runs a word count through ``hpc-hadoop exec``: her clients get their ticket by themselves (the ticket
-cache that ``env``/``exec`` name in ``KRB5CCNAME``), and the job shuffles over HTTP through the ShuffleHandler (which in
-secure mode opens map outputs through the runtime's pure-Java ``SecureIOUtils``). ``hhmallory``, on the same node,
+cache that ``env``/``exec`` name in ``KRB5CCNAME``), twice: with the shared-filesystem shuffle, and with Hadoop's HTTP
+shuffle, where the ShuffleHandler opens map outputs through the runtime's pure-Java ``SecureIOUtils`` (Hadoop's needs
+``libhadoop.so`` in secure mode). ``hhmallory``, on the same node,
 writes a configuration of her own that points at alice's ResourceManager and claims to be alice
 (``HADOOP_USER_NAME``): the ResourceManager refuses her (``SIMPLE authentication is not enabled``), and she cannot read
 the realm's keytabs or alice's ticket cache. When alice stops the cluster, nothing of it runs, the KDC included, and
@@ -93,7 +94,7 @@ def test_per_cluster_realm_runs_the_owners_job_and_refuses_a_claimed_name(hadoop
         job = home / "secure.yaml"
         job.write_text(yaml.safe_dump({"name": "secure", "scheduler": "local", "walltime": "00:20:00",
                                        "security": "per-cluster", "filesystem": {"root": str(base)},
-                                       "hadoop": SMALL}))
+                                       "hadoop": {**SMALL, "shuffle": "shared-fs"}}))
         alice.own(job, 0o600)
         started = alice.hpc_hadoop("start", str(job), env=env, timeout=300)
         assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
@@ -104,11 +105,17 @@ def test_per_cluster_realm_runs_the_owners_job_and_refuses_a_claimed_name(hadoop
             exported = alice.hpc_hadoop("env", cid, env=env)
             assert f"export KRB5CCNAME=FILE:{run_dir}/krb/{alice.name}.ccache" in exported.stdout, exported.stdout
             examples = next((RUNTIME / "lib").glob("hadoop-mapreduce-examples-*.jar"))
-            counted = alice.hpc_hadoop("exec", cid, "--", "yarn", "jar", str(examples), "wordcount", str(words),
-                                       str(home / "counts"), env=env, timeout=300)
-            assert counted.returncode == 0, counted.stdout[-3000:] + counted.stderr[-3000:]
-            counts = dict(line.split("\t") for line in (home / "counts" / "part-r-00000").read_text().splitlines())
-            assert counts["be"] == "2" and counts["question"] == "1", counts
+            # The cluster's shuffle (hadoop.shuffle: shared-fs: the reducer reads the map output itself), then
+            # Hadoop's own over HTTP (the ShuffleHandler opens the map output as the owner's, checked in pure Java).
+            for name, shuffle in (("shared", []), ("http", ["-Dmapreduce.job.reduce.shuffle.consumer.plugin.class="
+                                                            "org.apache.hadoop.mapreduce.task.reduce.Shuffle"])):
+                counted = alice.hpc_hadoop("exec", cid, "--", "yarn", "jar", str(examples), "wordcount", *shuffle,
+                                           str(words), str(home / name), env=env, timeout=300)
+                out = counted.stdout + counted.stderr
+                assert counted.returncode == 0, out[-3000:]
+                assert ("DIRECT_MAPS=1" in out) is (name == "shared"), out[-3000:]
+                counts = dict(line.split("\t") for line in (home / name / "part-r-00000").read_text().splitlines())
+                assert counts["be"] == "2" and counts["question"] == "1", counts
             mallory_is_refused(mallory, alice, run_dir, mallory_conf(mallory, mallory_home, run_dir / "conf"))
         finally:
             stopped = alice.hpc_hadoop("stop", cid, env=env, timeout=180)
