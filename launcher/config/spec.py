@@ -644,6 +644,11 @@ else:
     SchedulerName = Literal[SCHEDULER_NAMES]
 
 
+#: ``security:``: ``per-cluster`` (a Kerberos realm per cluster), ``site`` (the site's realm), ``simple`` (no
+#: authentication: Hadoop believes the user name a client claims).
+SecurityMode = Literal["per-cluster", "site", "simple"]
+
+
 class JobSpec(_Model):
     """A whole job file, validated. Frozen: nothing changes it after loading."""
 
@@ -662,6 +667,12 @@ class JobSpec(_Model):
     setup: list[str] = Field(default_factory=list, description="Shell lines run on the master node before the "
                              "cluster starts (stage input data, unpack a corpus); `${run_dir}` etc. are expanded; "
                              "a failing line stops the run.")
+    security: SecurityMode = Field(
+        "simple", description="Who may use the cluster. `per-cluster`: a Kerberos realm of the cluster's own (a KDC "
+        "on the master node, keytabs in the cluster directory): only the owner's credentials are accepted. `simple`: "
+        "Hadoop's simple authentication, which believes the user name a client claims (anyone who reaches the "
+        "ResourceManager can run code as the owner; the run report warns). `site`: the site's own realm (not "
+        "available yet).")
     filesystem: FilesystemSpec = Field(default_factory=FilesystemSpec)
     hadoop: HadoopSpec = Field(default_factory=HadoopSpec)
     batch: BatchSpec = Field(default_factory=BatchSpec)
@@ -692,6 +703,14 @@ class JobSpec(_Model):
                 if len(kinds) > 1:
                     raise ValueError(f"step {index + 1} has both `{kinds[0]}` and `{kinds[1]}`: a step runs one "
                                      "program (split it into two steps)")
+        return value
+
+    @field_validator("security")
+    @classmethod
+    def _security_available(cls, value: str) -> str:
+        if value == "site":
+            raise ValueError("`site` (the site's own Kerberos realm) is not available yet: use per-cluster (a realm "
+                             "of the cluster's own) or simple")
         return value
 
     @field_validator("nodes")

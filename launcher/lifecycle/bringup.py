@@ -12,6 +12,7 @@ from pathlib import Path
 
 from launcher.cluster.cluster import Cluster
 from launcher.lifecycle.archives import Archives
+from launcher.lifecycle.kdc import Kdc
 from launcher.lifecycle.observer import Observer
 from launcher.lifecycle.record import RunRecord
 from launcher.plan.cluster_plan import ClusterPlan
@@ -27,11 +28,14 @@ class BringUp:
         observer: terminal progress.
         record: ``run.json`` (``bringup_s``, ``since_allocation_s``, the NodeManagers' notes).
         archives: the AppCDS notes of the agents.
+        kdc: the cluster's KDC (``security: per-cluster``), started before the agents; its seconds count in
+            ``bringup_s``.
     """
 
     def __init__(self, plan: ClusterPlan, cluster: Cluster, observer: Observer, record: RunRecord,
-                 archives: Archives) -> None:
+                 archives: Archives, kdc: Kdc | None = None) -> None:
         self.plan = plan
+        self.kdc = kdc
         self.cluster = cluster
         self.observer = observer
         self.record = record
@@ -39,8 +43,9 @@ class BringUp:
 
     def run(self, *, deadline: float | None, ready_timeout: float, check_stop: Callable[[str], None],
             allocation_start: float | None) -> None:
-        """Start the agents and wait until every NodeManager (and, in ``hdfs`` mode, every DataNode) is up;
-        ``check_stop`` (``hpc-hadoop stop``, a lost filesystem) ends the wait by raising; then write ``run.json``.
+        """Start the KDC (``security: per-cluster``), then the agents, and wait until every NodeManager (and, in
+        ``hdfs`` mode, every DataNode) is up; ``check_stop`` (``hpc-hadoop stop``, a lost filesystem) ends the wait by
+        raising; then write ``run.json``.
 
         Args:
             deadline: epoch seconds when teardown must begin, or ``None``: the wait never passes it.
@@ -53,6 +58,7 @@ class BringUp:
         """
         report = self.record.report
         self.observer.phase("bring-up")
+        kdc_s = self.kdc.start() if self.kdc is not None else 0.0
         self.cluster.start()
         remaining = None if deadline is None else max(1.0, deadline - time.time())
         limit = min(ready_timeout, remaining or ready_timeout)
@@ -63,7 +69,9 @@ class BringUp:
             datanodes = sum("datanode" in n.roles for n in self.plan.nodes)
             self.observer.event(f"HDFS ready: {datanodes} DataNode{'s' if datanodes != 1 else ''} live, "
                                 "out of safe mode")
-        report.bringup_s = bringup_s
+        report.bringup_s = bringup_s + kdc_s
+        if kdc_s:
+            report.notes.append(f"security: per-cluster: realm {self.plan.security.realm}, KDC ready in {kdc_s:.2f} s")
         report.notes += [f"{node}: {state.nm_note}" for node, state in sorted(self.cluster.states().items())
                          if state.nm_note]
         self.archives.note()

@@ -34,6 +34,7 @@ from launcher.lifecycle.archives import Archives
 from launcher.lifecycle.bringup import BringUp
 from launcher.lifecycle.health import Health
 from launcher.lifecycle.interactive import STOP_FILE, register
+from launcher.lifecycle.kdc import Kdc
 from launcher.lifecycle.observer import Observer
 from launcher.lifecycle.record import RunRecord
 from launcher.lifecycle.report import RunReport, release_room, reserve_room
@@ -45,6 +46,7 @@ from launcher.lifecycle.validate import (
 )
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.plan.hdfs import STAGING_REASON
+from launcher.plan.security import SIMPLE_WARNING
 from launcher.render.clients import write_wrappers
 from launcher.render.config import render_config, write_files, write_private
 from launcher.schedulers.base import teardown_lead
@@ -306,6 +308,9 @@ class ClusterRun:
         self.ready_timeout = ready_timeout
         self.report = new_report(plan, hold=hold)
         self.report.notes += notes
+        if plan.spec.security == "simple":
+            self.report.notes.append(SIMPLE_WARNING)
+        self.kdc = Kdc(plan)
         self.deadline = plan.deadline - teardown_lead(plan.spec) if plan.deadline else None
         self.cluster = Cluster(plan)
         root = plan.filesystem.path
@@ -334,7 +339,7 @@ class ClusterRun:
             if self.plan.spec.setup:
                 self.observer.phase("setup")
                 run_setup(self.plan, self.steps)
-            BringUp(self.plan, self.cluster, self.observer, self.record, self.archives).run(
+            BringUp(self.plan, self.cluster, self.observer, self.record, self.archives, self.kdc).run(
                 deadline=self.deadline, ready_timeout=self.ready_timeout, check_stop=self.check_stop,
                 allocation_start=self.allocation_start)
         except BaseException as exc:
@@ -434,7 +439,7 @@ class ClusterRun:
         elif self.report.state == "running":
             self.report.state = RunState.SUCCEEDED
         try:
-            Teardown(self.cluster, self.report, self.health, self.archives, self.observer).run()
+            Teardown(self.cluster, self.report, self.health, self.archives, self.observer, self.kdc).run()
         finally:
             self.report.notes += [f"{name} arrived during teardown, which went on to the end" for name in late]
             self.report.ended = time.time()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from launcher.cluster.cluster import Cluster
 from launcher.lifecycle.archives import Archives
 from launcher.lifecycle.health import Health
+from launcher.lifecycle.kdc import Kdc
 from launcher.lifecycle.observer import Observer
 from launcher.lifecycle.report import PortRecord, RunReport, ports_line
 from launcher.util.processes import end
@@ -24,11 +25,13 @@ class Teardown:
         health: its lost nodes' ``refreshNodes`` processes and the filesystem's stalls.
         archives: the AppCDS archives to note and publish.
         observer: terminal progress.
+        kdc: the cluster's KDC (``security: per-cluster``), ended after the daemons, its keys removed.
     """
 
     def __init__(self, cluster: Cluster, report: RunReport, health: Health, archives: Archives,
-                 observer: Observer) -> None:
+                 observer: Observer, kdc: Kdc | None = None) -> None:
         self.cluster = cluster
+        self.kdc = kdc
         self.report = report
         self.health = health
         self.archives = archives
@@ -45,7 +48,11 @@ class Teardown:
         """
         self.observer.phase("teardown")
         end(self.health.refreshes, signum=None)  # JVMs that have had seconds to end; never left behind
-        self.report.teardown_s = self.cluster.stop()
+        try:
+            self.report.teardown_s = self.cluster.stop()
+        finally:
+            if self.kdc is not None:
+                self.kdc.stop()
         self.report.leftover_processes = len(self.cluster.leftover_processes())
         self.archives.note()
         self.archives.publish()

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from launcher.config.spec import HADOOP_SAFE_FIX, HADOOP_UNSAFE_WHY, JobSpec, hadoop_unsafe
 from launcher.plan.hdfs import HdfsMode, hdfs_mode
+from launcher.plan.security import SecurityPlan, security_plan
 from launcher.runtime.hadoop import HadoopRuntime
 from launcher.schedulers.allocation import Allocation
 from launcher.util.errors import UserError
@@ -396,6 +397,11 @@ class ClusterPlan:
     def hdfs(self) -> HdfsMode:
         """What the job's ``filesystem.mode`` says about HDFS (:mod:`launcher.plan.hdfs`)."""
         return hdfs_mode(self.spec.filesystem)
+
+    @property
+    def security(self) -> SecurityPlan:
+        """What the job's ``security:`` says: the realm and the Kerberos files (:mod:`launcher.plan.security`)."""
+        return security_plan(self.spec.security, self.user, self.cluster_id, self.run_dir)
 
     def fs_uri(self, path: str) -> str:
         """``path`` (absolute, in the cluster directory) as a URI of the mode's default filesystem: ``file://``

@@ -18,8 +18,7 @@ from pathlib import Path
 
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.render.config import environment
-from launcher.render.daemons import classpath
-from launcher.runtime.hadoop import FAST_START_FLAGS, NO_CONTAINER_SUPPORT
+from launcher.render.daemons import classpath, client_jvm_flags
 
 #: Subcommand → (main class, whether the subcommand is passed on as the first argument), per command, as in
 #: Hadoop 3.4's ``bin/hadoop``, ``bin/yarn`` and ``bin/mapred`` (``ApplicationCLI`` reads its title from argv[0]).
@@ -65,13 +64,13 @@ def render_wrappers(plan: ClusterPlan) -> dict[str, str]:
     """The text of ``bin/hadoop``, ``bin/yarn`` and ``bin/mapred`` for this cluster."""
     runtime = plan.runtime
     template = environment().get_template("clients/client.sh.j2")
-    flags = [NO_CONTAINER_SUPPORT, *(FAST_START_FLAGS if plan.spec.hadoop.fast_start else ())]
+    flags = client_jvm_flags(plan)
     texts = {}
     for command, mapping in SUBCOMMANDS.items():
         site = Path(runtime.home, "bin", command)
         texts[command] = template.render(
             command=command, plan=plan, runtime=runtime, classpath=classpath(plan), mapping=mapping,
-            subcommands=[*mapping, "classpath", "version"], jvm_flags=flags,
+            subcommands=[*mapping, "classpath", "version"], jvm_flags=flags, krb_env=plan.security.client_env(),
             log_dir=plan.path("logs", "client"), site_script=site if os.access(site, os.X_OK) else None)
     return texts
 
@@ -90,7 +89,9 @@ def write_wrappers(plan: ClusterPlan) -> Path:
 def client_environment(plan: ClusterPlan) -> dict[str, str]:
     """Variables a shell needs to use the cluster: ``HADOOP_CONF_DIR``, ``JAVA_HOME``, ``HADOOP_HOME``,
     ``HPC_HADOOP_CLASSPATH`` (conf dir + runtime jars, for ``java -cp``), ``HPC_HADOOP_CLUSTER`` (the id),
-    ``HPC_HADOOP_RUN_DIR``, and ``PATH`` with ``bin/`` (the wrappers) and the JDK first; for a cluster with
+    ``HPC_HADOOP_RUN_DIR``, and ``PATH`` with ``bin/`` (the wrappers) and the JDK first; under
+    ``security: per-cluster`` ``KRB5CCNAME`` (the owner's ticket cache), ``KRB5_CONFIG`` and ``HADOOP_OPTS`` (the
+    realm's ``krb5.conf``); for a cluster with
     ``spark-conf/`` also Spark's (:func:`launcher.render.spark.spark_environment`) and its ``bin/`` on ``PATH``.
 
     ``PATH`` is given as a prefix ending in ``:$PATH`` (unexpanded) so the lines can be ``eval``'d.
@@ -104,7 +105,10 @@ def client_environment(plan: ClusterPlan) -> dict[str, str]:
         "HADOOP_CONF_DIR": str(plan.conf_dir),
         "HPC_HADOOP_CLASSPATH": classpath(plan),
         "PATH": f"{bin_dir(plan)}:{runtime.java_home / 'bin'}:$PATH",
+        **plan.security.client_env(),
     }
+    if plan.security.kerberos:  # Hadoop's own scripts and the user's java read the realm's krb5.conf from it
+        variables["HADOOP_OPTS"] = " ".join(plan.security.jvm_flags())
     if plan.spark_conf_dir.is_dir():  # a cluster whose job uses Spark: spark-submit, pyspark, spark-shell
         from launcher.render.spark import discover_spark, spark_environment
 

@@ -48,6 +48,9 @@ CONFIG_TEMPLATES = {
     "hadoop-env.sh": "hadoop/hadoop-env.sh.j2",
 }
 
+#: Configuration files ``security: per-cluster`` adds to ``conf/`` (file name -> template): the service-level ACLs.
+SECURE_TEMPLATES = {"hadoop-policy.xml": "hadoop/hadoop-policy.xml.j2"}
+
 #: The shim's classes (hadoop-fs-shim).
 PFS_FILESYSTEM = "org.hpchadoop.fs.PfsFileSystem"
 PFS_ABSTRACT_FILESYSTEM = "org.hpchadoop.fs.PfsFs"
@@ -160,7 +163,8 @@ def render_config(plan: ClusterPlan, notes: list[str] | None = None) -> dict[str
     Returns:
         ``{file name: text}`` for ``core-site.xml``, ``yarn-site.xml``, ``mapred-site.xml``,
         ``capacity-scheduler.xml``, ``log4j.properties``, ``hadoop-env.sh``, ``hdfs-site.xml`` in ``hdfs``
-        mode, and :data:`EXCLUDE_FILE` (empty: the nodes the launcher takes out of YARN when they are lost).
+        mode, ``hadoop-policy.xml`` under ``security: per-cluster`` (:data:`SECURE_TEMPLATES`), and
+        :data:`EXCLUDE_FILE` (empty: the nodes the launcher takes out of YARN when they are lost).
 
     Raises:
         jinja2.TemplateError: a template is broken (our bug).
@@ -179,7 +183,9 @@ def render_config(plan: ClusterPlan, notes: list[str] | None = None) -> dict[str
         "shuffle_plugin": PLUGIN_CLASS, "shuffle_dirs_property": LOCAL_DIRS_PROPERTY,
         "history_jobname_limit": HISTORY_JOBNAME_LIMIT,
     }
-    templates = {**CONFIG_TEMPLATES, **plan.hdfs.config_templates}
+    security = plan.security
+    context["security"] = security
+    templates = {**CONFIG_TEMPLATES, **plan.hdfs.config_templates, **(SECURE_TEMPLATES if security.kerberos else {})}
     limit = timeout_limit_ms(spec.walltime)
     files: dict[str, str] = {}
     for name, template in templates.items():

@@ -49,7 +49,9 @@ class DaemonCommand:
 
 
 def hadoop_env(plan: ClusterPlan, base: dict[str, str] | None = None, conf_dir: Path | None = None) -> dict[str, str]:
-    """Environment for daemons and clients: ``JAVA_HOME``, ``HADOOP_CONF_DIR``, ``HADOOP_*_HOME``.
+    """Environment for daemons and clients: ``JAVA_HOME``, ``HADOOP_CONF_DIR``, ``HADOOP_*_HOME``; under
+    ``security: per-cluster`` also ``KRB5CCNAME`` (the owner's ticket cache) and ``KRB5_CONFIG``
+    (:meth:`launcher.plan.security.SecurityPlan.client_env`).
 
     The NodeManager passes ``JAVA_HOME`` (and the others in ``yarn.nodemanager.env-whitelist``) on
     to containers, which run ``$JAVA_HOME/bin/java``: one JDK for everything.
@@ -69,6 +71,7 @@ def hadoop_env(plan: ClusterPlan, base: dict[str, str] | None = None, conf_dir: 
     })
     for noisy in ("CLASSPATH", "HADOOP_CLASSPATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS"):
         env.pop(noisy, None)
+    env.update(plan.security.client_env())  # security: per-cluster: the owner's ticket cache, the realm's krb5.conf
     return env
 
 
@@ -78,11 +81,11 @@ def classpath(plan: ClusterPlan) -> str:
 
 
 def client_jvm_flags(plan: ClusterPlan, *, fast_start: bool | None = None) -> list[str]:
-    """JVM flags of a job client or a ``bin/`` wrapper command: container support off and, with
-    ``hadoop.fast_start`` (or ``fast_start``), the short-lived-JVM flags
-    (:data:`launcher.runtime.hadoop.FAST_START_FLAGS`)."""
+    """JVM flags of a job client or a ``bin/`` wrapper command: container support off, with
+    ``hadoop.fast_start`` (or ``fast_start``) the short-lived-JVM flags
+    (:data:`launcher.runtime.hadoop.FAST_START_FLAGS`), under ``security: per-cluster`` the realm's ``krb5.conf``."""
     fast = plan.spec.hadoop.fast_start if fast_start is None else fast_start
-    return [NO_CONTAINER_SUPPORT, *(FAST_START_FLAGS if fast else ())]
+    return [NO_CONTAINER_SUPPORT, *(FAST_START_FLAGS if fast else ()), *plan.security.jvm_flags()]
 
 
 def client_command(plan: ClusterPlan, main_class: str, args: Sequence[str], *, heap_mb: int = 512,
@@ -161,7 +164,7 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
     archive: Path | None = None
     if plan.spec.hadoop.class_data_sharing:
         sharing, archive_tmp, archive = cds_flags(runtime, name, node.name, plan.cluster_id, flags)
-    argv = [runtime.java, f"-Xmx{plan.memory.daemon_heap_mb}m", *flags, *sharing,
+    argv = [runtime.java, f"-Xmx{plan.memory.daemon_heap_mb}m", *flags, *sharing, *plan.security.jvm_flags(),
             *([f"-Djava.io.tmpdir={tmp_dir}"] if tmp_dir else []), f"-XX:ErrorFile={log_dir}/hs_err_pid%p.log",
             f"-Dlog4j.configuration=file:{conf_dir / 'log4j.properties'}",
             f"-Dproc_{name}", f"-Dhadoop.log.dir={log_dir}", f"-Dhadoop.log.file={name}.log",

@@ -228,7 +228,9 @@ def discover(home: str | None = None, java_home: str | None = None) -> HadoopRun
         common_jar = _first([share / "common"], "hadoop-common-[0-9]*.jar", "hadoop-common jar", hadoop_home)
         version = common_jar.name.removeprefix("hadoop-common-").removesuffix(".jar")
     elif (hadoop_home / "lib").is_dir():
-        classpath = [f"{hadoop_home / 'lib'}/*"]
+        # first/: jars that must come before Hadoop's (the pure-Java SecureIOUtils of secure mode, hadoop-fs-shim)
+        classpath = [f"{hadoop_home / 'first'}/*"] if (hadoop_home / "first").is_dir() else []
+        classpath.append(f"{hadoop_home / 'lib'}/*")
         if (hadoop_home / "extra-classpath").is_dir():
             classpath.append(str(hadoop_home / "extra-classpath"))
         search = [hadoop_home / "lib"]

@@ -932,3 +932,14 @@ def test_a_site_typo_blames_the_flag_that_gave_it(tmp_path: Path) -> None:
     with pytest.raises(UserError) as info:
         load_spec(job, overrides={"site": "generic-lustre"}, sets=["site=nosuch"])
     assert str(info.value).startswith("--set: site: unknown site preset 'nosuch' (fix: use one of: ")
+
+
+def test_security_defaults_to_simple_and_site_is_not_available_yet(tmp_path: Path) -> None:
+    spec, _ = load_spec(None, data={"name": "a", "steps": [{"example": "pi"}]})
+    assert spec.security == "simple"
+    spec, _ = load_spec(None, data={"name": "a", "security": "per-cluster", "steps": [{"example": "pi"}]})
+    assert spec.security == "per-cluster"
+    error, path = job_error(tmp_path, {"name": "a", "security": "site", "steps": [{"example": "pi"}]})
+    assert error.field == "security" and "not available yet" in str(error) and "per-cluster" in str(error)
+    error, path = job_error(tmp_path, {"name": "a", "security": "kerberos", "steps": [{"example": "pi"}]})
+    assert error.field == "security" and "simple" in str(error)

@@ -12,6 +12,7 @@ import pytest
 from launcher.config.spec import load_spec
 from launcher.lifecycle.interactive import STOP_FILE
 from launcher.lifecycle.runner import ClusterRun, materialize, prepare
+from launcher.plan.security import SIMPLE_WARNING
 from launcher.schedulers import get_scheduler
 from launcher.steps.jobs import ResolvedStep
 from launcher.util.errors import StopRequested
@@ -59,3 +60,15 @@ def test_stop_requested_during_a_step_kills_it_and_the_run_is_interrupted(tmp_pa
     assert (report["state"], report["exit_code"]) == ("interrupted", 130)
     assert report["error"] == "stopped by `hpc-hadoop stop` during step 1 (sleeper)"
     assert [s["state"] for s in report["steps"]] == ["killed"]
+
+
+def test_a_simple_cluster_warns_in_its_report_what_it_leaves_open(tmp_path: Path) -> None:
+    """Issue 27: ``security: simple`` (today's default) names the gap in run.json's notes; per-cluster does not."""
+    for security, warned in (("simple", True), ("per-cluster", False)):
+        spec, _ = load_spec(None, data={"name": f"sec-{security}", "security": security,
+                                        "filesystem": {"root": str(tmp_path)},
+                                        "steps": [{"example": "pi", "args": ["1", "10"]}]})
+        plan, _ = prepare(spec, get_scheduler("local").allocation(spec))
+        materialize(plan)
+        assert (SIMPLE_WARNING in ClusterRun(plan).report.notes) is warned
+    assert "HADOOP_USER_NAME" in SIMPLE_WARNING and "security: per-cluster" in SIMPLE_WARNING

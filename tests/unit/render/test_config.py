@@ -422,3 +422,40 @@ def test_hostile_values_are_refused_or_arrive_as_written(field: str, tmp_path: P
             assert isinstance(scheduler, BatchScheduler)
             check_batch_script(spec, scheduler, Path(plan.run_dir), out, canary, monkeypatch)
     assert accepted >= len(BATCH), f"{field}: even the plain value was refused, nothing was checked"
+
+
+def test_per_cluster_security_renders_hadoops_secure_mode(make_spec: SpecFactory, make_test_plan: PlanFactory) -> None:
+    """Issue 27: Kerberos, service-level ACLs naming the owner, the daemons' principals and keytab, the realm's
+    krb5.conf in every container JVM; a client without a ticket waits 1 min, not 15."""
+    plan = make_test_plan(make_spec(security="per-cluster"))
+    files = render_config(plan)
+    realm, keytab = plan.security.realm, str(plan.security.services_keytab)
+    core, yarn, mapred = (single(files[name]) for name in ("core-site.xml", "yarn-site.xml", "mapred-site.xml"))
+    assert core["hadoop.security.authentication"] == "kerberos" and core["hadoop.security.authorization"] == "true"
+    assert f"RULE:[1:$1@$0]({plan.user}@" in core["hadoop.security.auth_to_local"]
+    assert yarn["yarn.resourcemanager.principal"] == f"rm/_HOST@{realm}"
+    assert yarn["yarn.resourcemanager.keytab"] == keytab
+    assert yarn["yarn.nodemanager.principal"] == f"nm/_HOST@{realm}" and yarn["yarn.nodemanager.keytab"] == keytab
+    assert mapred["mapreduce.jobhistory.principal"] == f"jhs/_HOST@{realm}"
+    assert yarn["yarn.acl.enable"] == "true" and yarn["yarn.admin.acl"] == plan.user
+    assert yarn["hpc.rm.connect.max-wait.ms"] == "60000"
+    krb5 = f"-Djava.security.krb5.conf={plan.security.krb5_conf}"
+    for key in ("mapreduce.admin.map.child.java.opts", "mapreduce.admin.reduce.child.java.opts",
+                "yarn.app.mapreduce.am.admin-command-opts"):
+        assert krb5 in mapred[key], key
+    policy = single(files["hadoop-policy.xml"])
+    assert policy["security.service.authorization.default.acl"] == plan.user
+    assert policy["security.applicationclient.protocol.acl"] == plan.user
+    assert policy["security.resourcetracker.protocol.acl"] == plan.user
+    assert policy["security.applicationmaster.protocol.acl"] == "*"  # YARN tokens only this cluster hands out
+    assert f"export KRB5CCNAME=FILE:{plan.security.ccache}" in files["hadoop-env.sh"]
+    for command, text in render_wrappers(plan).items():
+        assert f"export KRB5CCNAME=FILE:{plan.security.ccache}" in text and krb5 in text, command
+
+
+def test_simple_security_renders_no_kerberos(make_spec: SpecFactory, make_test_plan: PlanFactory) -> None:
+    plan = make_test_plan(make_spec())
+    files = render_config(plan)
+    assert single(files["core-site.xml"])["hadoop.security.authentication"] == "simple"
+    assert "hadoop-policy.xml" not in files and "krb5" not in "".join(files.values())
+    assert "KRB5CCNAME" not in "".join(render_wrappers(plan).values())

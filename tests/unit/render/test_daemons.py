@@ -22,7 +22,7 @@ from launcher.config.spec import JobSpec
 from launcher.node.agent import Agent
 from launcher.plan.cluster_plan import ClusterPlan, node_work_root
 from launcher.render.config import render_config, write_files
-from launcher.render.daemons import daemon_command, format_command
+from launcher.render.daemons import client_command, daemon_command, format_command, hadoop_env
 from tests.unit.render.test_config import single
 
 PlanFactory = Callable[..., ClusterPlan]
@@ -206,3 +206,17 @@ def test_nodemanager_dir_falls_back_to_the_cluster_directory(plan: ClusterPlan,
     assert agent.choose_nm_local_dir() == node.nm_shared_dir == str(plan.path("nm-local", node.name))
     assert "has 100 MiB free, less than 2048 MiB" in str(agent.nm_note)
     agent.remove_work_dir()
+
+
+def test_per_cluster_daemons_and_clients_read_the_realms_krb5_conf(make_spec: Callable[..., JobSpec],
+                                                                  make_test_plan: Callable[..., ClusterPlan]) -> None:
+    """Issue 27: every daemon JVM reads the cluster's krb5.conf; its environment names the owner's ticket cache."""
+    secure = make_test_plan(make_spec(security="per-cluster"))
+    krb5 = f"-Djava.security.krb5.conf={secure.security.krb5_conf}"
+    command = daemon_command(secure, secure.master, "resourcemanager")
+    assert krb5 in command.argv and command.env["KRB5CCNAME"] == f"FILE:{secure.security.ccache}"
+    assert krb5 in client_command(secure, "org.example.Main", [])
+    assert hadoop_env(secure, base={})["KRB5_CONFIG"] == str(secure.security.krb5_conf)
+    simple = make_test_plan(make_spec())
+    assert not any("krb5" in arg for arg in daemon_command(simple, simple.master, "resourcemanager").argv)
+    assert "KRB5CCNAME" not in hadoop_env(simple, base={})
