@@ -255,8 +255,8 @@ def print_summary(console: Console, summaries: Sequence[dict[str, Any]]) -> None
     abbreviation is explained under it."""
     header, records, legend = summary_records(summaries)
     width = min(console.width, SUMMARY_WIDTH) if console.is_terminal else SUMMARY_WIDTH
-    if not console.is_terminal:
-        console = Console(file=console.file, width=width, highlight=False, no_color=True, soft_wrap=False)
+    if not console.is_terminal:  # a line longer than the width stays one line: a path or a figure is never split
+        console = Console(file=console.file, width=width, highlight=False, no_color=True, soft_wrap=True)
     title = "benchmark summary (mean, 95% CI, n runs)"
     if console.is_terminal:
         table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False, padding=(0, 1))
@@ -270,7 +270,7 @@ def print_summary(console: Console, summaries: Sequence[dict[str, Any]]) -> None
         for record in (header, *records):
             console.print("  ".join(record), markup=False, highlight=False)
     for text in (*legend, *headline(summaries)):
-        console.print(text, markup=False, highlight=False, width=width)
+        console.print(text, markup=False, highlight=False, width=None if console.soft_wrap else width)
 
 
 def headline(summaries: Sequence[dict[str, Any]]) -> list[str]:

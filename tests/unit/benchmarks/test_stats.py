@@ -285,6 +285,17 @@ def _summary_text(rows: list[dict], terminal: bool) -> str:
     return out.getvalue()
 
 
+def test_a_log_never_splits_a_headline_line() -> None:
+    """Issue 28 item 2 in ``bench``'s log: the TeraSort shuffle line (about 150 columns) came out split at 100,
+    ``... shared-filesystem bytes ÷`` / ``(4 × input) 0.51; ...``; in a log every line is whole."""
+    rows = [_row("terasort", 38.2, r, input_bytes=320_000_000, nodes=1, shuffle="http", shuffle_s=10.1,
+                 pfs_io_ratio=0.51, direct_bytes=0, http_bytes=332_800_384, io_ratio=0.77) for r in range(3)]
+    text = _summary_text(rows, terminal=False)
+    (line,) = [line for line in text.splitlines() if line.startswith("TeraSort 1 node(s)")]
+    assert "shared-filesystem bytes ÷ (4 × input) 0.51" in line and len(line) > 100, text
+    assert not [other for other in text.splitlines() if other.startswith("(4 × input)")], text
+
+
 def _dfsio_rows(n: int) -> list[dict]:
     return [_row("dfsio", 20.0 + r, r, write_mb_s=5.0 + r, read_mb_s=9.0, dd_write_mb_s=100.0, dd_read_mb_s=300.0,
                  write_ratio=0.05, read_ratio=0.03, time_ratio=4.0 + r) for r in range(1, n + 1)]
