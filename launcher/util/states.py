@@ -19,18 +19,14 @@ import enum
 
 
 class State(str, enum.Enum):
-    """A state: a ``str`` that prints as its value; :attr:`terminal` when nothing changes it any more."""
+    """A state: a ``str`` that prints as its value. Each kind below says by its ``terminal`` property when nothing
+    changes the thing's state any more."""
 
     def __str__(self) -> str:
         return str(self.value)
 
     def __format__(self, spec: str) -> str:
         return format(str(self.value), spec)
-
-    @property
-    def terminal(self) -> bool:
-        """True when the thing in this state will not change state any more."""
-        raise NotImplementedError
 
 
 class RunState(State):
