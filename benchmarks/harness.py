@@ -12,6 +12,8 @@ A bench file (YAML)::
       files: [2, 4, 8]             # overrides the profile's value (dd, dfsio, kmeans)
       file_size: [8M]              # bytes, or with a unit
       fs_mode: [rawfs]
+      local_dirs: [null, /dev/shm]  # filesystem.local_dirs (one cluster each): null = the cluster's default,
+                                   # `shared` = on the shared filesystem, or an absolute node-local directory
       rows: [10000000]             # TeraSort's (and spark-terasort's) input in 100-byte rows (1 GB)
       shuffle: [http, shared-fs]   # TeraSort's shuffle per job (hadoop.shuffle); null = the cluster's
     keep_data: false               # true: keep each run's input and output (the row's work_dir)
@@ -56,7 +58,9 @@ from launcher.util.yamlio import YAMLError, load_yaml
 
 #: The step a bench cluster's job spec carries (a spec needs one; the harness submits its own steps).
 PLACEHOLDER_STEP = {"example": "pi", "args": ["1", "10"]}
-SWEEP_KEYS = ("stripe_count", "nodes", "files", "file_size", "fs_mode", "shuffle", "rows")
+SWEEP_KEYS = ("stripe_count", "nodes", "files", "file_size", "fs_mode", "local_dirs", "shuffle", "rows")
+#: Sweep fields each of whose values needs a cluster of its own (a cluster-wide setting of the job file).
+CLUSTER_KEYS = ("nodes", "fs_mode", "local_dirs")
 #: Sweep fields that set a stripe layout on each run's work directory (:func:`apply_stripe`): refused before anything
 #: runs where no layout can be set (:meth:`Harness.check_striping`).
 STRIPING_SWEEPS = ("stripe_count",)
@@ -90,11 +94,24 @@ class Sweep(BaseModel):
     file_size: list[int | None] = Field(default_factory=_unset, description="File size in bytes or "
                                         "with a unit (`8M`); `null` = the profile's.")
     fs_mode: list[str] = Field(default_factory=lambda: ["rawfs"], description="`filesystem.mode` values.")
+    local_dirs: list[str | None] = Field(
+        default_factory=lambda: [None], description="`filesystem.local_dirs` values, one cluster each (where the "
+        "NodeManagers keep map outputs and spills: the Clemson study's RAM disk vs disk vs shared filesystem): "
+        "`null` = the cluster's default, `shared`, or an absolute node-local directory such as `/dev/shm`.")
     rows: list[int | None] = Field(default_factory=_unset, description="TeraSort's and spark-terasort's input "
                                    "in 100-byte rows; `null` = the profile's.")
     shuffle: list[ShuffleChoice] = Field(
         default_factory=_no_shuffle, description="TeraSort's shuffle (`hadoop.shuffle`), set per job in the one "
         "cluster: `http`, `shared-fs`; `null` = the cluster's.")
+
+    @field_validator("local_dirs")
+    @classmethod
+    def _local_dirs(cls, value: list[str | None]) -> list[str | None]:
+        for v in value:
+            if v is not None and v != "shared" and not v.startswith(("/", "$")):
+                raise ValueError(f"local_dirs {v!r} is neither `shared` nor an absolute directory: give an absolute "
+                                 "node-local directory (e.g. /dev/shm), `shared`, or null for the cluster's default")
+        return value
 
     @field_validator("file_size", mode="before")
     @classmethod
@@ -164,9 +181,10 @@ def load_bench(path: Path | None, **overrides: Any) -> BenchSpec:
 def points(bench: BenchSpec) -> list[dict[str, Any]]:
     """Every combination of the sweep's lists (nodes vary slowest)."""
     s = bench.sweep
-    combos = itertools.product(sorted(set(s.nodes)), s.fs_mode, s.stripe_count, s.files, s.file_size, s.rows,
-                               s.shuffle)
-    return [dict(zip(("nodes", "fs_mode", "stripe_count", "files", "file_size", "rows", "shuffle"), c, strict=True))
+    combos = itertools.product(sorted(set(s.nodes)), s.fs_mode, s.local_dirs, s.stripe_count, s.files, s.file_size,
+                               s.rows, s.shuffle)
+    return [dict(zip(("nodes", "fs_mode", "local_dirs", "stripe_count", "files", "file_size", "rows", "shuffle"), c,
+                     strict=True))
             for c in combos]
 
 
@@ -225,13 +243,41 @@ class Harness:
         self.bench_id = f"{bench.name}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
         self.failures = 0
 
-    def job_spec(self, nodes: int, fs_mode: str) -> JobSpec:
-        """The clusters' job spec for one node count and filesystem mode."""
+    def job_spec(self, nodes: int, fs_mode: str, local_dirs: str | None = None) -> JobSpec:
+        """The clusters' job spec for one node count, filesystem mode and ``filesystem.local_dirs`` (``None``: the
+        bench file's ``job``'s, or the default).
+
+        Raises:
+            UserError: the job fields with these values are invalid (from :func:`launcher.config.spec.load_spec`).
+        """
         data = {"name": self.bench.name, **self.bench.job, "steps": [PLACEHOLDER_STEP]}
         data.setdefault("filesystem", {})
         data["filesystem"] = {**data["filesystem"], "mode": fs_mode}
+        if local_dirs is not None:
+            data["filesystem"]["local_dirs"] = local_dirs
         spec, _ = load_spec(None, data=data, sets=list(self.sets), overrides={"nodes": nodes})
         return spec
+
+    def clusters(self) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
+        """The sweep's points grouped by cluster (values of :data:`CLUSTER_KEYS`), each group's job spec checked
+        first: a ``local_dirs`` (or ``fs_mode``) value the job file refuses stops the bench before anything runs.
+
+        Raises:
+            UserError: one line naming the bench file, the sweep field, the value and the fix.
+        """
+        groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        for point in points(self.bench):
+            groups.setdefault(tuple(point[k] for k in CLUSTER_KEYS), []).append(point)
+        for nodes, fs_mode, local_dirs in groups:
+            try:
+                self.job_spec(nodes, fs_mode, local_dirs)
+            except UserError as exc:
+                field = "sweep.local_dirs" if local_dirs is not None and "local_dirs" in str(exc) else "job"
+                raise UserError(f"the clusters of this bench cannot be made with fs_mode {fs_mode}, local_dirs "
+                                f"{local_dirs}: {exc.message}",
+                                file=str(self.bench_file) if self.bench_file else "command line", field=field,
+                                fix=exc.fix or "change that value") from None
+        return groups
 
     def run(self) -> list[dict[str, Any]]:
         """Run every point; rows are appended to ``results.jsonl`` as they finish; then summary and plots.
@@ -244,20 +290,19 @@ class Harness:
         results = self.out_dir / "results.jsonl"
         rows: list[dict[str, Any]] = []
         all_points = points(self.bench)
-        groups: dict[tuple[int, str], list[dict[str, Any]]] = {}
-        for point in all_points:
-            groups.setdefault((point["nodes"], point["fs_mode"]), []).append(point)
+        groups = self.clusters()
         total = self.bench.repeats * sum(
             len({relevant(w, self.bench.profile, p) for p in all_points}) for w in self.bench.workloads)
-        self.check_allocation(max(nodes for nodes, _ in groups), next(iter(groups))[1])
+        self.check_allocation(max(key[0] for key in groups), next(iter(groups))[1])
         done = 0
-        for (nodes, fs_mode), group in groups.items():
-            spec = self.job_spec(nodes, fs_mode)
+        for (nodes, fs_mode, local_dirs), group in groups.items():
+            spec = self.job_spec(nodes, fs_mode, local_dirs)
             allocation = allocate(spec)
             if len(allocation.nodes) > nodes:
                 allocation = dataclasses.replace(allocation, nodes=allocation.nodes[:nodes])
             needs_cluster = any(WORKLOADS[w].needs_cluster for w in self.bench.workloads)
-            self.console.print(f"[bold]{nodes} node(s), {fs_mode}[/]: "
+            self.console.print(f"[bold]{nodes} node(s), {fs_mode}"
+                               + (f", local_dirs {local_dirs}" if local_dirs is not None else "") + "[/]: "
                                + ("bringing the cluster up" if needs_cluster else "no cluster needed"))
             with contextlib.ExitStack() as stack:  # the cluster tears down on any exit, with the exception
                 session = stack.enter_context(self.cluster(spec, allocation)) if needs_cluster else None
@@ -347,22 +392,21 @@ class Harness:
         from launcher.filesystems import filesystem_of
 
         self.check_striping()
-        all_points = points(self.bench)
-        groups: dict[tuple[int, str], list[dict[str, Any]]] = {}
-        for point in all_points:
-            groups.setdefault((point["nodes"], point["fs_mode"]), []).append(point)
+        groups = self.clusters()
         bench_id = f"{self.bench.name}-<date>-<time>-<hex>"
         lines = [f"bench {self.bench.name}" + (f" ({self.bench_file})" if self.bench_file else "")
                  + f": profile {self.bench.profile}, {self.bench.repeats} repeat(s) of each point, workloads "
                  + ", ".join(self.bench.workloads)]
         runs = 0
-        for index, ((nodes, fs_mode), group) in enumerate(groups.items(), start=1):
-            spec = self.job_spec(nodes, fs_mode)
+        for index, ((nodes, fs_mode, local_dirs), group) in enumerate(groups.items(), start=1):
+            spec = self.job_spec(nodes, fs_mode, local_dirs)
             decided = self.decided_filesystem(fs_mode)
             fs = filesystem_of(decided)
             root = expand_root(spec.filesystem.root)
             needs_cluster = any(WORKLOADS[w].needs_cluster for w in self.bench.workloads)
-            lines.append(f"cluster {index}: {nodes} node(s), fs_mode {fs_mode}, scheduler {spec.scheduler}, "
+            lines.append(f"cluster {index}: {nodes} node(s), fs_mode {fs_mode}"
+                         + (f", local_dirs {local_dirs}" if local_dirs is not None else "")
+                         + f", scheduler {spec.scheduler}, "
                          + ("one Hadoop cluster for its points" if needs_cluster else "no cluster needed")
                          + f"; root {root} on {decided.label} (class {fs.name})")
             seen: set[tuple[str, tuple[Any, ...]]] = set()
@@ -409,7 +453,7 @@ class Harness:
 
     @staticmethod
     def _describe(point: dict[str, Any]) -> str:
-        return " ".join(f"{k}={v}" for k, v in point.items() if v is not None and k not in ("nodes", "fs_mode"))
+        return " ".join(f"{k}={v}" for k, v in point.items() if v is not None and k not in CLUSTER_KEYS)
 
     def params(self, workload: str, point: dict[str, Any]) -> dict[str, Any]:
         """The parameters of one ``workload`` run at ``point``: the profile's, with the point's ``files``,
@@ -425,9 +469,12 @@ class Harness:
     def work_dir(self, root: Path, workload: str, point: dict[str, Any], params: dict[str, Any],
                  repeat: int | str) -> Path:
         """One run's work directory, which holds all its data and is what a ``stripe_count`` sweep stripes:
-        ``<root>/<user>/hpc-hadoop-bench/<bench id>/<workload>-n<nodes>-s<stripes>-f<files>-r<repeat>``."""
+        ``<root>/<user>/hpc-hadoop-bench/<bench id>/<workload>-n<nodes>-s<stripes>-f<files>[-l<i>]-r<repeat>``,
+        ``-l<i>`` for the ``i``-th value of a ``local_dirs`` sweep (its clusters' runs never share a directory)."""
+        local = point.get("local_dirs")
+        tag = f"-l{self.bench.sweep.local_dirs.index(local)}" if local is not None else ""
         return root / getpass.getuser() / "hpc-hadoop-bench" / self.bench_id / \
-            f"{workload}-n{point['nodes']}-s{point['stripe_count']}-f{params.get('files')}-r{repeat}"
+            f"{workload}-n{point['nodes']}-s{point['stripe_count']}-f{params.get('files')}{tag}-r{repeat}"
 
     def one_run(self, spec: JobSpec, allocation: Allocation, session: ClusterRun | None, point: dict[str, Any],
                 workload: str, repeat: int) -> dict[str, Any]:

@@ -17,11 +17,14 @@ from rich.table import Table
 from benchmarks.stats import log_interval, summarize
 
 #: Parameters that identify a point of a sweep (a summary row groups the repeats of one point).
-POINT_KEYS = ("workload", "profile", "nodes", "fs_mode", "stripe_count", "files", "file_size", "rows", "shuffle")
+POINT_KEYS = ("workload", "profile", "nodes", "fs_mode", "local_dirs", "stripe_count", "files", "file_size", "rows",
+              "shuffle")
 #: Figures summarized over repeats, with their units.
 METRICS = {
     "bringup_s": "s", "latency_s": "s", "wall_s": "s", "sort_mb_s": "MiB/s", "spark_jobs_s": "s",
     "write_mb_s": "MiB/s", "read_mb_s": "MiB/s", "dd_write_mb_s": "MiB/s", "dd_read_mb_s": "MiB/s",
+    "write_throughput_mb_s": "MiB/s", "read_throughput_mb_s": "MiB/s", "dd_write_proc_mb_s": "MiB/s",
+    "dd_read_proc_mb_s": "MiB/s", "write_exec_s": "s", "read_exec_s": "s", "dd_write_s": "s", "dd_read_s": "s",
     "write_ratio": "x", "read_ratio": "x", "io_ratio": "x", "pfs_io_ratio": "x",
     "shuffle_s": "s", "direct_bytes": "bytes", "http_bytes": "bytes",
     "am_launch_s": "s", "am_jvm_s": "s", "am_init_s": "s", "first_map_s": "s", "jobs_per_min": "jobs/min",
@@ -173,7 +176,9 @@ SUMMARY_WIDTH = 100
 #: The figures of the summary, in order: metric → its label there (units in :data:`METRICS`).
 LABELS = {
     "wall_s": "wall time", "bringup_s": "bring-up", "latency_s": "job latency", "write_mb_s": "write",
-    "read_mb_s": "read", "dd_write_mb_s": "dd write", "dd_read_mb_s": "dd read", "write_ratio": "w/dd",
+    "read_mb_s": "read", "dd_write_mb_s": "dd write", "dd_read_mb_s": "dd read",
+    "write_throughput_mb_s": "write per map", "read_throughput_mb_s": "read per map",
+    "dd_write_proc_mb_s": "dd write per process", "dd_read_proc_mb_s": "dd read per process", "write_ratio": "w/dd",
     "read_ratio": "r/dd", "time_ratio": "t/dd", "write_time_ratio": "t/dd write", "read_time_ratio": "t/dd read",
     "sort_mb_s": "sort rate", "io_ratio": "IO/4×in", "pfs_io_ratio": "pfs/4×in", "shuffle_s": "shuffle phase",
     "direct_bytes": "direct B", "http_bytes": "HTTP B", "spark_jobs_s": "Spark jobs",
@@ -199,9 +204,9 @@ ABBREVIATIONS = {
     "fs": "filesystem.mode (rawfs, shim, hdfs)", "n": "successful runs of the point",
     "95% CI": "t-interval of the mean of the logs, back-transformed: never < 0 (a 0 value: linear, clipped)",
 }
-#: The point columns of the summary: (key in a summary, column); the last three only when set.
+#: The point columns of the summary: (key in a summary, column); the last four only when set.
 POINT_COLUMNS = (("nodes", "nodes"), ("fs_mode", "fs"), ("stripe_count", "stripes"), ("files", "files"),
-                 ("file_size", "size"), ("rows", "rows"), ("shuffle", "shuffle"))
+                 ("file_size", "size"), ("rows", "rows"), ("shuffle", "shuffle"), ("local_dirs", "local dirs"))
 
 
 def _number(value: float) -> str:

@@ -9,6 +9,7 @@ Units are in the key names: ``_s`` seconds, ``_mb_s`` MiB/s, ``_bytes`` bytes.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -178,8 +179,11 @@ def parallel_dd(files: list[Path], size: int, nodes: list[str], fanout: str, mod
 
     ``write``: ``dd if=/dev/zero of=F bs=1M count=size/1MiB conv=fdatasync``; ``read``: ``dd if=F of=/dev/null
     bs=1M``. Each runs as ``sh -c 'uname -n && exec dd ...'`` so that the node it really ran on is known.
-    Returns ``wall_s`` (first start → last end), ``throughput_mb_s`` (total MiB ÷ wall_s) and ``hosts`` (the
-    ``uname -n`` of each process, in file order).
+    Returns ``wall_s`` (first start → last end), ``throughput_mb_s`` (total MiB ÷ wall_s), ``hosts`` (the
+    ``uname -n`` of each process, in file order), ``proc_s`` (each process's own seconds, from the ``copied, S s``
+    line ``dd`` prints on stderr, run with ``LC_ALL=C``: :func:`dd_seconds`) and ``proc_mb_s``, the per-process
+    throughput computed as TestDFSIO computes its per-map "Throughput mb/sec": total MiB ÷ the sum of the
+    processes' seconds (``None`` when a ``dd`` printed no time).
 
     Raises:
         ClusterError: a dd failed (its stderr).
@@ -194,26 +198,40 @@ def parallel_dd(files: list[Path], size: int, nodes: list[str], fanout: str, mod
         else:
             argv = ["dd", f"if={path}", "of=/dev/null", "bs=1M"]
         # ``uname -n`` first (dd writes nothing on stdout): the host the scheduler really ran it on.
-        argv = ["sh", "-c", 'uname -n && exec "$@"', "sh", *argv]
+        argv = ["sh", "-c", 'uname -n && LC_ALL=C exec "$@"', "sh", *argv]
         procs.append(subprocess.Popen(_on_node(nodes[i % len(nodes)], fanout, argv), stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, stdin=subprocess.DEVNULL))
-    errors, hosts = [], []
+    errors, hosts, seconds = [], [], []
     for proc in procs:
         out, err = proc.communicate()
         hosts.append(out.decode(errors="replace").strip())
         if proc.returncode != 0:
             errors.append(err.decode(errors="replace").strip()[-200:])
+        seconds.append(dd_seconds(err.decode(errors="replace")))
     wall = time.monotonic() - began
     if errors:
         raise ClusterError(f"dd {mode} failed: {errors[0]}")
     total_mb = count * len(files)
+    known = [s for s in seconds if s is not None]
+    proc_total = sum(known) if len(known) == len(seconds) else 0.0
     return {"wall_s": wall, "throughput_mb_s": total_mb / wall if wall > 0 else None, "total_mb": total_mb,
-            "hosts": hosts}
+            "hosts": hosts, "proc_s": seconds, "proc_mb_s": total_mb / proc_total if proc_total > 0 else None}
+
+
+_DD_COPIED = re.compile(r"\bcopied, ([0-9.]+(?:e[-+]?[0-9]+)?) s\b")
+
+
+def dd_seconds(stderr: str) -> float | None:
+    """The seconds one ``dd`` took by its own account: the ``S`` of the ``... copied, S s, R MB/s`` line GNU
+    coreutils' ``dd`` prints on stderr at the end (in the C locale: a decimal point); ``None`` when there is none."""
+    found = _DD_COPIED.findall(stderr)
+    return float(found[-1]) if found else None
 
 
 def dd_pair(ctx: Context, directory: Path) -> dict[str, Any]:
-    """dd write then (page cache dropped where permitted) dd read of ``files`` × ``file_size`` in ``directory``;
-    ``dd_hosts`` lists the hosts the dd processes ran on."""
+    """dd write then (page cache dropped where permitted) dd read of ``files`` × ``file_size`` in ``directory``:
+    aggregate ``dd_{write,read}_mb_s`` (MiB/s over the wall time), per-process ``dd_{write,read}_proc_mb_s`` (MiB/s,
+    as TestDFSIO's per-map figure: :func:`parallel_dd`); ``dd_hosts`` lists the hosts the dd processes ran on."""
     files, size = int(ctx.params["files"]), int(ctx.params["file_size"])
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / f"dd-{i:04d}" for i in range(files)]
@@ -226,6 +244,7 @@ def dd_pair(ctx: Context, directory: Path) -> dict[str, Any]:
         path.unlink(missing_ok=True)
     return {"dd_write_s": write["wall_s"], "dd_write_mb_s": write["throughput_mb_s"],
             "dd_read_s": read["wall_s"], "dd_read_mb_s": read["throughput_mb_s"], "cache_dropped": note is None,
+            "dd_write_proc_mb_s": write["proc_mb_s"], "dd_read_proc_mb_s": read["proc_mb_s"],
             "dd_hosts": sorted(set(write["hosts"]) | set(read["hosts"]))}
 
 

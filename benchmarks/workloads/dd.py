@@ -20,7 +20,8 @@ class Dd(Workload):
     needs_cluster = False
 
     def run(self, ctx: Context) -> dict[str, Any]:
-        """Figures: ``dd_write_mb_s``, ``dd_read_mb_s`` (aggregate MiB/s), their times, ``wall_s`` (both)."""
+        """Figures: ``dd_write_mb_s``, ``dd_read_mb_s`` (aggregate MiB/s), ``dd_write_proc_mb_s``,
+        ``dd_read_proc_mb_s`` (per process, MiB/s), their times, ``wall_s`` (both)."""
         figures = dd_pair(ctx, ctx.work_dir / "dd")
         figures["wall_s"] = figures["dd_write_s"] + figures["dd_read_s"]
         figures["write_mb_s"], figures["read_mb_s"] = figures["dd_write_mb_s"], figures["dd_read_mb_s"]

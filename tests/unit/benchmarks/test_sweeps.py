@@ -131,6 +131,29 @@ def test_dry_run_of_nodes_and_fs_modes_lists_one_cluster_each(tmp_path: Path) ->
     assert result.output.splitlines()[-1] == "8 run(s) on 2 cluster configuration(s); nothing started (--dry-run)"
 
 
+def test_a_local_dirs_sweep_is_one_cluster_per_value(tmp_path: Path) -> None:
+    """The Clemson comparison: node-local RAM disk vs disk vs the shared filesystem, one cluster each."""
+    bench = _bench(tmp_path, {"local_dirs": [None, "shared", str(tmp_path / "ram")]}, workloads=("terasort",))
+    result = _run(str(bench), "--dry-run")
+    assert result.exit_code == 0, result.output
+    clusters = [line.split(", scheduler")[0] for line in result.output.splitlines() if line.startswith("cluster ")]
+    assert clusters == ["cluster 1: 1 node(s), fs_mode rawfs",
+                        "cluster 2: 1 node(s), fs_mode rawfs, local_dirs shared",
+                        f"cluster 3: 1 node(s), fs_mode rawfs, local_dirs {tmp_path / 'ram'}"]
+    assert result.output.splitlines()[-1] == "6 run(s) on 3 cluster configuration(s); nothing started (--dry-run)"
+
+
+@pytest.mark.parametrize("value", ["ram", "./local"])
+def test_a_local_dirs_value_that_is_no_directory_is_refused_before_anything_runs(tmp_path: Path, value: str) -> None:
+    bench = _bench(tmp_path, {"local_dirs": [None, value]})
+    for args in ((str(bench), "--dry-run"), (str(bench), "--out", str(tmp_path / "out"))):
+        result = _run(*args)
+        assert result.exit_code == 2, result.output
+        line = result.output.strip().splitlines()[-1]
+        assert "stripes.yaml" in line and "local_dirs" in line and "absolute" in line, line
+    _nothing_made(tmp_path)
+
+
 # -- issue 29 item 1: one bench file per figure of the paper, checked by the dry run (not run) ---------------------
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "benchmarks" / "examples"

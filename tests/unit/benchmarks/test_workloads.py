@@ -23,7 +23,7 @@ from benchmarks.profiles import PROFILES
 from benchmarks.results import hibench_type
 from benchmarks.workloads import WORKLOADS, Context
 from benchmarks.workloads import base as workloads
-from benchmarks.workloads.base import _on_node, dd_pair, drop_page_cache, parallel_dd
+from benchmarks.workloads.base import _on_node, dd_pair, dd_seconds, drop_page_cache, parallel_dd
 from benchmarks.workloads.terasort import SortWorkload, SparkTeraSort, TeraSort
 from launcher.util.errors import ClusterError
 from tests.conftest import REPO
@@ -96,6 +96,9 @@ def test_parallel_dd_runs_through_each_launcher(fanout: str, standins: Path, tmp
     assert [f.stat().st_size for f in files] == [1 << 20] * 3
     read = parallel_dd(files, 1 << 20, ["n1", "n2"], fanout, "read")
     assert write["total_mb"] == read["total_mb"] == 3 and write["hosts"] == read["hosts"] == [socket.gethostname()] * 3
+    for done in (write, read):  # each dd's own seconds; the per-process figure is TestDFSIO's: MiB ÷ their sum
+        assert len(done["proc_s"]) == 3 and all(s is not None and s >= 0 for s in done["proc_s"])
+        assert done["proc_mb_s"] == pytest.approx(3 / sum(done["proc_s"]))
     made = calls(standins, fanout)
     if fanout == "local":
         assert made == []
@@ -268,3 +271,26 @@ def test_in_hdfs_mode_the_report_is_not_read_and_a_note_says_so(tmp_path: Path,
                                                                          "checksum": None}
     assert ctx.notes == ["terasort: TeraValidate's report is on HDFS (" + str(tmp_path / "v")
                          + "): not read, the output not checked"]
+
+
+@pytest.mark.parametrize(("stderr", "seconds"), [
+    ("1+0 records in\n1+0 records out\n1048576 bytes (1.0 MB, 1.0 MiB) copied, 0.00201 s, 522 MB/s\n", 0.00201),
+    ("64+0 records in\n64+0 records out\n67108864 bytes (67 MB, 64 MiB) copied, 1.5 s, 44.7 MB/s\n", 1.5),
+    ("0+0 records in\n0+0 records out\n0 bytes copied, 4.1e-05 s, 0.0 kB/s\n", 4.1e-05),
+    ("dd: failed to open 'x': No such file or directory\n", None),
+])
+def test_dd_seconds_is_dds_own_copied_line(stderr: str, seconds: float | None) -> None:
+    """The lines GNU coreutils 9.1's dd prints (Debian 12) in the C locale; no line: unknown, never 0."""
+    assert dd_seconds(stderr) == seconds
+
+
+def test_dd_pair_reports_per_process_throughput(tmp_path: Path) -> None:
+    """Real dd processes on this machine: the per-process figure counts each process's own time (so it is at
+    least the aggregate ÷ processes, each process within the wall time), and the row keys are those the plots read."""
+    ctx = Context(work_dir=tmp_path, params={"files": 2, "file_size": 1 << 20}, nodes=["n1"], scheduler="local",
+                  fanout="local", session=None)
+    figures = dd_pair(ctx, tmp_path / "dd")
+    for mode in ("write", "read"):
+        per_process, aggregate = figures[f"dd_{mode}_proc_mb_s"], figures[f"dd_{mode}_mb_s"]
+        assert per_process is not None and per_process > 0
+        assert per_process >= aggregate / 2 * 0.999
