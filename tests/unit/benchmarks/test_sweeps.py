@@ -184,6 +184,23 @@ def test_each_figure_of_the_paper_has_a_bench_file_that_validates(name: str, tmp
         assert refused.exit_code == 2 and "spider-fig10.yaml: sweep.stripe_count" in refused.output
 
 
+@pytest.mark.parametrize("name", ["related-clemson", "related-clustera"])
+def test_each_related_result_has_a_bench_file_that_validates(name: str, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Clemson's intermediates (RAM disk, disk, shared filesystem: a local_dirs sweep) and Clustera's job
+    throughput: headers name the result and the scale; the dry run validates every field."""
+    path = EXAMPLES / f"{name}.yaml"
+    header = [line for line in path.read_text().splitlines() if line.startswith("#")]
+    assert header[0].startswith("# A related result") and any("Scale" in line for line in header)
+    monkeypatch.setenv("SCRATCH", str(tmp_path / "scratch"))
+    result = _run(str(path), "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1].endswith("nothing started (--dry-run)")
+    if name == "related-clemson":
+        assert [line.split("local_dirs ")[1].split(",")[0] for line in result.output.splitlines()
+                if line.startswith("cluster ") and "local_dirs" in line] == ["/dev/shm", "shared"]
+
+
 def test_figures_8_9_are_task_flows_not_the_nodes_scaling() -> None:
     """The old spider-fig8.yaml drew TeraSort and KMeans vs nodes: that is Figure 7 (renamed); 8-9 are task flows."""
     assert not (EXAMPLES / "spider-fig8.yaml").exists()
