@@ -73,6 +73,11 @@ def _unset() -> list[int | None]:
     return [None]
 
 
+def _default_local_dirs() -> list[str | None]:
+    """A ``local_dirs`` sweep of one ``null``: the cluster's default."""
+    return [None]
+
+
 #: A ``shuffle`` sweep value: ``null`` = the cluster's ``hadoop.shuffle``.
 ShuffleChoice = Literal["http", "shared-fs"] | None
 
@@ -95,7 +100,7 @@ class Sweep(BaseModel):
                                         "with a unit (`8M`); `null` = the profile's.")
     fs_mode: list[str] = Field(default_factory=lambda: ["rawfs"], description="`filesystem.mode` values.")
     local_dirs: list[str | None] = Field(
-        default_factory=lambda: [None], description="`filesystem.local_dirs` values, one cluster each (where the "
+        default_factory=_default_local_dirs, description="`filesystem.local_dirs` values, one cluster each (where the "
         "NodeManagers keep map outputs and spills: the Clemson study's RAM disk vs disk vs shared filesystem): "
         "`null` = the cluster's default, `shared`, or an absolute node-local directory such as `/dev/shm`.")
     rows: list[int | None] = Field(default_factory=_unset, description="TeraSort's and spark-terasort's input "
