@@ -373,6 +373,7 @@ def _grouped_bars(ax: Axes, groups: Sequence[str], series: Sequence[tuple[str, l
     interval bars; ``metric`` the figure (or a function of the series' label giving it). Returns the runs of
     each bar."""
     ns: list[int] = []
+    tops = [0.0]
     width = 0.8 / max(len(series), 1)
     for i, (label, members) in enumerate(series):
         figure = metric(label) if callable(metric) else metric
@@ -382,8 +383,9 @@ def _grouped_bars(ax: Axes, groups: Sequence[str], series: Sequence[tuple[str, l
         ax.bar(xs, heights, width=width * 0.95, label=label)
         ax.errorbar(xs, heights, yerr=errs, fmt="none", ecolor="black", capsize=3)
         ns += n
+        tops += [h + e for h, e in zip(heights, errs[1], strict=True)]
     ax.set_xticks(list(range(len(groups))), list(groups), fontsize=8)
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(0, 1.25 * max(tops) or 1.0)  # room for the legend above the bars
     return ns
 
 
