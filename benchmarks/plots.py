@@ -20,6 +20,7 @@ of its values has a line of its own, never one line zigzagging through both.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -466,19 +467,19 @@ def figures_for(summaries: Sequence[dict[str, Any]]) -> list[tuple[str, Callable
                                ("per_process_vs_files.png", PER_PROCESS_LINES, per_process_vs_files),
                                ("time_vs_files.png", TIME_LINES, time_vs_files)):
         if swept(summaries, "files", FILE_WORKLOADS, metrics(lines)):
-            out.append((name, lambda maker=maker: maker(summaries)))
+            out.append((name, partial(maker, summaries)))
     if swept(summaries, "nodes"):
-        out.append(("time_vs_nodes.png", lambda: time_vs_nodes(summaries)))
+        out.append(("time_vs_nodes.png", partial(time_vs_nodes, summaries)))
     if swept(summaries, "stripe_count"):
-        out.append(("time_vs_stripes.png", lambda: time_vs_stripes(summaries)))
+        out.append(("time_vs_stripes.png", partial(time_vs_stripes, summaries)))
     if _with(summaries, "pfs_io_ratio", ROW_WORKLOADS):
-        out.append(("io_ratio.png", lambda: io_ratio(summaries)))
+        out.append(("io_ratio.png", partial(io_ratio, summaries)))
     if any(s["workload"] == "throughput" and ("jobs_per_min_sequential_mean" in s or "jobs_per_min_concurrent_mean"
                                               in s) for s in summaries):
-        out.append(("jobs_per_minute.png", lambda: jobs_per_minute(summaries)))
+        out.append(("jobs_per_minute.png", partial(jobs_per_minute, summaries)))
     for key in BAR_KEYS:
         if _bar_workloads(summaries, key):
-            out.append((f"time_by_{key}.png", lambda key=key: time_by(summaries, key)))
+            out.append((f"time_by_{key}.png", partial(time_by, summaries, key)))
     return out
 
 

@@ -250,6 +250,7 @@ def test_throughput_vs_files_has_one_panel_per_node_count() -> None:
         assert list(dd_write.get_xdata()) == [2.0, 4.0, 8.0]
         assert list(dd_write.get_ydata()) == pytest.approx([100.0 * f * nodes * (0.99 ** (1 / 3)) for f in (2, 4, 8)])
     assert fig.axes[0].get_ylabel() == "aggregate throughput (MiB/s)"
+    assert [ax.get_yscale() for ax in fig.axes] == ["log", "log"]  # dd 200-2400 MiB/s, TestDFSIO 2-24: one scale
     assert "n = 3 runs per point" in _note(fig) and "file size 64 MiB" in _note(fig) and "warning" not in _note(fig)
     plt.close(fig)
 
