@@ -1,8 +1,9 @@
 """PNG plots in the style of the Spider paper's figures (matplotlib, Agg backend; no display needed).
 
-* throughput vs number of files, one panel per node count: dd vs TestDFSIO, write and read, aggregate (the
-  paper's Figure 6) and per process (Figure 5), and their running times (Figure 5);
-* running time vs number of nodes, one line per workload and data size (Figures 6-7);
+* throughput vs number of files, one panel per node count: dd vs TestDFSIO, write and read, per process (the
+  paper's Figure 5) and aggregate (ours: what the job delivers, its start-up included), and their running times
+  (Figure 5);
+* running time vs number of nodes, one line per workload and data size (Figures 6b, 6d, 7);
 * running time vs stripe count with 95% CI error bars (Figure 10);
 * TeraSort's shared-filesystem bytes ÷ (4 × input) against Themis's 2-IO bound; one-map jobs per minute (Clustera's
   job throughput); running time by filesystem mode, shuffle and NodeManager local dirs (Clemson's intermediates);
@@ -274,7 +275,8 @@ def by_files(summaries: Sequence[dict[str, Any]], lines: Sequence[Line], ylabel:
 def throughput_vs_files(summaries: Sequence[dict[str, Any]]) -> Figure:
     """Aggregate throughput (MiB/s: total MiB ÷ the parallel dd processes' or the TestDFSIO job's time) vs number of
     files, one panel per node count: dd and TestDFSIO, write and read (:data:`AGGREGATE_LINES`), with 95%
-    intervals (the paper's Figure 6)."""
+    intervals. The paper draws per-process throughput (:func:`per_process_vs_files`); this is what the jobs
+    deliver, their start-up included."""
     return by_files(summaries, AGGREGATE_LINES, "aggregate throughput (MiB/s)",
                     "Aggregate throughput vs number of files: dd vs TestDFSIO")
 
