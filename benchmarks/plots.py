@@ -355,7 +355,7 @@ def io_ratio(summaries: Sequence[dict[str, Any]]) -> Figure:
     points = _sorted_points(_with(summaries, "pfs_io_ratio", ROW_WORKLOADS), keys)
     heights, errs, ns = _errors(points, "pfs_io_ratio") if points else ([], [[], []], [])
     labels, xlabel = _point_labels(points, keys)
-    fig, ax = plt.subplots(figsize=(min(2.0 + 1.1 * max(len(points), 1), 12.0), 4.4))
+    fig, ax = plt.subplots(figsize=(min(max(5.5, 2.0 + 1.1 * len(points)), 12.0), 4.4))
     xs = list(range(len(points)))
     ax.bar(xs, heights, width=0.6, color="tab:blue", label="shared-filesystem bytes ÷ (4 × input)")
     ax.errorbar(xs, heights, yerr=errs, fmt="none", ecolor="black", capsize=4)
@@ -400,7 +400,7 @@ def jobs_per_minute(summaries: Sequence[dict[str, Any]]) -> Figure:
     points = _sorted_points([s for s in summaries if s["workload"] == "throughput"
                              and ("jobs_per_min_sequential_mean" in s or "jobs_per_min_concurrent_mean" in s)], keys)
     labels, xlabel = _point_labels(points, keys)
-    fig, ax = plt.subplots(figsize=(min(2.5 + 1.3 * max(len(points), 1), 12.0), 4.4))
+    fig, ax = plt.subplots(figsize=(min(max(5.5, 2.5 + 1.3 * len(points)), 12.0), 4.4))
     series = [(name, [s if f"{metric}_mean" in s else None for s in points])
               for name, metric in (("one after another", "jobs_per_min_sequential"),
                                    ("several at a time", "jobs_per_min_concurrent"))
@@ -437,7 +437,7 @@ def time_by(summaries: Sequence[dict[str, Any]], key: str) -> Figure:
     values = sorted({s.get(key) for _, members in groups for s in members}, key=_order)
     series = [("default" if v is None else str(v),
                [next((s for s in members if s.get(key) == v), None) for _, members in groups]) for v in values]
-    fig, ax = plt.subplots(figsize=(min(2.5 + 0.6 * max(len(groups), 1) * max(len(values), 1), 12.0), 4.4))
+    fig, ax = plt.subplots(figsize=(min(max(5.5, 2.5 + 0.6 * len(groups) * len(values)), 12.0), 4.4))
     ns = _grouped_bars(ax, [g for g, _ in groups], series, "wall_s")
     ax.set_xlabel("workload")
     ax.set_ylabel("running time (s)")
