@@ -36,3 +36,38 @@ def test_the_link_check_sees_links_and_images(tmp_path: Path) -> None:
     doc.write_text("see [a](a.md#x) and ![fig](figures/f.png \"t\"), [web](https://x.org), [here](#top)\n"
                    "```\n[not](a link.md)\n```\n")
     assert _relative_targets(doc) == ["a.md#x", "figures/f.png"]
+
+
+FIGURES = REPO / "docs" / "figures"
+
+
+def _figure_dirs() -> list[Path]:
+    return sorted(p.parent for p in FIGURES.glob("*/results.jsonl"))
+
+
+def test_the_reproduction_ships_its_rows_and_figures() -> None:
+    """docs/reproduction.md shows figures of real runs: every figure directory has its rows and a summary."""
+    dirs = _figure_dirs()
+    assert len(dirs) >= 8, dirs
+    for directory in dirs:
+        assert (directory / "summary.csv").is_file() and list(directory.glob("*.png")), directory
+
+
+@pytest.mark.parametrize("directory", _figure_dirs(), ids=lambda p: p.name)
+def test_each_shipped_figure_is_what_its_shipped_rows_give(directory: Path, tmp_path: Path) -> None:
+    """``hpc-hadoop bench plot`` of the shipped ``results.jsonl`` draws exactly the figures shipped beside it (task
+    flows where the job histories are shipped too), so no figure of the page is stale or hand-made."""
+    from benchmarks.plots import plot_all
+    from benchmarks.results import read_rows
+
+    rows = read_rows(directory / "results.jsonl")
+    assert rows and all(r["state"] == "succeeded" for r in rows)
+    work = tmp_path / directory.name
+    work.mkdir()
+    if (directory / "history").is_dir():
+        (work / "history").symlink_to(directory / "history")
+    drawn = {p.name for p in plot_all(rows, work)}
+    shipped = {p.name for p in directory.glob("*.png")}
+    flows = {name for name in drawn if name.startswith("taskflow_")}
+    assert shipped - flows == drawn - flows, f"{directory.name}: shipped {sorted(shipped)}, drawn {sorted(drawn)}"
+    assert {name for name in shipped if name.startswith("taskflow_")} <= flows
