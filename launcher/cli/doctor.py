@@ -137,6 +137,36 @@ def _hostname() -> Check:
     return Check("hostname", "ok", f"{name} → {address}")
 
 
+def _nodes_to_ask(spec: JobSpec) -> tuple[list[tuple[str, str]], str, str | None, str] | Check:
+    """The nodes doctor asks what secure mode needs: ``(name, address)`` of each, the fan-out launcher and its
+    program, and a remark for the lines (``""``, or that only this host was asked); or a failed :class:`Check` when
+    the allocation doctor runs in cannot be read."""
+    from launcher.schedulers import get_scheduler
+    from launcher.schedulers.base import BatchScheduler
+    from launcher.util.errors import HpcHadoopError
+
+    scheduler = get_scheduler(spec.scheduler)
+    try:
+        if isinstance(scheduler, BatchScheduler):
+            scheduler.job_in(os.environ)
+        allocation = scheduler.allocation(spec)
+    except KeyError as exc:  # interface: names no IPv4 interface here
+        return Check("krb nodes", "fail", str(exc.args[0] if exc.args else exc),
+                     "set interface: to an interface of every node")
+    except UserError as exc:
+        if exc.field != "scheduler":  # inside an allocation that cannot be used: say why
+            return Check("krb nodes", "fail", f"{exc.field}: {exc.message}" if exc.field else exc.message, exc.fix)
+        name = socket.gethostname()
+        try:
+            address = socket.gethostbyname(name)
+        except OSError:
+            address = name
+        return [(name, address)], "local", None, " (this host only: run doctor inside an allocation to ask every node)"
+    except HpcHadoopError as exc:  # a command that reads the allocation failed
+        return Check("krb nodes", "fail", str(exc), "see that the batch system's commands work here")
+    return [(n.name, n.address) for n in allocation.nodes], allocation.fanout, allocation.fanout_program, ""
+
+
 def _secure_mode(spec: JobSpec) -> list[Check]:
     """What ``security: per-cluster`` needs (:mod:`launcher.plan.kerberos_checks`), asked through the fan-out
     (:func:`launcher.lifecycle.kdc.probe_nodes`) of every node of the allocation doctor runs in (the ``local``
@@ -144,28 +174,12 @@ def _secure_mode(spec: JobSpec) -> list[Check]:
     another ``security:`` a failure is a warning."""
     from launcher.lifecycle.kdc import probe_nodes
     from launcher.plan.kerberos_checks import check_clock_skew, check_kdc_port, check_names
-    from launcher.schedulers import get_scheduler
-    from launcher.schedulers.base import BatchScheduler
     from launcher.util.errors import HpcHadoopError
 
-    scheduler = get_scheduler(spec.scheduler)
-    alone = ""
-    try:
-        if isinstance(scheduler, BatchScheduler):
-            scheduler.job_in(os.environ)
-        allocation = scheduler.allocation(spec)
-        nodes, fanout, program = [(n.name, n.address) for n in allocation.nodes], allocation.fanout, \
-            allocation.fanout_program
-    except UserError as exc:
-        if exc.field != "scheduler":  # inside an allocation that cannot be used: say why
-            return [Check("krb nodes", "fail", f"{exc.field}: {exc.message}" if exc.field else exc.message, exc.fix)]
-        name = socket.gethostname()
-        try:
-            address = socket.gethostbyname(name)
-        except OSError:
-            address = name
-        nodes, fanout, program = [(name, address)], "local", None
-        alone = " (this host only: run doctor inside an allocation to ask every node)"
+    asked = _nodes_to_ask(spec)
+    if isinstance(asked, Check):
+        return [asked]
+    nodes, fanout, program, alone = asked
     try:
         probes, before, after = probe_nodes(nodes, fanout, program)
     except HpcHadoopError as exc:

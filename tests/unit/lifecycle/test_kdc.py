@@ -176,3 +176,16 @@ def test_doctor_prints_each_secure_mode_check(tmp_path: Path, write_yaml: Callab
     assert all(line.split()[0] == "ok" for line in lines.values()), result.stdout
     assert "localhost → 127.0.0.1 → localhost" in lines["krb host names"]
     assert "Kerberos allows 300 s" in lines["krb clock skew"]
+
+
+def test_doctor_outside_an_allocation_asks_this_host_and_says_so(tmp_path: Path, write_yaml: Callable[..., Path],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in ("SLURM_JOB_ID", "SLURM_JOBID", "SLURM_JOB_NODELIST", "SLURM_NODELIST"):
+        monkeypatch.delenv(variable, raising=False)
+    job = write_yaml(tmp_path / "job.yaml", {"name": "sec", "security": "per-cluster", "scheduler": "slurm",
+                                             "filesystem": {"root": str(tmp_path), "shared": True},
+                                             "steps": [{"example": "pi", "args": [1, 10]}]})
+    result = CliRunner().invoke(main, ["doctor", str(job)])
+    lines = [line for line in result.stdout.splitlines() if line.split()[1:2] == ["krb"]]
+    assert len(lines) == 3 and all(line.endswith("(this host only: run doctor inside an allocation to ask every node)")
+                                   for line in lines), result.stdout
