@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import stat
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -100,6 +101,26 @@ def test_tickets_live_until_the_walltimes_end_plus_an_hour(running_kdc: tuple[Kd
     lifetime = int(next(line.split("=")[1] for line in plan.security.krb5_conf.read_text().splitlines()
                         if "ticket_lifetime" in line))
     assert abs(time.time() + lifetime - end) < 60
+
+
+def test_the_daemons_keytab_logins_get_tickets_until_the_walltimes_end_plus_an_hour(
+        running_kdc: tuple[Kdc, float]) -> None:
+    """The services' side of item 6: a keytab login as Hadoop's daemons make it (JAAS's ``Krb5LoginModule``,
+    ``KeytabLogin.java`` run as a single-file program by the runtime's JDK) with the realm's ``krb5.conf`` gets a
+    ticket-granting ticket that ends an hour after the walltime (it would be the KDC's maximum otherwise: 1000 days
+    with MiniKdc's default read in seconds)."""
+    kdc, _ = running_kdc
+    plan = kdc.plan
+    assert plan.deadline is not None
+    security = plan.security
+    done = subprocess.run([plan.runtime.java, f"-Djava.security.krb5.conf={security.krb5_conf}",
+                           str(Path(__file__).with_name("KeytabLogin.java")), str(security.services_keytab),
+                           f"rm/{plan.master.name}@{security.realm}"], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    [(server, end)] = [line.split() for line in done.stdout.splitlines()]
+    assert server == f"krbtgt/{security.realm}@{security.realm}"
+    assert plan.deadline + TICKET_MARGIN_S - 2 <= int(end) <= plan.deadline + TICKET_MARGIN_S + 60
 
 
 def test_the_lifetime_follows_the_walltime(tmp_path: Path) -> None:
