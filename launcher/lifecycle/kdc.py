@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from launcher.fanout import get_launcher
+from launcher.fanout.processes import start_client
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.plan.kerberos_checks import (
     KerberosCheck,
@@ -84,25 +85,27 @@ def probe_nodes(nodes: Sequence[tuple[str, str]], fanout: str, program: str | No
         commands = [launcher.wrap(probe_argv(nodes, name), [name]) for name in names]
     else:
         commands = [launcher.wrap(probe_argv(nodes), names)]
-    procs = [subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for argv in commands]
+    # As the agents' launchers: in the job's process tree, SIGTERM if we die (output and errors on one pipe).
+    procs = [start_client(argv, subprocess.PIPE) for argv in commands]
     found: dict[str, NodeProbe] = {}
     deadline = time.monotonic() + timeout
     for argv, proc in zip(commands, procs, strict=True):
         try:
-            out, err = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
+            out, _ = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            for other in procs:
-                other.kill()
-                other.communicate()
+            end(procs, grace=STOP_GRACE)
             raise ClusterError(f"the nodes did not answer the secure-mode checks within {timeout:.0f} s: "
                                f"{' '.join(argv[:6])} ...") from None
+        text = out.decode(errors="replace")
         if proc.returncode != 0:
             raise ClusterError(f"the secure-mode checks failed on a node (exit {proc.returncode}): "
-                               f"{err.decode(errors='replace').strip()[-300:]}")
-        for line in out.decode(errors="replace").splitlines():
+                               f"{text.strip()[-300:]}")
+        for line in text.splitlines():
             if line.startswith("{"):
-                node_probe = NodeProbe.from_json(line)
+                try:
+                    node_probe = NodeProbe.from_json(line)
+                except ValueError as exc:
+                    raise ClusterError(f"the secure-mode checks: {exc}") from None
                 found[node_probe.node] = node_probe
     after = time.time()
     missing = [name for name in names if name not in found]
