@@ -137,6 +137,67 @@ def _hostname() -> Check:
     return Check("hostname", "ok", f"{name} → {address}")
 
 
+def _nodes_to_ask(spec: JobSpec) -> tuple[list[tuple[str, str]], str, str | None, str] | Check:
+    """The nodes doctor asks what secure mode needs: ``(name, address)`` of each, the fan-out launcher and its
+    program, and a remark for the lines (``""``, or that only this host was asked); or a failed :class:`Check` when
+    the allocation doctor runs in cannot be read."""
+    from launcher.schedulers import get_scheduler
+    from launcher.schedulers.base import BatchScheduler
+    from launcher.util.errors import HpcHadoopError
+
+    scheduler = get_scheduler(spec.scheduler)
+    try:
+        if isinstance(scheduler, BatchScheduler):
+            scheduler.job_in(os.environ)
+        allocation = scheduler.allocation(spec)
+    except KeyError as exc:  # interface: names no IPv4 interface here
+        return Check("krb nodes", "fail", str(exc.args[0] if exc.args else exc),
+                     "set interface: to an interface of every node")
+    except UserError as exc:
+        if exc.field != "scheduler":  # inside an allocation that cannot be used: say why
+            return Check("krb nodes", "fail", f"{exc.field}: {exc.message}" if exc.field else exc.message, exc.fix)
+        name = socket.gethostname()
+        try:
+            address = socket.gethostbyname(name)
+        except OSError:
+            address = name
+        return [(name, address)], "local", None, " (this host only: run doctor inside an allocation to ask every node)"
+    except HpcHadoopError as exc:  # a command that reads the allocation failed
+        return Check("krb nodes", "fail", str(exc), "see that the batch system's commands work here")
+    return [(n.name, n.address) for n in allocation.nodes], allocation.fanout, allocation.fanout_program, ""
+
+
+def _secure_mode(spec: JobSpec) -> list[Check]:
+    """What ``security: per-cluster`` needs (:mod:`launcher.plan.kerberos_checks`), asked through the fan-out
+    (:func:`launcher.lifecycle.kdc.probe_nodes`) of every node of the allocation doctor runs in (the ``local``
+    backend: this machine), else of this host alone (a login node: the nodes are checked again at bring-up). Under
+    another ``security:`` a failure is a warning."""
+    from launcher.lifecycle.kdc import probe_nodes
+    from launcher.plan.kerberos_checks import check_clock_skew, check_kdc_port, check_names
+    from launcher.util.errors import HpcHadoopError
+
+    asked = _nodes_to_ask(spec)
+    if isinstance(asked, Check):
+        return [asked]
+    nodes, fanout, program, alone = asked
+    try:
+        probes, before, after = probe_nodes(nodes, fanout, program)
+    except HpcHadoopError as exc:
+        return [Check("krb nodes", "fail", str(exc), "see that the batch system can run a task on every node")]
+    found = [check_names(probes), check_kdc_port(probes[0], nodes[0][1]), check_clock_skew(probes, before, after)]
+    needed = spec.security == "per-cluster"
+    checks = []
+    for check in found:
+        if check.ok:
+            checks.append(Check(check.name, "ok", check.detail + alone))
+        elif needed:
+            checks.append(Check(check.name, "fail", check.detail + alone, check.fix))
+        else:
+            checks.append(Check(check.name, "warn", f"{check.detail} (needed by security: per-cluster only; this job "
+                                f"has security: {spec.security})", check.fix))
+    return checks
+
+
 def _ports() -> Check:
     try:
         ports = choose_ports(f"doctor-{os.getpid()}")
@@ -205,11 +266,12 @@ def _job_file(spec: JobSpec, job_file: Path, *, overwrite: bool, root_failed: bo
 
 def run_checks(spec: JobSpec, job_file: Path | None = None, *, overwrite: bool = False) -> list[Check]:
     """Every check, in order: Java and Hadoop, filesystem, flock, the operations a run makes in the root, striping,
-    (a batch job's) shared root, hostname, ports, batch systems; with ``job_file`` last everything ``submit`` checks
-    (``overwrite``: as ``--overwrite``)."""
+    (a batch job's) shared root, hostname, what ``security: per-cluster`` needs (host names forward and back, a
+    port for the KDC, clock skew: :func:`_secure_mode`), ports, batch systems; with ``job_file`` last everything
+    ``submit`` checks (``overwrite``: as ``--overwrite``)."""
     shared = _shared_root(spec)
-    checks = [*_java_and_hadoop(spec), *_filesystem(spec), *([shared] if shared else []), _hostname(), _ports(),
-              _batch_systems()]
+    checks = [*_java_and_hadoop(spec), *_filesystem(spec), *([shared] if shared else []), _hostname(),
+              *_secure_mode(spec), _ports(), _batch_systems()]
     if job_file is not None:
         checks.append(_job_file(spec, job_file, overwrite=overwrite,
                                 root_failed=shared is not None and shared.status == "fail",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from launcher.cluster.cluster import Cluster
 from launcher.lifecycle.archives import Archives
-from launcher.lifecycle.kdc import Kdc
+from launcher.lifecycle.kdc import Kdc, require_secure_mode
 from launcher.lifecycle.observer import Observer
 from launcher.lifecycle.record import RunRecord
 from launcher.plan.cluster_plan import ClusterPlan
@@ -28,8 +28,8 @@ class BringUp:
         observer: terminal progress.
         record: ``run.json`` (``bringup_s``, ``since_allocation_s``, the NodeManagers' notes).
         archives: the AppCDS notes of the agents.
-        kdc: the cluster's KDC (``security: per-cluster``), started before the agents; its seconds count in
-            ``bringup_s``.
+        kdc: the cluster's KDC (``security: per-cluster``), started before the agents, after the nodes were asked
+            what secure mode needs (:func:`launcher.lifecycle.kdc.require_secure_mode`); both count in ``bringup_s``.
     """
 
     def __init__(self, plan: ClusterPlan, cluster: Cluster, observer: Observer, record: RunRecord,
@@ -43,9 +43,9 @@ class BringUp:
 
     def run(self, *, deadline: float | None, ready_timeout: float, check_stop: Callable[[str], None],
             allocation_start: float | None) -> None:
-        """Start the KDC (``security: per-cluster``), then the agents, and wait until every NodeManager (and, in
-        ``hdfs`` mode, every DataNode) is up; ``check_stop`` (``hpc-hadoop stop``, a lost filesystem) ends the wait by
-        raising; then write ``run.json``.
+        """Check what secure mode needs on every node and start the KDC (``security: per-cluster``), then the agents,
+        and wait until every NodeManager (and, in ``hdfs`` mode, every DataNode) is up; ``check_stop`` (``hpc-hadoop
+        stop``, a lost filesystem) ends the wait by raising; then write ``run.json``.
 
         Args:
             deadline: epoch seconds when teardown must begin, or ``None``: the wait never passes it.
@@ -54,10 +54,16 @@ class BringUp:
             allocation_start: epoch seconds when the allocation began (for ``since_allocation_s``).
 
         Raises:
+            UserError: ``security: per-cluster`` and a node does not have what it needs (one line: what, where, the
+                fix); no daemon was started.
             ClusterError: a daemon died, or the cluster was not up in time.
         """
         report = self.record.report
         self.observer.phase("bring-up")
+        began = time.monotonic()
+        if self.kdc is not None:
+            require_secure_mode(self.plan)
+        checks_s = time.monotonic() - began
         kdc_s = self.kdc.start() if self.kdc is not None else 0.0
         self.cluster.start()
         remaining = None if deadline is None else max(1.0, deadline - time.time())
@@ -69,9 +75,13 @@ class BringUp:
             datanodes = sum("datanode" in n.roles for n in self.plan.nodes)
             self.observer.event(f"HDFS ready: {datanodes} DataNode{'s' if datanodes != 1 else ''} live, "
                                 "out of safe mode")
-        report.bringup_s = bringup_s + kdc_s
+        report.bringup_s = bringup_s + kdc_s + (checks_s if kdc_s else 0.0)
         if kdc_s:
-            report.notes.append(f"security: per-cluster: realm {self.plan.security.realm}, KDC ready in {kdc_s:.2f} s")
+            until = self.kdc.tickets_until if self.kdc is not None else None
+            tickets = f", tickets until {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(until))}" if until else ""
+            report.notes.append(f"security: per-cluster: realm {self.plan.security.realm}, KDC ready in {kdc_s:.2f} s "
+                                f"(host names, KDC port and clocks checked on {len(self.plan.nodes)} node(s) first, "
+                                f"{checks_s:.2f} s){tickets}")
         report.notes += [f"{node}: {state.nm_note}" for node, state in sorted(self.cluster.states().items())
                          if state.nm_note]
         self.archives.note()

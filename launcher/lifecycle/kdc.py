@@ -3,23 +3,40 @@
 Owns: :class:`Kdc`. Runs ``org.hpchadoop.security.ClusterKdc`` (hadoop-fs-shim; Hadoop's MiniKdc, i.e. Apache Kerby)
 with the runtime's JDK and jars; it writes ``krb5.conf``, the keytabs and the owner's ticket cache into the cluster
 directory's ``krb/`` (:class:`launcher.plan.security.SecurityPlan`), prints one JSON line when it answers, and serves
-until its standard input closes: if the launcher dies, the KDC ends with it. Imports the plan and
-:func:`launcher.util.processes.end`.
+until its standard input closes: if the launcher dies, the KDC ends with it. Before it starts,
+:func:`secure_mode_checks` asks every node, through the fan-out, what ``security: per-cluster`` needs
+(:mod:`launcher.plan.kerberos_checks`): a site that cannot meet it gets one line naming the fix before any daemon
+starts. Imports the plan, the fan-out's launchers and :func:`launcher.util.processes.end`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import selectors
+import struct
 import subprocess
+import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from launcher.fanout import get_launcher
+from launcher.fanout.processes import start_client
 from launcher.plan.cluster_plan import ClusterPlan
+from launcher.plan.kerberos_checks import (
+    KerberosCheck,
+    NodeProbe,
+    check_clock_skew,
+    check_kdc_port,
+    check_names,
+    first_failure,
+    probe,
+)
 from launcher.plan.security import KDC_CLASS, principal_hosts
 from launcher.runtime.hadoop import NO_CONTAINER_SUPPORT
-from launcher.util.errors import ClusterError
+from launcher.util.errors import ClusterError, UserError
 from launcher.util.processes import end
 
 #: The longest wait for the KDC's ready line, seconds (measured here: 0.8-1.5 s with a cold JVM).
@@ -30,17 +47,189 @@ KDC_HEAP_MB = 128
 STOP_GRACE = 5.0
 
 
+#: The longest wait for every node's answer to the secure-mode probe (:func:`probe_nodes`), seconds.
+PROBE_TIMEOUT = 60.0
+
+
+def probe_argv(nodes: Sequence[tuple[str, str]], node: str | None = None) -> list[str]:
+    """``python -m launcher.plan.kerberos_checks [--node NODE] NAME=ADDRESS...`` with this interpreter."""
+    return [sys.executable, "-m", "launcher.plan.kerberos_checks", *(["--node", node] if node else []),
+            *(f"{name}={address}" for name, address in nodes)]
+
+
+def probe_nodes(nodes: Sequence[tuple[str, str]], fanout: str, program: str | None = None,
+                timeout: float = PROBE_TIMEOUT) -> tuple[list[NodeProbe], float, float]:
+    """Every node's :class:`~launcher.plan.kerberos_checks.NodeProbe`, got through the launcher ``fanout`` (run as
+    ``program`` when given), as the agents are: in this process when the launcher runs here (``local``: every node
+    is this machine), one command per node for a per-node launcher (``pbsdsh``, ``qrsh``...), else one command for
+    all (``srun``: each task finds its node as the agent does).
+
+    Args:
+        nodes: ``(name, address)`` of every node, the master's first.
+
+    Returns:
+        The probes in the order of ``nodes``, and this host's clock (epoch seconds) before and after them.
+
+    Raises:
+        UserError: unknown launcher name.
+        ClusterError: a probe failed, printed no answer, a node did not answer, or they took more than ``timeout``
+            seconds.
+    """
+    launcher = get_launcher(fanout, program=program)
+    names = [name for name, _ in nodes]
+    before = time.time()
+    if launcher.runs_here:
+        probes = [probe(name, nodes) for name in names]
+        return probes, before, time.time()
+    if launcher.per_node:
+        commands = [launcher.wrap(probe_argv(nodes, name), [name]) for name in names]
+    else:
+        commands = [launcher.wrap(probe_argv(nodes), names)]
+    # As the agents' launchers: in the job's process tree, SIGTERM if we die (output and errors on one pipe).
+    procs = [start_client(argv, subprocess.PIPE) for argv in commands]
+    found: dict[str, NodeProbe] = {}
+    deadline = time.monotonic() + timeout
+    for argv, proc in zip(commands, procs, strict=True):
+        try:
+            out, _ = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            end(procs, grace=STOP_GRACE)
+            raise ClusterError(f"the nodes did not answer the secure-mode checks within {timeout:.0f} s: "
+                               f"{' '.join(argv[:6])} ...") from None
+        text = out.decode(errors="replace")
+        if proc.returncode != 0:
+            raise ClusterError(f"the secure-mode checks failed on a node (exit {proc.returncode}): "
+                               f"{text.strip()[-300:]}")
+        for line in text.splitlines():
+            if line.startswith("{"):
+                try:
+                    node_probe = NodeProbe.from_json(line)
+                except ValueError as exc:
+                    raise ClusterError(f"the secure-mode checks: {exc}") from None
+                found[node_probe.node] = node_probe
+    after = time.time()
+    missing = [name for name in names if name not in found]
+    if missing:
+        raise ClusterError(f"no answer to the secure-mode checks from {', '.join(missing)}")
+    return [found[name] for name in names], before, after
+
+
+def secure_mode_checks(plan: ClusterPlan, timeout: float = PROBE_TIMEOUT) -> list[KerberosCheck]:
+    """What ``security: per-cluster`` needs, asked of every node of ``plan`` through its fan-out
+    (:func:`probe_nodes`): host names forward and back, a port for the KDC on the master's address, clocks (the
+    reference is this host's: the launcher runs on the master, beside the KDC).
+
+    Raises:
+        ClusterError: as :func:`probe_nodes`.
+    """
+    nodes = [(node.name, node.address) for node in plan.nodes]
+    probes, before, after = probe_nodes(nodes, plan.fanout, plan.fanout_program, timeout)
+    return [check_names(probes), check_kdc_port(probes[0], plan.master.address),
+            check_clock_skew(probes, before, after)]
+
+
+def require_secure_mode(plan: ClusterPlan) -> None:
+    """:func:`secure_mode_checks` under ``security: per-cluster`` (nothing otherwise), before any daemon starts.
+
+    Raises:
+        UserError: a check failed: one line naming what is wrong, on which node, and the fix (or ``security:
+            simple``).
+        ClusterError: as :func:`probe_nodes`.
+    """
+    if not plan.security.kerberos:
+        return
+    failed = first_failure(secure_mode_checks(plan))
+    if failed is not None:
+        raise UserError(failed.detail, field="security", fix=failed.fix)
+
+
+#: Seconds tickets live past the walltime's end: the teardown after it (its lead, the daemons' stop) must not meet
+#: an expired ticket.
+TICKET_MARGIN_S = 3600
+#: Seconds tickets live when the cluster has no walltime (``ClusterKdc.DEFAULT_LIFETIME``: 24 h, Kerby's client
+#: default and MIT's ``max_life``).
+DEFAULT_TICKET_LIFETIME_S = 24 * 3600
+
+
+def ticket_lifetime(plan: ClusterPlan, now: float | None = None) -> int:
+    """Seconds every ticket of the realm lives (``ClusterKdc --lifetime``): until the walltime's end
+    (``plan.deadline``) plus :data:`TICKET_MARGIN_S`, rounded up, counted from ``now`` (epoch seconds; default:
+    the current time); :data:`DEFAULT_TICKET_LIFETIME_S` without a walltime."""
+    if plan.deadline is None:
+        return DEFAULT_TICKET_LIFETIME_S
+    now = time.time() if now is None else now
+    return max(TICKET_MARGIN_S, math.ceil(plan.deadline - now) + TICKET_MARGIN_S)
+
+
+def _counted(data: bytes, at: int, size: str = ">I") -> tuple[bytes, int]:
+    (length,) = struct.unpack_from(size, data, at)
+    at += struct.calcsize(size)
+    return data[at:at + length], at + length
+
+
+def _principal(data: bytes, at: int) -> tuple[str, int]:
+    _, count = struct.unpack_from(">II", data, at)
+    realm, at = _counted(data, at + 8)
+    parts = []
+    for _ in range(count):
+        part, at = _counted(data, at)
+        parts.append(part.decode())
+    return "/".join(parts) + "@" + realm.decode(), at
+
+
+def ticket_end_times(ccache: Path) -> dict[str, float]:
+    """The end time (epoch seconds) of every ticket in a ticket cache, by server principal (``krbtgt/REALM@REALM``
+    for the ticket-granting ticket): what ``klist`` shows as "Expires", read from MIT's file format (version 3,
+    ``0x0503``, which Kerby 2.0.3 writes, or 4;
+    https://web.mit.edu/kerberos/krb5-devel/doc/formats/ccache_file_format.html).
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: it is not a ticket cache of version 3 or 4.
+    """
+    data = ccache.read_bytes()
+    try:
+        (version,) = struct.unpack_from(">H", data, 0)
+        if version not in (0x0503, 0x0504):
+            raise ValueError(f"{ccache}: not a ticket cache of version 3 or 4 (starts with {data[:2].hex()})")
+        at = 2
+        if version == 0x0504:
+            _, at = _counted(data, at, ">H")  # header (e.g. the KDC time offset)
+        _, at = _principal(data, at)  # the default principal
+        ends: dict[str, float] = {}
+        while at < len(data):
+            _, at = _principal(data, at)  # client
+            server, at = _principal(data, at)
+            # The key: its type (16 bits; twice in version 3), then its bytes.
+            _, at = _counted(data, at + (4 if version == 0x0503 else 2))
+            _auth, _start, end, _renew = struct.unpack_from(">IIII", data, at)
+            at += 16 + 1 + 4  # the times, is_skey, the ticket flags
+            for _ in range(2):  # addresses, then authorization data: each a type (16 bits) and bytes
+                (count,) = struct.unpack_from(">I", data, at)
+                at += 4
+                for _ in range(count):
+                    _, at = _counted(data, at + 2)
+            _, at = _counted(data, at)  # the ticket
+            _, at = _counted(data, at)  # the second ticket
+            ends[server] = float(end)
+    except (struct.error, UnicodeDecodeError) as exc:
+        raise ValueError(f"{ccache}: not a readable ticket cache ({exc})") from None
+    return ends
+
+
 def kdc_log(plan: ClusterPlan) -> Path:
     """The KDC's output: ``logs/kdc.log`` in the cluster directory."""
     return plan.path("logs", "kdc.log")
 
 
-def kdc_command(plan: ClusterPlan, hosts: list[str]) -> list[str]:
-    """``java ... ClusterKdc <krb dir> <realm> <master address> <owner> <host>...``: the KDC listens on the master's
-    address, on a port it picks (``kdc.port=0``)."""
+def kdc_command(plan: ClusterPlan, hosts: list[str], now: float | None = None) -> list[str]:
+    """``java ... ClusterKdc --lifetime <seconds> <krb dir> <realm> <master address> <owner> <host>...``: the KDC
+    listens on the master's address, on a port it picks (``kdc.port=0``); its tickets (the owner's ticket cache, the
+    daemons' keytab logins) live until the walltime's end plus an hour (:func:`ticket_lifetime` from ``now``)."""
     security = plan.security
     return [plan.runtime.java, f"-Xmx{KDC_HEAP_MB}m", NO_CONTAINER_SUPPORT, "-cp", ":".join(plan.runtime.classpath),
-            KDC_CLASS, str(security.krb_dir), security.realm, plan.master.address, plan.user, *hosts]
+            KDC_CLASS, "--lifetime", str(ticket_lifetime(plan, now)), str(security.krb_dir), security.realm,
+            plan.master.address, plan.user, *hosts]
 
 
 def _read_line(stream: IO[bytes], timeout: float) -> bytes:
@@ -59,6 +248,8 @@ class Kdc:
         ready: the KDC's ready line (``realm``, ``port``, ``krb5_conf``, ``services_keytab``, ``owner_keytab``,
             ``ccache``), or ``None`` before :meth:`start`.
         start_s: seconds :meth:`start` took (``None`` before).
+        tickets_until: when the owner's ticket-granting ticket ends, epoch seconds (:func:`ticket_end_times` of its
+            ticket cache: the walltime's end plus :data:`TICKET_MARGIN_S`), ``None`` before :meth:`start`.
     """
 
     def __init__(self, plan: ClusterPlan) -> None:
@@ -66,6 +257,7 @@ class Kdc:
         self.process: subprocess.Popen[bytes] | None = None
         self.ready: dict[str, Any] | None = None
         self.start_s: float | None = None
+        self.tickets_until: float | None = None
 
     def start(self, timeout: float = READY_TIMEOUT) -> float:
         """Start the KDC and wait until it has written the realm's files and answered the owner's first ticket.
@@ -91,6 +283,11 @@ class Kdc:
             raise ClusterError(f"the cluster's KDC (security: per-cluster) was not ready within {timeout:.0f} s: "
                                f"see {log}")
         self.ready = json.loads(line)
+        tgt = f"krbtgt/{self.plan.security.realm}@{self.plan.security.realm}"
+        try:
+            self.tickets_until = ticket_end_times(self.plan.security.ccache).get(tgt)
+        except (OSError, ValueError):
+            self.tickets_until = None  # the note leaves it out; Hadoop's clients read the cache themselves
         self.start_s = time.monotonic() - began
         return self.start_s
 

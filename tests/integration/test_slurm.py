@@ -341,3 +341,22 @@ def test_launcher_killed_by_the_batch_system_leaves_nothing_and_shows_lost(users
     logs = dave.hpc_hadoop("logs", entry["cluster_id"], "--daemon", "resourcemanager", env=env)
     assert logs.returncode == 0 and "resourcemanager.log <==" in logs.stdout, logs.stderr
     assert json.loads((run_dir / "run.json").read_text())["state"] == "running"  # never reached teardown
+
+
+def test_doctor_inside_an_allocation_asks_every_node_what_secure_mode_needs(shared_root: Path) -> None:
+    """Issue 27 item 5: inside a 3-node allocation, ``doctor`` of a ``security: per-cluster`` job asks n1..n3 through
+    ``srun`` (one step, each task finding its node) for their resolvers' answers and clocks, and checks that the KDC
+    can listen on n1's address: every name forward and back on every node, every clock within 300 s."""
+    job = write_job(shared_root, {"name": "krbcheck", "nodes": 3, "security": "per-cluster",
+                                  "filesystem": {"root": str(shared_root)},
+                                  "steps": [{"example": "pi", "args": [1, 10]}]})
+    done = subprocess.run(["salloc", "--nodes=3", "--time=5", "--job-name=krbcheck", sys.executable, "-m",
+                           "launcher.cli", "doctor", str(job)], capture_output=True, text=True, timeout=300,
+                          cwd=REPO, check=False)
+    lines = {" ".join(line.split()[1:4]): line for line in done.stdout.splitlines() if line.split()[1:2] == ["krb"]}
+    assert list(lines) == ["krb host names", "krb KDC port", "krb clock skew"], done.stdout + done.stderr
+    assert all(line.split()[0] == "ok" for line in lines.values()), done.stdout
+    assert "forward and back on every node: n1 → 10.77.0.11 → n1, n2 → 10.77.0.12 → n2, n3 → 10.77.0.13 → n3" \
+        in lines["krb host names"], lines
+    assert "a TCP port can be bound on 10.77.0.11 on n1" in lines["krb KDC port"]
+    assert "3 clock(s) within" in lines["krb clock skew"]

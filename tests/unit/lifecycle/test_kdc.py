@@ -1,48 +1,212 @@
-"""The per-cluster KDC (launcher/lifecycle/kdc.py), with the real ClusterKdc of the built runtime."""
+"""The per-cluster KDC (launcher/lifecycle/kdc.py), with the real ClusterKdc of the built runtime, and the checks of
+what secure mode needs made before it starts (issue 27 item 5: launcher/plan/kerberos_checks.py)."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import stat
+import subprocess
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
+import pytest
+from click.testing import CliRunner
 
+from launcher.cli.main import main
 from launcher.config.spec import load_spec
-from launcher.lifecycle.kdc import Kdc
-from launcher.lifecycle.runner import materialize, prepare
+from launcher.lifecycle.kdc import (
+    DEFAULT_TICKET_LIFETIME_S,
+    TICKET_MARGIN_S,
+    Kdc,
+    probe_nodes,
+    require_secure_mode,
+    secure_mode_checks,
+    ticket_end_times,
+    ticket_lifetime,
+)
+from launcher.lifecycle.runner import ClusterRun, materialize, prepare
+from launcher.plan.cluster_plan import ClusterPlan
 from launcher.schedulers import get_scheduler
+from launcher.schedulers.allocation import Node
+from launcher.util.errors import UserError
+
+#: A walltime longer than the 24 h Kerby's client asks for by default (what limited the owner's ticket before).
+LONG_WALLTIME = "30:00:00"
 
 
-def test_the_kdc_writes_private_keys_answers_and_leaves_nothing_behind(tmp_path: Path, built_runtime: Path) -> None:
-    spec, _ = load_spec(None, data={"name": "krb", "security": "per-cluster", "filesystem": {"root": str(tmp_path)},
+def _plan(root: Path, *, security: str = "per-cluster", walltime: str = LONG_WALLTIME,
+          nodes: tuple[Node, ...] | None = None) -> ClusterPlan:
+    spec, _ = load_spec(None, data={"name": "krb", "security": security, "walltime": walltime,
+                                    "filesystem": {"root": str(root)},
                                     "steps": [{"example": "pi", "args": ["1", "10"]}]})
-    plan, _ = prepare(spec, get_scheduler("local").allocation(spec))
+    allocation = get_scheduler("local").allocation(spec)
+    if nodes is not None:
+        allocation = dataclasses.replace(allocation, nodes=nodes)
+    plan, _ = prepare(spec, allocation)
     materialize(plan)
-    kdc = Kdc(plan)
+    return plan
+
+
+@pytest.fixture
+def running_kdc(tmp_path: Path, built_runtime: Path) -> Iterator[tuple[Kdc, float]]:
+    """The KDC of a 1-node ``security: per-cluster`` plan with a 30 h walltime, started (with the seconds its start
+    took); stopped after the test, whatever the test asserted."""
+    kdc = Kdc(_plan(tmp_path))
     seconds = kdc.start()
-    assert kdc.process is not None
-    pid = kdc.process.pid
     try:
-        assert kdc.ready is not None and kdc.ready["realm"] == plan.security.realm and kdc.ready["port"] > 0
-        krb = plan.security.krb_dir
-        assert stat.S_IMODE(krb.stat().st_mode) == 0o700
-        files = {p.name: stat.S_IMODE(p.stat().st_mode) for p in krb.iterdir() if p.is_file()}
-        assert files == {"krb5.conf": 0o600, "services.keytab": 0o600, f"{plan.user}.keytab": 0o600,
-                         f"{plan.user}.ccache": 0o600}
-        conf = plan.security.krb5_conf.read_text()
-        assert f"default_realm = {plan.security.realm}" in conf
-        assert f"kdc = {plan.master.address}:{kdc.ready['port']}" in conf
-        assert 0 < seconds < 30
+        yield kdc, seconds
     finally:
         kdc.stop()
+
+
+def test_the_kdc_writes_private_keys_answers_and_leaves_nothing_behind(running_kdc: tuple[Kdc, float]) -> None:
+    kdc, seconds = running_kdc
+    plan = kdc.plan
+    assert kdc.process is not None
+    pid = kdc.process.pid
+    assert kdc.ready is not None and kdc.ready["realm"] == plan.security.realm and kdc.ready["port"] > 0
+    krb = plan.security.krb_dir
+    assert stat.S_IMODE(krb.stat().st_mode) == 0o700
+    files = {p.name: stat.S_IMODE(p.stat().st_mode) for p in krb.iterdir() if p.is_file()}
+    assert files == {"krb5.conf": 0o600, "services.keytab": 0o600, f"{plan.user}.keytab": 0o600,
+                     f"{plan.user}.ccache": 0o600}
+    conf = plan.security.krb5_conf.read_text()
+    assert f"default_realm = {plan.security.realm}" in conf
+    assert f"kdc = {plan.master.address}:{kdc.ready['port']}" in conf
+    assert 0 < seconds < 30
+    kdc.stop()
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     assert sorted(p.name for p in plan.security.krb_dir.iterdir() if p.is_file()) == ["krb5.conf"]
 
 
+def test_tickets_live_until_the_walltimes_end_plus_an_hour(running_kdc: tuple[Kdc, float]) -> None:
+    """Issue 27, item 6: the owner's ticket-granting ticket, read from the ticket cache the clients use, ends an hour
+    after the walltime (30 h here), not after the 24 h Kerby's client asks for by default; ``krb5.conf`` tells Java's
+    and MIT's clients (the daemons' keytab logins) the same lifetime, and the KDC grants no more (Kerby reads
+    ``max.ticket.lifetime`` in seconds)."""
+    kdc, _ = running_kdc
+    plan = kdc.plan
+    assert plan.deadline is not None
+    realm = plan.security.realm
+    ends = ticket_end_times(plan.security.ccache)
+    assert list(ends) == [f"krbtgt/{realm}@{realm}"]
+    [end] = ends.values()
+    # Whole seconds on the wire; the lifetime was counted from the KDC's start, a few seconds after the plan's.
+    assert plan.deadline + TICKET_MARGIN_S - 2 <= end <= plan.deadline + TICKET_MARGIN_S + 60
+    assert end - time.time() > 30 * 3600
+    assert kdc.tickets_until == end
+    lifetime = int(next(line.split("=")[1] for line in plan.security.krb5_conf.read_text().splitlines()
+                        if "ticket_lifetime" in line))
+    assert abs(time.time() + lifetime - end) < 60
+
+
+def test_the_daemons_keytab_logins_get_tickets_until_the_walltimes_end_plus_an_hour(
+        running_kdc: tuple[Kdc, float]) -> None:
+    """The services' side of item 6: a keytab login as Hadoop's daemons make it (JAAS's ``Krb5LoginModule``,
+    ``KeytabLogin.java`` run as a single-file program by the runtime's JDK) with the realm's ``krb5.conf`` gets a
+    ticket-granting ticket that ends an hour after the walltime (it would be the KDC's maximum otherwise: 1000 days
+    with MiniKdc's default read in seconds)."""
+    kdc, _ = running_kdc
+    plan = kdc.plan
+    assert plan.deadline is not None
+    security = plan.security
+    done = subprocess.run([plan.runtime.java, f"-Djava.security.krb5.conf={security.krb5_conf}",
+                           str(Path(__file__).with_name("KeytabLogin.java")), str(security.services_keytab),
+                           f"rm/{plan.master.name}@{security.realm}"], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    [(server, end)] = [line.split() for line in done.stdout.splitlines()]
+    assert server == f"krbtgt/{security.realm}@{security.realm}"
+    assert plan.deadline + TICKET_MARGIN_S - 2 <= int(end) <= plan.deadline + TICKET_MARGIN_S + 60
+
+
+def test_the_lifetime_follows_the_walltime(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, walltime="2:00:00")
+    assert plan.deadline is not None
+    assert ticket_lifetime(plan, now=plan.deadline - 7200) == 7200 + TICKET_MARGIN_S
+    assert ticket_lifetime(plan, now=plan.deadline - 0.5) == 1 + TICKET_MARGIN_S
+    assert ticket_lifetime(plan, now=plan.deadline + 10) == TICKET_MARGIN_S
+    assert ticket_lifetime(dataclasses.replace(plan, deadline=None)) == DEFAULT_TICKET_LIFETIME_S
+
+
+def test_ticket_end_times_refuses_what_is_not_a_ticket_cache(tmp_path: Path) -> None:
+    (tmp_path / "x").write_bytes(b"\x01\x02rest")
+    with pytest.raises(ValueError, match="not a ticket cache of version 3 or 4"):
+        ticket_end_times(tmp_path / "x")
+    (tmp_path / "y").write_bytes(b"\x05\x03\x00\x00\x00\x01\x00\x00\x00\x09")
+    with pytest.raises(ValueError, match="not a readable ticket cache"):
+        ticket_end_times(tmp_path / "y")
+
+
 def test_without_per_cluster_there_is_no_kdc(tmp_path: Path) -> None:
-    spec, _ = load_spec(None, data={"name": "plain", "filesystem": {"root": str(tmp_path)},
-                                    "steps": [{"example": "pi", "args": ["1", "10"]}]})
-    plan, _ = prepare(spec, get_scheduler("local").allocation(spec))
-    kdc = Kdc(plan)
+    kdc = Kdc(_plan(tmp_path, security="simple"))
     assert kdc.start() == 0.0 and kdc.process is None
     kdc.stop()
+
+
+# -- issue 27 item 5: what secure mode needs, asked of every node before any daemon starts ----------------------------
+
+def test_the_local_nodes_pass_the_secure_mode_checks(tmp_path: Path) -> None:
+    plan = _plan(tmp_path)
+    checks = secure_mode_checks(plan)
+    assert [(c.name, c.ok) for c in checks] == [("krb host names", True), ("krb KDC port", True),
+                                                ("krb clock skew", True)]
+    require_secure_mode(plan)  # nothing raised
+
+
+def test_the_probe_answers_through_the_local_fanout_with_this_hosts_clock() -> None:
+    before = time.time()
+    [probe], first, last = probe_nodes([("localhost", "127.0.0.1")], "local")
+    assert before <= first <= probe.time <= last <= time.time()
+    assert probe.node == "localhost" and probe.bind_error is None
+
+
+def test_a_node_name_that_does_not_resolve_stops_bring_up_before_any_daemon(tmp_path: Path) -> None:
+    """A one-line error naming the node, what is wrong and the fix (or ``security: simple``), exit code 2, before the
+    KDC or any agent starts; ``run.json`` says so."""
+    plan = _plan(tmp_path, nodes=(Node("nonexistent.invalid", "127.0.0.1"),))
+    with pytest.raises(UserError) as caught, ClusterRun(plan):
+        pass
+    error = caught.value
+    assert error.exit_code == 2 and error.field == "security"
+    assert error.message == "on nonexistent.invalid, the node name nonexistent.invalid does not resolve"
+    assert error.fix is not None and "security: simple" in error.fix
+    assert "\n" not in str(error)
+    assert not plan.security.krb_dir.exists()  # no KDC
+    run_dir = Path(plan.run_dir)
+    assert not list(run_dir.glob("logs/fanout-*.log")) and not list(run_dir.glob("agents/*.json"))  # no agent
+    report = json.loads(Path(plan.run_dir, "run.json").read_text())
+    assert report["state"] == "bringup_failed" and "nonexistent.invalid does not resolve" in report["error"]
+
+
+def test_simple_clusters_are_not_probed(tmp_path: Path) -> None:
+    require_secure_mode(_plan(tmp_path, security="simple", nodes=(Node("nonexistent.invalid", "127.0.0.1"),)))
+
+
+def test_doctor_prints_each_secure_mode_check(tmp_path: Path, write_yaml: Callable[..., Path]) -> None:
+    job = write_yaml(tmp_path / "job.yaml", {"name": "sec", "security": "per-cluster",
+                                             "filesystem": {"root": str(tmp_path)},
+                                             "steps": [{"example": "pi", "args": [1, 10]}]})
+    result = CliRunner().invoke(main, ["doctor", str(job)])
+    lines = {line.split()[1] + " " + line.split()[2] + " " + line.split()[3]: line
+             for line in result.stdout.splitlines() if line.split()[1:2] == ["krb"]}
+    assert list(lines) == ["krb host names", "krb KDC port", "krb clock skew"], result.stdout
+    assert all(line.split()[0] == "ok" for line in lines.values()), result.stdout
+    assert "localhost → 127.0.0.1 → localhost" in lines["krb host names"]
+    assert "Kerberos allows 300 s" in lines["krb clock skew"]
+
+
+def test_doctor_outside_an_allocation_asks_this_host_and_says_so(tmp_path: Path, write_yaml: Callable[..., Path],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in ("SLURM_JOB_ID", "SLURM_JOBID", "SLURM_JOB_NODELIST", "SLURM_NODELIST"):
+        monkeypatch.delenv(variable, raising=False)
+    job = write_yaml(tmp_path / "job.yaml", {"name": "sec", "security": "per-cluster", "scheduler": "slurm",
+                                             "filesystem": {"root": str(tmp_path), "shared": True},
+                                             "steps": [{"example": "pi", "args": [1, 10]}]})
+    result = CliRunner().invoke(main, ["doctor", str(job)])
+    lines = [line for line in result.stdout.splitlines() if line.split()[1:2] == ["krb"]]
+    assert len(lines) == 3 and all(line.endswith("(this host only: run doctor inside an allocation to ask every node)")
+                                   for line in lines), result.stdout

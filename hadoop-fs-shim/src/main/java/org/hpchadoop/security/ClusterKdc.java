@@ -17,24 +17,34 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 
 import org.apache.hadoop.minikdc.MiniKdc;
+import org.apache.kerby.KOptions;
 import org.apache.kerby.kerberos.kerb.client.KrbClient;
+import org.apache.kerby.kerberos.kerb.client.KrbOption;
 
 /**
  * The per-cluster Kerberos realm of {@code security: per-cluster}: a KDC (Hadoop's MiniKdc, i.e. Apache Kerby's
  * SimpleKdcServer) started on the master node before the daemons, living until the launcher stops it.
  *
- * <p>Usage: {@code ClusterKdc <dir> <realm> <bind address> <owner> <host>...}. In {@code dir} (made mode 0700) it
- * writes {@code krb5.conf}, {@code services.keytab} (the principals {@code rm/<host>}, {@code nm/<host>},
- * {@code jhs/<host>} and {@code HTTP/<host>} of every host) and {@code <owner>.keytab} (the owner's principal),
- * every file mode 0600 (MiniKdc writes its files 0644), and keeps the KDC's database in {@code dir/kdc}.
- * When the KDC answers, it prints one JSON line on stdout:
+ * <p>Usage: {@code ClusterKdc [--lifetime SECONDS] <dir> <realm> <bind address> <owner> <host>...}. In {@code dir}
+ * (made mode 0700) it writes {@code krb5.conf}, {@code services.keytab} (the principals {@code rm/<host>},
+ * {@code nm/<host>}, {@code jhs/<host>} and {@code HTTP/<host>} of every host) and {@code <owner>.keytab} (the
+ * owner's principal), every file mode 0600 (MiniKdc writes its files 0644), and keeps the KDC's database in
+ * {@code dir/kdc}. When the KDC answers, it prints one JSON line on stdout:
  * {@code {"realm": ..., "port": ..., "krb5_conf": ..., "services_keytab": ..., "owner_keytab": ..., "ccache": ...}}
  * ({@code ccache}: the owner's ticket cache, {@code <owner>.ccache}, got with the owner's keytab); then it
  * serves until its standard input closes or it gets SIGTERM/SIGINT, and stops the KDC.
+ *
+ * <p>Tickets live {@code --lifetime} seconds (default {@link #DEFAULT_LIFETIME}, 24 h): the KDC's maximum
+ * ({@code max.ticket.lifetime}, which MiniKdc passes to Kerby's {@code KdcConfigKey.MAXIMUM_TICKET_LIFETIME}, read in
+ * SECONDS by Kerby's {@code TicketIssuer}; MiniKdc's own default, "86400000", meant as milliseconds, is 1000 days
+ * there), the owner's ticket cache (Kerby's client asks for 24 h, {@code KrbConfigKey.TICKET_LIFETIME}, unless told)
+ * and {@code ticket_lifetime} in {@code krb5.conf} (Java's and MIT's clients: the daemons' keytab logins).
  */
 public final class ClusterKdc {
   /** The services that get a principal on every host (Hadoop's _HOST principals). */
   static final String[] SERVICES = {"rm", "nm", "jhs", "HTTP"};
+  /** Seconds a ticket lives without {@code --lifetime}: 24 h, Kerby's client default and MIT's {@code max_life}. */
+  static final long DEFAULT_LIFETIME = 24 * 3600L;
 
   private ClusterKdc() {
   }
@@ -72,10 +82,11 @@ public final class ClusterKdc {
    * The realm's {@code krb5.conf}: the KDC at {@code host:port} over TCP only, no DNS lookups of realms or KDCs
    * (MiniKdc's own names {@code localhost}, which other nodes cannot reach).
    */
-  static String krb5Conf(String realm, String host, int port) {
+  static String krb5Conf(String realm, String host, int port, long lifetime) {
     return "# The per-cluster realm of hpc-hadoop (security: per-cluster); it dies with the cluster.\n"
         + "[libdefaults]\n"
         + "    default_realm = " + realm + "\n"
+        + "    ticket_lifetime = " + lifetime + "\n"
         + "    udp_preference_limit = 1\n"
         + "    dns_lookup_realm = false\n"
         + "    dns_lookup_kdc = false\n"
@@ -95,9 +106,15 @@ public final class ClusterKdc {
     }
   }
 
-  private static void serve(String[] args) throws Exception {
-    if (args.length < 5) {
-      System.err.println("usage: ClusterKdc <dir> <realm> <bind address> <owner> <host>...");
+  private static void serve(String[] given) throws Exception {
+    String[] args = given;
+    long lifetime = DEFAULT_LIFETIME;
+    if (args.length >= 2 && args[0].equals("--lifetime")) {
+      lifetime = Long.parseLong(args[1]);
+      args = java.util.Arrays.copyOfRange(args, 2, args.length);
+    }
+    if (args.length < 5 || lifetime <= 0 || lifetime > Integer.MAX_VALUE) {
+      System.err.println("usage: ClusterKdc [--lifetime SECONDS] <dir> <realm> <bind address> <owner> <host>...");
       System.exit(2);
     }
     Path dir = Path.of(args[0]).toAbsolutePath();
@@ -116,6 +133,7 @@ public final class ClusterKdc {
     conf.setProperty(MiniKdc.ORG_DOMAIN, dot < 0 ? "" : realm.substring(dot + 1));
     conf.setProperty(MiniKdc.KDC_BIND_ADDRESS, bind);
     conf.setProperty(MiniKdc.KDC_PORT, "0");
+    conf.setProperty(MiniKdc.MAX_TICKET_LIFETIME, Long.toString(lifetime));  // seconds, as Kerby reads it
     MiniKdc kdc = new MiniKdc(conf, work.toFile());
     kdc.start();
     CountDownLatch stopped = new CountDownLatch(1);
@@ -129,7 +147,7 @@ public final class ClusterKdc {
     File ownerKeytab = dir.resolve(owner + ".keytab").toFile();
     kdc.createPrincipal(ownerKeytab, owner);
     Path krb5 = dir.resolve("krb5.conf");
-    Files.writeString(krb5, krb5Conf(kdc.getRealm(), bind, kdc.getPort()), StandardCharsets.UTF_8);
+    Files.writeString(krb5, krb5Conf(kdc.getRealm(), bind, kdc.getPort(), lifetime), StandardCharsets.UTF_8);
     // The owner's ticket cache (KRB5CCNAME of the clients): the owner's tools need no kinit.
     File ccache = dir.resolve(owner + ".ccache").toFile();
     KrbClient client = new KrbClient();
@@ -138,7 +156,12 @@ public final class ClusterKdc {
     client.setKdcTcpPort(kdc.getPort());
     client.setAllowUdp(false);
     client.init();
-    client.storeTicket(client.requestTgt(owner + "@" + kdc.getRealm(), ownerKeytab), ccache);
+    KOptions request = new KOptions();
+    request.add(KrbOption.CLIENT_PRINCIPAL, owner + "@" + kdc.getRealm());
+    request.add(KrbOption.USE_KEYTAB, true);
+    request.add(KrbOption.KEYTAB_FILE, ownerKeytab);
+    request.add(KrbOption.LIFE_TIME, (int) lifetime);  // seconds; without it Kerby's client asks for 24 h
+    client.storeTicket(client.requestTgt(request), ccache);
     makePrivate(dir);
 
     System.out.println("{\"realm\": " + json(kdc.getRealm()) + ", \"port\": " + kdc.getPort()

@@ -25,10 +25,11 @@ class ClusterKdcTest {
 
   @Test
   void theRealmsKrb5ConfNamesTheKdcOnTheMasterOverTcp() {
-    String conf = ClusterKdc.krb5Conf("C-1.HPC-HADOOP", "10.0.0.1", 4321);
+    String conf = ClusterKdc.krb5Conf("C-1.HPC-HADOOP", "10.0.0.1", 4321, 7200);
     assertTrue(conf.contains("default_realm = C-1.HPC-HADOOP\n"), conf);
     assertTrue(conf.contains("C-1.HPC-HADOOP = {\n        kdc = 10.0.0.1:4321\n"), conf);
     assertTrue(conf.contains("udp_preference_limit = 1\n"), conf);
+    assertTrue(conf.contains("ticket_lifetime = 7200\n"), conf);
   }
 
   @Test
