@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.plan.security import KDC_CLASS, principal_hosts
+from launcher.plan.webauth import write_secret
 from launcher.runtime.hadoop import NO_CONTAINER_SUPPORT
 from launcher.util.errors import ClusterError
 from launcher.util.processes import end
@@ -68,7 +69,9 @@ class Kdc:
         self.start_s: float | None = None
 
     def start(self, timeout: float = READY_TIMEOUT) -> float:
-        """Start the KDC and wait until it has written the realm's files and answered the owner's first ticket.
+        """Start the KDC and wait until it has written the realm's files and answered the owner's first ticket;
+        then write the web servers' cookie secret (``http-signature.secret``, :func:`launcher.plan.webauth.
+        write_secret`) into the realm's directory.
 
         Returns:
             Seconds taken (0.0 outside ``security: per-cluster``).
@@ -91,12 +94,14 @@ class Kdc:
             raise ClusterError(f"the cluster's KDC (security: per-cluster) was not ready within {timeout:.0f} s: "
                                f"see {log}")
         self.ready = json.loads(line)
+        write_secret(self.plan.security.http_secret)  # the web servers' cookie secret, before any daemon starts
         self.start_s = time.monotonic() - began
         return self.start_s
 
     def stop(self) -> None:
         """End the KDC (its standard input closed, then SIGTERM, then SIGKILL) and remove the realm's keys: the
-        keytabs and the ticket cache (the KDC removes its database itself). Nothing is left running."""
+        keytabs, the ticket cache and the web servers' cookie secret (the KDC removes its database itself). Nothing is
+        left running."""
         process, self.process = self.process, None
         if process is not None:
             if process.stdin is not None:
@@ -109,5 +114,5 @@ class Kdc:
                 process.stdout.close()
         krb_dir = self.plan.security.krb_dir
         if self.plan.security.kerberos and krb_dir.is_dir():
-            for key in [*krb_dir.glob("*.keytab"), *krb_dir.glob("*.ccache")]:
+            for key in [*krb_dir.glob("*.keytab"), *krb_dir.glob("*.ccache"), self.plan.security.http_secret]:
                 key.unlink(missing_ok=True)
