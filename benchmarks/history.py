@@ -65,15 +65,16 @@ def start_events(path: Path) -> dict[str, int]:
     return found
 
 
-def am_launched_ms(rm_web: str, application_id: str | None, user: str) -> int | None:
+def am_launched_ms(rm_web: str, application_id: str | None, user: str, auth: httpx.Auth | None = None) -> int | None:
     """When the ResourceManager launched the application's first AM container (``launchTime`` of
     ``/ws/v1/cluster/apps/{id}``, epoch ms), or ``None`` (no answer, never launched). Asked as ``user`` (the
     application's owner, ``user.name`` of ``simple`` authentication): with ACLs on, anyone else gets the
-    application without its times."""
+    application without its times. ``auth``: the owner's signed cookie under ``security: per-cluster``
+    (:func:`launcher.plan.webauth.web_auth`), where ``user.name`` is not believed."""
     if not application_id:
         return None
     try:
-        with httpx.Client(timeout=5.0, trust_env=False, headers={"Accept": "application/json"}) as http:
+        with httpx.Client(timeout=5.0, trust_env=False, headers={"Accept": "application/json"}, auth=auth) as http:
             app = http.get(f"{rm_web}/ws/v1/cluster/apps/{application_id}", params={"user.name": user}).json()["app"]
         launched = int(app.get("launchTime") or 0)
     except (httpx.HTTPError, KeyError, TypeError, ValueError):
@@ -105,7 +106,8 @@ def job_latency_s(history_dir: Path, job_id: str | None, wait_s: float = 15.0) -
     return submit_to_first_map_s(path) if path else None
 
 
-def rest_latency_s(jhs_web: str, job_id: str | None, wait_s: float = 15.0) -> float | None:
+def rest_latency_s(jhs_web: str, job_id: str | None, wait_s: float = 15.0,
+                   auth: httpx.Auth | None = None) -> float | None:
     """Submission → first map task running, in seconds, from the JobHistoryServer's REST API.
 
     For clusters whose history is not a file on the shared filesystem (``hdfs`` mode keeps it on HDFS).
@@ -117,6 +119,7 @@ def rest_latency_s(jhs_web: str, job_id: str | None, wait_s: float = 15.0) -> fl
         jhs_web: ``http://host:port`` of the JobHistoryServer's web address.
         wait_s: how long to wait for the server to know the job (it lists a job once its history is
             written, up to ``mapreduce.jobhistory.move.interval-ms`` after the client returns).
+        auth: the owner's signed cookie under ``security: per-cluster`` (:func:`launcher.plan.webauth.web_auth`).
 
     Returns:
         ``None`` when the server does not answer in time or the job has no map attempt.
@@ -124,7 +127,7 @@ def rest_latency_s(jhs_web: str, job_id: str | None, wait_s: float = 15.0) -> fl
     if not job_id:
         return None
     base = f"{jhs_web}/ws/v1/history/mapreduce/jobs/{job_id}"
-    with httpx.Client(timeout=5.0, trust_env=False, headers={"Accept": "application/json"}) as http:
+    with httpx.Client(timeout=5.0, trust_env=False, headers={"Accept": "application/json"}, auth=auth) as http:
 
         def probe() -> tuple[bool, float | None]:  # (the server knows the job, the latency)
             try:

@@ -26,6 +26,7 @@ from launcher.fanout import get_launcher
 from launcher.lifecycle.runner import ClusterRun, step_error
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.plan.hdfs import hdfs_mode
+from launcher.plan.webauth import web_auth
 from launcher.steps.shuffle import HADOOP_SHUFFLE, LOCAL_DIRS_PROPERTY, PLUGIN_CLASS
 from launcher.util.errors import ClusterError, UserError
 
@@ -99,7 +100,7 @@ class Workload(ABC):
             raise ClusterError(step_error(step, result))
         plan = ctx.session.plan
         if not hdfs_mode(plan.spec.filesystem).history_in_cluster_dir:  # on HDFS: ask the JobHistoryServer
-            latency = rest_latency_s(plan.jhs_web, result.job_id)
+            latency = rest_latency_s(plan.jhs_web, result.job_id, auth=web_auth(plan.security))
         else:
             latency = job_latency_s(Path(plan.run_dir, "history"), result.job_id)
         return {"wall_s": result.wall_s, "application_id": result.application_id, "job_id": result.job_id,

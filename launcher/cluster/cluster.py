@@ -23,6 +23,7 @@ from launcher.cluster.events import BringUpEvents
 from launcher.cluster.watch import FilesystemWatch
 from launcher.fanout import AgentGroup, get_launcher
 from launcher.plan.cluster_plan import ClusterPlan
+from launcher.plan.webauth import web_client
 from launcher.render.clients import bin_dir
 from launcher.render.config import EXCLUDE_FILE
 from launcher.util.errors import ClusterError
@@ -84,7 +85,7 @@ class Cluster:
     def __init__(self, plan: ClusterPlan, fanout: AgentGroup | None = None) -> None:
         self.plan = plan
         self.fanout = fanout or agent_group(plan)
-        self.http = httpx.Client(timeout=2.0, trust_env=False)
+        self.http = web_client(plan.security, timeout=2.0)  # the owner's signed hadoop.auth under per-cluster
         self.started_at: float | None = None
         self.watch = FilesystemWatch()
         self.watch.add("states", plan.path("agents"), self.agent_states)

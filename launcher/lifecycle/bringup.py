@@ -17,6 +17,7 @@ from launcher.lifecycle.observer import Observer
 from launcher.lifecycle.record import RunRecord
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.plan.hdfs import READY_TIMEOUT
+from launcher.plan.webauth import web_auth
 
 
 class BringUp:
@@ -103,4 +104,5 @@ def wait_hdfs(plan: ClusterPlan, cluster: Cluster, timeout: float = READY_TIMEOU
     """
     return plan.hdfs.wait_ready(f"http://{plan.master.address}:{plan.ports.nn_web}",
                                 sum("datanode" in n.roles for n in plan.nodes), check=cluster.raise_if_failed,
-                                namenode_log=Path(plan.master.log_dir) / "namenode.log", timeout=timeout)
+                                namenode_log=Path(plan.master.log_dir) / "namenode.log", timeout=timeout,
+                                auth=web_auth(plan.security))

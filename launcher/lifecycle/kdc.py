@@ -35,6 +35,7 @@ from launcher.plan.kerberos_checks import (
     probe,
 )
 from launcher.plan.security import KDC_CLASS, principal_hosts
+from launcher.plan.webauth import write_secret
 from launcher.runtime.hadoop import NO_CONTAINER_SUPPORT
 from launcher.util.errors import ClusterError, UserError
 from launcher.util.processes import end
@@ -260,7 +261,9 @@ class Kdc:
         self.tickets_until: float | None = None
 
     def start(self, timeout: float = READY_TIMEOUT) -> float:
-        """Start the KDC and wait until it has written the realm's files and answered the owner's first ticket.
+        """Start the KDC and wait until it has written the realm's files and answered the owner's first ticket;
+        then write the web servers' cookie secret (``http-signature.secret``, :func:`launcher.plan.webauth.
+        write_secret`) into the realm's directory.
 
         Returns:
             Seconds taken (0.0 outside ``security: per-cluster``).
@@ -288,12 +291,14 @@ class Kdc:
             self.tickets_until = ticket_end_times(self.plan.security.ccache).get(tgt)
         except (OSError, ValueError):
             self.tickets_until = None  # the note leaves it out; Hadoop's clients read the cache themselves
+        write_secret(self.plan.security.http_secret)  # the web servers' cookie secret, before any daemon starts
         self.start_s = time.monotonic() - began
         return self.start_s
 
     def stop(self) -> None:
         """End the KDC (its standard input closed, then SIGTERM, then SIGKILL) and remove the realm's keys: the
-        keytabs and the ticket cache (the KDC removes its database itself). Nothing is left running."""
+        keytabs, the ticket cache and the web servers' cookie secret (the KDC removes its database itself). Nothing is
+        left running."""
         process, self.process = self.process, None
         if process is not None:
             if process.stdin is not None:
@@ -306,5 +311,5 @@ class Kdc:
                 process.stdout.close()
         krb_dir = self.plan.security.krb_dir
         if self.plan.security.kerberos and krb_dir.is_dir():
-            for key in [*krb_dir.glob("*.keytab"), *krb_dir.glob("*.ccache")]:
+            for key in [*krb_dir.glob("*.keytab"), *krb_dir.glob("*.ccache"), self.plan.security.http_secret]:
                 key.unlink(missing_ok=True)

@@ -96,7 +96,7 @@ class HdfsMode:
         return dict(CONFIG_TEMPLATES) if self.enabled else {}
 
     def wait_ready(self, nn_web: str, expected: int, *, check: Callable[[], object], namenode_log: Path,
-                   timeout: float = READY_TIMEOUT) -> float:
+                   timeout: float = READY_TIMEOUT, auth: httpx.Auth | None = None) -> float:
         """Wait until ``expected`` DataNodes are live at the NameNode and it is out of safe mode; at once outside
         ``hdfs`` mode.
 
@@ -109,6 +109,8 @@ class HdfsMode:
             check: the caller's probe, called before each question; raises to end the wait (a daemon died).
             namenode_log: named in the error.
             timeout: seconds.
+            auth: the launcher's signed ``hadoop.auth`` cookie under ``security: per-cluster``
+                (:func:`launcher.plan.webauth.web_auth`); ``None``: anonymous.
 
         Returns:
             Seconds waited (0.0 outside ``hdfs`` mode).
@@ -120,7 +122,7 @@ class HdfsMode:
             return 0.0
         url = f"{nn_web}/jmx"
         began = time.monotonic()
-        with httpx.Client(timeout=JMX_TIMEOUT, trust_env=False) as http:
+        with httpx.Client(timeout=JMX_TIMEOUT, trust_env=False, auth=auth) as http:
             def probe() -> tuple[int, str]:  # (live DataNodes, safe mode text: "" when off)
                 check()
                 try:

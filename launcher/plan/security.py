@@ -62,7 +62,8 @@ class SecurityPlan:
         user: the cluster's owner (its one user principal, ``<user>@<realm>``).
         realm: the per-cluster realm (:func:`realm_of`).
         krb_dir: ``<cluster directory>/krb`` (mode 0700): ``krb5.conf``, ``services.keytab``, ``<user>.keytab``,
-            ``<user>.ccache`` (the owner's ticket cache) and the KDC's database ``kdc/``.
+            ``<user>.ccache`` (the owner's ticket cache), ``http-signature.secret`` (the web servers' cookie secret) and
+            the KDC's database ``kdc/``.
     """
 
     mode: str
@@ -94,6 +95,17 @@ class SecurityPlan:
     def ccache(self) -> Path:
         """The owner's ticket cache (``KRB5CCNAME`` of every client the launcher runs or ``env`` exports)."""
         return self.krb_dir / f"{self.user}.ccache"
+
+    @property
+    def http_secret(self) -> Path:
+        """The secret that signs the web servers' ``hadoop.auth`` cookies (``hadoop.http.authentication.signature.
+        secret.file``; written by the launcher, :func:`launcher.plan.webauth.write_secret`; removed with the keys)."""
+        return self.krb_dir / "http-signature.secret"
+
+    @property
+    def user_principal(self) -> str:
+        """The owner's principal, ``<user>@<realm>``."""
+        return f"{self.user}@{self.realm}"
 
     def principal(self, service: str) -> str:
         """``<service>/_HOST@<realm>``: Hadoop puts the host in place of ``_HOST``."""

@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx
 
 from launcher.plan.cluster_plan import ClusterPlan
+from launcher.plan.webauth import web_client
 from launcher.render.clients import yarn_logs_command
 from launcher.util.polling import poll
 
@@ -234,7 +235,7 @@ def aggregated_logs(plan: ClusterPlan, application: str) -> dict[str, dict[str, 
     is over (``logAggregationStatus``, waited for up to :data:`AGGREGATION_WAIT` s); empty when they cannot be
     read."""
     url = f"{plan.rm_web}/ws/v1/cluster/apps/{application}"
-    with httpx.Client(timeout=2.0, trust_env=False) as http:
+    with web_client(plan.security, timeout=2.0) as http:
         def status() -> str:
             try:
                 return str(http.get(url).json()["app"].get("logAggregationStatus", "DISABLED"))

@@ -72,7 +72,8 @@ def test_the_kdc_writes_private_keys_answers_and_leaves_nothing_behind(running_k
     assert stat.S_IMODE(krb.stat().st_mode) == 0o700
     files = {p.name: stat.S_IMODE(p.stat().st_mode) for p in krb.iterdir() if p.is_file()}
     assert files == {"krb5.conf": 0o600, "services.keytab": 0o600, f"{plan.user}.keytab": 0o600,
-                     f"{plan.user}.ccache": 0o600}
+                     f"{plan.user}.ccache": 0o600, "http-signature.secret": 0o600}
+    assert plan.security.http_secret.read_text().isascii()  # the web servers' cookie secret
     conf = plan.security.krb5_conf.read_text()
     assert f"default_realm = {plan.security.realm}" in conf
     assert f"kdc = {plan.master.address}:{kdc.ready['port']}" in conf

@@ -453,9 +453,34 @@ def test_per_cluster_security_renders_hadoops_secure_mode(make_spec: SpecFactory
         assert f"export KRB5CCNAME=FILE:{plan.security.ccache}" in text and krb5 in text, command
 
 
+def test_per_cluster_security_authenticates_every_web_server(make_spec: SpecFactory,
+                                                             make_test_plan: PlanFactory) -> None:
+    """Issue 27 item 2: Hadoop's AuthenticationFilter (Kerberos, nobody anonymous) on every web server, with the
+    cluster's HTTP principals and one cookie secret for all of them; the ResourceManager's own filter variant off."""
+    plan = make_test_plan(make_spec(security="per-cluster"))
+    files = render_config(plan)
+    core, yarn = single(files["core-site.xml"]), single(files["yarn-site.xml"])
+    assert core["hadoop.http.filter.initializers"] == "org.apache.hadoop.security.AuthenticationFilterInitializer"
+    assert core["hadoop.http.authentication.type"] == "kerberos"
+    assert core["hadoop.http.authentication.simple.anonymous.allowed"] == "false"
+    assert core["hadoop.http.authentication.kerberos.principal"] == f"HTTP/_HOST@{plan.security.realm}"
+    assert core["hadoop.http.authentication.kerberos.keytab"] == str(plan.security.services_keytab)
+    assert core["hadoop.http.authentication.kerberos.name.rules"] == plan.security.auth_to_local
+    assert core["hadoop.http.authentication.signature.secret.file"] == str(plan.security.http_secret)
+    assert plan.security.http_secret == plan.security.krb_dir / "http-signature.secret"
+    assert yarn["yarn.resourcemanager.webapp.delegation-token-auth-filter.enabled"] == "false"
+    assert "hadoop.http.staticuser.user" not in core
+
+
 def test_simple_security_renders_no_kerberos(make_spec: SpecFactory, make_test_plan: PlanFactory) -> None:
     plan = make_test_plan(make_spec())
     files = render_config(plan)
     assert single(files["core-site.xml"])["hadoop.security.authentication"] == "simple"
     assert "hadoop-policy.xml" not in files and "krb5" not in "".join(files.values())
     assert "KRB5CCNAME" not in "".join(render_wrappers(plan).values())
+    # the web servers stay Hadoop's defaults: anonymous visitors are dr.who, and no static user is set (with
+    # hadoop.http.staticuser.user = the owner, anyone could kill the owner's application with a plain PUT)
+    rendered = "".join(files.values())
+    for key in ("hadoop.http.filter.initializers", "hadoop.http.authentication.", "hadoop.http.staticuser.user",
+                "delegation-token-auth-filter"):
+        assert key not in rendered, key
