@@ -27,6 +27,7 @@ laptop serves every page of the cluster:
 from __future__ import annotations
 
 import hmac
+import importlib
 import re
 import secrets
 import socket
@@ -118,8 +119,8 @@ def cluster_endpoints(plan: ClusterPlan) -> dict[str, Endpoint]:
 #: the end of the URL.
 _ABSOLUTE = re.compile(r"https?:(\\?/)\\?/([A-Za-z0-9.-]+):(\d{1,5})(?![\d])")
 #: An absolute path in an HTML attribute (``href="/x"``, ``src='/x'``, also escaped in a JavaScript string:
-#: ``href=\"/x\"``) that is neither protocol-relative (``//host``) nor already the proxy's (``/_/``).
-_ROOT_PATH = re.compile(r"""(\b(?:href|src|action)\s*=\s*(?:\\?["'])?)/(?!/|_/)""", re.IGNORECASE)
+#: ``href=\"/x\"``, ``href=\'\/x\'``) that is neither protocol-relative (``//host``) nor already the proxy's (``/_/``).
+_ROOT_PATH = re.compile(r"""(\b(?:href|src|action)\s*=\s*(?:\\?["'])?)(\\?/)(?!\\?/|_\\?/)""", re.IGNORECASE)
 
 
 def rewrite_links(text: str, endpoints: Iterable[str], base: str | None = None) -> str:
@@ -145,7 +146,7 @@ def rewrite_links(text: str, endpoints: Iterable[str], base: str | None = None) 
 
     text = _ABSOLUTE.sub(absolute, text)
     if base is not None:
-        text = _ROOT_PATH.sub(lambda m: f"{m.group(1)}{PREFIX}{base}/", text)
+        text = _ROOT_PATH.sub(lambda m: f"{m.group(1)}{m.group(2)}_{m.group(2)}{base}{m.group(2)}", text)
     return text
 
 
@@ -268,17 +269,18 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def redirect(self, location: str, status: int = HTTPStatus.FOUND, **headers: str) -> None:
-        self.answer(status, f"see {location}", {"Location": location, **headers})
+    def redirect(self, location: str, status: int = HTTPStatus.FOUND, headers: Mapping[str, str] | None = None) -> None:
+        self.answer(status, f"see {location}", {"Location": location, **(headers or {})})
 
     def cookies(self) -> dict[str, str]:
-        """The request's cookies (none when the header cannot be parsed)."""
+        """The request's cookies, values as sent (quoted ones keep their quotes); none when the header cannot be
+        parsed."""
         jar = SimpleCookie()
         try:
             jar.load(self.headers.get("Cookie", ""))
         except CookieError:
             return {}
-        return {name: morsel.value for name, morsel in jar.items()}
+        return {name: morsel.coded_value for name, morsel in jar.items()}
 
     # -- the request -------------------------------------------------------------------------
     def handle_any(self) -> None:
@@ -313,7 +315,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.answer(HTTPStatus.FORBIDDEN, "forbidden: wrong token (use the URL hpc-hadoop ui printed)")
             return
         cookie = f"{self.proxy.cookie}={self.proxy.token}; Path=/; HttpOnly; SameSite=Strict"
-        self.redirect(urlunsplit(("", "", path or "/", urlencode(query), "")), **{"Set-Cookie": cookie})
+        self.redirect(urlunsplit(("", "", path or "/", urlencode(query), "")), headers={"Set-Cookie": cookie})
 
     def from_referer(self, path: str, query: str) -> None:
         """An absolute path a script built (``/static/x.js``): redirected (307 keeps method and body) under the
@@ -404,16 +406,22 @@ def ssh_command(port: int, login_node: str) -> str:
 
 def upstream_auth(plan: ClusterPlan) -> UpstreamAuth | None:
     """How the proxy authenticates to ``plan``'s daemons, per request: ``None`` under ``security: simple`` (the
-    daemons see Hadoop's anonymous ``dr.who``, as any browser would) and while the cluster's web UIs are not
-    authenticated; under ``per-cluster`` with :mod:`launcher.plan.webauth` (issue 27 item 2), a ``hadoop.auth``
-    cookie it signs for the owner, minted anew for every request."""
+    daemons see Hadoop's anonymous ``dr.who``, as any browser would); under ``per-cluster``, the ``hadoop.auth``
+    cookie :mod:`launcher.plan.webauth` signs for the owner (``web_auth(security).header()``), minted anew for every
+    request; ``None`` in a release whose web servers are not authenticated (no such module)."""
     if not plan.security.kerberos:
         return None
     try:
-        from launcher.plan import webauth  # type: ignore[attr-defined]
-    except ImportError:  # the web UIs of this release are not authenticated: nothing to send
+        webauth = importlib.import_module("launcher.plan.webauth")
+    except ModuleNotFoundError:
         return None
-    mint = getattr(webauth, "auth_cookies", None)
-    if mint is None:
-        return None
-    return lambda: mint(plan)
+    signer = webauth.web_auth(plan.security)
+
+    def mint() -> dict[str, str]:
+        header = signer.header() if signer is not None else None  # 'hadoop.auth="u=...&s=..."', or None
+        if not header:
+            return {}
+        name, _, value = str(header).partition("=")
+        return {name: value}
+
+    return mint

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 import threading
+import types
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
@@ -24,6 +26,7 @@ from launcher.cluster.webproxy import (
     rewrite_location,
     split_target,
     ssh_command,
+    upstream_auth,
 )
 
 if TYPE_CHECKING:
@@ -99,7 +102,8 @@ def servers() -> Iterator[tuple[Upstream, Upstream, Upstream]]:
     rm.page = (f"<a href='{nm.page_link('/node/containerlogs/container_1/u')}'>Logs</a>"
                f"<a href=\"/cluster/app/application_1\">app</a><script src='/static/yarn.js'></script>"
                f"<script>var t=[[\"<a href=\\\"/cluster/app/application_2\\\">a2</a>\"]];"
-               f"var u='http:\\/\\/127.0.0.1:{nm.port}\\/node';</script>"
+               f"var u='http:\\/\\/127.0.0.1:{nm.port}\\/node';"
+               f"var v=[\"<a href=\\'\\/cluster\\/app\\/application_3\\'>a3</a>\"];</script>"
                f"<a href='http://127.0.0.1:{foreign.port}/secret'>rpc</a><a href='//example.org/x'>ext</a>")
     yield rm, nm, foreign
     for server in (rm, nm, foreign):
@@ -196,6 +200,7 @@ def test_links_in_html_and_location_are_rewritten(servers: tuple[Upstream, Upstr
             assert f"src='/_/127.0.0.1:{rm.port}/static/yarn.js'" in page
             assert f"href=\\\"/_/127.0.0.1:{rm.port}/cluster/app/application_2\\\"" in page  # inside a JS string
             assert f"'\\/_\\/127.0.0.1:{nm.port}\\/node'" in page  # JavaScript-escaped slashes
+            assert f"href=\\'\\/_\\/127.0.0.1:{rm.port}\\/cluster\\/app\\/application_3\\'" in page
             assert f"href='http://127.0.0.1:{foreign.port}/secret'" in page  # not an endpoint: left alone
             assert "href='//example.org/x'" in page
             moved = browser.get(f"/_/127.0.0.1:{nm.port}/redirect-absolute")
@@ -269,3 +274,25 @@ def test_cluster_endpoints_of_a_plan(make_spec: Callable[..., JobSpec],
         assert not any(key.endswith(f":{port}") for key in endpoints), port
     assert {e.port for e in endpoints.values()} == {p.rm_web, p.jhs_web, p.nm_web}
     assert {e.address for e in endpoints.values()} == {"10.0.0.1", "10.0.0.2", "10.0.0.3"}
+
+
+def test_upstream_auth_of_a_plan(make_spec: Callable[..., JobSpec], make_test_plan: Callable[..., ClusterPlan],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """``simple``: nothing sent (the daemons see dr.who); ``per-cluster``: the owner's cookie that
+    ``launcher.plan.webauth`` signs (here a stand-in module with its interface), a new one for every request."""
+    assert upstream_auth(make_test_plan(make_spec(security="simple"))) is None
+    secure = make_test_plan(make_spec(security="per-cluster"))
+    signed = itertools.count(1)
+
+    class Signer:
+        def header(self) -> str:
+            return f'hadoop.auth="u={secure.user}&s={next(signed)}"'
+
+    seen = []
+    fake = types.ModuleType("launcher.plan.webauth")
+    fake.web_auth = lambda security: seen.append(security) or Signer()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "launcher.plan.webauth", fake)
+    mint = upstream_auth(secure)
+    assert mint is not None and seen == [secure.security]
+    assert mint() == {"hadoop.auth": f'"u={secure.user}&s=1"'}
+    assert mint() == {"hadoop.auth": f'"u={secure.user}&s=2"'}
