@@ -229,10 +229,20 @@ class UiBrowser:
         self.clicks.append(f"{number}. {what}: {self.driver.current_url.split('?')[0]} ({shot})")
         assert self.driver.current_url.startswith(f"http://127.0.0.1:{self.port}/"), self.driver.current_url
 
+    def until(self, condition: Callable[[Any], Any], what: str) -> Any:
+        """What ``condition`` returns once it is true; fails naming ``what`` and the page the browser is on."""
+        from selenium.common.exceptions import TimeoutException
+
+        try:
+            return self.wait.until(condition)
+        except TimeoutException:
+            raise AssertionError(f"{what}: still on {self.driver.current_url} ({self.driver.title!r}): "
+                                 f"{self.driver.page_source[:3000]}") from None
+
     def click(self, link: Any, lands_on: str) -> None:
         """Click ``link``; wait until the address holds ``lands_on``."""
         self.driver.execute_script("arguments[0].scrollIntoView(); arguments[0].click();", link)
-        self.wait.until(lambda d: lands_on in d.current_url)
+        self.until(lambda d: lands_on in d.current_url, f"a page whose address holds {lands_on}")
 
     def find(self, how: str, what: str, keep: Callable[[Any], bool] = lambda _: True, *,
              refresh: bool = False) -> Any:
@@ -243,7 +253,7 @@ class UiBrowser:
             if not found and refresh:
                 driver.refresh()
             return found[0] if found else False
-        return self.wait.until(look)
+        return self.until(look, f"a link {what!r}")
 
     def quit(self) -> None:
         self.driver.quit()
@@ -317,9 +327,10 @@ def browse_cluster_ui(cluster_id: str, run_dir: Path, env: dict[str, str]) -> No
         browser.driver.refresh()
         browser.click(browser.find(By.LINK_TEXT, app_id), f"/cluster/app/{app_id}")
         job_id = app_id.replace("application_", "job_", 1)
-        browser.click(browser.find(By.LINK_TEXT, "History", refresh=True), f"/jobhistory/job/{job_id}")
+        browser.click(browser.find(By.LINK_TEXT, "History", refresh=True), "/")
+        browser.until(lambda d: f"/jobhistory/job/{job_id}" in d.current_url and job_id in d.page_source,
+                      f"the JobHistoryServer's page of {job_id}")
         assert f":{ports.jhs_web}/jobhistory/job/{job_id}" in browser.driver.current_url
-        browser.wait.until(lambda d: job_id in d.page_source)
         browser.step(f"History: job {job_id} on the JobHistoryServer")
     finally:
         if browser is not None:
