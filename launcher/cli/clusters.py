@@ -293,9 +293,8 @@ def ui(cluster: str | None, port: int) -> None:
     UIs) on one port of this login node, for the browser of your laptop: prints the one `ssh -L` command to run
     there and the URL to open (it carries a secret token, once), then serves until Ctrl-C."""
     import errno
-    import socket
 
-    from launcher.cluster.webproxy import WebProxy, cluster_endpoints, ssh_command, upstream_auth
+    from launcher.cluster.webproxy import WebProxy, cluster_endpoints, login_host, ssh_command, upstream_auth
 
     plan = _plan_of(cluster, need_up=True)
     endpoints = cluster_endpoints(plan)
@@ -307,7 +306,7 @@ def ui(cluster: str | None, port: int) -> None:
             raise
         raise UserError(f"port {port} of 127.0.0.1 is taken", field="--port",
                         fix="leave --port out (a free port is chosen) or pick another") from None
-    login = socket.getfqdn()
+    login = login_host()
     click.echo(f"cluster {plan.cluster_id}: its web UIs on 127.0.0.1:{proxy.port} of {login} (only with the token)\n"
                f"on your laptop, run:  {ssh_command(proxy.port, login)}\n"
                f"then open:            {proxy.url}\n"

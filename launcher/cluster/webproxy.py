@@ -398,6 +398,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
 
 
+def login_host() -> str:
+    """The name of this (login) node for the laptop's ``ssh``: the host name, or its fully qualified form when the
+    resolver gives one that extends it (``login1`` → ``login1.example.org``; never ``localhost``, which
+    ``socket.getfqdn`` returns where the host name maps to ``127.0.0.1``)."""
+    name = socket.gethostname()
+    fqdn = socket.getfqdn(name)
+    return fqdn if fqdn.lower().startswith(name.lower() + ".") else name
+
+
 def ssh_command(port: int, login_node: str) -> str:
     """The command to run on the laptop: ``ssh -N -L <port>:127.0.0.1:<port> <login node>`` (the same port on both
     ends, so that the cookie named after it is the one the browser sends)."""

@@ -276,7 +276,7 @@ def check_refusals(ssh: str, url: str, host: str, rm_web: int, rm_rpc: int) -> N
     port = urlsplit(url).port
     assert ssh == f"ssh -N -L {port}:127.0.0.1:{port} {ssh.split()[-1]}"
     assert url.startswith(f"http://127.0.0.1:{port}/?token=")
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False) as http:
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False, follow_redirects=True) as http:
         assert http.get("/").status_code == 403
         assert http.get(f"/_/{host}:{rm_web}/cluster").status_code == 403
         assert http.get(url).status_code == 200  # the token, then its cookie (redirects followed)

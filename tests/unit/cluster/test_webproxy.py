@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import socket
 import sys
 import threading
 import types
@@ -22,6 +23,7 @@ from launcher.cluster.webproxy import (
     WebProxy,
     cluster_endpoints,
     cookie_name,
+    login_host,
     rewrite_links,
     rewrite_location,
     split_target,
@@ -258,6 +260,7 @@ def test_pure_helpers() -> None:
     assert rewrite_location("http://10.77.0.12:8042/jobhistory", known, "n1:1") == "/_/10.77.0.12:8042/jobhistory"
     assert rewrite_location("http://elsewhere:8042/x", known, "n1:1") == "http://elsewhere:8042/x"
     assert ssh_command(18080, "login1") == "ssh -N -L 18080:127.0.0.1:18080 login1"
+    assert login_host().split(".")[0] == socket.gethostname().split(".")[0] != "localhost"
 
 
 def test_cluster_endpoints_of_a_plan(make_spec: Callable[..., JobSpec],
