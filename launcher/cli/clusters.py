@@ -1,5 +1,5 @@
-"""The interactive commands: ``start``, ``list``, ``status``, ``env``, ``exec``, ``logs``, ``stop``, ``clean``,
-and ``completion`` (shell completion scripts from Click).
+"""The interactive commands: ``start``, ``list``, ``status``, ``env``, ``exec``, ``logs``, ``ui``, ``stop``,
+``clean``, and ``completion`` (shell completion scripts from Click).
 
 ``ID`` is a cluster id, a unique prefix of one, or its batch job id; with exactly one cluster running it may be
 left out, in every command (:func:`launcher.lifecycle.interactive.find`); shell completion offers the ids of the
@@ -281,6 +281,43 @@ def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int |
         click.echo(f"==> {path} <==")
         last = 40 if lines is None else lines
         click.echo("\n".join(text[-last:] if last > 0 else text))
+
+
+@click.command()
+@id_argument
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default="a free one",
+              help="Port of the proxy on 127.0.0.1 (the same on the laptop's end of the tunnel).")
+@reports_errors
+def ui(cluster: str | None, port: int) -> None:
+    """Serve every web UI of a running cluster (ResourceManager, NodeManagers, JobHistoryServer, the applications'
+    UIs) on one port of this login node, for the browser of your laptop: prints the one `ssh -L` command to run
+    there and the URL to open (it carries a secret token, once), then serves until Ctrl-C."""
+    import errno
+
+    from launcher.cluster.webproxy import WebProxy, cluster_endpoints, login_host, ssh_command, upstream_auth
+
+    plan = _plan_of(cluster, need_up=True)
+    endpoints = cluster_endpoints(plan)
+    try:
+        proxy = WebProxy(endpoints, f"{plan.master.address}:{plan.ports.rm_web}", port=port,
+                         auth=upstream_auth(plan))
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        raise UserError(f"port {port} of 127.0.0.1 is taken", field="--port",
+                        fix="leave --port out (a free port is chosen) or pick another") from None
+    login = login_host()
+    click.echo(f"cluster {plan.cluster_id}: its web UIs on 127.0.0.1:{proxy.port} of {login} (only with the token)\n"
+               f"on your laptop, run:  {ssh_command(proxy.port, login)}\n"
+               f"then open:            {proxy.url}\n"
+               "Ctrl-C stops it", nl=True)
+    sys.stdout.flush()
+    try:
+        proxy.serve_forever()
+    except KeyboardInterrupt:
+        click.echo("stopped")
+    finally:
+        proxy.close()
 
 
 @click.command()

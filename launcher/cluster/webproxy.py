@@ -1,0 +1,436 @@
+"""``hpc-hadoop ui``: every web UI of a running cluster through one port of the login node (issue 27 item 3).
+
+A small HTTP proxy (the standard library's :class:`~http.server.ThreadingHTTPServer`; upstream requests with
+``httpx``) bound to ``127.0.0.1`` on the login node. One ``ssh -N -L P:127.0.0.1:P <login node>`` tunnel from a
+laptop serves every page of the cluster:
+
+- **Only the owner gets in.** Each proxy has a random token of :data:`TOKEN_BYTES` bytes; the printed URL carries
+  it once (``?token=...``), the proxy answers with a cookie named after its port (:func:`cookie_name`, so that two
+  proxies on one laptop do not overwrite each other's) and a redirect to the same page without it. A request with
+  neither a valid token nor that cookie gets 403, whoever sends it (another user of the login node reaches
+  ``127.0.0.1`` too).
+- **Only the cluster's web servers are reached.** ``/_/<host>:<port>/<path>`` is forwarded to that daemon only when
+  ``host:port`` is one of the cluster's web endpoints (:func:`cluster_endpoints`: the ResourceManager, whose
+  ``/proxy/`` also serves the ApplicationMasters' and Spark drivers' UIs, every NodeManager, the
+  JobHistoryServer), under any of the names its node goes by (the scheduler's name, the address, the reverse
+  lookup of the address); anything else (an RPC port, an address outside the cluster) gets 404.
+- **Links stay inside the tunnel.** Hadoop's pages link by node name and port (``http://n2:18207/node/...``) and by
+  absolute path (``href='/cluster/app/...'``): in HTML and JavaScript (:data:`REWRITTEN_TYPES`) and in ``Location``
+  headers, such links to a cluster endpoint become ``/_/<host>:<port>/...`` (:func:`rewrite_links`); a request for
+  an absolute path that a script built (``/static/...``, ``/ws/v1/...``) is redirected under the endpoint of the page
+  it came from (its ``Referer``).
+- **Upstream authentication is per request**: :data:`UpstreamAuth` gives the cookies to send with each forwarded
+  request (under ``security: per-cluster``, a signed ``hadoop.auth`` minted for that request; under ``simple``
+  none, and the daemons see Hadoop's anonymous ``dr.who``).
+"""
+
+from __future__ import annotations
+
+import hmac
+import importlib
+import re
+import secrets
+import socket
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from http import HTTPStatus
+from http.cookies import CookieError, SimpleCookie
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import httpx
+
+if TYPE_CHECKING:
+    from launcher.plan.cluster_plan import ClusterPlan
+
+#: Bytes of randomness in a proxy's token (``secrets.token_urlsafe``: 43 URL-safe characters).
+TOKEN_BYTES = 32
+#: Prefix of every forwarded path: ``/_/<host>:<port>/<path>``.
+PREFIX = "/_/"
+#: Content types whose links are rewritten (Hadoop's pages: HTML with inline JavaScript; its scripts).
+REWRITTEN_TYPES = ("text/html", "javascript", "application/xhtml")
+#: Seconds an upstream daemon may take to answer one request (a container log page of a busy NodeManager).
+UPSTREAM_TIMEOUT = 60.0
+#: Request and response headers that belong to one connection, not to the message (RFC 9110 §7.6.1), or that
+#: the proxy sets itself.
+HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
+                        "transfer-encoding", "upgrade", "host", "content-length", "accept-encoding",
+                        "content-encoding", "cookie", "referer", "origin"})
+
+#: The cookies to send upstream with one request: called once per forwarded request (a signed cookie is minted
+#: for that request, never reused); ``{}`` for none.
+UpstreamAuth = Callable[[], Mapping[str, str]]
+
+
+def cookie_name(port: int) -> str:
+    """The proxy's cookie on ``port``: ``hpc-hadoop-ui-<port>`` (browsers keep cookies per host, not per port)."""
+    return f"hpc-hadoop-ui-{port}"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One web server of the cluster.
+
+    Attributes:
+        role: what it is, for people (``ResourceManager``, ``NodeManager n2``, ``JobHistoryServer``).
+        address: the IPv4 address the proxy connects to (the node's, from the plan).
+        port: its web port (from the cluster's port block).
+    """
+
+    role: str
+    address: str
+    port: int
+
+
+def _names(name: str, address: str) -> list[str]:
+    """The host names a node's links may use, lower case: its scheduler name, its address, the reverse lookup of the
+    address (what a Hadoop daemon calls itself: ``InetAddress.getHostName``) when there is one."""
+    names = [name.lower(), address.lower()]
+    try:
+        names.append(socket.gethostbyaddr(address)[0].lower())
+    except OSError:
+        pass
+    return list(dict.fromkeys(names))
+
+
+def cluster_endpoints(plan: ClusterPlan) -> dict[str, Endpoint]:
+    """The web endpoints of ``plan``'s cluster, keyed by every ``host:port`` that names one (lower case): the
+    ResourceManager (``yarn.resourcemanager.webapp.address``; its web proxy ``/proxy/<application>/`` serves each
+    running ApplicationMaster's and Spark driver's UI), the JobHistoryServer (``mapreduce.jobhistory.webapp.address``),
+    and the NodeManager of every node that runs one (``yarn.nodemanager.webapp.address``). No RPC port, nothing
+    outside the cluster."""
+    endpoints: dict[str, Endpoint] = {}
+
+    def add(node_name: str, address: str, port: int, role: str) -> None:
+        for host in _names(node_name, address):
+            endpoints[f"{host}:{port}"] = Endpoint(role=role, address=address, port=port)
+
+    master = plan.master
+    add(master.name, master.address, plan.ports.rm_web, "ResourceManager")
+    add(master.name, master.address, plan.ports.jhs_web, "JobHistoryServer")
+    for node in plan.nodemanagers:
+        add(node.name, node.address, plan.ports.nm_web, f"NodeManager {node.name}")
+    return endpoints
+
+
+#: ``http://host:port`` (also with JavaScript-escaped slashes, ``http:\/\/host:port``), followed by a path, a quote or
+#: the end of the URL.
+_ABSOLUTE = re.compile(r"https?:(\\?/)\\?/([A-Za-z0-9.-]+):(\d{1,5})(?![\d])")
+#: An absolute path in an HTML attribute (``href="/x"``, ``src='/x'``, also escaped in a JavaScript string:
+#: ``href=\"/x\"``, ``href=\'\/x\'``) that is neither protocol-relative (``//host``) nor already the proxy's (``/_/``).
+_ROOT_PATH = re.compile(r"""(\b(?:href|src|action)\s*=\s*(?:\\?["'])?)(\\?/)(?!\\?/|_\\?/)""", re.IGNORECASE)
+
+
+def rewrite_links(text: str, endpoints: Iterable[str], base: str | None = None) -> str:
+    """``text`` with its links to the cluster's endpoints made the proxy's.
+
+    Args:
+        text: an HTML page, a script, or one URL (a ``Location`` header).
+        endpoints: the ``host:port`` keys that may be rewritten (:func:`cluster_endpoints`; compared lower case);
+            a link to anything else is left as it is (the browser fails to follow it, nothing leaks).
+        base: ``host:port`` of the endpoint that served ``text``: its absolute paths in ``href``, ``src`` and
+            ``action`` attributes become ``/_/<base>/...``; ``None``: they are left alone.
+
+    Returns:
+        ``http://n2:18207/node`` → ``/_/n2:18207/node`` (``http:\\/\\/n2:18207`` → ``\\/_\\/n2:18207``).
+    """
+    known = {e.lower() for e in endpoints}
+
+    def absolute(match: re.Match[str]) -> str:
+        slash, host, port = match.group(1), match.group(2), match.group(3)
+        if f"{host.lower()}:{port}" not in known:
+            return match.group(0)
+        return f"{slash}_{slash}{host}:{port}"
+
+    text = _ABSOLUTE.sub(absolute, text)
+    if base is not None:
+        text = _ROOT_PATH.sub(lambda m: f"{m.group(1)}{m.group(2)}_{m.group(2)}{base}{m.group(2)}", text)
+    return text
+
+
+def rewrite_location(location: str, endpoints: Iterable[str], base: str) -> str:
+    """A ``Location`` header of a response from ``base``: a URL of a cluster endpoint, or an absolute path on
+    ``base``, made the proxy's (:func:`rewrite_links`); anything else is returned as it is."""
+    if location.startswith("/") and not location.startswith("//"):
+        return f"{PREFIX}{base}{location}"
+    return rewrite_links(location, endpoints)
+
+
+def split_target(path: str) -> tuple[str, str] | None:
+    """``/_/<host>:<port>/<rest>`` → (``host:port`` lower case, ``/<rest>``); ``None`` if ``path`` is not of that
+    form."""
+    if not path.startswith(PREFIX):
+        return None
+    target, _, rest = path[len(PREFIX):].partition("/")
+    if not re.fullmatch(r"[A-Za-z0-9.-]+:\d{1,5}", target):
+        return None
+    return target.lower(), "/" + rest
+
+
+class WebProxy:
+    """The proxy of one cluster: a server on ``127.0.0.1``, each request in a thread of its own.
+
+    Args:
+        endpoints: ``host:port`` → :class:`Endpoint` (:func:`cluster_endpoints`).
+        home: the ``host:port`` the root URL ``/`` goes to (the ResourceManager's).
+        port: the port to listen on; 0: a free one chosen by the kernel.
+        token: the secret of the printed URL; default: a new one of :data:`TOKEN_BYTES` random bytes.
+        auth: the cookies each forwarded request carries (:data:`UpstreamAuth`); ``None``: none.
+        bind: the address to listen on (the loopback interface: only this machine, through ssh, reaches it).
+
+    Raises:
+        OSError: the port is taken (``errno.EADDRINUSE``).
+    """
+
+    def __init__(self, endpoints: Mapping[str, Endpoint], home: str, *, port: int = 0, token: str | None = None,
+                 auth: UpstreamAuth | None = None, bind: str = "127.0.0.1") -> None:
+        self.endpoints = dict(endpoints)
+        self.home = home.lower()
+        self.token = token or secrets.token_urlsafe(TOKEN_BYTES)
+        self.auth = auth
+        self.http = httpx.Client(timeout=UPSTREAM_TIMEOUT, trust_env=False, follow_redirects=False)
+        self.server = _Server((bind, port), self)
+        self.port = int(self.server.server_address[1])
+        self.cookie = cookie_name(self.port)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """The URL to open (once) in the browser: ``http://127.0.0.1:<port>/?token=<token>``."""
+        return f"http://127.0.0.1:{self.port}/?token={self.token}"
+
+    def valid(self, token: str | None) -> bool:
+        """True when ``token`` is this proxy's (compared in constant time)."""
+        return token is not None and hmac.compare_digest(token.encode(), self.token.encode())
+
+    def serve_forever(self) -> None:
+        """Serve until :meth:`close` (or KeyboardInterrupt in the calling thread)."""
+        self.server.serve_forever(poll_interval=0.05)
+
+    def start(self) -> WebProxy:
+        """Serve on a thread of its own (tests); returns ``self``."""
+        self._thread = threading.Thread(target=self.serve_forever, name="webproxy", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving and close the listening socket and the upstream connections."""
+        if self._thread is not None:
+            self.server.shutdown()
+            self._thread.join()
+        self.server.server_close()
+        self.http.close()
+
+
+class _Server(ThreadingHTTPServer):
+    """The listening server of one :class:`WebProxy` (its handlers find the proxy as ``self.server.proxy``)."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], proxy: WebProxy) -> None:
+        self.proxy = proxy
+        super().__init__(address, _Handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """One request to the proxy (:mod:`http.server` makes one instance per request)."""
+
+    protocol_version = "HTTP/1.1"
+    server_version = "hpc-hadoop-ui"
+    server: _Server
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        """Quiet: the terminal shows only what ``hpc-hadoop ui`` prints."""
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        self.handle_any()
+
+    do_HEAD = do_POST = do_PUT = do_DELETE = do_OPTIONS = do_PATCH = do_GET  # noqa: N815
+
+    @property
+    def proxy(self) -> WebProxy:
+        return self.server.proxy
+
+    # -- answers made here -------------------------------------------------------------------
+    def answer(self, status: int, text: str, headers: Mapping[str, str] | None = None) -> None:
+        body = (text + "\n").encode()
+        self.send_response(status)
+        if status >= 400:  # a request body left unread must not be taken for the next request
+            self.close_connection = True
+            self.send_header("Connection", "close")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def redirect(self, location: str, status: int = HTTPStatus.FOUND, headers: Mapping[str, str] | None = None) -> None:
+        self.answer(status, f"see {location}", {"Location": location, **(headers or {})})
+
+    def cookies(self) -> dict[str, str]:
+        """The request's cookies, values as sent (quoted ones keep their quotes); none when the header cannot be
+        parsed."""
+        jar = SimpleCookie()
+        try:
+            jar.load(self.headers.get("Cookie", ""))
+        except CookieError:
+            return {}
+        return {name: morsel.coded_value for name, morsel in jar.items()}
+
+    # -- the request -------------------------------------------------------------------------
+    def handle_any(self) -> None:
+        proxy = self.proxy
+        parts = urlsplit(self.path)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        given = [value for key, value in query if key == "token"]
+        if given:
+            self.take_token(given[-1], parts.path, [(k, v) for k, v in query if k != "token"])
+            return
+        if not proxy.valid(self.cookies().get(proxy.cookie)):
+            self.answer(HTTPStatus.FORBIDDEN, "forbidden: open the URL hpc-hadoop ui printed (it carries the "
+                                              "token) in this browser first")
+            return
+        if parts.path in ("", "/"):
+            self.redirect(f"{PREFIX}{proxy.home}/cluster")
+            return
+        target = split_target(parts.path)
+        if target is None:
+            self.from_referer(parts.path, parts.query)
+            return
+        host_port, rest = target
+        endpoint = proxy.endpoints.get(host_port)
+        if endpoint is None:
+            self.answer(HTTPStatus.NOT_FOUND, f"not found: {host_port} is not a web server of this cluster")
+            return
+        self.forward(host_port, endpoint, rest + (f"?{parts.query}" if parts.query else ""))
+
+    def take_token(self, token: str, path: str, query: list[tuple[str, str]]) -> None:
+        """``?token=``: the right one sets the cookie and redirects to the same page without it; 403 otherwise."""
+        if not self.proxy.valid(token):
+            self.answer(HTTPStatus.FORBIDDEN, "forbidden: wrong token (use the URL hpc-hadoop ui printed)")
+            return
+        cookie = f"{self.proxy.cookie}={self.proxy.token}; Path=/; HttpOnly; SameSite=Strict"
+        self.redirect(urlunsplit(("", "", path or "/", urlencode(query), "")), headers={"Set-Cookie": cookie})
+
+    def from_referer(self, path: str, query: str) -> None:
+        """An absolute path a script built (``/static/x.js``): redirected (307 keeps method and body) under the
+        endpoint of the page it came from."""
+        referer = split_target(urlsplit(self.headers.get("Referer", "")).path)
+        if referer is None or referer[0] not in self.proxy.endpoints:
+            self.answer(HTTPStatus.NOT_FOUND, f"not found: {path} (paths are /_/<host>:<port>/...)")
+            return
+        self.redirect(f"{PREFIX}{referer[0]}{path}" + (f"?{query}" if query else ""),
+                      status=HTTPStatus.TEMPORARY_REDIRECT)
+
+    def forward(self, host_port: str, endpoint: Endpoint, path: str) -> None:
+        """Send the request to ``endpoint`` (its cookies but the proxy's own, plus :attr:`WebProxy.auth`'s, minted
+        for this request) and relay the answer."""
+        proxy = self.proxy
+        headers = [(k, v) for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP]
+        sent = {name: value for name, value in self.cookies().items() if name != proxy.cookie}
+        sent.update(proxy.auth() if proxy.auth is not None else {})
+        if sent:
+            headers.append(("Cookie", "; ".join(f"{k}={v}" for k, v in sent.items())))
+        headers.append(("Accept-Encoding", "identity"))
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length > 0 else None
+        url = f"http://{endpoint.address}:{endpoint.port}{path}"
+        try:
+            response = proxy.http.send(proxy.http.build_request(self.command, url, headers=headers, content=body),
+                                       stream=True)
+        except httpx.HTTPError as exc:
+            self.answer(HTTPStatus.BAD_GATEWAY, f"{endpoint.role} at {endpoint.address}:{endpoint.port} did not "
+                                                f"answer: {exc}")
+            return
+        try:
+            self.relay_head(host_port, response)
+            self.relay_body(host_port, response)
+        finally:
+            response.close()
+
+    def relay_head(self, host_port: str, response: httpx.Response) -> None:
+        """Status and headers: hop-by-hop ones dropped, ``Location`` rewritten, cookies without ``Domain``."""
+        self.send_response(response.status_code)
+        for name, value in response.headers.multi_items():
+            lower = name.lower()
+            if lower in HOP_BY_HOP:
+                continue
+            if lower == "location":
+                value = rewrite_location(value, self.proxy.endpoints, host_port)
+            elif lower == "set-cookie":
+                value = re.sub(r";\s*domain=[^;]*", "", value, flags=re.IGNORECASE)
+            self.send_header(name, value)
+
+    def relay_body(self, host_port: str, response: httpx.Response) -> None:
+        """The body: HTML and scripts with their links rewritten; anything else streamed as it comes."""
+        kind = response.headers.get("Content-Type", "").lower()
+        if any(t in kind for t in REWRITTEN_TYPES):
+            encoding = response.encoding or "utf-8"
+            text = response.read().decode(encoding, errors="replace")
+            body = rewrite_links(text, self.proxy.endpoints, base=host_port).encode(encoding, errors="replace")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+            return
+        length = response.headers.get("Content-Length")
+        if length is not None and "content-encoding" not in response.headers:
+            self.send_header("Content-Length", length)
+            self.end_headers()
+            if self.command != "HEAD":
+                for chunk in response.iter_raw():
+                    self.wfile.write(chunk)
+            return
+        if self.command == "HEAD" or response.status_code in (204, 304):
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.send_header("Transfer-Encoding", "chunked")  # a body of unknown length (or decoded): streamed
+        self.end_headers()
+        for chunk in response.iter_bytes():
+            if chunk:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        self.wfile.write(b"0\r\n\r\n")
+
+
+def login_host() -> str:
+    """The name of this (login) node for the laptop's ``ssh``: the host name, or its fully qualified form when the
+    resolver gives one that extends it (``login1`` → ``login1.example.org``; never ``localhost``, which
+    ``socket.getfqdn`` returns where the host name maps to ``127.0.0.1``)."""
+    name = socket.gethostname()
+    fqdn = socket.getfqdn(name)
+    return fqdn if fqdn.lower().startswith(name.lower() + ".") else name
+
+
+def ssh_command(port: int, login_node: str) -> str:
+    """The command to run on the laptop: ``ssh -N -L <port>:127.0.0.1:<port> <login node>`` (the same port on both
+    ends, so that the cookie named after it is the one the browser sends)."""
+    return f"ssh -N -L {port}:127.0.0.1:{port} {login_node}"
+
+
+def upstream_auth(plan: ClusterPlan) -> UpstreamAuth | None:
+    """How the proxy authenticates to ``plan``'s daemons, per request: ``None`` under ``security: simple`` (the
+    daemons see Hadoop's anonymous ``dr.who``, as any browser would); under ``per-cluster``, the ``hadoop.auth``
+    cookie :mod:`launcher.plan.webauth` signs for the owner (``web_auth(security).header()``), minted anew for every
+    request; ``None`` in a release whose web servers are not authenticated (no such module)."""
+    if not plan.security.kerberos:
+        return None
+    try:
+        webauth = importlib.import_module("launcher.plan.webauth")
+    except ModuleNotFoundError:
+        return None
+    signer = webauth.web_auth(plan.security)
+
+    def mint() -> dict[str, str]:
+        header = signer.header() if signer is not None else None  # 'hadoop.auth="u=...&s=..."', or None
+        if not header:
+            return {}
+        name, _, value = str(header).partition("=")
+        return {name: value}
+
+    return mint

@@ -1,0 +1,301 @@
+"""The ``hpc-hadoop ui`` proxy (:mod:`launcher.cluster.webproxy`) against real HTTP servers on 127.0.0.1 standing in
+for a ResourceManager and a NodeManager: the token and its cookie, 403 without them, 404 for a ``host:port`` that is
+not a web endpoint of the cluster, links rewritten in HTML and in ``Location``, the per-request upstream cookie."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+import sys
+import threading
+import types
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+
+from launcher.cluster.webproxy import (
+    TOKEN_BYTES,
+    Endpoint,
+    WebProxy,
+    cluster_endpoints,
+    cookie_name,
+    login_host,
+    rewrite_links,
+    rewrite_location,
+    split_target,
+    ssh_command,
+    upstream_auth,
+)
+
+if TYPE_CHECKING:
+    from launcher.config.spec import JobSpec
+    from launcher.plan.cluster_plan import ClusterPlan
+
+
+class Upstream:
+    """A real HTTP server on 127.0.0.1 that answers like a Hadoop daemon's pages and records each request."""
+
+    def __init__(self, page: str = "") -> None:
+        self.page = page
+        self.requests: list[dict[str, object]] = []
+        upstream = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                upstream.requests.append({"method": self.command, "path": self.path,
+                                          "cookie": self.headers.get("Cookie"), "host": self.headers.get("Host")})
+                if self.path == "/redirect-absolute":
+                    self.send_response(302)
+                    self.send_header("Location", upstream.page_link("/node/allApplications"))
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if self.path == "/redirect-path":
+                    self.send_response(302)
+                    self.send_header("Location", "/cluster/apps")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if self.path.startswith("/logs"):
+                    body = b"plain log line http://127.0.0.1:1/\n" * 3
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/plain")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                body = upstream.page.encode() if self.path.startswith("/cluster") else json.dumps(
+                    upstream.requests[-1]).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8" if self.path.startswith("/cluster")
+                                 else "application/json")
+                self.send_header("Set-Cookie", "checked_app=true; Domain=127.0.0.1; Path=/")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_POST = do_PUT = do_GET  # noqa: N815
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = int(self.server.server_address[1])
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
+        self.thread.start()
+
+    def page_link(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def servers() -> Iterator[tuple[Upstream, Upstream, Upstream]]:
+    """An RM stand-in, an NM stand-in (both endpoints of the cluster) and a server that is NOT an endpoint (the RM's
+    RPC port, say)."""
+    rm, nm, foreign = Upstream(), Upstream(), Upstream()
+    rm.page = (f"<a href='{nm.page_link('/node/containerlogs/container_1/u')}'>Logs</a>"
+               f"<a href=\"/cluster/app/application_1\">app</a><script src='/static/yarn.js'></script>"
+               f"<script>var t=[[\"<a href=\\\"/cluster/app/application_2\\\">a2</a>\"]];"
+               f"var u='http:\\/\\/127.0.0.1:{nm.port}\\/node';"
+               f"var v=[\"<a href=\\'\\/cluster\\/app\\/application_3\\'>a3</a>\"];</script>"
+               f"<a href='http://127.0.0.1:{foreign.port}/secret'>rpc</a><a href='//example.org/x'>ext</a>")
+    yield rm, nm, foreign
+    for server in (rm, nm, foreign):
+        server.close()
+
+
+def make_proxy(rm: Upstream, nm: Upstream, **kwargs: object) -> WebProxy:
+    endpoints = {f"127.0.0.1:{rm.port}": Endpoint("ResourceManager", "127.0.0.1", rm.port),
+                 f"localhost:{nm.port}": Endpoint("NodeManager n1", "127.0.0.1", nm.port),
+                 f"127.0.0.1:{nm.port}": Endpoint("NodeManager n1", "127.0.0.1", nm.port)}
+    return WebProxy(endpoints, f"127.0.0.1:{rm.port}", **kwargs).start()  # type: ignore[arg-type]
+
+
+def client(proxy: WebProxy) -> httpx.Client:
+    return httpx.Client(base_url=f"http://127.0.0.1:{proxy.port}", trust_env=False, follow_redirects=False)
+
+
+def log_in(browser: httpx.Client, proxy: WebProxy) -> None:
+    answer = browser.get(f"/?token={proxy.token}")
+    assert answer.status_code == 302 and answer.headers["Location"] == "/"
+
+
+def test_token_sets_a_cookie_named_after_the_port_and_redirects_without_it(
+        servers: tuple[Upstream, Upstream, Upstream]) -> None:
+    rm, nm, _ = servers
+    proxy = make_proxy(rm, nm)
+    try:
+        assert len(proxy.token) >= 43 and TOKEN_BYTES == 32  # 32 random bytes, URL-safe base64
+        assert proxy.url == f"http://127.0.0.1:{proxy.port}/?token={proxy.token}"
+        with client(proxy) as browser:
+            first = browser.get(f"/_/127.0.0.1:{rm.port}/cluster?x=1&token={proxy.token}")
+            assert first.status_code == 302
+            assert first.headers["Location"] == f"/_/127.0.0.1:{rm.port}/cluster?x=1"
+            cookie = first.headers["Set-Cookie"]
+            assert cookie.startswith(f"{cookie_name(proxy.port)}={proxy.token};")
+            assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+            home = browser.get("/")  # the cookie now stands for the token
+            assert home.status_code == 302 and home.headers["Location"] == f"/_/127.0.0.1:{rm.port}/cluster"
+            page = browser.get(home.headers["Location"])
+            assert page.status_code == 200 and "Logs" in page.text
+            # The proxy's own cookie never reaches the daemon.
+            assert proxy.token not in str(rm.requests[-1]["cookie"])
+    finally:
+        proxy.close()
+
+
+def test_without_the_token_or_its_cookie_every_request_is_403(servers: tuple[Upstream, Upstream, Upstream]) -> None:
+    rm, nm, _ = servers
+    proxy = make_proxy(rm, nm)
+    try:
+        with client(proxy) as stranger:
+            for path in ("/", f"/_/127.0.0.1:{rm.port}/cluster", f"/_/127.0.0.1:{rm.port}/ws/v1/cluster/apps"):
+                assert stranger.get(path).status_code == 403, path
+            assert stranger.put(f"/_/127.0.0.1:{rm.port}/ws/v1/cluster/apps/application_1/state",
+                                content=b'{"state":"KILLED"}').status_code == 403
+            assert stranger.get(f"/?token={proxy.token[:-1]}x").status_code == 403
+            assert stranger.get("/", headers={"Cookie": f"{cookie_name(proxy.port)}=guess"}).status_code == 403
+            # The token of another proxy (another port's cookie) does not open this one.
+            assert stranger.get("/", headers={"Cookie": f"{cookie_name(proxy.port + 1)}={proxy.token}"}
+                                ).status_code == 403
+        assert rm.requests == [] and nm.requests == []  # nothing reached a daemon
+    finally:
+        proxy.close()
+
+
+def test_a_host_port_outside_the_cluster_endpoints_is_404(servers: tuple[Upstream, Upstream, Upstream]) -> None:
+    rm, nm, foreign = servers
+    proxy = make_proxy(rm, nm)
+    try:
+        with client(proxy) as browser:
+            log_in(browser, proxy)
+            for target in (f"127.0.0.1:{foreign.port}", f"localhost:{rm.port}", "example.org:80",
+                           f"10.0.0.1:{rm.port}"):
+                answer = browser.get(f"/_/{target}/cluster")
+                assert answer.status_code == 404 and "not a web server of this cluster" in answer.text, target
+            assert browser.get("/_/no-port/cluster").status_code == 404  # no Referer to go by either
+            assert foreign.requests == [] and rm.requests == []
+            # Under an endpoint's other name: the same daemon.
+            assert browser.get(f"/_/localhost:{nm.port}/ws/v1/node").status_code == 200
+            assert nm.requests[-1]["path"] == "/ws/v1/node"
+    finally:
+        proxy.close()
+
+
+def test_links_in_html_and_location_are_rewritten(servers: tuple[Upstream, Upstream, Upstream]) -> None:
+    rm, nm, foreign = servers
+    proxy = make_proxy(rm, nm)
+    try:
+        with client(proxy) as browser:
+            log_in(browser, proxy)
+            page = browser.get(f"/_/127.0.0.1:{rm.port}/cluster").text
+            assert f"href='/_/127.0.0.1:{nm.port}/node/containerlogs/container_1/u'" in page
+            assert f"href=\"/_/127.0.0.1:{rm.port}/cluster/app/application_1\"" in page
+            assert f"src='/_/127.0.0.1:{rm.port}/static/yarn.js'" in page
+            assert f"href=\\\"/_/127.0.0.1:{rm.port}/cluster/app/application_2\\\"" in page  # inside a JS string
+            assert f"'\\/_\\/127.0.0.1:{nm.port}\\/node'" in page  # JavaScript-escaped slashes
+            assert f"href=\\'\\/_\\/127.0.0.1:{rm.port}\\/cluster\\/app\\/application_3\\'" in page
+            assert f"href='http://127.0.0.1:{foreign.port}/secret'" in page  # not an endpoint: left alone
+            assert "href='//example.org/x'" in page
+            moved = browser.get(f"/_/127.0.0.1:{nm.port}/redirect-absolute")
+            assert moved.status_code == 302
+            assert moved.headers["Location"] == f"/_/127.0.0.1:{nm.port}/node/allApplications"
+            moved = browser.get(f"/_/127.0.0.1:{rm.port}/redirect-path")
+            assert moved.headers["Location"] == f"/_/127.0.0.1:{rm.port}/cluster/apps"
+            # A daemon's cookie comes back without its Domain (the browser's host is 127.0.0.1:<proxy port>).
+            cookie = browser.get(f"/_/127.0.0.1:{rm.port}/cluster").headers["Set-Cookie"]
+            assert cookie == "checked_app=true; Path=/"
+            # Plain text is passed through untouched, byte for byte.
+            log = browser.get(f"/_/127.0.0.1:{nm.port}/logs/stderr")
+            assert log.content == b"plain log line http://127.0.0.1:1/\n" * 3
+            # An absolute path built by a script goes to the endpoint of the page it came from.
+            script = browser.get("/ws/v1/cluster/apps?states=RUNNING",
+                                 headers={"Referer": f"http://127.0.0.1:{proxy.port}/_/127.0.0.1:{rm.port}/cluster"})
+            assert script.status_code == 307
+            assert script.headers["Location"] == f"/_/127.0.0.1:{rm.port}/ws/v1/cluster/apps?states=RUNNING"
+    finally:
+        proxy.close()
+
+
+def test_upstream_auth_is_minted_for_every_request(servers: tuple[Upstream, Upstream, Upstream]) -> None:
+    rm, nm, _ = servers
+    counter = itertools.count(1)
+    proxy = make_proxy(rm, nm, auth=lambda: {"hadoop.auth": f"u=owner&s={next(counter)}"})
+    try:
+        with client(proxy) as browser:
+            log_in(browser, proxy)
+            browser.cookies.set("checked_application_1", "true")
+            first = browser.get(f"/_/127.0.0.1:{rm.port}/ws/v1/cluster").json()
+            second = browser.get(f"/_/127.0.0.1:{rm.port}/ws/v1/cluster").json()
+        # The browser's cookies (a daemon's own among them) go on; the proxy's token does not; the auth cookie is new
+        # for each request.
+        assert first["cookie"] == "checked_application_1=true; hadoop.auth=u=owner&s=1"
+        assert second["cookie"] == "checked_app=true; checked_application_1=true; hadoop.auth=u=owner&s=2"
+        assert first["host"] == f"127.0.0.1:{rm.port}"
+    finally:
+        proxy.close()
+
+
+def test_a_port_in_use_is_refused(servers: tuple[Upstream, Upstream, Upstream]) -> None:
+    rm, nm, _ = servers
+    with pytest.raises(OSError):
+        WebProxy({}, "x:1", port=rm.port)
+
+
+def test_pure_helpers() -> None:
+    assert split_target("/_/N2:8042/node/x") == ("n2:8042", "/node/x")
+    assert split_target("/_/n2:8042") == ("n2:8042", "/")
+    assert split_target("/cluster") is None and split_target("/_/n2/x") is None
+    known = ["n2:8042", "10.77.0.12:8042"]
+    assert rewrite_links("see http://N2:8042/node and https://n2:80420/x", known) == \
+        "see /_/N2:8042/node and https://n2:80420/x"
+    assert rewrite_location("http://10.77.0.12:8042/jobhistory", known, "n1:1") == "/_/10.77.0.12:8042/jobhistory"
+    assert rewrite_location("http://elsewhere:8042/x", known, "n1:1") == "http://elsewhere:8042/x"
+    assert ssh_command(18080, "login1") == "ssh -N -L 18080:127.0.0.1:18080 login1"
+    assert login_host().split(".")[0] == socket.gethostname().split(".")[0] != "localhost"
+
+
+def test_cluster_endpoints_of_a_plan(make_spec: Callable[..., JobSpec],
+                                     make_test_plan: Callable[..., ClusterPlan]) -> None:
+    plan = make_test_plan(make_spec(nodes=3))
+    endpoints = cluster_endpoints(plan)
+    master, other = plan.nodes[0], plan.nodes[2]
+    p = plan.ports
+    assert endpoints[f"{master.name}:{p.rm_web}"] == Endpoint("ResourceManager", master.address, p.rm_web)
+    assert endpoints[f"{master.address}:{p.jhs_web}"].role == "JobHistoryServer"
+    assert endpoints[f"{other.name}:{p.nm_web}"] == Endpoint(f"NodeManager {other.name}", other.address, p.nm_web)
+    assert endpoints[f"{other.address}:{p.nm_web}"].address == other.address == "10.0.0.3"
+    for port in (p.rm, p.rm_scheduler, p.rm_admin, p.nm, p.shuffle, p.jhs):  # RPC ports: never
+        assert not any(key.endswith(f":{port}") for key in endpoints), port
+    assert {e.port for e in endpoints.values()} == {p.rm_web, p.jhs_web, p.nm_web}
+    assert {e.address for e in endpoints.values()} == {"10.0.0.1", "10.0.0.2", "10.0.0.3"}
+
+
+def test_upstream_auth_of_a_plan(make_spec: Callable[..., JobSpec], make_test_plan: Callable[..., ClusterPlan],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """``simple``: nothing sent (the daemons see dr.who); ``per-cluster``: the owner's cookie that
+    ``launcher.plan.webauth`` signs (here a stand-in module with its interface), a new one for every request."""
+    assert upstream_auth(make_test_plan(make_spec(security="simple"))) is None
+    secure = make_test_plan(make_spec(security="per-cluster"))
+    signed = itertools.count(1)
+
+    class Signer:
+        def header(self) -> str:
+            return f'hadoop.auth="u={secure.user}&s={next(signed)}"'
+
+    seen = []
+    fake = types.ModuleType("launcher.plan.webauth")
+    fake.web_auth = lambda security: seen.append(security) or Signer()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "launcher.plan.webauth", fake)
+    mint = upstream_auth(secure)
+    assert mint is not None and seen == [secure.security]
+    assert mint() == {"hadoop.auth": f'"u={secure.user}&s=1"'}
+    assert mint() == {"hadoop.auth": f'"u={secure.user}&s=2"'}
