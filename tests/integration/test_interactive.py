@@ -1,25 +1,17 @@
 """Interactive clusters with real Hadoop 3.4.2 daemons: ``start`` → ``list`` → ``exec``/``env`` → ``logs`` →
-``stop`` → ``list`` → ``clean``, on the local backend and on the real Slurm test cluster (tests/cluster/); on the
-Slurm one, ``ui`` in a real browser (headless Chromium driven by Selenium) while a job runs on both nodes.
+``stop`` → ``list`` → ``clean``, on the local backend and on the real Slurm test cluster (tests/cluster/).
 
 Each test has its own index (``XDG_STATE_HOME``) so it sees only its own clusters.
 """
 
 from __future__ import annotations
 
-import getpass
 import json
-import os
 import re
-import signal
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
 
-import httpx
 import psutil
 import pytest
 import yaml
@@ -30,9 +22,6 @@ from tests.integration.test_slurm import queued_jobs, slurm_cluster  # noqa: F40
 pytestmark = pytest.mark.hadoop
 
 SMALL = {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"}
-#: The browser test's job: Hadoop's SleepJob, 4 maps of 25 s, no reduce (AM + 4 maps of 512 MB on NodeManagers that
-#: offer 1536 MB each: at least two containers run on the node that is not the ResourceManager's).
-SLEEP_JOB = ("org.apache.hadoop.mapreduce.SleepJob", "-m", "4", "-r", "0", "-mt", "25000")
 
 
 def clusters(env: dict[str, str]) -> list[dict]:
@@ -135,13 +124,8 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
     env = {"XDG_STATE_HOME": str(tmp_path / "state")}
     root = fresh_pfs_dir("interactive")
     job = tmp_path / "sinter.yaml"
-    # hadoop.http.staticuser.user: the browser test's pages (container logs under YARN ACLs) are read as the owner,
-    # knowingly, on this test cluster only: it lets anyone who reaches the web ports act as the owner, which is why
-    # hpc-hadoop never sets it (docs/user-guide.md, `hpc-hadoop ui`).
-    hadoop = {**SMALL, "nodemanager_memory": "1536m",
-              "properties": {"core-site": {"hadoop.http.staticuser.user": getpass.getuser()}}}
     job.write_text(yaml.safe_dump({"name": "sinter", "scheduler": "slurm", "nodes": 2, "walltime": "00:15:00",
-                                   "filesystem": {"root": str(root)}, "hadoop": hadoop}))
+                                   "filesystem": {"root": str(root)}, "hadoop": SMALL}))
     started = hpc_hadoop("start", str(job), env=env, timeout=600)
     print(started.stdout)
     assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
@@ -171,7 +155,6 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
         assert "Registered with ResourceManager" in logs.stdout
         refused = hpc_hadoop("clean", cid, "--yes", env=env)
         assert refused.returncode == 2 and "stop it first" in refused.stderr and run_dir.is_dir()
-        browse_cluster_ui(cid, run_dir, env)
     finally:
         stopped = hpc_hadoop("stop", cid, env=env, timeout=300)
     print(stopped.stdout)
@@ -183,162 +166,3 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
     (after,) = clusters(env)
     assert after["state"] == "stopped" and after["active"] is False
     assert "stopped" in hpc_hadoop("list", env=env).stdout
-
-
-def start_ui(cluster_id: str, env: dict[str, str]) -> tuple[subprocess.Popen[str], str, str]:
-    """``hpc-hadoop ui ID`` in the background; returns it, the ssh command and the URL it printed."""
-    ui = subprocess.Popen([sys.executable, "-m", "launcher.cli", "ui", cluster_id], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, env={**os.environ, **env}, cwd=REPO)
-    assert ui.stdout is not None
-    printed = []
-    for line in ui.stdout:
-        printed.append(line.rstrip("\n"))
-        if line.startswith("then open:"):
-            break
-    print("\n".join(printed))
-    ssh = next((line.split(":", 1)[1].strip() for line in printed if line.startswith("on your laptop, run:")), "")
-    url = printed[-1].split(None, 2)[-1] if printed and printed[-1].startswith("then open:") else ""
-    assert ssh and url, "\n".join(printed)
-    return ui, ssh, url
-
-
-class UiBrowser:
-    """Headless Chromium (Debian's ``chromium`` and ``chromium-driver``, driven by Selenium) on one ``hpc-hadoop ui``
-    proxy: each :meth:`step` keeps a screenshot in ``shots`` and one line in :attr:`clicks`."""
-
-    def __init__(self, port: int, shots: Path) -> None:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-        from selenium.webdriver.support.ui import WebDriverWait
-
-        options = webdriver.ChromeOptions()
-        options.binary_location = "/usr/bin/chromium"
-        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                     "--no-proxy-server", "--window-size=1400,1000"):
-            options.add_argument(flag)
-        self.driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
-        self.wait = WebDriverWait(self.driver, 90, poll_frequency=0.5)
-        self.port, self.shots, self.clicks = port, shots, list[str]()
-        shots.mkdir()
-
-    def step(self, what: str) -> None:
-        """Screenshot of the page now, and the click's line (every page is the proxy's: 127.0.0.1:<port>)."""
-        number = len(self.clicks) + 1
-        shot = self.shots / f"{number:02d}-{re.sub(r'[^a-z0-9]+', '-', what.lower()).strip('-')[:60]}.png"
-        self.driver.save_screenshot(str(shot))
-        self.clicks.append(f"{number}. {what}: {self.driver.current_url.split('?')[0]} ({shot})")
-        assert self.driver.current_url.startswith(f"http://127.0.0.1:{self.port}/"), self.driver.current_url
-
-    def until(self, condition: Callable[[Any], Any], what: str) -> Any:
-        """What ``condition`` returns once it is true; fails naming ``what`` and the page the browser is on."""
-        from selenium.common.exceptions import TimeoutException
-
-        try:
-            return self.wait.until(condition)
-        except TimeoutException:
-            raise AssertionError(f"{what}: still on {self.driver.current_url} ({self.driver.title!r}): "
-                                 f"{self.driver.page_source[:3000]}") from None
-
-    def click(self, link: Any, lands_on: str) -> None:
-        """Click ``link``; wait until the address holds ``lands_on``."""
-        self.driver.execute_script("arguments[0].scrollIntoView(); arguments[0].click();", link)
-        self.until(lambda d: lands_on in d.current_url, f"a page whose address holds {lands_on}")
-
-    def find(self, how: str, what: str, keep: Callable[[Any], bool] = lambda _: True, *,
-             refresh: bool = False) -> Any:
-        """The first element ``how``/``what`` that ``keep`` accepts, waited for (reloading the page between looks
-        when ``refresh``: a table YARN fills as the job runs)."""
-        def look(driver: Any) -> Any:
-            found = [e for e in driver.find_elements(how, what) if keep(e)]
-            if not found and refresh:
-                driver.refresh()
-            return found[0] if found else False
-        return self.until(look, f"a link {what!r}")
-
-    def quit(self) -> None:
-        self.driver.quit()
-
-
-def sleep_job(cluster_id: str, env: dict[str, str]) -> subprocess.Popen[str]:
-    """:data:`SLEEP_JOB` submitted in the background with the cluster's ``hadoop`` (after ``env``)."""
-    tests_jar = next(Path(REPO, "hadoop-fs-shim/target/hadoop-runtime/lib").glob(
-        "hadoop-mapreduce-client-jobclient-*-tests.jar"))
-    hh = f"{sys.executable} -m launcher.cli"
-    return subprocess.Popen(["bash", "-euo", "pipefail", "-c", f'eval "$({hh} env {cluster_id})"\n'
-                             f'HADOOP_CLASSPATH={tests_jar} hadoop {" ".join(SLEEP_JOB)}'],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, **env, "PATH": "/usr/bin:/bin"}, cwd=REPO)
-
-
-def check_refusals(ssh: str, url: str, host: str, rm_web: int, rm_rpc: int) -> None:
-    """What ``ui`` printed (one tunnel, the same port on both ends; the URL with its token); 403 without the token
-    (a page of the ResourceManager too); with it, 404 for ``host:<RM RPC port>``."""
-    port = urlsplit(url).port
-    assert ssh == f"ssh -N -L {port}:127.0.0.1:{port} {ssh.split()[-1]}"
-    assert url.startswith(f"http://127.0.0.1:{port}/?token=")
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False, follow_redirects=True) as http:
-        assert http.get("/").status_code == 403
-        assert http.get(f"/_/{host}:{rm_web}/cluster").status_code == 403
-        assert http.get(url).status_code == 200  # the token, then its cookie (redirects followed)
-        rpc = http.get(f"/_/{host}:{rm_rpc}/")
-        assert rpc.status_code == 404 and "not a web server of this cluster" in rpc.text
-    print(f"without the token: 403; /_/{host}:{rm_rpc} (the ResourceManager's RPC port) with it: 404")
-
-
-def browse_cluster_ui(cluster_id: str, run_dir: Path, env: dict[str, str]) -> None:
-    """``hpc-hadoop ui`` in headless Chromium while a SleepJob runs on both nodes: from the ResourceManager's page to
-    the application, its attempt, a container's logs on the other node, its stderr, back to RM Home, and (once the
-    job is over) the job's history page on the JobHistoryServer; every click through the one port of the proxy.
-    Screenshots in ``<run dir>/ui-screenshots/``; the clicks and their screenshots are printed."""
-    from selenium.webdriver.common.by import By
-
-    from launcher.plan.cluster_plan import ClusterPlan
-
-    plan = ClusterPlan.load(run_dir)
-    master, other, ports = plan.nodes[0], plan.nodes[1], plan.ports
-    job = sleep_job(cluster_id, env)
-    ui, ssh, url = start_ui(cluster_id, env)
-    port = int(urlsplit(url).port or 0)
-    browser: UiBrowser | None = None
-    try:
-        browser = UiBrowser(port, run_dir / "ui-screenshots")
-        check_refusals(ssh, url, master.name, ports.rm_web, ports.rm)
-        browser.driver.get(url)
-        app = browser.find(By.PARTIAL_LINK_TEXT, "application_", refresh=True)
-        browser.step("ResourceManager: applications")
-        app_id = app.text
-        browser.click(app, f"/cluster/app/{app_id}")
-        browser.step(f"application {app_id}")
-        browser.click(browser.find(By.PARTIAL_LINK_TEXT, "appattempt_"), "/cluster/appattempt/")
-        browser.step("its attempt")
-        elsewhere = (f"/_/{other.address}:{ports.nm_web}/", f"/_/{other.name}:{ports.nm_web}/")
-        logs = browser.find(By.LINK_TEXT, "Logs", lambda a: any(w in (a.get_attribute("href") or "")
-                                                                  for w in elsewhere), refresh=True)
-        browser.click(logs, "/node/containerlogs/container_")
-        assert any(where in browser.driver.current_url for where in elsewhere), browser.driver.current_url
-        browser.step(f"a container's Logs on {other.name} (the ResourceManager is on {master.name})")
-        browser.click(browser.find(By.PARTIAL_LINK_TEXT, "stderr"), "/stderr")
-        assert "not authorized" not in browser.driver.page_source.lower()
-        browser.step("its stderr")
-        browser.click(browser.find(By.LINK_TEXT, "RM Home"), f":{ports.rm_web}/cluster")
-        browser.step("RM Home")
-        out, _ = job.communicate(timeout=300)
-        assert job.returncode == 0, out[-3000:]
-        browser.driver.refresh()
-        browser.click(browser.find(By.LINK_TEXT, app_id), f"/cluster/app/{app_id}")
-        job_id = app_id.replace("application_", "job_", 1)
-        browser.click(browser.find(By.LINK_TEXT, "History", refresh=True), "/")
-        browser.until(lambda d: f"/jobhistory/job/{job_id}" in d.current_url and job_id in d.page_source,
-                      f"the JobHistoryServer's page of {job_id}")
-        assert f":{ports.jhs_web}/jobhistory/job/{job_id}" in browser.driver.current_url
-        browser.step(f"History: job {job_id} on the JobHistoryServer")
-    finally:
-        if browser is not None:
-            print("\n".join(browser.clicks))
-            browser.quit()
-        ui.send_signal(signal.SIGINT)  # Ctrl-C
-        ended, _ = ui.communicate(timeout=30)
-        if job.poll() is None:
-            job.kill()
-            job.communicate()
-    assert ui.returncode == 0 and "stopped" in ended, ended
