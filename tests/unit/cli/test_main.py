@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from launcher.cli.main import main
-from launcher.render.config import CONFIG_TEMPLATES, EXCLUDE_FILE
+from launcher.render.config import CONFIG_TEMPLATES, EXCLUDE_FILE, SECURE_TEMPLATES
 from launcher.schedulers.slurm import SlurmScheduler
 from tests.conftest import REPO
 from tests.unit.schedulers.test_pbs import STANDINS as PBS_STANDINS
@@ -211,7 +211,7 @@ def test_render_prints_every_conf_file(tmp_path: Path, pfs_root: Path, write_yam
     result = invoke(["render", str(job), "--set", 'hadoop.properties.yarn-site."my.cli.prop"=42'])
     assert result.exit_code == 0, result.stderr
     parts = sections(result.stdout)
-    expected = [f"conf/{name}" for name in [*CONFIG_TEMPLATES, EXCLUDE_FILE]]
+    expected = [f"conf/{name}" for name in [*CONFIG_TEMPLATES, *SECURE_TEMPLATES, EXCLUDE_FILE]]  # per-cluster
     assert expected == [t for t in parts if t.startswith("conf/")]
     assert "<name>my.cli.prop</name>" in parts["conf/yarn-site.xml"]
     assert "<value>42</value>" in parts["conf/yarn-site.xml"]

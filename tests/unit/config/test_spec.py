@@ -934,12 +934,24 @@ def test_a_site_typo_blames_the_flag_that_gave_it(tmp_path: Path) -> None:
     assert str(info.value).startswith("--set: site: unknown site preset 'nosuch' (fix: use one of: ")
 
 
-def test_security_defaults_to_simple_and_site_is_not_available_yet(tmp_path: Path) -> None:
+def test_security_defaults_to_per_cluster_and_site_is_not_available_yet(tmp_path: Path) -> None:
     spec, _ = load_spec(None, data={"name": "a", "steps": [{"example": "pi"}]})
-    assert spec.security == "simple"
-    spec, _ = load_spec(None, data={"name": "a", "security": "per-cluster", "steps": [{"example": "pi"}]})
     assert spec.security == "per-cluster"
+    spec, _ = load_spec(None, data={"name": "a", "security": "simple", "steps": [{"example": "pi"}]})
+    assert spec.security == "simple"
     error, path = job_error(tmp_path, {"name": "a", "security": "site", "steps": [{"example": "pi"}]})
     assert error.field == "security" and "not available yet" in str(error) and "per-cluster" in str(error)
     error, path = job_error(tmp_path, {"name": "a", "security": "kerberos", "steps": [{"example": "pi"}]})
     assert error.field == "security" and "simple" in str(error)
+
+
+def test_hdfs_mode_defaults_to_simple_and_refuses_per_cluster(tmp_path: Path) -> None:
+    """Issue 27 item 4: ``filesystem.mode: hdfs`` (comparisons only) stays ``simple``: a secure DataNode needs
+    privileged ports or SASL and HTTPS; asking ``per-cluster`` of it is refused with the fix."""
+    hdfs = {"name": "a", "filesystem": {"mode": "hdfs"}, "steps": [{"example": "pi"}]}
+    spec, _ = load_spec(None, data=hdfs)
+    assert spec.security == "simple"
+    spec, _ = load_spec(None, data={**hdfs, "filesystem": {"mode": "shim"}})
+    assert spec.security == "per-cluster"
+    error, path = job_error(tmp_path, {**hdfs, "security": "per-cluster"})
+    assert str(error).startswith(f"{path}: ") and "set security: simple" in str(error), str(error)

@@ -599,7 +599,7 @@ def props(text: str) -> dict[str, str]:
 
 
 def test_rawfs_is_file_and_has_no_hdfs_site(make_spec: SpecFactory, make_test_plan: PlanFactory) -> None:
-    files = render_config(make_test_plan(make_spec()))
+    files = render_config(make_test_plan(make_spec(security="simple")))
     assert set(files) == {*CONFIG_TEMPLATES, "nodes.exclude"}  # no hdfs-site.xml
     assert props(files["core-site.xml"])["fs.defaultFS"] == "file:///"
     assert props(files["mapred-site.xml"])["yarn.app.mapreduce.am.staging-dir"].startswith("file:///")

@@ -53,4 +53,5 @@ def test_a_plan_answers_for_its_jobs_security(make_spec: Callable[..., JobSpec],
     plan = make_test_plan(make_spec(security="per-cluster"))
     assert plan.security.kerberos and plan.security.realm == "T-20240101-000000-ABCD.HPC-HADOOP"
     assert plan.security.krb_dir == Path(plan.run_dir) / "krb"
-    assert not make_test_plan(make_spec()).security.kerberos  # the default stays simple for now
+    assert make_test_plan(make_spec()).security.kerberos  # the default
+    assert not make_test_plan(make_spec(security="simple")).security.kerberos

@@ -22,6 +22,7 @@ from launcher.render.config import (
     CONFIG_TEMPLATES,
     EXCLUDE_FILE,
     NO_CHECKSUM_FILESYSTEM,
+    SECURE_TEMPLATES,
     render_config,
     write_files,
     xml_value,
@@ -73,7 +74,7 @@ def files(plan: ClusterPlan) -> dict[str, str]:
 
 
 def test_every_file_is_rendered(files: dict[str, str]) -> None:
-    assert set(files) == {*CONFIG_TEMPLATES, EXCLUDE_FILE}
+    assert set(files) == {*CONFIG_TEMPLATES, *SECURE_TEMPLATES, EXCLUDE_FILE}  # per-cluster: the default
     assert files[EXCLUDE_FILE] == ""  # no node taken out of YARN yet
     assert all(text.strip() for name, text in files.items() if name != EXCLUDE_FILE)
 
@@ -473,7 +474,7 @@ def test_per_cluster_security_authenticates_every_web_server(make_spec: SpecFact
 
 
 def test_simple_security_renders_no_kerberos(make_spec: SpecFactory, make_test_plan: PlanFactory) -> None:
-    plan = make_test_plan(make_spec())
+    plan = make_test_plan(make_spec(security="simple"))
     files = render_config(plan)
     assert single(files["core-site.xml"])["hadoop.security.authentication"] == "simple"
     assert "hadoop-policy.xml" not in files and "krb5" not in "".join(files.values())

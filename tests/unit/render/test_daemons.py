@@ -217,6 +217,6 @@ def test_per_cluster_daemons_and_clients_read_the_realms_krb5_conf(make_spec: Ca
     assert krb5 in command.argv and command.env["KRB5CCNAME"] == f"FILE:{secure.security.ccache}"
     assert krb5 in client_command(secure, "org.example.Main", [])
     assert hadoop_env(secure, base={})["KRB5_CONFIG"] == str(secure.security.krb5_conf)
-    simple = make_test_plan(make_spec())
+    simple = make_test_plan(make_spec(security="simple"))
     assert not any("krb5" in arg for arg in daemon_command(simple, simple.master, "resourcemanager").argv)
     assert "KRB5CCNAME" not in hadoop_env(simple, base={})
