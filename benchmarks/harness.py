@@ -277,7 +277,8 @@ class Harness:
             try:
                 self.job_spec(nodes, fs_mode, local_dirs)
             except UserError as exc:
-                field = "sweep.local_dirs" if local_dirs is not None and "local_dirs" in str(exc) else "job"
+                blamed = local_dirs is not None and (exc.field or "").split(".")[-1] == "local_dirs"
+                field = "sweep.local_dirs" if blamed else "job"
                 raise UserError(f"the clusters of this bench cannot be made with fs_mode {fs_mode}, local_dirs "
                                 f"{local_dirs}: {exc.message}",
                                 file=str(self.bench_file) if self.bench_file else "command line", field=field,

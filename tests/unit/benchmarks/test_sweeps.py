@@ -207,3 +207,23 @@ def test_figures_8_9_are_task_flows_not_the_nodes_scaling() -> None:
     fig7 = yaml.safe_load((EXAMPLES / "spider-fig7.yaml").read_text())
     assert fig7["workloads"] == ["terasort", "kmeans"] and len(fig7["sweep"]["nodes"]) >= 2
     assert "task flow" in (EXAMPLES / "spider-fig8-9.yaml").read_text().splitlines()[0]
+
+
+def test_a_local_dirs_value_the_job_spec_refuses_names_the_sweep_field_and_another_error_the_job(
+        tmp_path: Path) -> None:
+    """The job spec refuses a directory with a space (``filesystem.local_dirs``): the bench names ``sweep.local_dirs``;
+    a bad ``job`` field in the same bench is blamed on ``job``, even though a local_dirs value is swept and the
+    error's text holds the words ``local_dirs``."""
+    bench = _bench(tmp_path, {"local_dirs": [str(tmp_path / "a b")]})
+    result = _run(str(bench), "--dry-run")
+    assert result.exit_code == 2, result.output
+    assert "sweep.local_dirs" in result.output.strip().splitlines()[-1], result.output
+    data = yaml.safe_load(bench.read_text())
+    data["job"]["name"] = "local_dirs?"  # a job error whose text names local_dirs
+    data["sweep"]["local_dirs"] = [str(tmp_path / "ram")]
+    bench.write_text(yaml.safe_dump(data))
+    result = _run(str(bench), "--dry-run")
+    assert result.exit_code == 2, result.output
+    line = result.output.strip().splitlines()[-1]
+    assert ": job: " in line and "sweep.local_dirs" not in line, line
+    _nothing_made(tmp_path)
