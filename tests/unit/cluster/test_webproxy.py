@@ -4,6 +4,7 @@ not a web endpoint of the cluster, links rewritten in HTML and in ``Location``, 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import socket
@@ -112,136 +113,140 @@ def servers() -> Iterator[tuple[Upstream, Upstream, Upstream]]:
         server.close()
 
 
-def make_proxy(rm: Upstream, nm: Upstream, **kwargs: object) -> WebProxy:
+@contextlib.contextmanager
+def running_proxy(rm: Upstream, nm: Upstream, **kwargs: object) -> Iterator[WebProxy]:
+    """A started proxy whose endpoints are the RM and NM stand-ins (the NM under two names), closed on exit."""
     endpoints = {f"127.0.0.1:{rm.port}": Endpoint("ResourceManager", "127.0.0.1", rm.port),
                  f"localhost:{nm.port}": Endpoint("NodeManager n1", "127.0.0.1", nm.port),
                  f"127.0.0.1:{nm.port}": Endpoint("NodeManager n1", "127.0.0.1", nm.port)}
-    return WebProxy(endpoints, f"127.0.0.1:{rm.port}", **kwargs).start()  # type: ignore[arg-type]
+    proxy = WebProxy(endpoints, f"127.0.0.1:{rm.port}", **kwargs).start()  # type: ignore[arg-type]
+    try:
+        yield proxy
+    finally:
+        proxy.close()
 
 
 def client(proxy: WebProxy) -> httpx.Client:
     return httpx.Client(base_url=f"http://127.0.0.1:{proxy.port}", trust_env=False, follow_redirects=False)
 
 
-def log_in(browser: httpx.Client, proxy: WebProxy) -> None:
-    answer = browser.get(f"/?token={proxy.token}")
-    assert answer.status_code == 302 and answer.headers["Location"] == "/"
+@contextlib.contextmanager
+def logged_in(proxy: WebProxy) -> Iterator[httpx.Client]:
+    """A client that has opened the printed URL (``?token=``) once: the proxy's cookie stands for the token."""
+    with client(proxy) as browser:
+        answer = browser.get(f"/?token={proxy.token}")
+        assert answer.status_code == 302 and answer.headers["Location"] == "/"
+        yield browser
+
+
+@pytest.fixture
+def proxy(servers: tuple[Upstream, Upstream, Upstream]) -> Iterator[WebProxy]:
+    """The proxy of :func:`running_proxy` in front of ``servers``' RM and NM."""
+    rm, nm, _ = servers
+    with running_proxy(rm, nm) as started:
+        yield started
+
+
+@pytest.fixture
+def browser(proxy: WebProxy) -> Iterator[httpx.Client]:
+    """A client logged in to ``proxy`` (:func:`logged_in`)."""
+    with logged_in(proxy) as logged:
+        yield logged
 
 
 def test_token_sets_a_cookie_named_after_the_port_and_redirects_without_it(
-        servers: tuple[Upstream, Upstream, Upstream]) -> None:
+        servers: tuple[Upstream, Upstream, Upstream], proxy: WebProxy) -> None:
     rm, nm, _ = servers
-    proxy = make_proxy(rm, nm)
-    try:
-        assert len(proxy.token) >= 43 and TOKEN_BYTES == 32  # 32 random bytes, URL-safe base64
-        assert proxy.url == f"http://127.0.0.1:{proxy.port}/?token={proxy.token}"
-        with client(proxy) as browser:
-            first = browser.get(f"/_/127.0.0.1:{rm.port}/cluster?x=1&token={proxy.token}")
-            assert first.status_code == 302
-            assert first.headers["Location"] == f"/_/127.0.0.1:{rm.port}/cluster?x=1"
-            cookie = first.headers["Set-Cookie"]
-            assert cookie.startswith(f"{cookie_name(proxy.port)}={proxy.token};")
-            assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
-            home = browser.get("/")  # the cookie now stands for the token
-            assert home.status_code == 302 and home.headers["Location"] == f"/_/127.0.0.1:{rm.port}/cluster"
-            page = browser.get(home.headers["Location"])
-            assert page.status_code == 200 and "Logs" in page.text
-            # The proxy's own cookie never reaches the daemon.
-            assert proxy.token not in str(rm.requests[-1]["cookie"])
-    finally:
-        proxy.close()
+    assert len(proxy.token) >= 43 and TOKEN_BYTES == 32  # 32 random bytes, URL-safe base64
+    assert proxy.url == f"http://127.0.0.1:{proxy.port}/?token={proxy.token}"
+    with client(proxy) as browser:
+        first = browser.get(f"/_/127.0.0.1:{rm.port}/cluster?x=1&token={proxy.token}")
+        assert first.status_code == 302
+        assert first.headers["Location"] == f"/_/127.0.0.1:{rm.port}/cluster?x=1"
+        cookie = first.headers["Set-Cookie"]
+        assert cookie.startswith(f"{cookie_name(proxy.port)}={proxy.token};")
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        home = browser.get("/")  # the cookie now stands for the token
+        assert home.status_code == 302 and home.headers["Location"] == f"/_/127.0.0.1:{rm.port}/cluster"
+        page = browser.get(home.headers["Location"])
+        assert page.status_code == 200 and "Logs" in page.text
+        # The proxy's own cookie never reaches the daemon.
+        assert proxy.token not in str(rm.requests[-1]["cookie"])
 
 
-def test_without_the_token_or_its_cookie_every_request_is_403(servers: tuple[Upstream, Upstream, Upstream]) -> None:
+def test_without_the_token_or_its_cookie_every_request_is_403(servers: tuple[Upstream, Upstream, Upstream],
+                                                              proxy: WebProxy) -> None:
     rm, nm, _ = servers
-    proxy = make_proxy(rm, nm)
-    try:
-        with client(proxy) as stranger:
-            for path in ("/", f"/_/127.0.0.1:{rm.port}/cluster", f"/_/127.0.0.1:{rm.port}/ws/v1/cluster/apps"):
-                assert stranger.get(path).status_code == 403, path
-            assert stranger.put(f"/_/127.0.0.1:{rm.port}/ws/v1/cluster/apps/application_1/state",
-                                content=b'{"state":"KILLED"}').status_code == 403
-            assert stranger.get(f"/?token={proxy.token[:-1]}x").status_code == 403
-            assert stranger.get("/", headers={"Cookie": f"{cookie_name(proxy.port)}=guess"}).status_code == 403
-            # The token of another proxy (another port's cookie) does not open this one.
-            assert stranger.get("/", headers={"Cookie": f"{cookie_name(proxy.port + 1)}={proxy.token}"}
-                                ).status_code == 403
-        assert rm.requests == [] and nm.requests == []  # nothing reached a daemon
-    finally:
-        proxy.close()
+    with client(proxy) as stranger:
+        for path in ("/", f"/_/127.0.0.1:{rm.port}/cluster", f"/_/127.0.0.1:{rm.port}/ws/v1/cluster/apps"):
+            assert stranger.get(path).status_code == 403, path
+        assert stranger.put(f"/_/127.0.0.1:{rm.port}/ws/v1/cluster/apps/application_1/state",
+                            content=b'{"state":"KILLED"}').status_code == 403
+        assert stranger.get(f"/?token={proxy.token[:-1]}x").status_code == 403
+        assert stranger.get("/", headers={"Cookie": f"{cookie_name(proxy.port)}=guess"}).status_code == 403
+        # The token of another proxy (another port's cookie) does not open this one.
+        assert stranger.get("/", headers={"Cookie": f"{cookie_name(proxy.port + 1)}={proxy.token}"}
+                            ).status_code == 403
+    assert rm.requests == [] and nm.requests == []  # nothing reached a daemon
 
 
-def test_a_host_port_outside_the_cluster_endpoints_is_404(servers: tuple[Upstream, Upstream, Upstream]) -> None:
+def test_a_host_port_outside_the_cluster_endpoints_is_404(servers: tuple[Upstream, Upstream, Upstream],
+                                                          browser: httpx.Client) -> None:
     rm, nm, foreign = servers
-    proxy = make_proxy(rm, nm)
-    try:
-        with client(proxy) as browser:
-            log_in(browser, proxy)
-            for target in (f"127.0.0.1:{foreign.port}", f"localhost:{rm.port}", "example.org:80",
-                           f"10.0.0.1:{rm.port}"):
-                answer = browser.get(f"/_/{target}/cluster")
-                assert answer.status_code == 404 and "not a web server of this cluster" in answer.text, target
-            assert browser.get("/_/no-port/cluster").status_code == 404  # no Referer to go by either
-            assert foreign.requests == [] and rm.requests == []
-            # Under an endpoint's other name: the same daemon.
-            assert browser.get(f"/_/localhost:{nm.port}/ws/v1/node").status_code == 200
-            assert nm.requests[-1]["path"] == "/ws/v1/node"
-    finally:
-        proxy.close()
+    for target in (f"127.0.0.1:{foreign.port}", f"localhost:{rm.port}", "example.org:80",
+                   f"10.0.0.1:{rm.port}"):
+        answer = browser.get(f"/_/{target}/cluster")
+        assert answer.status_code == 404 and "not a web server of this cluster" in answer.text, target
+    assert browser.get("/_/no-port/cluster").status_code == 404  # no Referer to go by either
+    assert foreign.requests == [] and rm.requests == []
+    # Under an endpoint's other name: the same daemon.
+    assert browser.get(f"/_/localhost:{nm.port}/ws/v1/node").status_code == 200
+    assert nm.requests[-1]["path"] == "/ws/v1/node"
 
 
-def test_links_in_html_and_location_are_rewritten(servers: tuple[Upstream, Upstream, Upstream]) -> None:
+def test_links_in_html_and_location_are_rewritten(servers: tuple[Upstream, Upstream, Upstream], proxy: WebProxy,
+                                                  browser: httpx.Client) -> None:
     rm, nm, foreign = servers
-    proxy = make_proxy(rm, nm)
-    try:
-        with client(proxy) as browser:
-            log_in(browser, proxy)
-            page = browser.get(f"/_/127.0.0.1:{rm.port}/cluster").text
-            assert f"href='/_/127.0.0.1:{nm.port}/node/containerlogs/container_1/u'" in page
-            assert f"href=\"/_/127.0.0.1:{rm.port}/cluster/app/application_1\"" in page
-            assert f"src='/_/127.0.0.1:{rm.port}/static/yarn.js'" in page
-            assert f"href=\\\"/_/127.0.0.1:{rm.port}/cluster/app/application_2\\\"" in page  # inside a JS string
-            assert f"'\\/_\\/127.0.0.1:{nm.port}\\/node'" in page  # JavaScript-escaped slashes
-            assert f"href=\\'\\/_\\/127.0.0.1:{rm.port}\\/cluster\\/app\\/application_3\\'" in page
-            assert f"href='http://127.0.0.1:{foreign.port}/secret'" in page  # not an endpoint: left alone
-            assert "href='//example.org/x'" in page
-            moved = browser.get(f"/_/127.0.0.1:{nm.port}/redirect-absolute")
-            assert moved.status_code == 302
-            assert moved.headers["Location"] == f"/_/127.0.0.1:{nm.port}/node/allApplications"
-            moved = browser.get(f"/_/127.0.0.1:{rm.port}/redirect-path")
-            assert moved.headers["Location"] == f"/_/127.0.0.1:{rm.port}/cluster/apps"
-            # A daemon's cookie comes back without its Domain (the browser's host is 127.0.0.1:<proxy port>).
-            cookie = browser.get(f"/_/127.0.0.1:{rm.port}/cluster").headers["Set-Cookie"]
-            assert cookie == "checked_app=true; Path=/"
-            # Plain text is passed through untouched, byte for byte.
-            log = browser.get(f"/_/127.0.0.1:{nm.port}/logs/stderr")
-            assert log.content == b"plain log line http://127.0.0.1:1/\n" * 3
-            # An absolute path built by a script goes to the endpoint of the page it came from.
-            script = browser.get("/ws/v1/cluster/apps?states=RUNNING",
-                                 headers={"Referer": f"http://127.0.0.1:{proxy.port}/_/127.0.0.1:{rm.port}/cluster"})
-            assert script.status_code == 307
-            assert script.headers["Location"] == f"/_/127.0.0.1:{rm.port}/ws/v1/cluster/apps?states=RUNNING"
-    finally:
-        proxy.close()
+    page = browser.get(f"/_/127.0.0.1:{rm.port}/cluster").text
+    assert f"href='/_/127.0.0.1:{nm.port}/node/containerlogs/container_1/u'" in page
+    assert f"href=\"/_/127.0.0.1:{rm.port}/cluster/app/application_1\"" in page
+    assert f"src='/_/127.0.0.1:{rm.port}/static/yarn.js'" in page
+    assert f"href=\\\"/_/127.0.0.1:{rm.port}/cluster/app/application_2\\\"" in page  # inside a JS string
+    assert f"'\\/_\\/127.0.0.1:{nm.port}\\/node'" in page  # JavaScript-escaped slashes
+    assert f"href=\\'\\/_\\/127.0.0.1:{rm.port}\\/cluster\\/app\\/application_3\\'" in page
+    assert f"href='http://127.0.0.1:{foreign.port}/secret'" in page  # not an endpoint: left alone
+    assert "href='//example.org/x'" in page
+    moved = browser.get(f"/_/127.0.0.1:{nm.port}/redirect-absolute")
+    assert moved.status_code == 302
+    assert moved.headers["Location"] == f"/_/127.0.0.1:{nm.port}/node/allApplications"
+    moved = browser.get(f"/_/127.0.0.1:{rm.port}/redirect-path")
+    assert moved.headers["Location"] == f"/_/127.0.0.1:{rm.port}/cluster/apps"
+    # A daemon's cookie comes back without its Domain (the browser's host is 127.0.0.1:<proxy port>).
+    cookie = browser.get(f"/_/127.0.0.1:{rm.port}/cluster").headers["Set-Cookie"]
+    assert cookie == "checked_app=true; Path=/"
+    # Plain text is passed through untouched, byte for byte.
+    log = browser.get(f"/_/127.0.0.1:{nm.port}/logs/stderr")
+    assert log.content == b"plain log line http://127.0.0.1:1/\n" * 3
+    # An absolute path built by a script goes to the endpoint of the page it came from.
+    script = browser.get("/ws/v1/cluster/apps?states=RUNNING",
+                         headers={"Referer": f"http://127.0.0.1:{proxy.port}/_/127.0.0.1:{rm.port}/cluster"})
+    assert script.status_code == 307
+    assert script.headers["Location"] == f"/_/127.0.0.1:{rm.port}/ws/v1/cluster/apps?states=RUNNING"
 
 
 def test_upstream_auth_is_minted_for_every_request(servers: tuple[Upstream, Upstream, Upstream]) -> None:
     rm, nm, _ = servers
     counter = itertools.count(1)
-    proxy = make_proxy(rm, nm, auth=lambda: {"hadoop.auth": f"u=owner&s={next(counter)}"})
-    try:
-        with client(proxy) as browser:
-            log_in(browser, proxy)
-            browser.cookies.set("checked_application_1", "true")
-            first = browser.get(f"/_/127.0.0.1:{rm.port}/ws/v1/cluster").json()
-            second = browser.get(f"/_/127.0.0.1:{rm.port}/ws/v1/cluster").json()
-        # The browser's cookies (a daemon's own among them) go on; the proxy's token does not; the auth cookie is new
-        # for each request.
-        assert first["cookie"] == "checked_application_1=true; hadoop.auth=u=owner&s=1"
-        assert second["cookie"] == "checked_app=true; checked_application_1=true; hadoop.auth=u=owner&s=2"
-        assert first["host"] == f"127.0.0.1:{rm.port}"
-    finally:
-        proxy.close()
+    with (running_proxy(rm, nm, auth=lambda: {"hadoop.auth": f"u=owner&s={next(counter)}"}) as proxy,
+          logged_in(proxy) as browser):
+        browser.cookies.set("checked_application_1", "true")
+        first = browser.get(f"/_/127.0.0.1:{rm.port}/ws/v1/cluster").json()
+        second = browser.get(f"/_/127.0.0.1:{rm.port}/ws/v1/cluster").json()
+    # The browser's cookies (a daemon's own among them) go on; the proxy's token does not; the auth cookie is new
+    # for each request.
+    assert first["cookie"] == "checked_application_1=true; hadoop.auth=u=owner&s=1"
+    assert second["cookie"] == "checked_app=true; checked_application_1=true; hadoop.auth=u=owner&s=2"
+    assert first["host"] == f"127.0.0.1:{rm.port}"
 
 
 def test_a_port_in_use_is_refused(servers: tuple[Upstream, Upstream, Upstream]) -> None:
