@@ -4,6 +4,9 @@
 streaming job that sleeps; ``hhbob``, on the same node, knows her ResourceManager's address (root hands
 him a copy of her ``conf/``: what a port scan would find) and tries, under his own identity, what a
 second user should not be able to do. Then alice kills her own job, stops the cluster, and nothing is left.
+The cluster runs ``security: simple``: this is the ACL layer, which holds for a user under their own name even when
+Hadoop believes names; ``security: per-cluster`` (the default) refuses bob before any ACL is asked
+(``tests/integration/test_security.py``).
 """
 
 from __future__ import annotations
@@ -64,8 +67,10 @@ def test_second_user_can_neither_read_nor_change_a_users_cluster(users: tuple[Te
         words.write_text("a b\n")
         alice.own(words, 0o600)
         job = home / "inter.yaml"
+        # security: simple: what the ACLs refuse a second user under their own name, the layer left when Hadoop
+        # believes names (under per-cluster, the default, bob has no ticket at all: tests/integration/test_security.py)
         job.write_text(yaml.safe_dump({"name": "alice", "scheduler": "local", "walltime": "00:20:00",
-                                       "filesystem": {"root": str(base)}, "hadoop": SMALL}))
+                                       "security": "simple", "filesystem": {"root": str(base)}, "hadoop": SMALL}))
         alice.own(job, 0o600)
         started = alice.hpc_hadoop("start", str(job), env=env, timeout=300)
         assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
