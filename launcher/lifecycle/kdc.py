@@ -251,6 +251,8 @@ class Kdc:
         start_s: seconds :meth:`start` took (``None`` before).
         tickets_until: when the owner's ticket-granting ticket ends, epoch seconds (:func:`ticket_end_times` of its
             ticket cache: the walltime's end plus :data:`TICKET_MARGIN_S`), ``None`` before :meth:`start`.
+        keys_left: after :meth:`stop`, why the realm's keys could not be removed (``"<krb dir>: <strerror>"``: its
+            filesystem is gone, say), else ``None``.
     """
 
     def __init__(self, plan: ClusterPlan) -> None:
@@ -259,6 +261,7 @@ class Kdc:
         self.ready: dict[str, Any] | None = None
         self.start_s: float | None = None
         self.tickets_until: float | None = None
+        self.keys_left: str | None = None
 
     def start(self, timeout: float = READY_TIMEOUT) -> float:
         """Start the KDC and wait until it has written the realm's files and answered the owner's first ticket;
@@ -298,7 +301,8 @@ class Kdc:
     def stop(self) -> None:
         """End the KDC (its standard input closed, then SIGTERM, then SIGKILL) and remove the realm's keys: the
         keytabs, the ticket cache and the web servers' cookie secret (the KDC removes its database itself). Nothing is
-        left running."""
+        left running. A filesystem error while removing the keys is not raised (teardown goes on): :attr:`keys_left`
+        says it, and the keys are not taken for removed."""
         process, self.process = self.process, None
         if process is not None:
             if process.stdin is not None:
@@ -309,7 +313,12 @@ class Kdc:
                 end([process], grace=STOP_GRACE)
             if process.stdout is not None:
                 process.stdout.close()
+        if not self.plan.security.kerberos:
+            return
         krb_dir = self.plan.security.krb_dir
-        if self.plan.security.kerberos and krb_dir.is_dir():
-            for key in [*krb_dir.glob("*.keytab"), *krb_dir.glob("*.ccache"), self.plan.security.http_secret]:
-                key.unlink(missing_ok=True)
+        try:
+            if krb_dir.is_dir():
+                for key in [*krb_dir.glob("*.keytab"), *krb_dir.glob("*.ccache"), self.plan.security.http_secret]:
+                    key.unlink(missing_ok=True)
+        except OSError as err:  # the cluster directory's filesystem is gone or refuses: the keys may still be there
+            self.keys_left = f"{krb_dir}: {err.strerror or err}"

@@ -53,6 +53,10 @@ class Teardown:
         finally:
             if self.kdc is not None:
                 self.kdc.stop()
+                if self.kdc.keys_left:
+                    self.report.notes.append(f"security: per-cluster: the realm's keys could not be removed "
+                                             f"({self.kdc.keys_left}); remove that directory's *.keytab, *.ccache "
+                                             "and http-signature.secret once the filesystem answers again")
         self.report.leftover_processes = len(self.cluster.leftover_processes())
         self.archives.note()
         self.archives.publish()

@@ -83,6 +83,30 @@ def test_the_kdc_writes_private_keys_answers_and_leaves_nothing_behind(running_k
     assert sorted(p.name for p in plan.security.krb_dir.iterdir() if p.is_file()) == ["krb5.conf"]
 
 
+def test_keys_on_a_lost_filesystem_are_said_left_and_the_kdc_still_ends(running_kdc: tuple[Kdc, float],
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25 item 4 under per-cluster: teardown on a mount whose FUSE client died, where every call answers
+    ``ENOTCONN`` (tests/integration/test_lost_filesystem.py does it for real). The KDC ends, stopping raises
+    nothing, and the keys are said to be left, not taken for removed."""
+    kdc, _ = running_kdc
+    assert kdc.process is not None
+    pid = kdc.process.pid
+    krb = kdc.plan.security.krb_dir
+
+    def gone(self: Path) -> bool:
+        if self == krb:
+            raise OSError(107, "Transport endpoint is not connected")
+        return original(self)
+
+    original = Path.is_dir
+    monkeypatch.setattr(Path, "is_dir", gone)
+    kdc.stop()
+    monkeypatch.undo()
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    assert kdc.keys_left == f"{krb}: Transport endpoint is not connected"
+    assert (krb / "services.keytab").exists()  # indeed not removed: nothing claims it was
+
+
 def test_tickets_live_until_the_walltimes_end_plus_an_hour(running_kdc: tuple[Kdc, float]) -> None:
     """Issue 27, item 6: the owner's ticket-granting ticket, read from the ticket cache the clients use, ends an hour
     after the walltime (30 h here), not after the 24 h Kerby's client asks for by default; ``krb5.conf`` tells Java's
