@@ -15,6 +15,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -382,6 +383,7 @@ def browse_cluster_ui(cluster_id: str, run_dir: Path, env: dict[str, str]) -> No
     from launcher.plan.cluster_plan import ClusterPlan
 
     plan = ClusterPlan.load(run_dir)
+    began = time.monotonic()
     job = sleep_job(cluster_id, env)
     ui, ssh, url = start_ui(cluster_id, env)
     browser: UiBrowser | None = None
@@ -397,6 +399,7 @@ def browse_cluster_ui(cluster_id: str, run_dir: Path, env: dict[str, str]) -> No
         if browser is not None:
             print("\n".join(browser.clicks))
             browser.quit()
+        print(f"the browser part took {time.monotonic() - began:.1f} s")
         ui.send_signal(signal.SIGINT)  # Ctrl-C
         ended, _ = ui.communicate(timeout=30)
         if job.poll() is None:
