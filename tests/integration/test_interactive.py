@@ -376,8 +376,8 @@ def click_to_the_jobs_history(browser: UiBrowser, plan: ClusterPlan, app_id: str
 def print_the_am_ui(url: str, rm: str, app_id: str) -> None:
     """Print what the running ApplicationMaster's own UI (the application's Tracking URL, through the
     ResourceManager's ``/proxy/<application>/``) answers through ``ui`` (not a check: the ResourceManager forwards
-    no cookie of ours to the AM's web server, which under ``per-cluster`` authenticates too; docs/dev/
-    security-progress.md)."""
+    only a ``proxy-user`` cookie to the AM's web server, whose filters under ``per-cluster`` are not known yet:
+    docs/dev/security-progress.md)."""
     with httpx.Client(trust_env=False, follow_redirects=True, timeout=60) as http:
         http.get(url)  # the token, then its cookie
         page = http.get(f"http://127.0.0.1:{urlsplit(url).port}/_/{rm}/proxy/{app_id}/")
