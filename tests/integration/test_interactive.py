@@ -190,10 +190,19 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
     assert "stopped" in hpc_hadoop("list", env=env).stdout
 
 
+def ctrl_c_as_in_a_terminal() -> None:
+    """In the child, before ``exec``: SIGINT back to its default, as a command typed in a terminal gets it. A test
+    run started in the background by a shell without job control (``pytest ... &``) inherits SIGINT ignored, Python
+    keeps an ignored SIGINT ignored, and ``hpc-hadoop ui`` would not see the test's Ctrl-C (a run of 13:00,
+    2026-11-28, waited 30 s for it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_ui(cluster_id: str, env: dict[str, str]) -> tuple[subprocess.Popen[str], str, str]:
     """``hpc-hadoop ui ID`` in the background; returns it, the ssh command and the URL it printed."""
     ui = subprocess.Popen([sys.executable, "-m", "launcher.cli", "ui", cluster_id], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, env={**os.environ, **env}, cwd=REPO)
+                          stderr=subprocess.STDOUT, text=True, env={**os.environ, **env}, cwd=REPO,
+                          preexec_fn=ctrl_c_as_in_a_terminal)
     assert ui.stdout is not None
     printed = []
     for line in ui.stdout:
