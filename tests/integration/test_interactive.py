@@ -35,12 +35,12 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.hadoop
 
 SMALL = {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"}
-#: The browser test's job: Hadoop's SleepJob, 4 maps of 20 s, no reduce, not in uber mode (``fast_start`` turns it on
-#: for tiny jobs, and in uber mode the maps run one after the other inside the ApplicationMaster's container: 4 x 20 s
+#: The browser test's job: Hadoop's SleepJob, 4 maps of 15 s, no reduce, not in uber mode (``fast_start`` turns it on
+#: for tiny jobs, and in uber mode the maps run one after the other inside the ApplicationMaster's container: 4 x 15 s
 #: and no container but the AM's). AM + 4 maps of 512 MB on NodeManagers that offer 1536 MB each: at most 3 containers
 #: on the ResourceManager's node, at least 2 on the others.
 SLEEP_JOB = ("org.apache.hadoop.mapreduce.SleepJob", "-Dmapreduce.job.ubertask.enable=false", "-m", "4", "-r", "0",
-             "-mt", "20000")
+             "-mt", "15000")
 
 
 def clusters(env: dict[str, str]) -> list[dict]:
