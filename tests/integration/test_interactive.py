@@ -360,6 +360,8 @@ def click_to_a_containers_stderr(browser: UiBrowser, plan: ClusterPlan, owner: s
     browser.click(stderr[0], "/stderr")
     assert f"Logged in as: {owner}" in browser.driver.page_source
     assert "not authorized" not in browser.driver.page_source.lower()
+    # The file's text in a <pre> (empty for an empty stderr); an error page has an <h1> instead.
+    assert browser.driver.find_elements(By.TAG_NAME, "pre"), browser.text()
     browser.step("its stderr")
     return app_id
 
