@@ -6,7 +6,8 @@
 #   Spark 4.1.1 from PyPI's pyspark (spark-runtime/pyspark) and its examples jar,
 #   the JDK class-data-sharing archives of the daemons for every user (hadoop-fs-shim/target/hadoop-runtime/cds).
 # With --test, also what the test suite uses: Slurm + munge, GlusterFS, Grid Engine, libfuse 3 and acl (the OrangeFS
-# stand-in, tests/standins/orangefs_fuse.py, and its non-root user), pytest, ruff, mfusepy.
+# stand-in, tests/standins/orangefs_fuse.py, and its non-root user), Chromium and its WebDriver (the `hpc-hadoop ui`
+# browser test), pytest, ruff, mfusepy, selenium.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -46,7 +47,8 @@ if [[ "${1:-}" == "--print-python" ]]; then choose_python; exit $?; fi
 packages=(openjdk-17-jdk-headless maven python3-venv python3-pip dict-gcide gzip procps iproute2)
 if (( with_tests )); then
   packages+=(slurmctld slurmd slurm-client munge glusterfs-server glusterfs-client
-             gridengine-master gridengine-exec gridengine-client attr util-linux psmisc fuse3 libfuse3-3 acl)
+             gridengine-master gridengine-exec gridengine-client attr util-linux psmisc fuse3 libfuse3-3 acl
+             chromium chromium-driver)
 fi
 missing=()
 for pkg in "${packages[@]}"; do

@@ -40,9 +40,10 @@ setup(
         "rich>=13.0",
         "matplotlib>=3.7",  # bench plots: part of a normal install (issue 17 item 8)
     ],
-    # mfusepy: the FUSE file system standing in for OrangeFS in the tests (tests/standins/orangefs_fuse.py)
+    # mfusepy: the FUSE file system standing in for OrangeFS in the tests (tests/standins/orangefs_fuse.py);
+    # selenium: drives the headless Chromium of the `hpc-hadoop ui` browser test (tests/integration/test_interactive.py)
     extras_require={"test": ["pytest>=7.4", "ruff>=0.4", "mypy>=1.10", "import-linter>=2.1", "types-PyYAML",
-                             "mfusepy>=3.1"],
+                             "mfusepy>=3.1", "selenium>=4.20"],
                     "plots": []},
     entry_points={"console_scripts": ["hpc-hadoop=launcher.cli.main:main"]},
 )

@@ -1,17 +1,27 @@
 """Interactive clusters with real Hadoop 3.4.2 daemons: ``start`` → ``list`` → ``exec``/``env`` → ``logs`` →
-``stop`` → ``list`` → ``clean``, on the local backend and on the real Slurm test cluster (tests/cluster/).
+``stop`` → ``list`` → ``clean``, on the local backend and on the real Slurm test cluster (tests/cluster/); on the
+Slurm one (3 nodes, ``security: per-cluster``, the default), ``ui`` in a real browser (headless Chromium driven by
+Selenium) while a job runs on the nodes.
 
 Each test has its own index (``XDG_STATE_HOME``) so it sees only its own clusters.
 """
 
 from __future__ import annotations
 
+import getpass
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
+import httpx
 import psutil
 import pytest
 import yaml
@@ -19,9 +29,18 @@ import yaml
 from tests.conftest import REPO, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
 from tests.integration.test_slurm import queued_jobs, slurm_cluster  # noqa: F401 - fixture
 
+if TYPE_CHECKING:
+    from launcher.plan.cluster_plan import ClusterPlan
+
 pytestmark = pytest.mark.hadoop
 
 SMALL = {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"}
+#: The browser test's job: Hadoop's SleepJob, 4 maps of 15 s, no reduce, not in uber mode (``fast_start`` turns it on
+#: for tiny jobs, and in uber mode the maps run one after the other inside the ApplicationMaster's container: 4 x 15 s
+#: and no container but the AM's). AM + 4 maps of 512 MB on NodeManagers that offer 1536 MB each: at most 3 containers
+#: on the ResourceManager's node, at least 2 on the others.
+SLEEP_JOB = ("org.apache.hadoop.mapreduce.SleepJob", "-Dmapreduce.job.ubertask.enable=false", "-m", "4", "-r", "0",
+             "-mt", "15000")
 
 
 def clusters(env: dict[str, str]) -> list[dict]:
@@ -124,8 +143,9 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
     env = {"XDG_STATE_HOME": str(tmp_path / "state")}
     root = fresh_pfs_dir("interactive")
     job = tmp_path / "sinter.yaml"
-    job.write_text(yaml.safe_dump({"name": "sinter", "scheduler": "slurm", "nodes": 2, "walltime": "00:15:00",
-                                   "filesystem": {"root": str(root)}, "hadoop": SMALL}))
+    hadoop = {**SMALL, "nodemanager_memory": "1536m"}
+    job.write_text(yaml.safe_dump({"name": "sinter", "scheduler": "slurm", "nodes": 3, "walltime": "00:15:00",
+                                   "filesystem": {"root": str(root)}, "hadoop": hadoop}))
     started = hpc_hadoop("start", str(job), env=env, timeout=600)
     print(started.stdout)
     assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
@@ -135,26 +155,27 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
         (listed,) = clusters(env)
         job_id = listed["job_id"]
         assert listed["state"] == "ready" and listed["scheduler"] == "slurm" and job_id in queued_jobs()
-        assert len(listed["nodes"]) == 2 and listed["head"] == listed["nodes"][0]
+        assert len(listed["nodes"]) == 3 and listed["head"] == listed["nodes"][0]
         assert listed["rm_web"].startswith("http://10.77.0.")
         work_dirs = daemons_run_node_local(run_dir)
-        assert len(work_dirs) == 2
+        assert len(work_dirs) == 3
         text = hpc_hadoop("list", env=env).stdout
         assert cid in text and f"slurm:{job_id}" in text and "ready" in text
         # The environment `env` prints is enough for Hadoop's own client commands.
         shell = in_cluster_shell(cid, "yarn node -list -states RUNNING", env)
         assert shell.returncode == 0, shell.stdout[-2000:] + shell.stderr[-3000:]
-        assert "Total Nodes:2" in shell.stdout
+        assert "Total Nodes:3" in shell.stdout
         for node in listed["nodes"]:
             assert f"{node}:" in shell.stdout
         by_job_id = hpc_hadoop("exec", job_id, "--", "yarn", "node", "-list", env=env)
-        assert by_job_id.returncode == 0 and "Total Nodes:2" in by_job_id.stdout
+        assert by_job_id.returncode == 0 and "Total Nodes:3" in by_job_id.stdout
         logs = hpc_hadoop("logs", cid, "--node", listed["nodes"][1], "--daemon", "nodemanager", "-n", "0", env=env)
         assert logs.returncode == 0, logs.stderr
         assert f"logs/{listed['nodes'][1]}/nodemanager.log <==" in logs.stdout
         assert "Registered with ResourceManager" in logs.stdout
         refused = hpc_hadoop("clean", cid, "--yes", env=env)
         assert refused.returncode == 2 and "stop it first" in refused.stderr and run_dir.is_dir()
+        browse_cluster_ui(cid, run_dir, env)
     finally:
         stopped = hpc_hadoop("stop", cid, env=env, timeout=300)
     print(stopped.stdout)
@@ -163,6 +184,250 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
     assert not any(work.exists() for work in work_dirs), "node-local working directories left after stop"
     report = run_report(run_dir)
     assert report["state"] == "stopped" and report["leftover_processes"] == 0
+    assert any(note.startswith("security: per-cluster: realm ") for note in report["notes"]), report["notes"]
     (after,) = clusters(env)
     assert after["state"] == "stopped" and after["active"] is False
     assert "stopped" in hpc_hadoop("list", env=env).stdout
+
+
+def ctrl_c_as_in_a_terminal() -> None:
+    """In the child, before ``exec``: SIGINT back to its default, as a command typed in a terminal gets it. A test
+    run started in the background by a shell without job control (``pytest ... &``) inherits SIGINT ignored, Python
+    keeps an ignored SIGINT ignored, and ``hpc-hadoop ui`` would not see the test's Ctrl-C (a run of 13:00,
+    2026-11-28, waited 30 s for it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def start_ui(cluster_id: str, env: dict[str, str]) -> tuple[subprocess.Popen[str], str, str]:
+    """``hpc-hadoop ui ID`` in the background; returns it, the ssh command and the URL it printed."""
+    ui = subprocess.Popen([sys.executable, "-m", "launcher.cli", "ui", cluster_id], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, env={**os.environ, **env}, cwd=REPO,
+                          preexec_fn=ctrl_c_as_in_a_terminal)
+    assert ui.stdout is not None
+    printed = []
+    for line in ui.stdout:
+        printed.append(line.rstrip("\n"))
+        if line.startswith("then open:"):
+            break
+    print("\n".join(printed))
+    ssh = next((line.split(":", 1)[1].strip() for line in printed if line.startswith("on your laptop, run:")), "")
+    url = printed[-1].split(None, 2)[-1] if printed and printed[-1].startswith("then open:") else ""
+    assert ssh and url, "\n".join(printed)
+    return ui, ssh, url
+
+
+class UiBrowser:
+    """Headless Chromium (Debian's ``chromium`` and ``chromium-driver``, driven by Selenium) on one ``hpc-hadoop ui``
+    proxy: each :meth:`step` keeps a screenshot in ``shots`` and one line in :attr:`clicks`."""
+
+    def __init__(self, port: int, shots: Path) -> None:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        options = webdriver.ChromeOptions()
+        options.binary_location = "/usr/bin/chromium"
+        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     "--no-proxy-server", "--window-size=1400,1000"):
+            options.add_argument(flag)
+        self.driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
+        self.wait = WebDriverWait(self.driver, 90, poll_frequency=0.5)
+        self.port, self.shots, self.clicks = port, shots, list[str]()
+        shots.mkdir()
+
+    def step(self, what: str) -> None:
+        """Screenshot of the page now, and the click's line (every page is the proxy's: 127.0.0.1:<port>)."""
+        number = len(self.clicks) + 1
+        shot = self.shots / f"{number:02d}-{re.sub(r'[^a-z0-9]+', '-', what.lower()).strip('-')[:60]}.png"
+        self.driver.save_screenshot(str(shot))
+        self.clicks.append(f"{number}. {what}: {self.driver.current_url.split('?')[0]} ({shot})")
+        assert self.driver.current_url.startswith(f"http://127.0.0.1:{self.port}/"), self.driver.current_url
+
+    def until(self, condition: Callable[[Any], Any], what: str) -> Any:
+        """What ``condition`` returns once it is true; fails naming ``what`` and the page the browser is on."""
+        from selenium.common.exceptions import TimeoutException
+
+        try:
+            return self.wait.until(condition)
+        except TimeoutException:
+            raise AssertionError(f"{what}: still on {self.driver.current_url} ({self.driver.title!r}): "
+                                 f"{self.text()}") from None
+
+    def text(self, limit: int = 3000) -> str:
+        """The page's visible text, its first ``limit`` characters (3000: what a failure shows)."""
+        return str(self.driver.find_element("tag name", "body").text)[:limit]
+
+    def click(self, link: Any, lands_on: str) -> None:
+        """Click ``link``; wait until the address holds ``lands_on``."""
+        self.driver.execute_script("arguments[0].scrollIntoView(); arguments[0].click();", link)
+        self.until(lambda d: lands_on in d.current_url, f"a page whose address holds {lands_on}")
+
+    def find(self, how: str, what: str, keep: Callable[[Any], bool] = lambda _: True, *,
+             refresh: bool = False) -> Any:
+        """The first element ``how``/``what`` that ``keep`` accepts, waited for (reloading the page between looks
+        when ``refresh``: a table YARN fills as the job runs)."""
+        def look(driver: Any) -> Any:
+            found = [e for e in driver.find_elements(how, what) if keep(e)]
+            if not found and refresh:
+                driver.refresh()
+            return found[0] if found else False
+        return self.until(look, f"a link {what!r}")
+
+    def quit(self) -> None:
+        self.driver.quit()
+
+
+def sleep_job(cluster_id: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    """:data:`SLEEP_JOB` submitted in the background with the cluster's ``hadoop`` (after ``env``)."""
+    tests_jar = next(Path(REPO, "hadoop-fs-shim/target/hadoop-runtime/lib").glob(
+        "hadoop-mapreduce-client-jobclient-*-tests.jar"))
+    hh = f"{sys.executable} -m launcher.cli"
+    return subprocess.Popen(["bash", "-euo", "pipefail", "-c", f'eval "$({hh} env {cluster_id})"\n'
+                             f'HADOOP_CLASSPATH={tests_jar} hadoop {" ".join(SLEEP_JOB)}'],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, **env, "PATH": "/usr/bin:/bin"}, cwd=REPO)
+
+
+def check_refusals(ssh: str, url: str, host: str, rm_web: int, rm_rpc: int) -> None:
+    """What ``ui`` printed (one tunnel, the same port on both ends; the URL with its token); 403 without the token
+    (a page of the ResourceManager too); with it, 404 for ``host:<RM RPC port>``."""
+    port = urlsplit(url).port
+    assert ssh == f"ssh -N -L {port}:127.0.0.1:{port} {ssh.split()[-1]}"
+    assert url.startswith(f"http://127.0.0.1:{port}/?token=")
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False, follow_redirects=True) as http:
+        assert http.get("/").status_code == 403
+        assert http.get(f"/_/{host}:{rm_web}/cluster").status_code == 403
+        assert http.get(url).status_code == 200  # the token, then its cookie (redirects followed)
+        rpc = http.get(f"/_/{host}:{rm_rpc}/")
+        assert rpc.status_code == 404 and "not a web server of this cluster" in rpc.text
+    print(f"without the token: 403; /_/{host}:{rm_rpc} (the ResourceManager's RPC port) with it: 404")
+
+
+#: The apps table's link to an application the ResourceManager shows as RUNNING (its ApplicationMaster registered, so
+#: the AM's container runs; from submission until then the application is ACCEPTED and its container may still be
+#: localizing on its NodeManager).
+RUNNING_APP = ("//table[@id='apps']//tr[td[normalize-space()='RUNNING']]"
+               "//a[starts-with(normalize-space(), 'application_')]")
+#: What a NodeManager's container-log page says instead of the container's log files while the container has not
+#: started on it (Hadoop 3.4.2 ``ContainerLogsUtils``: the container still NEW/LOCALIZING/SCHEDULED, or no container of
+#: the application started on that node yet; ``ContainerLogsPage``: its log directory not made yet). The 10:44 run of
+#: 2026-11-28 clicked the AM container's Logs at 10:41:27 while n2's NodeManager was localizing it (LOCALIZING from
+#: 10:41:26.859, RUNNING at 10:41:28.189, its nodemanager.log) and never reloaded the page.
+NOT_STARTED_YET = ("Container is not yet running", "Unknown container. Container either has not started",
+                   "No logs available for container")
+
+
+def container_logs(browser: UiBrowser, what: str) -> list[Any]:
+    """The log files a NodeManager's container-log page lists (links to ``.../<file>/?start=-4096``), once the page
+    lists them: reloaded, as a person would, while it says the container has not started there yet
+    (:data:`NOT_STARTED_YET`); an empty list if it says anything else."""
+    from selenium.webdriver.common.by import By
+
+    def started(driver: Any) -> bool:
+        if any(words in browser.text(limit=100_000) for words in NOT_STARTED_YET):
+            driver.refresh()
+            return False
+        return True
+
+    browser.until(started, f"{what}: the container started")
+    return browser.driver.find_elements(By.XPATH, "//a[contains(@href, '/?start=-4096')]")
+
+
+def click_to_a_containers_stderr(browser: UiBrowser, plan: ClusterPlan, owner: str) -> str:
+    """From the ResourceManager's applications (the proxy's root URL, open in ``browser``) to the running
+    application, its attempt, the Logs of one of its containers on a node that is not the ResourceManager's, and that
+    container's stderr, each page seen as ``owner``; returns the application's id."""
+    from selenium.webdriver.common.by import By
+
+    master, ports = plan.nodes[0], plan.ports
+    others = {f"/_/{host}:{ports.nm_web}/": node.name for node in plan.nodes[1:] for host in (node.address, node.name)}
+    app = browser.find(By.XPATH, RUNNING_APP, refresh=True)
+    assert f"Logged in as: {owner}" in browser.driver.page_source  # the proxy's hadoop.auth cookie names the owner
+    browser.step("ResourceManager: applications")
+    app_id = str(app.text).strip()
+    browser.click(app, f"/cluster/app/{app_id}")
+    browser.step(f"application {app_id}")
+    browser.click(browser.find(By.PARTIAL_LINK_TEXT, "appattempt_"), "/cluster/appattempt/")
+    browser.step("its attempt")
+    logs = browser.find(By.LINK_TEXT, "Logs", lambda a: any(w in (a.get_attribute("href") or "") for w in others),
+                        refresh=True)
+    browser.click(logs, "/node/containerlogs/container_")
+    node = next(name for where, name in others.items() if where in browser.driver.current_url)
+    files = container_logs(browser, f"a container's Logs on {node}")
+    browser.step(f"a container's Logs on {node} (the ResourceManager is on {master.name})")
+    stderr = [a for a in files if "/stderr/" in (a.get_attribute("href") or "")]
+    assert stderr, f"no stderr among the container's log files: {browser.text()}"
+    browser.click(stderr[0], "/stderr")
+    assert f"Logged in as: {owner}" in browser.driver.page_source
+    assert "not authorized" not in browser.driver.page_source.lower()
+    # The file's text in a <pre> (empty for an empty stderr); an error page has an <h1> instead.
+    assert browser.driver.find_elements(By.TAG_NAME, "pre"), browser.text()
+    browser.step("its stderr")
+    return app_id
+
+
+def click_to_the_jobs_history(browser: UiBrowser, plan: ClusterPlan, app_id: str) -> None:
+    """RM Home, then (the job over) the application again and its History link, to the job's page on the
+    JobHistoryServer (the ResourceManager's ``/proxy/<application>/`` redirects a finished application there)."""
+    from selenium.webdriver.common.by import By
+
+    ports = plan.ports
+    browser.click(browser.find(By.LINK_TEXT, "RM Home"), f":{ports.rm_web}/cluster")
+    browser.step("RM Home")
+    browser.driver.refresh()
+    browser.click(browser.find(By.LINK_TEXT, app_id), f"/cluster/app/{app_id}")
+    job_id = app_id.replace("application_", "job_", 1)
+    browser.click(browser.find(By.LINK_TEXT, "History", refresh=True), "/")
+    browser.until(lambda d: f"/jobhistory/job/{job_id}" in d.current_url and job_id in d.page_source,
+                  f"the JobHistoryServer's page of {job_id}")
+    assert f":{ports.jhs_web}/jobhistory/job/{job_id}" in browser.driver.current_url
+    browser.step(f"History: job {job_id} on the JobHistoryServer")
+
+
+def print_the_am_ui(url: str, rm: str, app_id: str) -> None:
+    """Print what the running ApplicationMaster's own UI (the application's Tracking URL, through the
+    ResourceManager's ``/proxy/<application>/``) answers through ``ui`` (not a check: the ResourceManager forwards
+    only a ``proxy-user`` cookie to the AM's web server, whose filters under ``per-cluster`` are not known yet:
+    docs/dev/security-progress.md)."""
+    with httpx.Client(trust_env=False, follow_redirects=True, timeout=60) as http:
+        http.get(url)  # the token, then its cookie
+        page = http.get(f"http://127.0.0.1:{urlsplit(url).port}/_/{rm}/proxy/{app_id}/")
+    title = re.search(r"<title>\s*(.*?)\s*</title>", page.text, re.S)
+    print(f"the ApplicationMaster's UI (/proxy/{app_id}/) through ui: HTTP {page.status_code} "
+          f"{title.group(1) if title else page.text[:200]!r}")
+
+
+def browse_cluster_ui(cluster_id: str, run_dir: Path, env: dict[str, str]) -> None:
+    """``hpc-hadoop ui`` in headless Chromium while a SleepJob runs on the cluster's nodes: the refusals
+    (:func:`check_refusals`), then from the ResourceManager's page to a container's stderr on a node that is not the
+    ResourceManager's (:func:`click_to_a_containers_stderr`), RM Home and, once the job is over, the job's history page
+    on the JobHistoryServer (:func:`click_to_the_jobs_history`); every click through the one port of the proxy, every
+    page seen as the owner (the proxy signs each request under ``security: per-cluster``). Screenshots in
+    ``<run dir>/ui-screenshots/``; the clicks and their screenshots are printed."""
+    from launcher.plan.cluster_plan import ClusterPlan
+
+    plan = ClusterPlan.load(run_dir)
+    began = time.monotonic()
+    job = sleep_job(cluster_id, env)
+    ui, ssh, url = start_ui(cluster_id, env)
+    browser: UiBrowser | None = None
+    try:
+        browser = UiBrowser(int(urlsplit(url).port or 0), run_dir / "ui-screenshots")
+        check_refusals(ssh, url, plan.nodes[0].name, plan.ports.rm_web, plan.ports.rm)
+        browser.driver.get(url)
+        app_id = click_to_a_containers_stderr(browser, plan, getpass.getuser())
+        print_the_am_ui(url, f"{plan.nodes[0].address}:{plan.ports.rm_web}", app_id)
+        out, _ = job.communicate(timeout=300)
+        assert job.returncode == 0, out[-3000:]
+        click_to_the_jobs_history(browser, plan, app_id)
+    finally:
+        if browser is not None:
+            print("\n".join(browser.clicks))
+            browser.quit()
+        print(f"the browser part took {time.monotonic() - began:.1f} s")
+        ui.send_signal(signal.SIGINT)  # Ctrl-C
+        ended, _ = ui.communicate(timeout=30)
+        if job.poll() is None:
+            job.kill()
+            job.communicate()
+    assert ui.returncode == 0 and "stopped" in ended, ended
