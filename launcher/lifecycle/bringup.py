@@ -77,7 +77,14 @@ class BringUp:
             self.observer.event(f"HDFS ready: {datanodes} DataNode{'s' if datanodes != 1 else ''} live, "
                                 "out of safe mode")
         report.bringup_s = bringup_s + kdc_s + (checks_s if kdc_s else 0.0)
-        if kdc_s:
+        if kdc_s and self.plan.security.is_site:
+            security = self.plan.security
+            report.notes.append(f"security: site: realm {security.realm}, no KDC started; daemons log in as "
+                                f"{security.principal('rm')} (keytab copied to krb/), clients as "
+                                f"{security.user_principal} (ticket cache {security.ccache}), krb5.conf "
+                                f"{security.krb5_conf}; clocks checked on {len(self.plan.nodes)} node(s), "
+                                f"{checks_s:.2f} s")
+        elif kdc_s:
             until = self.kdc.tickets_until if self.kdc is not None else None
             tickets = f", tickets until {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(until))}" if until else ""
             report.notes.append(f"security: per-cluster: realm {self.plan.security.realm}, KDC ready in {kdc_s:.2f} s "

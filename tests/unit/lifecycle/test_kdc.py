@@ -211,3 +211,50 @@ def test_doctor_outside_an_allocation_asks_this_host_and_says_so(tmp_path: Path,
     lines = [line for line in result.stdout.splitlines() if line.split()[1:2] == ["krb"]]
     assert len(lines) == 3 and all(line.endswith("(this host only: run doctor inside an allocation to ask every node)")
                                    for line in lines), result.stdout
+
+
+def test_site_starts_no_kdc_copies_the_keytab_privately_and_removes_the_copy(tmp_path: Path) -> None:
+    """``security: site``: no KDC process; the user's keytab copied into ``krb/`` (0700) as ``site.keytab`` (0600)
+    with the cookie secret; at stop both are gone and the user's own keytab is as it was."""
+    keytab, conf = tmp_path / "me.keytab", tmp_path / "krb5.conf"
+    keytab.write_bytes(b"\x05\x02 the site's keys")
+    keytab.chmod(0o600)
+    before = keytab.stat()
+    conf.write_text("[libdefaults]\n")
+    spec, _ = load_spec(None, data={"name": "krb", "security": "site", "filesystem": {"root": str(tmp_path)},
+                                    "kerberos": {"service_principal": "me/hadoop@SITE.TEST", "keytab": str(keytab),
+                                                 "krb5_conf": str(conf)},
+                                    "steps": [{"example": "pi", "args": ["1", "10"]}]})
+    plan, _ = prepare(spec, get_scheduler("local").allocation(spec))
+    materialize(plan)
+    kdc = Kdc(plan)
+    seconds = kdc.start()
+    copy = plan.security.krb_dir / "site.keytab"
+    try:
+        assert kdc.process is None and kdc.ready is None and seconds >= 0
+        assert stat.S_IMODE(plan.security.krb_dir.stat().st_mode) == 0o700
+        files = {p.name: stat.S_IMODE(p.stat().st_mode) for p in plan.security.krb_dir.iterdir()}
+        assert files == {"site.keytab": 0o600, "http-signature.secret": 0o600}
+        assert copy.read_bytes() == keytab.read_bytes()
+    finally:
+        kdc.stop()
+    assert not copy.exists() and not plan.security.http_secret.exists()
+    after = keytab.stat()
+    assert (after.st_mode, after.st_size, after.st_mtime_ns) == (before.st_mode, before.st_size, before.st_mtime_ns)
+
+
+def test_site_without_its_krb5_conf_is_refused_before_any_daemon(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    keytab = tmp_path / "me.keytab"
+    keytab.write_bytes(b"\x05\x02")
+    keytab.chmod(0o600)
+    monkeypatch.setenv("KRB5_CONFIG", str(tmp_path / "nosuch.conf"))
+    spec, _ = load_spec(None, data={"name": "krb", "security": "site", "filesystem": {"root": str(tmp_path)},
+                                    "kerberos": {"service_principal": "me/hadoop@SITE.TEST", "keytab": str(keytab)},
+                                    "steps": [{"example": "pi", "args": ["1", "10"]}]})
+    plan, _ = prepare(spec, get_scheduler("local").allocation(spec))
+    materialize(plan)
+    with pytest.raises(UserError) as info:
+        Kdc(plan).start()
+    assert info.value.field == "kerberos.krb5_conf" and str(tmp_path / "nosuch.conf") in info.value.message
+    assert not (plan.security.krb_dir / "site.keytab").exists()
