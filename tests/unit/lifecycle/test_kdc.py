@@ -258,3 +258,14 @@ def test_site_without_its_krb5_conf_is_refused_before_any_daemon(tmp_path: Path,
         Kdc(plan).start()
     assert info.value.field == "kerberos.krb5_conf" and str(tmp_path / "nosuch.conf") in info.value.message
     assert not (plan.security.krb_dir / "site.keytab").exists()
+
+
+def test_the_default_principal_of_a_real_ticket_cache_is_read(running_kdc: tuple[Kdc, float]) -> None:
+    """``security: site``'s default ``kerberos.principal``: the ticket cache's own (the one Kerby wrote here,
+    version 3), as ``klist`` shows it on its first line."""
+    from launcher.plan.security import ccache_principal
+
+    security = running_kdc[0].plan.security
+    assert ccache_principal(f"FILE:{security.ccache}") == security.user_principal
+    assert ccache_principal(str(security.ccache)) == security.user_principal  # KRB5CCNAME may be a bare path
+    assert ccache_principal(f"FILE:{security.services_keytab}") is None  # not a ticket cache
