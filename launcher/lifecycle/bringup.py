@@ -17,6 +17,7 @@ from launcher.lifecycle.observer import Observer
 from launcher.lifecycle.record import RunRecord
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.plan.hdfs import READY_TIMEOUT
+from launcher.plan.security import SecurityPlan, ccache_principal
 from launcher.plan.webauth import web_auth
 
 
@@ -81,9 +82,9 @@ class BringUp:
             security = self.plan.security
             report.notes.append(f"security: site: realm {security.realm}, no KDC started; daemons log in as "
                                 f"{security.principal('rm')} (keytab copied to krb/), clients as "
-                                f"{security.user_principal} (ticket cache {security.ccache}), krb5.conf "
-                                f"{security.krb5_conf}; clocks checked on {len(self.plan.nodes)} node(s), "
-                                f"{checks_s:.2f} s")
+                                f"{security.user_principal} (ticket cache {security.ccache}"
+                                f"{site_ccache_warning(security)}), krb5.conf {security.krb5_conf}; clocks checked "
+                                f"on {len(self.plan.nodes)} node(s), {checks_s:.2f} s")
         elif kdc_s:
             until = self.kdc.tickets_until if self.kdc is not None else None
             tickets = f", tickets until {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(until))}" if until else ""
@@ -97,6 +98,18 @@ class BringUp:
             report.since_allocation_s = time.time() - allocation_start
         self.record.write()
 
+
+
+def site_ccache_warning(security: SecurityPlan) -> str:
+    """What is wrong with the user's ticket cache under ``security: site``, as a clause of the bring-up note
+    (``""``: it holds the user's principal): missing or not a ``FILE:`` cache (Java reads no other), or holding a
+    principal that does not map to the owner. Not an error: an interactive cluster's user may ``kinit`` later."""
+    held = ccache_principal(f"FILE:{security.ccache}")
+    if held is None:
+        return ": none there, or not a FILE: cache Java reads; kinit before running clients"
+    if held != security.user_principal:
+        return f": it holds {held}, which does not map to you; kinit {security.user_principal}"
+    return ""
 
 
 def wait_hdfs(plan: ClusterPlan, cluster: Cluster, timeout: float = READY_TIMEOUT) -> float:

@@ -38,9 +38,9 @@ LONG_WALLTIME = "30:00:00"
 
 
 def _plan(root: Path, *, security: str = "per-cluster", walltime: str = LONG_WALLTIME,
-          nodes: tuple[Node, ...] | None = None) -> ClusterPlan:
+          nodes: tuple[Node, ...] | None = None, kerberos: dict[str, str] | None = None) -> ClusterPlan:
     spec, _ = load_spec(None, data={"name": "krb", "security": security, "walltime": walltime,
-                                    "filesystem": {"root": str(root)},
+                                    "filesystem": {"root": str(root)}, "kerberos": kerberos,
                                     "steps": [{"example": "pi", "args": ["1", "10"]}]})
     allocation = get_scheduler("local").allocation(spec)
     if nodes is not None:
@@ -269,3 +269,39 @@ def test_the_default_principal_of_a_real_ticket_cache_is_read(running_kdc: tuple
     assert ccache_principal(f"FILE:{security.ccache}") == security.user_principal
     assert ccache_principal(str(security.ccache)) == security.user_principal  # KRB5CCNAME may be a bare path
     assert ccache_principal(f"FILE:{security.services_keytab}") is None  # not a ticket cache
+
+
+def test_the_site_note_says_when_the_users_ticket_cache_would_not_do(tmp_path: Path) -> None:
+    from launcher.config.spec import KerberosSpec
+    from launcher.lifecycle.bringup import site_ccache_warning
+    from launcher.plan.security import security_plan
+    from tests.unit.plan.test_security import ccache_bytes
+
+    keytab, cache = tmp_path / "me.keytab", tmp_path / "cc"
+    keytab.write_bytes(b"\x05\x02")
+    keytab.chmod(0o600)
+    site = KerberosSpec(service_principal="me/hadoop@SITE.TEST", keytab=str(keytab), principal="me@SITE.TEST")
+
+    def warning(env: dict[str, str]) -> str:
+        return site_ccache_warning(security_plan("site", "me", "c-1", tmp_path, site, env=env))
+
+    assert "none there" in warning({"KRB5CCNAME": str(cache)})
+    assert "none there" in warning({"KRB5CCNAME": "KCM:1000"})
+    cache.write_bytes(ccache_bytes("bob@SITE.TEST"))
+    assert warning({"KRB5CCNAME": str(cache)}) == (": it holds bob@SITE.TEST, which does not map to you; "
+                                                   "kinit me@SITE.TEST")
+    cache.write_bytes(ccache_bytes("me@SITE.TEST"))
+    assert warning({"KRB5CCNAME": f"FILE:{cache}"}) == ""
+
+
+def test_site_asks_the_nodes_only_for_their_clocks(tmp_path: Path) -> None:
+    """``security: site`` names no host in a principal and starts no KDC: a node name that does not resolve (which
+    stops ``per-cluster``, above) is no reason to stop it; the clocks still count."""
+    keytab = tmp_path / "me.keytab"
+    keytab.write_bytes(b"\x05\x02")
+    keytab.chmod(0o600)
+    plan = _plan(tmp_path, security="site", nodes=(Node("nonexistent.invalid", "127.0.0.1"),),
+                 kerberos={"service_principal": "me/hadoop@SITE.TEST", "keytab": str(keytab)})
+    assert [check.name for check in secure_mode_checks(plan)] == ["krb host names", "krb KDC port", "krb clock skew"]
+    assert not secure_mode_checks(plan)[0].ok
+    require_secure_mode(plan)  # passes: only the clocks are asked of a site
