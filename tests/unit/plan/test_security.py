@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -125,3 +127,42 @@ def test_a_plan_under_site_answers_with_the_jobs_kerberos_section(tmp_path: Path
     plan = make_test_plan(site_spec(tmp_path, make_spec))
     assert plan.security.is_site and plan.security.realm == "HPC.EXAMPLE.ORG"
     assert plan.security.krb_dir == Path(plan.run_dir) / "krb"
+
+
+#: Hadoop's own ``auth_to_local`` (hadoop-auth's ``KerberosName``, as ``HadoopKerberosName`` sets it from core-site):
+#: ``argv[0]`` the rules, then one line per principal: ``<principal> -> <short name>`` or ``<principal> REFUSED``.
+SHORT_NAMES_JAVA = """
+import org.apache.hadoop.security.authentication.util.KerberosName;
+
+public class ShortNames {
+  public static void main(String[] args) throws Exception {
+    KerberosName.setRules(args[0]);
+    for (int i = 1; i < args.length; i++) {
+      try {
+        System.out.println(args[i] + " -> " + new KerberosName(args[i]).getShortName());
+      } catch (Exception e) {
+        System.out.println(args[i] + " REFUSED");
+      }
+    }
+  }
+}
+"""
+
+
+def test_hadoops_own_rules_map_exactly_the_two_site_principals(tmp_path: Path, make_spec: Callable[..., JobSpec],
+                                                               built_runtime: Path) -> None:
+    """Under ``site`` every other principal of the centre's realm, another instance of the user's name and the same
+    names in another realm map to no one (Hadoop's ``NoMatchingRule``: the RPC server refuses them)."""
+    spec = site_spec(tmp_path, make_spec, principal="alice@HPC.EXAMPLE.ORG")
+    rules = security_plan("site", "alice", "wc-1", tmp_path, spec.kerberos, env={}).auth_to_local
+    source = tmp_path / "ShortNames.java"
+    source.write_text(SHORT_NAMES_JAVA)
+    names = ["alice/hadoop@HPC.EXAMPLE.ORG", "alice@HPC.EXAMPLE.ORG", "bob@HPC.EXAMPLE.ORG",
+             "alice/admin@HPC.EXAMPLE.ORG", "bob/hadoop@HPC.EXAMPLE.ORG", "alice@OTHER.ORG",
+             "alice/hadoop@OTHER.ORG", "alice@HPCXEXAMPLE.ORG"]
+    done = subprocess.run([shutil.which("java") or "java", "-cp", f"{built_runtime}/lib/*", str(source), rules,
+                           *names], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == [
+        "alice/hadoop@HPC.EXAMPLE.ORG -> alice", "alice@HPC.EXAMPLE.ORG -> alice",
+        *(f"{name} REFUSED" for name in names[2:])], done.stdout
