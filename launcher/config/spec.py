@@ -816,6 +816,17 @@ class JobSpec(_Model):
         return value
 
 
+    @field_validator("filesystem")
+    @classmethod
+    def _site_is_not_for_hdfs(cls, value: FilesystemSpec, info: ValidationInfo) -> FilesystemSpec:
+        """``filesystem.mode: hdfs`` (comparisons only) is not secured: Hadoop runs a secure DataNode only on
+        privileged ports or with SASL data-transfer protection and HTTPS, which an unprivileged user's cluster has
+        not (as under ``per-cluster``)."""
+        if info.data.get("security") == "site" and value.mode == "hdfs":
+            raise ValueError("security: site cannot secure mode: hdfs (a secure DataNode needs privileged ports or "
+                             "SASL and HTTPS): set security: simple, or use mode rawfs or shim")
+        return value
+
     @field_validator("nodes")
     @classmethod
     def _local_is_one_node(cls, value: int, info: ValidationInfo) -> int:

@@ -1030,3 +1030,13 @@ def test_a_missing_keytab_or_a_directory_is_refused(tmp_path: Path) -> None:
 def test_a_missing_krb5_conf_is_refused(tmp_path: Path) -> None:
     error = site_error(tmp_path, krb5_conf="nosuch.conf")
     assert error.field == "kerberos.krb5_conf" and "KRB5_CONFIG or /etc/krb5.conf" in error.message
+
+
+def test_site_refuses_the_hdfs_comparison_mode(tmp_path: Path) -> None:
+    job = site_job(tmp_path)
+    data = yaml.safe_load(job.read_text())
+    job.write_text(yaml.safe_dump({**data, "filesystem": {"mode": "hdfs"}}))
+    with pytest.raises(UserError) as info:
+        load_spec(job)
+    assert info.value.field == "filesystem" and "security: site cannot secure mode: hdfs" in info.value.message
+    assert "set security: simple" in info.value.message
