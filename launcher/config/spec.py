@@ -649,6 +649,101 @@ else:
 #: authentication: Hadoop believes the user name a client claims).
 SecurityMode = Literal["per-cluster", "site", "simple"]
 
+#: A Kerberos principal: ``name@REALM`` or ``name/instance@REALM`` (letters, digits, ``.``, ``_``, ``-``; the realm in
+#: upper case, as centres write them). Anything else (a parenthesis, a space) could not stand in ``auth_to_local``.
+_PRINCIPAL = re.compile(r"(?P<name>[A-Za-z0-9._-]+)(?:/(?P<instance>[A-Za-z0-9._-]+))?@(?P<realm>[A-Z0-9.-]+)")
+
+
+def split_principal(principal: str) -> tuple[str, str | None, str]:
+    """``(name, instance or None, realm)`` of a principal (:data:`_PRINCIPAL`).
+
+    Raises:
+        ValueError: not ``name@REALM`` or ``name/instance@REALM``.
+    """
+    match = _PRINCIPAL.fullmatch(principal)
+    if match is None:
+        raise ValueError(f"{principal!r} is not a Kerberos principal: write name@REALM or name/instance@REALM "
+                         "(letters, digits, '.', '_', '-'; the realm in upper case)")
+    return match["name"], match["instance"], match["realm"]
+
+
+def _expanded(value: str) -> str:
+    """``~`` and ``$VAR`` expanded, made absolute (against the current directory: a job file's relative paths were
+    already made absolute against its directory, :func:`absolute_paths`)."""
+    return os.path.abspath(os.path.expandvars(os.path.expanduser(value)))
+
+
+class KerberosSpec(_Model):
+    """`security: site`: the site's Kerberos realm. The daemons log in from a keytab as a principal the centre gave
+    you; your clients use your own ticket cache (`KRB5CCNAME`, or `/tmp/krb5cc_<uid>`; a `FILE:` cache, which Java
+    reads). Read only under `security: site`."""
+
+    service_principal: str = Field(
+        description="The principal every daemon logs in as, with an instance part: `alice/hadoop@HPC.EXAMPLE.ORG` "
+        "(Hadoop's RPC refuses a server principal without one: 'Kerberos principal name does NOT have the expected "
+        "hostname part'). The instance is in lower case (Java lower-cases it).")
+    keytab: str = Field(
+        description="The keytab holding `service_principal`'s keys (a daemon must accept tickets: a ticket cache "
+        "cannot); readable by you only (`chmod 600`). A relative path means the job file's directory. The launcher "
+        "copies it into the cluster's `krb/` (0600) for the daemons and removes the copy at teardown; yours is never "
+        "changed.")
+    principal: str | None = Field(
+        None, description="Your own principal, the one your ticket cache holds (`alice@HPC.EXAMPLE.ORG`): your "
+        "clients authenticate with it. Default: the principal of your ticket cache (`KRB5CCNAME`, else "
+        "`/tmp/krb5cc_<uid>`), else `<login name>@<service_principal's realm>`.")
+    krb5_conf: str | None = Field(
+        None, description="The site's `krb5.conf` (its realm's KDCs), on every node. Default: `KRB5_CONFIG`, else "
+        "`/etc/krb5.conf`.")
+
+    @field_validator("service_principal")
+    @classmethod
+    def _service_has_an_instance(cls, value: str) -> str:
+        name, instance, realm = split_principal(value)
+        if instance is None:
+            raise ValueError(f"{value!r} has no instance part, and Hadoop's RPC refuses a server principal without "
+                             f"one ('Kerberos principal name does NOT have the expected hostname part'): ask the "
+                             f"centre for a principal such as {name}/hadoop@{realm} and its keytab")
+        if instance != instance.lower():
+            raise ValueError(f"{value!r}: Java lower-cases a server principal's instance, so tickets would be asked "
+                             f"for {name}/{instance.lower()}@{realm}: use a principal whose instance is in lower case")
+        return value
+
+    @field_validator("principal")
+    @classmethod
+    def _principal_ok(cls, value: str | None) -> str | None:
+        if value is not None:
+            split_principal(value)
+        return value
+
+    @field_validator("keytab")
+    @classmethod
+    def _keytab_private(cls, value: str) -> str:
+        path = _expanded(value)
+        if not os.path.exists(path):
+            raise ValueError(f"{path} does not exist: give the keytab the centre made for your service principal")
+        if not os.path.isfile(path):
+            raise ValueError(f"{path} is not a file: give the keytab file itself")
+        mode = os.stat(path).st_mode & 0o777
+        if mode & 0o077:
+            raise ValueError(f"{path} has mode {mode:04o}: anyone who reads it can act as its principal (chmod 600 "
+                             f"{path})")
+        if not os.access(path, os.R_OK):
+            raise ValueError(f"{path} is not readable by you: use your own keytab (chmod 600 {path})")
+        one_line_path(path)
+        return path
+
+    @field_validator("krb5_conf")
+    @classmethod
+    def _krb5_conf_exists(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        path = _expanded(value)
+        if not os.path.isfile(path):
+            raise ValueError(f"{path} is not a file: give the site's krb5.conf (or leave krb5_conf out for "
+                             "KRB5_CONFIG or /etc/krb5.conf)")
+        one_line_path(path)
+        return path
+
 
 class JobSpec(_Model):
     """A whole job file, validated. Frozen: nothing changes it after loading."""
@@ -674,7 +769,10 @@ class JobSpec(_Model):
         "accepted. `simple`: Hadoop's simple authentication, which believes the user name a client claims (anyone who "
         "reaches the ResourceManager can run code as the owner; the run report warns); the default of "
         "`filesystem.mode: hdfs`, whose DataNodes Hadoop secures only with privileged ports or SASL and HTTPS. "
-        "`site`: the site's own realm (not available yet).")
+        "`site`: the site's own realm (no KDC started; the daemons log in as the service principal and keytab of "
+        "`kerberos:`).")
+    kerberos: KerberosSpec | None = Field(None, validate_default=True, description="`security: site` only: the "
+                                          "site's principals, keytab and krb5.conf.")
     filesystem: FilesystemSpec = Field(default_factory=FilesystemSpec)
     hadoop: HadoopSpec = Field(default_factory=HadoopSpec)
     batch: BatchSpec = Field(default_factory=BatchSpec)
@@ -724,12 +822,27 @@ class JobSpec(_Model):
                                  "privileged ports or SASL and HTTPS): set security: simple, or use mode rawfs/shim")
         return data
 
-    @field_validator("security")
+    @field_validator("kerberos")
     @classmethod
-    def _security_available(cls, value: str) -> str:
-        if value == "site":
-            raise ValueError("`site` (the site's own Kerberos realm) is not available yet: use per-cluster (a realm "
-                             "of the cluster's own) or simple")
+    def _kerberos_only_for_site(cls, value: KerberosSpec | None, info: ValidationInfo) -> KerberosSpec | None:
+        security = info.data.get("security")
+        if value is not None and security is not None and security != "site":
+            raise ValueError(f"read only under security: site, and this job has security: {security} (remove "
+                             "`kerberos:` or set security: site)")
+        if value is None and security == "site":
+            raise ValueError("security: site needs this section: add service_principal (e.g. you/hadoop@YOUR.REALM) "
+                             "and keytab (its keys, chmod 600), from your centre")
+        return value
+
+    @field_validator("filesystem")
+    @classmethod
+    def _site_is_not_for_hdfs(cls, value: FilesystemSpec, info: ValidationInfo) -> FilesystemSpec:
+        """``filesystem.mode: hdfs`` (comparisons only) is not secured: Hadoop runs a secure DataNode only on
+        privileged ports or with SASL data-transfer protection and HTTPS, which an unprivileged user's cluster has
+        not (as under ``per-cluster``)."""
+        if info.data.get("security") == "site" and value.mode == "hdfs":
+            raise ValueError("security: site cannot secure mode: hdfs (a secure DataNode needs privileged ports or "
+                             "SASL and HTTPS): set security: simple, or use mode rawfs or shim")
         return value
 
     @field_validator("nodes")
@@ -1028,11 +1141,15 @@ def _absolute_example_args(step: dict[str, Any], base: Path) -> None:
 def absolute_paths(job: dict[str, Any], base: Path) -> dict[str, Any]:
     """A job file's relative paths made absolute against ``base`` (the job file's directory), so that they mean
     the same in the cluster directory, where the run happens, as next to the job file: ``filesystem.root``,
-    ``input_dir``, ``output_dir``, ``local_dirs``; each step's ``jar`` and ``output``; a streaming step's ``input``,
-    ``output`` and ``files``; a built-in example's input and output arguments. A jar step's ``args`` and the
+    ``input_dir``, ``output_dir``, ``local_dirs``; ``kerberos.keytab`` and ``kerberos.krb5_conf``; each step's
+    ``jar`` and ``output``; a streaming step's ``input``, ``output`` and ``files``; a built-in example's input and
+    output arguments. A jar step's ``args`` and the
     mapper/reducer commands are passed as they are.
     """
     job = copy.deepcopy(job)
+    kerberos = job.get("kerberos")
+    if isinstance(kerberos, dict):
+        _absolute_keys(kerberos, ("keytab", "krb5_conf"), base)
     fs = job.get("filesystem")
     if isinstance(fs, dict):
         for key in ("root", "input_dir", "output_dir", "local_dirs"):

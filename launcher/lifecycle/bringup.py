@@ -17,6 +17,7 @@ from launcher.lifecycle.observer import Observer
 from launcher.lifecycle.record import RunRecord
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.plan.hdfs import READY_TIMEOUT
+from launcher.plan.security import SecurityPlan, ccache_principal
 from launcher.plan.webauth import web_auth
 
 
@@ -77,7 +78,14 @@ class BringUp:
             self.observer.event(f"HDFS ready: {datanodes} DataNode{'s' if datanodes != 1 else ''} live, "
                                 "out of safe mode")
         report.bringup_s = bringup_s + kdc_s + (checks_s if kdc_s else 0.0)
-        if kdc_s:
+        if kdc_s and self.plan.security.is_site:
+            security = self.plan.security
+            report.notes.append(f"security: site: realm {security.realm}, no KDC started; daemons log in as "
+                                f"{security.principal('rm')} (keytab copied to krb/), clients as "
+                                f"{security.user_principal} (ticket cache {security.ccache}"
+                                f"{site_ccache_warning(security)}), krb5.conf {security.krb5_conf}; clocks checked "
+                                f"on {len(self.plan.nodes)} node(s), {checks_s:.2f} s")
+        elif kdc_s:
             until = self.kdc.tickets_until if self.kdc is not None else None
             tickets = f", tickets until {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(until))}" if until else ""
             report.notes.append(f"security: per-cluster: realm {self.plan.security.realm}, KDC ready in {kdc_s:.2f} s "
@@ -90,6 +98,18 @@ class BringUp:
             report.since_allocation_s = time.time() - allocation_start
         self.record.write()
 
+
+
+def site_ccache_warning(security: SecurityPlan) -> str:
+    """What is wrong with the user's ticket cache under ``security: site``, as a clause of the bring-up note
+    (``""``: it holds the user's principal): missing or not a ``FILE:`` cache (Java reads no other), or holding a
+    principal that does not map to the owner. Not an error: an interactive cluster's user may ``kinit`` later."""
+    held = ccache_principal(f"FILE:{security.ccache}")
+    if held is None:
+        return ": none there, or not a FILE: cache Java reads; kinit before running clients"
+    if held != security.user_principal:
+        return f": it holds {held}, which does not map to you; kinit {security.user_principal}"
+    return ""
 
 
 def wait_hdfs(plan: ClusterPlan, cluster: Cluster, timeout: float = READY_TIMEOUT) -> float:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import selectors
 import struct
 import subprocess
@@ -139,7 +140,10 @@ def require_secure_mode(plan: ClusterPlan) -> None:
     """
     if not plan.security.kerberos:
         return
-    failed = first_failure(secure_mode_checks(plan))
+    checks = secure_mode_checks(plan)
+    if not plan.security.runs_kdc:  # security: site: no KDC here, no _HOST principal; only the clocks matter
+        checks = [check for check in checks if check.name == "krb clock skew"]
+    failed = first_failure(checks)
     if failed is not None:
         raise UserError(failed.detail, field="security", fix=failed.fix)
 
@@ -242,8 +246,47 @@ def _read_line(stream: IO[bytes], timeout: float) -> bytes:
     return stream.readline()
 
 
+def copy_site_keytab(source: Path, copy: Path) -> None:
+    """Copy the user's keytab (``security: site``) to ``copy`` (the cluster's ``krb/``, made 0700), mode 0600 from
+    its creation; ``source`` is only read.
+
+    Raises:
+        UserError: ``source`` cannot be read (names the field ``kerberos.keytab`` and the fix).
+    """
+    copy.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    copy.parent.chmod(0o700)
+    try:
+        data = source.read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read the keytab {source}: {exc.strerror or exc}", field="kerberos.keytab",
+                        fix="give a keytab you can read (chmod 600)") from None
+    copy.unlink(missing_ok=True)
+    fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        os.fchmod(fd, 0o600)
+        handle.write(data)
+
+
+def prepare_site(plan: ClusterPlan) -> None:
+    """What ``security: site`` needs before the daemons, instead of a KDC: the site's ``krb5.conf`` is there, the
+    user's keytab is copied into ``krb/`` (:func:`copy_site_keytab`) and the web servers' cookie secret is written.
+
+    Raises:
+        UserError: no ``krb5.conf``, or the keytab cannot be read.
+    """
+    security = plan.security
+    if not security.krb5_conf.is_file():
+        raise UserError(f"the site's krb5.conf {security.krb5_conf} is not a file", field="kerberos.krb5_conf",
+                        fix="set kerberos.krb5_conf (or KRB5_CONFIG) to the site's krb5.conf")
+    assert security.site_keytab is not None
+    copy_site_keytab(security.site_keytab, security.services_keytab)
+    write_secret(security.http_secret)
+
+
 class Kdc:
-    """The KDC of one cluster; does nothing unless ``security: per-cluster``.
+    """The KDC of one cluster; does nothing unless ``security: per-cluster``. Under ``security: site`` it starts no
+    KDC: :meth:`start` copies the user's keytab and writes the cookie secret (:func:`prepare_site`), :meth:`stop`
+    removes both.
 
     Attributes:
         ready: the KDC's ready line (``realm``, ``port``, ``krb5_conf``, ``services_keytab``, ``owner_keytab``,
@@ -273,10 +316,15 @@ class Kdc:
 
         Raises:
             ClusterError: the KDC ended or was not ready within ``timeout`` seconds (names ``logs/kdc.log``).
+            UserError: ``security: site`` and its ``krb5.conf`` or keytab is missing (:func:`prepare_site`).
         """
         if not self.plan.security.kerberos:
             return 0.0
         began = time.monotonic()
+        if not self.plan.security.runs_kdc:
+            prepare_site(self.plan)
+            self.start_s = time.monotonic() - began
+            return self.start_s
         hosts = principal_hosts((node.name, node.address) for node in self.plan.nodes)
         log = kdc_log(self.plan)
         with log.open("ab") as output:
@@ -301,8 +349,9 @@ class Kdc:
     def stop(self) -> None:
         """End the KDC (its standard input closed, then SIGTERM, then SIGKILL) and remove the realm's keys: the
         keytabs, the ticket cache and the web servers' cookie secret (the KDC removes its database itself). Nothing is
-        left running. A filesystem error while removing the keys is not raised (teardown goes on): :attr:`keys_left`
-        says it, and the keys are not taken for removed."""
+        left running. Under ``security: site``: the copy of the user's keytab and the secret (the user's own keytab
+        and ticket cache are not in ``krb/`` and stay). A filesystem error while removing the keys is not raised
+        (teardown goes on): :attr:`keys_left` says it, and the keys are not taken for removed."""
         process, self.process = self.process, None
         if process is not None:
             if process.stdin is not None:

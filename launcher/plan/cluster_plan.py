@@ -401,7 +401,7 @@ class ClusterPlan:
     @property
     def security(self) -> SecurityPlan:
         """What the job's ``security:`` says: the realm and the Kerberos files (:mod:`launcher.plan.security`)."""
-        return security_plan(self.spec.security, self.user, self.cluster_id, self.run_dir)
+        return security_plan(self.spec.security, self.user, self.cluster_id, self.run_dir, self.spec.kerberos)
 
     def fs_uri(self, path: str) -> str:
         """``path`` (absolute, in the cluster directory) as a URI of the mode's default filesystem: ``file://``

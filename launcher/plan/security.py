@@ -6,6 +6,12 @@ keytabs and the owner's ticket cache are in the cluster directory's ``krb/`` (mo
 secure mode (``hadoop.security.authentication=kerberos``, service-level authorization naming the owner). A client
 that only claims the owner's name (``HADOOP_USER_NAME``) is refused.
 
+``security: site`` uses the site's own realm instead (:class:`launcher.config.spec.KerberosSpec`): no KDC is started;
+every daemon logs in as the service principal the centre gave the user (``name/instance@REALM``: Hadoop's RPC needs
+an instance part), from a copy of its keytab in ``krb/`` (0600, removed at teardown); the user's clients use the
+user's own ticket cache; the realm's ``krb5.conf`` is the site's. Only that service principal and the user's own
+principal map to the owner.
+
 ``security: simple`` is Hadoop's simple authentication: the ResourceManager believes the user name a client claims,
 so anyone who reaches its port can run code as the owner; the run report says so (:data:`SIMPLE_WARNING`).
 
@@ -14,11 +20,16 @@ Imports only :mod:`launcher.config` and the standard library, so that plan, rend
 
 from __future__ import annotations
 
+import os
 import re
 import socket
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from launcher.config.spec import KerberosSpec
 
 #: The run report's warning under ``security: simple`` (one line, ``run.json``'s ``notes``).
 SIMPLE_WARNING = ("security: simple: Hadoop believes the user name a client claims: anyone who can reach this "
@@ -53,47 +64,138 @@ def principal_hosts(names_and_addresses: Iterable[tuple[str, str]]) -> list[str]
     return hosts
 
 
+#: The file name of the copy of the site's keytab in ``krb/`` (``security: site``).
+SITE_KEYTAB = "site.keytab"
+#: The site's ``krb5.conf`` when neither ``kerberos.krb5_conf`` nor ``KRB5_CONFIG`` names one (MIT's default).
+DEFAULT_KRB5_CONF = "/etc/krb5.conf"
+
+
+def default_krb5_conf(env: Mapping[str, str] | None = None) -> Path:
+    """The site's ``krb5.conf``: the first file of ``KRB5_CONFIG`` (a colon-separated list, as MIT reads it), else
+    :data:`DEFAULT_KRB5_CONF`."""
+    env = os.environ if env is None else env
+    first = (env.get("KRB5_CONFIG") or "").split(":")[0]
+    return Path(first) if first else Path(DEFAULT_KRB5_CONF)
+
+
+def user_ccache(env: Mapping[str, str] | None = None, uid: int | None = None) -> str:
+    """The user's ticket cache, as ``KRB5CCNAME`` names it (``FILE:/tmp/krb5cc_1000``): ``KRB5CCNAME`` when set,
+    else MIT's and Java's default ``FILE:/tmp/krb5cc_<uid>``. A bare path gets ``FILE:``."""
+    env = os.environ if env is None else env
+    name = env.get("KRB5CCNAME") or f"/tmp/krb5cc_{os.getuid() if uid is None else uid}"
+    return name if ":" in name.split("/")[0] else f"FILE:{name}"
+
+
+def ccache_principal(ccache: str) -> str | None:
+    """The default principal of a ``FILE:`` ticket cache (MIT's format, versions 1-4, as ``klist`` shows it on its
+    first line), or ``None``: another cache type (``KCM:``, ``KEYRING:``, which Java cannot read), no file, or not a
+    ticket cache."""
+    import struct
+
+    kind, _, path = ccache.partition(":") if ":" in ccache.split("/")[0] else ("FILE", "", ccache)
+    if kind != "FILE":
+        return None
+    try:
+        data = Path(path).read_bytes()
+        (version,) = struct.unpack_from(">H", data, 0)
+        if version not in (0x0503, 0x0504):
+            return None
+        at = 2
+        if version == 0x0504:
+            (length,) = struct.unpack_from(">H", data, at)
+            at += 2 + length
+        _, count = struct.unpack_from(">II", data, at)
+        at += 8
+        parts = []
+        for _ in range(count + 1):  # the realm, then each component
+            (length,) = struct.unpack_from(">I", data, at)
+            parts.append(data[at + 4:at + 4 + length].decode())
+            at += 4 + length
+    except (OSError, struct.error, UnicodeDecodeError):
+        return None
+    return "/".join(parts[1:]) + "@" + parts[0]
+
+
+def _principal_rule(principal: str, user: str) -> str:
+    """The ``auth_to_local`` rule that maps exactly ``principal`` (``name@REALM`` or ``name/instance@REALM``) to
+    ``user``."""
+    name, _, realm = principal.rpartition("@")
+    components = name.count("/") + 1
+    form = "$1@$0" if components == 1 else "$1/$2@$0"
+    return f"RULE:[{components}:{form}]({re.escape(principal)})s/.*/{user}/"
+
+
 @dataclass(frozen=True)
 class SecurityPlan:
     """The cluster's ``security:`` decided: its realm and where its Kerberos files are.
 
     Attributes:
         mode: ``per-cluster``, ``site`` or ``simple``.
-        user: the cluster's owner (its one user principal, ``<user>@<realm>``).
-        realm: the per-cluster realm (:func:`realm_of`).
+        user: the cluster's owner (its one user principal, ``<user>@<realm>`` under ``per-cluster``).
+        realm: the per-cluster realm (:func:`realm_of`), or the site's (the service principal's realm).
         krb_dir: ``<cluster directory>/krb`` (mode 0700): ``krb5.conf``, ``services.keytab``, ``<user>.keytab``,
             ``<user>.ccache`` (the owner's ticket cache), ``http-signature.secret`` (the web servers' cookie secret) and
-            the KDC's database ``kdc/``.
+            the KDC's database ``kdc/``; under ``site`` only ``site.keytab`` (the copy of the site's keytab) and the
+            secret.
+        site: ``security: site``'s settings (``kerberos:`` of the job file), else ``None``.
+        env: the environment the site's defaults are read from (``KRB5_CONFIG``, ``KRB5CCNAME``): the process's
+            when ``None``.
     """
 
     mode: str
     user: str
     realm: str
     krb_dir: Path
+    site: KerberosSpec | None = None
+    env: Mapping[str, str] | None = None
 
     @property
     def kerberos(self) -> bool:
-        """True when Hadoop runs in secure mode (``per-cluster``)."""
+        """True when Hadoop runs in secure mode (``per-cluster`` or ``site``)."""
+        return self.mode in ("per-cluster", "site")
+
+    @property
+    def runs_kdc(self) -> bool:
+        """True when the launcher starts a KDC of the cluster's own (``per-cluster``); ``site`` uses the site's."""
         return self.mode == "per-cluster"
 
     @property
+    def is_site(self) -> bool:
+        """True under ``security: site`` (with its ``kerberos:`` settings)."""
+        return self.mode == "site" and self.site is not None
+
+    @property
     def krb5_conf(self) -> Path:
-        """The realm's ``krb5.conf`` (written by the KDC once it listens)."""
+        """The realm's ``krb5.conf``: written by the KDC once it listens (``per-cluster``), or the site's
+        (``kerberos.krb5_conf``, else :func:`default_krb5_conf`)."""
+        if self.is_site:
+            assert self.site is not None
+            return Path(self.site.krb5_conf) if self.site.krb5_conf else default_krb5_conf(self.env)
         return self.krb_dir / "krb5.conf"
 
     @property
     def services_keytab(self) -> Path:
-        """Every service principal of every host (``rm/<host>``, ``nm/<host>``, ``jhs/<host>``, ``HTTP/<host>``)."""
-        return self.krb_dir / "services.keytab"
+        """The keytab the daemons log in from: every service principal of every host (``rm/<host>``, ``nm/<host>``,
+        ``jhs/<host>``, ``HTTP/<host>``), or under ``site`` the copy of the site's keytab (:data:`SITE_KEYTAB`)."""
+        return self.krb_dir / (SITE_KEYTAB if self.is_site else "services.keytab")
+
+    @property
+    def site_keytab(self) -> Path | None:
+        """The user's own keytab under ``site`` (copied, never changed), else ``None``."""
+        return Path(self.site.keytab) if self.is_site and self.site is not None else None
 
     @property
     def owner_keytab(self) -> Path:
-        """The owner's principal's keytab."""
+        """The owner's principal's keytab (``per-cluster``)."""
         return self.krb_dir / f"{self.user}.keytab"
 
     @property
     def ccache(self) -> Path:
-        """The owner's ticket cache (``KRB5CCNAME`` of every client the launcher runs or ``env`` exports)."""
+        """The owner's ticket cache (``KRB5CCNAME`` of every client the launcher runs or ``env`` exports): the
+        realm's ``<user>.ccache`` under ``per-cluster``, the user's own (:func:`user_ccache`, a ``FILE:`` cache) under
+        ``site``."""
+        if self.is_site:
+            return Path(user_ccache(self.env).partition(":")[2])
         return self.krb_dir / f"{self.user}.ccache"
 
     @property
@@ -104,17 +206,31 @@ class SecurityPlan:
 
     @property
     def user_principal(self) -> str:
-        """The owner's principal, ``<user>@<realm>``."""
+        """The owner's principal: ``<user>@<realm>`` (``per-cluster``); under ``site`` ``kerberos.principal``, else
+        the principal of the user's ticket cache (:func:`ccache_principal`), else ``<user>@<realm>``."""
+        if self.is_site:
+            assert self.site is not None
+            return (self.site.principal or ccache_principal(user_ccache(self.env))
+                    or f"{self.user}@{self.realm}")
         return f"{self.user}@{self.realm}"
 
     def principal(self, service: str) -> str:
-        """``<service>/_HOST@<realm>``: Hadoop puts the host in place of ``_HOST``."""
+        """``<service>/_HOST@<realm>``: Hadoop puts the host in place of ``_HOST``; under ``site`` the service
+        principal of ``kerberos:`` for every service (web servers included: the cookie is what they accept)."""
+        if self.is_site:
+            assert self.site is not None
+            return self.site.service_principal
         return f"{service}/_HOST@{self.realm}"
 
     @property
     def auth_to_local(self) -> str:
         """``hadoop.security.auth_to_local``: the service principals of this realm are the owner (every daemon runs
-        as the owner), the owner's principal is the owner, nothing else maps (another realm's name is refused)."""
+        as the owner), the owner's principal is the owner, nothing else maps (another realm's name is refused).
+        Under ``site`` exactly two principals map: the service principal and the user's own (no other user of the
+        site's realm, and no other instance of the user's name)."""
+        if self.is_site:
+            mapped = dict.fromkeys([self.principal("rm"), self.user_principal])
+            return "\n".join(_principal_rule(principal, self.user) for principal in mapped)
         realm = self.realm.replace(".", "\\.")  # letters, digits, '-', '.'; a pattern holds no parenthesis
         rules = [f"RULE:[2:$1@$0]({service}@{realm})s/.*/{self.user}/" for service in SERVICES]
         rules.append(f"RULE:[1:$1@$0]({re.escape(self.user)}@{realm})s/@.*//")  # user names hold no parenthesis
@@ -132,6 +248,9 @@ class SecurityPlan:
         return {"KRB5CCNAME": f"FILE:{self.ccache}", "KRB5_CONFIG": str(self.krb5_conf)}
 
 
-def security_plan(mode: str, user: str, cluster_id: str, run_dir: str | Path) -> SecurityPlan:
-    """The :class:`SecurityPlan` of a cluster (``security:`` of its job file)."""
-    return SecurityPlan(mode=mode, user=user, realm=realm_of(cluster_id), krb_dir=Path(run_dir) / "krb")
+def security_plan(mode: str, user: str, cluster_id: str, run_dir: str | Path, site: KerberosSpec | None = None,
+                  env: Mapping[str, str] | None = None) -> SecurityPlan:
+    """The :class:`SecurityPlan` of a cluster (``security:`` of its job file; ``site``: its ``kerberos:`` section,
+    whose service principal names the realm)."""
+    realm = site.service_principal.rpartition("@")[2] if mode == "site" and site is not None else realm_of(cluster_id)
+    return SecurityPlan(mode=mode, user=user, realm=realm, krb_dir=Path(run_dir) / "krb", site=site, env=env)

@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,10 @@ import psutil
 import pytest
 import yaml
 
-from launcher.plan.security import security_plan
+from launcher.config.spec import KerberosSpec
+from launcher.plan.security import KDC_CLASS, security_plan
 from launcher.plan.webauth import cookie_header, cookie_value, web_client
+from launcher.runtime.hadoop import discover
 from tests.conftest import REPO, RUNTIME, processes_of, run_report
 from tests.users import TestUser, make_user, shared_base, user_dir
 
@@ -63,8 +66,14 @@ def mallory_conf(mallory: TestUser, home: Path, owner_conf: Path) -> Path:
     return conf
 
 
-def mallory_is_refused(mallory: TestUser, owner: TestUser, run_dir: Path, conf: Path) -> None:
-    """What mallory tries against the owner's secure cluster, and is refused."""
+#: The files of ``krb/`` under ``security: per-cluster`` that mallory must not read (``{owner}``: the owner's name).
+PER_CLUSTER_KEYS = ("services.keytab", "{owner}.keytab", "{owner}.ccache", "krb5.conf", "http-signature.secret")
+
+
+def mallory_is_refused(mallory: TestUser, owner: TestUser, run_dir: Path, conf: Path,
+                       keys: Sequence[str] = PER_CLUSTER_KEYS) -> None:
+    """What mallory tries against the owner's secure cluster, and is refused: the ResourceManager as the owner's
+    claimed name, and reading each of ``keys`` in ``krb/``."""
     java = shutil.which("java") or "java"
     listing = mallory.run([java, "-Xmx256m", "-cp", f"{conf}:{RUNTIME}/lib/*",
                            "org.apache.hadoop.yarn.client.cli.ApplicationCLI", "application", "-list",
@@ -75,8 +84,8 @@ def mallory_is_refused(mallory: TestUser, owner: TestUser, run_dir: Path, conf: 
     assert listing.returncode != 0 and "SIMPLE authentication is not enabled" in out, out[-3000:]
     assert "application_" not in listing.stdout, listing.stdout[-2000:]
     krb = run_dir / "krb"
-    for name in ("services.keytab", f"{owner.name}.keytab", f"{owner.name}.ccache", "krb5.conf",
-                 "http-signature.secret"):
+    for key in keys:
+        name = key.format(owner=owner.name)
         read = mallory.run(["cat", str(krb / name)])
         assert read.returncode != 0 and "Permission denied" in read.stderr, (name, read.stdout[:200])
 
@@ -280,4 +289,112 @@ def test_per_cluster_realm_runs_the_owners_job_and_refuses_a_claimed_name(hadoop
         assert not (run_dir / "krb" / "http-signature.secret").exists()
         print(f"bring-up with security: per-cluster: {report['bringup_s']:.1f} s")
     finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+#: The service principal the test's centre gives alice for her daemons: ClusterKdc names its service principals
+#: ``<service>/<host>``; a real centre would more likely write ``hhalice/hadoop@SITE.TEST``. Any ``name/instance``
+#: does (Hadoop's RPC needs the instance); ``hadoop`` resolves to nothing here, so Java keeps it as it is.
+SITE_SERVICE = "rm/hadoop@SITE.TEST"
+
+
+def start_site_kdc(alice: TestUser, centre: Path) -> subprocess.Popen[str]:
+    """The centre's KDC, realm ``SITE.TEST``, run by the runtime's ClusterKdc as alice (so that her keytabs and
+    ticket cache are hers, 0600; its log in ``centre-kdc.log`` beside it): ``hhalice@SITE.TEST`` with
+    ``hhalice.keytab`` and the ticket cache ``hhalice.ccache``, and ``rm/hadoop``, ``nm/hadoop``, ``jhs/hadoop``,
+    ``HTTP/hadoop`` in ``services.keytab``; it serves until its standard input closes. Returns once it printed its
+    ready line."""
+    runtime = discover()
+    with (centre.parent / "centre-kdc.log").open("w") as log:  # Kerby's log; a pipe nobody reads could fill
+        kdc = subprocess.Popen([runtime.java, "-Xmx128m", "-cp", ":".join(runtime.classpath), KDC_CLASS, "--lifetime",
+                                "7200", str(centre), "SITE.TEST", "127.0.0.1", alice.name, "hadoop"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, env=alice.env(),
+                               cwd=alice.home, user=alice.uid, group=alice.gid, extra_groups=[])
+    assert kdc.stdout is not None
+    ready = json.loads(kdc.stdout.readline() or "{}")
+    assert ready.get("realm") == "SITE.TEST", (ready, kdc.poll())
+    return kdc
+
+
+def site_cluster_serves_alice_only(alice: TestUser, mallory: TestUser, homes: tuple[Path, Path], run_dir: Path,
+                                   kerberos: dict[str, str], env: dict[str, str]) -> None:
+    """alice's running ``security: site`` cluster: ``krb/`` holds only the keytab's copy and the secret (0600, no
+    KDC); her word count runs through ``exec``; her web request without the cookie gets 401, with the launcher's 200;
+    mallory is refused (:func:`mallory_is_refused`)."""
+    (home, mallory_home), cid = homes, run_dir.name
+    words = home / "words.txt"
+    words.write_text("to be or not to be\nthat is the question\n")
+    alice.own(words, 0o600)
+    krb = run_dir / "krb"
+    assert {p.name: oct(p.stat().st_mode & 0o777) for p in krb.iterdir()} == {
+        "site.keytab": "0o600", "http-signature.secret": "0o600"}
+    assert oct(krb.stat().st_mode & 0o777) == "0o700" and not list(run_dir.rglob("kdc.log"))
+    conf = run_dir / "conf"
+    assert site_property(conf / "yarn-site.xml", "yarn.resourcemanager.principal") == SITE_SERVICE
+    examples = next((RUNTIME / "lib").glob("hadoop-mapreduce-examples-*.jar"))
+    counted = alice.hpc_hadoop("exec", cid, "--", "yarn", "jar", str(examples), "wordcount", str(words),
+                               str(home / "out"), env=env, timeout=300)
+    assert counted.returncode == 0, (counted.stdout + counted.stderr)[-3000:]
+    counts = dict(line.split("\t") for line in (home / "out" / "part-r-00000").read_text().splitlines())
+    assert counts["be"] == "2" and counts["question"] == "1", counts
+    rm_web = "http://" + site_property(conf / "yarn-site.xml", "yarn.resourcemanager.webapp.address")
+    security = security_plan("site", alice.name, cid, run_dir, KerberosSpec(**kerberos))
+    anonymous = httpx.get(f"{rm_web}/ws/v1/cluster/apps", timeout=20, trust_env=False)
+    print(f"alice without the cookie: HTTP {anonymous.status_code} {anonymous.reason_phrase}, "
+          f"WWW-Authenticate: {anonymous.headers.get('WWW-Authenticate')}")
+    assert anonymous.status_code == 401, anonymous.text[:500]
+    with web_client(security, timeout=20) as web:
+        apps = web.get(f"{rm_web}/ws/v1/cluster/apps")
+    assert apps.status_code == 200, apps.text[:500]
+    assert {a["user"] for a in apps.json()["apps"]["app"]} == {alice.name}
+    mallory_is_refused(mallory, alice, run_dir, mallory_conf(mallory, mallory_home, conf),
+                       keys=("site.keytab", "http-signature.secret"))
+
+
+def test_site_realm_runs_the_owners_job_as_her_principals_and_refuses_a_claimed_name(hadoop_runtime: Path) -> None:
+    """``security: site`` (issue 27 item 4): a realm the test stands up (``SITE.TEST``) plays the centre's; alice's
+    cluster starts no KDC, its daemons log in as the service principal from a copy of her keytab, her word count runs
+    with her own ticket cache (``KRB5CCNAME``; her principal read from it); the web servers take the launcher's
+    cookie and refuse a request without one; mallory claiming alice's name is refused and cannot read ``krb/``;
+    after ``stop`` the copy and the secret are gone and alice's own keytab is as it was."""
+    alice, mallory = make_user("hhalice"), make_user("hhmallory")
+    base = shared_base("hh-site")
+    kdc = None
+    try:
+        home, mallory_home = user_dir(base, alice), user_dir(base, mallory)
+        centre = home / "centre"
+        kdc = start_site_kdc(alice, centre)
+        keytab = centre / "services.keytab"
+        before = keytab.stat()
+        env = {"XDG_STATE_HOME": str(home / "state"), "KRB5CCNAME": f"FILE:{centre / (alice.name + '.ccache')}"}
+        kerberos = {"service_principal": SITE_SERVICE, "keytab": str(keytab), "krb5_conf": str(centre / "krb5.conf")}
+        job = home / "site.yaml"
+        job.write_text(yaml.safe_dump({"name": "site", "scheduler": "local", "walltime": "00:20:00",
+                                       "security": "site", "kerberos": kerberos, "filesystem": {"root": str(base)},
+                                       "hadoop": SMALL}))
+        alice.own(job, 0o600)
+        started = alice.hpc_hadoop("start", str(job), env=env, timeout=300)
+        assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
+        (run_dir,) = (home / "hpc-hadoop").iterdir()
+        cid = run_dir.name
+        try:
+            site_cluster_serves_alice_only(alice, mallory, (home, mallory_home), run_dir, kerberos, env)
+        finally:
+            stopped = alice.hpc_hadoop("stop", cid, env=env, timeout=180)
+        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+        assert processes_of(run_dir) == []
+        report = run_report(run_dir)
+        assert report["state"] == "stopped" and report["leftover_processes"] == 0
+        note = next(n for n in report["notes"] if n.startswith("security: site:"))
+        print(note)
+        assert (f"realm SITE.TEST, no KDC started; daemons log in as {SITE_SERVICE}" in note
+                and f"clients as {alice.name}@SITE.TEST" in note), note
+        assert list((run_dir / "krb").iterdir()) == []
+        after = keytab.stat()
+        assert (after.st_mode, after.st_size, after.st_mtime_ns) == (before.st_mode, before.st_size,
+                                                                     before.st_mtime_ns)
+        print(f"bring-up with security: site: {report['bringup_s']:.1f} s")
+    finally:
+        if kdc is not None:
+            kdc.communicate(timeout=30)  # its standard input closes: the centre's KDC stops
         shutil.rmtree(base, ignore_errors=True)

@@ -934,13 +934,11 @@ def test_a_site_typo_blames_the_flag_that_gave_it(tmp_path: Path) -> None:
     assert str(info.value).startswith("--set: site: unknown site preset 'nosuch' (fix: use one of: ")
 
 
-def test_security_defaults_to_per_cluster_and_site_is_not_available_yet(tmp_path: Path) -> None:
+def test_security_defaults_to_per_cluster(tmp_path: Path) -> None:
     spec, _ = load_spec(None, data={"name": "a", "steps": [{"example": "pi"}]})
     assert spec.security == "per-cluster"
     spec, _ = load_spec(None, data={"name": "a", "security": "simple", "steps": [{"example": "pi"}]})
     assert spec.security == "simple"
-    error, path = job_error(tmp_path, {"name": "a", "security": "site", "steps": [{"example": "pi"}]})
-    assert error.field == "security" and "not available yet" in str(error) and "per-cluster" in str(error)
     error, path = job_error(tmp_path, {"name": "a", "security": "kerberos", "steps": [{"example": "pi"}]})
     assert error.field == "security" and "simple" in str(error)
 
@@ -955,3 +953,102 @@ def test_hdfs_mode_defaults_to_simple_and_refuses_per_cluster(tmp_path: Path) ->
     assert spec.security == "per-cluster"
     error, path = job_error(tmp_path, {**hdfs, "security": "per-cluster"})
     assert str(error).startswith(f"{path}: ") and "set security: simple" in str(error), str(error)
+
+
+# -- security: site (issue 27 item 4) ---------------------------------------------------------------------
+
+def site_job(tmp_path: Path, keytab_mode: int = 0o600, **kerberos: Any) -> Path:
+    """A job file with ``security: site`` and a keytab ``me.keytab`` of ``keytab_mode`` next to it."""
+    keytab = tmp_path / "me.keytab"
+    keytab.write_bytes(b"\x05\x02")
+    keytab.chmod(keytab_mode)
+    job = tmp_path / "job.yaml"
+    job.write_text(yaml.safe_dump({**MINIMAL, "security": "site", "kerberos": {
+        "service_principal": "alice/hadoop@HPC.EXAMPLE.ORG", "keytab": "me.keytab", **kerberos}}))
+    return job
+
+
+def site_error(tmp_path: Path, keytab_mode: int = 0o600, **kerberos: Any) -> UserError:
+    with pytest.raises(UserError) as info:
+        load_spec(site_job(tmp_path, keytab_mode, **kerberos))
+    return info.value
+
+
+def test_site_reads_the_kerberos_section_with_paths_from_the_job_files_directory(tmp_path: Path) -> None:
+    (tmp_path / "krb5.conf").write_text("[libdefaults]\n")
+    spec, _ = load_spec(site_job(tmp_path, principal="alice@HPC.EXAMPLE.ORG", krb5_conf="krb5.conf"))
+    assert spec.security == "site" and spec.kerberos is not None
+    assert spec.kerberos.service_principal == "alice/hadoop@HPC.EXAMPLE.ORG"
+    assert spec.kerberos.keytab == str(tmp_path / "me.keytab")
+    assert spec.kerberos.krb5_conf == str(tmp_path / "krb5.conf")
+    assert spec.kerberos.principal == "alice@HPC.EXAMPLE.ORG"
+
+
+def test_site_without_a_kerberos_section_names_what_to_add(tmp_path: Path) -> None:
+    error, _ = job_error(tmp_path, {**MINIMAL, "security": "site"})
+    assert error.field == "kerberos" and "security: site needs this section" in error.message
+    assert "service_principal" in error.message and "keytab" in error.message and "\n" not in str(error)
+
+
+def test_a_kerberos_section_under_another_security_is_refused(tmp_path: Path) -> None:
+    job = site_job(tmp_path)
+    data = yaml.safe_load(job.read_text())
+    job.write_text(yaml.safe_dump({**data, "security": "per-cluster"}))
+    with pytest.raises(UserError) as info:
+        load_spec(job)
+    assert info.value.field == "kerberos" and "security: per-cluster" in info.value.message
+    assert "remove `kerberos:` or set security: site" in info.value.message
+
+
+def test_a_service_principal_without_an_instance_is_refused_with_hadoops_reason(tmp_path: Path) -> None:
+    """Hadoop 3.4.2's SaslRpcClient/SaslRpcServer refuse a server principal without a host part."""
+    error = site_error(tmp_path, service_principal="alice@HPC.EXAMPLE.ORG")
+    assert error.field == "kerberos.service_principal" and "has no instance part" in error.message
+    assert "does NOT have the expected hostname part" in error.message
+    assert "alice/hadoop@HPC.EXAMPLE.ORG" in error.message
+
+
+@pytest.mark.parametrize(("principal", "expected"), [
+    ("alice/Hadoop@HPC.EXAMPLE.ORG", "Java lower-cases"),
+    ("alice/hadoop@hpc.example.org", "is not a Kerberos principal"),
+    ("al ice/hadoop@HPC.EXAMPLE.ORG", "is not a Kerberos principal"),
+    ("alice/hadoop(x)@HPC.EXAMPLE.ORG", "is not a Kerberos principal"),
+])
+def test_bad_service_principals_get_one_line(tmp_path: Path, principal: str, expected: str) -> None:
+    error = site_error(tmp_path, service_principal=principal)
+    assert error.field == "kerberos.service_principal" and expected in error.message and "\n" not in str(error)
+
+
+def test_a_bad_user_principal_gets_one_line(tmp_path: Path) -> None:
+    error = site_error(tmp_path, principal="alice")
+    assert error.field == "kerberos.principal" and "name@REALM" in error.message
+
+
+@pytest.mark.parametrize("mode", [0o640, 0o604, 0o644, 0o660])
+def test_a_keytab_others_may_read_is_refused_with_chmod_600(tmp_path: Path, mode: int) -> None:
+    error = site_error(tmp_path, keytab_mode=mode)
+    assert error.field == "kerberos.keytab" and f"mode {mode:04o}" in error.message
+    assert f"chmod 600 {tmp_path / 'me.keytab'}" in error.message
+
+
+def test_a_missing_keytab_or_a_directory_is_refused(tmp_path: Path) -> None:
+    error = site_error(tmp_path, keytab="nosuch.keytab")
+    assert error.field == "kerberos.keytab" and f"{tmp_path / 'nosuch.keytab'} does not exist" in error.message
+    (tmp_path / "dir.keytab").mkdir()
+    error = site_error(tmp_path, keytab="dir.keytab")
+    assert error.field == "kerberos.keytab" and "is not a file" in error.message
+
+
+def test_a_missing_krb5_conf_is_refused(tmp_path: Path) -> None:
+    error = site_error(tmp_path, krb5_conf="nosuch.conf")
+    assert error.field == "kerberos.krb5_conf" and "KRB5_CONFIG or /etc/krb5.conf" in error.message
+
+
+def test_site_refuses_the_hdfs_comparison_mode(tmp_path: Path) -> None:
+    job = site_job(tmp_path)
+    data = yaml.safe_load(job.read_text())
+    job.write_text(yaml.safe_dump({**data, "filesystem": {"mode": "hdfs"}}))
+    with pytest.raises(UserError) as info:
+        load_spec(job)
+    assert info.value.field == "filesystem" and "security: site cannot secure mode: hdfs" in info.value.message
+    assert "set security: simple" in info.value.message

@@ -38,9 +38,9 @@ LONG_WALLTIME = "30:00:00"
 
 
 def _plan(root: Path, *, security: str = "per-cluster", walltime: str = LONG_WALLTIME,
-          nodes: tuple[Node, ...] | None = None) -> ClusterPlan:
+          nodes: tuple[Node, ...] | None = None, kerberos: dict[str, str] | None = None) -> ClusterPlan:
     spec, _ = load_spec(None, data={"name": "krb", "security": security, "walltime": walltime,
-                                    "filesystem": {"root": str(root)},
+                                    "filesystem": {"root": str(root)}, "kerberos": kerberos,
                                     "steps": [{"example": "pi", "args": ["1", "10"]}]})
     allocation = get_scheduler("local").allocation(spec)
     if nodes is not None:
@@ -235,3 +235,97 @@ def test_doctor_outside_an_allocation_asks_this_host_and_says_so(tmp_path: Path,
     lines = [line for line in result.stdout.splitlines() if line.split()[1:2] == ["krb"]]
     assert len(lines) == 3 and all(line.endswith("(this host only: run doctor inside an allocation to ask every node)")
                                    for line in lines), result.stdout
+
+
+def test_site_starts_no_kdc_copies_the_keytab_privately_and_removes_the_copy(tmp_path: Path) -> None:
+    """``security: site``: no KDC process; the user's keytab copied into ``krb/`` (0700) as ``site.keytab`` (0600)
+    with the cookie secret; at stop both are gone and the user's own keytab is as it was."""
+    keytab, conf = tmp_path / "me.keytab", tmp_path / "krb5.conf"
+    keytab.write_bytes(b"\x05\x02 the site's keys")
+    keytab.chmod(0o600)
+    before = keytab.stat()
+    conf.write_text("[libdefaults]\n")
+    spec, _ = load_spec(None, data={"name": "krb", "security": "site", "filesystem": {"root": str(tmp_path)},
+                                    "kerberos": {"service_principal": "me/hadoop@SITE.TEST", "keytab": str(keytab),
+                                                 "krb5_conf": str(conf)},
+                                    "steps": [{"example": "pi", "args": ["1", "10"]}]})
+    plan, _ = prepare(spec, get_scheduler("local").allocation(spec))
+    materialize(plan)
+    kdc = Kdc(plan)
+    seconds = kdc.start()
+    copy = plan.security.krb_dir / "site.keytab"
+    try:
+        assert kdc.process is None and kdc.ready is None and seconds >= 0
+        assert stat.S_IMODE(plan.security.krb_dir.stat().st_mode) == 0o700
+        files = {p.name: stat.S_IMODE(p.stat().st_mode) for p in plan.security.krb_dir.iterdir()}
+        assert files == {"site.keytab": 0o600, "http-signature.secret": 0o600}
+        assert copy.read_bytes() == keytab.read_bytes()
+    finally:
+        kdc.stop()
+    assert not copy.exists() and not plan.security.http_secret.exists()
+    after = keytab.stat()
+    assert (after.st_mode, after.st_size, after.st_mtime_ns) == (before.st_mode, before.st_size, before.st_mtime_ns)
+
+
+def test_site_without_its_krb5_conf_is_refused_before_any_daemon(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    keytab = tmp_path / "me.keytab"
+    keytab.write_bytes(b"\x05\x02")
+    keytab.chmod(0o600)
+    monkeypatch.setenv("KRB5_CONFIG", str(tmp_path / "nosuch.conf"))
+    spec, _ = load_spec(None, data={"name": "krb", "security": "site", "filesystem": {"root": str(tmp_path)},
+                                    "kerberos": {"service_principal": "me/hadoop@SITE.TEST", "keytab": str(keytab)},
+                                    "steps": [{"example": "pi", "args": ["1", "10"]}]})
+    plan, _ = prepare(spec, get_scheduler("local").allocation(spec))
+    materialize(plan)
+    with pytest.raises(UserError) as info:
+        Kdc(plan).start()
+    assert info.value.field == "kerberos.krb5_conf" and str(tmp_path / "nosuch.conf") in info.value.message
+    assert not (plan.security.krb_dir / "site.keytab").exists()
+
+
+def test_the_default_principal_of_a_real_ticket_cache_is_read(running_kdc: tuple[Kdc, float]) -> None:
+    """``security: site``'s default ``kerberos.principal``: the ticket cache's own (the one Kerby wrote here,
+    version 3), as ``klist`` shows it on its first line."""
+    from launcher.plan.security import ccache_principal
+
+    security = running_kdc[0].plan.security
+    assert ccache_principal(f"FILE:{security.ccache}") == security.user_principal
+    assert ccache_principal(str(security.ccache)) == security.user_principal  # KRB5CCNAME may be a bare path
+    assert ccache_principal(f"FILE:{security.services_keytab}") is None  # not a ticket cache
+
+
+def test_the_site_note_says_when_the_users_ticket_cache_would_not_do(tmp_path: Path) -> None:
+    from launcher.config.spec import KerberosSpec
+    from launcher.lifecycle.bringup import site_ccache_warning
+    from launcher.plan.security import security_plan
+    from tests.unit.plan.test_security import ccache_bytes
+
+    keytab, cache = tmp_path / "me.keytab", tmp_path / "cc"
+    keytab.write_bytes(b"\x05\x02")
+    keytab.chmod(0o600)
+    site = KerberosSpec(service_principal="me/hadoop@SITE.TEST", keytab=str(keytab), principal="me@SITE.TEST")
+
+    def warning(env: dict[str, str]) -> str:
+        return site_ccache_warning(security_plan("site", "me", "c-1", tmp_path, site, env=env))
+
+    assert "none there" in warning({"KRB5CCNAME": str(cache)})
+    assert "none there" in warning({"KRB5CCNAME": "KCM:1000"})
+    cache.write_bytes(ccache_bytes("bob@SITE.TEST"))
+    assert warning({"KRB5CCNAME": str(cache)}) == (": it holds bob@SITE.TEST, which does not map to you; "
+                                                   "kinit me@SITE.TEST")
+    cache.write_bytes(ccache_bytes("me@SITE.TEST"))
+    assert warning({"KRB5CCNAME": f"FILE:{cache}"}) == ""
+
+
+def test_site_asks_the_nodes_only_for_their_clocks(tmp_path: Path) -> None:
+    """``security: site`` names no host in a principal and starts no KDC: a node name that does not resolve (which
+    stops ``per-cluster``, above) is no reason to stop it; the clocks still count."""
+    keytab = tmp_path / "me.keytab"
+    keytab.write_bytes(b"\x05\x02")
+    keytab.chmod(0o600)
+    plan = _plan(tmp_path, security="site", nodes=(Node("nonexistent.invalid", "127.0.0.1"),),
+                 kerberos={"service_principal": "me/hadoop@SITE.TEST", "keytab": str(keytab)})
+    assert [check.name for check in secure_mode_checks(plan)] == ["krb host names", "krb KDC port", "krb clock skew"]
+    assert not secure_mode_checks(plan)[0].ok
+    require_secure_mode(plan)  # passes: only the clocks are asked of a site

@@ -485,3 +485,41 @@ def test_simple_security_renders_no_kerberos(make_spec: SpecFactory, make_test_p
     for key in ("hadoop.http.filter.initializers", "hadoop.http.authentication.", "hadoop.http.staticuser.user",
                 "delegation-token-auth-filter"):
         assert key not in rendered, key
+
+
+def test_site_security_renders_the_sites_principal_without_host_and_no_kdc(
+        tmp_path: Path, make_spec: SpecFactory, make_test_plan: PlanFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 27 item 4: under ``security: site`` every daemon (web servers included) is the centre's service
+    principal, logged in from the copy of its keytab in ``krb/``; the site's krb5.conf everywhere; only that principal
+    and the user's own map to the owner; the clients use the user's own ticket cache."""
+    keytab, conf = tmp_path / "me.keytab", tmp_path / "site-krb5.conf"
+    keytab.write_bytes(b"\x05\x02")
+    keytab.chmod(0o600)
+    conf.write_text("[libdefaults]\n")
+    monkeypatch.setenv("KRB5CCNAME", "FILE:/home/alice/krb5cc")
+    plan = make_test_plan(make_spec(security="site", kerberos={
+        "service_principal": "alice/hadoop@HPC.EXAMPLE.ORG", "principal": "alice@HPC.EXAMPLE.ORG",
+        "keytab": str(keytab), "krb5_conf": str(conf)}))
+    files = render_config(plan)
+    core, yarn, mapred = (single(files[name]) for name in ("core-site.xml", "yarn-site.xml", "mapred-site.xml"))
+    service, copy = "alice/hadoop@HPC.EXAMPLE.ORG", str(Path(plan.run_dir) / "krb" / "site.keytab")
+    assert core["hadoop.security.authentication"] == "kerberos" and core["hadoop.security.authorization"] == "true"
+    assert core["hadoop.security.auth_to_local"] == (r"RULE:[2:$1/$2@$0](alice/hadoop@HPC\.EXAMPLE\.ORG)s/.*/"
+                                                     f"{plan.user}/\n"
+                                                     rf"RULE:[1:$1@$0](alice@HPC\.EXAMPLE\.ORG)s/.*/{plan.user}/")
+    for props, key in ((yarn, "yarn.resourcemanager"), (yarn, "yarn.nodemanager"), (mapred, "mapreduce.jobhistory")):
+        assert props[f"{key}.principal"] == service and props[f"{key}.keytab"] == copy, key
+    assert core["hadoop.http.authentication.type"] == "kerberos"
+    assert core["hadoop.http.authentication.kerberos.principal"] == service  # no HTTP/<host> at a site: cookie only
+    assert core["hadoop.http.authentication.kerberos.keytab"] == copy
+    assert core["hadoop.http.authentication.signature.secret.file"] == str(Path(plan.run_dir) / "krb" /
+                                                                          "http-signature.secret")
+    assert core["hadoop.http.authentication.simple.anonymous.allowed"] == "false"
+    assert "_HOST" not in files["core-site.xml"] + files["yarn-site.xml"] + files["mapred-site.xml"]
+    assert str(keytab) not in "".join(files.values())  # the user's own keytab is never named: the copy is
+    krb5 = f"-Djava.security.krb5.conf={conf}"
+    assert krb5 in mapred["yarn.app.mapreduce.am.admin-command-opts"]
+    assert single(files["hadoop-policy.xml"])["security.applicationclient.protocol.acl"] == plan.user
+    assert "export KRB5CCNAME=FILE:/home/alice/krb5cc" in files["hadoop-env.sh"]
+    for command, text in render_wrappers(plan).items():
+        assert "export KRB5CCNAME=FILE:/home/alice/krb5cc" in text and krb5 in text, command
