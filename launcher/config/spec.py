@@ -36,6 +36,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from launcher.util.errors import UserError
@@ -668,11 +669,12 @@ class JobSpec(_Model):
                              "cluster starts (stage input data, unpack a corpus); `${run_dir}` etc. are expanded; "
                              "a failing line stops the run.")
     security: SecurityMode = Field(
-        "simple", description="Who may use the cluster. `per-cluster`: a Kerberos realm of the cluster's own (a KDC "
-        "on the master node, keytabs in the cluster directory): only the owner's credentials are accepted. `simple`: "
-        "Hadoop's simple authentication, which believes the user name a client claims (anyone who reaches the "
-        "ResourceManager can run code as the owner; the run report warns). `site`: the site's own realm (not "
-        "available yet).")
+        "per-cluster", description="Who may use the cluster. `per-cluster` (the default): a Kerberos realm of the "
+        "cluster's own (a KDC on the master node, keytabs in the cluster directory): only the owner's credentials are "
+        "accepted. `simple`: Hadoop's simple authentication, which believes the user name a client claims (anyone who "
+        "reaches the ResourceManager can run code as the owner; the run report warns); the default of "
+        "`filesystem.mode: hdfs`, whose DataNodes Hadoop secures only with privileged ports or SASL and HTTPS. "
+        "`site`: the site's own realm (not available yet).")
     filesystem: FilesystemSpec = Field(default_factory=FilesystemSpec)
     hadoop: HadoopSpec = Field(default_factory=HadoopSpec)
     batch: BatchSpec = Field(default_factory=BatchSpec)
@@ -704,6 +706,23 @@ class JobSpec(_Model):
                     raise ValueError(f"step {index + 1} has both `{kinds[0]}` and `{kinds[1]}`: a step runs one "
                                      "program (split it into two steps)")
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _hdfs_is_simple(cls, data: object) -> object:
+        """``filesystem.mode: hdfs`` (for comparisons only) defaults to ``security: simple``: Hadoop runs a secure
+        DataNode only on privileged ports (root) or with SASL data-transfer protection and HTTPS (keystores), which
+        an on-demand cluster of an unprivileged user does not have (Hadoop's "Secure DataNode" documentation). An
+        explicit ``security: per-cluster`` with ``hdfs`` is refused with that fix."""
+        if isinstance(data, Mapping):
+            filesystem = data.get("filesystem")
+            hdfs = isinstance(filesystem, Mapping) and filesystem.get("mode") == "hdfs"
+            if hdfs and "security" not in data:
+                return {**data, "security": "simple"}
+            if hdfs and data.get("security") == "per-cluster":
+                raise ValueError("security: per-cluster cannot secure filesystem.mode: hdfs (a secure DataNode needs "
+                                 "privileged ports or SASL and HTTPS): set security: simple, or use mode rawfs/shim")
+        return data
 
     @field_validator("security")
     @classmethod
