@@ -24,6 +24,25 @@ Spark over a ``file://`` default filesystem (docs/architecture.md, Spark) needs,
 * ``spark.driver.host`` = the master's address (the driver runs in the launcher, on the master node; executors
   on other nodes must reach it there).
 
+Under ``security: per-cluster`` (the cluster's Kerberos realm, :mod:`launcher.plan.security`) Spark also gets
+(:func:`security_properties`; Spark's "Security" page, docs/security.md, sections "Kerberos" and "Spark RPC"):
+
+* the realm's ``krb5.conf`` (``-Djava.security.krb5.conf``) in the driver's, the executors' and the
+  ApplicationMaster's JVM options, and in ``SPARK_SUBMIT_OPTS`` (the driver is the ``spark-submit`` JVM in client
+  mode: a ``--conf spark.driver.extraJavaOptions=...`` of the user's would otherwise drop it). Every one of them
+  reads ``hadoop.security.authentication=kerberos`` from the cluster's ``core-site.xml``, and Hadoop's
+  ``UserGroupInformation`` fails without the realm ("Cannot locate default realm", as the MapReduce AM did). The
+  driver logs in from the owner's ticket cache (``KRB5CCNAME``, :meth:`SecurityPlan.client_env`), and YARN hands
+  the AM and the executors tokens: no keytab is named anywhere, on a command line or in a file;
+* ``spark.authenticate=true``: Spark's RPC (driver, executors, block managers) authenticated with a secret that
+  Spark on YARN makes for each application and hands to its containers through YARN's credentials. Without it,
+  anyone who reaches the driver's port could register an executor and be sent the owner's tasks;
+* ``spark.security.credentials.hive.enabled=false`` and ``...hbase.enabled=false``: the cluster has neither a Hive
+  metastore nor HBase (the ``pyspark`` build carries Hive's jars, so the Hive provider would load them to find
+  that out). The Hadoop filesystem provider stays on: with a ``file://`` (or the shim's ``pfs://``) default
+  filesystem it asks ``LocalFileSystem`` for tokens, whose service name is none (a URI without an authority), and
+  gets none, so no ``spark.kerberos.access.hadoopFileSystems`` is needed.
+
 The executors' scratch (``spark.local.dir``) is not set: on YARN an executor uses its container's
 ``LOCAL_DIRS``, the NodeManager's local dirs (Spark's ``Utils.getConfiguredLocalDirs``).
 """
@@ -226,14 +245,51 @@ def _shim_on_classpath(plan: ClusterPlan) -> Path | None:
     return shim_jar() if fs.mode == "shim" or not fs.checksums else None
 
 
+#: The JVM options properties of the driver, the executors and the ApplicationMaster (client mode: Spark's
+#: ``ExecutorLauncher``).
+JAVA_OPTIONS_KEYS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions",
+                     "spark.yarn.am.extraJavaOptions")
+
+
+def java_options(plan: ClusterPlan) -> str:
+    """The JVM options every Spark JVM of the cluster needs: container support off
+    (:data:`launcher.runtime.hadoop.NO_CONTAINER_SUPPORT`) and, under ``security: per-cluster``, the realm's
+    ``krb5.conf`` (:meth:`SecurityPlan.jvm_flags`)."""
+    return " ".join([NO_CONTAINER_SUPPORT, *plan.security.jvm_flags()])
+
+
+def security_properties(plan: ClusterPlan) -> dict[str, str]:
+    """The Spark properties of ``security:`` besides the JVM options (:func:`java_options`): under ``per-cluster``
+    ``spark.authenticate`` and the Hive and HBase token providers off (why: the module docstring); none under
+    ``simple``."""
+    if not plan.security.kerberos:
+        return {}
+    return {"spark.authenticate": "true",
+            "spark.security.credentials.hive.enabled": "false",
+            "spark.security.credentials.hbase.enabled": "false"}
+
+
+def with_java_options(plan: ClusterPlan, key: str, value: str) -> str:
+    """``value`` of a JVM options property (:data:`JAVA_OPTIONS_KEYS`) given by the job file or a step, with the
+    cluster's own flags (:func:`java_options`) put first unless it has them: a user's
+    ``spark.executor.extraJavaOptions`` replaces Spark's whole value, and executors without the realm's
+    ``krb5.conf`` fail under ``per-cluster``. Other keys are returned as they are."""
+    if key not in JAVA_OPTIONS_KEYS:
+        return value
+    missing = [flag for flag in java_options(plan).split() if flag not in value.split()]
+    return " ".join([*missing, value]) if value else " ".join(missing)
+
+
 def spark_defaults(plan: ClusterPlan, runtime: SparkRuntime) -> dict[str, str]:
-    """The cluster's Spark properties (``spark-defaults.conf``), ``spark.conf`` of the job file last (it wins).
+    """The cluster's Spark properties (``spark-defaults.conf``), ``spark.conf`` of the job file last (it wins; the
+    JVM options keep the cluster's flags, :func:`with_java_options`).
 
     Each value and why: see the module docstring; the executors are :func:`size_executors` with ``auto``.
     """
     executors = size_executors(plan)
     spark = plan.spec.spark
     python = spark.python if spark else "/usr/bin/python3"
+    options = java_options(plan)
     props = {
         "spark.master": "yarn",
         "spark.submit.deployMode": "client",
@@ -254,18 +310,17 @@ def spark_defaults(plan: ClusterPlan, runtime: SparkRuntime) -> dict[str, str]:
         "spark.executor.memoryOverhead": f"{executors.overhead_mb}m",
         "spark.pyspark.python": python,
         "spark.pyspark.driver.python": python,
-        "spark.driver.extraJavaOptions": NO_CONTAINER_SUPPORT,
-        "spark.executor.extraJavaOptions": NO_CONTAINER_SUPPORT,
-        "spark.yarn.am.extraJavaOptions": NO_CONTAINER_SUPPORT,
+        **{key: options for key in JAVA_OPTIONS_KEYS},
         "spark.ui.showConsoleProgress": "false",
         "spark.speculation": "false",
+        **security_properties(plan),
     }
     shim = _shim_on_classpath(plan)
     if shim is not None:
         props["spark.driver.extraClassPath"] = str(shim)
         props["spark.executor.extraClassPath"] = str(shim)
     for key, value in (spark.conf if spark else {}).items():
-        props[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        props[key] = with_java_options(plan, key, str(value).lower() if isinstance(value, bool) else str(value))
     return props
 
 
@@ -295,11 +350,17 @@ def spark_environment(plan: ClusterPlan, runtime: SparkRuntime) -> dict[str, str
     """Variables ``spark-submit``, ``pyspark`` and ``spark-shell`` need against the cluster (besides Hadoop's):
     ``SPARK_HOME``, ``SPARK_CONF_DIR``, ``SPARK_LOCAL_IP`` (the master's address: where the driver runs),
     ``YARN_CONF_DIR``, ``PYSPARK_PYTHON``, ``PYSPARK_ARCHIVES_PATH`` (``local:`` paths: already on every node) and
-    ``PYTHONPATH`` (``pyspark.zip`` and py4j: what the ``pyspark`` shell and a driver import)."""
+    ``PYTHONPATH`` (``pyspark.zip`` and py4j: what the ``pyspark`` shell and a driver import); under
+    ``security: per-cluster`` ``SPARK_SUBMIT_OPTS``, the realm's ``krb5.conf`` for the driver (the ``spark-submit``
+    JVM in client mode; Spark's launcher adds it to that JVM whatever ``spark.driver.extraJavaOptions`` says). The
+    owner's ticket cache (``KRB5CCNAME``) comes with Hadoop's variables
+    (:func:`launcher.render.daemons.hadoop_env`, :func:`launcher.render.clients.client_environment`)."""
     spark = plan.spec.spark
     env = {"SPARK_HOME": str(runtime.home), "SPARK_CONF_DIR": str(conf_dir(plan)),
            "SPARK_LOCAL_IP": plan.master.address, "YARN_CONF_DIR": str(plan.conf_dir),
            "PYSPARK_PYTHON": spark.python if spark else "/usr/bin/python3"}
+    if plan.security.kerberos:
+        env["SPARK_SUBMIT_OPTS"] = " ".join(plan.security.jvm_flags())
     if runtime.python_archives:
         env["PYSPARK_ARCHIVES_PATH"] = ",".join(f"local:{p}" for p in runtime.python_archives)
         # bin/pyspark puts SPARK_HOME/python first on the path: in PyPI's layout that directory holds only
@@ -326,12 +387,14 @@ def submit_command(plan: ClusterPlan, runtime: SparkRuntime, *, name: str, appli
                    executors: int | str, properties: Mapping[str, object]) -> list[str]:
     """``spark-submit --master yarn --deploy-mode client --name NAME --num-executors N --executor-cores C
     --executor-memory M [--conf k=v...] APPLICATION`` where ``APPLICATION`` is ``--class CLASS JAR ARGS`` or
-    ``SCRIPT ARGS``; the rest comes from ``spark-conf/spark-defaults.conf``."""
+    ``SCRIPT ARGS``; the rest comes from ``spark-conf/spark-defaults.conf``. A JVM options property among
+    ``properties`` keeps the cluster's flags (:func:`with_java_options`)."""
     size = size_executors(plan, executors)
     argv = [runtime.spark_submit, "--master", "yarn", "--deploy-mode", "client", "--name", name,
             "--num-executors", str(size.instances), "--executor-cores", str(size.cores),
             "--executor-memory", f"{size.memory_mb}m", "--conf", f"spark.executor.memoryOverhead={size.overhead_mb}m"]
     for key, value in properties.items():
-        argv += ["--conf", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
+        text = with_java_options(plan, key, str(value).lower() if isinstance(value, bool) else str(value))
+        argv += ["--conf", f"{key}={text}"]
     return [*argv, *application]
 

@@ -150,9 +150,63 @@ def test_spark_defaults_for_a_file_default_filesystem(plan_with: Callable[..., C
     assert props["spark.driver.extraClassPath"] == props["spark.executor.extraClassPath"] == str(shim)
     assert props["spark.pyspark.python"] == "/usr/bin/python3"
     for role in ("driver", "executor", "yarn.am"):  # JDK 17's cgroup v1 detection fails inside Slurm jobs
-        assert props[f"spark.{role}.extraJavaOptions"] == "-XX:-UseContainerSupport"
+        assert props[f"spark.{role}.extraJavaOptions"].startswith("-XX:-UseContainerSupport")
     assert props["spark.eventLog.enabled"] == "false" and props["spark.task.cpus"] == "1"  # the job file wins
     assert "spark.local.dir" not in props  # executors use their container's LOCAL_DIRS (the NodeManager's)
+
+
+def test_per_cluster_spark_reads_the_realm_and_authenticates_its_rpc_simple_does_not(
+        plan_with: Callable[..., ClusterPlan], spark_home: Path, script: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compares the two modes (so ``security: simple`` is explicit here). Under ``per-cluster`` (the default) the
+    driver, the executors and the ApplicationMaster get the realm's krb5.conf, the driver also through
+    ``SPARK_SUBMIT_OPTS``, and its environment names the owner's ticket cache; Spark's RPC is authenticated and the
+    Hive and HBase token providers are off; no keytab or principal is named. Under ``simple`` none of it."""
+    monkeypatch.delenv("KRB5CCNAME", raising=False)
+    monkeypatch.delenv("SPARK_SUBMIT_OPTS", raising=False)
+    steps = [{"pyspark": {"script": str(script)}}]
+    plan = plan_with(steps)
+    assert plan.spec.security == "per-cluster"
+    krb = Path(plan.run_dir) / "krb"
+    runtime = discover_spark(plan.spec)
+    props = spark_defaults(plan, runtime)
+    for role in ("driver", "executor", "yarn.am"):
+        assert props[f"spark.{role}.extraJavaOptions"] == \
+            f"-XX:-UseContainerSupport -Djava.security.krb5.conf={krb}/krb5.conf"
+    assert props["spark.authenticate"] == "true"
+    assert props["spark.security.credentials.hive.enabled"] == props["spark.security.credentials.hbase.enabled"] \
+        == "false"
+    env = spark_module.spark_env(plan, runtime)
+    assert env["SPARK_SUBMIT_OPTS"] == f"-Djava.security.krb5.conf={krb}/krb5.conf"
+    assert env["KRB5CCNAME"] == f"FILE:{krb}/{plan.user}.ccache"
+    (step,) = resolve(plan)
+    text = " ".join([*step.argv, *(f"{k}={v}" for k, v in props.items()), *env.values()])
+    assert "keytab" not in text and "spark.kerberos.principal" not in text
+    Path(plan.run_dir).mkdir(parents=True)
+    write_spark_conf(plan)
+    assert client_environment(plan)["SPARK_SUBMIT_OPTS"] == env["SPARK_SUBMIT_OPTS"]  # hpc-hadoop env and exec
+
+    simple = plan_with(steps, security="simple")
+    props = spark_defaults(simple, runtime)
+    for role in ("driver", "executor", "yarn.am"):
+        assert props[f"spark.{role}.extraJavaOptions"] == "-XX:-UseContainerSupport"
+    assert not [key for key in props if key.startswith(("spark.authenticate", "spark.security", "spark.kerberos"))]
+    env = spark_module.spark_env(simple, runtime)
+    assert "SPARK_SUBMIT_OPTS" not in env and "KRB5CCNAME" not in env
+
+
+def test_a_users_java_options_keep_the_clusters_flags(plan_with: Callable[..., ClusterPlan], script: Path) -> None:
+    """``spark.conf`` of the job file and a step's ``properties`` that set a JVM options property add to the
+    cluster's flags instead of dropping them (executors without the realm's krb5.conf fail under per-cluster)."""
+    plan = plan_with([{"pyspark": {"script": str(script)}, "properties": {"spark.yarn.am.extraJavaOptions": "-Da=1"}}],
+                     spark={"conf": {"spark.executor.extraJavaOptions": "-Dfoo=1 -XX:-UseContainerSupport",
+                                     "spark.driver.memory": "2g"}})
+    flags = f"-XX:-UseContainerSupport -Djava.security.krb5.conf={plan.run_dir}/krb/krb5.conf"
+    props = spark_defaults(plan, discover_spark(plan.spec))
+    assert props["spark.executor.extraJavaOptions"] == \
+        f"-Djava.security.krb5.conf={plan.run_dir}/krb/krb5.conf -Dfoo=1 -XX:-UseContainerSupport"
+    assert props["spark.driver.extraJavaOptions"] == flags and props["spark.driver.memory"] == "2g"
+    (step,) = resolve(plan)
+    assert f"spark.yarn.am.extraJavaOptions={flags} -Da=1" in step.argv
 
 
 def test_shim_mode_stages_on_pfs_and_checksums_drop_the_shim(plan_with: Callable[..., ClusterPlan], script: Path,
