@@ -350,7 +350,8 @@ class Kdc:
         """End the KDC (its standard input closed, then SIGTERM, then SIGKILL) and remove the realm's keys: the
         keytabs, the ticket cache and the web servers' cookie secret (the KDC removes its database itself). Nothing is
         left running. Under ``security: site``: the copy of the user's keytab and the secret (the user's own keytab
-        and ticket cache are not in ``krb/`` and stay). A filesystem error while removing the keys is not raised
+        and ticket cache are not in ``krb/`` and stay). The agents' node-local keytab copies (``<work_dir>/krb``) are
+        removed too where this host reaches them (the agent removes its own when it ends). A filesystem error while removing the keys is not raised
         (teardown goes on): :attr:`keys_left` says it, and the keys are not taken for removed."""
         process, self.process = self.process, None
         if process is not None:
@@ -371,3 +372,11 @@ class Kdc:
                     key.unlink(missing_ok=True)
         except OSError as err:  # the cluster directory's filesystem is gone or refuses: the keys may still be there
             self.keys_left = f"{krb_dir}: {err.strerror or err}"
+        for node in self.plan.nodes:  # the agents' node-local copies (removed by each agent at its end): this host's
+            local = self.plan.security.node_krb_dir(Path(node.work_dir)) if node.work_dir else None
+            try:
+                if local is not None and local.is_dir():
+                    for key in local.glob("*.keytab"):
+                        key.unlink(missing_ok=True)
+            except OSError as err:
+                self.keys_left = self.keys_left or f"{local}: {err.strerror or err}"
