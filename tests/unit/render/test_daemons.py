@@ -278,6 +278,7 @@ def test_agent_copies_the_keytab_privately_before_it_starts_any_daemon(plan: Clu
 def test_copy_keytab_is_never_readable_by_others_even_with_a_loose_umask(tmp_path: Path) -> None:
     source = tmp_path / "services.keytab"
     source.write_bytes(b"keys")
+    (tmp_path / "work").mkdir()
     umask = os.umask(0)
     try:
         copy = copy_keytab(source, tmp_path / "work" / "krb")
