@@ -75,7 +75,12 @@ def daemons_run_node_local(run_dir: Path) -> list[Path]:
             assert proc.cwd() == str(work), name
             assert proc.environ()["HADOOP_CONF_DIR"] == str(work / "conf"), name
             assert f"-Djava.io.tmpdir={work / 'tmp'}" in proc.cmdline(), name
+            if plan["spec"]["security"] == "per-cluster":  # issue 27 item 1: its keytab is the node-local copy
+                assert f"-Dhpc.node.krb={work / 'krb'}" in proc.cmdline(), name
             assert Path(daemon["log"]).parent == Path(node["log_dir"]) and Path(daemon["log"]).stat().st_size > 0
+        if plan["spec"]["security"] == "per-cluster":
+            copy = work / "krb" / "services.keytab"
+            assert copy.stat().st_mode & 0o777 == 0o600 and copy.parent.stat().st_mode & 0o777 == 0o700
         work_dirs.append(work)
     return work_dirs
 
@@ -173,6 +178,12 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
         assert logs.returncode == 0, logs.stderr
         assert f"logs/{listed['nodes'][1]}/nodemanager.log <==" in logs.stdout
         assert "Registered with ResourceManager" in logs.stdout
+        # Issue 27 item 1: n2's NodeManager logged in from its keytab, which its command line puts at the node-local
+        # copy (daemons_run_node_local; Hadoop's log line gives only the file's name, File.getName).
+        login = [line for line in (run_dir / "logs" / listed["nodes"][1] / "nodemanager.log").read_text().splitlines()
+                 if "Login successful for user nm/" in line]
+        print("\n".join(login))
+        assert login and "using keytab file services.keytab" in login[0], login
         refused = hpc_hadoop("clean", cid, "--yes", env=env)
         assert refused.returncode == 2 and "stop it first" in refused.stderr and run_dir.is_dir()
         browse_cluster_ui(cid, run_dir, env)
