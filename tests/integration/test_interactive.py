@@ -85,6 +85,17 @@ def daemons_run_node_local(run_dir: Path) -> list[Path]:
     return work_dirs
 
 
+def nodemanager_logged_in_from_its_node_local_keytab(run_dir: Path, node: str) -> None:
+    """Issue 27 item 1: ``node``'s NodeManager logged in from a keytab, the one its command line puts at the node-local
+    copy (``-Dhpc.node.krb``, checked by :func:`daemons_run_node_local`; Hadoop's log line names only the file,
+    ``File.getName``). Prints both."""
+    login = [line for line in (run_dir / "logs" / node / "nodemanager.log").read_text().splitlines()
+             if "Login successful for user nm/" in line]
+    pid = json.loads((run_dir / "agents" / f"{node}.json").read_text())["daemons"]["nodemanager"]["pid"]
+    print("\n".join(login), *(a for a in psutil.Process(pid).cmdline() if a.startswith("-Dhpc.node.krb=")))
+    assert login and "using keytab file services.keytab" in login[0], login
+
+
 def test_local_interactive_life_cycle(pfs_root: Path, tmp_path: Path) -> None:
     env = {"XDG_STATE_HOME": str(tmp_path / "state")}
     job = tmp_path / "inter.yaml"
@@ -178,12 +189,7 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
         assert logs.returncode == 0, logs.stderr
         assert f"logs/{listed['nodes'][1]}/nodemanager.log <==" in logs.stdout
         assert "Registered with ResourceManager" in logs.stdout
-        # Issue 27 item 1: n2's NodeManager logged in from its keytab, which its command line puts at the node-local
-        # copy (daemons_run_node_local; Hadoop's log line gives only the file's name, File.getName).
-        login = [line for line in (run_dir / "logs" / listed["nodes"][1] / "nodemanager.log").read_text().splitlines()
-                 if "Login successful for user nm/" in line]
-        print("\n".join(login))
-        assert login and "using keytab file services.keytab" in login[0], login
+        nodemanager_logged_in_from_its_node_local_keytab(run_dir, listed["nodes"][1])
         refused = hpc_hadoop("clean", cid, "--yes", env=env)
         assert refused.returncode == 2 and "stop it first" in refused.stderr and run_dir.is_dir()
         browse_cluster_ui(cid, run_dir, env)
