@@ -350,8 +350,10 @@ class Kdc:
         """End the KDC (its standard input closed, then SIGTERM, then SIGKILL) and remove the realm's keys: the
         keytabs, the ticket cache and the web servers' cookie secret (the KDC removes its database itself). Nothing is
         left running. Under ``security: site``: the copy of the user's keytab and the secret (the user's own keytab
-        and ticket cache are not in ``krb/`` and stay). A filesystem error while removing the keys is not raised
-        (teardown goes on): :attr:`keys_left` says it, and the keys are not taken for removed."""
+        and ticket cache are not in ``krb/`` and stay). The agents' node-local keytab copies (``<work_dir>/krb``)
+        go too where this host reaches them (each agent removes its own when it ends). A filesystem error while
+        removing the keys is not raised (teardown goes on): :attr:`keys_left` says it,
+        and the keys are not taken for removed."""
         process, self.process = self.process, None
         if process is not None:
             if process.stdin is not None:
@@ -364,10 +366,19 @@ class Kdc:
                 process.stdout.close()
         if not self.plan.security.kerberos:
             return
-        krb_dir = self.plan.security.krb_dir
+        security = self.plan.security
+        self._remove(security.krb_dir, ["*.keytab", "*.ccache", security.http_secret.name])
+        for node in self.plan.nodes:  # the agents' node-local copies (each agent removes its own at its end)
+            if node.work_dir:
+                self._remove(security.node_krb_dir(Path(node.work_dir)), ["*.keytab"])
+
+    def _remove(self, directory: Path, patterns: list[str]) -> None:
+        """Remove the files of ``directory`` that match ``patterns`` (none when it is not a directory here); a
+        filesystem error goes to :attr:`keys_left` (the first one), not raised."""
         try:
-            if krb_dir.is_dir():
-                for key in [*krb_dir.glob("*.keytab"), *krb_dir.glob("*.ccache"), self.plan.security.http_secret]:
-                    key.unlink(missing_ok=True)
-        except OSError as err:  # the cluster directory's filesystem is gone or refuses: the keys may still be there
-            self.keys_left = f"{krb_dir}: {err.strerror or err}"
+            if directory.is_dir():
+                for pattern in patterns:
+                    for key in directory.glob(pattern):
+                        key.unlink(missing_ok=True)
+        except OSError as err:  # the filesystem is gone or refuses: the keys may still be there
+            self.keys_left = self.keys_left or f"{directory}: {err.strerror or err}"

@@ -19,7 +19,10 @@ started again without it, once; ``archive_notes`` in the state file says so, and
 
 The daemons run from a node-local working directory (:attr:`launcher.plan.cluster_plan.NodePlan.work_dir`: a copy of
 ``conf/`` and the JVMs' temporary files), which the agent makes private to the user at start and deletes at
-the end; when it cannot be made, the daemons use the cluster directory and the status file says why.
+the end; when it cannot be made, the daemons use the cluster directory and the status file says why. Under Kerberos
+(``security: per-cluster`` or ``site``) it also holds ``krb/`` (0700): the node-local copy of the keytab the daemons
+log in from (0600 from its creation, :func:`copy_keytab`), which they find by ``-Dhpc.node.krb``; without a working
+directory they read the cluster directory's keytab, and the note says so.
 
 State goes to ``agents/<node>.json`` (``starting``, ``running``, ``stopping``, ``stopped``, ``failed``)
 with each daemon's pid, exit code and log file. Exit code 0 when stopped on request, 1 when a daemon died.
@@ -147,6 +150,32 @@ def say(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
     except OSError:
         pass
+
+
+def copy_keytab(source: Path, krb_dir: Path) -> Path:
+    """Copy the keytab ``source`` into ``krb_dir`` (made mode 0700) under its own name, atomically: a temporary file
+    created with mode 0600 (never readable by anyone else, not even for an instant), then renamed.
+
+    Returns:
+        The copy.
+
+    Raises:
+        OSError: ``source`` cannot be read or the copy cannot be written.
+    """
+    krb_dir.mkdir(mode=0o700, exist_ok=True)
+    krb_dir.chmod(0o700)
+    data = source.read_bytes()
+    copy = krb_dir / source.name
+    tmp = krb_dir / f".{source.name}.tmp{os.getpid()}"
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, copy)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return copy
 
 
 def become_subreaper() -> bool:
@@ -323,12 +352,13 @@ class Agent:
 
     def prepare_work_dir(self) -> Path | None:
         """Make this node's working directory (mode 0700, under a per-user parent that must be ours) with a
-        copy of the cluster's ``conf/`` and an empty ``tmp/``.
+        copy of the cluster's ``conf/``, an empty ``tmp/`` and, under Kerberos, ``krb/`` holding the copy of the
+        daemons' keytab (:func:`copy_keytab`; the daemons name it by ``-Dhpc.node.krb``), all before any daemon starts.
 
         Returns:
             The directory (also in :attr:`work_dir`), or ``None`` (reason in :attr:`work_note`) when the plan has
-            none or it cannot be made (no space, not ours, not writable): the daemons then use the cluster
-            directory.
+            none or it cannot be made (no space, not ours, not writable, the keytab not copied): the daemons then use
+            the cluster directory, and log in from the keytab there (the note says so).
         """
         if not self.node.work_dir:
             return None
@@ -343,15 +373,21 @@ class Agent:
             work.mkdir(mode=0o700, parents=True)
             shutil.copytree(self.plan.conf_dir, conf)
             tmp.mkdir()
+            security = self.plan.security
+            if security.kerberos:
+                copy_keytab(security.services_keytab, security.node_krb_dir(work))
         except OSError as exc:
             self.work_note = f"node-local working directory {work} not usable ({exc}); using {self.plan.run_dir}"
+            if self.plan.security.kerberos:
+                self.work_note += f"; the daemons log in from the shared keytab {self.plan.security.services_keytab}"
             shutil.rmtree(work, ignore_errors=True)
             return None
         self.work_dir = work
         return work
 
     def remove_work_dir(self) -> None:
-        """Delete this node's working directory, and the cluster's parent of it when it is empty."""
+        """Delete this node's working directory (with the node-local keytab copy in its ``krb/``), and the
+        cluster's parent of it when it is empty."""
         if self.work_dir is None:
             return
         shutil.rmtree(self.work_dir, ignore_errors=True)

@@ -66,6 +66,10 @@ def principal_hosts(names_and_addresses: Iterable[tuple[str, str]]) -> list[str]
 
 #: The file name of the copy of the site's keytab in ``krb/`` (``security: site``).
 SITE_KEYTAB = "site.keytab"
+#: The JVM system property that names the directory of a daemon's keytab: ``<work_dir>/krb`` (the node-local copy the
+#: agent makes, :meth:`launcher.node.agent.Agent.prepare_work_dir`), else the cluster directory's ``krb/``. Hadoop's
+#: ``Configuration`` reads system properties first when it expands ``${...}`` (3.4.2, ``substituteVars``).
+NODE_KRB_PROPERTY = "hpc.node.krb"
 #: The site's ``krb5.conf`` when neither ``kerberos.krb5_conf`` nor ``KRB5_CONFIG`` names one (MIT's default).
 DEFAULT_KRB5_CONF = "/etc/krb5.conf"
 
@@ -178,6 +182,18 @@ class SecurityPlan:
         """The keytab the daemons log in from: every service principal of every host (``rm/<host>``, ``nm/<host>``,
         ``jhs/<host>``, ``HTTP/<host>``), or under ``site`` the copy of the site's keytab (:data:`SITE_KEYTAB`)."""
         return self.krb_dir / (SITE_KEYTAB if self.is_site else "services.keytab")
+
+    @property
+    def daemon_keytab(self) -> str:
+        """The daemons' keytab properties' value: ``${hpc.node.krb}/<name of services_keytab>`` (Hadoop expands it
+        to each daemon's node-local copy, :data:`NODE_KRB_PROPERTY`; a process without the property reads the
+        default in core-site, the cluster directory's ``krb/``)."""
+        return f"${{{NODE_KRB_PROPERTY}}}/{self.services_keytab.name}"
+
+    def node_krb_dir(self, work_dir: Path | None) -> Path:
+        """Where a daemon's keytab is: ``<work_dir>/krb`` (node-local copy), or the cluster directory's ``krb/``
+        when the node has no working directory."""
+        return work_dir / "krb" if work_dir is not None else self.krb_dir
 
     @property
     def site_keytab(self) -> Path | None:

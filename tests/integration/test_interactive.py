@@ -75,9 +75,25 @@ def daemons_run_node_local(run_dir: Path) -> list[Path]:
             assert proc.cwd() == str(work), name
             assert proc.environ()["HADOOP_CONF_DIR"] == str(work / "conf"), name
             assert f"-Djava.io.tmpdir={work / 'tmp'}" in proc.cmdline(), name
+            if plan["spec"]["security"] == "per-cluster":  # issue 27 item 1: its keytab is the node-local copy
+                assert f"-Dhpc.node.krb={work / 'krb'}" in proc.cmdline(), name
             assert Path(daemon["log"]).parent == Path(node["log_dir"]) and Path(daemon["log"]).stat().st_size > 0
+        if plan["spec"]["security"] == "per-cluster":
+            copy = work / "krb" / "services.keytab"
+            assert copy.stat().st_mode & 0o777 == 0o600 and copy.parent.stat().st_mode & 0o777 == 0o700
         work_dirs.append(work)
     return work_dirs
+
+
+def nodemanager_logged_in_from_its_node_local_keytab(run_dir: Path, node: str) -> None:
+    """Issue 27 item 1: ``node``'s NodeManager logged in from a keytab, the one its command line puts at the node-local
+    copy (``-Dhpc.node.krb``, checked by :func:`daemons_run_node_local`; Hadoop's log line names only the file,
+    ``File.getName``). Prints both."""
+    login = [line for line in (run_dir / "logs" / node / "nodemanager.log").read_text().splitlines()
+             if "Login successful for user nm/" in line]
+    pid = json.loads((run_dir / "agents" / f"{node}.json").read_text())["daemons"]["nodemanager"]["pid"]
+    print("\n".join(login), *(a for a in psutil.Process(pid).cmdline() if a.startswith("-Dhpc.node.krb=")))
+    assert login and "using keytab file services.keytab" in login[0], login
 
 
 def test_local_interactive_life_cycle(pfs_root: Path, tmp_path: Path) -> None:
@@ -173,6 +189,7 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
         assert logs.returncode == 0, logs.stderr
         assert f"logs/{listed['nodes'][1]}/nodemanager.log <==" in logs.stdout
         assert "Registered with ResourceManager" in logs.stdout
+        nodemanager_logged_in_from_its_node_local_keytab(run_dir, listed["nodes"][1])
         refused = hpc_hadoop("clean", cid, "--yes", env=env)
         assert refused.returncode == 2 and "stop it first" in refused.stderr and run_dir.is_dir()
         browse_cluster_ui(cid, run_dir, env)

@@ -430,7 +430,7 @@ def test_per_cluster_security_renders_hadoops_secure_mode(make_spec: SpecFactory
     krb5.conf in every container JVM; a client without a ticket waits 1 min, not 15."""
     plan = make_test_plan(make_spec(security="per-cluster"))
     files = render_config(plan)
-    realm, keytab = plan.security.realm, str(plan.security.services_keytab)
+    realm, keytab = plan.security.realm, "${hpc.node.krb}/services.keytab"  # each daemon's node-local copy
     core, yarn, mapred = (single(files[name]) for name in ("core-site.xml", "yarn-site.xml", "mapred-site.xml"))
     assert core["hadoop.security.authentication"] == "kerberos" and core["hadoop.security.authorization"] == "true"
     assert f"RULE:[1:$1@$0]({plan.user}@" in core["hadoop.security.auth_to_local"]
@@ -465,7 +465,8 @@ def test_per_cluster_security_authenticates_every_web_server(make_spec: SpecFact
     assert core["hadoop.http.authentication.type"] == "kerberos"
     assert core["hadoop.http.authentication.simple.anonymous.allowed"] == "false"
     assert core["hadoop.http.authentication.kerberos.principal"] == f"HTTP/_HOST@{plan.security.realm}"
-    assert core["hadoop.http.authentication.kerberos.keytab"] == str(plan.security.services_keytab)
+    assert core["hadoop.http.authentication.kerberos.keytab"] == "${hpc.node.krb}/services.keytab"
+    assert core["hpc.node.krb"] == str(plan.security.krb_dir)  # for a process without -Dhpc.node.krb
     assert core["hadoop.http.authentication.kerberos.name.rules"] == plan.security.auth_to_local
     assert core["hadoop.http.authentication.signature.secret.file"] == str(plan.security.http_secret)
     assert plan.security.http_secret == plan.security.krb_dir / "http-signature.secret"
@@ -502,7 +503,8 @@ def test_site_security_renders_the_sites_principal_without_host_and_no_kdc(
         "keytab": str(keytab), "krb5_conf": str(conf)}))
     files = render_config(plan)
     core, yarn, mapred = (single(files[name]) for name in ("core-site.xml", "yarn-site.xml", "mapred-site.xml"))
-    service, copy = "alice/hadoop@HPC.EXAMPLE.ORG", str(Path(plan.run_dir) / "krb" / "site.keytab")
+    service, copy = "alice/hadoop@HPC.EXAMPLE.ORG", "${hpc.node.krb}/site.keytab"  # each node's copy of krb/'s
+    assert core["hpc.node.krb"] == str(Path(plan.run_dir) / "krb")
     assert core["hadoop.security.authentication"] == "kerberos" and core["hadoop.security.authorization"] == "true"
     assert core["hadoop.security.auth_to_local"] == (r"RULE:[2:$1/$2@$0](alice/hadoop@HPC\.EXAMPLE\.ORG)s/.*/"
                                                      f"{plan.user}/\n"

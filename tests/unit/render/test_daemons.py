@@ -9,6 +9,7 @@ integration tests (``tests/integration/test_interactive.py`` checks their curren
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import threading
@@ -19,10 +20,11 @@ from pathlib import Path
 import pytest
 
 from launcher.config.spec import JobSpec
-from launcher.node.agent import Agent
+from launcher.lifecycle.kdc import Kdc
+from launcher.node.agent import Agent, copy_keytab
 from launcher.plan.cluster_plan import ClusterPlan, node_work_root
 from launcher.render.config import render_config, write_files
-from launcher.render.daemons import client_command, daemon_command, format_command, hadoop_env
+from launcher.render.daemons import DaemonCommand, client_command, daemon_command, format_command, hadoop_env
 from tests.unit.render.test_config import single
 
 PlanFactory = Callable[..., ClusterPlan]
@@ -35,6 +37,10 @@ def plan(make_spec: Callable[..., JobSpec], make_test_plan: PlanFactory, tmp_pat
     monkeypatch.setenv("TMPDIR", str(tmp_path / "node-tmp"))
     plan = make_test_plan(make_spec())
     write_files(plan.conf_dir, render_config(plan))
+    if plan.security.kerberos:  # what the KDC wrote before the agents start (bring-up)
+        plan.security.krb_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        plan.security.services_keytab.write_bytes(b"\x05\x02 keys of the realm")
+        plan.security.services_keytab.chmod(0o600)
     return plan
 
 
@@ -220,3 +226,85 @@ def test_per_cluster_daemons_and_clients_read_the_realms_krb5_conf(make_spec: Ca
     simple = make_test_plan(make_spec(security="simple"))
     assert not any("krb5" in arg for arg in daemon_command(simple, simple.master, "resourcemanager").argv)
     assert "KRB5CCNAME" not in hadoop_env(simple, base={})
+
+
+def test_daemons_log_in_from_a_node_local_copy_of_the_keytab(plan: ClusterPlan) -> None:
+    """Issue 27 item 1: the keytab properties name ``${hpc.node.krb}``, which each daemon gets on its command line as
+    its node's ``<work_dir>/krb`` (the agent's copy), or the cluster directory's ``krb/`` when it has no work dir."""
+    security = plan.security
+    assert security.kerberos  # the default (per-cluster)
+    node = plan.nodes[1]
+    work = Path(node.work_dir)
+    argv = daemon_command(plan, node, "nodemanager", work_dir=work).argv
+    assert f"-Dhpc.node.krb={work / 'krb'}" in argv and argv.index(f"-Dhpc.node.krb={work / 'krb'}") < argv.index("-cp")
+    assert f"-Dhpc.node.krb={security.krb_dir}" in daemon_command(plan, node, "nodemanager").argv
+    assert f"-Dhpc.node.krb={work / 'krb'}" in format_command(plan, node, work).argv
+    assert not any("hpc.node.krb" in arg for arg in client_command(plan, "org.example.Main", []))  # clients: none
+
+
+def test_simple_daemons_get_no_keytab_directory(make_spec: Callable[..., JobSpec],
+                                                make_test_plan: Callable[..., ClusterPlan]) -> None:
+    simple = make_test_plan(make_spec(security="simple"))
+    assert not any("hpc.node.krb" in arg for arg in daemon_command(simple, simple.master, "resourcemanager").argv)
+
+
+def test_agent_copies_the_keytab_privately_before_it_starts_any_daemon(plan: ClusterPlan,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copy is 0600 in a 0700 ``<work_dir>/krb`` when the first daemon is spawned (the spawn is recorded, not
+    run), the daemon is pointed at it, and it goes with the working directory at the end."""
+    node = plan.nodes[1]
+    agent = Agent(plan, node)
+    copy = Path(node.work_dir, "krb", "services.keytab")
+    seen: list[tuple[str, str, int, int]] = []
+
+    def spawn(command: DaemonCommand) -> None:
+        seen.append((command.name, next(a for a in command.argv if a.startswith("-Dhpc.node.krb=")),
+                     copy.stat().st_mode & 0o777, copy.parent.stat().st_mode & 0o777))
+
+    monkeypatch.setattr(agent, "spawn", spawn)
+    umask = os.umask(0o022)
+    try:
+        agent.start()
+    finally:
+        os.umask(umask)
+    assert seen and all(entry[1:] == (f"-Dhpc.node.krb={copy.parent}", 0o600, 0o700) for entry in seen), seen
+    assert copy.read_bytes() == plan.security.services_keytab.read_bytes()
+    assert [p.name for p in copy.parent.iterdir()] == ["services.keytab"]  # no temporary file left
+    assert agent.work_note is None
+    agent.remove_work_dir()
+    assert not copy.exists()
+
+
+def test_copy_keytab_is_never_readable_by_others_even_with_a_loose_umask(tmp_path: Path) -> None:
+    source = tmp_path / "services.keytab"
+    source.write_bytes(b"keys")
+    (tmp_path / "work").mkdir()
+    umask = os.umask(0)
+    try:
+        copy = copy_keytab(source, tmp_path / "work" / "krb")
+    finally:
+        os.umask(umask)
+    assert copy.stat().st_mode & 0o777 == 0o600 and copy.parent.stat().st_mode & 0o777 == 0o700
+    copy.chmod(0o644)  # a copy left by an earlier run with another mode is replaced, not rewritten in place
+    source.write_bytes(b"new keys")
+    assert copy_keytab(source, copy.parent).stat().st_mode & 0o777 == 0o600 and copy.read_bytes() == b"new keys"
+
+
+def test_agent_without_a_keytab_copy_falls_back_to_the_shared_keytab_and_says_so(plan: ClusterPlan) -> None:
+    plan.security.services_keytab.unlink()  # cannot be copied (stands in for an unreadable one)
+    agent = Agent(plan, plan.nodes[2])
+    assert agent.prepare_work_dir() is None and not Path(plan.nodes[2].work_dir).exists()
+    assert f"the daemons log in from the shared keytab {plan.security.services_keytab}" in str(agent.work_note)
+    argv = daemon_command(plan, plan.nodes[2], "nodemanager", work_dir=agent.work_dir).argv
+    assert f"-Dhpc.node.krb={plan.security.krb_dir}" in argv
+
+
+def test_kdc_stop_removes_the_node_local_copies_it_reaches(plan: ClusterPlan) -> None:
+    agents = [Agent(plan, node) for node in plan.nodes]
+    copies = [agent.prepare_work_dir() / "krb" / "services.keytab" for agent in agents]  # type: ignore[operator]
+    assert all(copy.is_file() for copy in copies)
+    Kdc(plan).stop()  # no KDC process here: only the key removal
+    assert not any(copy.exists() for copy in copies) and not plan.security.services_keytab.exists()
+    assert all(copy.parent.is_dir() for copy in copies)  # the agents remove their directories themselves
+    for agent in agents:
+        agent.remove_work_dir()
