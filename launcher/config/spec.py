@@ -668,7 +668,8 @@ class JobSpec(_Model):
                              "cluster starts (stage input data, unpack a corpus); `${run_dir}` etc. are expanded; "
                              "a failing line stops the run.")
     security: SecurityMode = Field(
-        "simple", description="Who may use the cluster. `per-cluster`: a Kerberos realm of the cluster's own (a KDC "
+        "per-cluster",
+        description="Who may use the cluster. `per-cluster`: a Kerberos realm of the cluster's own (a KDC "
         "on the master node, keytabs in the cluster directory): only the owner's credentials are accepted. `simple`: "
         "Hadoop's simple authentication, which believes the user name a client claims (anyone who reaches the "
         "ResourceManager can run code as the owner; the run report warns). `site`: the site's own realm (not "
