@@ -1,13 +1,18 @@
 """Interactive clusters with real Hadoop 3.4.2 daemons: ``start`` → ``list`` → ``exec``/``env`` → ``logs`` →
 ``stop`` → ``list`` → ``clean``, on the local backend and on the real Slurm test cluster (tests/cluster/).
 
-Each test has its own index (``XDG_STATE_HOME``) so it sees only its own clusters.
+Each test has its own index (``XDG_STATE_HOME``) so it sees only its own clusters. The clusters run with the default
+``security: per-cluster``; in the Slurm life cycle ``hhmallory``, on the test cluster's node that the cluster has not
+got, tries issue 27's attacks (``tests/integration/attacks.py``) and is refused each.
 """
 
 from __future__ import annotations
 
+import getpass
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +22,9 @@ import pytest
 import yaml
 
 from tests.conftest import REPO, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
+from tests.integration.attacks import attacks_fail, mallory_on_node, sleep_job_argv
 from tests.integration.test_slurm import queued_jobs, slurm_cluster  # noqa: F401 - fixture
+from tests.users import make_user, shared_base, user_dir
 
 pytestmark = pytest.mark.hadoop
 
@@ -119,6 +126,22 @@ def test_local_interactive_life_cycle(pfs_root: Path, tmp_path: Path) -> None:
     assert cleaned.returncode == 0 and not run_dir.exists() and clusters(env) == []
 
 
+def attacks_from_another_node(cluster_id: str, run_dir: Path, env: dict[str, str], node: str) -> None:
+    """Issue 27's attacks that must fail, from another node: ``hhmallory`` on ``node`` of the Slurm test cluster (one
+    the cluster has not got) runs every attack of ``tests/integration/attacks.py`` against this cluster, whose owner
+    is the user running the test, while the owner's SleepJob runs (started here through ``hpc-hadoop exec``)."""
+    mallory = make_user("hhmallory")
+    base = shared_base("hh-attacks")  # her directory under /tmp, which every node of the test cluster shares
+    try:
+        attacker = mallory_on_node(mallory, user_dir(base, mallory), node)
+        argv, extra = sleep_job_argv(cluster_id)
+        client = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                                  env={**os.environ, **env, **extra})
+        attacks_fail(attacker, getpass.getuser(), run_dir, client)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 @pytest.mark.slurm
 def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) -> None:  # noqa: F811
     env = {"XDG_STATE_HOME": str(tmp_path / "state")}
@@ -153,6 +176,8 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
         assert logs.returncode == 0, logs.stderr
         assert f"logs/{listed['nodes'][1]}/nodemanager.log <==" in logs.stdout
         assert "Registered with ResourceManager" in logs.stdout
+        # security: per-cluster (the default): mallory, on the node the cluster has not got, is refused everything.
+        attacks_from_another_node(cid, run_dir, env, next(n for n in slurm_cluster if n not in listed["nodes"]))
         refused = hpc_hadoop("clean", cid, "--yes", env=env)
         assert refused.returncode == 2 and "stop it first" in refused.stderr and run_dir.is_dir()
     finally:
