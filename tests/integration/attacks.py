@@ -176,9 +176,12 @@ def end_client(client: subprocess.Popen[str]) -> None:
 
 
 def _refusal(out: str) -> str:
-    """The RPC refusal in a client's output, as ``<ExceptionClass>: SIMPLE authentication ...``, or ``""``."""
-    found = re.search(r"(\w+(?:Exception|Error)): (" + SIMPLE_REFUSED + r"[^\n]*)", out)
-    return f"{found.group(1)}: {found.group(2).strip()}" if found else ""
+    """The RPC refusal in a client's output, as ``<ExceptionClass>: SIMPLE authentication ...`` (the bare message
+    where the client prints only that, as ``mapred job`` does for an ``AccessControlException``), or ``""``."""
+    found = re.search(r"(?:(\w+(?:Exception|Error)): )?(" + SIMPLE_REFUSED + r"[^\n]*)", out)
+    if not found:
+        return ""
+    return f"{found.group(1)}: {found.group(2).strip()}" if found.group(1) else found.group(2).strip()
 
 
 def cli_attacks_fail(mallory: Mallory, owner: str, conf: Path, app_id: str) -> list[str]:
@@ -362,8 +365,9 @@ def attacks_fail(mallory: Mallory, owner: str, run_dir: Path, client: subprocess
             assert [(a["id"], a["state"]) for a in after if a["id"] == app_id] == [(app_id, "RUNNING")], after
             assert {a["id"] for a in after} == before, (before, after)
             assert {a["user"] for a in after} == {owner}, after
-            lines.append(f"{owner}: {app_id} still RUNNING after {mallory.label}'s attacks; {len(after)} "
-                         f"applications, the same as before, all {owner}'s")
+            apps = f"{len(after)} application{'s' if len(after) != 1 else ''}"
+            lines.append(f"{owner}: {app_id} still RUNNING after {mallory.label}'s attacks; {apps}, the same as "
+                         f"before, all {owner}'s")
             print(lines[-1])
             killed = owners_web.put(f"{rm_web}/ws/v1/cluster/apps/{app_id}/state", json={"state": "KILLED"})
             assert killed.status_code in (200, 202), (killed.status_code, killed.text[:500])
