@@ -265,14 +265,16 @@ print(json.dumps(answers))
 """
 
 
-def web_attacks_fail(mallory: Mallory, owner: str, run_dir: Path, app: dict) -> list[str]:
+def web_attacks_fail(mallory: Mallory, owner: str, run_dir: Path, app: dict, map_host: str) -> list[str]:
     """mallory against the owner's web servers (issue 27 item 2), the owner's running application ``app`` (the RM's
     JSON of it) as the target: each request claims the owner's name (``user.name``), or carries a cookie she signed
-    with a secret of her own, or fetches a map output without the job's token; each gets HTTP 401. Returns the lines
-    printed.
+    with a secret of her own, or fetches a map output without the job's token from the ShuffleHandler of
+    ``map_host`` (where the map runs, so that the job's token is registered there); each gets HTTP 401. Returns the
+    lines printed.
 
     Raises:
-        AssertionError: a request got another answer than 401 (or the forged cookie not "Invalid signature").
+        AssertionError: a request got another answer than 401, the forged cookie not "Invalid signature", or the
+            forged hash was not checked against the job's token.
     """
     security = security_plan("per-cluster", owner, run_dir.name, run_dir)
     conf = run_dir / "conf"
@@ -284,11 +286,10 @@ def web_attacks_fail(mallory: Mallory, owner: str, run_dir: Path, app: dict) -> 
     am_logs = app["amContainerLogs"]  # http://<nm host:port>/node/containerlogs/<container>/<user>
     nm_web = am_logs.split("/node/")[0]
     container = am_logs.rstrip("/").split("/")[-2]
-    nm_host = nm_web.removeprefix("http://").rsplit(":", 1)[0]
     claim = f"user.name={owner}"
     forged = cookie_header(cookie_value(b"mallory's own secret", owner, security.user_principal,
                                         int(time.time() * 1000) + 600_000))
-    shuffle = f"http://{nm_host}:{shuffle_port}/mapOutput?job={job_id}&reduce=0&map=" \
+    shuffle = f"http://{map_host}:{shuffle_port}/mapOutput?job={job_id}&reduce=0&map=" \
               f"{app_id.replace('application_', 'attempt_', 1)}_m_000000_0"
     shuffle_headers = {"name": "mapreduce", "version": "1.0.0"}
     attacks = [
@@ -325,7 +326,26 @@ def web_attacks_fail(mallory: Mallory, owner: str, run_dir: Path, app: dict) -> 
         print(lines[-1])
         assert answer["status"] == 401, (label, answer)
     assert "Invalid signature" in answers[7]["reason"] + answers[7]["body"], answers[7]
+    assert "Verification of the hashReply failed" in answers[9]["body"], answers[9]
     return lines
+
+
+def map_host(owner: httpx.Client, rm_web: str, app: dict) -> str:
+    """The host of the NodeManager that runs ``app``'s map (a container of the application other than the AM's),
+    asked of every NodeManager's REST API with the owner's cookie.
+
+    Raises:
+        AssertionError: no NodeManager runs such a container.
+    """
+    app_key = app["id"].removeprefix("application_")
+    am_container = app["amContainerLogs"].rstrip("/").split("/")[-2]
+    for node in owner.get(f"{rm_web}/ws/v1/cluster/nodes").json()["nodes"]["node"]:
+        got = owner.get(f"http://{node['nodeHTTPAddress']}/ws/v1/node/containers")
+        assert got.status_code == 200, (node, got.status_code, got.text[:500])
+        containers = (got.json().get("containers") or {}).get("container") or []
+        if any(app_key in c["id"] and c["id"] != am_container for c in containers):
+            return str(node["nodeHTTPAddress"]).rsplit(":", 1)[0]
+    raise AssertionError(f"no NodeManager runs a container of {app['id']} besides its AM's")
 
 
 def attacks_fail(mallory: Mallory, owner: str, run_dir: Path, client: subprocess.Popen[str]) -> list[str]:
@@ -351,7 +371,7 @@ def attacks_fail(mallory: Mallory, owner: str, run_dir: Path, client: subprocess
             lines = cli_attacks_fail(mallory, owner, mallory_conf(mallory, conf), app_id)
             cli_s = time.monotonic() - began
             lines += krb_files_unreadable(mallory, owner, run_dir)
-            lines += web_attacks_fail(mallory, owner, run_dir, app)
+            lines += web_attacks_fail(mallory, owner, run_dir, app, map_host(owners_web, rm_web, app))
             print(f"({mallory.label}'s attacks: {time.monotonic() - began:.1f} s, Hadoop's clients {cli_s:.1f} s of "
                   f"it; the owner's SleepJob was running {began - started:.1f} s after its client started)")
             # what mallory was refused, the owner's cookie is granted: the same servers answer the owner
@@ -378,5 +398,5 @@ def attacks_fail(mallory: Mallory, owner: str, run_dir: Path, client: subprocess
 
 
 __all__ = ["Mallory", "RunAs", "SIMPLE_REFUSED", "attacks_fail", "cli_attacks_fail", "end_client",
-           "krb_files_unreadable", "mallory_conf", "mallory_here", "mallory_on_node", "running_app",
+           "krb_files_unreadable", "mallory_conf", "map_host", "mallory_here", "mallory_on_node", "running_app",
            "site_property", "sleep_job_argv", "web_attacks_fail"]
