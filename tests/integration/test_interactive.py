@@ -3,7 +3,9 @@
 Slurm one (3 nodes, ``security: per-cluster``, the default), ``ui`` in a real browser (headless Chromium driven by
 Selenium) while a job runs on the nodes.
 
-Each test has its own index (``XDG_STATE_HOME``) so it sees only its own clusters.
+Each test has its own index (``XDG_STATE_HOME``) so it sees only its own clusters. The clusters run with the default
+``security: per-cluster``; in the Slurm life cycle ``hhmallory``, on a node of the cluster that is not the
+ResourceManager's (n3), tries issue 27's attacks (``tests/integration/attacks.py``) and is refused each.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import getpass
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,7 +30,9 @@ import pytest
 import yaml
 
 from tests.conftest import REPO, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
+from tests.integration.attacks import attacks_fail, mallory_on_node, sleep_job_argv
 from tests.integration.test_slurm import queued_jobs, slurm_cluster  # noqa: F401 - fixture
+from tests.users import make_user, shared_base, user_dir
 
 if TYPE_CHECKING:
     from launcher.plan.cluster_plan import ClusterPlan
@@ -154,6 +159,23 @@ def test_local_interactive_life_cycle(pfs_root: Path, tmp_path: Path) -> None:
     assert cleaned.returncode == 0 and not run_dir.exists() and clusters(env) == []
 
 
+def attacks_from_another_node(cluster_id: str, run_dir: Path, env: dict[str, str], node: str) -> None:
+    """Issue 27's attacks that must fail, from another node: ``hhmallory`` on ``node`` of the Slurm test cluster (not
+    the ResourceManager's node: the owner's NodeManager runs there, mallory is another user on it) runs every attack
+    of ``tests/integration/attacks.py`` against this cluster, whose owner is the user running the test, while the
+    owner's SleepJob runs (started here through ``hpc-hadoop exec``)."""
+    mallory = make_user("hhmallory")
+    base = shared_base("hh-attacks")  # her directory under /tmp, which every node of the test cluster shares
+    try:
+        attacker = mallory_on_node(mallory, user_dir(base, mallory), node)
+        argv, extra = sleep_job_argv(cluster_id)
+        client = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                                  env={**os.environ, **env, **extra})
+        attacks_fail(attacker, getpass.getuser(), run_dir, client)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 @pytest.mark.slurm
 def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) -> None:  # noqa: F811
     env = {"XDG_STATE_HOME": str(tmp_path / "state")}
@@ -190,6 +212,8 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
         assert f"logs/{listed['nodes'][1]}/nodemanager.log <==" in logs.stdout
         assert "Registered with ResourceManager" in logs.stdout
         nodemanager_logged_in_from_its_node_local_keytab(run_dir, listed["nodes"][1])
+        # security: per-cluster (the default): mallory, on a node that is not the ResourceManager's, is refused all.
+        attacks_from_another_node(cid, run_dir, env, listed["nodes"][-1])
         refused = hpc_hadoop("clean", cid, "--yes", env=env)
         assert refused.returncode == 2 and "stop it first" in refused.stderr and run_dir.is_dir()
         browse_cluster_ui(cid, run_dir, env)
