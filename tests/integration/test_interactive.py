@@ -361,11 +361,15 @@ NOT_STARTED_YET = ("Container is not yet running", "Unknown container. Container
 def container_logs(browser: UiBrowser, what: str) -> list[Any]:
     """The log files a NodeManager's container-log page lists (links to ``.../<file>/?start=-4096``), once the page
     lists them: reloaded, as a person would, while it says the container has not started there yet
-    (:data:`NOT_STARTED_YET`); an empty list if it says anything else."""
+    (:data:`NOT_STARTED_YET`), or while it lists the launch script's ``prelaunch.out`` but not yet ``stderr``: a
+    RUNNING container's ``launch_container.sh`` sets up its environment and links first and makes ``stdout`` and
+    ``stderr`` only with the ``exec`` of its JVM (the CI run of 2026-11-28 14:10 read such a page: directory.info,
+    launch_container.sh, prelaunch.err, prelaunch.out, nothing more); an empty list if it says anything else."""
     from selenium.webdriver.common.by import By
 
     def started(driver: Any) -> bool:
-        if any(words in browser.text(limit=100_000) for words in NOT_STARTED_YET):
+        text = browser.text(limit=100_000)
+        if any(words in text for words in NOT_STARTED_YET) or ("prelaunch.out" in text and "stderr" not in text):
             driver.refresh()
             return False
         return True
