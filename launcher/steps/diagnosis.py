@@ -290,7 +290,13 @@ def diagnose(plan: ClusterPlan, application: str, client_output: str, keep: Path
         logs = read(plan, application)
         others = sorted((c for c in logs if c not in named),
                         key=lambda c: (failure_time(logs[c]), c.endswith("_000001"), -_attempt(c), c))
-        for container in [*[c for c in named if c in logs], *others]:
+        first = [c for c in named if c in logs]
+        last = max((_attempt(c) for c in logs), default=0)
+        if first and all(_attempt(c) < last for c in first):
+            # The client, polling while the ResourceManager started the next attempt, named only an earlier
+            # attempt's failure: the last attempt's is the one that ended the step (CI of 2026-11-28 14:35).
+            first = [c for c in others if _attempt(c) == last] + first
+        for container in dict.fromkeys([*first, *others]):
             found = container_cause(logs[container])
             if found:
                 name, line = found
