@@ -216,3 +216,19 @@ def test_the_task_that_failed_first_comes_first(make_spec: Callable[..., JobSpec
     cause = diagnose(plan, app, "")
     assert cause is not None and (cause.container, cause.line) == (early, "java.lang.OutOfMemoryError: early")
     assert cause.path == ""
+
+
+def test_the_last_attempt_comes_first_when_the_client_named_only_an_earlier_one(
+        make_spec: Callable[..., JobSpec], make_test_plan: Callable[..., ClusterPlan]) -> None:
+    """The CI run of 2026-11-28 14:35: the ApplicationMaster failed in both attempts; the job client, polling while
+    the second started, named only the first attempt's container. The cause is the last attempt's, which ended
+    the step."""
+    plan = make_test_plan(make_spec())
+    app = "application_1764072000000_0001"
+    first, second = AM, AM.replace("_01_000001", "_02_000001")
+    _place(plan, app, {
+        first: {"syslog": "2026-11-25 12:00:04,000 ERROR [main] X: one\njava.io.IOException: one\n"},
+        second: {"syslog": "2026-11-25 12:00:09,000 ERROR [main] X: two\njava.io.IOException: two\n"},
+    })
+    cause = diagnose(plan, app, f"Container id: {first}\n")
+    assert cause is not None and (cause.container, cause.line) == (second, "java.io.IOException: two")
