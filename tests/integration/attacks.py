@@ -269,7 +269,8 @@ def krb_files_unreadable(mallory: Mallory, owner: str, run_dir: Path,
     return lines
 
 
-#: Run as mallory with the repository's Python: each request of ``argv[1]`` (JSON: method, url, headers, body), one
+#: Run as mallory with the repository's Python: each request of ``argv[1]`` (JSON: method, url, headers, body and
+#: ``verify``: false to take any server certificate), one
 #: JSON list of answers (status, reason, the first 2000 characters of the body, ``WWW-Authenticate``) on stdout.
 MALLORY_HTTP = r"""
 import json, sys
@@ -278,7 +279,7 @@ answers = []
 for r in json.loads(sys.argv[1]):
     try:
         got = httpx.request(r["method"], r["url"], headers=r.get("headers") or {}, content=r.get("body"),
-                            timeout=20, trust_env=False)
+                            timeout=20, trust_env=False, verify=r.get("verify", True))
         answers.append({"status": got.status_code, "reason": got.reason_phrase, "body": got.text[:2000],
                         "www": got.headers.get("WWW-Authenticate", "")})
     except httpx.HTTPError as error:
@@ -352,6 +353,54 @@ def web_attacks_fail(mallory: Mallory, owner: str, run_dir: Path, app: dict, map
     return lines
 
 
+def am_web_address(run_dir: Path, app: dict) -> str:
+    """``host:port`` of the web server of ``app``'s MapReduce ApplicationMaster: the host of the NodeManager that
+    runs the AM container, the port its log names (``WebApps: Web app mapreduce started at <port>``, in its
+    ``syslog`` in the cluster's ``logs/<node>/userlogs/``: the port is Hadoop's pick, in no record of YARN's; a
+    port scan of the node would find it as well).
+
+    Raises:
+        AssertionError: the AM's syslog does not name the port.
+    """
+    container = app["amContainerLogs"].rstrip("/").split("/")[-2]
+    host = str(app["amHostHttpAddress"]).rsplit(":", 1)[0]
+    for syslog in run_dir.glob(f"logs/*/userlogs/{app['id']}/{container}/syslog"):
+        started = re.search(r"Web app mapreduce started at (\d+)", syslog.read_text(errors="replace"))
+        if started:
+            return f"{host}:{started.group(1)}"
+    raise AssertionError(f"no AM syslog of {container} names its web port under {run_dir}/logs")
+
+
+def am_web_port_refused(mallory: Mallory, run_dir: Path, app: dict) -> list[str]:
+    """mallory straight to the running MapReduce ApplicationMaster's own web server, past the ResourceManager's
+    proxy: Hadoop's ``AmIpFilter`` lets through any request from the ResourceManager's host, which is where
+    mallory is in ``test_security.py``. Under ``per-cluster`` the AM serves HTTPS to no one but the ResourceManager's
+    proxy (``yarn.resourcemanager.application-https.policy=LENIENT``, ``yarn.app.mapreduce.am.webapp.https.*``):
+    an HTTPS request without the ResourceManager's client certificate (mallory takes any server certificate) must
+    end in the AM's TLS alert (``bad certificate``, or ``certificate required``), a plain HTTP one in no answer.
+    Returns the lines printed.
+
+    Raises:
+        AssertionError: a request got an HTTP answer (the AM's pages, or its redirect to the proxy).
+    """
+    address = am_web_address(run_dir, app)
+    job = app["id"].replace("application_", "job_", 1)
+    attacks = [("AM web port, HTTPS without the RM's certificate",
+                {"method": "GET", "url": f"https://{address}/ws/v1/mapreduce/jobs/{job}/conf", "verify": False}),
+               ("AM web port, plain HTTP", {"method": "GET", "url": f"http://{address}/ws/v1/mapreduce/jobs/{job}/conf"})]
+    done = mallory.run([str(REPO / ".venv" / "bin" / "python"), "-c", MALLORY_HTTP,
+                        json.dumps([request for _, request in attacks])], {}, 120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    answers: list[dict[str, Any]] = json.loads(done.stdout)
+    lines = []
+    for (label, _), answer in zip(attacks, answers, strict=True):
+        lines.append(f"{mallory.label}: {label} ({address}): HTTP {answer['status']} {answer['reason']}")
+        print(lines[-1])
+        assert answer["status"] is None, (label, answer)
+    assert re.search(r"BAD_CERTIFICATE|CERTIFICATE_REQUIRED", answers[0]["reason"]), answers[0]
+    return lines
+
+
 def map_host(owner: httpx.Client, rm_web: str, app: dict) -> str:
     """The host of the NodeManager that runs ``app``'s map (a container of the application other than the AM's),
     asked of every NodeManager's REST API with the owner's cookie.
@@ -394,13 +443,15 @@ def attacks_fail(mallory: Mallory, owner: str, run_dir: Path, client: subprocess
             cli_s = time.monotonic() - began
             lines += krb_files_unreadable(mallory, owner, run_dir)
             lines += web_attacks_fail(mallory, owner, run_dir, app, map_host(owners_web, rm_web, app))
+            lines += am_web_port_refused(mallory, run_dir, app)
             print(f"({mallory.label}'s attacks: {time.monotonic() - began:.1f} s, Hadoop's clients {cli_s:.1f} s of "
                   f"it; the owner's SleepJob was running {began - started:.1f} s after its client started)")
             # what mallory was refused, the owner's cookie is granted: the same servers answer the owner
             nm_web = app["amContainerLogs"].split("/node/")[0]
             container = app["amContainerLogs"].rstrip("/").split("/")[-2]
             for url in (f"{nm_web}/node", f"{nm_web}/ws/v1/node/containers/{container}/logs",
-                        f"{jhs_web}/ws/v1/history/mapreduce/jobs"):
+                        f"{jhs_web}/ws/v1/history/mapreduce/jobs",
+                        f"{rm_web}/proxy/{app_id}/ws/v1/mapreduce/jobs"):  # the AM, over HTTPS from the proxy
                 got = owners_web.get(url)
                 assert got.status_code == 200, (url, got.status_code, got.text[:500])
             after = owners_web.get(f"{rm_web}/ws/v1/cluster/apps").json()["apps"]["app"]
@@ -419,6 +470,6 @@ def attacks_fail(mallory: Mallory, owner: str, run_dir: Path, client: subprocess
     return lines
 
 
-__all__ = ["Mallory", "RunAs", "SIMPLE_REFUSED", "attacks_fail", "cli_attacks_fail", "end_client",
-           "krb_files_unreadable", "mallory_conf", "map_host", "mallory_here", "mallory_on_node", "running_app",
-           "site_property", "sleep_job_argv", "web_attacks_fail"]
+__all__ = ["Mallory", "RunAs", "SIMPLE_REFUSED", "am_web_address", "am_web_port_refused", "attacks_fail",
+           "cli_attacks_fail", "end_client", "krb_files_unreadable", "mallory_conf", "map_host", "mallory_here",
+           "mallory_on_node", "running_app", "site_property", "sleep_job_argv", "web_attacks_fail"]
