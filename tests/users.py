@@ -16,6 +16,9 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from tests.conftest import REPO
 
@@ -55,6 +58,22 @@ class TestUser:
         """The real ``hpc-hadoop`` command, as this user."""
         return self.run([str(REPO / ".venv" / "bin" / "python"), "-m", "launcher.cli", *args], env=env,
                         timeout=timeout)
+
+    def start_cluster(self, home: Path, name: str, job: dict[str, Any], env: dict[str, str]) -> Path:
+        """Write ``job`` (a job file's mapping) to ``home/<name>.yaml``, this user's, mode 0600, and run
+        ``hpc-hadoop start`` on it as this user with ``env``; returns the cluster's run directory (the one directory
+        in ``home/hpc-hadoop``: ``home`` is the job's ``filesystem.root`` for this user).
+
+        Raises:
+            AssertionError: ``start`` exited non-zero (the tail of its output in the message).
+        """
+        path = home / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(job))
+        self.own(path, 0o600)
+        started = self.hpc_hadoop("start", str(path), env=env, timeout=300)
+        assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
+        (run_dir,) = (home / "hpc-hadoop").iterdir()
+        return run_dir
 
     def own(self, path: Path, mode: int = 0o700) -> Path:
         """Give ``path`` (made by root) to this user, with ``mode``; returns it."""

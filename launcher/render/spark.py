@@ -43,6 +43,11 @@ Under ``security: per-cluster`` (the cluster's Kerberos realm, :mod:`launcher.pl
   filesystem it asks ``LocalFileSystem`` for tokens, whose service name is none (a URI without an authority), and
   gets none, so no ``spark.kerberos.access.hadoopFileSystems`` is needed.
 
+* ``spark.ui.killEnabled=false`` (Spark's default: true): the Spark UI lets through any request from the
+  ResourceManager's host (Spark's ``AmIpFilter``, which takes the user from an unsigned ``proxy-user`` cookie), so
+  another user on the master node could kill the owner's jobs and stages with the UI's ``kill`` links. Reading the
+  UI stays open to that node (docs/admin-guide.md, Security); the owner kills with ``yarn application -kill``.
+
 The executors' scratch (``spark.local.dir``) is not set: on YARN an executor uses its container's
 ``LOCAL_DIRS``, the NodeManager's local dirs (Spark's ``Utils.getConfiguredLocalDirs``).
 """
@@ -260,13 +265,14 @@ def java_options(plan: ClusterPlan) -> str:
 
 def security_properties(plan: ClusterPlan) -> dict[str, str]:
     """The Spark properties of ``security:`` besides the JVM options (:func:`java_options`): under ``per-cluster``
-    ``spark.authenticate`` and the Hive and HBase token providers off (why: the module docstring); none under
-    ``simple``."""
+    ``spark.authenticate``, the Hive and HBase token providers off and the UI's kill links off (why: the module
+    docstring); none under ``simple``."""
     if not plan.security.kerberos:
         return {}
     return {"spark.authenticate": "true",
             "spark.security.credentials.hive.enabled": "false",
-            "spark.security.credentials.hbase.enabled": "false"}
+            "spark.security.credentials.hbase.enabled": "false",
+            "spark.ui.killEnabled": "false"}
 
 
 def with_java_options(plan: ClusterPlan, key: str, value: str) -> str:

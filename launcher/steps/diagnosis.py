@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -270,12 +271,27 @@ def failed_containers(client_output: str) -> list[str]:
     return sorted(named, key=_attempt, reverse=True)
 
 
+def suspects(client_output: str, logs: Mapping[str, dict[str, str]]) -> list[str]:
+    """The containers of ``logs`` (container id → file name → text) in the order :func:`diagnose` searches them for
+    the cause: the application's last attempt first, since its failure ended the step (a client that polled while
+    the ResourceManager started the next ApplicationMaster may have named only an earlier attempt's failure: CI of
+    2026-11-28 14:35 took the cause from attempt 1); within an attempt, the containers the client names as failed
+    (:func:`failed_containers`, in that order), then the others in the order their logs show them failing
+    (:func:`failure_time`; at the same time a task before an ApplicationMaster, ``..._000001``)."""
+    named = [c for c in failed_containers(client_output) if c in logs]
+
+    def key(container: str) -> tuple[int, int, str, bool, str]:
+        if container in named:
+            return -_attempt(container), 0, f"{named.index(container):06d}", False, container
+        return -_attempt(container), 1, failure_time(logs[container]), container.endswith("_000001"), container
+    return sorted(logs, key=key)
+
+
 def diagnose(plan: ClusterPlan, application: str, client_output: str, keep: Path | None = None) -> Cause | None:
     """The cause of a failed step: the first error of the process that failed first (:func:`container_cause`),
-    for the step's error line and its record in ``run.json``. Containers the client names as failed come first
-    (:func:`failed_containers`), then the others in the order their logs show them failing (:func:`failure_time`;
-    at the same time a task before an ApplicationMaster, ``..._000001``, the last attempt first); logs are read
-    where the NodeManagers keep them, else aggregated.
+    for the step's error line and its record in ``run.json``. The containers are searched in :func:`suspects`'
+    order (the last attempt's first, the ones the client names as failed first in each); logs are read where the
+    NodeManagers keep them, else aggregated.
 
     Args:
         keep: where the log file holding the cause is kept, as ``<keep>.<container>.<file>`` (:func:`keep_log`;
@@ -285,18 +301,9 @@ def diagnose(plan: ClusterPlan, application: str, client_output: str, keep: Path
         The cause, or ``None`` when no container log of the application has one.
     """
     command = f"hpc-hadoop logs {plan.cluster_id} --app {application}"
-    named = failed_containers(client_output)
     for read in (local_logs, aggregated_logs):
         logs = read(plan, application)
-        others = sorted((c for c in logs if c not in named),
-                        key=lambda c: (failure_time(logs[c]), c.endswith("_000001"), -_attempt(c), c))
-        first = [c for c in named if c in logs]
-        last = max((_attempt(c) for c in logs), default=0)
-        if first and all(_attempt(c) < last for c in first):
-            # The client, polling while the ResourceManager started the next attempt, named only an earlier
-            # attempt's failure: the last attempt's is the one that ended the step (CI of 2026-11-28 14:35).
-            first = [c for c in others if _attempt(c) == last] + first
-        for container in dict.fromkeys([*first, *others]):
+        for container in suspects(client_output, logs):
             found = container_cause(logs[container])
             if found:
                 name, line = found

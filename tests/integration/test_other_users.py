@@ -19,7 +19,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-import yaml
 
 from tests.conftest import REPO, RUNTIME, processes_of, run_report
 from tests.users import TestUser, make_user, shared_base, user_dir
@@ -66,15 +65,11 @@ def test_second_user_can_neither_read_nor_change_a_users_cluster(users: tuple[Te
         words = home / "words.txt"
         words.write_text("a b\n")
         alice.own(words, 0o600)
-        job = home / "inter.yaml"
         # security: simple: what the ACLs refuse a second user under their own name, the layer left when Hadoop
         # believes names (under per-cluster, the default, bob has no ticket at all: tests/integration/test_security.py)
-        job.write_text(yaml.safe_dump({"name": "alice", "scheduler": "local", "walltime": "00:20:00",
-                                       "security": "simple", "filesystem": {"root": str(base)}, "hadoop": SMALL}))
-        alice.own(job, 0o600)
-        started = alice.hpc_hadoop("start", str(job), env=env, timeout=300)
-        assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
-        (run_dir,) = (home / "hpc-hadoop").iterdir()
+        run_dir = alice.start_cluster(home, "inter", {
+            "name": "alice", "scheduler": "local", "walltime": "00:20:00", "security": "simple",
+            "filesystem": {"root": str(base)}, "hadoop": SMALL}, env)
         cid = run_dir.name
         try:
             check_private(run_dir, alice)

@@ -24,7 +24,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-import yaml
 
 from launcher.config.spec import KerberosSpec
 from launcher.plan.security import KDC_CLASS, security_plan
@@ -68,14 +67,9 @@ def test_per_cluster_realm_runs_the_owners_job_and_refuses_a_claimed_name(hadoop
         words = home / "words.txt"
         words.write_text("to be or not to be\nthat is the question\n")
         alice.own(words, 0o600)
-        job = home / "secure.yaml"
-        job.write_text(yaml.safe_dump({"name": "secure", "scheduler": "local", "walltime": "00:20:00",
-                                       "security": "per-cluster", "filesystem": {"root": str(base)},
-                                       "hadoop": {**SMALL, "shuffle": "shared-fs"}}))
-        alice.own(job, 0o600)
-        started = alice.hpc_hadoop("start", str(job), env=env, timeout=300)
-        assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
-        (run_dir,) = (home / "hpc-hadoop").iterdir()
+        run_dir = alice.start_cluster(home, "secure", {
+            "name": "secure", "scheduler": "local", "walltime": "00:20:00", "security": "per-cluster",
+            "filesystem": {"root": str(base)}, "hadoop": {**SMALL, "shuffle": "shared-fs"}}, env)
         cid = run_dir.name
         try:
             check_krb_files(run_dir, alice)
@@ -190,14 +184,9 @@ def test_site_realm_runs_the_owners_job_as_her_principals_and_refuses_a_claimed_
         before = keytab.stat()
         env = {"XDG_STATE_HOME": str(home / "state"), "KRB5CCNAME": f"FILE:{centre / (alice.name + '.ccache')}"}
         kerberos = {"service_principal": SITE_SERVICE, "keytab": str(keytab), "krb5_conf": str(centre / "krb5.conf")}
-        job = home / "site.yaml"
-        job.write_text(yaml.safe_dump({"name": "site", "scheduler": "local", "walltime": "00:20:00",
-                                       "security": "site", "kerberos": kerberos, "filesystem": {"root": str(base)},
-                                       "hadoop": SMALL}))
-        alice.own(job, 0o600)
-        started = alice.hpc_hadoop("start", str(job), env=env, timeout=300)
-        assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
-        (run_dir,) = (home / "hpc-hadoop").iterdir()
+        run_dir = alice.start_cluster(home, "site", {
+            "name": "site", "scheduler": "local", "walltime": "00:20:00", "security": "site", "kerberos": kerberos,
+            "filesystem": {"root": str(base)}, "hadoop": SMALL}, env)
         cid = run_dir.name
         try:
             site_cluster_serves_alice_only(alice, mallory, (home, mallory_home), run_dir, kerberos, env)

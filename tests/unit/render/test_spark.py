@@ -159,8 +159,9 @@ def test_per_cluster_spark_reads_the_realm_and_authenticates_its_rpc_simple_does
         plan_with: Callable[..., ClusterPlan], spark_home: Path, script: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Compares the two modes (so ``security: simple`` is explicit here). Under ``per-cluster`` (the default) the
     driver, the executors and the ApplicationMaster get the realm's krb5.conf, the driver also through
-    ``SPARK_SUBMIT_OPTS``, and its environment names the owner's ticket cache; Spark's RPC is authenticated and the
-    Hive and HBase token providers are off; no keytab or principal is named. Under ``simple`` none of it."""
+    ``SPARK_SUBMIT_OPTS``, and its environment names the owner's ticket cache; Spark's RPC is authenticated, the
+    Hive and HBase token providers and the UI's kill links are off; no keytab or principal is named. Under
+    ``simple`` none of it."""
     monkeypatch.delenv("KRB5CCNAME", raising=False)
     monkeypatch.delenv("SPARK_SUBMIT_OPTS", raising=False)
     steps = [{"pyspark": {"script": str(script)}}]
@@ -175,6 +176,7 @@ def test_per_cluster_spark_reads_the_realm_and_authenticates_its_rpc_simple_does
     assert props["spark.authenticate"] == "true"
     assert props["spark.security.credentials.hive.enabled"] == props["spark.security.credentials.hbase.enabled"] \
         == "false"
+    assert props["spark.ui.killEnabled"] == "false"  # the UI trusts the RM's host: no kill links for its users
     env = spark_module.spark_env(plan, runtime)
     assert env["SPARK_SUBMIT_OPTS"] == f"-Djava.security.krb5.conf={krb}/krb5.conf"
     assert env["KRB5CCNAME"] == f"FILE:{krb}/{plan.user}.ccache"
@@ -189,7 +191,8 @@ def test_per_cluster_spark_reads_the_realm_and_authenticates_its_rpc_simple_does
     props = spark_defaults(simple, runtime)
     for role in ("driver", "executor", "yarn.am"):
         assert props[f"spark.{role}.extraJavaOptions"] == "-XX:-UseContainerSupport"
-    assert not [key for key in props if key.startswith(("spark.authenticate", "spark.security", "spark.kerberos"))]
+    assert not [key for key in props if key.startswith(("spark.authenticate", "spark.security", "spark.kerberos",
+                                                         "spark.ui.killEnabled"))]
     env = spark_module.spark_env(simple, runtime)
     assert "SPARK_SUBMIT_OPTS" not in env and "KRB5CCNAME" not in env
 
