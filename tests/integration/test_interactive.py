@@ -429,17 +429,23 @@ def click_to_the_jobs_history(browser: UiBrowser, plan: ClusterPlan, app_id: str
     browser.step(f"History: job {job_id} on the JobHistoryServer")
 
 
-def print_the_am_ui(url: str, rm: str, app_id: str) -> None:
-    """Print what the running ApplicationMaster's own UI (the application's Tracking URL, through the
-    ResourceManager's ``/proxy/<application>/``) answers through ``ui`` (not a check: the ResourceManager forwards
-    only a ``proxy-user`` cookie to the AM's web server, whose filters under ``per-cluster`` are not known yet:
-    docs/dev/security-progress.md)."""
+def the_am_ui_answers(url: str, rm: str, app_id: str) -> None:
+    """The running ApplicationMaster's own UI (the application's Tracking URL, the ResourceManager's
+    ``/proxy/<application>/``) through ``ui``: HTTP 200, "MapReduce Application <id>". Under ``per-cluster`` the
+    AM serves HTTPS to the ResourceManager's proxy alone (its client certificate: ``application-https.policy``),
+    so this is the proxy's HTTPS reaching it (mallory's direct requests: ``attacks.am_web_port_refused``).
+
+    Raises:
+        AssertionError: another answer.
+    """
     with httpx.Client(trust_env=False, follow_redirects=True, timeout=60) as http:
         http.get(url)  # the token, then its cookie
         page = http.get(f"http://127.0.0.1:{urlsplit(url).port}/_/{rm}/proxy/{app_id}/")
     title = re.search(r"<title>\s*(.*?)\s*</title>", page.text, re.S)
     print(f"the ApplicationMaster's UI (/proxy/{app_id}/) through ui: HTTP {page.status_code} "
           f"{title.group(1) if title else page.text[:200]!r}")
+    assert page.status_code == 200 and title and title.group(1).startswith("MapReduce Application"), \
+        (page.status_code, page.text[:2000])
 
 
 def browse_cluster_ui(cluster_id: str, run_dir: Path, env: dict[str, str]) -> None:
@@ -461,7 +467,7 @@ def browse_cluster_ui(cluster_id: str, run_dir: Path, env: dict[str, str]) -> No
         check_refusals(ssh, url, plan.nodes[0].name, plan.ports.rm_web, plan.ports.rm)
         browser.driver.get(url)
         app_id = click_to_a_containers_stderr(browser, plan, getpass.getuser())
-        print_the_am_ui(url, f"{plan.nodes[0].address}:{plan.ports.rm_web}", app_id)
+        the_am_ui_answers(url, f"{plan.nodes[0].address}:{plan.ports.rm_web}", app_id)
         out, _ = job.communicate(timeout=300)
         assert job.returncode == 0, out[-3000:]
         click_to_the_jobs_history(browser, plan, app_id)
