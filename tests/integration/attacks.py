@@ -111,16 +111,21 @@ def _site(properties: dict[str, str]) -> str:
     return f"<configuration>\n{lines}</configuration>\n"
 
 
-def mallory_conf(mallory: Mallory, owner_conf: Path) -> Path:
+def mallory_conf(mallory: Mallory, owner_conf: Path, kerberos: str | None = None) -> Path:
     """mallory's own configuration directory (``<her home>/conf``): Hadoop's defaults (``simple`` authentication)
     plus the owner's ResourceManager and JobHistoryServer addresses (read here from the owner's ``conf/``; a port
     scan would find them), ``mapreduce.framework.name=yarn`` (without it a job would run in mallory's own JVM, not on
-    the cluster), a staging directory of her own, and at most 10 s of waiting for the ResourceManager."""
-    conf = mallory.home / "conf"
+    the cluster), a staging directory of her own, and at most 10 s of waiting for the ResourceManager. With
+    ``kerberos`` (the ResourceManager's principal, which a user of the same realm can learn), ``conf-krb``
+    instead: Kerberos authentication, as a client with a ticket of her own in that realm would be set up."""
+    conf = mallory.home / ("conf-krb" if kerberos else "conf")
     conf.mkdir()
     (conf / "yarn-site.xml").write_text(_site({
         "yarn.resourcemanager.address": site_property(owner_conf / "yarn-site.xml", "yarn.resourcemanager.address"),
-        "yarn.resourcemanager.connect.max-wait.ms": "10000"}))
+        "yarn.resourcemanager.connect.max-wait.ms": "10000",
+        **({"yarn.resourcemanager.principal": kerberos} if kerberos else {})}))
+    if kerberos:
+        (conf / "core-site.xml").write_text(_site({"hadoop.security.authentication": "kerberos"}))
     mapred = owner_conf / "mapred-site.xml"
     (conf / "mapred-site.xml").write_text(_site({
         "mapreduce.framework.name": "yarn",
@@ -184,6 +189,12 @@ def _refusal(out: str) -> str:
     return f"{found.group(1)}: {found.group(2).strip()}" if found.group(1) else found.group(2).strip()
 
 
+def java_client(conf: Path) -> list[str]:
+    """The start of a Hadoop client's command line as mallory runs it: a small client JVM with her configuration
+    ``conf`` and the runtime's jars on its class path (no ``hadoop`` script: she needs none of the cluster's)."""
+    return [shutil.which("java") or "java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", f"{conf}:{RUNTIME}/lib/*"]
+
+
 def cli_attacks_fail(mallory: Mallory, owner: str, conf: Path, app_id: str) -> list[str]:
     """Hadoop's own clients, as mallory with ``HADOOP_USER_NAME=<owner>`` and her :func:`mallory_conf`, against the
     owner's running application ``app_id``: each exits non-zero with :data:`SIMPLE_REFUSED` and prints no
@@ -203,7 +214,7 @@ def cli_attacks_fail(mallory: Mallory, owner: str, conf: Path, app_id: str) -> l
                               "mapreduce.output.fileoutputformat.outputdir": f"file://{mallory.home}/submit-out",
                               "yarn.app.mapreduce.am.staging-dir": str(mallory.home / "staging-submit")}))
     mallory.user.own(job_xml, 0o600)
-    java = [shutil.which("java") or "java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", f"{conf}:{RUNTIME}/lib/*"]
+    java = java_client(conf)
     yarn_cli, job_cli = "org.apache.hadoop.yarn.client.cli.ApplicationCLI", "org.apache.hadoop.mapred.JobClient"
     job_id = app_id.replace("application_", "job_", 1)
     attacks = [
@@ -239,7 +250,7 @@ def claimed_name_refused(mallory: Mallory, owner: str, conf: Path) -> str:
     Raises:
         AssertionError: the client succeeded, was refused otherwise, or listed an application.
     """
-    java = [shutil.which("java") or "java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", f"{conf}:{RUNTIME}/lib/*"]
+    java = java_client(conf)
     result = mallory.run([*java, "org.apache.hadoop.yarn.client.cli.ApplicationCLI", "application", "-list",
                           "-appStates", "ALL"], {"HADOOP_USER_NAME": owner}, 120)
     out = result.stdout + result.stderr
@@ -471,5 +482,5 @@ def attacks_fail(mallory: Mallory, owner: str, run_dir: Path, client: subprocess
 
 
 __all__ = ["Mallory", "RunAs", "SIMPLE_REFUSED", "am_web_address", "am_web_port_refused", "attacks_fail",
-           "cli_attacks_fail", "end_client", "krb_files_unreadable", "mallory_conf", "map_host", "mallory_here",
-           "mallory_on_node", "running_app", "site_property", "sleep_job_argv", "web_attacks_fail"]
+           "cli_attacks_fail", "end_client", "java_client", "krb_files_unreadable", "mallory_conf", "map_host",
+           "mallory_here", "mallory_on_node", "running_app", "site_property", "sleep_job_argv", "web_attacks_fail"]

@@ -31,8 +31,10 @@ from launcher.plan.webauth import web_client
 from launcher.runtime.hadoop import discover
 from tests.conftest import RUNTIME, processes_of, run_report
 from tests.integration.attacks import (
+    Mallory,
     attacks_fail,
     claimed_name_refused,
+    java_client,
     krb_files_unreadable,
     mallory_conf,
     mallory_here,
@@ -112,22 +114,58 @@ def test_per_cluster_realm_runs_the_owners_job_and_refuses_a_claimed_name(hadoop
 SITE_SERVICE = "rm/hadoop@SITE.TEST"
 
 
-def start_site_kdc(alice: TestUser, centre: Path) -> subprocess.Popen[str]:
+def start_site_kdc(alice: TestUser, centre: Path, other: TestUser) -> subprocess.Popen[str]:
     """The centre's KDC, realm ``SITE.TEST``, run by the runtime's ClusterKdc as alice (so that her keytabs and
     ticket cache are hers, 0600; its log in ``centre-kdc.log`` beside it): ``hhalice@SITE.TEST`` with
-    ``hhalice.keytab`` and the ticket cache ``hhalice.ccache``, and ``rm/hadoop``, ``nm/hadoop``, ``jhs/hadoop``,
-    ``HTTP/hadoop`` in ``services.keytab``; it serves until its standard input closes. Returns once it printed its
-    ready line."""
+    ``hhalice.keytab`` and the ticket cache ``hhalice.ccache``, ``rm/hadoop``, ``nm/hadoop``, ``jhs/hadoop``,
+    ``HTTP/hadoop`` in ``services.keytab``, and ``other`` as another user of the centre's realm: their ticket cache
+    and the realm's ``krb5.conf`` are copied into their home (theirs; a centre's ``krb5.conf`` is public). It serves
+    until its standard input closes. Returns once it printed its ready line."""
     runtime = discover()
     with (centre.parent / "centre-kdc.log").open("w") as log:  # Kerby's log; a pipe nobody reads could fill
         kdc = subprocess.Popen([runtime.java, "-Xmx128m", "-cp", ":".join(runtime.classpath), KDC_CLASS, "--lifetime",
-                                "7200", str(centre), "SITE.TEST", "127.0.0.1", alice.name, "hadoop"],
+                                "7200", "--user", other.name, str(centre), "SITE.TEST", "127.0.0.1", alice.name,
+                                "hadoop"],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, env=alice.env(),
                                cwd=alice.home, user=alice.uid, group=alice.gid, extra_groups=[])
     assert kdc.stdout is not None
     ready = json.loads(kdc.stdout.readline() or "{}")
     assert ready.get("realm") == "SITE.TEST", (ready, kdc.poll())
+    for name, mode in ((f"{other.name}.ccache", 0o600), ("krb5.conf", 0o644)):
+        shutil.copyfile(centre / name, other.home / name)
+        other.own(other.home / name, mode)
     return kdc
+
+
+def own_site_ticket_refused(mallory: Mallory, owner: str, owner_conf: Path) -> str:
+    """mallory with a ticket of her own in the centre's realm (``hhmallory@SITE.TEST``: every user of a centre's realm
+    has one) and a Kerberos configuration of her own runs ``yarn application -list`` against the owner's
+    ``security: site`` cluster: the ResourceManager knows who she is, and refuses her: ``auth_to_local`` maps only
+    the owner's principal and the service principal (its log: ``No rules applied to hhmallory@SITE.TEST``; the
+    client sees the connection closed). Returns the line printed.
+
+    Raises:
+        AssertionError: the client succeeded, listed an application, or was refused for another reason.
+    """
+    java = java_client(mallory_conf(mallory, owner_conf, kerberos=SITE_SERVICE))
+    java.insert(1, f"-Djava.security.krb5.conf={mallory.user.home / 'krb5.conf'}")
+    ccache = mallory.user.home / f"{mallory.user.name}.ccache"
+    result = mallory.run([*java, "org.apache.hadoop.yarn.client.cli.ApplicationCLI", "application", "-list",
+                          "-appStates", "ALL"], {"KRB5CCNAME": f"FILE:{ccache}"}, 120)
+    out = result.stdout + result.stderr
+    said = [line for line in out.splitlines() if re.search(r"Exception|rror|denied|not authorized", line)]
+    line = (f"{mallory.label}: yarn application -list with her own ticket, {mallory.user.name}@SITE.TEST: exit "
+            f"{result.returncode} {said[-1].strip() if said else out[-300:]!r}")
+    print(line)
+    assert result.returncode != 0, out[-3000:]
+    assert not re.search(r"application_\d", result.stdout), result.stdout[-2000:]
+    # Why: the ResourceManager's own words (the client sees the connection closed, an EOFException)
+    refusal = f"No rules applied to {mallory.user.name}@SITE.TEST"
+    (rm_log,) = owner_conf.parent.glob("logs/*/resourcemanager.log")
+    seen = [text for text in rm_log.read_text(errors="replace").splitlines() if refusal in text]
+    assert seen, f"the ResourceManager's log does not say {refusal!r}"
+    print(f"  the ResourceManager: {seen[0].strip()[:300]}")
+    return line
 
 
 def site_cluster_serves_alice_only(alice: TestUser, mallory: TestUser, homes: tuple[Path, Path], run_dir: Path,
@@ -164,6 +202,7 @@ def site_cluster_serves_alice_only(alice: TestUser, mallory: TestUser, homes: tu
     assert {a["user"] for a in apps.json()["apps"]["app"]} == {alice.name}
     attacker = mallory_here(mallory, mallory_home)
     claimed_name_refused(attacker, alice.name, mallory_conf(attacker, conf))
+    own_site_ticket_refused(attacker, alice.name, conf)
     krb_files_unreadable(attacker, alice.name, run_dir, names=("site.keytab", "http-signature.secret"))
 
 
@@ -171,7 +210,8 @@ def test_site_realm_runs_the_owners_job_as_her_principals_and_refuses_a_claimed_
     """``security: site`` (issue 27 item 4): a realm the test stands up (``SITE.TEST``) plays the centre's; alice's
     cluster starts no KDC, its daemons log in as the service principal from a copy of her keytab, her word count runs
     with her own ticket cache (``KRB5CCNAME``; her principal read from it); the web servers take the launcher's
-    cookie and refuse a request without one; mallory claiming alice's name is refused and cannot read ``krb/``;
+    cookie and refuse a request without one; mallory claiming alice's name is refused, and so is mallory with a
+    ticket of her own in the centre's realm (:func:`own_site_ticket_refused`); she cannot read ``krb/``;
     after ``stop`` the copy and the secret are gone and alice's own keytab is as it was."""
     alice, mallory = make_user("hhalice"), make_user("hhmallory")
     base = shared_base("hh-site")
@@ -179,7 +219,7 @@ def test_site_realm_runs_the_owners_job_as_her_principals_and_refuses_a_claimed_
     try:
         home, mallory_home = user_dir(base, alice), user_dir(base, mallory)
         centre = home / "centre"
-        kdc = start_site_kdc(alice, centre)
+        kdc = start_site_kdc(alice, centre, mallory)
         keytab = centre / "services.keytab"
         before = keytab.stat()
         env = {"XDG_STATE_HOME": str(home / "state"), "KRB5CCNAME": f"FILE:{centre / (alice.name + '.ccache')}"}

@@ -25,7 +25,9 @@ import org.apache.kerby.kerberos.kerb.client.KrbOption;
  * The per-cluster Kerberos realm of {@code security: per-cluster}: a KDC (Hadoop's MiniKdc, i.e. Apache Kerby's
  * SimpleKdcServer) started on the master node before the daemons, living until the launcher stops it.
  *
- * <p>Usage: {@code ClusterKdc [--lifetime SECONDS] <dir> <realm> <bind address> <owner> <host>...}. In {@code dir}
+ * <p>Usage: {@code ClusterKdc [--lifetime SECONDS] [--user NAME]... <dir> <realm> <bind address> <owner> <host>...}.
+ * Each {@code --user} is one more user principal, with its own {@code <name>.keytab} and {@code <name>.ccache} (the
+ * other users of a realm; the launcher names none: the tests stand up a centre's realm this way). In {@code dir}
  * (made mode 0700) it writes {@code krb5.conf}, {@code services.keytab} (the principals {@code rm/<host>},
  * {@code nm/<host>}, {@code jhs/<host>} and {@code HTTP/<host>} of every host) and {@code <owner>.keytab} (the
  * owner's principal), every file mode 0600 (MiniKdc writes its files 0644), and keeps the KDC's database in
@@ -108,13 +110,19 @@ public final class ClusterKdc {
 
   private static void serve(String[] given) throws Exception {
     String[] args = given;
+    List<String> users = new ArrayList<>();
     long lifetime = DEFAULT_LIFETIME;
-    if (args.length >= 2 && args[0].equals("--lifetime")) {
-      lifetime = Long.parseLong(args[1]);
+    while (args.length >= 2 && (args[0].equals("--lifetime") || args[0].equals("--user"))) {
+      if (args[0].equals("--lifetime")) {
+        lifetime = Long.parseLong(args[1]);
+      } else {
+        users.add(args[1]);
+      }
       args = java.util.Arrays.copyOfRange(args, 2, args.length);
     }
     if (args.length < 5 || lifetime <= 0 || lifetime > Integer.MAX_VALUE) {
-      System.err.println("usage: ClusterKdc [--lifetime SECONDS] <dir> <realm> <bind address> <owner> <host>...");
+      System.err.println("usage: ClusterKdc [--lifetime SECONDS] [--user NAME]... <dir> <realm> <bind address> "
+          + "<owner> <host>...");
       System.exit(2);
     }
     Path dir = Path.of(args[0]).toAbsolutePath();
@@ -146,22 +154,29 @@ public final class ClusterKdc {
     kdc.createPrincipal(services, servicePrincipals(hosts).toArray(new String[0]));
     File ownerKeytab = dir.resolve(owner + ".keytab").toFile();
     kdc.createPrincipal(ownerKeytab, owner);
+    for (String user : users) {
+      kdc.createPrincipal(dir.resolve(user + ".keytab").toFile(), user);
+    }
     Path krb5 = dir.resolve("krb5.conf");
     Files.writeString(krb5, krb5Conf(kdc.getRealm(), bind, kdc.getPort(), lifetime), StandardCharsets.UTF_8);
-    // The owner's ticket cache (KRB5CCNAME of the clients): the owner's tools need no kinit.
-    File ccache = dir.resolve(owner + ".ccache").toFile();
+    // The owner's ticket cache (KRB5CCNAME of the clients): the owner's tools need no kinit. Each --user's too.
     KrbClient client = new KrbClient();
     client.setKdcRealm(kdc.getRealm());
     client.setKdcHost(bind);
     client.setKdcTcpPort(kdc.getPort());
     client.setAllowUdp(false);
     client.init();
-    KOptions request = new KOptions();
-    request.add(KrbOption.CLIENT_PRINCIPAL, owner + "@" + kdc.getRealm());
-    request.add(KrbOption.USE_KEYTAB, true);
-    request.add(KrbOption.KEYTAB_FILE, ownerKeytab);
-    request.add(KrbOption.LIFE_TIME, (int) lifetime);  // seconds; without it Kerby's client asks for 24 h
-    client.storeTicket(client.requestTgt(request), ccache);
+    File ccache = dir.resolve(owner + ".ccache").toFile();
+    List<String> holders = new ArrayList<>(List.of(owner));
+    holders.addAll(users);
+    for (String holder : holders) {
+      KOptions request = new KOptions();
+      request.add(KrbOption.CLIENT_PRINCIPAL, holder + "@" + kdc.getRealm());
+      request.add(KrbOption.USE_KEYTAB, true);
+      request.add(KrbOption.KEYTAB_FILE, dir.resolve(holder + ".keytab").toFile());
+      request.add(KrbOption.LIFE_TIME, (int) lifetime);  // seconds; without it Kerby's client asks for 24 h
+      client.storeTicket(client.requestTgt(request), dir.resolve(holder + ".ccache").toFile());
+    }
     makePrivate(dir);
 
     System.out.println("{\"realm\": " + json(kdc.getRealm()) + ", \"port\": " + kdc.getPort()
