@@ -299,6 +299,26 @@ print(json.dumps(answers))
 """
 
 
+def mallory_http(mallory: Mallory, requests: Sequence[dict[str, Any]], timeout: float) -> list[dict[str, Any]]:
+    """``requests`` (method, url, headers, body, verify) made by mallory where she is (:data:`MALLORY_HTTP`); one
+    answer each, in order (status, reason, body, ``WWW-Authenticate``; status ``None`` when no HTTP answer came).
+
+    Raises:
+        AssertionError: mallory's Python itself failed.
+    """
+    done = mallory.run([str(REPO / ".venv" / "bin" / "python"), "-c", MALLORY_HTTP, json.dumps(list(requests))],
+                       {}, timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    answers: list[dict[str, Any]] = json.loads(done.stdout)
+    return answers
+
+
+def am_container(app: dict) -> str:
+    """The id of ``app``'s ApplicationMaster container (the last part but one of the RM's ``amContainerLogs``,
+    ``http://<nm host:port>/node/containerlogs/<container>/<user>``)."""
+    return str(app["amContainerLogs"]).rstrip("/").split("/")[-2]
+
+
 def web_attacks_fail(mallory: Mallory, owner: str, run_dir: Path, app: dict, map_host: str) -> list[str]:
     """mallory against the owner's web servers (issue 27 item 2), the owner's running application ``app`` (the RM's
     JSON of it) as the target: each request claims the owner's name (``user.name``), or carries a cookie she signed
@@ -319,7 +339,7 @@ def web_attacks_fail(mallory: Mallory, owner: str, run_dir: Path, app: dict, map
     job_id = app_id.replace("application_", "job_", 1)
     am_logs = app["amContainerLogs"]  # http://<nm host:port>/node/containerlogs/<container>/<user>
     nm_web = am_logs.split("/node/")[0]
-    container = am_logs.rstrip("/").split("/")[-2]
+    container = am_container(app)
     claim = f"user.name={owner}"
     forged = cookie_header(cookie_value(b"mallory's own secret", owner, security.user_principal,
                                         int(time.time() * 1000) + 600_000))
@@ -348,10 +368,7 @@ def web_attacks_fail(mallory: Mallory, owner: str, run_dir: Path, app: dict, map
         ("ShuffleHandler mapOutput, forged UrlHash", {"method": "GET", "url": shuffle,
                                                        "headers": {**shuffle_headers, "UrlHash": "bWFsbG9yeQ=="}}),
     ]
-    done = mallory.run([str(REPO / ".venv" / "bin" / "python"), "-c", MALLORY_HTTP,
-                        json.dumps([request for _, request in attacks])], {}, 300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    answers: list[dict[str, Any]] = json.loads(done.stdout)
+    answers = mallory_http(mallory, [request for _, request in attacks], 300)
     lines = []
     for (label, _), answer in zip(attacks, answers, strict=True):
         body = " ".join(answer["body"].split())
@@ -373,7 +390,7 @@ def am_web_address(run_dir: Path, app: dict) -> str:
     Raises:
         AssertionError: the AM's syslog does not name the port.
     """
-    container = app["amContainerLogs"].rstrip("/").split("/")[-2]
+    container = am_container(app)
     host = str(app["amHostHttpAddress"]).rsplit(":", 1)[0]
     for syslog in run_dir.glob(f"logs/*/userlogs/{app['id']}/{container}/syslog"):
         started = re.search(r"Web app mapreduce started at (\d+)", syslog.read_text(errors="replace"))
@@ -399,10 +416,7 @@ def am_web_port_refused(mallory: Mallory, run_dir: Path, app: dict) -> list[str]
     attacks = [("AM web port, HTTPS without the RM's certificate",
                 {"method": "GET", "url": f"https://{address}/ws/v1/mapreduce/jobs/{job}/conf", "verify": False}),
                ("AM web port, plain HTTP", {"method": "GET", "url": f"http://{address}/ws/v1/mapreduce/jobs/{job}/conf"})]
-    done = mallory.run([str(REPO / ".venv" / "bin" / "python"), "-c", MALLORY_HTTP,
-                        json.dumps([request for _, request in attacks])], {}, 120)
-    assert done.returncode == 0, done.stderr[-3000:]
-    answers: list[dict[str, Any]] = json.loads(done.stdout)
+    answers = mallory_http(mallory, [request for _, request in attacks], 120)
     lines = []
     for (label, _), answer in zip(attacks, answers, strict=True):
         lines.append(f"{mallory.label}: {label} ({address}): HTTP {answer['status']} {answer['reason']}")
@@ -420,12 +434,12 @@ def map_host(owner: httpx.Client, rm_web: str, app: dict) -> str:
         AssertionError: no NodeManager runs such a container.
     """
     app_key = app["id"].removeprefix("application_")
-    am_container = app["amContainerLogs"].rstrip("/").split("/")[-2]
+    am_id = am_container(app)
     for node in owner.get(f"{rm_web}/ws/v1/cluster/nodes").json()["nodes"]["node"]:
         got = owner.get(f"http://{node['nodeHTTPAddress']}/ws/v1/node/containers")
         assert got.status_code == 200, (node, got.status_code, got.text[:500])
         containers = (got.json().get("containers") or {}).get("container") or []
-        if any(app_key in c["id"] and c["id"] != am_container for c in containers):
+        if any(app_key in c["id"] and c["id"] != am_id for c in containers):
             return str(node["nodeHTTPAddress"]).rsplit(":", 1)[0]
     raise AssertionError(f"no NodeManager runs a container of {app['id']} besides its AM's")
 
@@ -459,7 +473,7 @@ def attacks_fail(mallory: Mallory, owner: str, run_dir: Path, client: subprocess
                   f"it; the owner's SleepJob was running {began - started:.1f} s after its client started)")
             # what mallory was refused, the owner's cookie is granted: the same servers answer the owner
             nm_web = app["amContainerLogs"].split("/node/")[0]
-            container = app["amContainerLogs"].rstrip("/").split("/")[-2]
+            container = am_container(app)
             for url in (f"{nm_web}/node", f"{nm_web}/ws/v1/node/containers/{container}/logs",
                         f"{jhs_web}/ws/v1/history/mapreduce/jobs",
                         f"{rm_web}/proxy/{app_id}/ws/v1/mapreduce/jobs"):  # the AM, over HTTPS from the proxy
@@ -481,6 +495,7 @@ def attacks_fail(mallory: Mallory, owner: str, run_dir: Path, client: subprocess
     return lines
 
 
-__all__ = ["Mallory", "RunAs", "SIMPLE_REFUSED", "am_web_address", "am_web_port_refused", "attacks_fail",
-           "cli_attacks_fail", "end_client", "java_client", "krb_files_unreadable", "mallory_conf", "map_host",
-           "mallory_here", "mallory_on_node", "running_app", "site_property", "sleep_job_argv", "web_attacks_fail"]
+__all__ = ["Mallory", "RunAs", "SIMPLE_REFUSED", "am_container", "am_web_address", "am_web_port_refused",
+           "attacks_fail", "cli_attacks_fail", "end_client", "java_client", "krb_files_unreadable", "mallory_conf",
+           "map_host", "mallory_here", "mallory_http", "mallory_on_node", "running_app", "site_property",
+           "sleep_job_argv", "web_attacks_fail"]
