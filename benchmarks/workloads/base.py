@@ -100,7 +100,7 @@ class Workload(ABC):
             raise ClusterError(step_error(step, result))
         plan = ctx.session.plan
         if not hdfs_mode(plan.spec.filesystem).history_in_cluster_dir:  # on HDFS: ask the JobHistoryServer
-            latency = rest_latency_s(plan.jhs_web, result.job_id, auth=web_auth(plan.security))
+            latency = rest_latency_s(plan.jhs_web, result.job_id, auth=web_auth(plan))
         else:
             latency = job_latency_s(Path(plan.run_dir, "history"), result.job_id)
         return {"wall_s": result.wall_s, "application_id": result.application_id, "job_id": result.job_id,

@@ -53,7 +53,7 @@ class Latency(Workload):
                               main_class=SLEEP_JOB, extra_classpath=(plan.runtime.tests_jar,))
             jhist = find_jhist(history, job["job_id"]) if job["job_id"] else None
             events = start_events(jhist) if jhist else {}
-            launched = am_launched_ms(plan.rm_web, job["application_id"], plan.user, web_auth(plan.security))
+            launched = am_launched_ms(plan.rm_web, job["application_id"], plan.user, web_auth(plan))
             if launched is not None:
                 events["am_launched"] = launched
             details.append({"job_id": job["job_id"], "client_s": job["wall_s"], **latency_breakdown(events)})

@@ -23,7 +23,8 @@ from launcher.cluster.events import BringUpEvents
 from launcher.cluster.watch import FilesystemWatch
 from launcher.fanout import AgentGroup, get_launcher
 from launcher.plan.cluster_plan import ClusterPlan
-from launcher.plan.webauth import web_client
+from launcher.plan.daemon_sockets import user_name
+from launcher.plan.webauth import web_auth
 from launcher.render.clients import bin_dir
 from launcher.render.config import EXCLUDE_FILE
 from launcher.util.errors import ClusterError
@@ -85,7 +86,8 @@ class Cluster:
     def __init__(self, plan: ClusterPlan, fanout: AgentGroup | None = None) -> None:
         self.plan = plan
         self.fanout = fanout or agent_group(plan)
-        self.http = web_client(plan.security, timeout=2.0)  # the owner's signed hadoop.auth under per-cluster
+        self.auth = web_auth(plan)  # the owner's signed hadoop.auth under Kerberos, to the owner's daemons only
+        self.http = httpx.Client(trust_env=False, auth=self.auth, timeout=2.0)
         self.started_at: float | None = None
         self.watch = FilesystemWatch()
         self.watch.add("states", plan.path("agents"), self.agent_states)
@@ -184,12 +186,27 @@ class Cluster:
                 continue
             for daemon, rc in state.failed.items():
                 record = state.daemons[daemon]
-                raise ClusterError(f"{daemon} on {node} exited with code {rc} {when}; read {record.log}"
+                held = "".join(f"; port {port} on {node} is held by another user's process ({user_name(uid)})"
+                               for port, uid in sorted(state.foreign_ports.items()))
+                raise ClusterError(f"{daemon} on {node} exited with code {rc} {when}{held}; read {record.log}"
                                    f" ({_tail(Path(record.log)) or _tail(Path(record.out))})")
         if not self.fanout.running(ignore=set(lost)):
             log = self.fanout.log_file
             raise ClusterError(f"the agents stopped {when}; read {log} ({_tail(log)})")
         return lost
+
+    def raise_if_foreign(self) -> None:
+        """Raise if another user's process holds the port of a web server the launcher asked (its request went
+        without the owner's cookie: :attr:`auth`'s refusals), so that bring-up ends in one line instead of waiting for
+        a daemon that cannot bind.
+
+        Raises:
+            ClusterError: names the daemon, its address and port, and the holder's uid and user name.
+        """
+        for endpoint, verdict in self.auth.foreign() if self.auth is not None else []:
+            raise ClusterError(f"{endpoint} is not this cluster's daemon: {verdict.why}; no credential was sent "
+                               "there. Start again (a new cluster takes another port block) or ask that user "
+                               "to free the port")
 
     # -- REST ------------------------------------------------------------------------------
     def running_nodemanagers(self) -> list[str]:
@@ -266,6 +283,7 @@ class Cluster:
             if check is not None:
                 check()
             nodemanagers = self.rm_nodemanagers()
+            self.raise_if_foreign()
             running = len(nodemanagers or [])
             up = running >= expected and self.history_up()
             if tell is not None:

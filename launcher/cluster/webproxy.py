@@ -59,9 +59,15 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy
                         "transfer-encoding", "upgrade", "host", "content-length", "accept-encoding",
                         "content-encoding", "cookie", "referer", "origin"})
 
-#: The cookies to send upstream with one request: called once per forwarded request (a signed cookie is minted
-#: for that request, never reused); ``{}`` for none.
-UpstreamAuth = Callable[[], Mapping[str, str]]
+#: The cookies to send upstream with one request to ``(address, port)``: called once per forwarded request (a signed
+#: cookie is minted for that request and that daemon, never reused); ``{}`` for none. Raises :class:`UpstreamRefused`
+#: when the port is not held by the owner's daemon: then nothing at all is sent there.
+UpstreamAuth = Callable[[str, int], Mapping[str, str]]
+
+
+class UpstreamRefused(Exception):
+    """A forwarded request was not sent: the daemon's port is not the owner's daemon's socket (the message says
+    whose it is, or that nothing listens)."""
 
 
 def cookie_name(port: int) -> str:
@@ -331,9 +337,14 @@ class _Handler(BaseHTTPRequestHandler):
         """Send the request to ``endpoint`` (its cookies but the proxy's own, plus :attr:`WebProxy.auth`'s, minted
         for this request) and relay the answer."""
         proxy = self.proxy
+        try:
+            minted = proxy.auth(endpoint.address, endpoint.port) if proxy.auth is not None else {}
+        except UpstreamRefused as refused:  # not even the browser's cookies go there
+            self.answer(HTTPStatus.BAD_GATEWAY, str(refused))
+            return
         headers = [(k, v) for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP]
         sent = {name: value for name, value in self.cookies().items() if name != proxy.cookie}
-        sent.update(proxy.auth() if proxy.auth is not None else {})
+        sent.update(minted)
         if sent:
             headers.append(("Cookie", "; ".join(f"{k}={v}" for k, v in sent.items())))
         headers.append(("Accept-Encoding", "identity"))
@@ -415,20 +426,26 @@ def ssh_command(port: int, login_node: str) -> str:
 
 def upstream_auth(plan: ClusterPlan) -> UpstreamAuth | None:
     """How the proxy authenticates to ``plan``'s daemons, per request: ``None`` under ``security: simple`` (the
-    daemons see Hadoop's anonymous ``dr.who``, as any browser would); under ``per-cluster``, the ``hadoop.auth``
-    cookie :mod:`launcher.plan.webauth` signs for the owner (``web_auth(security).header()``), minted anew for every
-    request; ``None`` in a release whose web servers are not authenticated (no such module)."""
+    daemons see Hadoop's anonymous ``dr.who``, as any browser would); under Kerberos, the ``hadoop.auth`` cookie
+    :mod:`launcher.plan.webauth` signs for the owner with the target daemon's own secret, minted anew for every
+    request, and only once that daemon's port is known to be its socket
+    (:class:`launcher.plan.daemon_sockets.DaemonSockets`; :class:`UpstreamRefused` otherwise); ``None`` in a release
+    whose web servers are not authenticated (no such module)."""
     if not plan.security.kerberos:
         return None
     try:
         webauth = importlib.import_module("launcher.plan.webauth")
     except ModuleNotFoundError:
         return None
-    signer = webauth.web_auth(plan.security)
+    signer = webauth.web_auth(plan)
 
-    def mint() -> dict[str, str]:
-        header = signer.header() if signer is not None else None  # 'hadoop.auth="u=...&s=..."', or None
+    def mint(address: str, port: int) -> dict[str, str]:
+        header = signer.header(address, port)  # 'hadoop.auth="u=...&s=..."', or None
         if not header:
+            endpoint = signer.sockets.endpoint(address, port)
+            verdict = signer.refused.get(endpoint) if endpoint is not None else None
+            if verdict is not None:
+                raise UpstreamRefused(f"not forwarded to {endpoint}: {verdict.why}; nothing was sent there")
             return {}
         name, _, value = str(header).partition("=")
         return {name: value}

@@ -125,4 +125,4 @@ def wait_hdfs(plan: ClusterPlan, cluster: Cluster, timeout: float = READY_TIMEOU
     return plan.hdfs.wait_ready(f"http://{plan.master.address}:{plan.ports.nn_web}",
                                 sum("datanode" in n.roles for n in plan.nodes), check=cluster.raise_if_failed,
                                 namenode_log=Path(plan.master.log_dir) / "namenode.log", timeout=timeout,
-                                auth=web_auth(plan.security))
+                                auth=web_auth(plan))

@@ -35,8 +35,8 @@ from launcher.plan.kerberos_checks import (
     first_failure,
     probe,
 )
-from launcher.plan.security import KDC_CLASS, principal_hosts
-from launcher.plan.webauth import write_secret
+from launcher.plan.security import HTTP_SECRETS_GLOB, KDC_CLASS, principal_hosts
+from launcher.plan.webauth import write_secrets
 from launcher.runtime.hadoop import NO_CONTAINER_SUPPORT
 from launcher.util.errors import ClusterError, UserError
 from launcher.util.processes import end
@@ -280,7 +280,7 @@ def prepare_site(plan: ClusterPlan) -> None:
                         fix="set kerberos.krb5_conf (or KRB5_CONFIG) to the site's krb5.conf")
     assert security.site_keytab is not None
     copy_site_keytab(security.site_keytab, security.services_keytab)
-    write_secret(security.http_secret)
+    write_secrets(plan)
 
 
 class Kdc:
@@ -308,8 +308,8 @@ class Kdc:
 
     def start(self, timeout: float = READY_TIMEOUT) -> float:
         """Start the KDC and wait until it has written the realm's files and answered the owner's first ticket;
-        then write the web servers' cookie secret (``http-signature.secret``, :func:`launcher.plan.webauth.
-        write_secret`) into the realm's directory.
+        then write the web servers' cookie secrets (``http-*.secret``, :func:`launcher.plan.webauth.
+        write_secrets`) into the realm's directory.
 
         Returns:
             Seconds taken (0.0 outside ``security: per-cluster``).
@@ -342,7 +342,7 @@ class Kdc:
             self.tickets_until = ticket_end_times(self.plan.security.ccache).get(tgt)
         except (OSError, ValueError):
             self.tickets_until = None  # the note leaves it out; Hadoop's clients read the cache themselves
-        write_secret(self.plan.security.http_secret)  # the web servers' cookie secret, before any daemon starts
+        write_secrets(self.plan)  # the web servers' cookie secrets, before any daemon starts
         self.start_s = time.monotonic() - began
         return self.start_s
 
@@ -367,7 +367,7 @@ class Kdc:
         if not self.plan.security.kerberos:
             return
         security = self.plan.security
-        self._remove(security.krb_dir, ["*.keytab", "*.ccache", security.http_secret.name])
+        self._remove(security.krb_dir, ["*.keytab", "*.ccache", HTTP_SECRETS_GLOB])
         for node in self.plan.nodes:  # the agents' node-local copies (each agent removes its own at its end)
             if node.work_dir:
                 self._remove(security.node_krb_dir(Path(node.work_dir)), ["*.keytab"])

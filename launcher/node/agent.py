@@ -57,6 +57,7 @@ from launcher.render.daemons import (
 from launcher.runtime.cds import CDS_FLAG_PREFIXES, jar_entries, maps, publish, set_aside
 from launcher.util.network import interface_address
 from launcher.util.polling import poll
+from launcher.util.proc_net import listen_entries
 from launcher.util.processes import end
 from launcher.util.records import AgentRecord, DaemonRecord, ListeningRecord
 from launcher.util.states import AgentState
@@ -223,6 +224,7 @@ class Agent:
         self.nm_local_dir = node.nm_local_dir
         self.nm_note: str | None = None
         self.listening: set[Listener] = set()
+        self.foreign_ports: dict[str, int] = {}
         self._sampled = 0.0
         self.archive_notes: list[str] = []
         self.restarted: set[str] = set()
@@ -249,7 +251,8 @@ class Agent:
                              stop_reason=self.stop_reason,
                              work_dir=str(self.work_dir) if self.work_dir else None, work_note=self.work_note,
                              nm_local_dir=self.nm_local_dir, nm_note=self.nm_note, archive_notes=self.archive_notes,
-                             listening=[ListeningRecord(**entry.to_dict()) for entry in sorted(self.listening)])
+                             listening=[ListeningRecord(**entry.to_dict()) for entry in sorted(self.listening)],
+                             foreign_ports=self.foreign_ports)
         self.status.put(record.to_json(indent=1))
 
     def start(self) -> None:
@@ -455,12 +458,22 @@ class Agent:
                 self.failed[name] = proc.returncode
                 self.failed_at.setdefault(name, time.time())
         if self.failed:
+            self.note_foreign_ports()
             self.stop_reason = "daemon exited: " + ", ".join(f"{n} ({rc})" for n, rc in self.failed.items())
         elif self.watch_pid and not psutil.pid_exists(self.watch_pid):
             self.stop_reason = f"launcher process {self.watch_pid} is gone"
         elif time.monotonic() - self._sampled >= LISTEN_SAMPLE_SECONDS:
             self.sample_listeners()
         return self.stop_reason
+
+    def note_foreign_ports(self) -> None:
+        """Record the ports of the cluster's block that another user's process holds on this node now
+        (:attr:`foreign_ports`, from the kernel's ``/proc/net/tcp*``): why a daemon that exited could not bind, which
+        the launcher's error then names (issue 36)."""
+        block = set(self.plan.ports.all())
+        mine = os.geteuid()
+        self.foreign_ports = {str(entry.port): entry.uid for entry in listen_entries()
+                              if entry.port in block and entry.uid != mine}
 
     def sample_listeners(self) -> None:
         """Add the listening TCP sockets of the daemons and their containers to :attr:`listening`

@@ -70,6 +70,10 @@ SITE_KEYTAB = "site.keytab"
 #: agent makes, :meth:`launcher.node.agent.Agent.prepare_work_dir`), else the cluster directory's ``krb/``. Hadoop's
 #: ``Configuration`` reads system properties first when it expands ``${...}`` (3.4.2, ``substituteVars``).
 NODE_KRB_PROPERTY = "hpc.node.krb"
+#: The JVM system property naming a daemon's own cookie secret (:meth:`SecurityPlan.http_secret_of`).
+HTTP_SECRET_PROPERTY = "hpc.http.secret"
+#: The glob of every cookie secret in ``krb/`` (the shared one and each daemon's), removed with the keys.
+HTTP_SECRETS_GLOB = "http-*.secret"
 #: The site's ``krb5.conf`` when neither ``kerberos.krb5_conf`` nor ``KRB5_CONFIG`` names one (MIT's default).
 DEFAULT_KRB5_CONF = "/etc/krb5.conf"
 
@@ -219,6 +223,19 @@ class SecurityPlan:
         """The secret that signs the web servers' ``hadoop.auth`` cookies (``hadoop.http.authentication.signature.
         secret.file``; written by the launcher, :func:`launcher.plan.webauth.write_secret`; removed with the keys)."""
         return self.krb_dir / "http-signature.secret"
+
+    def http_secret_of(self, daemon: str, node: str) -> Path:
+        """The cookie secret of one web server: ``krb/http-<daemon>-<node>.secret`` (0600; written with the others by
+        :func:`launcher.plan.webauth.write_secrets`; the daemon reads it through ``-D``:data:`HTTP_SECRET_PROPERTY`).
+        A cookie signed with it opens that one daemon's pages, none of the others' (issue 36)."""
+        return self.krb_dir / f"http-{daemon}-{node}.secret"
+
+    @property
+    def http_secret_property(self) -> str:
+        """``hadoop.http.authentication.signature.secret.file``'s value: ``${hpc.http.secret}``, which each daemon's
+        ``-D`` sets to its own secret (:meth:`http_secret_of`); a process without it (an ApplicationMaster) reads the
+        default in core-site, :attr:`http_secret`."""
+        return f"${{{HTTP_SECRET_PROPERTY}}}"
 
     @property
     def user_principal(self) -> str:

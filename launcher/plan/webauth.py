@@ -20,7 +20,10 @@ runs Hadoop's own parser on our cookie):
 
 Under ``security: simple`` nothing is signed: requests stay anonymous (Hadoop's ``dr.who``).
 
-Imports :mod:`launcher.plan.security`, ``httpx`` and the standard library.
+Each web server has a secret of its own (:func:`write_secrets`), and a cookie is sent only to a socket that is the
+owner's daemon's (:mod:`launcher.plan.daemon_sockets`): a second user who binds a daemon's port first gets nothing.
+
+Imports :mod:`launcher.plan.daemon_sockets`, ``httpx`` and the standard library.
 """
 
 from __future__ import annotations
@@ -33,19 +36,24 @@ import secrets
 import time
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from launcher.plan.security import SecurityPlan
+from launcher.plan.daemon_sockets import DaemonSockets, Verdict, WebEndpoint
+
+if TYPE_CHECKING:
+    from launcher.plan.cluster_plan import ClusterPlan
 
 #: The cookie's name (``AuthenticatedURL.AUTH_COOKIE``).
 AUTH_COOKIE = "hadoop.auth"
 #: The token type of ``hadoop.http.authentication.type=kerberos`` (``KerberosAuthenticationHandler.TYPE``): the
 #: filter refuses a token of another type ("Invalid AuthenticationToken type").
 KERBEROS_TYPE = "kerberos"
-#: Seconds a cookie the launcher signs is valid; a fresh one is signed for every request (HMAC: microseconds).
-COOKIE_LIFETIME_S = 600
+#: Seconds a cookie the launcher signs is valid; a fresh one is signed for every request (HMAC: microseconds), so a
+#: cookie that reached the wrong socket all the same (a remote daemon dead within its agent's last second) opens its
+#: one web server for this long, not ten minutes (issue 36). Covers the clock skew of NTP-synced nodes.
+COOKIE_LIFETIME_S = 15
 #: Random bytes of the secret (URL-safe Base64 text of them is written: 43 ASCII characters, 256 bits).
 SECRET_BYTES = 32
 
@@ -110,52 +118,96 @@ def write_secret(path: Path) -> None:
         handle.write(new_secret())
 
 
-class HadoopAuthCookie(httpx.Auth):
-    """An ``httpx`` authentication that sends, with every request, a ``hadoop.auth`` cookie signed now for the
-    cluster's owner (valid :data:`COOKIE_LIFETIME_S` seconds); nothing under ``security: simple``.
+def write_secrets(plan: ClusterPlan) -> None:
+    """Write the cluster's cookie secrets: one per web server (:meth:`SecurityPlan.http_secret_of`, which the daemon
+    names by ``-Dhpc.http.secret``), so that a cookie caught on one port opens nothing else, and the shared
+    :attr:`SecurityPlan.http_secret` that a process without that property (an ApplicationMaster's web server) reads.
 
-    The secret is read from ``security.http_secret`` at the first request that finds it (the launcher writes it when
-    the cluster's KDC is up, before any daemon starts); until then requests go without the cookie (the daemons are
-    not up yet either).
+    Raises:
+        OSError: the realm's directory is missing or not writable.
+    """
+    write_secret(plan.security.http_secret)
+    for endpoint in DaemonSockets(plan).endpoints.values():
+        write_secret(plan.security.http_secret_of(endpoint.daemon, endpoint.node))
+
+
+class HadoopAuthCookie(httpx.Auth):
+    """An ``httpx`` authentication that sends a ``hadoop.auth`` cookie, signed now for the cluster's owner with the
+    secret of the one web server the request goes to (valid :data:`COOKIE_LIFETIME_S` seconds), and only when that
+    server's socket is the owner's daemon's (:class:`~launcher.plan.daemon_sockets.DaemonSockets`); a request to an
+    address that is not one of the cluster's web servers, or to a port held by someone else or by nobody, goes
+    without it. Nothing under ``security: simple``.
+
+    Attributes:
+        refused: the last :class:`~launcher.plan.daemon_sockets.Verdict` of each web server a request went to
+            without the cookie, by endpoint (a caller says why a daemon does not answer: another user holds its
+            port); removed once a request there carries it.
+
+    The secrets are read at the first request that finds them (the launcher writes them when the cluster's KDC is
+    up, before any daemon starts).
     """
 
-    def __init__(self, security: SecurityPlan, lifetime_s: int = COOKIE_LIFETIME_S) -> None:
-        self.security = security
+    def __init__(self, plan: ClusterPlan, lifetime_s: int = COOKIE_LIFETIME_S) -> None:
+        self.plan = plan
+        self.security = plan.security
+        self.sockets = DaemonSockets(plan)
         self.lifetime_s = lifetime_s
-        self._secret: bytes | None = None
+        self.refused: dict[WebEndpoint, Verdict] = {}
+        self._secrets: dict[Path, bytes] = {}
 
-    def secret(self) -> bytes | None:
-        """The cluster's secret, or ``None`` outside ``per-cluster`` or while the file is not there."""
-        if self._secret is None and self.security.kerberos:
+    def secret(self, path: Path) -> bytes | None:
+        """The secret in ``path``, or ``None`` outside Kerberos or while the file is not there."""
+        if path not in self._secrets and self.security.kerberos:
             try:
-                self._secret = self.security.http_secret.read_bytes() or None
+                secret = path.read_bytes()
             except OSError:
                 return None
-        return self._secret
+            if secret:
+                self._secrets[path] = secret
+        return self._secrets.get(path)
 
-    def header(self, now_s: float | None = None) -> str | None:
-        """The ``Cookie`` header to send now (``None``: send none)."""
-        secret = self.secret()
+    def header_for(self, endpoint: WebEndpoint, now_s: float | None = None) -> str | None:
+        """The ``Cookie`` header for ``endpoint``, signed with its own secret, without any check of who holds it
+        (``None``: its secret is not there)."""
+        secret = self.secret(self.security.http_secret_of(endpoint.daemon, endpoint.node))
         if secret is None:
             return None
         expires_ms = int(((time.time() if now_s is None else now_s) + self.lifetime_s) * 1000)
         return cookie_header(cookie_value(secret, self.security.user, self.security.user_principal, expires_ms))
 
+    def header(self, host: str, port: int) -> str | None:
+        """The ``Cookie`` header to send to ``host:port`` now, or ``None`` (send none: not a web server of the
+        cluster, not held by the owner's daemon, its secret not there); records a refusal in :attr:`refused`."""
+        endpoint = self.sockets.endpoint(host, port)
+        if endpoint is None or not self.security.kerberos:
+            return None
+        verdict = self.sockets.check(endpoint)
+        if not verdict.ours:
+            self.refused[endpoint] = verdict
+            return None
+        self.refused.pop(endpoint, None)
+        return self.header_for(endpoint)
+
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        header = self.header()
+        url = request.url
+        header = self.header(url.host, url.port or (443 if url.scheme == "https" else 80))
         if header is not None:
             request.headers["Cookie"] = header
         yield request
 
-
-def web_auth(security: SecurityPlan) -> HadoopAuthCookie | None:
-    """The ``auth=`` of the launcher's HTTP clients: :class:`HadoopAuthCookie` under ``per-cluster``, else ``None``
-    (anonymous, as Hadoop's ``simple`` web UIs expect)."""
-    return HadoopAuthCookie(security) if security.kerberos else None
+    def foreign(self) -> list[tuple[WebEndpoint, Verdict]]:
+        """The web servers whose port another user's process held at the last request (:attr:`refused`)."""
+        return [(endpoint, verdict) for endpoint, verdict in self.refused.items() if verdict.foreign]
 
 
-def web_client(security: SecurityPlan, **kwargs: Any) -> httpx.Client:
+def web_auth(plan: ClusterPlan) -> HadoopAuthCookie | None:
+    """The ``auth=`` of the launcher's HTTP clients: :class:`HadoopAuthCookie` under ``per-cluster`` and ``site``,
+    else ``None`` (anonymous, as Hadoop's ``simple`` web UIs expect)."""
+    return HadoopAuthCookie(plan) if plan.security.kerberos else None
+
+
+def web_client(plan: ClusterPlan, **kwargs: Any) -> httpx.Client:
     """An ``httpx.Client`` for the cluster's web servers: no proxies from the environment (``trust_env=False``) and,
-    under ``per-cluster``, the owner's signed cookie with every request (:func:`web_auth`). ``kwargs`` go to
-    ``httpx.Client`` (``timeout``, ``headers``)."""
-    return httpx.Client(trust_env=False, auth=web_auth(security), **kwargs)
+    under Kerberos, the owner's signed cookie with each request that goes to the owner's daemon (:func:`web_auth`).
+    ``kwargs`` go to ``httpx.Client`` (``timeout``, ``headers``)."""
+    return httpx.Client(trust_env=False, auth=web_auth(plan), **kwargs)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launcher.plan.cluster_plan import ClusterPlan, NodePlan
-from launcher.plan.security import NODE_KRB_PROPERTY
+from launcher.plan.security import HTTP_SECRET_PROPERTY, NODE_KRB_PROPERTY
 from launcher.runtime.cds import CDS_FLAG_PREFIXES, cds_flags
 from launcher.runtime.hadoop import FAST_START_FLAGS, NO_CONTAINER_SUPPORT
 
@@ -144,7 +144,9 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
     ``hpc.node.tmp`` (this cluster's scratch on this node: the ResourceManager's node-label and node-attribute
     stores, which Hadoop keeps in ``/tmp/hadoop-yarn-<user>`` for every cluster of a user on a host); under Kerberos
     ``hpc.node.krb``, the directory of the keytab the daemon logs in from (``<work_dir>/krb``, the agent's
-    node-local copy, else the cluster directory's ``krb/``: :meth:`launcher.plan.security.SecurityPlan.node_krb_dir`).
+    node-local copy, else the cluster directory's ``krb/``: :meth:`launcher.plan.security.SecurityPlan.node_krb_dir`);
+    and ``hpc.http.secret``, the daemon's own cookie secret (:meth:`~launcher.plan.security.SecurityPlan.
+    http_secret_of`).
 
     Args:
         address: overrides ``node.address`` (e.g. the node's ``ib0`` address found by the agent).
@@ -168,7 +170,8 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
     if plan.spec.hadoop.class_data_sharing:
         sharing, archive_tmp, archive = cds_flags(runtime, name, node.name, plan.cluster_id, flags)
     security = plan.security
-    krb = [f"-D{NODE_KRB_PROPERTY}={security.node_krb_dir(work_dir)}"] if security.kerberos else []
+    krb = [f"-D{NODE_KRB_PROPERTY}={security.node_krb_dir(work_dir)}",
+           f"-D{HTTP_SECRET_PROPERTY}={security.http_secret_of(name, node.name)}"] if security.kerberos else []
     argv = [runtime.java, f"-Xmx{plan.memory.daemon_heap_mb}m", *flags, *sharing, *security.jvm_flags(), *krb,
             *([f"-Djava.io.tmpdir={tmp_dir}"] if tmp_dir else []), f"-XX:ErrorFile={log_dir}/hs_err_pid%p.log",
             f"-Dlog4j.configuration=file:{conf_dir / 'log4j.properties'}",

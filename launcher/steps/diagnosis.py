@@ -236,7 +236,7 @@ def aggregated_logs(plan: ClusterPlan, application: str) -> dict[str, dict[str, 
     is over (``logAggregationStatus``, waited for up to :data:`AGGREGATION_WAIT` s); empty when they cannot be
     read."""
     url = f"{plan.rm_web}/ws/v1/cluster/apps/{application}"
-    with web_client(plan.security, timeout=2.0) as http:
+    with web_client(plan, timeout=2.0) as http:
         def status() -> str:
             try:
                 return str(http.get(url).json()["app"].get("logAggregationStatus", "DISABLED"))

@@ -156,7 +156,9 @@ class AgentRecord(Record):
     ``failed``: daemon → exit code of each daemon that exited on its own, ``failed_at`` → when (epoch seconds);
     ``stop_reason``: the signal that stopped the agent (``SIGTERM``...); ``work_dir``/``nm_local_dir`` the node-local
     directories chosen (``work_note``/``nm_note`` why not the preferred ones); ``archive_notes``: class-data-sharing
-    archives dropped; ``listening``: every port seen listening on the node. ``updated``: epoch seconds.
+    archives dropped; ``listening``: every port seen listening on the node; ``foreign_ports``: ports of the cluster's
+    block held on the node by another user's process when a daemon exited (port, as text, → her uid: a daemon that
+    could not bind). ``updated``: epoch seconds.
     Schema policy: :class:`Record`; every field has a default, so a partial file (an older agent's) reads too.
     """
 
@@ -174,3 +176,12 @@ class AgentRecord(Record):
     nm_note: str | None = None
     archive_notes: list[str] = Field(default_factory=list)
     listening: list[ListeningRecord] = Field(default_factory=list)
+    foreign_ports: dict[str, int] = Field(default_factory=dict)
+
+    def dump(self) -> dict[str, Any]:
+        """:meth:`Record.dump`, without ``foreign_ports`` when there are none (a record as the release before wrote
+        it reads and is written back as it was)."""
+        data = super().dump()
+        if not data.get("foreign_ports"):
+            data.pop("foreign_ports", None)
+        return data

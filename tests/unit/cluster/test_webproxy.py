@@ -21,6 +21,7 @@ import pytest
 from launcher.cluster.webproxy import (
     TOKEN_BYTES,
     Endpoint,
+    UpstreamRefused,
     WebProxy,
     cluster_endpoints,
     cookie_name,
@@ -237,7 +238,13 @@ def test_links_in_html_and_location_are_rewritten(servers: tuple[Upstream, Upstr
 def test_upstream_auth_is_minted_for_every_request(servers: tuple[Upstream, Upstream, Upstream]) -> None:
     rm, nm, _ = servers
     counter = itertools.count(1)
-    with (running_proxy(rm, nm, auth=lambda: {"hadoop.auth": f"u=owner&s={next(counter)}"}) as proxy,
+    asked: list[tuple[str, int]] = []
+
+    def mint(address: str, port: int) -> dict[str, str]:
+        asked.append((address, port))
+        return {"hadoop.auth": f"u=owner&s={next(counter)}"}
+
+    with (running_proxy(rm, nm, auth=mint) as proxy,
           logged_in(proxy) as browser):
         browser.cookies.set("checked_application_1", "true")
         first = browser.get(f"/_/127.0.0.1:{rm.port}/ws/v1/cluster").json()
@@ -247,6 +254,23 @@ def test_upstream_auth_is_minted_for_every_request(servers: tuple[Upstream, Upst
     assert first["cookie"] == "checked_application_1=true; hadoop.auth=u=owner&s=1"
     assert second["cookie"] == "checked_app=true; checked_application_1=true; hadoop.auth=u=owner&s=2"
     assert first["host"] == f"127.0.0.1:{rm.port}"
+    assert asked == [("127.0.0.1", rm.port)] * 2  # minted for the daemon the request goes to
+
+
+def test_nothing_goes_to_a_daemon_port_that_is_not_the_owners(servers: tuple[Upstream, Upstream, Upstream]) -> None:
+    """A port another user holds (the check raises UpstreamRefused): 502 with the reason, and the upstream gets no
+    request at all, so neither the minted cookie nor the browser's own cookies reach it."""
+    rm, nm, _ = servers
+
+    def refuse(address: str, port: int) -> dict[str, str]:
+        raise UpstreamRefused(f"not forwarded to the NodeManager of n2 ({address}:{port}): held by uid 1001")
+
+    before = len(nm.requests)
+    with running_proxy(rm, nm, auth=refuse) as proxy, logged_in(proxy) as browser:
+        browser.cookies.set("hadoop.auth", "u=owner&s=daemon-issued")
+        answer = browser.get(f"/_/127.0.0.1:{nm.port}/node")
+    assert answer.status_code == 502 and "held by uid 1001" in answer.text
+    assert len(nm.requests) == before
 
 
 def test_a_port_in_use_is_refused(servers: tuple[Upstream, Upstream, Upstream]) -> None:
@@ -293,14 +317,16 @@ def test_upstream_auth_of_a_plan(make_spec: Callable[..., JobSpec], make_test_pl
     signed = itertools.count(1)
 
     class Signer:
-        def header(self) -> str:
-            return f'hadoop.auth="u={secure.user}&s={next(signed)}"'
+        refused: dict[object, object] = {}
+
+        def header(self, address: str, port: int) -> str:
+            return f'hadoop.auth="u={secure.user}&s={next(signed)}&to={address}:{port}"'
 
     seen = []
     fake = types.ModuleType("launcher.plan.webauth")
-    fake.web_auth = lambda security: seen.append(security) or Signer()  # type: ignore[attr-defined]
+    fake.web_auth = lambda plan: seen.append(plan) or Signer()  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "launcher.plan.webauth", fake)
     mint = upstream_auth(secure)
-    assert mint is not None and seen == [secure.security]
-    assert mint() == {"hadoop.auth": f'"u={secure.user}&s=1"'}
-    assert mint() == {"hadoop.auth": f'"u={secure.user}&s=2"'}
+    assert mint is not None and seen == [secure]
+    assert mint("10.0.0.1", 7) == {"hadoop.auth": f'"u={secure.user}&s=1&to=10.0.0.1:7"'}
+    assert mint("10.0.0.2", 8) == {"hadoop.auth": f'"u={secure.user}&s=2&to=10.0.0.2:8"'}

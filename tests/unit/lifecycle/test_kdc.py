@@ -29,6 +29,7 @@ from launcher.lifecycle.kdc import (
 )
 from launcher.lifecycle.runner import ClusterRun, materialize, prepare
 from launcher.plan.cluster_plan import ClusterPlan
+from launcher.plan.daemon_sockets import WEB_DAEMONS
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.allocation import Node
 from launcher.util.errors import UserError
@@ -71,8 +72,10 @@ def test_the_kdc_writes_private_keys_answers_and_leaves_nothing_behind(running_k
     krb = plan.security.krb_dir
     assert stat.S_IMODE(krb.stat().st_mode) == 0o700
     files = {p.name: stat.S_IMODE(p.stat().st_mode) for p in krb.iterdir() if p.is_file()}
-    assert files == {"krb5.conf": 0o600, "services.keytab": 0o600, f"{plan.user}.keytab": 0o600,
-                     f"{plan.user}.ccache": 0o600, "http-signature.secret": 0o600}
+    own_secrets = {f"http-{daemon}-{node.name}.secret": 0o600 for node in plan.nodes for daemon in node.roles
+                   if daemon in WEB_DAEMONS}  # one cookie secret per web server (issue 36)
+    assert own_secrets and files == {"krb5.conf": 0o600, "services.keytab": 0o600, f"{plan.user}.keytab": 0o600,
+                                     f"{plan.user}.ccache": 0o600, "http-signature.secret": 0o600, **own_secrets}
     assert plan.security.http_secret.read_text().isascii()  # the web servers' cookie secret
     conf = plan.security.krb5_conf.read_text()
     assert f"default_realm = {plan.security.realm}" in conf
@@ -258,11 +261,14 @@ def test_site_starts_no_kdc_copies_the_keytab_privately_and_removes_the_copy(tmp
         assert kdc.process is None and kdc.ready is None and seconds >= 0
         assert stat.S_IMODE(plan.security.krb_dir.stat().st_mode) == 0o700
         files = {p.name: stat.S_IMODE(p.stat().st_mode) for p in plan.security.krb_dir.iterdir()}
-        assert files == {"site.keytab": 0o600, "http-signature.secret": 0o600}
+        own_secrets = {f"http-{daemon}-{node.name}.secret": 0o600 for node in plan.nodes for daemon in node.roles
+                       if daemon in WEB_DAEMONS}
+        assert files == {"site.keytab": 0o600, "http-signature.secret": 0o600, **own_secrets}
         assert copy.read_bytes() == keytab.read_bytes()
     finally:
         kdc.stop()
     assert not copy.exists() and not plan.security.http_secret.exists()
+    assert not list(plan.security.krb_dir.glob("http-*.secret"))
     after = keytab.stat()
     assert (after.st_mode, after.st_size, after.st_mtime_ns) == (before.st_mode, before.st_size, before.st_mtime_ns)
 

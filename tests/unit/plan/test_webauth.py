@@ -12,12 +12,15 @@ import shutil
 import stat
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
 
-from launcher.plan.security import security_plan
+from launcher.config.spec import JobSpec
+from launcher.plan.cluster_plan import ClusterPlan
+from launcher.plan.daemon_sockets import Verdict
 from launcher.plan.webauth import (
     AUTH_COOKIE,
     COOKIE_LIFETIME_S,
@@ -29,6 +32,7 @@ from launcher.plan.webauth import (
     web_auth,
     web_client,
     write_secret,
+    write_secrets,
 )
 
 #: Parses each ``Cookie`` header (args 2...) as the cluster's web servers do and prints one verdict line for each.
@@ -130,18 +134,25 @@ def test_the_secret_is_private_random_ascii_and_replaced(tmp_path: Path) -> None
     assert path.read_text() != first and stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
-def test_per_cluster_clients_send_a_fresh_cookie_and_simple_ones_none(tmp_path: Path) -> None:
-    secure = security_plan("per-cluster", "alice", "wc-20261128-090000-ab12", tmp_path)
+def test_per_cluster_clients_send_a_fresh_cookie_and_simple_ones_none(
+        make_spec: Callable[..., JobSpec], make_test_plan: Callable[..., ClusterPlan]) -> None:
+    """The cookie is the daemon's own (its secret), fresh, short-lived; only to a socket that is ours: here every
+    check says yes (``tests/unit/plan/test_daemon_sockets.py`` tries the checks themselves)."""
+    secure = make_test_plan(make_spec(security="per-cluster"))
     auth = web_auth(secure)
     assert isinstance(auth, HadoopAuthCookie)
-    assert auth.header() is None  # before the launcher writes the secret: no cookie (no daemon is up either)
-    secure.krb_dir.mkdir()
-    write_secret(secure.http_secret)
-    header = auth.header(now_s=1000.0)
+    auth.sockets.check = lambda endpoint: Verdict(True)  # type: ignore[method-assign]
+    rm = auth.sockets.endpoint(secure.master.address, secure.ports.rm_web)
+    assert rm is not None
+    assert auth.header_for(rm) is None  # before the launcher writes the secrets: no cookie (no daemon is up either)
+    secure.security.krb_dir.mkdir(parents=True)
+    write_secrets(secure)
+    header = auth.header_for(rm, now_s=1000.0)
     assert header is not None
     value = header.removeprefix(f'{AUTH_COOKIE}="').removesuffix('"')
-    assert value == cookie_value(secure.http_secret.read_bytes(), "alice", secure.user_principal,
-                                 (1000 + COOKIE_LIFETIME_S) * 1000)
+    own = secure.security.http_secret_of("resourcemanager", secure.master.name).read_bytes()
+    assert value == cookie_value(own, secure.user, secure.security.user_principal, (1000 + COOKIE_LIFETIME_S) * 1000)
+    assert COOKIE_LIFETIME_S <= 30
     seen: list[str | None] = []
 
     def answer(request: httpx.Request) -> httpx.Response:
@@ -149,11 +160,14 @@ def test_per_cluster_clients_send_a_fresh_cookie_and_simple_ones_none(tmp_path: 
         return httpx.Response(200, headers={"Set-Cookie": f"{AUTH_COOKIE}=; Path=/; HttpOnly"})
 
     transport = httpx.MockTransport(answer)
-    with web_client(secure, transport=transport) as http:
-        http.get("http://rm:8088/ws/v1/cluster/nodes")
-        http.get("http://nm:8042/ws/v1/node")
-    with web_client(security_plan("simple", "alice", "wc-1", tmp_path), transport=transport) as http:
-        http.get("http://rm:8088/ws/v1/cluster/nodes")
-    assert [s is not None and s.startswith(f'{AUTH_COOKIE}="u=alice&p={secure.user_principal}&t=kerberos&e=')
-            for s in seen] == [True, True, False]
-    assert seen[2] is None and web_auth(security_plan("simple", "alice", "wc-1", tmp_path)) is None
+    nm = secure.nodemanagers[1]
+    with httpx.Client(auth=auth, transport=transport) as http:
+        http.get(f"http://{secure.master.address}:{secure.ports.rm_web}/ws/v1/cluster/nodes")
+        http.get(f"http://{nm.name}:{secure.ports.nm_web}/ws/v1/node")
+        http.get(f"http://{nm.address}:{secure.ports.nm}/")  # an RPC port: not a web server, no cookie
+    simple = make_test_plan(make_spec(security="simple"))
+    with web_client(simple, transport=transport) as http:
+        http.get(f"http://{simple.master.address}:{simple.ports.rm_web}/ws/v1/cluster/nodes")
+    assert [s is not None and s.startswith(f'{AUTH_COOKIE}="u={secure.user}&p={secure.security.user_principal}'
+                                           '&t=kerberos&e=') for s in seen] == [True, True, False, False]
+    assert seen[1] != seen[0] and web_auth(simple) is None

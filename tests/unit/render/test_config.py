@@ -468,8 +468,11 @@ def test_per_cluster_security_authenticates_every_web_server(make_spec: SpecFact
     assert core["hadoop.http.authentication.kerberos.keytab"] == "${hpc.node.krb}/services.keytab"
     assert core["hpc.node.krb"] == str(plan.security.krb_dir)  # for a process without -Dhpc.node.krb
     assert core["hadoop.http.authentication.kerberos.name.rules"] == plan.security.auth_to_local
-    assert core["hadoop.http.authentication.signature.secret.file"] == str(plan.security.http_secret)
+    assert core["hadoop.http.authentication.signature.secret.file"] == "${hpc.http.secret}"  # each daemon's own
+    assert core["hpc.http.secret"] == str(plan.security.http_secret)  # for a process without -Dhpc.http.secret
     assert plan.security.http_secret == plan.security.krb_dir / "http-signature.secret"
+    assert int(core["hadoop.http.authentication.token.validity"]) <= 60
+    assert yarn["yarn.webapp.enable-rest-app-submissions"] == "false"
     assert yarn["yarn.resourcemanager.webapp.delegation-token-auth-filter.enabled"] == "false"
     assert "hadoop.http.staticuser.user" not in core
 
@@ -514,8 +517,7 @@ def test_site_security_renders_the_sites_principal_without_host_and_no_kdc(
     assert core["hadoop.http.authentication.type"] == "kerberos"
     assert core["hadoop.http.authentication.kerberos.principal"] == service  # no HTTP/<host> at a site: cookie only
     assert core["hadoop.http.authentication.kerberos.keytab"] == copy
-    assert core["hadoop.http.authentication.signature.secret.file"] == str(Path(plan.run_dir) / "krb" /
-                                                                          "http-signature.secret")
+    assert core["hpc.http.secret"] == str(Path(plan.run_dir) / "krb" / "http-signature.secret")
     assert core["hadoop.http.authentication.simple.anonymous.allowed"] == "false"
     assert "_HOST" not in files["core-site.xml"] + files["yarn-site.xml"] + files["mapred-site.xml"]
     assert str(keytab) not in "".join(files.values())  # the user's own keytab is never named: the copy is

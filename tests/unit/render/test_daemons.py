@@ -242,6 +242,18 @@ def test_daemons_log_in_from_a_node_local_copy_of_the_keytab(plan: ClusterPlan) 
     assert not any("hpc.node.krb" in arg for arg in client_command(plan, "org.example.Main", []))  # clients: none
 
 
+def test_each_daemon_names_its_own_cookie_secret(plan: ClusterPlan) -> None:
+    """Issue 36: ``hadoop.http.authentication.signature.secret.file`` is ``${hpc.http.secret}``, which each web server
+    gets as its own secret (a cookie signed for one opens no other); clients get none."""
+    node = plan.nodes[1]
+    nm = daemon_command(plan, node, "nodemanager").argv
+    rm = daemon_command(plan, plan.master, "resourcemanager").argv
+    assert f"-Dhpc.http.secret={plan.security.krb_dir / f'http-nodemanager-{node.name}.secret'}" in nm
+    assert f"-Dhpc.http.secret={plan.security.krb_dir / f'http-resourcemanager-{plan.master.name}.secret'}" in rm
+    assert nm.index(next(a for a in nm if a.startswith("-Dhpc.http.secret="))) < nm.index("-cp")
+    assert not any("hpc.http.secret" in arg for arg in client_command(plan, "org.example.Main", []))
+
+
 def test_simple_daemons_get_no_keytab_directory(make_spec: Callable[..., JobSpec],
                                                 make_test_plan: Callable[..., ClusterPlan]) -> None:
     simple = make_test_plan(make_spec(security="simple"))

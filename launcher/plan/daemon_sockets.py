@@ -1,0 +1,175 @@
+"""Is the socket at ``host:port`` the owner's daemon's? Asked before any credential goes to a cluster's web server
+(issue 36, item 1).
+
+A second user on a node of the cluster can bind a daemon's port before the daemon does (the port block is in the
+rendered configuration, and ports are free for whoever binds first), or after it died, and read what the launcher
+sends there: a signed ``hadoop.auth`` cookie is the owner's identity on that web server. So every caller of the
+signed web client (:mod:`launcher.plan.webauth`: the bring-up polls, failure diagnosis, ``hpc-hadoop ui``, the
+``hdfs`` mode's NameNode poll, the benchmarks' history reads) sends its cookie only where :meth:`DaemonSockets.check`
+says the listening socket is ours:
+
+- **On this node** (the address is one of this network namespace's: loopback or an interface's), from the kernel:
+  every listening socket on the port that a connection to the address can reach (:mod:`launcher.util.proc_net`:
+  its own address or every address) must belong to our uid, which no other user can give a socket. Read at every
+  request (a few KiB of ``/proc/net/tcp*``), so a daemon that died and a port taken since are seen at once.
+- **On another node**, from what that node's agent saw (``agents/<node>.json``, written by our agent into our
+  cluster directory): the agent is ``running``, the daemon has not exited, and the agent saw the daemon's own
+  process listen on that port (:mod:`launcher.node.listeners`, sampled every second from the daemon's
+  ``/proc/<pid>/net/tcp*``). What is left: the second between a remote daemon's death and its agent's next look,
+  which the per-daemon cookie secret and the cookie's seconds of life (:mod:`launcher.plan.webauth`) confine to
+  that one dead daemon's page.
+
+Why this and not HTTPS with a cluster CA: it costs nothing at bring-up (no keystore per daemon, no TLS in every
+daemon, AM and browser hop), Hadoop's pages keep working through ``ui`` unchanged, and the kernel's socket owner is a
+proof the attacker cannot forge on the node; ``docs/admin-guide.md`` gives the comparison.
+
+Imports :mod:`launcher.plan.cluster_plan`, :mod:`launcher.util`, psutil.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import pwd
+import socket
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import psutil
+
+from launcher.util.proc_net import listen_entries
+from launcher.util.records import AgentRecord
+from launcher.util.states import AgentState
+
+if TYPE_CHECKING:
+    from launcher.plan.cluster_plan import ClusterPlan
+
+#: Each daemon with a web server: the :class:`~launcher.plan.cluster_plan.Ports` attribute of its web port, and the
+#: name :mod:`launcher.node.listeners` records its process under.
+WEB_DAEMONS = {
+    "resourcemanager": ("rm_web", "ResourceManager"),
+    "historyserver": ("jhs_web", "JobHistoryServer"),
+    "nodemanager": ("nm_web", "NodeManager"),
+    "namenode": ("nn_web", "NameNode"),
+    "datanode": ("dn_web", "DataNode"),
+}
+
+
+@dataclass(frozen=True)
+class WebEndpoint:
+    """A web server of the cluster: ``daemon`` (``resourcemanager``, ...) on ``node`` (its scheduler name), at
+    ``address:port`` (the node's address from the plan, the daemon's web port)."""
+
+    daemon: str
+    node: str
+    address: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"the {WEB_DAEMONS[self.daemon][1]} of {self.node} ({self.address}:{self.port})"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What :meth:`DaemonSockets.check` found: ``ours`` (a credential may go there), else ``why`` (one clause) and,
+    when another user's socket holds the port, her ``uid``."""
+
+    ours: bool
+    why: str = ""
+    uid: int | None = None
+
+    @property
+    def foreign(self) -> bool:
+        """True if another user's process holds the port (a daemon will not get it while she does)."""
+        return self.uid is not None
+
+
+def user_name(uid: int) -> str:
+    """``uid 1001 (hhmallory)``, or ``uid 1001`` where the account is unknown here."""
+    try:
+        return f"uid {uid} ({pwd.getpwuid(uid).pw_name})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def local_verdict(address: str, port: int, uid: int | None = None) -> Verdict:
+    """From this network namespace's ``/proc/net/tcp*``: ours when every listening socket a connection to
+    ``address:port`` can reach belongs to ``uid`` (default: this process's effective uid), and there is one."""
+    uid = os.geteuid() if uid is None else uid
+    reached = [entry for entry in listen_entries(port) if entry.covers(address)]
+    others = sorted({entry.uid for entry in reached if entry.uid != uid})
+    if others:
+        return Verdict(False, f"{address}:{port} is held by another user's process ({user_name(others[0])})",
+                       uid=others[0])
+    if not reached:
+        return Verdict(False, f"nothing listens on {address}:{port}")
+    return Verdict(True)
+
+
+class DaemonSockets:
+    """The web servers of one plan's cluster and whether each is held by the owner's daemon now.
+
+    Args:
+        plan: the cluster's plan (its nodes, ports and ``agents/`` directory).
+    """
+
+    def __init__(self, plan: ClusterPlan) -> None:
+        self.plan = plan
+        self.endpoints: dict[tuple[str, int], WebEndpoint] = {}
+        for node in plan.nodes:
+            for daemon in node.roles:
+                if daemon in WEB_DAEMONS:
+                    port = getattr(plan.ports, WEB_DAEMONS[daemon][0])
+                    self.endpoints[(node.address, port)] = WebEndpoint(daemon, node.name, node.address, port)
+        self._names = {node.name.lower(): node.address for node in plan.nodes}
+        self._local: set[str] | None = None
+
+    def endpoint(self, host: str, port: int) -> WebEndpoint | None:
+        """The cluster's web server at ``host:port`` (``host``: a node's address or scheduler name), else ``None``
+        (not one of the cluster's: no credential goes there at all)."""
+        address = self._names.get(host.lower(), host)
+        return self.endpoints.get((address, port))
+
+    def local_addresses(self) -> set[str]:
+        """The addresses of this network namespace's interfaces (read once)."""
+        if self._local is None:
+            self._local = {entry.address.split("%")[0] for entries in psutil.net_if_addrs().values()
+                           for entry in entries if entry.family in (socket.AF_INET, socket.AF_INET6)}
+        return self._local
+
+    def is_local(self, address: str) -> bool:
+        """True if ``address`` is this network namespace's (loopback, or an interface's)."""
+        try:
+            if ipaddress.ip_address(address).is_loopback:
+                return True
+        except ValueError:
+            return False
+        return address in self.local_addresses()
+
+    def check(self, endpoint: WebEndpoint) -> Verdict:
+        """Whether ``endpoint``'s port is held by the owner's daemon now (this module's docstring: from the kernel on
+        this node, from the node's agent elsewhere)."""
+        if self.is_local(endpoint.address):
+            return local_verdict(endpoint.address, endpoint.port)
+        return self.agent_verdict(endpoint)
+
+    def agent_verdict(self, endpoint: WebEndpoint) -> Verdict:
+        """From ``agents/<node>.json``: ours when the node's agent runs, its daemon has not exited and the agent saw
+        that daemon's process listen on the port (on the node's address or every address)."""
+        record = AgentRecord.read_or_none(self.plan.path("agents", f"{endpoint.node}.json"))
+        if record is None:
+            return Verdict(False, f"no record of {endpoint.node}'s agent yet")
+        if endpoint.daemon in record.failed:
+            return Verdict(False, f"the {endpoint.daemon} of {endpoint.node} has exited")
+        if record.state != AgentState.RUNNING:
+            return Verdict(False, f"{endpoint.node}'s agent is {record.state}")
+        process = WEB_DAEMONS[endpoint.daemon][1]
+        for seen in record.listening:
+            if (seen.process == process and seen.port == endpoint.port
+                    and seen.address in (endpoint.address, "0.0.0.0", "::")):
+                return Verdict(True)
+        note = record.foreign_ports.get(str(endpoint.port))
+        if note is not None:
+            return Verdict(False, f"{endpoint.address}:{endpoint.port} is held by another user's process "
+                                  f"({user_name(note)})", uid=note)
+        return Verdict(False, f"{endpoint.node}'s agent has not seen its {process} listen on port {endpoint.port}")
