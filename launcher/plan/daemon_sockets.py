@@ -111,24 +111,44 @@ class DaemonSockets:
 
     Args:
         plan: the cluster's plan (its nodes, ports and ``agents/`` directory).
+        uid: the owner's uid, whose sockets are the daemons' (default: this process's effective uid; the launcher
+            runs as the owner, a test acting for the owner passes hers).
     """
 
-    def __init__(self, plan: ClusterPlan) -> None:
+    def __init__(self, plan: ClusterPlan, uid: int | None = None) -> None:
         self.plan = plan
+        self.uid = os.geteuid() if uid is None else uid
         self.endpoints: dict[tuple[str, int], WebEndpoint] = {}
         for node in plan.nodes:
             for daemon in node.roles:
                 if daemon in WEB_DAEMONS:
                     port = getattr(plan.ports, WEB_DAEMONS[daemon][0])
                     self.endpoints[(node.address, port)] = WebEndpoint(daemon, node.name, node.address, port)
-        self._names = {node.name.lower(): node.address for node in plan.nodes}
+        self._addresses = {node.name.lower(): node.address for node in plan.nodes}
         self._local: set[str] | None = None
 
+    def address_of(self, host: str) -> str:
+        """The address of ``host``: a node's own (its scheduler name or address), else what the resolver gives
+        (``localhost``, the name a daemon calls itself in its links), else ``host`` itself; remembered."""
+        key = host.lower().strip("[]")
+        if key not in self._addresses:
+            try:
+                ipaddress.ip_address(key)
+                self._addresses[key] = key
+            except ValueError:
+                try:
+                    self._addresses[key] = str(socket.getaddrinfo(key, None, socket.AF_INET)[0][4][0])
+                except (OSError, IndexError):
+                    self._addresses[key] = key
+        return self._addresses[key]
+
     def endpoint(self, host: str, port: int) -> WebEndpoint | None:
-        """The cluster's web server at ``host:port`` (``host``: a node's address or scheduler name), else ``None``
-        (not one of the cluster's: no credential goes there at all)."""
-        address = self._names.get(host.lower(), host)
-        return self.endpoints.get((address, port))
+        """The cluster's web server at ``host:port`` (``host``: a node's address or scheduler name, or a name that
+        resolves to a node's address), else ``None`` (not one of the cluster's: no credential goes there at all)."""
+        found = self.endpoints.get((self.address_of(host), port))
+        if found is None and self.is_local(self.address_of(host)):  # a loopback name for a daemon of this node
+            found = next((e for e in self.endpoints.values() if e.port == port and self.is_local(e.address)), None)
+        return found
 
     def local_addresses(self) -> set[str]:
         """The addresses of this network namespace's interfaces (read once)."""
@@ -150,7 +170,7 @@ class DaemonSockets:
         """Whether ``endpoint``'s port is held by the owner's daemon now (this module's docstring: from the kernel on
         this node, from the node's agent elsewhere)."""
         if self.is_local(endpoint.address):
-            return local_verdict(endpoint.address, endpoint.port)
+            return local_verdict(endpoint.address, endpoint.port, self.uid)
         return self.agent_verdict(endpoint)
 
     def agent_verdict(self, endpoint: WebEndpoint) -> Verdict:

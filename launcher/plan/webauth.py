@@ -147,10 +147,10 @@ class HadoopAuthCookie(httpx.Auth):
     up, before any daemon starts).
     """
 
-    def __init__(self, plan: ClusterPlan, lifetime_s: int = COOKIE_LIFETIME_S) -> None:
+    def __init__(self, plan: ClusterPlan, lifetime_s: int = COOKIE_LIFETIME_S, uid: int | None = None) -> None:
         self.plan = plan
         self.security = plan.security
-        self.sockets = DaemonSockets(plan)
+        self.sockets = DaemonSockets(plan, uid)
         self.lifetime_s = lifetime_s
         self.refused: dict[WebEndpoint, Verdict] = {}
         self._secrets: dict[Path, bytes] = {}
@@ -200,14 +200,15 @@ class HadoopAuthCookie(httpx.Auth):
         return [(endpoint, verdict) for endpoint, verdict in self.refused.items() if verdict.foreign]
 
 
-def web_auth(plan: ClusterPlan) -> HadoopAuthCookie | None:
+def web_auth(plan: ClusterPlan, uid: int | None = None) -> HadoopAuthCookie | None:
     """The ``auth=`` of the launcher's HTTP clients: :class:`HadoopAuthCookie` under ``per-cluster`` and ``site``,
-    else ``None`` (anonymous, as Hadoop's ``simple`` web UIs expect)."""
-    return HadoopAuthCookie(plan) if plan.security.kerberos else None
+    else ``None`` (anonymous, as Hadoop's ``simple`` web UIs expect). ``uid``: the owner's, whose sockets the daemons'
+    are (default: this process's; :class:`~launcher.plan.daemon_sockets.DaemonSockets`)."""
+    return HadoopAuthCookie(plan, uid=uid) if plan.security.kerberos else None
 
 
-def web_client(plan: ClusterPlan, **kwargs: Any) -> httpx.Client:
+def web_client(plan: ClusterPlan, uid: int | None = None, **kwargs: Any) -> httpx.Client:
     """An ``httpx.Client`` for the cluster's web servers: no proxies from the environment (``trust_env=False``) and,
     under Kerberos, the owner's signed cookie with each request that goes to the owner's daemon (:func:`web_auth`).
     ``kwargs`` go to ``httpx.Client`` (``timeout``, ``headers``)."""
-    return httpx.Client(trust_env=False, auth=web_auth(plan), **kwargs)
+    return httpx.Client(trust_env=False, auth=web_auth(plan, uid), **kwargs)

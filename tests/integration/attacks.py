@@ -39,8 +39,9 @@ from typing import Any
 import httpx
 import psutil
 
+from launcher.plan.cluster_plan import ClusterPlan
 from launcher.plan.security import security_plan
-from launcher.plan.webauth import cookie_header, cookie_value, web_client
+from launcher.plan.webauth import COOKIE_LIFETIME_S, HadoopAuthCookie, cookie_header, cookie_value, web_client
 from tests.conftest import CLUSTER, REPO, RUNTIME
 from tests.users import TestUser
 
@@ -313,6 +314,56 @@ def mallory_http(mallory: Mallory, requests: Sequence[dict[str, Any]], timeout: 
     return answers
 
 
+def stray_cookie_buys_nothing(mallory: Mallory, run_dir: Path, owner_uid: int) -> list[str]:
+    """Issue 36: what the owner's ``hadoop.auth`` cookie buys mallory had it reached her all the same (the launcher
+    sends it only to the owner's daemons: :mod:`launcher.plan.daemon_sockets`). A cookie the launcher signs for the
+    ResourceManager, sent by her: within its lifetime it opens the ResourceManager's read-only pages (the positive
+    control: it is a valid cookie) but no other daemon (each has a secret of its own), neither REST application
+    submission (``yarn.webapp.enable-rest-app-submissions=false``: 403) nor a delegation token (the shim's
+    ``NoWebDelegationTokens``: 403); expired, it opens nothing. Returns the lines printed.
+
+    Raises:
+        AssertionError: a request got another answer.
+    """
+    plan = ClusterPlan.load(run_dir)
+    signer = HadoopAuthCookie(plan, uid=owner_uid)
+    rm = signer.sockets.endpoint(plan.master.address, plan.ports.rm_web)
+    jhs = signer.sockets.endpoint(plan.master.address, plan.ports.jhs_web)
+    nm = signer.sockets.endpoint(plan.nodemanagers[-1].address, plan.ports.nm_web)
+    assert rm is not None and jhs is not None and nm is not None
+    caught, expired = signer.header_for(rm), signer.header_for(rm, now_s=time.time() - COOKIE_LIFETIME_S - 5)
+    assert caught is not None and expired is not None
+    rm_web, other = f"http://{rm.address}:{rm.port}", {"Cookie": caught}
+    json_body = {"Content-Type": "application/json", **other}
+    attacks: list[tuple[str, dict[str, Any], tuple[int, str]]] = [
+        ("the RM's cookie on the RM, read-only (control)", {"method": "GET", "url": f"{rm_web}/ws/v1/cluster/info",
+                                                           "headers": other}, (200, "clusterInfo")),
+        ("the RM's cookie on the NodeManager", {"method": "GET", "url": f"http://{nm.address}:{nm.port}/ws/v1/node",
+                                                "headers": other}, (401, "")),
+        ("the RM's cookie on the JobHistoryServer", {"method": "GET", "url": f"http://{jhs.address}:{jhs.port}"
+                                                     "/ws/v1/history/mapreduce/jobs", "headers": other}, (401, "")),
+        ("the RM's cookie, expired", {"method": "GET", "url": f"{rm_web}/ws/v1/cluster/apps",
+                                      "headers": {"Cookie": expired}}, (401, "")),
+        ("the RM's cookie: REST new-application", {"method": "POST", "headers": other,
+                                                   "url": f"{rm_web}/ws/v1/cluster/apps/new-application"},
+         (403, "App submission via REST is disabled")),
+        ("the RM's cookie: REST delegation token", {"method": "POST", "url": f"{rm_web}/ws/v1/cluster/delegation-token",
+                                                    "headers": json_body, "body": json.dumps({"renewer": "x"})},
+         (403, "delegation tokens are not handed out")),
+        ("the RM's cookie: ?op=GETDELEGATIONTOKEN", {"method": "GET", "headers": other,
+                                                     "url": f"{rm_web}/ws/v1/cluster/info?op=GETDELEGATIONTOKEN"},
+         (403, "delegation tokens are not handed out")),
+    ]
+    answers = mallory_http(mallory, [request for _, request, _ in attacks], timeout=120)
+    lines = []
+    for (what, _, (status, text)), got in zip(attacks, answers, strict=True):
+        said = text if text and text in got["body"] else got["body"][:60]  # an error page: the words that matter
+        lines.append(f"{mallory.label}: {what}: HTTP {got['status']} {got['reason']} {said!r}")
+        print(lines[-1])
+        assert got["status"] == status and text in got["body"], (what, got)
+    return lines
+
+
 def am_container(app: dict) -> str:
     """The id of ``app``'s ApplicationMaster container (the last part but one of the RM's ``amContainerLogs``,
     ``http://<nm host:port>/node/containerlogs/<container>/<user>``)."""
@@ -458,7 +509,7 @@ def attacks_fail(mallory: Mallory, owner: str, run_dir: Path, client: subprocess
     rm_web = "http://" + site_property(conf / "yarn-site.xml", "yarn.resourcemanager.webapp.address")
     jhs_web = "http://" + site_property(conf / "mapred-site.xml", "mapreduce.jobhistory.webapp.address")
     started = time.monotonic()
-    with web_client(security_plan("per-cluster", owner, run_dir.name, run_dir), timeout=10) as owners_web:
+    with web_client(ClusterPlan.load(run_dir), uid=run_dir.stat().st_uid, timeout=10) as owners_web:
         try:
             app = running_app(owners_web, rm_web, client)
             app_id = app["id"]
@@ -469,6 +520,7 @@ def attacks_fail(mallory: Mallory, owner: str, run_dir: Path, client: subprocess
             lines += krb_files_unreadable(mallory, owner, run_dir)
             lines += web_attacks_fail(mallory, owner, run_dir, app, map_host(owners_web, rm_web, app))
             lines += am_web_port_refused(mallory, run_dir, app)
+            lines += stray_cookie_buys_nothing(mallory, run_dir, run_dir.stat().st_uid)
             print(f"({mallory.label}'s attacks: {time.monotonic() - began:.1f} s, Hadoop's clients {cli_s:.1f} s of "
                   f"it; the owner's SleepJob was running {began - started:.1f} s after its client started)")
             # what mallory was refused, the owner's cookie is granted: the same servers answer the owner
@@ -498,4 +550,4 @@ def attacks_fail(mallory: Mallory, owner: str, run_dir: Path, client: subprocess
 __all__ = ["Mallory", "RunAs", "SIMPLE_REFUSED", "am_container", "am_web_address", "am_web_port_refused",
            "attacks_fail", "cli_attacks_fail", "end_client", "java_client", "krb_files_unreadable", "mallory_conf",
            "map_host", "mallory_here", "mallory_http", "mallory_on_node", "running_app", "site_property",
-           "sleep_job_argv", "web_attacks_fail"]
+           "sleep_job_argv", "stray_cookie_buys_nothing", "web_attacks_fail"]

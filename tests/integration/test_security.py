@@ -20,16 +20,18 @@ import json
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
-from launcher.config.spec import KerberosSpec
-from launcher.plan.security import KDC_CLASS, security_plan
+from launcher.plan.cluster_plan import ClusterPlan
+from launcher.plan.security import KDC_CLASS
 from launcher.plan.webauth import web_client
 from launcher.runtime.hadoop import discover
-from tests.conftest import RUNTIME, processes_of, run_report
+from tests.conftest import REPO, RUNTIME, processes_of, run_report
 from tests.integration.attacks import (
     Mallory,
     attacks_fail,
@@ -179,8 +181,9 @@ def site_cluster_serves_alice_only(alice: TestUser, mallory: TestUser, homes: tu
     words.write_text("to be or not to be\nthat is the question\n")
     alice.own(words, 0o600)
     krb = run_dir / "krb"
+    web = {f"http-{daemon}-localhost.secret": "0o600" for daemon in ("resourcemanager", "historyserver", "nodemanager")}
     assert {p.name: oct(p.stat().st_mode & 0o777) for p in krb.iterdir()} == {
-        "site.keytab": "0o600", "http-signature.secret": "0o600"}
+        "site.keytab": "0o600", "http-signature.secret": "0o600", **web}  # one cookie secret per web server
     assert oct(krb.stat().st_mode & 0o777) == "0o700" and not list(run_dir.rglob("kdc.log"))
     conf = run_dir / "conf"
     assert site_property(conf / "yarn-site.xml", "yarn.resourcemanager.principal") == SITE_SERVICE
@@ -191,12 +194,11 @@ def site_cluster_serves_alice_only(alice: TestUser, mallory: TestUser, homes: tu
     counts = dict(line.split("\t") for line in (home / "out" / "part-r-00000").read_text().splitlines())
     assert counts["be"] == "2" and counts["question"] == "1", counts
     rm_web = "http://" + site_property(conf / "yarn-site.xml", "yarn.resourcemanager.webapp.address")
-    security = security_plan("site", alice.name, cid, run_dir, KerberosSpec(**kerberos))
     anonymous = httpx.get(f"{rm_web}/ws/v1/cluster/apps", timeout=20, trust_env=False)
     print(f"alice without the cookie: HTTP {anonymous.status_code} {anonymous.reason_phrase}, "
           f"WWW-Authenticate: {anonymous.headers.get('WWW-Authenticate')}")
     assert anonymous.status_code == 401, anonymous.text[:500]
-    with web_client(security, timeout=20) as web:
+    with web_client(ClusterPlan.load(run_dir), uid=alice.uid, timeout=20) as web:
         apps = web.get(f"{rm_web}/ws/v1/cluster/apps")
     assert apps.status_code == 200, apps.text[:500]
     assert {a["user"] for a in apps.json()["apps"]["app"]} == {alice.name}
@@ -248,4 +250,99 @@ def test_site_realm_runs_the_owners_job_as_her_principals_and_refuses_a_claimed_
     finally:
         if kdc is not None:
             kdc.communicate(timeout=30)  # its standard input closes: the centre's KDC stops
+        shutil.rmtree(base, ignore_errors=True)
+
+
+#: mallory's squatter (issue 36 item 1): binds ``argv[1]:argv[2]``, prints ``up``, then answers every connection
+#: 503 and appends what it read to the JSON list in ``argv[3]`` (hers), until killed.
+SQUATTER = r"""
+import json, socket, sys
+host, port, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+server = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+server.bind((host, port))
+server.listen()
+print("up", flush=True)
+seen = []
+while True:
+    conn, _ = server.accept()
+    conn.settimeout(5)
+    try:
+        seen.append(conn.recv(65536).decode(errors="replace"))
+        conn.sendall(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+    except OSError as error:
+        seen.append(repr(error))
+    conn.close()
+    with open(log + ".tmp", "w") as out:
+        json.dump(seen, out)
+    import os
+    os.replace(log + ".tmp", log)
+"""
+
+#: The owner's ``setup:`` line (run after the configuration is rendered, before the KDC and the daemons start): writes
+#: the ResourceManager's web address of the rendered ``yarn-site.xml`` to ``argv[1]/rm-web`` and waits (at most 120 s)
+#: for ``argv[1]/bound``: the test's way to let mallory bind it first, as she did by watching ``/proc``.
+HANDOFF = r"""
+import pathlib, sys, time
+import xml.etree.ElementTree as ET
+handoff = pathlib.Path(sys.argv[1])
+for prop in ET.parse("conf/yarn-site.xml").getroot().iter("property"):
+    if prop.findtext("name") == "yarn.resourcemanager.webapp.address":
+        (handoff / "rm-web").write_text(prop.findtext("value"))
+deadline = time.time() + 120
+while not (handoff / "bound").exists() and time.time() < deadline:
+    time.sleep(0.05)
+"""
+
+
+def test_a_squatter_on_the_resourcemanagers_web_port_gets_no_cookie(hadoop_runtime: Path) -> None:
+    """Issue 36 item 1: mallory binds the ResourceManager's web port (read from the rendered ``yarn-site.xml``) before
+    the ResourceManager does. The owner's bring-up sends her nothing that authenticates (the launcher checks the
+    kernel's owner of the listening socket first) and ends in one line naming the port and mallory; nothing of the
+    cluster is left running. (The code before this issue sent her the owner's signed cookie with its first readiness
+    poll, valid 600 s on every web server.)"""
+    alice, mallory = make_user("hhalice"), make_user("hhmallory")
+    base = shared_base("hh-squat")
+    squatter = None
+    try:
+        home, mallory_home = user_dir(base, alice), user_dir(base, mallory)
+        (home / "handoff").mkdir()
+        handoff = alice.own(home / "handoff")
+        (home / "handoff.py").write_text(HANDOFF)
+        script = alice.own(home / "handoff.py", 0o600)
+        env = {"XDG_STATE_HOME": str(home / "state")}
+        job = home / "squat.yaml"
+        job.write_text(yaml.safe_dump({
+            "name": "squat", "scheduler": "local", "walltime": "00:10:00", "security": "per-cluster",
+            "filesystem": {"root": str(base)}, "hadoop": SMALL, "setup": [f"/usr/bin/python3 {script} {handoff}"],
+            "steps": [{"example": "pi", "args": [1, 10]}]}))
+        alice.own(job, 0o600)
+        submit = alice.popen([str(REPO / ".venv" / "bin" / "python"), "-m", "launcher.cli", "submit", str(job)],
+                             env=env)
+        deadline = time.monotonic() + 120
+        while not (handoff / "rm-web").exists():
+            assert submit.poll() is None and time.monotonic() < deadline, submit.communicate()
+            time.sleep(0.05)
+        host, _, port = (handoff / "rm-web").read_text().rpartition(":")
+        log = mallory_home / "squatter.json"
+        squatter = mallory.popen(["/usr/bin/python3", "-c", SQUATTER, host, port, str(log)])
+        assert squatter.stdout is not None and squatter.stdout.readline().strip() == "up", squatter.communicate()
+        (handoff / "bound").touch()
+        out, err = submit.communicate(timeout=300)
+        errors = [line for line in (out + err).splitlines() if line.startswith("error:")]
+        print(f"mallory listens on {host}:{port} (the ResourceManager's web port) before the ResourceManager; "
+              f"alice's submit: exit {submit.returncode}")
+        for line in errors:
+            print(f"  {line}")
+        seen = json.loads(log.read_text()) if log.exists() else []
+        print(f"mallory's squatter read {len(seen)} request(s): {[s.splitlines()[0] if s else '' for s in seen]}")
+        assert submit.returncode != 0 and len(errors) == 1, out[-3000:] + err[-3000:]
+        assert f":{port}" in errors[0] and f"({mallory.name})" in errors[0], errors
+        assert not any("hadoop.auth" in request or "cookie:" in request.lower() for request in seen), seen
+        (run_dir,) = (home / "hpc-hadoop").iterdir()
+        assert processes_of(run_dir) == []
+        assert not list((run_dir / "krb").glob("*.keytab"))
+    finally:
+        if squatter is not None:
+            squatter.kill()
+            squatter.wait()
         shutil.rmtree(base, ignore_errors=True)

@@ -461,7 +461,8 @@ def test_per_cluster_security_authenticates_every_web_server(make_spec: SpecFact
     plan = make_test_plan(make_spec(security="per-cluster"))
     files = render_config(plan)
     core, yarn = single(files["core-site.xml"]), single(files["yarn-site.xml"])
-    assert core["hadoop.http.filter.initializers"] == "org.apache.hadoop.security.AuthenticationFilterInitializer"
+    assert core["hadoop.http.filter.initializers"] == ("org.apache.hadoop.security.AuthenticationFilterInitializer,"
+                                                       "org.hpchadoop.security.NoWebDelegationTokensInitializer")
     assert core["hadoop.http.authentication.type"] == "kerberos"
     assert core["hadoop.http.authentication.simple.anonymous.allowed"] == "false"
     assert core["hadoop.http.authentication.kerberos.principal"] == f"HTTP/_HOST@{plan.security.realm}"
