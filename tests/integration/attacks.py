@@ -357,8 +357,8 @@ def stray_cookie_buys_nothing(mallory: Mallory, run_dir: Path, owner_uid: int) -
     answers = mallory_http(mallory, [request for _, request, _ in attacks], timeout=120)
     lines = []
     for (what, _, (status, text)), got in zip(attacks, answers, strict=True):
-        said = text if text and text in got["body"] else got["body"][:60]  # an error page: the words that matter
-        lines.append(f"{mallory.label}: {what}: HTTP {got['status']} {got['reason']} {said!r}")
+        said = f" {text!r}" if text and text in got["body"] else ""  # of an error page, the words that matter
+        lines.append(f"{mallory.label}: {what}: HTTP {got['status']} {got['reason']}{said}")
         print(lines[-1])
         assert got["status"] == status and text in got["body"], (what, got)
     return lines
