@@ -364,6 +364,51 @@ def stray_cookie_buys_nothing(mallory: Mallory, run_dir: Path, owner_uid: int) -
     return lines
 
 
+#: mallory's squatter (issue 36 item 1): binds ``argv[1]:argv[2]``, prints ``up <pid>``, then answers every connection
+#: 503 and keeps what it read in the JSON list ``argv[3]`` (hers), until killed.
+SQUATTER = r"""
+import json, os, socket, sys
+host, port, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+server = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+server.bind((host, port))
+server.listen()
+print("up", os.getpid(), flush=True)
+seen = []
+while True:
+    conn, _ = server.accept()
+    conn.settimeout(5)
+    try:
+        seen.append(conn.recv(65536).decode(errors="replace"))
+        conn.sendall(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+    except OSError as error:
+        seen.append(repr(error))
+    conn.close()
+    with open(log + ".tmp", "w") as out:
+        json.dump(seen, out)
+    os.replace(log + ".tmp", log)
+"""
+
+#: The owner's ``setup:`` line (run in the cluster directory after the configuration is rendered, before the KDC and
+#: the daemons start): writes the value of property ``argv[2]`` of the rendered ``conf/*-site.xml`` to
+#: ``argv[1]/address`` and the plan's node names to ``argv[1]/nodes``, then waits (at most 120 s) for
+#: ``argv[1]/bound``: the test's way to let mallory bind a daemon's port first, as she did by watching ``/proc``.
+HANDOFF = r"""
+import json, pathlib, sys, time
+import xml.etree.ElementTree as ET
+handoff, name = pathlib.Path(sys.argv[1]), sys.argv[2]
+for site in sorted(pathlib.Path("conf").glob("*-site.xml")):
+    for prop in ET.parse(site).getroot().iter("property"):
+        if prop.findtext("name") == name:
+            value = prop.findtext("value")
+nodes = [node["name"] for node in json.loads(pathlib.Path("plan.json").read_text())["nodes"]]
+(handoff / "nodes").write_text(json.dumps(nodes))
+(handoff / "address").write_text(value)
+deadline = time.time() + 120
+while not (handoff / "bound").exists() and time.time() < deadline:
+    time.sleep(0.05)
+"""
+
+
 def am_container(app: dict) -> str:
     """The id of ``app``'s ApplicationMaster container (the last part but one of the RM's ``amContainerLogs``,
     ``http://<nm host:port>/node/containerlogs/<container>/<user>``)."""
@@ -547,7 +592,8 @@ def attacks_fail(mallory: Mallory, owner: str, run_dir: Path, client: subprocess
     return lines
 
 
-__all__ = ["Mallory", "RunAs", "SIMPLE_REFUSED", "am_container", "am_web_address", "am_web_port_refused",
+__all__ = ["HANDOFF", "SQUATTER", "Mallory", "RunAs", "SIMPLE_REFUSED", "am_container", "am_web_address",
+           "am_web_port_refused",
            "attacks_fail", "cli_attacks_fail", "end_client", "java_client", "krb_files_unreadable", "mallory_conf",
            "map_host", "mallory_here", "mallory_http", "mallory_on_node", "running_app", "site_property",
            "sleep_job_argv", "stray_cookie_buys_nothing", "web_attacks_fail"]

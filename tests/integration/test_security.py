@@ -33,6 +33,8 @@ from launcher.plan.webauth import web_client
 from launcher.runtime.hadoop import discover
 from tests.conftest import REPO, RUNTIME, processes_of, run_report
 from tests.integration.attacks import (
+    HANDOFF,
+    SQUATTER,
     Mallory,
     attacks_fail,
     claimed_name_refused,
@@ -253,47 +255,6 @@ def test_site_realm_runs_the_owners_job_as_her_principals_and_refuses_a_claimed_
         shutil.rmtree(base, ignore_errors=True)
 
 
-#: mallory's squatter (issue 36 item 1): binds ``argv[1]:argv[2]``, prints ``up``, then answers every connection
-#: 503 and appends what it read to the JSON list in ``argv[3]`` (hers), until killed.
-SQUATTER = r"""
-import json, socket, sys
-host, port, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-server = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-server.bind((host, port))
-server.listen()
-print("up", flush=True)
-seen = []
-while True:
-    conn, _ = server.accept()
-    conn.settimeout(5)
-    try:
-        seen.append(conn.recv(65536).decode(errors="replace"))
-        conn.sendall(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
-    except OSError as error:
-        seen.append(repr(error))
-    conn.close()
-    with open(log + ".tmp", "w") as out:
-        json.dump(seen, out)
-    import os
-    os.replace(log + ".tmp", log)
-"""
-
-#: The owner's ``setup:`` line (run after the configuration is rendered, before the KDC and the daemons start): writes
-#: the ResourceManager's web address of the rendered ``yarn-site.xml`` to ``argv[1]/rm-web`` and waits (at most 120 s)
-#: for ``argv[1]/bound``: the test's way to let mallory bind it first, as she did by watching ``/proc``.
-HANDOFF = r"""
-import pathlib, sys, time
-import xml.etree.ElementTree as ET
-handoff = pathlib.Path(sys.argv[1])
-for prop in ET.parse("conf/yarn-site.xml").getroot().iter("property"):
-    if prop.findtext("name") == "yarn.resourcemanager.webapp.address":
-        (handoff / "rm-web").write_text(prop.findtext("value"))
-deadline = time.time() + 120
-while not (handoff / "bound").exists() and time.time() < deadline:
-    time.sleep(0.05)
-"""
-
-
 def test_a_squatter_on_the_resourcemanagers_web_port_gets_no_cookie(hadoop_runtime: Path) -> None:
     """Issue 36 item 1: mallory binds the ResourceManager's web port (read from the rendered ``yarn-site.xml``) before
     the ResourceManager does. The owner's bring-up sends her nothing that authenticates (the launcher checks the
@@ -309,23 +270,25 @@ def test_a_squatter_on_the_resourcemanagers_web_port_gets_no_cookie(hadoop_runti
         handoff = alice.own(home / "handoff")
         (home / "handoff.py").write_text(HANDOFF)
         script = alice.own(home / "handoff.py", 0o600)
+        prop = "yarn.resourcemanager.webapp.address"
         env = {"XDG_STATE_HOME": str(home / "state")}
         job = home / "squat.yaml"
         job.write_text(yaml.safe_dump({
             "name": "squat", "scheduler": "local", "walltime": "00:10:00", "security": "per-cluster",
-            "filesystem": {"root": str(base)}, "hadoop": SMALL, "setup": [f"/usr/bin/python3 {script} {handoff}"],
+            "filesystem": {"root": str(base)}, "hadoop": SMALL,
+            "setup": [f"/usr/bin/python3 {script} {handoff} {prop}"],
             "steps": [{"example": "pi", "args": [1, 10]}]}))
         alice.own(job, 0o600)
         submit = alice.popen([str(REPO / ".venv" / "bin" / "python"), "-m", "launcher.cli", "submit", str(job)],
                              env=env)
         deadline = time.monotonic() + 120
-        while not (handoff / "rm-web").exists():
+        while not (handoff / "address").exists():
             assert submit.poll() is None and time.monotonic() < deadline, submit.communicate()
             time.sleep(0.05)
-        host, _, port = (handoff / "rm-web").read_text().rpartition(":")
+        host, _, port = (handoff / "address").read_text().rpartition(":")
         log = mallory_home / "squatter.json"
         squatter = mallory.popen(["/usr/bin/python3", "-c", SQUATTER, host, port, str(log)])
-        assert squatter.stdout is not None and squatter.stdout.readline().strip() == "up", squatter.communicate()
+        assert squatter.stdout is not None and squatter.stdout.readline().startswith("up "), squatter.communicate()
         (handoff / "bound").touch()
         out, err = submit.communicate(timeout=300)
         errors = [line for line in (out + err).splitlines() if line.startswith("error:")]

@@ -25,6 +25,7 @@ import yaml
 # The `slurm_cluster` fixture lives in tests/conftest.py (shared with test_bench.py); CLUSTER, PFS and
 # slurm_cluster stay importable from here for modules that import them from this one.
 from tests.conftest import CLUSTER, PFS, REPO, fresh_pfs_dir, hpc_hadoop, processes_of, run_report, slurm_cluster  # noqa: F401
+from tests.integration.attacks import HANDOFF, SQUATTER
 from tests.users import TestUser, make_user, user_dir
 
 pytestmark = [pytest.mark.hadoop, pytest.mark.slurm]
@@ -361,3 +362,58 @@ def test_doctor_inside_an_allocation_asks_every_node_what_secure_mode_needs(shar
         in lines["krb host names"], lines
     assert "a TCP port can be bound on 10.77.0.11 on n1" in lines["krb KDC port"]
     assert "3 clock(s) within" in lines["krb clock skew"]
+
+
+def test_a_squatter_on_a_nodemanagers_web_port_on_another_node(users_root: Path, dave: TestUser) -> None:
+    """Issue 36 item 1, on another node: mallory, on the cluster's second node, binds its NodeManager's web port
+    (read from the rendered configuration) before the NodeManager starts. The NodeManager cannot bind and exits; that
+    node's agent reads the kernel's table there and names her, so the owner's bring-up ends in one line naming the
+    port, the node and mallory, and nothing of the cluster is left running; nothing that authenticates reached her."""
+    mallory = make_user("hhmallory")
+    mallory_home = user_dir(users_root, mallory)
+    home = users_root / dave.name
+    (home / "handoff").mkdir()
+    handoff = dave.own(home / "handoff")
+    (home / "handoff.py").write_text(HANDOFF)
+    script = dave.own(home / "handoff.py", 0o600)
+    job = users_job(dave, users_root, {
+        "name": "nmsquat", "nodes": 2, "walltime": "00:10:00", "filesystem": {"root": str(users_root)},
+        "setup": [f"/usr/bin/python3 {script} {handoff} yarn.nodemanager.webapp.address"],
+        "steps": [{"example": "pi", "args": [1, 10]}]})
+    submit = dave.popen([str(REPO / ".venv" / "bin" / "python"), "-m", "launcher.cli", "submit", str(job), "--wait"])
+    squatter_pid = None
+    try:
+        deadline = time.monotonic() + 300
+        while not (handoff / "address").exists():
+            assert submit.poll() is None and time.monotonic() < deadline, submit.communicate()
+            time.sleep(0.1)
+        port = (handoff / "address").read_text().rpartition(":")[2]
+        node = json.loads((handoff / "nodes").read_text())[-1]
+        log = mallory_home / "squatter.json"
+        login = [f"{key}={value}" for key, value in mallory.env().items()]
+        squatter = subprocess.Popen([str(CLUSTER / "on-node.sh"), node, "setpriv", f"--reuid={mallory.uid}",
+                                     f"--regid={mallory.gid}", "--clear-groups", "--", "env", "-i", *login,
+                                     "/usr/bin/python3", "-c", SQUATTER, "0.0.0.0", port, str(log)],
+                                    stdout=subprocess.PIPE, text=True, cwd=mallory_home)
+        assert squatter.stdout is not None
+        up = squatter.stdout.readline().split()
+        assert up[:1] == ["up"], (up, squatter.poll())
+        squatter_pid = int(up[1])
+        (handoff / "bound").touch()
+        out, err = submit.communicate(timeout=600)
+    finally:
+        if squatter_pid is not None:
+            os.kill(squatter_pid, signal.SIGKILL)
+    (run_dir,) = cluster_dirs(users_root)
+    report = run_report(run_dir)
+    errors = [line for line in (out + err).splitlines() if line.startswith("error:")]
+    cause = errors[0] if len(errors) == 1 else str(errors)
+    print(f"mallory listens on {node}:{port} (its NodeManager's web port) first; dave's submit --wait: exit "
+          f"{submit.returncode}\n  {cause}")
+    seen = json.loads(log.read_text()) if log.exists() else []
+    print(f"mallory's squatter read {len(seen)} request(s)")
+    assert submit.returncode != 0 and report["state"] == "bringup_failed", out[-3000:] + err[-3000:]
+    assert f"port {port} on {node} is held by another user's process (uid {mallory.uid} ({mallory.name}))" in cause, \
+        (cause, out[-2000:])
+    assert not any("hadoop.auth" in request or "cookie:" in request.lower() for request in seen), seen
+    assert processes_of(run_dir) == [] and queued_jobs() == []
