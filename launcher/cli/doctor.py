@@ -14,7 +14,7 @@ from launcher.config.spec import JobSpec
 from launcher.filesystems import check_shared_root, check_striping, current_layout, decide, filesystem_of
 from launcher.filesystems.detect import existing_parent
 from launcher.filesystems.operations import DIRECTORY_MODES, FILE_MODES, NEVER_TRIED, try_operations
-from launcher.plan.cluster_plan import PORT_BLOCK, FilesystemPlan, choose_ports, expand_root
+from launcher.plan.cluster_plan import PORT_BLOCK, FilesystemPlan, choose_ports, expand_root, spec_offsets
 from launcher.runtime.hadoop import discover
 from launcher.schedulers.allocation import Allocation
 from launcher.util.errors import UserError
@@ -199,12 +199,16 @@ def _secure_mode(spec: JobSpec) -> list[Check]:
     return checks
 
 
-def _ports() -> Check:
+def _ports(spec: JobSpec) -> Check:
+    """Whether this node has a port block for a cluster of ``spec`` as ``start`` would choose it
+    (:func:`launcher.plan.cluster_plan.choose_ports`: any block whose ports the cluster's daemons use are free)."""
+    offsets = spec_offsets(spec, spec.nodes)
     try:
-        ports = choose_ports(f"doctor-{os.getpid()}")
+        ports = choose_ports(offsets)
     except UserError as exc:
         return Check("ports", "fail", exc.message, exc.fix)
-    return Check("ports", "ok", f"a free block of {PORT_BLOCK} ports, e.g. {ports.base}-{ports.base + PORT_BLOCK - 1}")
+    return Check("ports", "ok", f"a block of {PORT_BLOCK} ports with the {len(offsets)} the daemons use free, e.g. "
+                 f"{ports.base}-{ports.base + PORT_BLOCK - 1}")
 
 
 def _batch_systems() -> Check:
@@ -272,7 +276,7 @@ def run_checks(spec: JobSpec, job_file: Path | None = None, *, overwrite: bool =
     ``submit`` checks (``overwrite``: as ``--overwrite``)."""
     shared = _shared_root(spec)
     checks = [*_java_and_hadoop(spec), *_filesystem(spec), *([shared] if shared else []), _hostname(),
-              *_secure_mode(spec), _ports(), _batch_systems()]
+              *_secure_mode(spec), _ports(spec), _batch_systems()]
     if job_file is not None:
         checks.append(_job_file(spec, job_file, overwrite=overwrite,
                                 root_failed=shared is not None and shared.status == "fail",

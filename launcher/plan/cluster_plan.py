@@ -7,18 +7,18 @@ per-node agent reads it there, so all nodes agree on ports, directories and role
 from __future__ import annotations
 
 import getpass
-import hashlib
 import json
 import math
 import os
 import secrets
 import socket
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from string import Template
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -30,6 +30,7 @@ from launcher.runtime.hadoop import HadoopRuntime
 from launcher.schedulers.allocation import Allocation
 from launcher.util.errors import UserError
 from launcher.util.records import Record
+from launcher.util.sockets import listeners, user_name
 from launcher.util.units import MiB, format_size
 from launcher.util.userdirs import node_work_root as node_work_root
 from launcher.util.userdirs import per_user
@@ -56,11 +57,28 @@ def port_range() -> tuple[int, int]:
 OS_RESERVE = 1024 * MiB
 
 
+#: Each daemon's ports as offsets from the base of the cluster's block, by the role that runs the daemon
+#: (``NodePlan.roles``): the one list of what a cluster uses of its block. :class:`Ports` names them (the templates
+#: read ``plan.ports.rm_web``, ...); :func:`used_offsets` gives those of a cluster's roles, the only ones
+#: :func:`choose_ports` needs free. Spark's JVMs, the MapReduce ApplicationMaster, the KDC (``kdc.port=0``) and
+#: ``ui``'s proxy take no port of the block.
+DAEMON_PORTS: Mapping[str, Mapping[str, int]] = MappingProxyType({
+    "resourcemanager": {"rm_scheduler": 0, "rm_tracker": 1, "rm": 2, "rm_admin": 3, "rm_web": 4},
+    "nodemanager": {"nm": 5, "nm_localizer": 6, "nm_web": 7, "shuffle": 8},
+    "historyserver": {"jhs": 9, "jhs_web": 10, "jhs_admin": 11},
+    "namenode": {"nn": 12, "nn_web": 13},
+    "datanode": {"dn": 14, "dn_web": 15, "dn_ipc": 16},
+})
+#: Every port name of :data:`DAEMON_PORTS` with its offset.
+PORT_OFFSETS: Mapping[str, int] = MappingProxyType({name: offset for ports in DAEMON_PORTS.values()
+                                                   for name, offset in ports.items()})
+assert len(set(PORT_OFFSETS.values())) == len(PORT_OFFSETS) and max(PORT_OFFSETS.values()) < PORT_BLOCK
+
+
 @dataclass(frozen=True)
 class Ports:
-    """One cluster's ports: a block of :data:`PORT_BLOCK` consecutive ports from ``base``.
-
-    Offsets: ResourceManager scheduler +0, resource tracker +1, client +2, admin +3, web +4;
+    """One cluster's ports: a block of :data:`PORT_BLOCK` consecutive ports from ``base``, each daemon's port at its
+    offset of :data:`DAEMON_PORTS`: ResourceManager scheduler +0, resource tracker +1, client +2, admin +3, web +4;
     NodeManager +5, localizer +6, web +7, ShuffleHandler +8; JobHistoryServer +9, web +10, admin +11;
     NameNode +12, NameNode web +13, DataNode +14, DataNode web +15, DataNode IPC +16 (``hdfs`` mode).
     """
@@ -68,17 +86,22 @@ class Ports:
     base: int
 
     def __getattr__(self, name: str) -> int:
-        offsets = {"rm_scheduler": 0, "rm_tracker": 1, "rm": 2, "rm_admin": 3, "rm_web": 4,
-                   "nm": 5, "nm_localizer": 6, "nm_web": 7, "shuffle": 8,
-                   "jhs": 9, "jhs_web": 10, "jhs_admin": 11,
-                   "nn": 12, "nn_web": 13, "dn": 14, "dn_web": 15, "dn_ipc": 16}
-        if name in offsets:
-            return self.base + offsets[name]
+        if name in PORT_OFFSETS:
+            return self.base + PORT_OFFSETS[name]
         raise AttributeError(name)
 
     def all(self) -> range:
         """Every port of the block."""
         return range(self.base, self.base + PORT_BLOCK)
+
+
+def used_offsets(roles: Iterable[str]) -> frozenset[int]:
+    """The offsets of the port block that daemons of ``roles`` (``NodePlan.roles``) listen on (:data:`DAEMON_PORTS`).
+
+    Raises:
+        KeyError: a role this module does not know (add it to :data:`DAEMON_PORTS`, with no ports if it has none).
+    """
+    return frozenset(offset for role in set(roles) for offset in DAEMON_PORTS[role].values())
 
 
 def port_free(port: int, address: str = "0.0.0.0") -> bool:
@@ -91,28 +114,79 @@ def port_free(port: int, address: str = "0.0.0.0") -> bool:
     return True
 
 
-def choose_ports(cluster_id: str, *, attempts: int = 64) -> Ports:
-    """Pick a free port block for this cluster, checked on this host (the master node).
+def choose_ports(offsets: Collection[int]) -> Ports:
+    """Pick a port block for a cluster whose daemons use ``offsets`` of it (:func:`used_offsets`), checked on this
+    host (the master node): the first block whose ``base + offset`` ports all bind now. Daemons on other nodes bind
+    the same ports and report a clash in their logs.
 
-    The first candidate comes from a hash of the cluster id, so two clusters rarely even try the same
-    block; a block is taken only if every port in it binds. Daemons on other nodes bind the same ports
-    and report a clash in their logs.
+    Every block of :func:`port_range` that holds none of :data:`HADOOP_DEFAULT_PORTS` is tried, in an order drawn
+    from the operating system's randomness (:mod:`secrets`) each time, and the ports of the block that no daemon
+    uses need not be free. Why (issue 36 item 4: a second, unprivileged user on the same node):
+
+    * Not from the cluster id, as before: the id is public early (the 0755 listing of ``<root>/<user>/hpc-hadoop``,
+      the KDC's and agents' command lines), so another user computed the block and bound a daemon's port before the
+      daemon did. Not from a secret kept in the cluster directory either: on a shared FUSE mount another user's
+      process can read the owner's 0600 files (issue 36 item 5), and nothing needs to compute the block again. It is
+      chosen once, when the plan is made, and every reader (agents on every node, ``status``, ``ui``, the
+      configuration) takes it from ``plan.json``. A preview plan (``render``, ``submit``'s checks, ``doctor``) draws
+      its own, which the run does not use.
+    * Every block and only the used offsets: a few sockets no longer stop a start (64 sockets, one in each block a
+      given id tried, did), and a socket on a port no daemon uses takes no block away. One socket on a used port of
+      every block still can; then the refusal names the user who holds the sample busy port
+      (:func:`launcher.util.sockets.listeners`), for the owner or the site's admins to act on.
+
+    The random order only keeps another user from knowing the block before it is chosen. Once chosen it is in
+    ``plan.json`` and ``conf/``, and in ``/proc/net/tcp`` when the daemons listen; that she may still bind one of its
+    ports before its daemon does is why a credential goes only to a socket shown to be the owner's daemon's (issue 36
+    item 1).
 
     Raises:
-        ClusterError-like UserError: no free block found after ``attempts`` tries.
+        UserError: no block has every used port free; it says how many blocks were tried and who holds a busy port.
     """
     first, end = port_range()
-    slots = (end - first) // PORT_BLOCK
-    start = int(hashlib.sha256(cluster_id.encode()).hexdigest(), 16) % slots
-    for i in range(attempts):
-        base = first + ((start + i * 7919) % slots) * PORT_BLOCK
-        block = range(base, base + PORT_BLOCK)
-        if any(p in block for p in HADOOP_DEFAULT_PORTS):
-            continue
-        if all(port_free(p) for p in block):
+    used = sorted(offsets)
+    bases = [first + slot * PORT_BLOCK for slot in range((end - first) // PORT_BLOCK)]
+    bases = [base for base in bases if not any(base <= p < base + PORT_BLOCK for p in HADOOP_DEFAULT_PORTS)]
+    busy: list[int] = []  # the first busy port of each block tried
+    for base in secrets.SystemRandom().sample(bases, len(bases)):
+        taken = next((base + offset for offset in used if not port_free(base + offset)), None)
+        if taken is None:
             return Ports(base)
-    raise UserError(f"no free block of {PORT_BLOCK} ports in {first}-{end}",
-                    fix="stop some clusters or services on this node")
+        busy.append(taken)
+    raise UserError(f"no free port block on {socket.gethostname()}: tried all {len(bases)} blocks of {PORT_BLOCK} "
+                    f"ports in {first}-{end - 1}, each has a port the cluster's daemons use (offsets "
+                    f"{_spans(used)}) taken; {_holders(busy)}",
+                    fix="ask that user or the site's admins to free the ports, or stop some clusters on this node")
+
+
+def _spans(numbers: list[int]) -> str:
+    """Sorted ``numbers`` as ``0-11, 14``."""
+    spans: list[list[int]] = []
+    for n in numbers:
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in spans)
+
+
+def _holders(busy: list[int]) -> str:
+    """Who holds the busy ports (one per block tried), from the listening sockets of ``/proc/net/tcp*``: a sample port
+    and its owner, and how many of the busy ports that owner listens on; or that the sample is held by a socket that
+    does not listen (bound, or a connection's)."""
+    if not busy:
+        return "no block to try"
+    owners: dict[int, set[int]] = {}
+    for entry in listeners():
+        owners.setdefault(entry.port, set()).add(entry.uid)
+    held = [port for port in busy if port in owners]
+    if not held:
+        return f"e.g. port {busy[0]}, held by a socket that does not listen (no LISTEN entry in /proc/net/tcp*)"
+    sample = held[0]
+    uid = min(owners[sample])
+    count = sum(1 for port in busy if uid in owners.get(port, ()))
+    return (f"e.g. port {sample}, listened on by {user_name(uid)}, who listens on {count} of the {len(busy)} ports "
+            "found taken")
 
 
 @dataclass(frozen=True)
@@ -628,6 +702,24 @@ def naming_job_file(job_file: str | None) -> Iterator[None]:
         raise
 
 
+def node_roles(spec: JobSpec, index: int, count: int) -> tuple[str, ...]:
+    """The roles (daemons) of node ``index`` (0: the master) of a cluster of ``count`` nodes for ``spec``
+    (``NodePlan.roles``): in ``hdfs`` mode a NameNode on the master and a DataNode on every node, first; the
+    ResourceManager and the JobHistoryServer on the master; a NodeManager on every other node, and on the master too
+    unless ``nodemanager_on_master: false`` leaves it out of a cluster of more than one node."""
+    roles = [*hdfs_mode(spec.filesystem).roles(first=index == 0),
+             *(["resourcemanager", "historyserver"] if index == 0 else [])]
+    if index > 0 or spec.nodemanager_on_master or count == 1:
+        roles.append("nodemanager")
+    return tuple(roles)
+
+
+def spec_offsets(spec: JobSpec, count: int) -> frozenset[int]:
+    """The offsets of the port block a cluster of ``count`` nodes for ``spec`` uses (:func:`used_offsets` of the
+    roles of its nodes, :func:`node_roles`; the second node stands for every node after the master)."""
+    return used_offsets(role for index in range(min(count, 2)) for role in node_roles(spec, index, count))
+
+
 def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, filesystem: FilesystemPlan, *,
                cluster_id: str | None = None, run_dir: Path | None = None) -> ClusterPlan:
     """Decide roles, ports, directories and memory for ``spec`` on ``allocation``.
@@ -653,10 +745,7 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, fi
     planned: list[NodePlan] = []
     dir_names = node_dir_names([n.name for n in nodes])
     for index, node in enumerate(nodes):
-        roles = [*hdfs_mode(spec.filesystem).roles(first=index == 0),
-                 *(["resourcemanager", "historyserver"] if index == 0 else [])]
-        if index > 0 or spec.nodemanager_on_master or len(nodes) == 1:
-            roles.append("nodemanager")
+        roles = node_roles(spec, index, len(nodes))
         work_dir = node_work_root(user) / cluster_id / node.name
         shared = str(run_dir / "nm-local" / dir_names[index])
         fallback = ""
@@ -668,12 +757,13 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, fi
             nm_local = str(per_user(local_root, user) / cluster_id / dir_names[index])
         else:
             nm_local, fallback = str(work_dir / "nm-local"), shared
-        planned.append(NodePlan(name=node.name, address=node.address, roles=tuple(roles),
+        planned.append(NodePlan(name=node.name, address=node.address, roles=roles,
                                 nm_local_dir=nm_local, log_dir=str(run_dir / "logs" / node.name),
                                 work_dir=str(work_dir), nm_shared_dir=fallback))
     return ClusterPlan(cluster_id=cluster_id, user=user, run_dir=str(run_dir), scheduler=allocation.scheduler,
                        job_id=allocation.job_id, fanout=allocation.fanout, deadline=allocation.deadline,
-                       master=planned[0], nodes=tuple(planned), ports=choose_ports(cluster_id),
+                       master=planned[0], nodes=tuple(planned),
+                       ports=choose_ports(used_offsets(r for n in planned for r in n.roles)),
                        memory=size_memory(spec, allocation), filesystem=filesystem, runtime=runtime, spec=spec,
                        cores_per_node=allocation.cores_per_node, fanout_program=allocation.fanout_program,
                        preview=allocation.preview)

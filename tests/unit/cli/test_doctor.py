@@ -8,6 +8,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from launcher.cli.main import main
+from launcher.plan.cluster_plan import PORT_OFFSETS
+from tests.ports import eligible, every_base, in_own_network, listening
 
 # -- issue 11, folded from tests/unit/test_shared_root.py: Issue #11: a batch job's cluster directory must be
 # on a filesystem every node shares (launcher/filesystems/__init__.py ``check_shared_root``,
@@ -24,3 +26,28 @@ def test_doctor_reports_a_local_root_as_a_fail_line(tmp_path: Path, pfs_root: Pa
     [line] = [line for line in result.stdout.splitlines() if "shared root" in line]
     assert line.split()[0] == "fail" and "which the compute nodes do not share" in line, line
     assert not any("job file" in line and "do not share" in line for line in result.stdout.splitlines())
+
+
+# -- issue 36 item 4: doctor's free-port check is start's rule (launcher/plan/cluster_plan.py choose_ports)
+
+def test_doctors_port_check_needs_free_only_the_ports_the_daemons_use() -> None:
+    """In a network namespace of its own (tests/ports.py): with +20 of every block taken (no daemon's port) the check
+    is ok, as ``start`` would find a block; with the ResourceManager's web port taken in every block it fails, with
+    the blocks tried and who holds the busy ports (this test process: root)."""
+
+    def ports_line() -> str:
+        result = CliRunner().invoke(main, ["doctor"])
+        [line] = [line for line in result.stdout.splitlines() if line.split()[1:2] == ["ports"]]
+        return line
+
+    def body() -> tuple[str, str]:
+        with listening(base + 20 for base in every_base()):
+            unused = ports_line()
+        with listening(base + PORT_OFFSETS["rm_web"] for base in every_base()):
+            used = ports_line()
+        return unused, used
+
+    unused, used = in_own_network(body)
+    assert unused.split()[0] == "ok", unused
+    assert used.split()[0] == "fail", used
+    assert f"tried all {len(eligible(every_base()))} blocks" in used and "listened on by root (uid 0)" in used, used

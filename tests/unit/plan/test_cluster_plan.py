@@ -5,7 +5,6 @@ from __future__ import annotations
 import getpass
 import hashlib
 import re
-import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,12 +15,15 @@ from launcher.config.spec import JobSpec, load_spec
 from launcher.filesystems import decide
 from launcher.plan.cluster_plan import (
     PORT_BLOCK,
-    PORT_RANGE,
+    PORT_OFFSETS,
     ClusterPlan,
     Ports,
     choose_ports,
     expand_root,
+    port_range,
     size_memory,
+    spec_offsets,
+    used_offsets,
 )
 from launcher.render.config import render_config
 from launcher.runtime.hadoop import HadoopRuntime
@@ -29,6 +31,8 @@ from launcher.schedulers.base import Allocation
 from launcher.schedulers.slurm import SlurmScheduler
 from launcher.util.errors import UserError
 from launcher.util.units import GiB
+from tests.ports import binds, eligible, every_base, in_own_network, listening
+from tests.users import make_user
 
 SpecFactory = Callable[..., JobSpec]
 PlanFactory = Callable[..., ClusterPlan]
@@ -86,21 +90,18 @@ def test_size_memory_too_small_node(make_spec: SpecFactory, make_allocation: All
 
 # -- ports -------------------------------------------------------------------------------------
 
-def candidates(cluster_id: str, count: int = 3) -> list[int]:
-    """The first port-block bases choose_ports tries, computed as plan.py describes (docs/architecture.md,
-    Parallel filesystem decisions: ports)."""
-    slots = (PORT_RANGE[1] - PORT_RANGE[0]) // PORT_BLOCK
+#: What a second user on the node binds in a block: the ResourceManager's web port (the readiness poll's first
+#: request goes to it with the launcher's cookie, issue 36 item 1).
+SQUATTED = PORT_OFFSETS["rm_web"]
+
+
+def candidates(cluster_id: str, count: int = 64) -> list[int]:
+    """The port-block bases ``choose_ports`` tried before issue 36, as a second user computed them from the public
+    cluster id: ``sha256(cluster_id) % slots`` first, then a stride of 7919 blocks, ``count`` of them."""
+    first, end = port_range()
+    slots = (end - first) // PORT_BLOCK
     start = int(hashlib.sha256(cluster_id.encode()).hexdigest(), 16) % slots
-    return [PORT_RANGE[0] + ((start + i * 7919) % slots) * PORT_BLOCK for i in range(count)]
-
-
-def binds(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind(("0.0.0.0", port))
-        except OSError:
-            return False
-    return True
+    return [first + ((start + i * 7919) % slots) * PORT_BLOCK for i in range(count)]
 
 
 def test_ports_offsets() -> None:
@@ -113,39 +114,124 @@ def test_ports_offsets() -> None:
         _ = ports.nonsense
 
 
-def test_choose_ports_returns_a_block_that_binds() -> None:
-    ports = choose_ports("bind-check-1")
-    assert PORT_RANGE[0] <= ports.base and ports.base + PORT_BLOCK <= PORT_RANGE[1]
-    assert (ports.base - PORT_RANGE[0]) % PORT_BLOCK == 0
-    assert len(ports.all()) == 32
-    assert all(binds(port) for port in ports.all())
+@pytest.mark.parametrize(("mode", "count"), [("rawfs", 12), ("hdfs", 17)])
+def test_used_offsets_are_those_of_the_plans_roles(make_spec: SpecFactory, make_test_plan: PlanFactory,
+                                                   tmp_path: Path, mode: str, count: int) -> None:
+    """YARN's daemons use +0..+11 of the block; HDFS mode adds the NameNode's and DataNodes' +12..+16; the other 15
+    (or 20) ports of the block are free for anyone to take."""
+    spec = make_spec(filesystem={"root": str(tmp_path), "mode": mode})
+    plan = make_test_plan(spec)
+    assert used_offsets(r for node in plan.nodes for r in node.roles) == set(range(count))
+    assert spec_offsets(spec, 3) == spec_offsets(spec, 1) == set(range(count))
+    assert spec_offsets(make_spec(filesystem={"root": str(tmp_path), "mode": mode}, nodemanager_on_master=False),
+                        2) == set(range(count))
 
 
-def first_free(bases: list[int]) -> int:
-    return next(base for base in bases if all(binds(p) for p in range(base, base + PORT_BLOCK)))
+def test_choose_ports_returns_a_block_whose_used_ports_bind() -> None:
+    offsets = used_offsets(["resourcemanager", "historyserver", "nodemanager"])
+    ports = choose_ports(offsets)
+    first, end = port_range()
+    assert first <= ports.base and ports.base + PORT_BLOCK <= end
+    assert (ports.base - first) % PORT_BLOCK == 0
+    assert ports.base in eligible([ports.base])
+    assert all(binds(ports.base + offset) for offset in offsets)
 
 
-def test_choose_ports_starts_at_the_hashed_candidate() -> None:
-    tried = candidates("hash-start", 64)
-    assert choose_ports("hash-start").base == first_free(tried)  # the first candidate, unless in use here
+def test_64_busy_candidate_blocks_of_a_cluster_id_no_longer_stop_its_plan(make_spec: SpecFactory,
+                                                                          make_test_plan: PlanFactory) -> None:
+    """Issue 36 item 4: a second user binds the ResourceManager's web port in each of the 64 blocks computed from
+    the cluster id; its plan (``start``) failed with ``no free block of 32 ports``, and now takes another block."""
+    cluster_id = "wordcount-20240101-000000-abcd"
+    tried = candidates(cluster_id)
+    with listening(base + SQUATTED for base in tried):
+        plan = make_test_plan(make_spec(), cluster_id=cluster_id)
+    assert plan.ports.base not in tried
 
 
-@pytest.mark.parametrize("taken_offset", [0, 17, 31])
-def test_choose_ports_skips_a_block_with_a_taken_port(taken_offset: int) -> None:
-    cluster_id = f"port-clash-{taken_offset}"
-    tried = candidates(cluster_id, 64)
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as blocker:
-        blocker.bind(("0.0.0.0", tried[0] + taken_offset))
-        blocker.listen()
-        ports = choose_ports(cluster_id)
-        assert ports.base != tried[0]
-        assert ports.base == first_free(tried[1:])
+def test_two_plans_of_one_cluster_id_start_at_unpredictable_blocks(make_spec: SpecFactory,
+                                                                   make_test_plan: PlanFactory) -> None:
+    """The block no longer follows from the cluster id: 8 plans of one id take (at least 4) different blocks."""
+    bases = {make_test_plan(make_spec(), cluster_id="same-20240101-000000-abcd").ports.base for _ in range(8)}
+    assert len(bases) >= 4, bases
 
 
-def test_choose_ports_gives_up_with_a_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("launcher.plan.cluster_plan.port_free", lambda port, address="0.0.0.0": False)
-    with pytest.raises(UserError, match="no free block of 32 ports"):
-        choose_ports("full", attempts=3)
+def test_a_busy_port_no_daemon_uses_takes_no_block_away(make_spec: SpecFactory, make_test_plan: PlanFactory,
+                                                        tmp_path: Path) -> None:
+    """In a network namespace of its own (tests/netns.py): every block but one has the ResourceManager's web port
+    taken; that one has ports +17 and +31 taken, which no daemon uses, and +12, the NameNode's (``hdfs`` mode only):
+    a YARN cluster gets that block, an ``hdfs`` one none."""
+    cluster_id = "spare-20240101-000000-abcd"
+    spare = eligible(candidates(cluster_id))[0]  # the block the id's hash gave first (before issue 36)
+
+    def body() -> tuple[int, str]:
+        with listening([*(base + SQUATTED for base in every_base() if base != spare),
+                        spare + 17, spare + 31, spare + PORT_OFFSETS["nn"]]):
+            yarn = make_test_plan(make_spec(), cluster_id=cluster_id).ports.base
+            with pytest.raises(UserError) as refused:
+                make_test_plan(make_spec(filesystem={"root": str(tmp_path), "mode": "hdfs"}), cluster_id=cluster_id)
+        return yarn, str(refused.value)
+
+    yarn, refused = in_own_network(body)
+    assert yarn == spare
+    assert "no free port block" in refused and "offsets 0-16" in refused
+
+
+def test_a_busy_port_a_daemon_uses_takes_its_block_away(make_spec: SpecFactory, make_test_plan: PlanFactory) -> None:
+    """Two blocks are free but for the JobHistoryServer's admin port (+11) in one of them: the plan gets the other,
+    every time."""
+    taken, free = eligible(every_base())[100:102]
+
+    def body() -> set[int]:
+        with listening([*(base + SQUATTED for base in every_base() if base not in (taken, free)),
+                        taken + PORT_OFFSETS["jhs_admin"]]):
+            return {make_test_plan(make_spec()).ports.base for _ in range(4)}
+
+    assert in_own_network(body) == {free}
+
+
+def test_no_free_block_names_the_blocks_tried_and_the_user_holding_a_busy_port(make_spec: SpecFactory,
+                                                                              make_test_plan: PlanFactory) -> None:
+    """Issue 36 item 4: one socket of hhmallory's in every block (on the ResourceManager's web port) stops the plan
+    with one line (exit 2) that says how many blocks were tried and that she holds them."""
+    mallory = make_user("hhmallory")
+    ports = [base + SQUATTED for base in every_base()]
+    tried = len(eligible(every_base()))
+    binder = ("import socket, sys, time\n"
+              "socks = []\n"
+              "for port in map(int, sys.argv[1:]):\n"
+              "    s = socket.socket(); s.bind(('0.0.0.0', port)); s.listen(); socks.append(s)\n"
+              "print('ready', flush=True)\n"
+              "time.sleep(120)\n")
+
+    def body() -> tuple[str, int]:
+        squatter = mallory.popen(["/usr/bin/python3", "-c", binder, *map(str, ports)])
+        try:
+            assert squatter.stdout is not None and squatter.stdout.readline() == "ready\n"
+            with pytest.raises(UserError) as refused:
+                make_test_plan(make_spec())
+        finally:
+            squatter.kill()
+            squatter.wait()
+        return str(refused.value), refused.value.exit_code
+
+    message, exit_code = in_own_network(body)
+    assert exit_code == 2 and "\n" not in message
+    assert f"tried all {tried} blocks of {PORT_BLOCK} ports" in message, message
+    assert f"listened on by hhmallory (uid {mallory.uid}), who listens on {tried} of the {tried} ports" in message
+    sample = re.search(r"e\.g\. port (\d+),", message)
+    assert sample and int(sample[1]) in ports, message
+
+
+def test_a_busy_port_that_does_not_listen_is_said_so(make_spec: SpecFactory, make_test_plan: PlanFactory) -> None:
+    """A port bound but not listening (no LISTEN entry, no owner to name) in every block: the refusal says so."""
+
+    def body() -> str:
+        with listening((base + SQUATTED for base in every_base()), listen=False), \
+                pytest.raises(UserError) as refused:
+            make_test_plan(make_spec())
+        return str(refused.value)
+
+    assert "held by a socket that does not listen" in in_own_network(body)
 
 
 # -- roles and directories --------------------------------------------------------------------

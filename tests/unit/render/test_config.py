@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -16,7 +17,7 @@ import pytest
 from launcher.config.spec import JobSpec, load_spec
 from launcher.filesystems import decide
 from launcher.lifecycle.submit import render_script
-from launcher.plan.cluster_plan import ClusterPlan
+from launcher.plan.cluster_plan import ClusterPlan, used_offsets
 from launcher.render.clients import render_wrappers
 from launcher.render.config import (
     CONFIG_TEMPLATES,
@@ -106,6 +107,26 @@ def test_no_crc_files_by_default_and_hadoops_checksums_on_request(make_spec: Spe
     hadoops = single(render_config(make_test_plan(spec))["core-site.xml"])
     assert "fs.file.impl" not in hadoops  # Hadoop's LocalFileSystem: writes and verifies .crc files
     assert "fs.file.checksum.verify" not in hadoops and "fs.AbstractFileSystem.file.impl" not in hadoops
+
+
+@pytest.mark.parametrize("mode", ["rawfs", "hdfs"])
+def test_the_ports_the_configuration_gives_out_are_the_plans_used_offsets(make_spec: SpecFactory,
+                                                                         make_test_plan: PlanFactory, tmp_path: Path,
+                                                                         mode: str) -> None:
+    """Issue 36 item 4: ``choose_ports`` needs only the used offsets of the block free (``DAEMON_PORTS`` of the plan's
+    roles), so every port of the block a daemon is configured with must be one of them, and each of them is given
+    out: the ``host:port`` values and ``*.port`` keys of every rendered file, in YARN and in ``hdfs`` mode."""
+    plan = make_test_plan(make_spec(filesystem={"root": str(tmp_path), "mode": mode}))
+    block = plan.ports.all()
+    given = set()
+    for text in render_config(plan).values():
+        if not text.startswith("<?xml"):
+            continue
+        for name, value in single(text).items():
+            numbers = re.findall(r":(\d+)\b", value) + ([value] if name.endswith(".port") and value.isdigit() else [])
+            given.update(int(n) - block.start for n in numbers if int(n) in block)
+    used = used_offsets(r for node in plan.nodes for r in node.roles)
+    assert given == used == set(range(17 if mode == "hdfs" else 12))
 
 
 def test_resourcemanager_addresses_use_master_and_plan_ports(plan: ClusterPlan, files: dict[str, str]) -> None:
