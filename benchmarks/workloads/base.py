@@ -138,9 +138,10 @@ class Workload(ABC):
 DROP_CACHES = ["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"]
 
 
-def drop_page_cache(nodes: list[str], fanout: str) -> str | None:
+def drop_page_cache(nodes: list[str], fanout: str, answers: Path) -> str | None:
     """Drop the page cache on ``nodes`` (``sync; echo 3 > /proc/sys/vm/drop_caches``), each through the
-    launcher ``fanout`` (:func:`_on_node`); in this process when that launcher runs here (``local``).
+    launcher ``fanout`` (:func:`_on_node`); in this process when that launcher runs here (``local``). What a node
+    says goes to ``answers/drop-caches-<node>.out`` (:func:`_answering`), read here.
 
     Returns:
         ``None`` when it was dropped, else why not (for the report).
@@ -158,10 +159,28 @@ def drop_page_cache(nodes: list[str], fanout: str) -> str | None:
             return f"page cache not dropped: /proc/sys/vm/drop_caches: {exc.strerror}"
     failures = []
     for node in nodes:
-        proc = subprocess.run(_on_node(node, fanout, DROP_CACHES), capture_output=True, text=True, check=False)
+        said = answers / f"drop-caches-{node}.out"
+        proc = subprocess.run(_on_node(node, fanout, _answering(said, DROP_CACHES)), capture_output=True, text=True,
+                              check=False)
         if proc.returncode != 0:
-            failures.append(f"{node}: {proc.stderr.strip()[-120:]}")
+            failures.append(f"{node}: {(_read_answer(said) or proc.stderr).strip()[-120:]}")
     return f"page cache not dropped: {'; '.join(failures)}" if failures else None
+
+
+def _answering(out: Path, argv: list[str]) -> list[str]:
+    """``argv`` with its standard output and error sent to the file ``out`` (made anew): what a task on another node
+    says is read from a shared file, never from the fan-out command's output, which a batch system's task launcher
+    need not relay (OpenPBS's ``pbs_tmrsh`` and Torque's ``pbsdsh`` send it to the job's output file; issue 37
+    item 5)."""
+    return ["sh", "-c", 'exec >"$0" 2>&1; exec "$@"', str(out), *argv]
+
+
+def _read_answer(out: Path) -> str:
+    """The text a task wrote to ``out`` (:func:`_answering`); empty when there is none."""
+    try:
+        return out.read_text(errors="replace")
+    except OSError:
+        return ""
 
 
 def _on_node(node: str, fanout: str, argv: list[str]) -> list[str]:
@@ -198,17 +217,21 @@ def parallel_dd(files: list[Path], size: int, nodes: list[str], fanout: str, mod
             argv = ["dd", "if=/dev/zero", f"of={path}", "bs=1M", f"count={count}", "conv=fdatasync"]
         else:
             argv = ["dd", f"if={path}", "of=/dev/null", "bs=1M"]
-        # ``uname -n`` first (dd writes nothing on stdout): the host the scheduler really ran it on.
-        argv = ["sh", "-c", 'uname -n && LC_ALL=C exec "$@"', "sh", *argv]
+        # ``uname -n`` first (the host the scheduler really ran it on), then dd's own lines, into a file beside the
+        # data (:func:`_answering`): a batch system's task launcher need not relay them.
+        argv = _answering(_dd_answer(path, mode), ["sh", "-c", 'uname -n && LC_ALL=C exec "$@"', "sh", *argv])
         procs.append(subprocess.Popen(_on_node(nodes[i % len(nodes)], fanout, argv), stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, stdin=subprocess.DEVNULL))
+                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
     errors, hosts, seconds = [], [], []
-    for proc in procs:
-        out, err = proc.communicate()
-        hosts.append(out.decode(errors="replace").strip())
+    for path, proc in zip(files, procs, strict=True):
+        relayed, _ = proc.communicate()
+        said = _read_answer(_dd_answer(path, mode))
+        _dd_answer(path, mode).unlink(missing_ok=True)
+        host, _, rest = said.partition("\n")
+        hosts.append(host.strip())
         if proc.returncode != 0:
-            errors.append(err.decode(errors="replace").strip()[-200:])
-        seconds.append(dd_seconds(err.decode(errors="replace")))
+            errors.append((rest or relayed.decode(errors="replace")).strip()[-200:])
+        seconds.append(dd_seconds(rest))
     wall = time.monotonic() - began
     if errors:
         raise ClusterError(f"dd {mode} failed: {errors[0]}")
@@ -217,6 +240,11 @@ def parallel_dd(files: list[Path], size: int, nodes: list[str], fanout: str, mod
     proc_total = sum(known) if len(known) == len(seconds) else 0.0
     return {"wall_s": wall, "throughput_mb_s": total_mb / wall if wall > 0 else None, "total_mb": total_mb,
             "hosts": hosts, "proc_s": seconds, "proc_mb_s": total_mb / proc_total if proc_total > 0 else None}
+
+
+def _dd_answer(path: Path, mode: str) -> Path:
+    """Where the ``dd`` of ``path`` writes what it says: ``<path>.dd-<mode>.out`` (the same shared directory)."""
+    return path.with_name(f"{path.name}.dd-{mode}.out")
 
 
 _DD_COPIED = re.compile(r"\bcopied, ([0-9.]+(?:e[-+]?[0-9]+)?) s\b")
@@ -237,7 +265,7 @@ def dd_pair(ctx: Context, directory: Path) -> dict[str, Any]:
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / f"dd-{i:04d}" for i in range(files)]
     write = parallel_dd(paths, size, ctx.nodes, ctx.fanout, "write")
-    note = drop_page_cache(ctx.nodes, ctx.fanout)
+    note = drop_page_cache(ctx.nodes, ctx.fanout, directory)
     if note:
         ctx.notes.append(note)
     read = parallel_dd(paths, size, ctx.nodes, ctx.fanout, "read")

@@ -41,7 +41,7 @@ class DfsIO(Workload):
         wall = 0.0
         for mode in ("write", "read"):
             if mode == "read":
-                note = drop_page_cache(ctx.nodes, ctx.fanout)
+                note = drop_page_cache(ctx.nodes, ctx.fanout, ctx.work_dir)
                 if note and note not in ctx.notes:
                     ctx.notes.append(note)
             res_file = ctx.work_dir / f"TestDFSIO-{mode}.log"

@@ -5,8 +5,12 @@ Each check gives ``ok``, ``warn`` or ``fail`` and, when not ok, what to do.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import socket
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -167,6 +171,28 @@ def _nodes_to_ask(spec: JobSpec) -> tuple[list[tuple[str, str]], str, str | None
     return [(n.name, n.address) for n in allocation.nodes], allocation.fanout, allocation.fanout_program, ""
 
 
+@contextlib.contextmanager
+def _answers_dir(spec: JobSpec, fanout: str, program: str | None) -> Iterator[Path | None]:
+    """Where the nodes write their answers to the secure-mode probe (:func:`launcher.lifecycle.kdc.probe_nodes`): a new
+    private directory (``mkdtemp``: mode 0700, a name nobody could make first) in the filesystem root, which every
+    node shares; removed afterwards. ``None`` when the fan-out runs here (no node writes anything).
+
+    Raises:
+        OSError: the root cannot be written.
+        UserError: the root does not expand, or the fan-out is unknown.
+    """
+    from launcher.fanout import get_launcher
+
+    if get_launcher(fanout, program=program).runs_here:
+        yield None
+        return
+    answers = Path(tempfile.mkdtemp(prefix=".hpc-hadoop-doctor-", dir=expand_root(spec.filesystem.root)))
+    try:
+        yield answers
+    finally:
+        shutil.rmtree(answers, ignore_errors=True)
+
+
 def _secure_mode(spec: JobSpec) -> list[Check]:
     """What ``security: per-cluster`` needs (:mod:`launcher.plan.kerberos_checks`), asked through the fan-out
     (:func:`launcher.lifecycle.kdc.probe_nodes`) of every node of the allocation doctor runs in (the ``local``
@@ -181,9 +207,14 @@ def _secure_mode(spec: JobSpec) -> list[Check]:
         return [asked]
     nodes, fanout, program, alone = asked
     try:
-        probes, before, after = probe_nodes(nodes, fanout, program)
+        with _answers_dir(spec, fanout, program) as answers:
+            probes, before, after = probe_nodes(nodes, fanout, program, answers=answers)
+    except OSError as exc:
+        return [Check("krb nodes", "fail", f"no directory for the nodes' answers under {spec.filesystem.root}: {exc}",
+                      "set filesystem.root to a directory you can write that every node shares")]
     except HpcHadoopError as exc:
-        return [Check("krb nodes", "fail", str(exc), "see that the batch system can run a task on every node")]
+        return [Check("krb nodes", "fail", str(exc), "see that the batch system can run a task on every node, and "
+                      "that filesystem.root is shared by every node")]
     found = [check_names(probes), check_kdc_port(probes[0], nodes[0][1]), check_clock_skew(probes, before, after)]
     checks = []
     for check in found:

@@ -23,7 +23,6 @@ from launcher.cluster.events import BringUpEvents
 from launcher.cluster.watch import FilesystemWatch
 from launcher.fanout import AgentGroup, get_launcher
 from launcher.plan.cluster_plan import ClusterPlan
-from launcher.plan.daemon_sockets import user_name
 from launcher.plan.webauth import web_auth
 from launcher.render.clients import bin_dir
 from launcher.render.config import EXCLUDE_FILE
@@ -31,6 +30,7 @@ from launcher.util.errors import ClusterError
 from launcher.util.polling import poll
 from launcher.util.processes import end
 from launcher.util.records import AgentRecord
+from launcher.util.sockets import user_name
 
 POLL_SECONDS = 0.2
 #: Seconds the copy of the job history out of HDFS may take at teardown (``hdfs`` mode).
@@ -192,7 +192,9 @@ class Cluster:
                                    f" ({_tail(Path(record.log)) or _tail(Path(record.out))})")
         if not self.fanout.running(ignore=set(lost)):
             log = self.fanout.log_file
-            raise ClusterError(f"the agents stopped {when}; read {log} ({_tail(log)})")
+            agents = sorted(self.plan.path("logs").glob("agent-*.out"))
+            tail = _tail(log) or next((f"{p.name}: {_tail(p)}" for p in agents if _tail(p)), "")
+            raise ClusterError(f"the agents stopped {when}; read {log} and logs/agent-<node>.out ({tail})")
         return lost
 
     def raise_if_foreign(self) -> None:

@@ -105,12 +105,21 @@ class TaskLauncher(Launcher):
     #: True when the launcher joins the words with spaces for the remote shell: each word is then
     #: :func:`shlex.quote`-d, so that it arrives as it was.
     joins_words: ClassVar[bool] = False
+    #: False when the batch system sends the task's output to the job's output file rather than to the launcher's
+    #: own (OpenPBS's ``pbs_tmrsh`` and Torque's ``pbsdsh``: ``tm_spawn`` relays nothing; issue 37 item 5): then a
+    #: step's ``output`` option is applied by the task itself, which sends its output to that file.
+    relays_output: ClassVar[bool] = True
 
     def wrap(self, argv: Sequence[str], nodes: Sequence[str], *, options: StepOptions | None = None) -> list[str]:
-        """``<prefix> HOST ARGV...`` (each word quoted when :attr:`joins_words`); ``options`` do not apply.
+        """``<prefix> HOST ARGV...`` (each word quoted when :attr:`joins_words`). Of ``options`` only ``output``
+        applies, and only where the launcher does not relay the task's output (:attr:`relays_output`): the task then
+        appends its output to that file itself (``%N``: the node).
 
         Raises:
             ValueError: ``nodes`` does not hold exactly one node.
         """
+        host = self.one_node(nodes)
+        if options is not None and options.output and not self.relays_output:
+            argv = ["sh", "-c", 'exec >>"$0" 2>&1; exec "$@"', options.output.replace("%N", host), *argv]
         words = [shlex.quote(a) for a in argv] if self.joins_words else list(argv)
-        return [self.program or self.prefix[0], *self.prefix[1:], self.one_node(nodes), *words]
+        return [self.program or self.prefix[0], *self.prefix[1:], host, *words]

@@ -18,6 +18,7 @@ class PbsdshLauncher(TaskLauncher):
 
     name = "pbsdsh"
     prefix = ("pbsdsh", "-h")
+    relays_output = False
 
 
 class TmrshLauncher(TaskLauncher):
@@ -27,3 +28,4 @@ class TmrshLauncher(TaskLauncher):
     name = "pbs_tmrsh"
     prefix = ("pbs_tmrsh",)
     joins_words = True
+    relays_output = False

@@ -158,7 +158,8 @@ class AgentGroup:
         return self.run_dir / "logs" / f"fanout-{self.launcher.name}.log"
 
     def step_options(self) -> StepOptions:
-        """The agents' step: each task's output in ``logs/agent-<node>.out``, every core of its node, named
+        """The agents' step: each task's output in ``logs/agent-<node>.out`` (``srun --output``; through a launcher
+        that does not relay its task's output, the agent's own redirection), every core of its node, named
         :data:`AGENT_STEP_NAME`, no task ended because another failed, no CPU binding (the daemons are JVMs
         with many threads)."""
         return StepOptions(output=f"{self.run_dir}/logs/agent-%N.out", cpus_per_task=self.cores,

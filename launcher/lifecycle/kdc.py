@@ -49,25 +49,33 @@ KDC_HEAP_MB = 128
 STOP_GRACE = 5.0
 
 
+#: The cluster directory's subdirectory where each node writes its answer to the secure-mode probe.
+PROBES_DIR = "probes"
 #: The longest wait for every node's answer to the secure-mode probe (:func:`probe_nodes`), seconds.
 PROBE_TIMEOUT = 60.0
 
 
-def probe_argv(nodes: Sequence[tuple[str, str]], node: str | None = None) -> list[str]:
-    """``python -m launcher.plan.kerberos_checks [--node NODE] NAME=ADDRESS...`` with this interpreter."""
+def probe_argv(nodes: Sequence[tuple[str, str]], node: str | None = None, answers: Path | None = None) -> list[str]:
+    """``python -m launcher.plan.kerberos_checks [--node NODE] [--answer-dir ANSWERS] NAME=ADDRESS...`` with this
+    interpreter."""
     return [sys.executable, "-m", "launcher.plan.kerberos_checks", *(["--node", node] if node else []),
+            *(["--answer-dir", str(answers)] if answers is not None else []),
             *(f"{name}={address}" for name, address in nodes)]
 
 
 def probe_nodes(nodes: Sequence[tuple[str, str]], fanout: str, program: str | None = None,
-                timeout: float = PROBE_TIMEOUT) -> tuple[list[NodeProbe], float, float]:
+                timeout: float = PROBE_TIMEOUT, answers: Path | None = None) -> tuple[list[NodeProbe], float, float]:
     """Every node's :class:`~launcher.plan.kerberos_checks.NodeProbe`, got through the launcher ``fanout`` (run as
     ``program`` when given), as the agents are: in this process when the launcher runs here (``local``: every node
     is this machine), one command per node for a per-node launcher (``pbsdsh``, ``qrsh``...), else one command for
-    all (``srun``: each task finds its node as the agent does).
+    all (``srun``: each task finds its node as the agent does). Each node answers with a file, ``answers/<node>.json``,
+    as the agents report through ``agents/<node>.json``: a batch system's task launcher need not relay its task's
+    output (OpenPBS's ``pbs_tmrsh`` and Torque's ``pbsdsh`` send it to the job's output file: issue 37 item 5).
 
     Args:
         nodes: ``(name, address)`` of every node, the master's first.
+        answers: a private directory every node shares (the cluster directory's ``probes/``; ``doctor``: one it
+            makes under the filesystem root), emptied first; required unless the launcher runs here.
 
     Returns:
         The probes in the order of ``nodes``, and this host's clock (epoch seconds) before and after them.
@@ -83,13 +91,16 @@ def probe_nodes(nodes: Sequence[tuple[str, str]], fanout: str, program: str | No
     if launcher.runs_here:
         probes = [probe(name, nodes) for name in names]
         return probes, before, time.time()
+    if answers is None:
+        raise ClusterError("the secure-mode checks need a directory every node shares for their answers")
+    for old in answers.glob("*.json"):  # an earlier attempt's answers are not this one's
+        old.unlink()
     if launcher.per_node:
-        commands = [launcher.wrap(probe_argv(nodes, name), [name]) for name in names]
+        commands = [launcher.wrap(probe_argv(nodes, name, answers), [name]) for name in names]
     else:
-        commands = [launcher.wrap(probe_argv(nodes), names)]
+        commands = [launcher.wrap(probe_argv(nodes, answers=answers), names)]
     # As the agents' launchers: in the job's process tree, SIGTERM if we die (output and errors on one pipe).
     procs = [start_client(argv, subprocess.PIPE) for argv in commands]
-    found: dict[str, NodeProbe] = {}
     deadline = time.monotonic() + timeout
     for argv, proc in zip(commands, procs, strict=True):
         try:
@@ -101,19 +112,33 @@ def probe_nodes(nodes: Sequence[tuple[str, str]], fanout: str, program: str | No
         text = out.decode(errors="replace")
         if proc.returncode != 0:
             raise ClusterError(f"the secure-mode checks failed on a node (exit {proc.returncode}): "
-                               f"{text.strip()[-300:]}")
-        for line in text.splitlines():
-            if line.startswith("{"):
-                try:
-                    node_probe = NodeProbe.from_json(line)
-                except ValueError as exc:
-                    raise ClusterError(f"the secure-mode checks: {exc}") from None
-                found[node_probe.node] = node_probe
+                               f"{text.strip()[-300:] or '(no output here: a task launcher may send it elsewhere)'}")
     after = time.time()
+    found = read_answers(answers, names)
     missing = [name for name in names if name not in found]
     if missing:
-        raise ClusterError(f"no answer to the secure-mode checks from {', '.join(missing)}")
+        raise ClusterError(f"no answer to the secure-mode checks from {', '.join(missing)}: the check ran and exited "
+                           f"0, but wrote no {answers}/<node>.json (is {answers} on a filesystem every node shares?)")
     return [found[name] for name in names], before, after
+
+
+def read_answers(answers: Path, names: Sequence[str]) -> dict[str, NodeProbe]:
+    """The probes the nodes ``names`` wrote into ``answers`` (``<node>.json``), by node; a node without a file is left
+    out.
+
+    Raises:
+        ClusterError: a file cannot be read or is not a probe.
+    """
+    found: dict[str, NodeProbe] = {}
+    for name in names:
+        try:
+            node_probe = NodeProbe.from_json((answers / f"{name}.json").read_text())
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
+            raise ClusterError(f"the secure-mode checks: {name}'s answer {answers / name}.json: {exc}") from None
+        found[node_probe.node] = node_probe
+    return found
 
 
 def secure_mode_checks(plan: ClusterPlan, timeout: float = PROBE_TIMEOUT) -> list[KerberosCheck]:
@@ -125,7 +150,9 @@ def secure_mode_checks(plan: ClusterPlan, timeout: float = PROBE_TIMEOUT) -> lis
         ClusterError: as :func:`probe_nodes`.
     """
     nodes = [(node.name, node.address) for node in plan.nodes]
-    probes, before, after = probe_nodes(nodes, plan.fanout, plan.fanout_program, timeout)
+    answers = plan.path(PROBES_DIR)
+    answers.mkdir(mode=0o700, exist_ok=True)  # inside the private cluster directory, made by us
+    probes, before, after = probe_nodes(nodes, plan.fanout, plan.fanout_program, timeout, answers)
     return [check_names(probes), check_kdc_port(probes[0], plan.master.address),
             check_clock_skew(probes, before, after)]
 

@@ -57,9 +57,9 @@ from launcher.render.daemons import (
 from launcher.runtime.cds import CDS_FLAG_PREFIXES, jar_entries, maps, publish, set_aside
 from launcher.util.network import interface_address
 from launcher.util.polling import poll
-from launcher.util.proc_net import listen_entries
 from launcher.util.processes import end
 from launcher.util.records import AgentRecord, DaemonRecord, ListeningRecord
+from launcher.util.sockets import listeners
 from launcher.util.states import AgentState
 
 #: Seconds ``NameNode -format`` may take (hdfs mode).
@@ -472,7 +472,7 @@ class Agent:
         the launcher's error then names (issue 36)."""
         block = set(self.plan.ports.all())
         mine = os.geteuid()
-        self.foreign_ports = {str(entry.port): entry.uid for entry in listen_entries()
+        self.foreign_ports = {str(entry.port): entry.uid for entry in listeners()
                               if entry.port in block and entry.uid != mine}
 
     def sample_listeners(self) -> None:

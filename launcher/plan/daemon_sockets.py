@@ -9,7 +9,7 @@ signed web client (:mod:`launcher.plan.webauth`: the bring-up polls, failure dia
 says the listening socket is ours:
 
 - **On this node** (the address is one of this network namespace's: loopback or an interface's), from the kernel:
-  every listening socket on the port that a connection to the address can reach (:mod:`launcher.util.proc_net`:
+  every listening socket on the port that a connection to the address can reach (:mod:`launcher.util.sockets`:
   its own address or every address) must belong to our uid, which no other user can give a socket. Read at every
   request (a few KiB of ``/proc/net/tcp*``), so a daemon that died and a port taken since are seen at once.
 - **On another node**, from what that node's agent saw (``agents/<node>.json``, written by our agent into our
@@ -23,22 +23,21 @@ Why this and not HTTPS with a cluster CA: it costs nothing at bring-up (no keyst
 daemon, AM and browser hop), Hadoop's pages keep working through ``ui`` unchanged, and the kernel's socket owner is a
 proof the attacker cannot forge on the node; ``docs/admin-guide.md`` gives the comparison.
 
-Imports :mod:`launcher.plan.cluster_plan`, :mod:`launcher.util`, psutil.
+Imports :mod:`launcher.util`, psutil (and :mod:`launcher.plan.cluster_plan` for types).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
-import pwd
 import socket
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import psutil
 
-from launcher.util.proc_net import listen_entries
 from launcher.util.records import AgentRecord
+from launcher.util.sockets import ListenEntry, listeners, user_name
 from launcher.util.states import AgentState
 
 if TYPE_CHECKING:
@@ -84,19 +83,22 @@ class Verdict:
         return self.uid is not None
 
 
-def user_name(uid: int) -> str:
-    """``uid 1001 (hhmallory)``, or ``uid 1001`` where the account is unknown here."""
-    try:
-        return f"uid {uid} ({pwd.getpwuid(uid).pw_name})"
-    except KeyError:
-        return f"uid {uid}"
+def plain_address(address: str) -> str:
+    """An IPv4-mapped IPv6 address (``::ffff:10.0.0.1``, a JVM's dual-stack socket) as IPv4; others as they are."""
+    return address.removeprefix("::ffff:") if address.startswith("::ffff:") and "." in address else address
+
+
+def reaches(entry: ListenEntry, address: str) -> bool:
+    """True if a connection to ``address`` on ``entry``'s port can reach that listening socket: it listens on that
+    address or on every address."""
+    return plain_address(entry.address) in (address, "0.0.0.0", "::")
 
 
 def local_verdict(address: str, port: int, uid: int | None = None) -> Verdict:
     """From this network namespace's ``/proc/net/tcp*``: ours when every listening socket a connection to
     ``address:port`` can reach belongs to ``uid`` (default: this process's effective uid), and there is one."""
     uid = os.geteuid() if uid is None else uid
-    reached = [entry for entry in listen_entries(port) if entry.covers(address)]
+    reached = [entry for entry in listeners(port) if reaches(entry, address)]
     others = sorted({entry.uid for entry in reached if entry.uid != uid})
     if others:
         return Verdict(False, f"{address}:{port} is held by another user's process ({user_name(others[0])})",

@@ -15,7 +15,8 @@ Three checks, each a pure function of what the nodes reported (:class:`NodeProbe
 
 A probe (:func:`probe`) is what one node reports: its clock and its resolver's answers; it runs on each node
 through the fan-out (:func:`launcher.lifecycle.kdc.probe_nodes`) as ``python -m launcher.plan.kerberos_checks``,
-which prints one JSON line. Imports only the standard library.
+which writes its answer into a directory every node shares (one JSON file per node; nothing answers through the
+fan-out command's output, which a batch system's task launcher does not relay). Imports only the standard library.
 """
 
 from __future__ import annotations
@@ -261,19 +262,42 @@ def _this_node(nodes: Sequence[str], given: str | None) -> str:
     return next((c for c in candidates if c and c in nodes), given or host)
 
 
+def write_answer(directory: str, probe_: NodeProbe) -> None:
+    """Write ``probe_`` to ``<directory>/<node>.json`` (mode 0600 from its creation, then renamed into place, so that
+    a reader never sees half of it).
+
+    Raises:
+        OSError: the directory is missing or not writable.
+    """
+    final = os.path.join(directory, f"{probe_.node}.json")
+    partial = f"{final}.{os.getpid()}.tmp"
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(probe_.to_json() + "\n")
+    os.replace(partial, final)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m launcher.plan.kerberos_checks [--node NODE] [--kdc-port P] NAME=ADDRESS...``: print this node's
-    :class:`NodeProbe` as one JSON line."""
+    """``python -m launcher.plan.kerberos_checks [--node NODE] [--kdc-port P] [--answer-dir DIR] NAME=ADDRESS...``:
+    this node's :class:`NodeProbe`, written to ``DIR/<node>.json`` (:func:`write_answer`), or printed as one JSON line
+    without ``--answer-dir``. Through a batch system's task launcher the file is the answer: OpenPBS's ``pbs_tmrsh``
+    and Torque's ``pbsdsh`` (without ``-o``) send a task's output to the job's output file, not to their own
+    (``tm_spawn``; issue 37 item 5)."""
     parser = argparse.ArgumentParser(prog="python -m launcher.plan.kerberos_checks")
     parser.add_argument("--node")
     parser.add_argument("--kdc-port", type=int, default=0)
+    parser.add_argument("--answer-dir")
     parser.add_argument("nodes", nargs="+", metavar="NAME=ADDRESS")
     args = parser.parse_args(argv)
     nodes = [tuple(item.split("=", 1)) for item in args.nodes]
     if any(len(pair) != 2 for pair in nodes):
         parser.error("each node is NAME=ADDRESS")
     pairs = [(name, address) for name, address in nodes]
-    print(probe(_this_node([n for n, _ in pairs], args.node), pairs, args.kdc_port).to_json(), flush=True)
+    answer = probe(_this_node([n for n, _ in pairs], args.node), pairs, args.kdc_port)
+    if args.answer_dir:
+        write_answer(args.answer_dir, answer)
+    else:
+        print(answer.to_json(), flush=True)
     return 0
 
 

@@ -79,6 +79,35 @@ def test_wordcount_through_standin_pbs_pro(pfs_root: Path, tmp_path: Path, hadoo
     assert processes_of(run_dir) == []
 
 
+@pytest.mark.parametrize("flavor", ["torque", "pbspro"])
+def test_the_task_launchers_relay_nothing_of_their_task(tmp_path: Path, flavor: str) -> None:
+    """Issue 37 item 5, as seen on real OpenPBS 23.06 and Torque 6.1.3: inside a job, ``out=$(pbs_tmrsh HOST echo
+    hello1)`` (and ``pbsdsh -h HOST``) leaves ``out`` empty with exit 0, and ``hello1`` is in the job's output file;
+    Torque's ``pbsdsh -o`` relays it. The stand-in behaves so (its old ``pbs_tmrsh`` passed the output through, and
+    the launcher read the secure-mode checks' answer from it: every real PBS run failed at bring-up)."""
+    state, out = tmp_path / "standin", tmp_path / "job.out"
+    client = "pbsdsh -h localhost" if flavor == "torque" else "pbs_tmrsh localhost"
+    script = tmp_path / "relay.sh"
+    script.write_text(f"#!/bin/bash\n#PBS -o {out}\n#PBS -l walltime=00:01:00\n"
+                      f'got=$({client} echo hello1); echo "client printed [$got] exit $?"\n'
+                      + ('got=$(pbsdsh -o -h localhost echo hello2); echo "with -o: [$got]"\n' if flavor == "torque"
+                         else ""))
+    env = {**os.environ, **standin_env(state, flavor)}
+    submitted = subprocess.run(["qsub", str(script)], capture_output=True, text=True, env=env, timeout=60,
+                               check=False)
+    assert submitted.returncode == 0, submitted.stderr
+    deadline = time.monotonic() + 60
+    while "client printed" not in (out.read_text() if out.exists() else ""):
+        assert time.monotonic() < deadline, "the stand-in job did not run"
+        time.sleep(0.1)
+    time.sleep(0.5)
+    text = out.read_text()
+    print(text)
+    assert "hello1\nclient printed [] exit 0" in text
+    if flavor == "torque":
+        assert "with -o: [hello2]" in text
+
+
 def test_torque_as_root_is_refused_in_one_line(pfs_root: Path, tmp_path: Path, hadoop_runtime: Path) -> None:
     state = tmp_path / "standin"
     job = write_job(tmp_path, pfs_root, pbs={"flavor": "torque"})

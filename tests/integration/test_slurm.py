@@ -413,7 +413,7 @@ def test_a_squatter_on_a_nodemanagers_web_port_on_another_node(users_root: Path,
     seen = json.loads(log.read_text()) if log.exists() else []
     print(f"mallory's squatter read {len(seen)} request(s)")
     assert submit.returncode != 0 and report["state"] == "bringup_failed", out[-3000:] + err[-3000:]
-    assert f"port {port} on {node} is held by another user's process (uid {mallory.uid} ({mallory.name}))" in cause, \
+    assert f"port {port} on {node} is held by another user's process ({mallory.name} (uid {mallory.uid}))" in cause, \
         (cause, out[-2000:])
     assert not any("hadoop.auth" in request or "cookie:" in request.lower() for request in seen), seen
     assert processes_of(run_dir) == [] and queued_jobs() == []

@@ -30,10 +30,15 @@ version of this stand-in did not (issue 17 items 9-12):
   (``qstat: Unknown Job Id ID``, exit 153). With history, ``qstat -f`` of a finished job says ``qstat: ID Job has
   finished, use -x or -H to obtain historical job information`` (exit 35) and ``-x -f`` shows it (state ``F``).
   Torque keeps a completed job (state ``C``) and shows it to ``qstat -f``; its ``-x`` (XML) is not emulated.
-* ``pbsdsh -h HOST CMD...`` (Torque) and ``pbs_tmrsh HOST WORDS...`` (PBS Pro: words joined, run by ``sh -c``) ask
-  the MoM for a task of the job: here the command runs in a session of its own with ``HPC_HADOOP_NODE=HOST``,
+* ``pbsdsh [-o] -h HOST CMD...`` (Torque) and ``pbs_tmrsh HOST WORDS...`` (PBS Pro: words joined, run by ``sh -c``)
+  ask the MoM for a task of the job: here the command runs in a session of its own with ``HPC_HADOOP_NODE=HOST``,
   recorded as a task of the job, while the client waits for it and exits with its code. Only inside a job, as the
-  real ones (TM interface). ``pbsdsh`` passes SIGTERM, SIGINT and SIGHUP on to its task and exits 1 (OpenPBS's
+  real ones (TM interface). The task's standard output and error go to the **job's** output file, never to the
+  client's (issue 37 item 5, seen on real OpenPBS 23.06 and Torque 6.1.3: inside a job
+  ``out=$(pbs_tmrsh pbshost echo hello1)`` leaves ``out`` empty, exit 0, and ``hello1`` is in the job's ``.OU`` file;
+  OpenPBS's ``src/cmds/pbs_tmrsh.c`` starts the task with ``tm_spawn()`` and relays nothing), except with Torque's
+  ``pbsdsh -o`` ("redirect tasks' stdout and stderr to this proc's", ``src/cmds/pbsdsh.c``).
+  ``pbsdsh`` passes SIGTERM, SIGINT and SIGHUP on to its task and exits 1 (OpenPBS's
   ``bailout``); ``pbs_tmrsh`` has no handler. A client whose task the MoM killed because the job ended gets no
   obituary and waits on (the real Torque client did, for over 76 s, until killed by hand).
 * A server that does not answer (issue 25 item 7: ``qterm -t quick``, jobs running on): while the file
@@ -380,6 +385,32 @@ def qdel(argv: list[str]) -> int:
     return 0
 
 
+def pbsdsh_options(argv: list[str]) -> tuple[str, bool, list[str]] | None:
+    """Torque's ``pbsdsh [-c N][-o][-s][-u][-v] -h HOST program [args]``: ``(host, -o given, program and args)``, or
+    ``None`` for a usage error (no ``-h``, no program, an unknown option)."""
+    host, relay, words = None, False, list(argv)
+    while words and words[0].startswith("-"):
+        flag = words.pop(0)
+        if flag == "-o":
+            relay = True
+        elif flag in ("-h", "-c") and words:
+            value = words.pop(0)
+            host = value if flag == "-h" else host
+        elif flag not in ("-s", "-u", "-v"):
+            return None
+    return (host, relay, words) if host is not None and words else None
+
+
+def task_output(job_id: str) -> str:
+    """Where the MoM sends a task's output: the job's output file (``tm_spawn`` relays nothing to the client;
+    OpenPBS's ``pbs_tmrsh`` has no way to, Torque's ``pbsdsh`` only with ``-o``); for a job id the stand-in server
+    does not know (a unit test's environment), ``$PBS_STANDIN_DIR/<id>.task-output``."""
+    job = load(job_id)
+    if not job:
+        return str(STATE / f"{job_id}.task-output")
+    return str(job["out"] or Path.home() / f"{job['name']}.o{job_id.split('.')[0]}")
+
+
 def task(command: str, argv: list[str]) -> int:
     """``pbsdsh -h HOST CMD...`` / ``pbs_tmrsh HOST WORDS...``: the command as a task of the job (its own session,
     recorded in ``ID.tasks``), waited for."""
@@ -388,15 +419,20 @@ def task(command: str, argv: list[str]) -> int:
     if not job_id:
         print(f"{command}: tm_init failed, rc = TM_ESYSTEM (17000)", file=sys.stderr)
         return 1
+    relay = False
     if command == "pbsdsh":
-        if len(argv) < 3 or argv[0] != "-h":
+        parsed = pbsdsh_options(argv)
+        if parsed is None:
             print("Usage: pbsdsh [-c copies][-o][-s][-u][-v] [-h hostname] program [args]...", file=sys.stderr)
             return 1
-        host, cmd = argv[1], argv[2:]
+        host, relay, cmd = parsed
     else:
         host, cmd = argv[0], ["sh", "-c", " ".join(argv[1:])]
     try:
-        child = subprocess.Popen(cmd, env={**os.environ, "HPC_HADOOP_NODE": host}, start_new_session=True)
+        with open(task_output(job_id), "ab") as job_out:
+            output = None if relay else job_out
+            child = subprocess.Popen(cmd, env={**os.environ, "HPC_HADOOP_NODE": host}, start_new_session=True,
+                                     stdin=subprocess.DEVNULL, stdout=output, stderr=output)
     except OSError as exc:
         print(f"{command}: task spawn failed: {exc}", file=sys.stderr)
         return 1

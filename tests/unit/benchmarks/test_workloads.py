@@ -107,14 +107,14 @@ def test_parallel_dd_runs_through_each_launcher(fanout: str, standins: Path, tmp
 
 
 @pytest.mark.parametrize("fanout", ["srun", "pbsdsh", "pbs_tmrsh", "qrsh"])
-def test_page_cache_dropped_on_each_node_through_the_launcher(fanout: str, standins: Path,
+def test_page_cache_dropped_on_each_node_through_the_launcher(fanout: str, standins: Path, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(workloads, "DROP_CACHES", ["sh", "-c", "echo refused by $0 >&2; exit 1", "stand-in"])
-    note = drop_page_cache(["n1", "n2"], fanout)
+    note = drop_page_cache(["n1", "n2"], fanout, tmp_path)
     assert note == "page cache not dropped: n1: refused by stand-in; n2: refused by stand-in"
     assert [node_of(fanout, c) for c in calls(standins, fanout)] == ["n1", "n2"]  # one after the other
     monkeypatch.setattr(workloads, "DROP_CACHES", ["true"])
-    assert drop_page_cache(["n1", "n2"], fanout) is None
+    assert drop_page_cache(["n1", "n2"], fanout, tmp_path) is None
 
 
 def test_dd_pair_uses_the_context_launcher(standins: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,11 +20,11 @@ import pytest
 
 from launcher.config.spec import JobSpec
 from launcher.plan.cluster_plan import ClusterPlan, Ports
-from launcher.plan.daemon_sockets import DaemonSockets, local_verdict
+from launcher.plan.daemon_sockets import DaemonSockets, local_verdict, plain_address, reaches
 from launcher.plan.webauth import AUTH_COOKIE, web_client, write_secrets
 from launcher.schedulers.allocation import Allocation, Node
-from launcher.util.proc_net import listen_entries, parse
 from launcher.util.records import AgentRecord, ListeningRecord
+from launcher.util.sockets import ListenEntry
 from launcher.util.states import AgentState
 from tests.users import make_user
 
@@ -76,22 +76,11 @@ def mallory_listens() -> Iterator[Callable[[int], subprocess.Popen[str]]]:
         proc.wait()
 
 
-def test_the_kernel_table_is_read_with_owner_and_address() -> None:
-    with listen(0) as four, listen(0, "::") as six:
-        port4, port6 = four.getsockname()[1], six.getsockname()[1]
-        (entry,) = listen_entries(port4)
-        assert (entry.address, entry.port, entry.uid) == ("127.0.0.1", port4, os.geteuid())
-        (entry6,) = listen_entries(port6)
-        assert entry6.address == "::" and entry6.wildcard and entry6.covers("10.1.2.3")
-    assert listen_entries(port4) == []
-    # The kernel's text, as /proc/net/tcp6 shows an IPv4-mapped listener of uid 1001 (and a connection, not kept).
-    text = ("  sl  local_address                         remote_address                        st tx_queue rx_queue "
-            "tr tm->when retrnsmt   uid  timeout inode\n"
-            "   0: 0000000000000000FFFF00000100007F:1F90 00000000000000000000000000000000:0000 0A 00000000:00000000 "
-            "00:00000000 00000000  1001        0 4242 1 0000000000000000 100 0 0 10 0\n"
-            "   1: 0000000000000000FFFF00000100007F:1F90 0000000000000000FFFF00000100007F:D431 01 00000000:00000000 "
-            "00:00000000 00000000  1001        0 4243 1 0000000000000000 100 0 0 10 0\n")
-    assert [(e.address, e.port, e.uid, e.inode) for e in parse(text)] == [("127.0.0.1", 8080, 1001, 4242)]
+def test_a_listener_reaches_its_own_address_and_every_address_only() -> None:
+    mapped = ListenEntry("::ffff:10.77.0.12", 8042, 0, 1)  # a JVM's dual-stack socket bound to one address
+    assert reaches(mapped, "10.77.0.12") and not reaches(mapped, "10.77.0.13")
+    assert reaches(ListenEntry("::", 8042, 0, 1), "10.77.0.13") and reaches(ListenEntry("0.0.0.0", 8042, 0, 1), "x")
+    assert plain_address("::1") == "::1"
 
 
 def test_a_local_port_is_ours_only_while_our_socket_holds_it(local_plan: ClusterPlan) -> None:
@@ -127,7 +116,7 @@ def test_another_users_listener_gets_no_cookie(local_plan: ClusterPlan,
     assert AUTH_COOKIE not in request and "cookie" not in request.lower()
     ((endpoint, verdict),) = refused
     assert endpoint.daemon == "resourcemanager" and verdict.uid == make_user("hhmallory").uid
-    assert f"is held by another user's process (uid {verdict.uid} (hhmallory))" in verdict.why
+    assert f"is held by another user's process (hhmallory (uid {verdict.uid}))" in verdict.why
 
 
 def test_our_daemon_gets_a_cookie_signed_with_its_own_secret(local_plan: ClusterPlan) -> None:
