@@ -145,6 +145,13 @@ def try_path(directory: Path, length: int) -> str | None:
     return None
 
 
+def real_root(root: Path) -> Path:
+    """``root`` with every symlink of its existing part resolved (what the filesystem's client is handed: a
+    ``$SCRATCH`` that is a symlink into the mount is as deep as its target), the part not made yet appended."""
+    parent = existing_parent(root)
+    return Path(os.path.realpath(parent)) / root.relative_to(parent)
+
+
 def check_path_lengths(plan: ClusterPlan, *, probe: bool = True) -> RunPath:
     """Refuse a root under which the filesystem cannot make the longest path a run makes (:func:`run_paths`): where
     the filesystem's limit is known (:func:`known_limit`) and exceeded, or (``probe``) where a path of that length
@@ -154,10 +161,12 @@ def check_path_lengths(plan: ClusterPlan, *, probe: bool = True) -> RunPath:
         UserError: one line naming the root's depth below its mount point, the limit and the fix.
     """
     longest = run_paths(plan)[0]
-    root = expand_root(plan.spec.filesystem.root)
+    given = expand_root(plan.spec.filesystem.root)
+    root = real_root(given)  # the path the filesystem's client sees: a $SCRATCH symlink resolved (issue 37 item 2)
     mount = plan.filesystem.mount_point
     depth = len(os.fsencode(root.relative_to(mount))) if mount and root.is_relative_to(mount) else None
-    where = f"{root} is {depth} bytes below the mount point {mount}" if depth is not None else str(root)
+    named = f"{given} (the symlinks resolved: {root})" if root != given else str(root)
+    where = f"{named} is {depth} bytes below the mount point {mount}" if depth is not None else named
     need = f"a run makes paths {longest.below_root} bytes below it ({longest.what})"
     limit = known_limit(plan.filesystem)
     if limit is not None and depth is not None and depth + 1 + longest.below_root > limit[0]:

@@ -116,6 +116,34 @@ def test_a_root_too_deep_for_pvfs2fuse_is_refused_in_one_line(make_spec: Callabl
                        if longest.what.startswith("a container") else ")"))
 
 
+def test_a_root_behind_a_symlink_is_as_deep_as_its_target(make_spec: Callable[..., JobSpec],
+                                                            make_test_plan: Callable[..., ClusterPlan],
+                                                            pfs_root: Path, tmp_path: Path) -> None:
+    """Issue 37 item 2: ``$SCRATCH`` is often a symlink. A root that is a short symlink (inside the mount, or
+    outside it) to a directory deep below the mount point is measured where it leads, and refused with the depth,
+    the limit and the deepest allowed root; the code before measured the link itself (12 bytes) or found no depth."""
+    mount = pfs_root.parent
+    longest = check_path_lengths(orangefs_plan(plan_at(make_test_plan, make_spec(
+        filesystem={"root": str(pfs_root), "local_dirs": "shared"})), mount), probe=False)
+    room = ORANGEFS_FUSE_PATH_MAX - 1 - longest.below_root
+    deep = pfs_root / ("d" * (room + 1 - len(pfs_root.name) - 1))
+    deep.mkdir()
+    assert len(os.fsencode(deep.relative_to(mount))) == room + 1
+    inside, outside = pfs_root / "s", tmp_path / "scratch-link"
+    inside.symlink_to(deep)
+    outside.symlink_to(deep)
+    for link in (inside, outside):
+        plan = orangefs_plan(plan_at(make_test_plan, make_spec(filesystem={"root": str(link),
+                                                                           "local_dirs": "shared"})), mount)
+        with pytest.raises(UserError) as caught:
+            check_path_lengths(plan, probe=False)
+        text = str(caught.value)
+        print(text)
+        assert text.startswith(f"filesystem.root: {link} (the symlinks resolved: {deep}) is {room + 1} bytes below "
+                               f"the mount point {mount} of orangefs (fuse)"), text
+        assert f"fix: choose a filesystem.root at most {room} bytes below {mount}" in text, text
+
+
 def test_a_path_of_the_length_asked_is_made_and_removed(tmp_path: Path) -> None:
     assert try_path(tmp_path, 300) is None and os.listdir(tmp_path) == []
 
