@@ -455,6 +455,12 @@ class BatchScheduler(Scheduler):
         :meth:`known_dialect`), else ``name`` itself, looked up on ``PATH``."""
         return self.paths.get(name, name)
 
+    def installed(self, argv: list[str]) -> list[str]:
+        """``argv`` with its command from this batch system's own installation (:meth:`program`): where two batch
+        systems are installed, every command comes from the one the flavour check found (issue 37 item 6: a PBS job
+        was given to Grid Engine's ``qsub``, first on ``PATH``)."""
+        return [self.program(argv[0]), *argv[1:]] if argv else argv
+
     # -- dialect --------------------------------------------------------------------------------
     def known_dialect(self, spec: JobSpec | None = None) -> str | None:
         """The dialect without running anything: ``spec``'s :attr:`dialect_field` when set (remembered), else the
@@ -489,7 +495,7 @@ class BatchScheduler(Scheduler):
             MissingCommand: the command is not installed.
         """
         try:
-            proc = run_command(argv, check=False)
+            proc = run_command(self.installed(argv), check=False)
         except CommandError as exc:  # no answer within the timeout
             return NoAnswer(argv, exc.returncode, exc.stdout, exc.stderr)
         text = proc.stdout + proc.stderr
@@ -545,12 +551,13 @@ class BatchScheduler(Scheduler):
 
     def command_paths(self, spec: JobSpec) -> dict[str, str]:
         """The absolute path of each of :meth:`job_commands`: the one the job file gives (:attr:`commands_field`),
-        else the one found on this process's ``PATH`` (made absolute, symbolic links kept: a PBS command may be a
+        else the one of the installation the flavour check found (:attr:`paths`), else the one found on this
+        process's ``PATH`` (made absolute, symbolic links kept: a PBS command may be a
         link whose name chooses what it does); a command found nowhere is left out (the job then looks it up on its
         own ``PATH``). Runs nothing."""
         given: dict[str, str] = dict(_field(spec, self.commands_field) or {}) if self.commands_field else {}
         for name in self.job_commands(spec):
-            found = given.get(name) or shutil.which(name)
+            found = given.get(name) or self.paths.get(name) or shutil.which(name)  # the installation found first
             if found:
                 given[name] = os.path.abspath(found)
         return given
@@ -575,7 +582,7 @@ class BatchScheduler(Scheduler):
         query = self.check_query(spec)
         if query is not None:
             argv, verdict = query
-            verdict(run_command(argv, check=False).stdout)
+            verdict(run_command(self.installed(argv), check=False).stdout)
 
     def filtered_directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
         """:meth:`directives` minus ``batch.skip_directives`` (by substring) plus ``batch.extra_directives``."""
@@ -591,7 +598,7 @@ class BatchScheduler(Scheduler):
                 (:meth:`submit_refusal`); the submit command is not installed.
             CommandError: the batch system refused it (its message is passed on).
         """
-        argv = self.submit_argv(script)
+        argv = self.installed(self.submit_argv(script))
         try:
             proc = run_command(argv, hint="the batch system refused the job; nothing is queued")
         except CommandError as exc:
@@ -696,7 +703,7 @@ class BatchScheduler(Scheduler):
         env = os.environ
         job_id = self.job_in(env)
         self.detect_dialect(spec)
-        outputs = {name: run_command(command.argv, check=command.required).stdout
+        outputs = {name: run_command(self.installed(command.argv), check=command.required).stdout
                    for name, command in self.allocation_commands(job_id, env).items()}
         granted = self.parse_allocation(spec, job_id, env, outputs)
         fanout = self.fanout_for(spec)

@@ -221,7 +221,7 @@ class PbsScheduler(BatchScheduler):
     def locate_qstat(self, first: UserError | None = None) -> str:
         """Find PBS's ``qstat`` where another comes first: every ``qstat`` on ``PATH``, then on ``PBS_O_PATH`` (the
         submitter's ``PATH``, which a PBS job has), asked ``--version`` in turn; the first that names a flavor is
-        remembered (with ``qdel``, ``pbsdsh`` and ``pbs_tmrsh`` beside it) in :attr:`paths`.
+        remembered (with ``qsub``, ``qdel``, ``pbsdsh`` and ``pbs_tmrsh`` beside it) in :attr:`paths`.
 
         Returns:
             The flavor it names.
@@ -250,7 +250,7 @@ class PbsScheduler(BatchScheduler):
                 said.append(f"`{candidate} --version`: {what}")
                 continue
             self.paths.setdefault("qstat", candidate)
-            for name in ("qdel", *FANOUTS.values()):
+            for name in ("qsub", "qdel", *FANOUTS.values()):
                 sibling = os.path.join(os.path.dirname(candidate), name)
                 if os.access(sibling, os.X_OK):
                     self.paths.setdefault(name, sibling)
@@ -343,7 +343,31 @@ class PbsScheduler(BatchScheduler):
         """
         if self.dialect == "torque" and os.geteuid() == 0:
             raise _root_refused()
-        return ["qsub", str(script)]
+        return [self.own_qsub(), str(script)]
+
+    def own_qsub(self) -> str:
+        """PBS's ``qsub``: the one beside PBS's ``qstat`` (found by :meth:`locate_qstat`: the first ``qstat`` on
+        ``PATH`` or ``PBS_O_PATH`` that names a PBS flavour), never another batch system's that comes first on
+        ``PATH`` (Grid Engine's, in a login shell OpenPBS's ``/etc/profile.d/pbs.sh`` leaves).
+
+        Raises:
+            UserError: PBS's ``qstat`` has no ``qsub`` beside it and the ``qsub`` on ``PATH`` is elsewhere: names both.
+        """
+        if "qsub" not in self.paths:
+            try:
+                self.locate_qstat()
+            except UserError:
+                return "qsub"  # no PBS qstat answers: the qsub on PATH, whose refusal is the batch system's answer
+        qsub = self.paths.get("qsub")
+        if qsub is not None:
+            return qsub
+        other = shutil.which("qsub")
+        if other is None:
+            raise MissingCommand(f"PBS's qsub is not beside its qstat ({self.paths.get('qstat')})", field="scheduler",
+                                 fix="install PBS's client commands, or set pbs.commands.qsub")
+        raise UserError(f"the qsub on PATH ({other}) is not beside PBS's qstat ({self.paths.get('qstat')}): it is "
+                        "another batch system's", field="pbs.commands",
+                        fix="put PBS's bin directory first on PATH, or set pbs.commands.qsub to PBS's qsub")
 
     def submit_refusal(self, error: CommandError) -> Exception:
         """A server that refuses root (:data:`ROOT_REFUSALS`) says so in one line; any other refusal as it is."""

@@ -11,6 +11,7 @@ before it suspends or kills the job; both are forwarded. Daemons start through `
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import time
@@ -124,6 +125,10 @@ def start_of(qstat_text: str, job_id: str) -> float | None:
     return None
 
 
+#: Grid Engine's client commands the backend runs (all beside ``qconf``, ``$SGE_ROOT/bin/<arch>`` or ``/usr/bin``).
+GRID_ENGINE_COMMANDS = frozenset({"qsub", "qstat", "qacct", "qdel", "qrsh", "qconf"})
+
+
 class SgeScheduler(BatchScheduler):
     """Grid Engine backend (tested on a real Grid Engine 8.1.9, Debian's gridengine packages)."""
 
@@ -146,8 +151,20 @@ class SgeScheduler(BatchScheduler):
     # -- submission -------------------------------------------------------------------------
     @classmethod
     def doctor_finds(cls) -> tuple[str | None, tuple[str, str] | None]:
-        """``sge (<qstat>)`` when Grid Engine's ``qconf`` is on ``PATH`` (:meth:`Scheduler.doctor_finds`)."""
-        return (f"sge ({shutil.which('qstat')})" if shutil.which("qconf") else None), None
+        """``sge (<qstat>)`` when Grid Engine's ``qconf`` is on ``PATH``, naming the ``qstat`` of that installation
+        (:meth:`program`), not whichever comes first on ``PATH`` (:meth:`Scheduler.doctor_finds`)."""
+        return (f"sge ({cls().program('qstat')})" if shutil.which("qconf") else None), None
+
+    def program(self, name: str) -> str:
+        """Grid Engine's ``name``: the one in the directory of ``qconf`` (a command only Grid Engine has), so that a
+        PBS ``qsub`` or ``qstat`` first on ``PATH`` is never run for a Grid Engine job (issue 37 item 6); else
+        ``name`` on ``PATH``."""
+        qconf = shutil.which("qconf")
+        if qconf is not None and name in GRID_ENGINE_COMMANDS:
+            own = os.path.join(os.path.dirname(qconf), name)
+            if os.access(own, os.X_OK):
+                return own
+        return super().program(name)
 
     def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
         """``#$`` options: name, shell, parallel environment and slots, hard and soft run time (the soft one

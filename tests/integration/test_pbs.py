@@ -57,10 +57,17 @@ def write_job(tmp_path: Path, pfs_root: Path, **fields: object) -> Path:
 
 def test_wordcount_through_standin_pbs_pro(pfs_root: Path, tmp_path: Path, hadoop_runtime: Path) -> None:
     """``submit --wait`` on stand-in OpenPBS (flavor detected from ``qstat --version``; no job history, its
-    default), agent via ``pbs_tmrsh``; inside the job nothing is found on the login shell's ``PATH``."""
+    default), agent via ``pbs_tmrsh``; inside the job nothing is found on the login shell's ``PATH``. Grid Engine's
+    ``qsub``, ``qstat`` and ``qdel`` (``/usr/bin``, the real ones) come first on ``PATH``, as OpenPBS's own
+    ``/etc/profile.d/pbs.sh`` leaves a login shell where both are installed: every PBS command is PBS's (issue 37
+    item 6: the code before ran Grid Engine's ``qsub``, which printed ``Your job 3 ("batch.sh") has been submitted``).
+    The default security's checks answer through files (item 5: ``pbs_tmrsh`` relays nothing)."""
     state = tmp_path / "standin"
     job = write_job(tmp_path, pfs_root)
-    result = hpc_hadoop("submit", str(job), "--wait", env=standin_env(state, "pbspro"), timeout=600)
+    env = standin_env(state, "pbspro")
+    assert Path("/usr/bin/qsub").exists() and Path("/usr/bin/qconf").exists(), "Grid Engine's clients (install.sh)"
+    env["PATH"] = f"/usr/bin:/bin:{STANDINS}:{os.environ['PATH']}"
+    result = hpc_hadoop("submit", str(job), "--wait", env=env, timeout=600)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     run_dir = only_run_dir(pfs_root)
     report = run_report(run_dir)

@@ -9,6 +9,7 @@ The one host's name resolves to 127.0.0.1 here, so the job binds its daemons to 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -50,8 +51,13 @@ def test_wordcount_through_qsub_and_qrsh(grid_engine: None, pfs_root: Path, tmp_
         "filesystem": {"root": str(pfs_root), "shared": True},
         "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"},
         "steps": [{"example": "wordcount", "args": [str(text), "${run_dir}/output/wordcount"]}]}))
-    result = hpc_hadoop("submit", str(job), "--scheduler", "sge", "--wait", env=SGE_ENV, timeout=600)
+    # PBS's commands (the PBS stand-ins: qsub, qstat, qdel) first on PATH: every command of a Grid Engine job is Grid
+    # Engine's, found beside its qconf (issue 37 item 6: the code before ran PBS's `qsub -terse`).
+    env = {**SGE_ENV, "PATH": f"{REPO / 'tests' / 'standins' / 'pbs'}:{os.environ['PATH']}",
+           "PBS_STANDIN_DIR": str(tmp_path / "pbs-standin")}
+    result = hpc_hadoop("submit", str(job), "--scheduler", "sge", "--wait", env=env, timeout=600)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert not (tmp_path / "pbs-standin" / "qsub.args").exists() and not (tmp_path / "pbs-standin").exists()
     run_dir = only_run_dir(pfs_root)
     report = run_report(run_dir)
     assert report["state"] == "succeeded" and report["scheduler"] == "sge" and report["job_id"]

@@ -54,7 +54,9 @@ DOWN = "slurm_load_jobs error: Unable to contact slurm controller (connect failu
 
 class Commands:
     """Stands in for ``run_command``: answers from ``outputs`` (argv joined → (returncode, stdout), a list of them
-    answers in turn) and records each call as (argv, check)."""
+    answers in turn) and records each call as (argv, check). A command is known by its base name: a backend runs
+    its batch system's own installation (``/usr/bin/qstat``: :meth:`BatchScheduler.installed`), which the tests of
+    ``tests/integration/test_sge.py`` and ``test_pbs.py`` check with two batch systems on ``PATH``."""
 
     def __init__(self, outputs: dict[str, Any]) -> None:
         self.outputs = outputs
@@ -62,6 +64,7 @@ class Commands:
 
     def __call__(self, argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
         check = bool(kwargs.get("check", True))
+        argv = [os.path.basename(argv[0]), *argv[1:]] if argv else argv
         self.calls.append((argv, check))
         answer = self.outputs[" ".join(argv)]
         code, out = answer.pop(0) if isinstance(answer, list) else answer
