@@ -179,7 +179,9 @@ class AgentRecord(Record):
 
     ``failed``: daemon → exit code of each daemon that exited on its own, ``failed_at`` → when (epoch seconds);
     ``stop_reason``: the signal that stopped the agent (``SIGTERM``...); ``work_dir``/``nm_local_dir`` the node-local
-    directories chosen (``work_note``/``nm_note`` why not the preferred ones); ``archive_notes``: class-data-sharing
+    directories chosen (``work_note``/``nm_note`` why not the preferred ones; ``nm_note`` also why the NodeManager was
+    not started: its local dir refused as not the user's, ``failed`` then has it with exit code 2); ``archive_notes``:
+    class-data-sharing
     archives dropped; ``listening``: every port seen listening on the node; ``foreign_ports``: ports of the cluster's
     block held on the node by another user's process when a daemon exited (port, as text, → her uid: a daemon that
     could not bind). ``updated``: epoch seconds.

@@ -1,5 +1,5 @@
 """Directories below a root that other users can write to: made one level at a time and used only when they are ours,
-as OpenSSH's ``StrictModes`` checks a user's files (issue 36, docs/DESIGN.md section 9).
+as OpenSSH's ``StrictModes`` checks a user's files (issue 36; docs/admin-guide.md, Security notes).
 
 The attacker designed against is a second, unprivileged user of the node. She can create any path in a root every user
 writes to (``/tmp``, ``/var/tmp``, a 1777 scratch directory, a node-local disk) before our first run: a directory she

@@ -166,12 +166,12 @@ def owners_cluster(scene: Scene, job: Path, holder: subprocess.Popen[str], kind:
 
 
 def test_a_cluster_directory_swapped_for_a_link_farm_is_refused_by_env_exec_and_the_holder(scene: Scene) -> None:
-    """alice's cluster directories in a ``<root>/hhalice/hpc-hadoop`` of mallory's: a held one (ready, its holder alive) and one
-    ``start`` made for its held run. mallory renames each and leaves a farm of links back in its place, with a
+    """alice's cluster directories in a ``<root>/hhalice/hpc-hadoop`` of mallory's: a held one (ready, its holder alive)
+    and one ``start`` made for its held run. mallory renames each and leaves a farm of links back in its place, with a
     ``bin/`` of hers and, for the held run, a ``job.yaml`` of hers whose ``setup:`` line would run as alice. Before
     issue 36 ``exec ID -- yarn node -list`` printed her ``Total Nodes:1`` and ran her ``bin/yarn`` as alice, and the
-    held run ran her setup line; now ``env``, ``exec`` and ``run --run-dir`` refuse in one line, exit 2, and nothing
-    of hers runs."""
+    held run ran her setup line; now ``env``, ``exec`` and ``run --run-dir`` refuse in one line, exit 2, and nothing of
+    hers runs."""
     alice = scene.alice
     job = scene.job("swap")
     holder = alice.popen(["sleep", "600"])
