@@ -265,7 +265,10 @@ def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int |
     """Show a cluster's daemon logs (logs/<node>/<daemon>.log in its run directory), running or not; with
     --app, the container logs (stdout, stderr, syslog of the ApplicationMaster and every task) of one
     application or job step."""
+    from launcher.plan.cluster_plan import check_cluster_directory
+
     found = find_cluster(cluster)
+    check_cluster_directory(found.run_dir, field="ID", missing_ok=True)  # no other user's files shown as its logs
     if app is not None:
         sys.exit(show_container_logs(_plan_of(found.cluster_id), app, lines=lines or 0,
                                      running=found.state in ("ready", "running")))

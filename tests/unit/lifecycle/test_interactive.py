@@ -342,14 +342,16 @@ def swapped_cluster(plan: ClusterPlan, tmp_path: Path) -> tuple[Path, Path]:
 
 def test_env_and_exec_refuse_a_cluster_directory_swapped_for_a_link(plan: ClusterPlan, tmp_path: Path) -> None:
     """Issue 36: ``exec ID -- yarn node -list`` ran the ``bin/yarn`` of whoever had swapped the cluster directory for
-    a link farm; ``env`` pointed ``PATH`` there. Both refuse in one line (exit 2) and run nothing."""
+    a link farm; ``env`` pointed ``PATH`` there, ``logs`` showed its files. Each refuses in one line (exit 2) and runs
+    nothing."""
     run_dir, mark = swapped_cluster(plan, tmp_path)
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     try:
         register(plan.cluster_id, run_dir, "local", holder_pid=holder.pid, interactive=True)
         line = (f"error: ID: {run_dir} is a symbolic link to {tmp_path / 'farm'} (owner root, mode 0777): hpc-hadoop "
                 "follows no link here (fix: remove it, then run again)\n")
-        for args in (["env", plan.cluster_id], ["exec", plan.cluster_id, "--", "yarn", "node", "-list"]):
+        for args in (["env", plan.cluster_id], ["exec", plan.cluster_id, "--", "yarn", "node", "-list"],
+                     ["logs", plan.cluster_id]):
             result = CliRunner().invoke(main, args)
             assert (result.exit_code, result.output) == (2, line), (args, result.output)
         assert not mark.exists()
