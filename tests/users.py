@@ -24,6 +24,9 @@ from tests.conftest import REPO
 
 #: Where the users' "shared filesystem" directories of one session are made (mode 0755, like a scratch root).
 USERS_BASE = Path("/tmp")
+#: Variables of the test process that say where hpc-hadoop's code and data are, passed on to the users' commands when
+#: set: a checkout other than the one the ``.venv``'s editable install maps (a git worktree) runs its own code then.
+PASSED_ON = ("PYTHONPATH", "HPC_HADOOP_SHARE")
 
 
 @dataclass(frozen=True)
@@ -38,8 +41,9 @@ class TestUser:
     home: Path
 
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
-        """A login-like environment of this user (nothing inherited from the test process)."""
-        return {"HOME": str(self.home), "USER": self.name, "LOGNAME": self.name, "LANG": "C.UTF-8",
+        """A login-like environment of this user (nothing inherited from the test process but :data:`PASSED_ON`)."""
+        return {**{name: os.environ[name] for name in PASSED_ON if name in os.environ},
+                "HOME": str(self.home), "USER": self.name, "LOGNAME": self.name, "LANG": "C.UTF-8",
                 "PATH": "/usr/local/bin:/usr/bin:/bin", **(extra or {})}
 
     def run(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None,

@@ -265,7 +265,10 @@ def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int |
     """Show a cluster's daemon logs (logs/<node>/<daemon>.log in its run directory), running or not; with
     --app, the container logs (stdout, stderr, syslog of the ApplicationMaster and every task) of one
     application or job step."""
+    from launcher.plan.cluster_plan import check_cluster_directory
+
     found = find_cluster(cluster)
+    check_cluster_directory(found.run_dir, field="ID", missing_ok=True)  # no other user's files shown as its logs
     if app is not None:
         sys.exit(show_container_logs(_plan_of(found.cluster_id), app, lines=lines or 0,
                                      running=found.state in ("ready", "running")))
@@ -498,14 +501,18 @@ def _read_report(run_dir: Path) -> RunReport | None:
 
 
 def _plan_of(cluster: str | None, *, need_up: bool = False) -> ClusterPlan:
-    """The :class:`ClusterPlan` of the cluster ``cluster`` names.
+    """The :class:`ClusterPlan` of the cluster ``cluster`` names, read only once its cluster directory and every level
+    above it are found to be the user's own, not links and not writable by others
+    (:func:`launcher.plan.cluster_plan.check_cluster_directory`): ``env``, ``exec``, ``ui`` and ``logs --app`` trust
+    its ``plan.json``, ``conf/`` and ``bin/`` (another user's ``bin/yarn`` would run as you).
 
     Raises:
-        UserError: unknown cluster; no plan yet (still queued); not up (``need_up``).
+        UserError: unknown cluster; its directory refused; no plan yet (still queued); not up (``need_up``).
     """
-    from launcher.plan.cluster_plan import ClusterPlan
+    from launcher.plan.cluster_plan import ClusterPlan, check_cluster_directory
 
     found = find_cluster(cluster)
+    check_cluster_directory(found.run_dir, field="ID", missing_ok=True)
     if need_up and found.state not in ("ready", "running"):
         raise UserError(f"cluster {found.cluster_id} is {found.state}", field="ID",
                         fix="wait for `hpc-hadoop status` to say ready" if found.active else

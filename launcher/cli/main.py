@@ -162,6 +162,14 @@ def run(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str 
     file's; --scheduler wins over both. Every node of the allocation is used (the job file's nodes is a minimum)
     and the allocation's walltime replaces the job file's: the first line says what was taken.
     """
+    if run_dir is not None:  # before its job.yaml is read: it and every level above it must be yours
+        from launcher.plan.cluster_plan import check_cluster_directory
+
+        check_cluster_directory(run_dir, field="--run-dir", missing_ok=True)
+    elif hold:  # a held cluster is reached only through the index (`list`, `env`, `stop`)
+        from launcher.lifecycle.interactive import check_index
+
+        check_index()
     spec = load(job_file, scheduler or detect_scheduler(), nodes, walltime, site, sets, require_steps=not hold,
                 defines=defines)
     sys.exit(_run_here(spec, job_file, overwrite, run_dir, hold=hold))

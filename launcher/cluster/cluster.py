@@ -173,8 +173,9 @@ class Cluster:
             The tolerated lost nodes (:meth:`lost_nodes`; empty without ``tolerate_lost``).
 
         Raises:
-            ClusterError: names the daemon, its node and its log (with the log's last lines); or says every
-                NodeManager is lost.
+            ClusterError: names the daemon, its node and its log (with the log's last lines); a daemon its agent did
+                not start, with the agent's reason (``nm_note``: a NodeManager local dir refused as not the user's);
+                or says every NodeManager is lost.
         """
         states = self.states()
         lost = self.lost_nodes(states) if tolerate_lost else {}
@@ -185,7 +186,10 @@ class Cluster:
             if node in lost:
                 continue
             for daemon, rc in state.failed.items():
-                record = state.daemons[daemon]
+                record = state.daemons.get(daemon)
+                if record is None:  # never started: its agent refused what it needed (a directory not the user's)
+                    why = (state.nm_note if daemon == "nodemanager" else None) or state.stop_reason or f"exit code {rc}"
+                    raise ClusterError(f"{daemon} on {node} was not started {when}: {why}")
                 held = "".join(f"; port {port} on {node} is held by another user's process ({user_name(uid)})"
                                for port, uid in sorted(state.foreign_ports.items()))
                 raise ClusterError(f"{daemon} on {node} exited with code {rc} {when}{held}; read {record.log}"

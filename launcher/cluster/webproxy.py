@@ -75,6 +75,18 @@ def cookie_name(port: int) -> str:
     return f"hpc-hadoop-ui-{port}"
 
 
+#: What a browser skips or reads as a slash at the start of a path (WHATWG URL parsing: a backslash is a slash in an
+#: ``http`` URL, and tabs and newlines are removed wherever they are), with the C0 controls and the space.
+_LEADING_NOT_PATH = re.compile(r"^[/\\\x00-\x20]+")
+
+
+def local_path(path: str) -> str:
+    """``path`` as a path of this proxy for a ``Location``: exactly one leading ``/``, never ``//`` or ``/\\`` (which
+    a browser reads as another host: ``/\\evil.example/`` is ``//evil.example/``, an open redirect), the rest as it
+    came (``/_/host:port/page``); ``/`` for an empty one."""
+    return "/" + _LEADING_NOT_PATH.sub("", path)
+
+
 @dataclass(frozen=True)
 class Endpoint:
     """One web server of the cluster.
@@ -316,12 +328,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.forward(host_port, endpoint, rest + (f"?{parts.query}" if parts.query else ""))
 
     def take_token(self, token: str, path: str, query: list[tuple[str, str]]) -> None:
-        """``?token=``: the right one sets the cookie and redirects to the same page without it; 403 otherwise."""
+        """``?token=``: the right one sets the cookie and redirects to the same page without it (:func:`local_path`:
+        on this proxy, never another host); 403 otherwise."""
         if not self.proxy.valid(token):
             self.answer(HTTPStatus.FORBIDDEN, "forbidden: wrong token (use the URL hpc-hadoop ui printed)")
             return
         cookie = f"{self.proxy.cookie}={self.proxy.token}; Path=/; HttpOnly; SameSite=Strict"
-        self.redirect(urlunsplit(("", "", path or "/", urlencode(query), "")), headers={"Set-Cookie": cookie})
+        self.redirect(urlunsplit(("", "", local_path(path), urlencode(query), "")), headers={"Set-Cookie": cookie})
 
     def from_referer(self, path: str, query: str) -> None:
         """An absolute path a script built (``/static/x.js``): redirected (307 keeps method and body) under the

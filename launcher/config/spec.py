@@ -191,7 +191,10 @@ class FilesystemSpec(_Model):
                       "`$VAR` and `~` are expanded, a relative path means the job file's directory. The `local` "
                       "backend uses a local directory. Its path (and `local_dirs`'s) may not hold a space, a "
                       "backtick, a backslash or any of `[ ] { } * ? , : % # ^ | \" < >`, which Hadoop writes "
-                      "URL-encoded or splits on.")
+                      "URL-encoded or splits on. `<root>/<user>`, `<root>/<user>/hpc-hadoop` and the cluster "
+                      "directory are made one level at a time, mode 0700, and each one already there must be yours, "
+                      "not a symbolic link and not writable by group or others, or nothing starts (`root` itself "
+                      "is not checked: a 1777 scratch is fine).")
     shared: bool | None = Field(
         None, description="Whether every node sees `root`: by default detected (a batch job whose root is on a "
         "node-local filesystem, ext4, xfs, btrfs, tmpfs, overlay, zfs..., is refused before it is queued); `true` "
@@ -209,8 +212,10 @@ class FilesystemSpec(_Model):
         "directories, spills, map outputs). Default: node-local, in each node's working directory under "
         "`$TMPDIR` (else `/tmp`), deleted at teardown; a node where it cannot be made or has less than 2 GiB free "
         "uses the cluster directory instead, and the run report says so. A directory (`$TMPDIR`, an SSD, a "
-        "tmpfs): under it on every node. `shared`: in the cluster directory on the shared filesystem, as the "
-        "Spider paper ran (every container start and every spill then crosses the shared filesystem).")
+        "tmpfs): under it on every node, in `hpc-hadoop-<user>/<cluster-id>/<host>`, each level made mode 0700 and "
+        "refused (no daemon of the node starts) unless yours, not a symbolic link and not writable by group or "
+        "others. `shared`: in the cluster directory on the shared filesystem, as the Spider paper ran (every "
+        "container start and every spill then crosses the shared filesystem).")
     split_size: Size | None = Field(
         None, description="Input split size in bytes (`fs.local.block.size`; in `shim` mode `pfs.split.size`, "
         "which then wins over every stripe size). Default: the stripe size rounded up to the smallest multiple "

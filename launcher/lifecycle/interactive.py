@@ -27,7 +27,7 @@ from typing import Any
 import psutil
 
 from launcher.lifecycle.report import STATES, RunReport
-from launcher.plan.cluster_plan import PlanSummary
+from launcher.plan.cluster_plan import PlanSummary, check_cluster_directory
 from launcher.util import polling
 from launcher.util.errors import UserError
 from launcher.util.records import Record
@@ -85,19 +85,56 @@ def state_dir() -> Path:
     return clusters_dir()
 
 
+def check_index() -> Path:
+    """Make the index's directory (:func:`state_dir`, mode 0700) and write a file in it, before a command starts a
+    cluster that only the index lets the user reach afterwards (``start``, ``submit`` to a batch system, ``run
+    --hold``): a state directory the user cannot write is then one line before anything starts, never a cluster
+    running on that ``list`` and ``stop`` do not know.
+
+    Returns:
+        The directory.
+
+    Raises:
+        UserError: it cannot be made or written (the system's reason), naming it.
+    """
+    directory = state_dir()
+    probe = directory / f".probe-{os.getpid()}"
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        probe.unlink()
+    except OSError as exc:
+        raise _unwritable(directory, exc) from None
+    return directory
+
+
+def _unwritable(directory: Path, exc: OSError) -> UserError:
+    """The line for an index directory that cannot be written."""
+    return UserError(f"cannot write the index of your clusters in {directory}: {exc.strerror or exc}",
+                     field="XDG_STATE_HOME",
+                     fix="make it writable, or set XDG_STATE_HOME to a directory of yours that you can write")
+
+
 def register(cluster_id: str, run_dir: str | Path, scheduler: str, job_id: str | None = None, *,
-             holder_pid: int | None = None, interactive: bool = False) -> Path:
-    """Add (or update) a cluster in the user's index; returns the index entry's path.
+             holder_pid: int | None = None, interactive: bool = False, required: bool = False) -> Path:
+    """Add (or update) a cluster in the user's index; returns the index entry's path. The entry is written mode
+    0600 (:meth:`launcher.util.records.Record.write`), in a directory made 0700.
 
     Args:
         holder_pid: the process that holds the cluster (the detached ``run --hold`` on the local backend or
             inside an allocation); ``None`` for a batch job (the batch system's job id tells its state).
         interactive: made by ``hpc-hadoop start``.
+        required: raise when the entry cannot be written (a cluster that only the index can reach: ``start``,
+            ``submit`` to a batch system), instead of leaving the index as it is.
 
-    The index is a convenience: failing to write it (read-only home) never stops a run.
+    Without ``required`` the index is a convenience: failing to write it (read-only home on a compute node, where the
+    entry of ``start``/``submit`` is already written) never stops a run.
+
+    Raises:
+        UserError: ``required`` and the entry could not be written.
     """
     path = state_dir() / f"{cluster_id}.json"
-    known = IndexEntry.read_or_none(path) if path.exists() else None
+    known = IndexEntry.read_or_none(path)  # None when missing or unreadable
     entry = IndexEntry(cluster_id=cluster_id, run_dir=str(run_dir), scheduler=scheduler, created=time.time())
     if known is not None:
         entry = known.model_copy(update={"cluster_id": cluster_id, "run_dir": str(run_dir), "scheduler": scheduler})
@@ -109,17 +146,19 @@ def register(cluster_id: str, run_dir: str | Path, scheduler: str, job_id: str |
         entry.holder_pid = holder_pid
         entry.holder_started = psutil.Process(holder_pid).create_time()
     entry.interactive = entry.interactive or interactive
-    _write_entry(path, entry)
+    _write_entry(path, entry, required=required)
     return path
 
 
-def _write_entry(path: Path, entry: IndexEntry) -> None:
-    """Write an index entry atomically; an index that cannot be written is left as it is."""
+def _write_entry(path: Path, entry: IndexEntry, *, required: bool = False) -> None:
+    """Write an index entry atomically, mode 0600; an index that cannot be written is left as it is, unless
+    ``required`` (then :class:`UserError`)."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         entry.write(path)
-    except OSError:
-        pass
+    except OSError as exc:
+        if required:
+            raise _unwritable(path.parent, exc) from None
 
 
 def index_entries() -> list[IndexEntry]:
@@ -223,7 +262,13 @@ def submitted_backend(scheduler: str, run_dir: str | Path | None) -> Any:
     """The scheduler backend of a cluster, with what its submission settled (the cluster directory's ``job.yaml``:
     PBS's ``pbs.flavor`` and ``pbs.commands``, :meth:`BatchScheduler.recall`): its commands are the ones found at
     submission, never whatever ``qstat`` comes first on this shell's ``PATH``. Read once for all the polls of a
-    ``stop`` (:func:`_job_yaml_read_once`)."""
+    ``stop`` (:func:`_job_yaml_read_once`), and only from a cluster directory that is the user's own, as is every
+    level above it (:func:`launcher.plan.cluster_plan.check_cluster_directory`): another user's ``job.yaml`` would
+    name commands of hers.
+
+    Raises:
+        UserError: the cluster directory, or a level above it, is refused.
+    """
     import yaml
 
     from launcher.schedulers import get_scheduler
@@ -234,6 +279,8 @@ def submitted_backend(scheduler: str, run_dir: str | Path | None) -> Any:
     if _recalled is not None and key in _recalled:
         return _recalled[key]
     backend = get_scheduler(scheduler)
+    if isinstance(backend, BatchScheduler) and run_dir is not None:
+        check_cluster_directory(run_dir, field="ID", missing_ok=True)  # its job.yaml names the commands to run
     if _recalled is not None:
         _recalled[key] = backend
     if isinstance(backend, BatchScheduler) and run_dir is not None:
@@ -250,7 +297,11 @@ def batch_state(scheduler: str, job_id: str, run_dir: str | Path | None = None) 
     """The batch job's state (``JobState`` value: ``pending``, ``running``, ``completed``... ``unknown``: the batch
     system answered that it does not know the job; ``no_answer``: it did not answer, ``why`` says how), asked with
     the commands recorded at submission (:func:`submitted_backend`) and again while the batch system does not know
-    the job (:meth:`BatchScheduler.confirmed_state`): one empty answer never makes a cluster lost."""
+    the job (:meth:`BatchScheduler.confirmed_state`): one empty answer never makes a cluster lost.
+
+    Raises:
+        UserError: the cluster directory (``run_dir``) is not the user's own (:func:`submitted_backend`).
+    """
     from launcher.schedulers.base import BatchScheduler
 
     backend = submitted_backend(scheduler, run_dir)
@@ -293,7 +344,10 @@ def status_of(entry: IndexEntry | Mapping[str, Any], *,
             commands; replaceable for tests).
 
     A batch system that does not answer makes the cluster ``unknown`` (never ``lost``); an end it told (``lost``)
-    or that ``stop`` made (``cancelled``) is recorded (:func:`record_end`) and final: not asked again.
+    or that ``stop`` made (``cancelled``) is recorded (:func:`record_end`) and final: not asked again. A cluster
+    directory that is not the user's own, or below a level that is not
+    (:func:`launcher.plan.cluster_plan.check_cluster_directory`), makes it ``unreachable`` with the refusal's line as
+    ``detail``: nothing in it is read.
     """
     if not isinstance(entry, IndexEntry):
         entry = IndexEntry.model_validate(entry)
@@ -301,13 +355,7 @@ def status_of(entry: IndexEntry | Mapping[str, Any], *,
     status = ClusterStatus(cluster_id=entry.cluster_id, run_dir=str(run_dir), scheduler=entry.scheduler,
                            job_id=entry.job_id, state="pending", created=entry.created,
                            interactive=entry.interactive)
-    try:
-        present = run_dir.is_dir()
-    except OSError as err:  # e.g. ENOTCONN: the filesystem it is on is mounted but does not answer
-        status.state, status.detail = "unreachable", f"its filesystem does not answer: {err.strerror}"
-        return status
-    if not present:
-        status.state, status.detail = "gone", "cluster directory removed"
+    if _out_of_reach(status, run_dir):
         return status
     report = RunReport.read_or_none(run_dir / "run.json")
     if _final_from_records(status, run_dir, report):
@@ -332,6 +380,25 @@ def status_of(entry: IndexEntry | Mapping[str, Any], *,
     else:
         status.state = "ready" if report.hold else "running"
     return status
+
+
+def _out_of_reach(status: ClusterStatus, run_dir: Path) -> bool:
+    """Whether nothing of ``run_dir`` can be read, for :func:`status_of` (then ``status`` says why): ``gone``, or
+    ``unreachable`` when its filesystem does not answer (``ENOTCONN``: mounted, its client dead) or when it or a level
+    above it is not the user's own (:func:`launcher.plan.cluster_plan.check_cluster_directory`: the refusal's line in
+    ``detail``)."""
+    try:
+        if not run_dir.is_dir():
+            status.state, status.detail = "gone", "cluster directory removed"
+            return True
+        check_cluster_directory(run_dir, field="ID", missing_ok=True)  # nothing read unless every level is ours
+    except UserError as refused:
+        status.state, status.detail = "unreachable", str(refused)
+        return True
+    except OSError as err:  # e.g. ENOTCONN: the filesystem it is on is mounted but does not answer
+        status.state, status.detail = "unreachable", f"its filesystem does not answer: {err.strerror}"
+        return True
+    return False
 
 
 def _final_from_records(status: ClusterStatus, run_dir: Path, report: RunReport | None) -> bool:

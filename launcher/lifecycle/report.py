@@ -20,8 +20,10 @@ from launcher import __version__
 from launcher.filesystems.base import DirectoryRecord, FilesystemRecord
 from launcher.steps import shuffle
 from launcher.steps.jobs import SPARK_STAGE_FIELDS, StepResult
+from launcher.util.errors import UserError
 from launcher.util.network import WILDCARD_ADDRESSES
-from launcher.util.records import Record
+from launcher.util.records import Record, replace_private
+from launcher.util.safedirs import make_private_dir
 from launcher.util.states import RunState
 from launcher.util.userdirs import node_record_dir, node_work_root
 
@@ -235,24 +237,24 @@ def local_record_paths(cluster_id: str) -> list[Path]:
 
 
 def _private_dir(directory: Path) -> None:
-    """Make ``directory`` (mode 0700) in a world-writable parent such as ``/var/tmp``, and check it is ours.
+    """Make ``directory`` (``hpc-hadoop-<user>``, mode 0700) in a parent every user writes to such as ``/var/tmp``,
+    and check it is ours (:func:`launcher.util.safedirs.make_private_dir`: ours, not a link, not writable by
+    others).
 
     Raises:
-        OSError: it cannot be made, or it is someone else's or a symbolic link (``PermissionError``).
+        OSError: it cannot be made; or it is someone else's, a symbolic link or writable by others
+            (``PermissionError`` with the refusal's line).
     """
-    directory.mkdir(mode=0o700, exist_ok=True)
-    info = directory.lstat()
-    if directory.is_symlink() or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise PermissionError(f"{directory} is not this user's private directory")
+    try:
+        make_private_dir(directory.parent, directory)
+    except UserError as refused:
+        raise PermissionError(str(refused)) from None
 
 
 def _replace(path: Path, text: str) -> None:
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    try:
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    """Write ``text`` to ``path`` atomically, mode 0600 from its creation
+    (:func:`launcher.util.records.replace_private`; the temporary file ``<stem>.tmp<pid>`` beside it)."""
+    replace_private(path, text, tmp=path.with_suffix(f".tmp{os.getpid()}"))
 
 
 #: Room kept in the cluster directory for the last writes of ``run.json`` when the filesystem fills up

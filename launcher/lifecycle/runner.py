@@ -44,7 +44,7 @@ from launcher.lifecycle.teardown import Teardown
 from launcher.lifecycle.validate import (
     prepare as prepare,  # re-exported: compose, the harness and tests use runner.prepare
 )
-from launcher.plan.cluster_plan import ClusterPlan
+from launcher.plan.cluster_plan import ClusterPlan, check_cluster_directory, make_cluster_directory
 from launcher.plan.hdfs import STAGING_REASON
 from launcher.plan.security import SIMPLE_WARNING
 from launcher.render.clients import write_wrappers
@@ -159,7 +159,9 @@ def made_for_hadoop(plan: ClusterPlan) -> tuple[str, ...]:
 
 
 def materialize(plan: ClusterPlan, *, submitted: bool = False) -> list[str]:
-    """Create the cluster directory (mode 0700) with room kept for ``run.json``
+    """Create the cluster directory (mode 0700; it and each level above it below ``filesystem.root`` made one at a
+    time and refused unless the user's, not a link and not writable by others:
+    :func:`launcher.plan.cluster_plan.make_cluster_directory`) with room kept for ``run.json``
     (:func:`launcher.lifecycle.report.reserve_room`),
     write ``plan.json``, ``conf/``, the client wrappers
     (``bin/hadoop``, ``bin/yarn``, ``bin/mapred``) and, in a job that uses Spark, ``spark-conf/`` (with
@@ -175,17 +177,18 @@ def materialize(plan: ClusterPlan, *, submitted: bool = False) -> list[str]:
         clamped to the walltime), for ``run.json`` (:class:`ClusterRun`'s ``notes``).
 
     Raises:
-        UserError: a submitted directory is missing or was already used.
+        UserError: a submitted directory is missing or was already used; it or a level above it is not the user's
+            (:func:`launcher.plan.cluster_plan.check_cluster_directory`), or a level above a new one is not.
         FileExistsError: a new cluster directory already exists (ids are unique; never overwrite).
     """
     run_dir = plan.path()
     if submitted:
+        check_cluster_directory(run_dir, field="--run-dir", missing_ok=True)
         if not run_dir.is_dir() or (run_dir / "plan.json").exists():
             raise UserError(f"{run_dir} is not a fresh cluster directory made by `hpc-hadoop submit`",
                             field="--run-dir", fix="submit again, or leave --run-dir out")
     else:
-        run_dir.parent.mkdir(parents=True, exist_ok=True)
-        run_dir.mkdir(mode=0o700)
+        make_cluster_directory(run_dir)
     reserve_room(run_dir)
     for sub in ("logs", "agents", "steps", "staging", "history", "app-logs", *made_for_hadoop(plan)):
         plan.path(sub).mkdir(mode=0o700)

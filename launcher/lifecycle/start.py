@@ -20,10 +20,23 @@ from pathlib import Path
 from rich.console import Console
 
 from launcher.config.spec import JobSpec
-from launcher.lifecycle.interactive import ClusterStatus, index_entries, register, status_of
+from launcher.lifecycle.interactive import (
+    STOP_FILE,
+    ClusterStatus,
+    check_index,
+    index_entries,
+    register,
+    state_dir,
+    status_of,
+)
 from launcher.lifecycle.submit import make_cluster_dir, submit_batch
 from launcher.schedulers import get_scheduler
 from launcher.util import polling
+from launcher.util.errors import UserError
+from launcher.util.processes import end
+
+#: Seconds a held run just started may take to end after SIGTERM when its index entry cannot be written.
+HOLDER_GRACE_SECONDS = 60.0
 
 
 def start_detached(spec: JobSpec, job_file: Path, *, overwrite: bool) -> Path:
@@ -32,12 +45,18 @@ def start_detached(spec: JobSpec, job_file: Path, *, overwrite: bool) -> Path:
 
     What the batch system decides is settled first and written into ``job.yaml`` (PBS: ``pbs.flavor``).
 
+    The user's index must be writable (:func:`launcher.lifecycle.interactive.check_index`, first of all): the held
+    run is reachable only through its entry, written as soon as it is started; should that write fail all the same,
+    the held run is stopped (SIGTERM: it tears down whatever it started) and the error raised.
+
     Returns:
         The cluster directory.
 
     Raises:
-        UserError: bad input, or not inside an allocation of ``spec.scheduler``.
+        UserError: bad input, not inside an allocation of ``spec.scheduler``, an index that cannot be written, or a
+            directory above the cluster directory that is not the user's (nothing is started then).
     """
+    check_index()
     scheduler = get_scheduler(spec.scheduler)
     spec = scheduler.settle(spec)
     allocation = scheduler.allocation(spec)
@@ -47,7 +66,12 @@ def start_detached(spec: JobSpec, job_file: Path, *, overwrite: bool) -> Path:
     with open(run_dir / "start.out", "ab") as out:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True, cwd=run_dir)
-    register(run_dir.name, run_dir, spec.scheduler, allocation.job_id, holder_pid=proc.pid, interactive=True)
+    try:
+        register(run_dir.name, run_dir, spec.scheduler, allocation.job_id, holder_pid=proc.pid, interactive=True,
+                 required=True)
+    except UserError:
+        end([proc], grace=HOLDER_GRACE_SECONDS)  # never a cluster left running that the index does not know
+        raise
     return run_dir
 
 
@@ -76,8 +100,15 @@ def wait_until_up(run_dir: Path, console: Console, *, timeout: float | None = No
     Returns:
         The cluster's status: ``ready``/``running`` (up), or a final state with ``detail``; ``starting`` or
         ``pending`` when ``timeout`` passed.
+
+    Raises:
+        UserError: the cluster has no entry in the index (one line naming its directory and how to stop it).
     """
-    entry = next(e for e in index_entries() if e.cluster_id == run_dir.name)
+    entry = next((e for e in index_entries() if e.cluster_id == run_dir.name), None)
+    if entry is None:  # its entry was removed meanwhile (`hpc-hadoop clean`, another state directory)
+        raise UserError(f"cluster {run_dir.name} is not in the index of your clusters ({state_dir()})",
+                        field="XDG_STATE_HOME", fix=f"follow it in {run_dir}; stop it with `touch {run_dir}/"
+                                                    f"{STOP_FILE}`")
     return polling.poll(lambda: status_of(entry), done=lambda s: s.state in ("ready", "running") or not s.active,
                         key=lambda s: s.state, on_change=lambda s: console.print(f"cluster {s.cluster_id}: {s.state}"),
                         interval=poll, backoff_while=lambda s: s.state == "pending", timeout=timeout).value

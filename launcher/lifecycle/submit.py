@@ -23,7 +23,7 @@ from launcher import __version__
 from launcher.config.spec import JobSpec
 from launcher.plan import cluster_plan
 from launcher.plan.cluster_plan import ClusterPlan, new_cluster_id
-from launcher.render.config import environment
+from launcher.render.config import environment, write_private
 from launcher.runtime.hadoop import HadoopRuntime, discover
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.allocation import Allocation, JobState
@@ -195,15 +195,19 @@ def remove_cluster_dir(run_dir: Path, made: list[Path]) -> None:
 def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocation: Allocation | None = None,
                      command: str = "submit") -> Path:
     """Check everything checkable (Java, Hadoop, jars, outputs, with a preview plan on ``allocation`` or the
-    batch system's stand-in nodes), then make the cluster directory (mode 0700) holding ``job.yaml``, the
-    fully resolved job file with the JDK found here (:func:`with_java`). ``hpc-hadoop run --run-dir`` takes it from
-    there.
+    batch system's stand-in nodes; the directories already there that the run would use are the user's:
+    :func:`launcher.lifecycle.validate.check_own_dirs`), then make the cluster directory holding ``job.yaml`` (mode
+    0600), the fully resolved job file with the JDK found here (:func:`with_java`). The cluster directory and each
+    level above it below ``filesystem.root`` are made one at a time, mode 0700, and refused unless ours, not a link
+    and not writable by others (:func:`launcher.plan.cluster_plan.make_cluster_directory`).
+    ``hpc-hadoop run --run-dir`` takes it from there.
 
     Returns:
         The new cluster directory ``<root>/<user>/hpc-hadoop/<cluster id>``.
 
     Raises:
-        UserError: bad input (nothing is made then).
+        UserError: bad input, or a directory above the cluster directory that is not the user's (nothing is made
+            then).
     """
     from launcher.lifecycle.validate import prepare
 
@@ -214,11 +218,10 @@ def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocati
     prepare(spec, allocation, overwrite=overwrite, job_file=str(job_file), runtime=runtime, run_dir=run_dir,
             probe=False)  # validate and plan as the run will (no flock: submit makes no file yet)
     spec = with_java(spec, runtime)
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
-    run_dir.mkdir(mode=0o700)
-    (run_dir / "job.yaml").write_text(
-        f"# Resolved from {job_file} (every layer applied) by hpc-hadoop {command}.\n"
-        + dump_yaml(spec.model_dump(mode="json", by_alias=True)))
+    cluster_plan.make_cluster_directory(run_dir, file=str(job_file))
+    write_private(run_dir / "job.yaml",
+                  f"# Resolved from {job_file} (every layer applied) by hpc-hadoop {command}.\n"
+                  + dump_yaml(spec.model_dump(mode="json", by_alias=True)))
     return run_dir
 
 
@@ -242,7 +245,9 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
     Everything checkable is checked before submission (Java, Hadoop, jars, outputs), with a preview plan.
     If the batch system refuses the job, the just-made cluster directory is removed, with the parents made for it
     (:func:`remove_cluster_dir`), and its message passed on: nothing is left queued, nothing is left on the
-    filesystem. The cluster goes into the user's index (``hpc-hadoop list``).
+    filesystem. The cluster goes into the user's index (``hpc-hadoop list``), which must be writable before anything
+    is made (:func:`launcher.lifecycle.interactive.check_index`); should its entry not be written all the same, the
+    job is cancelled and its directory removed.
 
     Args:
         hold: an interactive cluster (``hpc-hadoop start``): the batch script runs ``run --hold``.
@@ -251,10 +256,12 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
         ``(exit code, cluster directory, job id)``: the run's exit code with ``wait``, else 0.
 
     Raises:
-        UserError, CommandError: bad input, or the batch system's refusal.
+        UserError, CommandError: bad input, an index that cannot be written, a directory that is not the user's, or
+            the batch system's refusal.
     """
-    from launcher.lifecycle.interactive import register
+    from launcher.lifecycle.interactive import check_index, register
 
+    check_index()
     scheduler = _scheduler(spec)
     spec = scheduler.settle(spec)
     scheduler.check(spec)
@@ -262,15 +269,19 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
     run_dir = make_cluster_dir(spec, job_file, overwrite=overwrite, command="start" if hold else "submit")
     try:
         script = run_dir / "batch.sh"
-        script.write_text(render_script(spec, scheduler, run_dir, overwrite=overwrite, hold=hold))
-        script.chmod(0o700)
+        write_private(script, render_script(spec, scheduler, run_dir, overwrite=overwrite, hold=hold), 0o700)
         job_id = scheduler.submit(script)
     except HpcHadoopError:
         remove_cluster_dir(run_dir, made)
         raise
     SubmitRecord(scheduler=spec.scheduler, job_id=job_id, submitted=time.time(), job_file=str(job_file),
                  hold=hold).write(run_dir / "submit.json", indent=None)
-    register(run_dir.name, run_dir, spec.scheduler, job_id, interactive=hold)
+    try:
+        register(run_dir.name, run_dir, spec.scheduler, job_id, interactive=hold, required=True)
+    except HpcHadoopError:  # never a job queued that `list` and `stop` do not know
+        scheduler.cancel(job_id)
+        remove_cluster_dir(run_dir, made)
+        raise
     log = run_dir / f"batch-{job_id}.out"
     console.print(f"submitted {spec.scheduler} job {job_id}\nrun directory: {run_dir}\nlog: {log}", soft_wrap=True)
     if not wait:

@@ -55,10 +55,12 @@ from launcher.render.daemons import (
     work_paths,
 )
 from launcher.runtime.cds import CDS_FLAG_PREFIXES, jar_entries, maps, publish, set_aside
+from launcher.util.errors import UserError
 from launcher.util.network import interface_address
 from launcher.util.polling import poll
 from launcher.util.processes import end
-from launcher.util.records import AgentRecord, DaemonRecord, ListeningRecord
+from launcher.util.records import AgentRecord, DaemonRecord, ListeningRecord, replace_private
+from launcher.util.safedirs import make_private_dir
 from launcher.util.sockets import listeners
 from launcher.util.states import AgentState
 
@@ -128,15 +130,9 @@ class StatusWriter:
             with self._cond:
                 self._cond.wait_for(lambda: self._pending is not None)
                 text, self._pending, count = self._pending, None, self._put
-            tmp = self.path.with_suffix(f".tmp{os.getpid()}")
-            try:
-                tmp.write_text(text or "")
-                os.replace(tmp, self.path)
+            try:  # mode 0600 from its creation (replace_private), whatever the umask
+                replace_private(self.path, text or "", tmp=self.path.with_suffix(f".tmp{os.getpid()}"))
             except OSError as err:  # a full or failing filesystem must not stop the agent from stopping its daemons
-                try:
-                    tmp.unlink(missing_ok=True)
-                except OSError:
-                    pass
                 say(f"agent {self.node}: cannot write {self.path}: {err}")
             with self._cond:
                 self._written = count
@@ -268,7 +264,11 @@ class Agent:
         address = interface_address(spec.interface) if spec.interface else None
         self.prepare_work_dir()
         self.nm_local_dir = self.choose_nm_local_dir()
-        Path(self.nm_local_dir).mkdir(parents=True, exist_ok=True)
+        if "nodemanager" in self.node.roles and not self.make_nm_local_dir():
+            self.failed["nodemanager"] = UserError.exit_code  # never started: nm_note says why
+            self.state = AgentState.FAILED
+            self.write_status()
+            return
         if "datanode" in self.node.roles:
             datanode_dir(self.plan, self.node).mkdir(parents=True, exist_ok=True)
         if "namenode" in self.node.roles and needs_format(self.plan) and not self.format_namenode(address):
@@ -353,33 +353,55 @@ class Agent:
             return self.node.nm_shared_dir
         return self.node.nm_local_dir
 
+    def make_nm_local_dir(self) -> bool:
+        """Make the NodeManager's local dir (:attr:`nm_local_dir`) one level at a time below its root
+        (:meth:`launcher.plan.cluster_plan.ClusterPlan.nm_local_root`: ``filesystem.local_dirs``, the working
+        directory or the cluster directory), each level mode 0700 and checked before use
+        (:func:`launcher.util.safedirs.make_private_dir`): ``<local_dirs>/hpc-hadoop-<user>`` made or changeable by
+        another user holds ``usercache/``, ``filecache/`` and ``nmPrivate/`` (localized jars, ``launch_container.sh``)
+        within her reach, so it is refused, never reused.
+
+        Returns:
+            True when it is ready; False when it was refused or could not be made: :attr:`nm_note` holds the line
+            (the refusal's, with its fix), said on stderr too, and no daemon of this node is to start.
+        """
+        try:
+            make_private_dir(self.plan.nm_local_root(self.node, self.nm_local_dir), self.nm_local_dir,
+                             field="filesystem.local_dirs" if self.plan.spec.filesystem.local_dirs else None)
+        except (OSError, UserError) as exc:
+            line = str(exc) if isinstance(exc, UserError) else f"cannot make {self.nm_local_dir}: {exc}"
+            self.nm_note = f"NodeManager local dir refused: {line}"
+            say(f"hpc-hadoop agent {self.node.name}: {self.nm_note}")
+            return False
+        return True
+
     def prepare_work_dir(self) -> Path | None:
-        """Make this node's working directory (mode 0700, under a per-user parent that must be ours) with a
-        copy of the cluster's ``conf/``, an empty ``tmp/`` and, under Kerberos, ``krb/`` holding the copy of the
-        daemons' keytab (:func:`copy_keytab`; the daemons name it by ``-Dhpc.node.krb``), all before any daemon starts.
+        """Make this node's working directory (mode 0700) with a copy of the cluster's ``conf/``, an empty ``tmp/``
+        and, under Kerberos, ``krb/`` holding the copy of the daemons' keytab (:func:`copy_keytab`; the daemons name
+        it by ``-Dhpc.node.krb``), all before any daemon starts. ``hpc-hadoop-<user>``, the cluster's directory and
+        the node's below ``$TMPDIR`` (or ``/tmp``) are made one level at a time, each checked before use: ours, not a
+        link, not writable by others (:func:`launcher.util.safedirs.make_private_dir`).
 
         Returns:
             The directory (also in :attr:`work_dir`), or ``None`` (reason in :attr:`work_note`) when the plan has
-            none or it cannot be made (no space, not ours, not writable, the keytab not copied): the daemons then use
-            the cluster directory, and log in from the keytab there (the note says so).
+            none or it cannot be made (no space, not writable, the keytab not copied) or is refused (another user's,
+            a link, writable by others: the refusal's line): the daemons then use the cluster directory, and log in
+            from the keytab there (the note says so).
         """
         if not self.node.work_dir:
             return None
         work = Path(self.node.work_dir)
         try:
-            user_root = work.parent.parent
-            user_root.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if user_root.stat().st_uid != os.getuid() or user_root.is_symlink():
-                raise PermissionError(f"{user_root} belongs to another user")
+            make_private_dir(work.parents[2], work.parent)  # $TMPDIR/hpc-hadoop-<user>/<cluster id>
             conf, tmp = work_paths(work)
             shutil.rmtree(work, ignore_errors=True)
-            work.mkdir(mode=0o700, parents=True)
+            make_private_dir(work.parent, work, exist_ok=False)
             shutil.copytree(self.plan.conf_dir, conf)
             tmp.mkdir()
             security = self.plan.security
             if security.kerberos:
                 copy_keytab(security.services_keytab, security.node_krb_dir(work))
-        except OSError as exc:
+        except (OSError, UserError) as exc:
             self.work_note = f"node-local working directory {work} not usable ({exc}); using {self.plan.run_dir}"
             if self.plan.security.kerberos:
                 self.work_note += f"; the daemons log in from the shared keytab {self.plan.security.services_keytab}"

@@ -30,6 +30,7 @@ from launcher.runtime.hadoop import HadoopRuntime
 from launcher.schedulers.allocation import Allocation
 from launcher.util.errors import UserError
 from launcher.util.records import Record
+from launcher.util.safedirs import check_private_tree, make_private_dir
 from launcher.util.sockets import listeners, user_name
 from launcher.util.units import MiB, format_size
 from launcher.util.userdirs import node_work_root as node_work_root
@@ -457,6 +458,19 @@ class ClusterPlan:
             dirs[node.address] = dirs[node.name] = where
         return dirs
 
+    def nm_local_root(self, node: NodePlan, nm_local_dir: str | None = None) -> Path:
+        """The directory below which every level of ``node``'s NodeManager local dir (``nm_local_dir``: the one its
+        agent chose, default ``node.nm_local_dir``) is made and checked to be the user's own
+        (:func:`launcher.util.safedirs.make_private_dir`): the cluster directory for one in it (``nm-local/<host>``),
+        the node's working directory for its ``nm-local``, else the job file's ``filesystem.local_dirs``, where the
+        dir is ``<local_dirs>/hpc-hadoop-<user>/<cluster id>/<host>`` (:func:`_make_plan`)."""
+        path = Path(nm_local_dir or node.nm_local_dir)
+        if path.is_relative_to(self.run_dir):
+            return Path(self.run_dir)
+        if node.work_dir and path.is_relative_to(node.work_dir):
+            return Path(node.work_dir)
+        return path.parents[2]
+
     @property
     def rm_web(self) -> str:
         """ResourceManager web/REST address, ``http://host:port``."""
@@ -648,6 +662,10 @@ CLUSTER_ID_NAME = 20
 HISTORY_JOBNAME_LIMIT = 12
 
 
+#: The directory of a user's cluster directories in ``<root>/<user>`` (:func:`clusters_root`).
+CLUSTERS_DIR_NAME = "hpc-hadoop"
+
+
 def clusters_root(root: str) -> Path:
     """Where the user's cluster directories go: ``<root>/<user>/hpc-hadoop`` (``root``: ``filesystem.root``, expanded
     by :func:`expand_root`); the one place that formula is written.
@@ -655,7 +673,62 @@ def clusters_root(root: str) -> Path:
     Raises:
         UserError: ``root`` is relative or uses an unset variable (:func:`expand_root`).
     """
-    return expand_root(root) / getpass.getuser() / "hpc-hadoop"
+    return expand_root(root) / getpass.getuser() / CLUSTERS_DIR_NAME
+
+
+def cluster_dir_root(run_dir: str | Path) -> Path:
+    """The root a cluster directory is below, the one directory above it that is not checked to be the user's: for
+    ``<root>/<user>/hpc-hadoop/<cluster id>`` (:func:`cluster_dir`), ``<root>`` (``filesystem.root``, often a 1777
+    directory of the site's), so that ``<root>/<user>``, ``hpc-hadoop`` and the cluster directory are; for a cluster
+    directory elsewhere (``run --run-dir`` of a directory of the user's choice), its parent. Read from the path alone,
+    so that a command can check a cluster directory before it reads anything in it."""
+    run_dir = Path(os.path.abspath(run_dir))
+    if run_dir.parent.name == CLUSTERS_DIR_NAME and run_dir.parent.parent.name == getpass.getuser():
+        return run_dir.parents[2]
+    return run_dir.parent
+
+
+def make_cluster_directory(run_dir: str | Path, *, file: str | None = None) -> list[Path]:
+    """Make the new cluster directory ``run_dir`` and the levels above it up to its root (:func:`cluster_dir_root`)
+    one at a time, mode 0700, each checked before use (:func:`launcher.util.safedirs.make_private_dir`: ours, not a
+    link, not writable by others). ``<root>/<user>/hpc-hadoop`` made 0755 by an earlier release (it lists every
+    cluster id) is narrowed to 0700.
+
+    Args:
+        file: the job file, for the error line.
+
+    Returns:
+        The directories made, parents first (the cluster directory last).
+
+    Raises:
+        UserError: a level is another user's, a symbolic link, not a directory, or writable by others (nothing is
+            made below it).
+        FileExistsError: the cluster directory exists (ids are unique; never reused).
+        OSError: a level cannot be made.
+    """
+    root = cluster_dir_root(run_dir)
+    made = make_private_dir(root, run_dir, field="filesystem.root", file=file, exist_ok=False)
+    clusters = Path(os.path.abspath(run_dir)).parent
+    if clusters.name == CLUSTERS_DIR_NAME and clusters != root and os.lstat(clusters).st_mode & 0o077:
+        os.chmod(clusters, 0o700)  # ours and not writable by others (checked): no other user can swap it meanwhile
+    return made
+
+
+def check_cluster_directory(run_dir: str | Path, *, field: str | None = None, file: str | None = None,
+                            missing_ok: bool = False) -> None:
+    """Check an existing cluster directory and every level above it up to its root (:func:`cluster_dir_root`),
+    before anything in it is trusted (``bin/``, ``job.yaml``, ``plan.json``): each must be ours, not a symbolic link,
+    and not writable by others (:func:`launcher.util.safedirs.check_private_tree`).
+
+    Args:
+        field, file: for the error line (``ID`` for a command that names the cluster by its id).
+        missing_ok: a level that does not exist ends the check (nothing is in it to trust).
+
+    Raises:
+        UserError: a level is refused (the first one from the top).
+        OSError: a level cannot be read (``FileNotFoundError`` without ``missing_ok``).
+    """
+    check_private_tree(cluster_dir_root(run_dir), run_dir, field=field, file=file, missing_ok=missing_ok)
 
 
 def cluster_dir(root: str, cluster_id: str) -> Path:

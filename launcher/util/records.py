@@ -83,19 +83,43 @@ class Record(BaseModel):
         return json.dumps(self.dump(), indent=indent)
 
     def write(self, path: str | Path, *, indent: int | None = 2) -> Path:
-        """Write the record to ``path`` atomically (a temporary file beside it, then ``os.replace``).
+        """Write the record to ``path`` atomically and private to the user, mode 0600 from its creation
+        (:func:`replace_private`).
 
         Raises:
             OSError: it could not be written.
         """
         path = Path(path)
-        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-        try:
-            tmp.write_text(self.to_json(indent))
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        replace_private(path, self.to_json(indent))
         return path
+
+
+#: The mode of every record file (:func:`replace_private`): the user's only, whatever the umask and the directory.
+RECORD_MODE = 0o600
+
+
+def replace_private(path: str | Path, text: str, *, tmp: str | Path | None = None) -> None:
+    """Write ``text`` to ``path`` atomically, mode :data:`RECORD_MODE` (0600) from the moment the file exists: a new
+    temporary file beside it (``.<name>.tmp<pid>``, or ``tmp``), created with ``os.open(O_CREAT | O_EXCL, 0o600)``
+    and set to 0600 with ``fchmod`` whatever the umask, then renamed over ``path`` with ``os.replace``. A record is then
+    private itself, not only by the directory it is in (a 0700 cluster directory another user gets into, a
+    shared filesystem whose client lets other users past the modes of directories: issue 36). A temporary file left
+    by a process that died with this pid is replaced (``O_EXCL`` after removing it: never written through a link).
+
+    Raises:
+        OSError: it could not be written (the temporary file is removed).
+    """
+    path = Path(path)
+    temporary = Path(tmp) if tmp is not None else path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        temporary.unlink(missing_ok=True)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, RECORD_MODE)
+        with os.fdopen(fd, "w") as handle:
+            os.fchmod(fd, RECORD_MODE)
+            handle.write(text)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 class Section(BaseModel):
@@ -155,7 +179,9 @@ class AgentRecord(Record):
 
     ``failed``: daemon → exit code of each daemon that exited on its own, ``failed_at`` → when (epoch seconds);
     ``stop_reason``: the signal that stopped the agent (``SIGTERM``...); ``work_dir``/``nm_local_dir`` the node-local
-    directories chosen (``work_note``/``nm_note`` why not the preferred ones); ``archive_notes``: class-data-sharing
+    directories chosen (``work_note``/``nm_note`` why not the preferred ones; ``nm_note`` also why the NodeManager was
+    not started: its local dir refused as not the user's, ``failed`` then has it with exit code 2); ``archive_notes``:
+    class-data-sharing
     archives dropped; ``listening``: every port seen listening on the node; ``foreign_ports``: ports of the cluster's
     block held on the node by another user's process when a daemon exited (port, as text, → her uid: a daemon that
     could not bind). ``updated``: epoch seconds.

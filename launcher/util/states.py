@@ -56,8 +56,9 @@ class ClusterState(State):
 
     Active (the cluster holds or waits for its allocation): ``pending`` (queued), ``starting`` (bring-up),
     ``running`` (steps), ``ready`` (up, held for interactive use), ``stopping``, ``unknown`` (the batch system
-    does not answer; the cluster may run on). ``unreachable``: its directory's filesystem does not answer (not
-    final: asked again next time). Terminal: ``lost`` (its batch job or holder process ended without a final
+    does not answer; the cluster may run on). ``unreachable``: its directory's filesystem does not answer, or its
+    directory (or a level above it) is not the user's own, so nothing in it is read (not final: asked again next
+    time). Terminal: ``lost`` (its batch job or holder process ended without a final
     ``run.json``), ``cancelled`` (stopped while queued), ``gone`` (directory removed), and the terminal
     :class:`RunState` of its final ``run.json``.
     """

@@ -592,8 +592,76 @@ def attacks_fail(mallory: Mallory, owner: str, run_dir: Path, client: subprocess
     return lines
 
 
-__all__ = ["HANDOFF", "SQUATTER", "Mallory", "RunAs", "SIMPLE_REFUSED", "am_container", "am_web_address",
-           "am_web_port_refused",
-           "attacks_fail", "cli_attacks_fail", "end_client", "java_client", "krb_files_unreadable", "mallory_conf",
-           "map_host", "mallory_here", "mallory_http", "mallory_on_node", "running_app", "site_property",
-           "sleep_job_argv", "stray_cookie_buys_nothing", "web_attacks_fail"]
+# -- directories (issue 36 items 2 and 3): what mallory makes before the owner, and the link farm ---------------------
+
+def mallory_makes(mallory: Mallory, root: Path, path: Path, mode: int = 0o777) -> list[Path]:
+    """mallory makes ``path`` below ``root`` (a root every user writes to: a 1777 scratch, ``/tmp``, a node-local disk)
+    herself, each missing level with ``mkdir`` in her own process (her uid), each then given ``mode``: what she can
+    do before the owner's first run. Returns the levels she made, parents first.
+
+    Raises:
+        AssertionError: a ``mkdir`` or ``chmod`` of hers failed.
+    """
+    made = []
+    for level in [path, *path.parents][:len(path.relative_to(root).parts)][::-1]:
+        if level.exists():
+            continue
+        done = mallory.run(["sh", "-c", 'mkdir "$1" && chmod "$2" "$1"', "sh", str(level), f"{mode:o}"], {}, 60)
+        assert done.returncode == 0, (level, done.stderr)
+        made.append(level)
+    print(f"{mallory.label}: made {', '.join(str(level) for level in made)} (mode {mode:04o}) before the owner")
+    return made
+
+
+#: What a cluster directory holds (``runner.materialize``, ``submit.make_cluster_dir``, a run): the names mallory's
+#: link farm points back to the owner's moved directory (she cannot list it: it is 0700), ``bin/`` left out.
+CLUSTER_ENTRIES = ("job.yaml", "plan.json", "run.json", "submit.json", "conf", "logs", "agents", "steps", "staging",
+                   "history", "app-logs", "krb", "spark-conf", "spark-events", ".room-for-run.json")
+
+#: mallory's ``bin/hadoop``, ``bin/yarn`` and ``bin/mapred`` in her link farm: they append who ran them to ``$1`` (a
+#: file in her directory, which the owner can write) and print what ``yarn node -list`` prints.
+FARM_CLIENT = """#!/bin/sh
+echo "$(id -un) ran $0 $*" >> {mark}
+echo "Total Nodes:1"
+"""
+
+
+def link_farm(mallory: Mallory, run_dir: Path, *, links: Sequence[str] = CLUSTER_ENTRIES, clients: bool = True,
+              job_yaml: str | None = None) -> Path:
+    """mallory, who owns the directory above the owner's cluster directory ``run_dir``, renames the owner's directory
+    to ``<id>.moved`` and leaves in its place a directory of hers (mode 0777) in which each of ``links`` is a symbolic
+    link back into the owner's, but for ``bin/``, whose clients are hers (:data:`FARM_CLIENT`; none without
+    ``clients``), and, with ``job_yaml``, a ``job.yaml`` of hers (the ``setup:`` lines the owner's held run would run).
+    Returns the file her clients append to, in the directory above ``run_dir``: it exists once one of them ran.
+
+    Raises:
+        AssertionError: one of her commands failed.
+    """
+    mark = run_dir.parent / f"ran-{run_dir.name}"
+    moved = run_dir.with_name(run_dir.name + ".moved")
+    script = ['set -e', f'mv "{run_dir}" "{moved}"', f'mkdir "{run_dir}"', f'chmod 777 "{run_dir}"',
+              *(f'ln -s "{moved}/{name}" "{run_dir}/{name}"' for name in links if name != "bin"),
+              *([f'mkdir "{run_dir}/bin"'] if clients else [])]
+    done = mallory.run(["sh", "-c", "\n".join(script)], {}, 60)
+    assert done.returncode == 0, done.stderr
+    for name in ("hadoop", "yarn", "mapred") if clients else ():
+        client = mallory.home / f"farm-{name}"
+        client.write_text(FARM_CLIENT.format(mark=mark))
+        copied = mallory.run(["sh", "-c", f'cp "{client}" "{run_dir}/bin/{name}" && chmod 755 "{run_dir}/bin/{name}"'],
+                             {}, 60)
+        assert copied.returncode == 0, copied.stderr
+    if job_yaml is not None:
+        mine = mallory.home / "farm-job.yaml"
+        mine.write_text(job_yaml)
+        copied = mallory.run(["cp", str(mine), str(run_dir / "job.yaml")], {}, 60)
+        assert copied.returncode == 0, copied.stderr
+    print(f"{mallory.label}: moved {run_dir} to {moved} and left a directory of hers in its place"
+          + (" (links back, her bin/)" if clients else "") + (" (her job.yaml)" if job_yaml is not None else ""))
+    return mark
+
+
+__all__ = ["CLUSTER_ENTRIES", "FARM_CLIENT", "HANDOFF", "SQUATTER", "Mallory", "RunAs", "SIMPLE_REFUSED",
+           "am_container", "am_web_address", "am_web_port_refused", "attacks_fail", "cli_attacks_fail", "end_client",
+           "java_client", "krb_files_unreadable", "link_farm", "mallory_conf", "mallory_makes", "map_host",
+           "mallory_here", "mallory_http", "mallory_on_node", "running_app", "site_property", "sleep_job_argv",
+           "stray_cookie_buys_nothing", "web_attacks_fail"]

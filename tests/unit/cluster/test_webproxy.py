@@ -330,3 +330,34 @@ def test_upstream_auth_of_a_plan(make_spec: Callable[..., JobSpec], make_test_pl
     assert mint is not None and seen == [secure]
     assert mint("10.0.0.1", 7) == {"hadoop.auth": f'"u={secure.user}&s=1&to=10.0.0.1:7"'}
     assert mint("10.0.0.2", 8) == {"hadoop.auth": f'"u={secure.user}&s=2&to=10.0.0.2:8"'}
+
+
+def raw_get(proxy: WebProxy, target: str) -> tuple[int, dict[str, str]]:
+    """``GET target`` sent byte for byte (an HTTP client would normalize ``\\`` and ``//``): status and headers."""
+    with socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as sock:
+        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{proxy.port}\r\nConnection: close\r\n\r\n".encode())
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+    head = answer.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in head[1:])
+    return int(head[0].split()[1]), headers
+
+
+@pytest.mark.parametrize(("path", "location"), [
+    ("/\\evil.example/", "/evil.example/"),
+    ("//evil.example/", "/evil.example/"),
+    ("/\\/\\evil.example/x", "/evil.example/x"),
+    ("///evil.example", "/evil.example"),
+    ("/_/127.0.0.1:1/cluster", "/_/127.0.0.1:1/cluster"),
+    ("/", "/"),
+])
+def test_the_token_redirect_stays_on_the_proxy(proxy: WebProxy, path: str, location: str) -> None:
+    """Issue 36: with a valid token, ``/\\evil.example/?token=...`` redirected to ``/\\evil.example/``, which a browser
+    reads as ``//evil.example/`` (another host: an open redirect). The ``Location`` keeps exactly one leading ``/``."""
+    status, headers = raw_get(proxy, f"{path}?a=1&token={proxy.token}")
+    assert (status, headers["Location"]) == (302, f"{location}?a=1")
+    assert headers["Location"][1:2] not in ("/", "\\")

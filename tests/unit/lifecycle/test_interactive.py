@@ -19,9 +19,11 @@ from click.testing import CliRunner
 from launcher.cli.main import main
 from launcher.config.spec import JobSpec, load_spec
 from launcher.lifecycle.interactive import STOP_FILE, clean, find, index_entries, register, state_dir, status_of
+from launcher.lifecycle.report import RunReport
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.render.clients import SUBCOMMANDS, apply_environment, client_environment, export_lines, render_wrappers
 from launcher.util.errors import UserError
+from launcher.util.states import RunState
 
 
 def make_dir(tmp_path: Path, cid: str, *, report: dict | None = None, plan: bool = True) -> Path:
@@ -277,3 +279,85 @@ def test_a_batch_system_that_does_not_answer_makes_a_cluster_unknown(tmp_path: P
     assert status_of(entry, job_state=batch("running")).state == "starting"
     (entry,) = index_entries()
     assert entry.no_answer_since is None and not (run_dir / "ended.json").exists()
+
+
+# -- issue 36: the index must be writable; a cluster directory that is not yours is never trusted --------------------
+
+def test_an_index_that_cannot_be_written_is_one_line_and_a_required_entry_raises(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``start``, ``submit`` to a batch system and ``run --hold`` ask :func:`check_index` before anything starts (they
+    ended in a ``StopIteration`` with the cluster running on, unreachable); a run's own update of its entry stays a
+    convenience (a compute node's read-only home)."""
+    from launcher.lifecycle.interactive import check_index
+
+    assert check_index() == state_dir() and oct(state_dir().stat().st_mode & 0o777) == "0o700"
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("")  # even root cannot make a directory below a file
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocked))
+    with pytest.raises(UserError) as refused:
+        check_index()
+    assert str(refused.value) == (f"XDG_STATE_HOME: cannot write the index of your clusters in {state_dir()}: Not a "
+                                  "directory (fix: make it writable, or set XDG_STATE_HOME to a directory of yours "
+                                  "that you can write)")
+    register("c-1", tmp_path / "c-1", "local")  # not required: left as it is
+    with pytest.raises(UserError, match="cannot write the index of your clusters"):
+        register("c-1", tmp_path / "c-1", "local", required=True)
+
+
+def test_start_waits_on_an_index_entry_that_is_not_there_with_one_line(tmp_path: Path) -> None:
+    """What ended in ``StopIteration`` (``next`` over the index) is a :class:`UserError` naming the directory."""
+    import io
+
+    from rich.console import Console
+
+    from launcher.lifecycle.start import wait_until_up
+
+    with pytest.raises(UserError) as missing:
+        wait_until_up(tmp_path / "c-9", Console(file=io.StringIO()))
+    assert str(missing.value) == (f"XDG_STATE_HOME: cluster c-9 is not in the index of your clusters ({state_dir()}) "
+                                  f"(fix: follow it in {tmp_path / 'c-9'}; stop it with `touch "
+                                  f"{tmp_path / 'c-9'}/stop-requested`)")
+
+
+def swapped_cluster(plan: ClusterPlan, tmp_path: Path) -> tuple[Path, Path]:
+    """A held cluster's directory (``plan.json``, ``run.json``: ready, its holder a live process) whose place another
+    hand took: the cluster directory is now a symbolic link to a farm of links back to it, but for a ``bin/`` of its
+    own whose ``yarn`` leaves a mark. Returns the cluster directory (the link) and the mark."""
+    run_dir = Path(plan.run_dir)
+    moved = run_dir.with_name(run_dir.name + ".moved")
+    moved.mkdir(parents=True)
+    (moved / "plan.json").write_text(plan.to_json())
+    RunReport(cluster_id=plan.cluster_id, run_dir=str(run_dir), scheduler="local", nodes=["n1"], bringup_s=2.0,
+              hold=True, state=RunState.RUNNING).write(moved / "run.json")
+    farm = tmp_path / "farm"
+    (farm / "bin").mkdir(parents=True)
+    for name in ("plan.json", "run.json"):
+        (farm / name).symlink_to(moved / name)
+    mark = tmp_path / "ran-the-farms-yarn"
+    (farm / "bin" / "yarn").write_text(f"#!/bin/sh\ntouch {mark}\necho 'Total Nodes:1'\n")
+    (farm / "bin" / "yarn").chmod(0o755)
+    run_dir.symlink_to(farm)
+    return run_dir, mark
+
+
+def test_env_and_exec_refuse_a_cluster_directory_swapped_for_a_link(plan: ClusterPlan, tmp_path: Path) -> None:
+    """Issue 36: ``exec ID -- yarn node -list`` ran the ``bin/yarn`` of whoever had swapped the cluster directory for
+    a link farm; ``env`` pointed ``PATH`` there, ``logs`` showed its files. Each refuses in one line (exit 2) and runs
+    nothing."""
+    run_dir, mark = swapped_cluster(plan, tmp_path)
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        register(plan.cluster_id, run_dir, "local", holder_pid=holder.pid, interactive=True)
+        line = (f"error: ID: {run_dir} is a symbolic link to {tmp_path / 'farm'} (owner root, mode 0777): hpc-hadoop "
+                "follows no link here (fix: remove it, then run again)\n")
+        for args in (["env", plan.cluster_id], ["exec", plan.cluster_id, "--", "yarn", "node", "-list"],
+                     ["logs", plan.cluster_id]):
+            result = CliRunner().invoke(main, args)
+            assert (result.exit_code, result.output) == (2, line), (args, result.output)
+        assert not mark.exists()
+        (entry,) = index_entries()
+        status = status_of(entry)  # list and status read nothing in it either
+        assert (status.state, status.detail) == ("unreachable", line.removeprefix("error: ").rstrip())
+    finally:
+        holder.kill()
+        holder.wait()

@@ -10,6 +10,7 @@ a Slurm run of three nodes whose NodeManager on n2 was killed while its step ran
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,33 @@ def test_each_vocabulary_names_its_terminal_states(kind: type[RunState], termina
 def test_active_cluster_states() -> None:
     assert {s.value for s in ClusterState if s.active} == {"pending", "starting", "running", "ready", "stopping",
                                                            "unknown"}
+
+
+def test_every_record_is_private_itself_whatever_the_umask(tmp_path: Path) -> None:
+    """Issue 36: ``run.json``, ``ended.json``, ``submit.json``, ``agents/<node>.json``, the index entries and a run's
+    final record kept on its node are mode 0600 themselves (they were 0644, private only by their 0700 directory):
+    each is created 0600, then renamed into place; rewriting one over a 0644 file leaves 0600."""
+    from launcher.lifecycle.interactive import record_end, register
+    from launcher.node.agent import StatusWriter
+
+    run_dir = tmp_path / "c-1"
+    (run_dir / "agents").mkdir(parents=True)
+    (run_dir / "run.json").write_text("{}")
+    (run_dir / "run.json").chmod(0o644)  # a record of an earlier release
+    umask = os.umask(0o022)
+    try:
+        report = RunReport(cluster_id="c-1", run_dir=str(run_dir), scheduler="local")
+        report.write()
+        record_end(run_dir, "lost", "the holder is gone")
+        SubmitRecord(scheduler="slurm", job_id="1", submitted=0.0, job_file="j.yaml").write(run_dir / "submit.json")
+        entry = register("c-1", run_dir, "local")
+        writer = StatusWriter(run_dir / "agents" / "n1.json", "n1")
+        writer.put(AgentRecord(node="n1").to_json())
+        assert writer.flush(10)
+    finally:
+        os.umask(umask)
+    paths = [run_dir / name for name in ("run.json", "ended.json", "submit.json", "agents/n1.json")] + [entry]
+    assert {str(p.relative_to(tmp_path)): oct(p.stat().st_mode & 0o777) for p in paths} == {
+        str(p.relative_to(tmp_path)): "0o600" for p in paths}
+    assert oct(entry.parent.stat().st_mode & 0o777) == "0o700"  # the index's directory
+    assert sorted(p.name for p in run_dir.iterdir()) == ["agents", "ended.json", "run.json", "submit.json"]

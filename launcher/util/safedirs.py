@@ -1,0 +1,193 @@
+"""Directories below a root that other users can write to: made one level at a time and used only when they are ours,
+as OpenSSH's ``StrictModes`` checks a user's files (issue 36; docs/admin-guide.md, Security notes).
+
+The attacker designed against is a second, unprivileged user of the node. She can create any path in a root every user
+writes to (``/tmp``, ``/var/tmp``, a 1777 scratch directory, a node-local disk) before our first run: a directory she
+made, or one she can write, lets her rename what we put in it and leave a symbolic link farm in its place (the owner's
+``hpc-hadoop exec ID -- yarn ...`` then runs her ``bin/yarn``). So every directory hpc-hadoop makes or reuses below
+such a root goes through here:
+
+* :func:`make_private_dir` makes each missing level below the root with ``mkdir(mode=0o700)`` (never
+  ``parents=True`` below the root), and reads every level with ``lstat``, just made or found, before it goes one
+  level down;
+* :func:`check_private_dir` (one directory) and :func:`check_private_tree` (every level from below a root down to a
+  directory) only check, for what is already there (``env``/``exec`` and the held run before they trust ``bin/`` or
+  ``job.yaml``, a run's checks before anything starts).
+
+A level is accepted when it is a directory (not a symbolic link, whatever it points to), owned by this process's uid,
+and not writable by its group or by others (``mode & 0o022 == 0``): a site's ``<root>/<user>`` made by an administrator
+for the user, the user's and mode 0755 or 0700, passes. A level that fails is refused with a :class:`UserError` (one
+line, exit code 2) naming the directory, its owner (user name, or uid when it has none) and mode (octal), and the fix.
+
+The root itself (``filesystem.root``, ``filesystem.local_dirs``, ``$TMPDIR``, ``/var/tmp``) is not checked: it is the
+site's (often mode 1777, owned by root or an administrator) and every user's directory goes in it. A root whose
+non-root owner is not the user, or one writable by others without the sticky bit (OrangeFS has none), lets its owner
+or anyone rename ``<root>/<user>`` at any time: docs/admin-guide.md (Security notes) says what a site must do then.
+A missing root is made as before (``mkdir -p``, the umask's mode).
+
+Imports only the standard library and :mod:`launcher.util.errors`.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import stat
+from pathlib import Path
+
+from launcher.util.errors import UserError
+
+#: The mode of every directory made here (the umask may only narrow it).
+PRIVATE_DIR_MODE = 0o700
+
+
+def owner_name(uid: int) -> str:
+    """The user name of ``uid`` (``/etc/passwd``, NSS), or ``uid <n>`` when it has none."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _kind(info: os.stat_result) -> str:
+    """What a non-directory is, for the refusal: ``a symbolic link``, ``a regular file``..."""
+    mode = info.st_mode
+    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISREG, "a regular file"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+                       (stat.S_ISBLK, "a device")):
+        if test(mode):
+            return name
+    return "not a directory"
+
+
+def refusal(path: Path, info: os.stat_result, *, field: str | None = None, file: str | None = None) -> UserError | None:
+    """Why the directory ``path`` (whose ``lstat`` is ``info``) must not be used, as the :class:`UserError` to raise, or
+    ``None`` when it is ours, a directory (not a symbolic link) and not writable by its group or others."""
+    mode = stat.S_IMODE(info.st_mode)
+    owner = owner_name(info.st_uid)
+    facts = f"owner {owner}, mode {mode:04o}"
+    ours = info.st_uid == os.getuid()
+    undo = "remove it" if ours else f"remove it or ask {owner} to (it is not yours)"
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        return UserError(f"{path} is a symbolic link to {target} ({facts}): hpc-hadoop follows no link here",
+                         field=field, file=file, fix=f"{undo}, then run again")
+    if not stat.S_ISDIR(info.st_mode):
+        return UserError(f"{path} is {_kind(info)}, not a directory ({facts})", field=field, file=file,
+                         fix=f"{undo}, then run again")
+    if not ours:
+        return UserError(f"{path} is not yours ({facts}): hpc-hadoop uses no directory another user made",
+                         field=field, file=file, fix=f"{undo}, then run again")
+    writable = [who for who, bit in (("its group", stat.S_IWGRP), ("others", stat.S_IWOTH)) if mode & bit]
+    if writable:
+        return UserError(f"{path} is writable by {' and '.join(writable)} ({facts}): they could swap what is in it",
+                         field=field, file=file, fix=f"chmod go-w {path}")
+    return None
+
+
+def check_private_dir(path: str | Path, *, field: str | None = None, file: str | None = None) -> os.stat_result:
+    """Check that the existing directory ``path`` is ours: ``lstat`` it and refuse it unless it is owned by this
+    process's uid, a directory, not a symbolic link, and not writable by its group or others.
+
+    Args:
+        field: the job file's field (or the argument) that put the directory there, for the error line
+            (``filesystem.root``, ``filesystem.local_dirs``, ``ID``); ``file``: the job file.
+
+    Returns:
+        Its ``lstat``.
+
+    Raises:
+        UserError: it is not ours, a link, not a directory, or writable by others (:func:`refusal`).
+        OSError: ``lstat`` fails on it (``FileNotFoundError``: it does not exist).
+    """
+    path = Path(path)
+    info = os.lstat(path)
+    refused = refusal(path, info, field=field, file=file)
+    if refused is not None:
+        raise refused
+    return info
+
+
+def levels(root: str | Path, path: str | Path) -> list[Path]:
+    """The directories from just below ``root`` down to ``path``, parents first (``/r``, ``/r/a/b`` → ``/r/a``,
+    ``/r/a/b``); both made absolute and normalized (``..`` resolved by name, no link followed).
+
+    Raises:
+        ValueError: ``path`` is not below ``root``.
+    """
+    top = Path(os.path.normpath(os.path.abspath(root)))
+    below = Path(os.path.normpath(os.path.abspath(path)))
+    parts = below.relative_to(top).parts  # ValueError when not below
+    if not parts:
+        raise ValueError(f"{below} is the root {top} itself, not a directory below it")
+    return [top.joinpath(*parts[:index]) for index in range(1, len(parts) + 1)]
+
+
+def check_private_tree(root: str | Path, path: str | Path, *, field: str | None = None, file: str | None = None,
+                       missing_ok: bool = False) -> list[Path]:
+    """:func:`check_private_dir` on every level from just below ``root`` down to ``path`` (the root is not checked),
+    parents first: a directory is as safe as the least safe of the directories above it.
+
+    Args:
+        missing_ok: stop at the first level that does not exist (nothing below it can be anyone's yet) instead of
+            raising ``FileNotFoundError``.
+
+    Returns:
+        The levels that exist (all checked).
+
+    Raises:
+        UserError: a level is refused (the first one, from the top).
+        OSError: ``lstat`` fails on a level (``FileNotFoundError`` without ``missing_ok``).
+        ValueError: ``path`` is not below ``root``.
+    """
+    found = []
+    for level in levels(root, path):
+        try:
+            check_private_dir(level, field=field, file=file)
+        except FileNotFoundError:
+            if missing_ok:
+                break
+            raise
+        found.append(level)
+    return found
+
+
+def make_private_dir(root: str | Path, path: str | Path, *, field: str | None = None, file: str | None = None,
+                     exist_ok: bool = True) -> list[Path]:
+    """Make ``path`` below ``root`` one level at a time: each missing level with ``mkdir(mode=0o700)``, and every
+    level, just made or already there, checked with :func:`check_private_dir` before the next one is made in it. A
+    level another user makes between our look and our ``mkdir`` is found by the check that follows. ``root`` is made
+    when it is missing (``mkdir -p``, the umask's mode), not checked.
+
+    Args:
+        field, file: for the error line (:func:`check_private_dir`).
+        exist_ok: ``False``: ``path`` itself must be new (a new cluster directory: its id is unique).
+
+    Returns:
+        The levels made, parents first (to remove them again when what they were for is refused).
+
+    Raises:
+        UserError: a level is refused: nothing is made below it.
+        FileExistsError: ``path`` exists and ``exist_ok`` is false.
+        OSError: a level cannot be made (``PermissionError``: its parent is not writable) or read with ``lstat``.
+        ValueError: ``path`` is not below ``root``.
+    """
+    chain = levels(root, path)
+    Path(chain[0].parent).mkdir(parents=True, exist_ok=True)
+    made = []
+    for level in chain:
+        try:
+            os.mkdir(level, PRIVATE_DIR_MODE)
+            made.append(level)
+        except FileExistsError:
+            if level == chain[-1] and not exist_ok:
+                raise
+        check_private_dir(level, field=field, file=file)
+    return made
+
+
+__all__ = ["PRIVATE_DIR_MODE", "check_private_dir", "check_private_tree", "levels", "make_private_dir", "owner_name",
+           "refusal"]

@@ -1,0 +1,102 @@
+"""The node agent's directories (issue 36 item 3): a NodeManager local dir below ``filesystem.local_dirs`` that
+another user made is refused, never reused: the agent starts no daemon, its state file says why in one line
+(``nm_note``, ``failed``), and the launcher's check of the agents names that line. Real directories of a real second
+account (``hhmallory``); no daemon starts (the runtime is the fake one of tests/unit/conftest.py: no ``java``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from launcher.cluster.cluster import Cluster
+from launcher.config.spec import JobSpec
+from launcher.node.agent import Agent
+from launcher.plan.cluster_plan import ClusterPlan
+from launcher.util.errors import ClusterError
+from launcher.util.records import AgentRecord
+from launcher.util.states import AgentState
+from tests.users import make_user, shared_base
+
+
+@pytest.fixture
+def local_root() -> Iterator[Path]:
+    """``filesystem.local_dirs``: a node-local disk every user writes to (mode 1777), under ``/tmp`` so that mallory
+    can reach it."""
+    base = shared_base("hh-agent")
+    root = base / "local"
+    root.mkdir()
+    root.chmod(0o1777)
+    yield root
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_local_dir_another_user_made_is_refused_and_no_daemon_starts(
+        local_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make_spec: Callable[..., JobSpec],
+        make_test_plan: Callable[..., ClusterPlan]) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "node-tmp"))  # the agents' working directories
+    mallory = make_user("hhmallory")
+    hers = local_root / "hpc-hadoop-root"  # <local_dirs>/hpc-hadoop-<owner>, the owner being root here
+    made = mallory.run(["sh", "-c", f"mkdir {hers} && chmod 777 {hers}"], cwd=Path("/"))
+    assert made.returncode == 0, made.stderr
+    spec = make_spec(security="simple", filesystem={"root": str(tmp_path / "pfs"), "local_dirs": str(local_root)})
+    plan = make_test_plan(spec)
+    node = plan.nodes[1]
+    assert Path(node.nm_local_dir).is_relative_to(hers) and "nodemanager" in node.roles
+    plan.path("agents").mkdir(parents=True)
+    plan.conf_dir.mkdir()
+    agent = Agent(plan, node)
+    umask = os.umask(0o022)
+    try:
+        agent.start()
+    finally:
+        os.umask(umask)
+    line = (f"filesystem.local_dirs: {hers} is not yours (owner hhmallory, mode 0777): hpc-hadoop uses no directory "
+            "another user made (fix: remove it or ask hhmallory to (it is not yours), then run again)")
+    assert agent.nm_note == f"NodeManager local dir refused: {line}"
+    assert (agent.state, agent.failed, agent.procs) == (AgentState.FAILED, {"nodemanager": 2}, {})
+    assert list(hers.iterdir()) == []  # nothing of the owner's in her directory
+    assert agent.status.flush(10)
+    record = AgentRecord.read(plan.path("agents", f"{node.name}.json"))
+    assert (record.state, record.failed, record.nm_note, record.daemons) == (AgentState.FAILED, {"nodemanager": 2},
+                                                                             agent.nm_note, {})
+    assert plan.path("agents", f"{node.name}.json").stat().st_mode & 0o777 == 0o600
+    with pytest.raises(ClusterError) as failed:
+        Cluster(plan).raise_if_failed()
+    assert str(failed.value) == f"nodemanager on {node.name} was not started during bring-up: {agent.nm_note}"
+    agent.remove_work_dir()
+
+
+def test_a_work_dir_root_another_user_made_is_left_for_the_cluster_directory_with_the_line(
+        local_root: Path, monkeypatch: pytest.MonkeyPatch, make_spec: Callable[..., JobSpec],
+        make_test_plan: Callable[..., ClusterPlan]) -> None:
+    """``$TMPDIR/hpc-hadoop-<owner>`` made by mallory: the daemons' working directory is not made in it; they run from
+    the cluster directory (as when there is no room), and ``work_note`` holds the refusal."""
+    monkeypatch.setenv("TMPDIR", str(local_root))
+    mallory = make_user("hhmallory")
+    hers = local_root / "hpc-hadoop-root"
+    made = mallory.run(["sh", "-c", f"mkdir {hers} && chmod 777 {hers}"], cwd=Path("/"))
+    assert made.returncode == 0, made.stderr
+    plan = make_test_plan(make_spec(security="simple"))
+    node = plan.nodes[1]
+    assert Path(node.work_dir).is_relative_to(hers)
+    plan.conf_dir.mkdir(parents=True)
+    agent = Agent(plan, node)
+    assert agent.prepare_work_dir() is None
+    assert agent.work_note == (
+        f"node-local working directory {node.work_dir} not usable ({hers} is not yours (owner hhmallory, mode 0777): "
+        "hpc-hadoop uses no directory another user made (fix: remove it or ask hhmallory to (it is not yours), then "
+        f"run again)); using {plan.run_dir}")
+    assert list(hers.iterdir()) == []
+    assert agent.choose_nm_local_dir() == node.nm_shared_dir  # the NodeManager's local dir goes there too
+    # The owner's own, but writable by others (made with umask 000): as unsafe, refused too.
+    hers.rmdir()
+    hers.mkdir()
+    hers.chmod(0o777)
+    agent = Agent(plan, node)
+    assert agent.prepare_work_dir() is None
+    assert f"({hers} is writable by its group and others (owner root, mode 0777)" in str(agent.work_note)
+    assert list(hers.iterdir()) == []
