@@ -20,8 +20,6 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-import pytest
-
 from launcher.plan.cluster_plan import HADOOP_DEFAULT_PORTS, PORT_BLOCK, port_range
 
 #: ``CLONE_NEWNET`` of ``<sched.h>`` (Python 3.11's ``os`` has no ``unshare``).
