@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import signal
@@ -44,7 +45,8 @@ console = make_console()
 def reports_errors(func: F) -> F:
     """Turn :class:`HpcHadoopError` into one line on stderr and its exit code (no traceback); so too an ``OSError``
     that says a filesystem is gone (``ENOTCONN``...: :func:`lost_mount`), e.g. ``status`` of a cluster whose
-    directory was on it, and a signal that ended a cluster the command ran itself
+    directory was on it, any other ``OSError`` on a named file (the file and the errno, exit 1), and a signal that
+    ended a cluster the command ran itself
     (:class:`~launcher.lifecycle.signals.Interrupted`: 124 for the walltime warning, else 130, as ``run.json``)."""
 
     @functools.wraps(func)
@@ -61,10 +63,15 @@ def reports_errors(func: F) -> F:
             sys.exit(124 if warning else 130)  # as run.json's exit_code for timed_out / interrupted
         except OSError as exc:
             lost = lost_mount(exc)
-            if lost is None:
+            if lost is not None:
+                click.echo(f"error: {lost}", err=True)
+                sys.exit(lost.exit_code)
+            if not exc.filename:
                 raise
-            click.echo(f"error: {lost}", err=True)
-            sys.exit(lost.exit_code)
+            # A filesystem that answers but refuses (EACCES, EIO, ESTALE, ENOSPC, EROFS...; issue 37 item 4): one line.
+            code = errno.errorcode.get(exc.errno or 0, str(exc.errno))
+            click.echo(f"error: {os.fsdecode(exc.filename)}: {code} ({exc.strerror or exc})", err=True)
+            sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
 

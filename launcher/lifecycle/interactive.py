@@ -26,8 +26,9 @@ from typing import Any
 
 import psutil
 
-from launcher.lifecycle.report import STATES, RunReport
+from launcher.lifecycle.report import STATES, RunReport, local_record_paths
 from launcher.plan.cluster_plan import PlanSummary, check_cluster_directory
+from launcher.plan.security import HTTP_SECRETS_GLOB
 from launcher.util import polling
 from launcher.util.errors import UserError
 from launcher.util.records import Record
@@ -402,8 +403,9 @@ def _out_of_reach(status: ClusterStatus, run_dir: Path) -> bool:
 
 
 def _final_from_records(status: ClusterStatus, run_dir: Path, report: RunReport | None) -> bool:
-    """Fill ``status`` from the cluster directory's ``plan.json``, ``run.json`` and ``ended.json``; returns whether
-    they say the cluster's final state (then ``status`` holds it)."""
+    """Fill ``status`` from the cluster directory's ``plan.json``, ``run.json``, the final record kept on this node
+    (:func:`_kept_on_this_node`) and ``ended.json``; returns whether they say the cluster's final state (then
+    ``status`` holds it)."""
     plan = PlanSummary.read_or_none(run_dir / "plan.json")
     if plan:
         status.nodes = [n.name for n in plan.nodes]
@@ -418,9 +420,45 @@ def _final_from_records(status: ClusterStatus, run_dir: Path, report: RunReport 
             status.state, status.detail = report.state.value, report.error or ""
             status.walltime_left_s = None
             return True
+    if _kept_on_this_node(status, run_dir):  # the run's own end outranks a "lost" that status concluded meanwhile
+        return True
     ended = EndedRecord.read_or_none(run_dir / ENDED_FILE)
     if ended and ended.state in (ClusterState.LOST, ClusterState.CANCELLED):
         status.state, status.detail, status.walltime_left_s = ended.state.value, ended.detail, None
+        return True
+    return False
+
+
+#: What a run's final record kept on its node leaves behind in the cluster directory's ``krb/`` when that could not be
+#: written (the realm's keys and the cookie secrets), removed when the record is written back.
+LEFT_KEYS = ("*.keytab", "*.ccache", HTTP_SECRETS_GLOB)
+
+
+def _kept_on_this_node(status: ClusterStatus, run_dir: Path) -> bool:
+    """A final record the run kept on this node because the cluster directory could not be written
+    (:func:`launcher.lifecycle.report.local_record_paths`: ``/var/tmp/hpc-hadoop-<user>/<id>.run.json``...), for
+    :func:`status_of` when ``run.json`` says no end (issue 37 item 3: after a remount, ``status`` said ``lost``
+    though the kept record said ``failed (filesystem gone)``). Returns whether one was found (``status`` then holds its
+    state and cause). Once the cluster directory answers, the record is written back into it as ``run.json``, the
+    realm's keys it could not remove then are removed, and the node's copy goes; where the directory still refuses,
+    the copy stays and is read again next time."""
+    for path in local_record_paths(status.cluster_id):
+        kept = RunReport.read_or_none(path)
+        if kept is None or kept.state not in STATES or Path(kept.run_dir) != run_dir:
+            continue
+        status.state, status.walltime_left_s = kept.state.value, None
+        said = kept.error or ""
+        status.detail = said if str(path) in said else f"{said} (the final record kept on this node: {path})".lstrip()
+        try:
+            kept.kept_at = None
+            kept.error = f"{kept.error or ''}; written back from {path} by hpc-hadoop status".lstrip("; ")
+            kept.write(run_dir / "run.json")
+            for pattern in LEFT_KEYS:
+                for key in (run_dir / "krb").glob(pattern):
+                    key.unlink()
+            path.unlink()
+        except OSError:
+            pass  # the cluster directory still refuses: the copy stays where it is
         return True
     return False
 

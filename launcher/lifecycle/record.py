@@ -7,7 +7,9 @@ report and the health checks (which tell a lost filesystem from any other write 
 
 from __future__ import annotations
 
+import errno
 import threading
+from pathlib import Path
 
 from launcher.lifecycle.health import Health
 from launcher.lifecycle.report import RunReport, StepRecord
@@ -54,13 +56,9 @@ class RunRecord:
         self.write()
 
     def write_final(self, lost: FilesystemLost | None) -> None:
-        """Write the final ``run.json``; where the shared filesystem is gone (``lost``, or found so now), keep the
-        record on this node instead (:meth:`launcher.lifecycle.report.RunReport.keep_locally`), its place named in the
-        error.
-
-        Raises:
-            OSError: ``run.json`` could not be written, the filesystem not gone (full, with no room kept).
-        """
+        """Write the final ``run.json``; where the shared filesystem is gone (``lost``, or found so now) or refuses
+        the write (:meth:`refused`), keep the record on this node instead
+        (:meth:`launcher.lifecycle.report.RunReport.keep_locally`), its place named in the error. Never raises."""
         if lost is None:
             try:
                 self.report.write()
@@ -68,7 +66,8 @@ class RunRecord:
             except OSError as err:
                 lost = self.health.lost(err, "at teardown")
                 if lost is None:
-                    raise
+                    self.refused(err)
+                    return
             report = self.report
             if report.state in ("succeeded", "stopped"):
                 report.state, report.error, report.error_exit_code = RunState.FAILED, str(lost), lost.exit_code
@@ -76,6 +75,21 @@ class RunRecord:
                 report.error = f"{report.error}; {lost}"
         self.report.lost_filesystem = lost.to_dict()
         self.report.keep_locally()
+
+
+    def refused(self, err: OSError) -> None:
+        """The cluster directory's filesystem answers but refused the final ``run.json`` (``EACCES``, ``EIO``,
+        ``ESTALE``, ``ENOSPC`` with no room kept, ``EROFS``...; issue 37 item 4: a real OrangeFS client's cross-user
+        permission cache refused the owner): the run's error gets one clause naming the file and the errno, a run
+        that had succeeded is ``failed``, and the record is kept on this node (:meth:`RunReport.keep_locally`)."""
+        report = self.report
+        code = errno.errorcode.get(err.errno or 0, str(err.errno))
+        why = (f"the final record {Path(report.run_dir) / 'run.json'} could not be written: {code} "
+               f"({err.strerror or err})")
+        if report.state in ("succeeded", "stopped"):
+            report.state, report.error_exit_code = RunState.FAILED, 1
+        report.error = f"{report.error}; {why}" if report.error else why
+        report.keep_locally()
 
 
 def _record(report: RunReport, result: StepResult) -> None:

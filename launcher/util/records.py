@@ -18,6 +18,7 @@ the agents); the records of the run's life cycle live with their writers (:mod:`
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -119,7 +120,8 @@ def replace_private(path: str | Path, text: str, *, tmp: str | Path | None = Non
             handle.write(text)
         os.replace(temporary, path)
     finally:
-        temporary.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a filesystem that refused the write may refuse this too: the first error
+            temporary.unlink(missing_ok=True)
 
 
 class Section(BaseModel):

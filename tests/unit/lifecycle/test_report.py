@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
-from launcher.lifecycle import report
+from launcher.lifecycle import interactive, report
 from launcher.lifecycle.report import RunReport
+from tests.conftest import REPO
+from tests.users import make_user, shared_base
 
 # -- issue 25 item 4, folded from tests/unit/test_lost_filesystem.py: The shared filesystem gone in the middle
 # of a run (issue 25 item 4), the parts that need no daemons: what tells that a mount is gone (``ENOTCONN``,
@@ -83,3 +86,76 @@ def test_the_summary_prints_no_ports_line_itself(tmp_path: Path) -> None:
     out = io.StringIO()
     report.summary(record, Console(file=out, width=200))
     assert not [line for line in out.getvalue().splitlines() if line.startswith("ports")], out.getvalue()
+
+
+# -- issue 37 items 3 and 4: a refused write keeps the record on the node; status reads it and writes it back.
+
+REFUSED_WRITE = r"""
+import json, sys, types
+from pathlib import Path
+from launcher.lifecycle import report
+from launcher.lifecycle.record import RunRecord
+from launcher.lifecycle.report import RunReport
+run_dir, kept = Path(sys.argv[1]), Path(sys.argv[2])
+report.local_record_paths = lambda cluster_id: [kept]
+record = RunReport(cluster_id="c37", name="wc", run_dir=str(run_dir), scheduler="local", nodes=["n1"],
+                   state="succeeded")
+health = types.SimpleNamespace(lost=lambda exc, when="": None)  # the filesystem answers: it is not gone
+RunRecord(record, health).write_final(None)  # must not raise
+print(json.dumps({"state": record.state.value, "error": record.error, "kept_at": record.kept_at}))
+"""
+
+
+def test_a_refused_final_write_is_one_clause_and_a_record_on_the_node(tmp_path: Path) -> None:
+    """Issue 37 item 4: the cluster directory's filesystem answers but refuses ``run.json`` (here a real EACCES: a
+    directory of the owner's she cannot write, as a real OrangeFS client's cross-user permission cache refused the
+    owner her own keytab): no traceback; the run is ``failed``, its error names the file and the errno, and the record
+    is kept on the node (the code before kept one only for ``ENOTCONN`` and raised ``PermissionError``)."""
+    alice = make_user("hhalice")
+    base = shared_base("hh-refused")  # under /tmp, 0755: alice can reach it (pytest's own tmp_path is root's, 0700)
+    try:
+        (base / "c37").mkdir()
+        run_dir = alice.own(base / "c37", 0o500)  # hers, but she cannot write into it
+        (base / "kept").mkdir()
+        alice.own(base / "kept")
+        kept = base / "kept" / "c37.run.json"
+        done = alice.run([str(REPO / ".venv" / "bin" / "python"), "-c", REFUSED_WRITE, str(run_dir), str(kept)],
+                         env={"PYTHONPATH": str(REPO)})
+        kept_text = kept.read_text() if kept.exists() else ""
+        run_json = (run_dir / "run.json").exists()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    answer = json.loads(done.stdout)
+    print(answer)
+    assert answer["state"] == "failed" and answer["kept_at"] == str(kept)
+    assert answer["error"].startswith(f"the final record {run_dir / 'run.json'} could not be written: EACCES "
+                                      "(Permission denied); final record kept at ")
+    assert json.loads(kept_text)["state"] == "failed" and not run_json
+
+
+def test_status_after_a_remount_reads_the_record_kept_on_the_node_and_writes_it_back(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Issue 37 item 3: the run kept its final record on the node while the mount was gone, ``run.json`` still says
+    ``running`` and an earlier ``status`` concluded ``lost``; once the cluster directory answers, ``status`` shows the
+    kept record's state and cause, writes it back as ``run.json``, removes the realm's keys the run could not, and the
+    node's copy goes (the code before said ``lost``)."""
+    run_dir = tmp_path / "pfs" / "me" / "hpc-hadoop" / "c37"
+    (run_dir / "krb").mkdir(parents=True)
+    for name in ("services.keytab", "me.ccache", "http-signature.secret", "krb5.conf"):
+        (run_dir / "krb" / name).write_text("x")
+    RunReport(cluster_id="c37", name="wc", run_dir=str(run_dir), scheduler="local", state="running").write()
+    (run_dir / "ended.json").write_text(json.dumps({"state": "lost", "detail": "the process holding it is gone"}))
+    kept = tmp_path / "var-tmp" / "hpc-hadoop-me" / "c37.run.json"
+    kept.parent.mkdir(parents=True)
+    cause = "the shared filesystem at /mnt/ofs is gone (ENOTCONN)"
+    RunReport(cluster_id="c37", name="wc", run_dir=str(run_dir), scheduler="local", state="failed",
+              error=f"{cause}; final record kept at {kept}", kept_at=str(kept)).write(kept)
+    monkeypatch.setattr(interactive, "local_record_paths", lambda cluster_id: [kept])
+    status = interactive.status_of({"cluster_id": "c37", "run_dir": str(run_dir), "scheduler": "local",
+                                    "job_id": None, "created": 0.0, "holder_pid": None})
+    print(status.state, status.detail)
+    assert status.state == "failed" and cause in status.detail and str(kept) in status.detail
+    written = json.loads((run_dir / "run.json").read_text())
+    assert written["state"] == "failed" and written["error"].startswith(cause) and not kept.exists()
+    assert sorted(p.name for p in (run_dir / "krb").iterdir()) == ["krb5.conf"]
