@@ -28,15 +28,21 @@ NOT_APPLICABLE = "striping not applicable"
 
 @dataclass(frozen=True)
 class Layout:
-    """A directory's stripe layout as the filesystem reports it (``None`` = not reported)."""
+    """A directory's stripe layout as the filesystem reports it (``None`` = not reported). ``stuffed``: a new file
+    has fewer data files than ``count`` until it grows past its first strip (OrangeFS's file stuffing); ``None``
+    where the filesystem has no such thing."""
 
     count: int | None = None
     size: int | None = None
     index: int | None = None
+    stuffed: bool | None = None
 
-    def to_dict(self) -> dict[str, int | None]:
-        """JSON-ready dictionary."""
-        return asdict(self)
+    def to_dict(self) -> dict[str, int | bool | None]:
+        """JSON-ready dictionary (``stuffed`` only where the filesystem says it)."""
+        data: dict[str, int | bool | None] = asdict(self)
+        if data["stuffed"] is None:
+            del data["stuffed"]
+        return data
 
 
 @dataclass(frozen=True)
@@ -251,10 +257,19 @@ class Filesystem:
         probe = directory / f".hpc-hadoop-layout-{os.getpid()}"
         os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         try:
-            commands = self.file_layout_commands(probe)
-            return self.parse_file_layout("".join(self.run(argv) for argv in commands)) if commands else None
+            return self.read_file_layout(probe)
         finally:
             probe.unlink(missing_ok=True)
+
+    def read_file_layout(self, path: Path) -> Layout | None:
+        """The layout the file ``path`` has: :meth:`file_layout_commands` run and their output parsed
+        (:meth:`parse_file_layout`); ``None`` where this filesystem has none.
+
+        Raises:
+            CommandError: a layout command failed.
+        """
+        commands = self.file_layout_commands(path)
+        return self.parse_file_layout("".join(self.run(argv) for argv in commands)) if commands else None
 
     def stripe(self, role: str, directory: Path, setting: StripeSpec, *, keep_data: bool = False,
                unusable: str | None = None) -> StripeOutcome:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from launcher.config.spec import StripeSpec
 from launcher.filesystems.base import Filesystem, Layout, positive_size
-from launcher.util.errors import UserError
+from launcher.util.errors import CommandError, UserError
 
 NUM_DFILES = "user.pvfs2.num_dfiles"
 DIST_NAME = "user.pvfs2.dist_name"
@@ -31,6 +31,9 @@ SIMPLE_STRIPE = "simple_stripe"
 #: A file's data file handles (``PVFS_handle``, 8 bytes each) and its encoded distribution (``PINT_dist_encode``).
 DATAFILE_HANDLES = "system.pvfs2.dh"
 METAFILE_DIST = "system.pvfs2.md"
+#: The number of data files a file asked for, already clamped to the data servers (a little-endian u32;
+#: ``NUM_DFILES_REQ_KEYSTR "nd"``, ``src/common/misc/pvfs2-internal.h``): what the file gets, stuffed or not.
+REQUESTED_DFILES = "system.pvfs2.nd"
 HANDLE_BYTES = 8
 
 
@@ -123,19 +126,41 @@ class OrangeFsFilesystem(Filesystem):
         return [["getfattr", "--absolute-names", "-n", name, "-e", "hex", str(path)]
                 for name in (DATAFILE_HANDLES, METAFILE_DIST)]
 
+    def read_file_layout(self, path: Path) -> Layout | None:
+        """:meth:`Filesystem.read_file_layout`, plus ``system.pvfs2.nd`` where the servers keep it (a server without
+        it, or a client that refuses the name, leaves the count to ``system.pvfs2.dh``).
+
+        Raises:
+            CommandError: reading ``system.pvfs2.dh`` or ``.md`` failed.
+        """
+        output = "".join(self.run(argv) for argv in self.file_layout_commands(path))
+        try:
+            output += self.run(["getfattr", "--absolute-names", "-n", REQUESTED_DFILES, "-e", "hex", str(path)])
+        except CommandError:
+            pass
+        return self.parse_file_layout(output)
+
     def parse_file_layout(self, output: str) -> Layout:
-        """Stripe count = ``system.pvfs2.dh``'s bytes / 8, size = ``system.pvfs2.md``'s strip size
-        (:func:`decode_distribution`); an attribute missing or malformed leaves its field unreported."""
+        """Stripe count = ``system.pvfs2.nd`` (what the file gets), else ``system.pvfs2.dh``'s bytes / 8 (what it has
+        now); size = ``system.pvfs2.md``'s strip size (:func:`decode_distribution`); ``stuffed`` when the file has
+        fewer data files now than it gets (OrangeFS with ``FileStuffing yes``, ``pvfs2-genconfig``'s default, makes
+        every file with one data file until it grows past its first strip: ``src/server/create.c``; reading ``dh``
+        alone reported ``count 1`` for files that then got 4: issue 37 item 1). An attribute missing or malformed
+        leaves its field unreported."""
         values = parse_getfattr(output)
         handles = values.get(DATAFILE_HANDLES)
-        count = len(handles) // HANDLE_BYTES if handles and len(handles) % HANDLE_BYTES == 0 else None
+        now = len(handles) // HANDLE_BYTES if handles and len(handles) % HANDLE_BYTES == 0 else None
+        asked = values.get(REQUESTED_DFILES)
+        gets = struct.unpack("<I", asked[:4])[0] if asked is not None and len(asked) >= 4 else None
         size = None
         if METAFILE_DIST in values:
             try:
                 size = decode_distribution(values[METAFILE_DIST])[1]
             except ValueError:
                 size = None
-        return Layout(count=count, size=size)
+        count = gets if gets else now
+        stuffed = now < gets if now is not None and gets else None
+        return Layout(count=count, size=size, stuffed=stuffed)
 
     def parse_layout(self, output: str) -> Layout:
         """Stripe count from ``num_dfiles``, size from ``dist_params`` (``strip_size:N``); NULs stripped."""

@@ -326,7 +326,13 @@ def _loopback(address: str) -> bool:
 
 
 def _layout_text(layout: dict[str, Any] | None) -> str:
-    return ", ".join(f"{k} {v}" for k, v in (layout or {}).items() if v is not None and k != "error")
+    """``count 4, size 1048576``; ``stuffed`` said in words: files have one data file until they grow past their
+    first strip (OrangeFS's file stuffing)."""
+    text = ", ".join(f"{k} {v}" for k, v in (layout or {}).items()
+                     if v is not None and k not in ("error", "stuffed"))
+    if (layout or {}).get("stuffed"):
+        text += ", stuffed (one data file until a file grows past its first strip)"
+    return text
 
 
 def directory_line(entry: DirectoryRecord) -> str:

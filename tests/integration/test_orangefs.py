@@ -118,10 +118,15 @@ def records(directory: Path, pattern: str) -> list[bytes]:
 
 
 def dfiles(path: Path) -> bytes | int:
-    """A directory's ``user.pvfs2.num_dfiles`` (what its files are asked to get), a file's number of data files
-    (``system.pvfs2.dh``: 8 bytes per data file handle)."""
+    """A directory's ``user.pvfs2.num_dfiles`` (what its files are asked to get), a file's number of data files as
+    the servers keep it (``system.pvfs2.nd``, clamped to the servers: what it gets, stuffed or not)."""
     if path.is_dir():
         return os.getxattr(path, "user.pvfs2.num_dfiles")
+    return int.from_bytes(os.getxattr(path, "system.pvfs2.nd"), "little")
+
+
+def dfiles_now(path: Path) -> int:
+    """A file's data files now (``system.pvfs2.dh``: 8 bytes per handle): one while it is stuffed."""
     return len(os.getxattr(path, "system.pvfs2.dh")) // 8
 
 
@@ -144,18 +149,22 @@ def test_terasort_through_the_shim_on_orangefs(hadoop_runtime: Path, ofs_root: P
     assert len(generated) == 5000 and sorted(generated) == sorted(ordered)
     assert [r[:10] for r in ordered] == sorted(r[:10] for r in generated)
     by_role = {d["role"]: d for d in report["filesystem"]["directories"]}
-    assert by_role["input"]["effective"] == {"count": 2, "size": 1 << 20, "index": None}
+    # Issue 37 item 1: the stand-in stuffs files as a real server with FileStuffing yes; what files get is nd's count
+    assert by_role["input"]["effective"] == {"count": 2, "size": 1 << 20, "index": None, "stuffed": True}
     assert by_role["input"]["differs"] == []
     assert by_role["output"]["requested"] == {"count": 8, "size": 1 << 20, "index": None}
     assert by_role["output"]["layout"]["count"] == 8 and by_role["output"]["effective"]["count"] == 4
     assert by_role["output"]["differs"] == ["count 8 asked, 4 given"]
-    assert "output   applied: requested count 8, size 1048576; effective count 4, size 1048576 (count 8 asked, " \
-           "4 given)" in result.stdout
+    assert ("output   applied: requested count 8, size 1048576; effective count 4, size 1048576, stuffed (one data "
+            "file until a file grows past its first strip) (count 8 asked, 4 given)") in result.stdout
     # item 5: the shim's directories take their role's layout; their files get it, clamped to 4 servers
     assert dfiles(run_dir / "input" / "teragen") == b"2\0"
     assert {dfiles(p) for p in (run_dir / "input" / "teragen").glob("part-m-*")} == {2}
     assert dfiles(run_dir / "output" / "sorted") == b"8\0"
     assert {dfiles(p) for p in (run_dir / "output" / "sorted").glob("part-r-*")} == {4}
+    # each part is smaller than one 1 MiB strip (5000 records of 100 bytes): still stuffed, as on a real server
+    parts = [*(run_dir / "input" / "teragen").glob("part-m-*"), *(run_dir / "output" / "sorted").glob("part-r-*")]
+    assert all(p.stat().st_size < 1 << 20 for p in parts) and {dfiles_now(p) for p in parts} == {1}
     assert processes_of(run_dir) == []
 
 

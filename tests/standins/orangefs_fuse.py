@@ -25,8 +25,12 @@ libfuse 3) over a local directory that behaves as that client does where hpc-had
     bytes, then the strip size as a little-endian int64), as ``pvfs2-viewdist`` reads them. Its data file count is
     its directory's ``num_dfiles`` clamped to ``--servers`` (a file never has more data files than the file system
     has data servers; OrangeFS clamps silently), ``--servers`` where the directory asks none; its distribution is
-    the directory's, else ``simple_stripe`` with ``strip_size:65536`` (OrangeFS's defaults). ``system.pvfs2.*``
-    cannot be set or removed (``EINVAL``, as ``PINT_eattr_namespaces`` refuses).
+    the directory's, else ``simple_stripe`` with ``strip_size:65536`` (OrangeFS's defaults). That count is kept as
+    ``system.pvfs2.nd`` (a little-endian u32). With ``--file-stuffing yes`` (the default, as ``pvfs2-genconfig``
+    writes ``FileStuffing yes``; issue 37 item 1, seen on a real OrangeFS 2.10: an empty file in a directory asking 8
+    on 4 servers had ``dh`` of 8 bytes and ``nd=0x04000000``) a new file has one data file until a write or a
+    truncate takes it past its first strip, then all of them (``src/server/create.c``, ``src/server/unstuff.c``).
+    ``system.pvfs2.*`` cannot be set or removed (``EINVAL``, as ``PINT_eattr_namespaces`` refuses).
 * path lengths (``--path-max``, default 255): ``pvfs2fuse`` splits the path of an entry it makes (``mkdir``,
   ``create``, ``rename``'s target; the path FUSE hands it, from the mount point, with its leading ``/``) through a
   ``PVFS_NAME_MAX`` (256-byte) buffer (``PINT_get_path_element`` in ``src/common/misc/str-utils.c`` copies the whole
@@ -80,7 +84,7 @@ MAX_BACKTRACES = 8
 REFUSAL_MESSAGE = "PVFS_isys_setattr() failure: invalid or unsupported permission bits"
 #: A file's layout attributes as OrangeFS's system interface shows them, and the backing attributes that hold them.
 SYSTEM_NS = "system.pvfs2."
-FILE_LAYOUT_KEYS = ("dh", "md")
+FILE_LAYOUT_KEYS = ("dh", "md", "nd")
 BACKING_PREFIX = "user.orangefs-standin."
 DEFAULT_STRIP_SIZE = 65536
 #: The longest path from the mount point (with its leading ``/``, bytes) ``pvfs2fuse`` makes an entry at:
@@ -96,10 +100,12 @@ class OrangeFsClient(fuse.Operations):
 
     use_ns = True
 
-    def __init__(self, backing: Path, servers: int, xattrs: str, path_max: int = PATH_MAX_BELOW_MOUNT) -> None:
+    def __init__(self, backing: Path, servers: int, xattrs: str, path_max: int = PATH_MAX_BELOW_MOUNT,
+                 stuffing: bool = True) -> None:
         self.backing = str(backing)
         self.servers = servers
         self.xattrs = xattrs
+        self.stuffing = stuffing
         self.refused = 0
         self.lock = threading.Lock()
         self.path_max = path_max
@@ -232,17 +238,32 @@ class OrangeFsClient(fuse.Operations):
     def _file_layout(self, real: str) -> None:
         """A new file's data files: its directory's ``num_dfiles`` clamped to the server count (the servers when the
         directory asks for none), its directory's distribution or OrangeFS's default; kept as the bytes of
-        ``system.pvfs2.dh`` and ``system.pvfs2.md`` (:func:`encode_distribution`)."""
+        ``system.pvfs2.dh`` and ``system.pvfs2.md`` (:func:`encode_distribution`), and the count it asked for,
+        clamped, as ``system.pvfs2.nd`` (a little-endian u32: ``NUM_DFILES_REQ_KEYSTR "nd"``,
+        ``src/common/misc/pvfs2-internal.h``). With file stuffing (``FileStuffing yes``, what ``pvfs2-genconfig``
+        writes by default) a file is made with one data file whatever it asked (``src/server/create.c``:
+        ``dfile_count = 1``, ``stuffed = 1``) and gets the rest once it grows past its first strip
+        (:meth:`_unstuff`)."""
         parent = os.path.dirname(real)
         asked = (_attribute(parent, NUM_DFILES) or b"").rstrip(b"\0")
         count = min(int(asked), self.servers) if asked.isdigit() and int(asked) > 0 else self.servers
         name = (_attribute(parent, DIST_NAME) or DEFAULT_DIST[DIST_NAME]).rstrip(b"\0").decode()
         params = (_attribute(parent, DIST_PARAMS) or DEFAULT_DIST[DIST_PARAMS]).decode(errors="replace")
         match = re.search(r"strip_size:(\d+)", params)
-        handles = b"".join(struct.pack("<Q", secrets.randbits(63)) for _ in range(count))
-        os.setxattr(real, BACKING_PREFIX + "dh", handles)
+        os.setxattr(real, BACKING_PREFIX + "dh", _handles(1 if self.stuffing else count))
+        os.setxattr(real, BACKING_PREFIX + "nd", struct.pack("<I", count))
         os.setxattr(real, BACKING_PREFIX + "md",
                     encode_distribution(name, int(match.group(1)) if match else DEFAULT_STRIP_SIZE))
+
+    def _unstuff(self, real: str, end: int) -> None:
+        """A stuffed file written (or truncated) to ``end`` bytes, past its first strip, gets the data files it asked
+        for (``src/server/unstuff.c``: allocated on the first I/O beyond the strip)."""
+        handles, asked, dist = (_attribute(real, BACKING_PREFIX + key) for key in ("dh", "nd", "md"))
+        if handles is None or asked is None or dist is None:
+            return
+        (count,) = struct.unpack("<I", asked)
+        if len(handles) // 8 < count and end > strip_size_of(dist):
+            os.setxattr(real, BACKING_PREFIX + "dh", _handles(count))
 
     def open(self, path: str, flags: int) -> int:
         return os.open(self._real(path), flags)
@@ -251,10 +272,15 @@ class OrangeFsClient(fuse.Operations):
         return os.pread(fh, size, offset)
 
     def write(self, path: str, data: bytes, offset: int, fh: int) -> int:
-        return os.pwrite(fh, data, offset)
+        written = os.pwrite(fh, data, offset)
+        if self.xattrs == "store":
+            self._unstuff(self._real(path), offset + written)
+        return written
 
     def truncate(self, path: str, length: int, fh: int | None = None) -> int:
         os.truncate(self._real(path), length)
+        if self.xattrs == "store":
+            self._unstuff(self._real(path), length)
         return 0
 
     def flush(self, path: str, fh: int) -> int:
@@ -312,6 +338,16 @@ def _backing_name(name: str) -> str | None:
     return name
 
 
+def _handles(count: int) -> bytes:
+    """``count`` random data file handles, 8 bytes each (``system.pvfs2.dh``)."""
+    return b"".join(struct.pack("<Q", secrets.randbits(63)) for _ in range(count))
+
+
+def strip_size_of(dist: bytes) -> int:
+    """The strip size of an encoded ``simple_stripe`` distribution (:func:`encode_distribution`): its last 8 bytes."""
+    return int(struct.unpack("<q", dist[-8:])[0]) if len(dist) >= 8 else DEFAULT_STRIP_SIZE
+
+
 def encode_distribution(name: str, strip_size: int) -> bytes:
     """A distribution as OrangeFS encodes it (``encode_PINT_dist``: ``encode_string`` then the parameters): the
     name's length as a little-endian u32, the name and its NUL, zero padding to a multiple of 8 bytes, then the
@@ -356,8 +392,11 @@ def main() -> None:
     parser.add_argument("--source", default="pvfs2fuse#tcp://ofs-server:3334/ofs", help="the mount's source")
     parser.add_argument("--path-max", type=int, default=PATH_MAX_BELOW_MOUNT,
                         help="longest path below the mount (bytes, with its leading /) an entry is made at")
+    parser.add_argument("--file-stuffing", choices=("yes", "no"), default="yes",
+                        help="FileStuffing of the servers' configuration (pvfs2-genconfig's default: yes)")
     args = parser.parse_args()
-    client = OrangeFsClient(args.backing.resolve(), args.servers, args.xattrs, args.path_max)
+    client = OrangeFsClient(args.backing.resolve(), args.servers, args.xattrs, args.path_max,
+                            stuffing=args.file_stuffing == "yes")
     fuse.FUSE(client, args.mountpoint, foreground=True, fsname=args.source, allow_other=True,
               default_permissions=True)
 

@@ -192,7 +192,9 @@ def test_orangefs_attributes_set_with_setfattr_and_read_back(ofs_dir: Path) -> N
         "user.pvfs2.num_dfiles": b"4\0", "user.pvfs2.dist_name": b"simple_stripe\0",
         "user.pvfs2.dist_params": b"strip_size:1048576\0"}
     assert outcome.status == "applied" and outcome.layout == {"count": 4, "size": 1048576, "index": None}
-    assert outcome.effective == {"count": 4, "size": 1048576, "index": None} and outcome.differs == ()
+    # the empty probe file is stuffed (one data file until past its first strip: FileStuffing); it gets 4 (nd)
+    assert outcome.effective == {"count": 4, "size": 1048576, "index": None, "stuffed": True}
+    assert outcome.differs == ()
     assert os.listdir(out) == []  # the probe file is gone
 
 
@@ -203,19 +205,28 @@ def test_orangefs_the_layout_files_really_get_is_reported(ofs_dir: Path) -> None
     ``system.pvfs2.md`` (the strip size), and the report names the clamp."""
     outcome = OrangeFsFilesystem().stripe("output", ofs_dir / "out", StripeSpec(count=8, size="1m"))
     assert outcome.layout == {"count": 8, "size": 1048576, "index": None}
-    assert outcome.effective == {"count": 4, "size": 1048576, "index": None}
+    assert outcome.effective == {"count": 4, "size": 1048576, "index": None, "stuffed": True}
     assert outcome.differs == ("count 8 asked, 4 given",)
-    assert directory_line(outcome.to_record()) == ("applied: requested count 8, size 1048576; effective count 4, "
-                                                 f"size 1048576 (count 8 asked, 4 given): {ofs_dir / 'out'}")
+    assert directory_line(outcome.to_record()) == (
+        "applied: requested count 8, size 1048576; effective count 4, size 1048576, stuffed (one data file until a "
+        f"file grows past its first strip) (count 8 asked, 4 given): {ofs_dir / 'out'}")
     a_file = ofs_dir / "out" / "part-00000"
     a_file.write_bytes(b"x")
     assert not [name for name in os.listxattr(a_file) if name.startswith("user.pvfs2.")]
-    assert len(os.getxattr(a_file, "system.pvfs2.dh")) == 32
+    # Issue 37 item 1, as a real OrangeFS 2.10 server with FileStuffing yes: a small file has one data file (dh of 8
+    # bytes) and keeps the count it gets, clamped to the 4 servers, in nd (0x04000000); past its first strip, 4.
+    assert len(os.getxattr(a_file, "system.pvfs2.dh")) == 8 and os.getxattr(a_file, "system.pvfs2.nd") == b"\4\0\0\0"
     argv = OrangeFsFilesystem().file_layout_commands(a_file)
     assert argv == [["getfattr", "--absolute-names", "-n", name, "-e", "hex", str(a_file)]
                     for name in ("system.pvfs2.dh", "system.pvfs2.md")]
-    output = "".join(_tool(*a) + "\n" for a in argv)
-    assert OrangeFsFilesystem().parse_file_layout(output) == Layout(count=4, size=1 << 20)
+    assert OrangeFsFilesystem().read_file_layout(a_file) == Layout(count=4, size=1 << 20, stuffed=True)
+    output = "".join(_tool(*a) + "\n" for a in argv)  # dh alone (a server without nd): what the file has now
+    assert OrangeFsFilesystem().parse_file_layout(output) == Layout(count=1, size=1 << 20)
+    with a_file.open("r+b") as grown:
+        grown.seek((1 << 20) + 10)
+        grown.write(b"past the first strip")
+    assert len(os.getxattr(a_file, "system.pvfs2.dh")) == 32
+    assert OrangeFsFilesystem().read_file_layout(a_file) == Layout(count=4, size=1 << 20, stuffed=False)
 
 
 def test_orangefs_file_layout_attributes_decoded_as_orangefs_encodes_them() -> None:
