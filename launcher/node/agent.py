@@ -579,6 +579,20 @@ def _agent_state(plan: ClusterPlan, node: str) -> AgentState:
     return AgentState.STOPPED if record is None else record.state
 
 
+def start_reaper(node: NodePlan) -> subprocess.Popen[bytes] | None:
+    """Start this agent's reaper (:mod:`launcher.node.reaper`) in a session of its own: should the agent be killed
+    before it stops its daemons (Torque's ``qdel`` kills the job's session and tasks), the reaper ends what is left
+    of this node's cluster, the containers that ``setsid`` put out of the session's reach among it. When the agent
+    stops normally it ends the reaper with its other descendants. ``None`` when it cannot be started (said on
+    stderr; the run goes on)."""
+    try:
+        return subprocess.Popen([sys.executable, "-m", "launcher.node.reaper", str(os.getpid()), node.log_dir],
+                                start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    except OSError as err:
+        say(f"hpc-hadoop agent on {node.name}: no reaper ({err})")
+        return None
+
+
 def kill_descendants(timeout: float = 5.0) -> int:
     """SIGKILL every remaining descendant of this process and reap it; returns how many there were."""
     children = psutil.Process().children(recursive=True)
@@ -603,6 +617,7 @@ def main(argv: list[str] | None = None) -> int:
     agent = Agent(plan, node, args.watch_pid)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
         signal.signal(signum, agent._on_signal)
+    start_reaper(node)
     agent.start()
     code = agent.supervise()
     if not agent.status.flush(STATUS_FLUSH_SECONDS):
