@@ -299,7 +299,8 @@ def test_a_squatter_on_the_resourcemanagers_web_port_gets_no_cookie(hadoop_runti
         seen = json.loads(log.read_text()) if log.exists() else []
         print(f"mallory's squatter read {len(seen)} request(s): {[s.splitlines()[0] if s else '' for s in seen]}")
         assert submit.returncode != 0 and len(errors) == 1, out[-3000:] + err[-3000:]
-        assert f":{port}" in errors[0] and f"({mallory.name})" in errors[0], errors
+        assert str(port) in errors[0] and f"held by another user's process ({mallory.name} (uid {mallory.uid}))" \
+            in errors[0], errors
         assert not any("hadoop.auth" in request or "cookie:" in request.lower() for request in seen), seen
         (run_dir,) = (home / "hpc-hadoop").iterdir()
         assert processes_of(run_dir) == []
