@@ -45,7 +45,8 @@ console = make_console()
 def reports_errors(func: F) -> F:
     """Turn :class:`HpcHadoopError` into one line on stderr and its exit code (no traceback); so too an ``OSError``
     that says a filesystem is gone (``ENOTCONN``...: :func:`lost_mount`), e.g. ``status`` of a cluster whose
-    directory was on it, any other ``OSError`` on a named file (the file and the errno, exit 1), and a signal that
+    directory was on it, any other ``OSError`` on a file of a cluster directory (:func:`in_our_directories`: the file
+    and the errno, exit 1), and a signal that
     ended a cluster the command ran itself
     (:class:`~launcher.lifecycle.signals.Interrupted`: 124 for the walltime warning, else 130, as ``run.json``)."""
 
@@ -66,14 +67,23 @@ def reports_errors(func: F) -> F:
             if lost is not None:
                 click.echo(f"error: {lost}", err=True)
                 sys.exit(lost.exit_code)
-            if not exc.filename:
-                raise
-            # A filesystem that answers but refuses (EACCES, EIO, ESTALE, ENOSPC, EROFS...; issue 37 item 4): one line.
+            if not exc.filename or not in_our_directories(os.fsdecode(exc.filename)):
+                raise  # our own bug: its traceback
+            # The cluster directory's filesystem answers but refuses (EACCES, EIO, ESTALE, ENOSPC, EROFS...; issue 37
+            # item 4): one line.
             code = errno.errorcode.get(exc.errno or 0, str(exc.errno))
             click.echo(f"error: {os.fsdecode(exc.filename)}: {code} ({exc.strerror or exc})", err=True)
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
+
+
+def in_our_directories(path: str) -> bool:
+    """True if ``path`` is in a cluster directory (``<root>/<user>/hpc-hadoop/...``) or a per-user directory of ours
+    (``hpc-hadoop-<user>`` in ``/var/tmp``, ``$TMPDIR``, a local dir): where a refused write is the filesystem's
+    answer, not our bug."""
+    parts = Path(path).parts
+    return "hpc-hadoop" in parts[:-1] or any(part.startswith("hpc-hadoop-") for part in parts[:-1])
 
 
 def lost_mount(exc: OSError) -> HpcHadoopError | None:

@@ -44,6 +44,15 @@ def test_a_command_meeting_a_mount_that_is_gone_says_so_in_one_line(statvfs_gone
     with pytest.raises(OSError, match="Permission denied"):  # our own bugs keep their traceback
         bug()
 
+    @reports_errors
+    def refused() -> None:  # issue 37 item 4: the cluster directory's filesystem answers, but refuses
+        raise OSError(errno.EACCES, "Permission denied", "/ofs/me/hpc-hadoop/c1/krb/services.keytab")
+
+    with pytest.raises(SystemExit) as exited:
+        refused()
+    assert exited.value.code == 1
+    assert capsys.readouterr().err == "error: /ofs/me/hpc-hadoop/c1/krb/services.keytab: EACCES (Permission denied)\n"
+
 
 @pytest.mark.parametrize(("signum", "code", "said"), [(signal.SIGTERM, 130, "stopped by SIGTERM;"),
                                                       (signal.SIGUSR1, 124, "stopped by SIGUSR1 (walltime warning);")])
