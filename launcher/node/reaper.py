@@ -31,6 +31,9 @@ from launcher.util.processes import end
 POLL_SECONDS = 0.5
 #: Seconds a process has after SIGTERM before SIGKILL.
 GRACE_SECONDS = 2.0
+#: Seconds the reaper waits for the SIGKILLed to be gone before it exits (a zombie whose parent does not reap it
+#: stays in the process table).
+KILL_WAIT_SECONDS = 5.0
 
 
 def left_behind(log_dir: str, uid: int | None = None) -> list[psutil.Process]:
@@ -70,7 +73,7 @@ def reap(agent_pid: int, log_dir: str, poll: float = POLL_SECONDS) -> int:
     while started >= 0 and agent_alive(agent_pid, started):
         time.sleep(poll)
     left = left_behind(log_dir)
-    end(left, grace=GRACE_SECONDS)
+    end(left, grace=GRACE_SECONDS, kill_wait=KILL_WAIT_SECONDS)  # never waits on a zombie that nobody reaps
     return len(left)
 
 
