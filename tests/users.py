@@ -9,11 +9,14 @@ can run it, as on a site where it is installed once for all users.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
+import shutil
 import stat
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,6 +122,20 @@ def shared_base(prefix: str) -> Path:
     return base
 
 
+@contextlib.contextmanager
+def sticky_dir(prefix: str, name: str) -> Iterator[Path]:
+    """``<shared_base(prefix)>/<name>``, mode 1777: a root every user may make a directory in (``/tmp``, a scratch
+    filesystem, a node-local disk); removed with its base afterwards."""
+    base = shared_base(prefix)
+    root = base / name
+    root.mkdir()
+    root.chmod(0o1777)
+    try:
+        yield root
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def user_dir(base: Path, user: TestUser) -> Path:
     """``base/<user>``: the user's own directory on the scratch root (0700), as a site pre-creates them."""
     path = base / user.name
@@ -126,4 +143,4 @@ def user_dir(base: Path, user: TestUser) -> Path:
     return user.own(path)
 
 
-__all__ = ["TestUser", "make_user", "shared_base", "user_dir"]
+__all__ = ["TestUser", "make_user", "shared_base", "sticky_dir", "user_dir"]

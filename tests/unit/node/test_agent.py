@@ -6,7 +6,6 @@ account (``hhmallory``); no daemon starts (the runtime is the fake one of tests/
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -19,19 +18,15 @@ from launcher.plan.cluster_plan import ClusterPlan
 from launcher.util.errors import ClusterError
 from launcher.util.records import AgentRecord
 from launcher.util.states import AgentState
-from tests.users import make_user, shared_base
+from tests.users import make_user, sticky_dir
 
 
 @pytest.fixture
 def local_root() -> Iterator[Path]:
     """``filesystem.local_dirs``: a node-local disk every user writes to (mode 1777), under ``/tmp`` so that mallory
     can reach it."""
-    base = shared_base("hh-agent")
-    root = base / "local"
-    root.mkdir()
-    root.chmod(0o1777)
-    yield root
-    shutil.rmtree(base, ignore_errors=True)
+    with sticky_dir("hh-agent", "local") as root:
+        yield root
 
 
 def test_a_local_dir_another_user_made_is_refused_and_no_daemon_starts(

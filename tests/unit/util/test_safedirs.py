@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,19 +18,15 @@ from launcher.plan.cluster_plan import cluster_dir_root, make_cluster_directory
 from launcher.util.errors import UserError
 from launcher.util.safedirs import check_private_dir, check_private_tree, levels, make_private_dir
 from tests.conftest import REPO
-from tests.users import TestUser, make_user, shared_base
+from tests.users import TestUser, make_user, sticky_dir
 
 
 @pytest.fixture
 def sticky_root() -> Iterator[Path]:
     """A root like ``/tmp`` or a scratch filesystem's: mode 1777, every user may make a directory in it (under
     ``/tmp``, which every user can reach: :func:`tests.users.shared_base`)."""
-    base = shared_base("hh-safedirs")
-    root = base / "scratch"
-    root.mkdir()
-    root.chmod(0o1777)
-    yield root
-    shutil.rmtree(base, ignore_errors=True)
+    with sticky_dir("hh-safedirs", "scratch") as root:
+        yield root
 
 
 def mallorys(path: Path, mallory: TestUser, *, levels: int = 1, mode: int = 0o777) -> Path:
