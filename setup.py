@@ -36,6 +36,7 @@ setup(
         "pydantic>=2.5",
         "httpx>=0.25",
         "psutil>=5.9",
+        "cryptography>=41",  # AES-GCM sealed files: the realm's keys to the other nodes (launcher/util/sealed.py)
         "platformdirs>=3.0",
         "rich>=13.0",
         "matplotlib>=3.7",  # bench plots: part of a normal install (issue 17 item 8)

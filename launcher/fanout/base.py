@@ -61,6 +61,10 @@ class Launcher(ABC):
     stop_signal: ClassVar[signal.Signals | None] = signal.SIGTERM
     #: True when :meth:`wrap` runs ``argv`` on this machine as our own child (the ``local`` backend).
     runs_here: ClassVar[bool] = False
+    #: True when the remote task gets the wrapped command's environment (``srun``'s ``--export=ALL`` default,
+    #: ``qrsh -V``, the local one); False when it gets the job's instead (PBS's ``tm_spawn``): a variable set for
+    #: the command (:data:`launcher.util.sealed.KEY_ENV`) then does not arrive.
+    passes_environment: ClassVar[bool] = True
 
     #: The launcher's command as an absolute path, ``None``: its name (see the class's ``program`` argument).
     program: str | None = None

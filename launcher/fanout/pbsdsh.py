@@ -19,6 +19,8 @@ class PbsdshLauncher(TaskLauncher):
     name = "pbsdsh"
     prefix = ("pbsdsh", "-h")
     relays_output = False
+    #: ``pbsdsh.c`` hands ``tm_spawn`` only its own ``TM_STDOUT_PORT`` (``-o``): the task has the job's environment.
+    passes_environment = False
 
 
 class TmrshLauncher(TaskLauncher):
@@ -29,3 +31,5 @@ class TmrshLauncher(TaskLauncher):
     prefix = ("pbs_tmrsh",)
     joins_words = True
     relays_output = False
+    #: ``pbs_tmrsh.c`` calls ``tm_spawn`` with no environment (``NULL``): the task has the job's.
+    passes_environment = False

@@ -136,6 +136,10 @@ class AgentGroup:
             per-node launcher, ``--node NODE --watch-pid <our pid>`` for one that runs here.
         cores: cores of each node, which each agent task may use (``srun --cpus-per-task``).
 
+    Attributes:
+        env: variables added to the environment of every command (the agents' key to their sealed keys,
+            :data:`launcher.util.sealed.KEY_ENV`: never on a command line, which every user of a node reads).
+
     Raises:
         ValueError: no node.
     """
@@ -149,6 +153,7 @@ class AgentGroup:
         self.nodes = list(nodes)
         self.argv = list(argv)
         self.cores = cores
+        self.env: dict[str, str] = {}
         self._procs: list[tuple[Command, subprocess.Popen[bytes]]] = []
         self._pids: dict[str, int] = {}
 
@@ -192,7 +197,8 @@ class AgentGroup:
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_file, "ab") as out:
             for command in self.commands():
-                env = {**os.environ, **command.env} if command.env else None
+                extra = {**self.env, **command.env}
+                env = {**os.environ, **extra} if extra else None
                 self._procs.append((command, start_client(command.argv, out, env)))
 
     def running(self, ignore: set[str] | frozenset[str] = frozenset()) -> bool:

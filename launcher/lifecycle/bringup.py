@@ -67,6 +67,10 @@ class BringUp:
             require_secure_mode(self.plan)
         checks_s = time.monotonic() - began
         kdc_s = self.kdc.start() if self.kdc is not None else 0.0
+        if self.kdc is not None:
+            self.cluster.fanout.env.update(self.kdc.agent_env)  # the agents' key to their sealed keys
+            if self.kdc.client_note:
+                report.notes.append(self.kdc.client_note)
         self.cluster.start()
         remaining = None if deadline is None else max(1.0, deadline - time.time())
         limit = min(ready_timeout, remaining or ready_timeout)

@@ -1,8 +1,10 @@
 """The per-cluster KDC of ``security: per-cluster``: started on the master node before the daemons, ended after them.
 
 Owns: :class:`Kdc`. Runs ``org.hpchadoop.security.ClusterKdc`` (hadoop-fs-shim; Hadoop's MiniKdc, i.e. Apache Kerby)
-with the runtime's JDK and jars; it writes ``krb5.conf``, the keytabs and the owner's ticket cache into the cluster
-directory's ``krb/`` (:class:`launcher.plan.security.SecurityPlan`), prints one JSON line when it answers, and serves
+with the runtime's JDK and jars; it writes ``krb5.conf``, the keytabs and the owner's ticket cache into the realm's
+node-local directory (:attr:`launcher.plan.security.SecurityPlan.realm_dir`), never the shared filesystem; the
+launcher then seals for each node what its daemons need (:func:`publish_keys`). The KDC prints one JSON line when it
+answers, and serves
 until its standard input closes: if the launcher dies, the KDC ends with it. Before it starts,
 :func:`secure_mode_checks` asks every node, through the fan-out, what ``security: per-cluster`` needs
 (:mod:`launcher.plan.kerberos_checks`): a site that cannot meet it gets one line naming the fix before any daemon
@@ -11,10 +13,12 @@ starts. Imports the plan, the fan-out's launchers and :func:`launcher.util.proce
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import selectors
+import shutil
 import struct
 import subprocess
 import sys
@@ -26,6 +30,7 @@ from typing import IO, Any
 from launcher.fanout import get_launcher
 from launcher.fanout.processes import start_client
 from launcher.plan.cluster_plan import ClusterPlan
+from launcher.plan.daemon_sockets import DaemonSockets
 from launcher.plan.kerberos_checks import (
     KerberosCheck,
     NodeProbe,
@@ -35,11 +40,13 @@ from launcher.plan.kerberos_checks import (
     first_failure,
     probe,
 )
-from launcher.plan.security import HTTP_SECRETS_GLOB, KDC_CLASS, principal_hosts
+from launcher.plan.security import KDC_CLASS, principal_hosts
 from launcher.plan.webauth import write_secrets
 from launcher.runtime.hadoop import NO_CONTAINER_SUPPORT
 from launcher.util.errors import ClusterError, UserError
 from launcher.util.processes import end
+from launcher.util.safedirs import make_private_dir
+from launcher.util.sealed import JOB_COOKIE_ENV, KEY_ENV, job_cookie_key, new_key, seal, write_private
 
 #: The longest wait for the KDC's ready line, seconds (measured here: 0.8-1.5 s with a cold JVM).
 READY_TIMEOUT = 60.0
@@ -260,7 +267,7 @@ def kdc_command(plan: ClusterPlan, hosts: list[str], now: float | None = None) -
     daemons' keytab logins) live until the walltime's end plus an hour (:func:`ticket_lifetime` from ``now``)."""
     security = plan.security
     return [plan.runtime.java, f"-Xmx{KDC_HEAP_MB}m", NO_CONTAINER_SUPPORT, "-cp", ":".join(plan.runtime.classpath),
-            KDC_CLASS, "--lifetime", str(ticket_lifetime(plan, now)), str(security.krb_dir), security.realm,
+            KDC_CLASS, "--lifetime", str(ticket_lifetime(plan, now)), str(security.realm_dir), security.realm,
             plan.master.address, plan.user, *hosts]
 
 
@@ -273,8 +280,95 @@ def _read_line(stream: IO[bytes], timeout: float) -> bytes:
     return stream.readline()
 
 
+def seal_key(plan: ClusterPlan, env: dict[str, str] | None = None) -> str:
+    """The key the nodes' keys are sealed with (:mod:`launcher.util.sealed`): a new random one when the plan's
+    fan-out launcher passes its caller's environment on (the agents get it as :data:`KEY_ENV`); else (PBS's
+    ``tm_spawn``, whose tasks get the job's environment) the one every task of the job derives from the job's
+    ``PBS_JOBCOOKIE`` (:func:`launcher.util.sealed.job_cookie_key`).
+
+    Raises:
+        ClusterError: the launcher passes no environment on and this process has no ``PBS_JOBCOOKIE``.
+    """
+    if get_launcher(plan.fanout).passes_environment:
+        return new_key()
+    cookie = (os.environ if env is None else env).get(JOB_COOKIE_ENV)
+    if not cookie:
+        raise ClusterError(f"security: {plan.spec.security} under {plan.fanout}: this process has no "
+                           f"{JOB_COOKIE_ENV}, from which the nodes' agents open their keys (run hpc-hadoop inside "
+                           f"the PBS job, as its batch script does)")
+    return job_cookie_key(cookie, plan.cluster_id)
+
+
+def make_realm_dir(plan: ClusterPlan) -> Path:
+    """Make the realm's node-local directory (:attr:`SecurityPlan.realm_dir`, 0700, every level checked:
+    :func:`launcher.util.safedirs.make_private_dir`) and the cluster directory's ``krb/`` (the shared one, for the
+    realm's ``krb5.conf`` and the sealed files), and return the first.
+
+    Raises:
+        UserError: a level is refused (another user's, a link, writable by others).
+        OSError: it cannot be made.
+    """
+    security = plan.security
+    realm = security.realm_dir
+    make_private_dir(realm.parents[2] if plan.am_tmp_dir else plan.run_dir, realm)  # from $TMPDIR, one level at a time
+    make_private_dir(plan.run_dir, security.krb_dir)
+    return realm
+
+
+def node_keys(plan: ClusterPlan, node: str) -> dict[str, bytes]:
+    """What ``node``'s daemons need of the realm, by file name: the services keytab (or the copy of the site's), the
+    cookie secret of each of its web servers and the ApplicationMasters' shared one (read from the realm's
+    directory).
+
+    Raises:
+        OSError: one of them cannot be read.
+    """
+    security = plan.security
+    paths = [security.services_keytab, security.http_secret]
+    paths += [security.http_secret_of(e.daemon, e.node) for e in DaemonSockets(plan).endpoints.values()
+              if e.node == node]
+    return {path.name: path.read_bytes() for path in paths}
+
+
+def publish_keys(plan: ClusterPlan, key: str) -> str | None:
+    """Hand the nodes and the owner's other clients what they need of the realm, never a key in the clear on the
+    cluster directory's filesystem (issue 36 item 5):
+
+    * the realm's ``krb5.conf`` (``per-cluster``; nothing secret) copied to the cluster directory's ``krb/``;
+    * for each node, ``krb/sealed/<node>.bin``: :func:`node_keys` sealed with ``key`` for ``<cluster id>/<node>``
+      (its agent opens it into ``<work_dir>/krb``);
+    * for clients on another node (a login node's ``env``, ``exec``, ``ui``): the owner's ticket cache and the
+      cookie secrets in :attr:`SecurityPlan.client_dir` (the user's state directory, 0700, files 0600).
+
+    Returns:
+        Why the clients' copies were not made (their directory refused or not writable), else ``None``.
+
+    Raises:
+        OSError: the realm's files cannot be read, or ``krb/`` cannot be written.
+    """
+    security = plan.security
+    if security.runs_kdc:
+        write_private(security.krb5_conf, security.kdc_krb5_conf.read_bytes())
+    sealed = security.krb_dir / "sealed"
+    sealed.mkdir(mode=0o700, exist_ok=True)
+    for node in plan.nodes:
+        blob = seal(node_keys(plan, node.name), key, f"{plan.cluster_id}/{node.name}")
+        write_private(security.sealed_file(node.name), blob)
+    client = security.client_dir
+    if client is None:
+        return None
+    copies = [path for path in security.realm_dir.iterdir() if path.suffix in (".ccache", ".secret")]
+    try:
+        make_private_dir(client.parent.parent, client)
+        for path in copies:
+            write_private(client / path.name, path.read_bytes())
+    except (OSError, UserError) as exc:
+        return f"no copy of the ticket cache for clients on other nodes in {client}: {exc}"
+    return None
+
+
 def copy_site_keytab(source: Path, copy: Path) -> None:
-    """Copy the user's keytab (``security: site``) to ``copy`` (the cluster's ``krb/``, made 0700), mode 0600 from
+    """Copy the user's keytab (``security: site``) to ``copy`` (in the realm's directory, 0700), mode 0600 from
     its creation; ``source`` is only read.
 
     Raises:
@@ -296,7 +390,8 @@ def copy_site_keytab(source: Path, copy: Path) -> None:
 
 def prepare_site(plan: ClusterPlan) -> None:
     """What ``security: site`` needs before the daemons, instead of a KDC: the site's ``krb5.conf`` is there, the
-    user's keytab is copied into ``krb/`` (:func:`copy_site_keytab`) and the web servers' cookie secret is written.
+    user's keytab is copied into the realm's directory (:func:`copy_site_keytab`) and the web servers' cookie secrets
+    are written.
 
     Raises:
         UserError: no ``krb5.conf``, or the keytab cannot be read.
@@ -323,6 +418,9 @@ class Kdc:
             ticket cache: the walltime's end plus :data:`TICKET_MARGIN_S`), ``None`` before :meth:`start`.
         keys_left: after :meth:`stop`, why the realm's keys could not be removed (``"<krb dir>: <strerror>"``: its
             filesystem is gone, say), else ``None``.
+        key: the key the nodes' keys are sealed with (:func:`seal_key`), ``None`` before :meth:`start`.
+        client_note: why clients on other nodes get no copy of the owner's ticket cache and cookie secrets
+            (:func:`publish_keys`), else ``None``.
     """
 
     def __init__(self, plan: ClusterPlan) -> None:
@@ -332,24 +430,32 @@ class Kdc:
         self.start_s: float | None = None
         self.tickets_until: float | None = None
         self.keys_left: str | None = None
+        self.key: str | None = None
+        self.client_note: str | None = None
 
     def start(self, timeout: float = READY_TIMEOUT) -> float:
-        """Start the KDC and wait until it has written the realm's files and answered the owner's first ticket;
-        then write the web servers' cookie secrets (``http-*.secret``, :func:`launcher.plan.webauth.
-        write_secrets`) into the realm's directory.
+        """Make the realm's node-local directory (:attr:`SecurityPlan.realm_dir`), start the KDC there and wait until
+        it has written the realm's files and answered the owner's first ticket; then write the web servers' cookie
+        secrets (``http-*.secret``, :func:`launcher.plan.webauth.write_secrets`) beside them and hand the nodes what
+        their daemons need (:func:`publish_keys`), all before any daemon starts.
 
         Returns:
             Seconds taken (0.0 outside ``security: per-cluster``).
 
         Raises:
-            ClusterError: the KDC ended or was not ready within ``timeout`` seconds (names ``logs/kdc.log``).
-            UserError: ``security: site`` and its ``krb5.conf`` or keytab is missing (:func:`prepare_site`).
+            ClusterError: the KDC ended or was not ready within ``timeout`` seconds (names ``logs/kdc.log``), or the
+                nodes' key cannot be had (:func:`seal_key`).
+            UserError: ``security: site`` and its ``krb5.conf`` or keytab is missing (:func:`prepare_site`); the
+                realm's directory is refused (another user's, a link, writable by others).
         """
         if not self.plan.security.kerberos:
             return 0.0
         began = time.monotonic()
+        self.key = seal_key(self.plan)
+        make_realm_dir(self.plan)
         if not self.plan.security.runs_kdc:
             prepare_site(self.plan)
+            self.client_note = publish_keys(self.plan, self.key)
             self.start_s = time.monotonic() - began
             return self.start_s
         hosts = principal_hosts((node.name, node.address) for node in self.plan.nodes)
@@ -370,17 +476,27 @@ class Kdc:
         except (OSError, ValueError):
             self.tickets_until = None  # the note leaves it out; Hadoop's clients read the cache themselves
         write_secrets(self.plan)  # the web servers' cookie secrets, before any daemon starts
+        self.client_note = publish_keys(self.plan, self.key)
         self.start_s = time.monotonic() - began
         return self.start_s
 
+    @property
+    def agent_env(self) -> dict[str, str]:
+        """What the agents' fan-out command must carry for them to open their sealed keys: :data:`KEY_ENV` when
+        the launcher passes its caller's environment on (else the agents derive the key from the PBS job's cookie:
+        :func:`seal_key`); empty outside Kerberos or before :meth:`start`."""
+        if self.key is None or not get_launcher(self.plan.fanout).passes_environment:
+            return {}
+        return {KEY_ENV: self.key}
+
     def stop(self) -> None:
-        """End the KDC (its standard input closed, then SIGTERM, then SIGKILL) and remove the realm's keys: the
-        keytabs, the ticket cache and the web servers' cookie secret (the KDC removes its database itself). Nothing is
-        left running. Under ``security: site``: the copy of the user's keytab and the secret (the user's own keytab
-        and ticket cache are not in ``krb/`` and stay). The agents' node-local keytab copies (``<work_dir>/krb``)
-        go too where this host reaches them (each agent removes its own when it ends). A filesystem error while
-        removing the keys is not raised (teardown goes on): :attr:`keys_left` says it,
-        and the keys are not taken for removed."""
+        """End the KDC (its standard input closed, then SIGTERM, then SIGKILL) and remove the realm's keys: its
+        directory (:attr:`SecurityPlan.realm_dir`: keytabs, the ticket cache, the cookie secrets, the database), the
+        sealed files of ``krb/sealed`` and the copies for clients on other nodes (:attr:`SecurityPlan.client_dir`).
+        Nothing is left running. Under ``security: site`` the user's own keytab and ticket cache are not among them
+        and stay. The agents' node-local copies (``<work_dir>/krb``) go too where this host reaches them (each agent
+        removes its own when it ends). A filesystem error while removing the keys is not raised (teardown goes
+        on): :attr:`keys_left` says it, and the keys are not taken for removed."""
         process, self.process = self.process, None
         if process is not None:
             if process.stdin is not None:
@@ -394,18 +510,28 @@ class Kdc:
         if not self.plan.security.kerberos:
             return
         security = self.plan.security
-        self._remove(security.krb_dir, ["*.keytab", "*.ccache", HTTP_SECRETS_GLOB])
+        for directory in (security.realm_dir, security.krb_dir / "sealed", security.client_dir):
+            if directory is not None:
+                self._remove_tree(directory)
+        with contextlib.suppress(OSError):  # the cluster's node-local level, once its agents removed theirs
+            security.realm_dir.parent.rmdir()
         for node in self.plan.nodes:  # the agents' node-local copies (each agent removes its own at its end)
             if node.work_dir:
-                self._remove(security.node_krb_dir(Path(node.work_dir)), ["*.keytab"])
+                self._remove_tree(security.node_krb_dir(Path(node.work_dir)))
 
-    def _remove(self, directory: Path, patterns: list[str]) -> None:
-        """Remove the files of ``directory`` that match ``patterns`` (none when it is not a directory here); a
-        filesystem error goes to :attr:`keys_left` (the first one), not raised."""
+    def _remove_tree(self, directory: Path) -> None:
+        """Remove ``directory`` and what it holds (nothing when it is not there); a filesystem error goes to
+        :attr:`keys_left` (the first one), not raised."""
+        def note(_function: object, _path: str, excinfo: tuple[type[BaseException], BaseException, object]) -> None:
+            exc = excinfo[1]
+            if not isinstance(exc, FileNotFoundError):
+                err = exc if isinstance(exc, OSError) else OSError(str(exc))
+                self.keys_left = self.keys_left or f"{directory}: {err.strerror or err}"
+
         try:
-            if directory.is_dir():
-                for pattern in patterns:
-                    for key in directory.glob(pattern):
-                        key.unlink(missing_ok=True)
-        except OSError as err:  # the filesystem is gone or refuses: the keys may still be there
+            if not directory.is_dir():
+                return
+        except OSError as err:
             self.keys_left = self.keys_left or f"{directory}: {err.strerror or err}"
+            return
+        shutil.rmtree(directory, onerror=note)

@@ -20,9 +20,10 @@ started again without it, once; ``archive_notes`` in the state file says so, and
 The daemons run from a node-local working directory (:attr:`launcher.plan.cluster_plan.NodePlan.work_dir`: a copy of
 ``conf/`` and the JVMs' temporary files), which the agent makes private to the user at start and deletes at
 the end; when it cannot be made, the daemons use the cluster directory and the status file says why. Under Kerberos
-(``security: per-cluster`` or ``site``) it also holds ``krb/`` (0700): the node-local copy of the keytab the daemons
-log in from (0600 from its creation, :func:`copy_keytab`), which they find by ``-Dhpc.node.krb``; without a working
-directory they read the cluster directory's keytab, and the note says so.
+(``security: per-cluster`` or ``site``) it also holds ``krb/`` (0700): the keytab the daemons log in from and their
+cookie secrets (0600 from their creation), opened from the node's sealed file on the shared filesystem
+(:func:`open_node_keys`), which they find by ``-Dhpc.node.krb`` and ``-Dhpc.http.secret``; without a working
+directory they have no keys (they are never on the shared filesystem in the clear), and the note says so.
 
 State goes to ``agents/<node>.json`` (``starting``, ``running``, ``stopping``, ``stopped``, ``failed``)
 with each daemon's pid, exit code and log file. Exit code 0 when stopped on request, 1 when a daemon died.
@@ -40,6 +41,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import psutil
@@ -61,6 +63,7 @@ from launcher.util.polling import poll
 from launcher.util.processes import end
 from launcher.util.records import AgentRecord, DaemonRecord, ListeningRecord, replace_private
 from launcher.util.safedirs import make_private_dir
+from launcher.util.sealed import JOB_COOKIE_ENV, KEY_ENV, SealError, key_from_environment, unseal, write_private
 from launcher.util.sockets import listeners
 from launcher.util.states import AgentState
 
@@ -149,30 +152,32 @@ def say(text: str) -> None:
         pass
 
 
-def copy_keytab(source: Path, krb_dir: Path) -> Path:
-    """Copy the keytab ``source`` into ``krb_dir`` (made mode 0700) under its own name, atomically: a temporary file
-    created with mode 0600 (never readable by anyone else, not even for an instant), then renamed.
+def open_node_keys(plan: ClusterPlan, node: str, krb_dir: Path, env: Mapping[str, str] | None = None) -> list[Path]:
+    """Open this node's sealed keys (:meth:`SecurityPlan.sealed_file`: the services keytab, the cookie secrets of
+    its web servers and the ApplicationMasters') into ``krb_dir`` (made 0700), each file 0600 from its creation,
+    written atomically. The key comes from this process's environment (:func:`launcher.util.sealed.
+    key_from_environment`: what the launcher set on the fan-out's command, or the PBS job's cookie): the keys never
+    lie in the clear on the shared filesystem (issue 36 item 5).
 
     Returns:
-        The copy.
+        The files written.
 
     Raises:
-        OSError: ``source`` cannot be read or the copy cannot be written.
+        OSError: the sealed file cannot be read, or the files cannot be written.
+        SealError: no key in the environment, or the file does not open with it.
     """
+    key = key_from_environment(os.environ if env is None else env, plan.cluster_id)
+    if key is None:
+        raise SealError(f"no {KEY_ENV} or {JOB_COOKIE_ENV} in the agent's environment: the fan-out did not pass "
+                        "the cluster's key on")
+    files = unseal(plan.security.sealed_file(node).read_bytes(), key, f"{plan.cluster_id}/{node}")
     krb_dir.mkdir(mode=0o700, exist_ok=True)
     krb_dir.chmod(0o700)
-    data = source.read_bytes()
-    copy = krb_dir / source.name
-    tmp = krb_dir / f".{source.name}.tmp{os.getpid()}"
-    tmp.unlink(missing_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, copy)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return copy
+    written = []
+    for name, data in files.items():
+        write_private(krb_dir / Path(name).name, data)
+        written.append(krb_dir / Path(name).name)
+    return written
 
 
 def become_subreaper() -> bool:
@@ -400,11 +405,12 @@ class Agent:
             tmp.mkdir()
             security = self.plan.security
             if security.kerberos:
-                copy_keytab(security.services_keytab, security.node_krb_dir(work))
-        except (OSError, UserError) as exc:
+                open_node_keys(self.plan, self.node.name, security.node_krb_dir(work))
+        except (OSError, UserError, SealError) as exc:
             self.work_note = f"node-local working directory {work} not usable ({exc}); using {self.plan.run_dir}"
             if self.plan.security.kerberos:
-                self.work_note += f"; the daemons log in from the shared keytab {self.plan.security.services_keytab}"
+                self.work_note += ("; the daemons have no keys to log in with: the realm's keys are never on the "
+                                   "shared filesystem")
             shutil.rmtree(work, ignore_errors=True)
             return None
         self.work_dir = work

@@ -33,8 +33,8 @@ from launcher.util.records import Record
 from launcher.util.safedirs import check_private_tree, make_private_dir
 from launcher.util.sockets import listeners, user_name
 from launcher.util.units import MiB, format_size
+from launcher.util.userdirs import clusters_dir, per_user
 from launcher.util.userdirs import node_work_root as node_work_root
-from launcher.util.userdirs import per_user
 
 #: Ports per cluster; a cluster uses ``base + offset`` for each (see :class:`Ports`).
 PORT_BLOCK = 32
@@ -489,7 +489,8 @@ class ClusterPlan:
     @property
     def security(self) -> SecurityPlan:
         """What the job's ``security:`` says: the realm and the Kerberos files (:mod:`launcher.plan.security`)."""
-        return security_plan(self.spec.security, self.user, self.cluster_id, self.run_dir, self.spec.kerberos)
+        return security_plan(self.spec.security, self.user, self.cluster_id, self.run_dir, self.spec.kerberos,
+                             node_root=self.am_tmp_dir or None, client_root=clusters_dir())
 
     def fs_uri(self, path: str) -> str:
         """``path`` (absolute, in the cluster directory) as a URI of the mode's default filesystem: ``file://``

@@ -2,15 +2,19 @@
 
 ``security: per-cluster`` gives each cluster a Kerberos realm of its own: a KDC on the master node (``ClusterKdc`` of
 ``hadoop-fs-shim``, started by :mod:`launcher.lifecycle.kdc` before the daemons), whose database, ``krb5.conf``,
-keytabs and the owner's ticket cache are in the cluster directory's ``krb/`` (mode 0700, files 0600); Hadoop in
+keytabs and the owner's ticket cache are in the realm's directory on the master node, node-local (``_realm`` beside the
+nodes' working directories, 0700, files 0600), never on the shared filesystem: a shared FUSE mount may let another
+user past file modes (issue 36 item 5). The other nodes get what their daemons need sealed
+(:mod:`launcher.util.sealed`): the cluster directory's ``krb/`` holds only the realm's ``krb5.conf`` and those sealed
+files, which each node's agent opens into its node-local ``<work dir>/krb``. Hadoop in
 secure mode (``hadoop.security.authentication=kerberos``, service-level authorization naming the owner). A client
 that only claims the owner's name (``HADOOP_USER_NAME``) is refused.
 
 ``security: site`` uses the site's own realm instead (:class:`launcher.config.spec.KerberosSpec`): no KDC is started;
 every daemon logs in as the service principal the centre gave the user (``name/instance@REALM``: Hadoop's RPC needs
-an instance part), from a copy of its keytab in ``krb/`` (0600, removed at teardown); the user's clients use the
-user's own ticket cache; the realm's ``krb5.conf`` is the site's. Only that service principal and the user's own
-principal map to the owner.
+an instance part), from a copy of its keytab in the realm's directory (0600, removed at teardown; sealed to the other
+nodes); the user's clients use the user's own ticket cache; the realm's ``krb5.conf`` is the site's. Only that
+service principal and the user's own principal map to the owner.
 
 ``security: simple`` is Hadoop's simple authentication: the ResourceManager believes the user name a client claims,
 so anyone who reaches its port can run code as the owner; the run report says so (:data:`SIMPLE_WARNING`).
@@ -141,10 +145,16 @@ class SecurityPlan:
         mode: ``per-cluster``, ``site`` or ``simple``.
         user: the cluster's owner (its one user principal, ``<user>@<realm>`` under ``per-cluster``).
         realm: the per-cluster realm (:func:`realm_of`), or the site's (the service principal's realm).
-        krb_dir: ``<cluster directory>/krb`` (mode 0700): ``krb5.conf``, ``services.keytab``, ``<user>.keytab``,
-            ``<user>.ccache`` (the owner's ticket cache), ``http-signature.secret`` (the web servers' cookie secret) and
-            the KDC's database ``kdc/``; under ``site`` only ``site.keytab`` (the copy of the site's keytab) and the
-            secret.
+        krb_dir: ``<cluster directory>/krb`` (mode 0700), on the shared filesystem: the realm's ``krb5.conf`` (a copy,
+            ``per-cluster``) and ``sealed/<node>.bin``, each node's keys sealed for it (:meth:`sealed_file`); no key
+            in the clear.
+        realm_dir: the realm's private directory, node-local on the master node (``$TMPDIR/hpc-hadoop-<user>/<cluster
+            id>/_realm``, 0700): ``krb5.conf``, ``services.keytab``, ``<user>.keytab``, ``<user>.ccache`` (the owner's
+            ticket cache), the cookie secrets ``http-*.secret`` and the KDC's database ``kdc/``; under ``site`` only
+            ``site.keytab`` (the copy of the site's keytab) and the secrets.
+        client_dir: where clients on other nodes (``env``/``exec``/``ui`` on a login node) find the owner's ticket
+            cache and the cookie secrets: ``$XDG_STATE_HOME/hpc-hadoop/clusters/<cluster id>.krb`` (0700, in the
+            user's home, not the shared filesystem of the cluster directory); ``None``: nowhere.
         site: ``security: site``'s settings (``kerberos:`` of the job file), else ``None``.
         env: the environment the site's defaults are read from (``KRB5_CONFIG``, ``KRB5CCNAME``): the process's
             when ``None``.
@@ -154,6 +164,8 @@ class SecurityPlan:
     user: str
     realm: str
     krb_dir: Path
+    realm_dir: Path
+    client_dir: Path | None = None
     site: KerberosSpec | None = None
     env: Mapping[str, str] | None = None
 
@@ -174,7 +186,8 @@ class SecurityPlan:
 
     @property
     def krb5_conf(self) -> Path:
-        """The realm's ``krb5.conf``: written by the KDC once it listens (``per-cluster``), or the site's
+        """The realm's ``krb5.conf`` every node reads: the launcher's copy in :attr:`krb_dir` of what the KDC writes
+        once it listens (:attr:`kdc_krb5_conf`; ``per-cluster``: nothing secret in it), or the site's
         (``kerberos.krb5_conf``, else :func:`default_krb5_conf`)."""
         if self.is_site:
             assert self.site is not None
@@ -182,22 +195,46 @@ class SecurityPlan:
         return self.krb_dir / "krb5.conf"
 
     @property
+    def kdc_krb5_conf(self) -> Path:
+        """The ``krb5.conf`` the KDC writes into :attr:`realm_dir` (``per-cluster``)."""
+        return self.realm_dir / "krb5.conf"
+
+    @property
     def services_keytab(self) -> Path:
         """The keytab the daemons log in from: every service principal of every host (``rm/<host>``, ``nm/<host>``,
         ``jhs/<host>``, ``HTTP/<host>``), or under ``site`` the copy of the site's keytab (:data:`SITE_KEYTAB`)."""
-        return self.krb_dir / (SITE_KEYTAB if self.is_site else "services.keytab")
+        return self.realm_dir / (SITE_KEYTAB if self.is_site else "services.keytab")
 
     @property
     def daemon_keytab(self) -> str:
         """The daemons' keytab properties' value: ``${hpc.node.krb}/<name of services_keytab>`` (Hadoop expands it
         to each daemon's node-local copy, :data:`NODE_KRB_PROPERTY`; a process without the property reads the
-        default in core-site, the cluster directory's ``krb/``)."""
+        default in core-site, :attr:`realm_dir`)."""
         return f"${{{NODE_KRB_PROPERTY}}}/{self.services_keytab.name}"
 
     def node_krb_dir(self, work_dir: Path | None) -> Path:
-        """Where a daemon's keytab is: ``<work_dir>/krb`` (node-local copy), or the cluster directory's ``krb/``
-        when the node has no working directory."""
-        return work_dir / "krb" if work_dir is not None else self.krb_dir
+        """Where a node's daemons find their keys: ``<work_dir>/krb`` (node-local, opened by the node's agent from its
+        :meth:`sealed_file`), or :attr:`realm_dir` when the node has no working directory (only the master node has
+        one then)."""
+        return work_dir / "krb" if work_dir is not None else self.realm_dir
+
+    def node_secret(self, work_dir: Path | None, daemon: str, node: str) -> Path:
+        """The cookie secret of one web server where its daemon reads it: in :meth:`node_krb_dir` under the name of
+        :meth:`http_secret_of`."""
+        return self.node_krb_dir(work_dir) / self.http_secret_of(daemon, node).name
+
+    def sealed_file(self, node: str) -> Path:
+        """``krb/sealed/<node>.bin`` in the cluster directory: the keys of ``node``'s daemons (the services keytab,
+        their cookie secrets and the ApplicationMasters' one), sealed for that node (:mod:`launcher.util.sealed`,
+        context ``<cluster id>/<node>``)."""
+        return self.krb_dir / "sealed" / f"{node}.bin"
+
+    def _private(self, name: str) -> Path:
+        """``realm_dir/name`` when it is on this node, else the client copy in :attr:`client_dir` (a login node)."""
+        own = self.realm_dir / name
+        if self.client_dir is None or own.parent.is_dir():
+            return own
+        return self.client_dir / name
 
     @property
     def site_keytab(self) -> Path | None:
@@ -207,28 +244,34 @@ class SecurityPlan:
     @property
     def owner_keytab(self) -> Path:
         """The owner's principal's keytab (``per-cluster``)."""
-        return self.krb_dir / f"{self.user}.keytab"
+        return self.realm_dir / f"{self.user}.keytab"
 
     @property
     def ccache(self) -> Path:
         """The owner's ticket cache (``KRB5CCNAME`` of every client the launcher runs or ``env`` exports): the
-        realm's ``<user>.ccache`` under ``per-cluster``, the user's own (:func:`user_ccache`, a ``FILE:`` cache) under
-        ``site``."""
+        realm's ``<user>.ccache`` under ``per-cluster`` (in :attr:`realm_dir` on the master node, else its copy in
+        :attr:`client_dir`), the user's own (:func:`user_ccache`, a ``FILE:`` cache) under ``site``."""
         if self.is_site:
             return Path(user_ccache(self.env).partition(":")[2])
-        return self.krb_dir / f"{self.user}.ccache"
+        return self._private(f"{self.user}.ccache")
 
     @property
     def http_secret(self) -> Path:
         """The secret that signs the web servers' ``hadoop.auth`` cookies (``hadoop.http.authentication.signature.
         secret.file``; written by the launcher, :func:`launcher.plan.webauth.write_secret`; removed with the keys)."""
-        return self.krb_dir / "http-signature.secret"
+        return self.realm_dir / "http-signature.secret"
 
     def http_secret_of(self, daemon: str, node: str) -> Path:
-        """The cookie secret of one web server: ``krb/http-<daemon>-<node>.secret`` (0600; written with the others by
-        :func:`launcher.plan.webauth.write_secrets`; the daemon reads it through ``-D``:data:`HTTP_SECRET_PROPERTY`).
+        """The cookie secret of one web server: ``http-<daemon>-<node>.secret`` in :attr:`realm_dir` (0600; written
+        with the others by :func:`launcher.plan.webauth.write_secrets`; the daemon reads its node-local copy,
+        :meth:`node_secret`, through ``-D``:data:`HTTP_SECRET_PROPERTY`; a client signs with :meth:`signing_secret`).
         A cookie signed with it opens that one daemon's pages, none of the others' (issue 36)."""
-        return self.krb_dir / f"http-{daemon}-{node}.secret"
+        return self.realm_dir / f"http-{daemon}-{node}.secret"
+
+    def signing_secret(self, daemon: str, node: str) -> Path:
+        """Where a client on this node reads :meth:`http_secret_of`: in :attr:`realm_dir` on the master node, else
+        its copy in :attr:`client_dir`."""
+        return self._private(self.http_secret_of(daemon, node).name)
 
     @property
     def http_secret_property(self) -> str:
@@ -282,8 +325,16 @@ class SecurityPlan:
 
 
 def security_plan(mode: str, user: str, cluster_id: str, run_dir: str | Path, site: KerberosSpec | None = None,
-                  env: Mapping[str, str] | None = None) -> SecurityPlan:
+                  env: Mapping[str, str] | None = None, *, node_root: str | Path | None = None,
+                  client_root: Path | None = None) -> SecurityPlan:
     """The :class:`SecurityPlan` of a cluster (``security:`` of its job file; ``site``: its ``kerberos:`` section,
-    whose service principal names the realm)."""
+    whose service principal names the realm). ``node_root``: the node-local parent of the nodes' working directories
+    (``$TMPDIR/hpc-hadoop-<user>/<cluster id>``), where the realm's own directory goes (``_realm``: no host is named
+    with an underscore); without one, the cluster directory's ``krb/realm``. ``client_root``: the user's index of
+    clusters (:func:`launcher.util.userdirs.clusters_dir`), for :attr:`SecurityPlan.client_dir`."""
     realm = site.service_principal.rpartition("@")[2] if mode == "site" and site is not None else realm_of(cluster_id)
-    return SecurityPlan(mode=mode, user=user, realm=realm, krb_dir=Path(run_dir) / "krb", site=site, env=env)
+    krb_dir = Path(run_dir) / "krb"
+    realm_dir = Path(node_root) / "_realm" if node_root else krb_dir / "realm"
+    client_dir = client_root / f"{cluster_id}.krb" if client_root is not None else None
+    return SecurityPlan(mode=mode, user=user, realm=realm, krb_dir=krb_dir, realm_dir=realm_dir,
+                        client_dir=client_dir, site=site, env=env)

@@ -169,7 +169,7 @@ class HadoopAuthCookie(httpx.Auth):
     def header_for(self, endpoint: WebEndpoint, now_s: float | None = None) -> str | None:
         """The ``Cookie`` header for ``endpoint``, signed with its own secret, without any check of who holds it
         (``None``: its secret is not there)."""
-        secret = self.secret(self.security.http_secret_of(endpoint.daemon, endpoint.node))
+        secret = self.secret(self.security.signing_secret(endpoint.daemon, endpoint.node))
         if secret is None:
             return None
         expires_ms = int(((time.time() if now_s is None else now_s) + self.lifetime_s) * 1000)

@@ -143,10 +143,10 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
     ``hpc.nm.local.dir``, ``hpc.nm.log.dir``, ``hpc.node.name`` (the DataNode's directory in ``hdfs`` mode) and
     ``hpc.node.tmp`` (this cluster's scratch on this node: the ResourceManager's node-label and node-attribute
     stores, which Hadoop keeps in ``/tmp/hadoop-yarn-<user>`` for every cluster of a user on a host); under Kerberos
-    ``hpc.node.krb``, the directory of the keytab the daemon logs in from (``<work_dir>/krb``, the agent's
-    node-local copy, else the cluster directory's ``krb/``: :meth:`launcher.plan.security.SecurityPlan.node_krb_dir`);
-    and ``hpc.http.secret``, the daemon's own cookie secret (:meth:`~launcher.plan.security.SecurityPlan.
-    http_secret_of`).
+    ``hpc.node.krb``, the directory of the keys the daemon logs in with (``<work_dir>/krb``, opened by the agent from
+    the node's sealed file, else the realm's own directory: :meth:`launcher.plan.security.SecurityPlan.node_krb_dir`);
+    and ``hpc.http.secret``, the daemon's own cookie secret there (:meth:`~launcher.plan.security.SecurityPlan.
+    node_secret`).
 
     Args:
         address: overrides ``node.address`` (e.g. the node's ``ib0`` address found by the agent).
@@ -171,7 +171,7 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
         sharing, archive_tmp, archive = cds_flags(runtime, name, node.name, plan.cluster_id, flags)
     security = plan.security
     krb = [f"-D{NODE_KRB_PROPERTY}={security.node_krb_dir(work_dir)}",
-           f"-D{HTTP_SECRET_PROPERTY}={security.http_secret_of(name, node.name)}"] if security.kerberos else []
+           f"-D{HTTP_SECRET_PROPERTY}={security.node_secret(work_dir, name, node.name)}"] if security.kerberos else []
     argv = [runtime.java, f"-Xmx{plan.memory.daemon_heap_mb}m", *flags, *sharing, *security.jvm_flags(), *krb,
             *([f"-Djava.io.tmpdir={tmp_dir}"] if tmp_dir else []), f"-XX:ErrorFile={log_dir}/hs_err_pid%p.log",
             f"-Dlog4j.configuration=file:{conf_dir / 'log4j.properties'}",

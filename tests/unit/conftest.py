@@ -34,6 +34,7 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # class-data-sharing archives (launcher.runtime.cds)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # the user prefix of runtimes (launcher.util.resources)
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "node-tmp"))  # node-local dirs: working dirs, the realm's own
     for name in ("HPC_HADOOP_HOME", "HADOOP_HOME", "HADOOP_CONF_DIR", "HPC_HADOOP_SHARE", "SPARK_HOME",
                  "SLURM_JOB_ID", "PBS_JOBID", "JOB_ID", "PE_HOSTFILE"):
         monkeypatch.delenv(name, raising=False)

@@ -49,6 +49,11 @@ version of this stand-in did not (issue 17 items 9-12):
   ``PBSE_SYSTEM`` 15010 modulo 256). The jobs themselves run on.
 * ``#PBS -h`` (a user hold) keeps the job queued (state ``H``) until ``qdel`` removes it: a job that never runs,
   which costs no Hadoop. ``qdel`` of a job that has not run ends it with no exit status.
+* A task (``pbsdsh``, ``pbs_tmrsh``) gets the *job's* environment, not its caller's: Torque's ``pbsdsh.c`` hands
+  ``tm_spawn`` only ``TM_STDOUT_PORT`` (with ``-o``), OpenPBS's ``pbs_tmrsh.c`` passes ``NULL``, and the MoM starts the
+  task with the environment it gave the job (saved at the job's start as ``<id>.env``), plus ``PBS_TASKNUM``. A
+  variable the job's script sets before ``pbsdsh`` does not reach the task. The job's environment has
+  ``PBS_JOBCOOKIE`` (32 hex digits, random per job: the secret ``tm_init`` reads in every task).
 * The job's environment has ``PBS_O_PATH`` (the submitter's ``PATH``), as both MoMs set it. At the walltime the MoM
   records Torque's ``JOB_EXEC_OVERLIMIT_WT`` (-11) or OpenPBS's ``JOB_EXEC_KILL_WALLTIME`` (-29) as the exit status; a
   script killed by a signal (``qdel``) gets 256 + the signal.
@@ -59,6 +64,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shlex
 import signal
 import subprocess
@@ -225,7 +231,8 @@ def job_environment(job: dict, nodefile: Path) -> dict[str, str]:
     env = dict(os.environ) if job["export"] else {k: v for k, v in os.environ.items() if k in KEPT}
     env.update(PATH=LOGIN_PATH, PBS_O_PATH=os.environ.get("PATH", ""))
     env.update(PBS_JOBID=job["id"], PBS_NODEFILE=str(nodefile), PBS_O_WORKDIR=job["cwd"],
-               PBS_JOBNAME=job["name"], PBS_ENVIRONMENT="PBS_BATCH", PBS_QUEUE="batch")
+               PBS_JOBNAME=job["name"], PBS_ENVIRONMENT="PBS_BATCH", PBS_QUEUE="batch",
+               PBS_JOBCOOKIE=secrets.token_hex(16).upper())
     if FLAVOR == "torque":
         env.update(PBS_NUM_NODES=str(job["nodes"]), PBS_NUM_PPN=str(job["ppn"]))
     else:
@@ -241,8 +248,12 @@ def run_job(job_id: str) -> int:
     nodefile = STATE / f"{job_id}.nodefile"
     nodefile.write_text("localhost\n" * job["ppn"])
     out_path = job["out"] or str(Path.home() / f"{job['name']}.o{job_id.split('.')[0]}")
+    env = job_environment(job, nodefile)
+    fd = os.open(STATE / f"{job_id}.env", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as saved:  # what the MoM gives every task of the job (``task``)
+        json.dump(env, saved)
     with open(out_path, "ab") as out:
-        proc = subprocess.Popen(["/bin/bash", str(STATE / f"{job_id}.sh")], env=job_environment(job, nodefile),
+        proc = subprocess.Popen(["/bin/bash", str(STATE / f"{job_id}.sh")], env=env,
                                 cwd=str(Path.home()), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
     update(job_id, state="R", start=time.time(), session=proc.pid)
@@ -411,6 +422,18 @@ def task_output(job_id: str) -> str:
     return str(job["out"] or Path.home() / f"{job['name']}.o{job_id.split('.')[0]}")
 
 
+def task_environment(job_id: str) -> dict[str, str]:
+    """The environment the MoM gives a task: the job's, as saved at its start, with ``PBS_TASKNUM``; for a job the
+    stand-in server did not start (a unit test's environment), the caller's."""
+    try:
+        env = dict(json.loads((STATE / f"{job_id}.env").read_text()))
+    except (OSError, ValueError):
+        env = dict(os.environ)
+    tasks = tasks_file(job_id)
+    env["PBS_TASKNUM"] = str(1 + (len(tasks.read_text().split()) if tasks.exists() else 0))
+    return env
+
+
 def task(command: str, argv: list[str]) -> int:
     """``pbsdsh -h HOST CMD...`` / ``pbs_tmrsh HOST WORDS...``: the command as a task of the job (its own session,
     recorded in ``ID.tasks``), waited for."""
@@ -431,7 +454,8 @@ def task(command: str, argv: list[str]) -> int:
     try:
         with open(task_output(job_id), "ab") as job_out:
             output = None if relay else job_out
-            child = subprocess.Popen(cmd, env={**os.environ, "HPC_HADOOP_NODE": host}, start_new_session=True,
+            child = subprocess.Popen(cmd, env={**task_environment(job_id), "HPC_HADOOP_NODE": host},
+                                     start_new_session=True,
                                      stdin=subprocess.DEVNULL, stdout=output, stderr=output)
     except OSError as exc:
         print(f"{command}: task spawn failed: {exc}", file=sys.stderr)

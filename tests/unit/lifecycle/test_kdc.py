@@ -69,13 +69,16 @@ def test_the_kdc_writes_private_keys_answers_and_leaves_nothing_behind(running_k
     assert kdc.process is not None
     pid = kdc.process.pid
     assert kdc.ready is not None and kdc.ready["realm"] == plan.security.realm and kdc.ready["port"] > 0
-    krb = plan.security.krb_dir
-    assert stat.S_IMODE(krb.stat().st_mode) == 0o700
-    files = {p.name: stat.S_IMODE(p.stat().st_mode) for p in krb.iterdir() if p.is_file()}
+    realm, krb = plan.security.realm_dir, plan.security.krb_dir
+    assert not realm.is_relative_to(plan.run_dir)  # node-local, never the shared filesystem (issue 36 item 5)
+    assert stat.S_IMODE(realm.stat().st_mode) == stat.S_IMODE(krb.stat().st_mode) == 0o700
+    files = {p.name: stat.S_IMODE(p.stat().st_mode) for p in realm.iterdir() if p.is_file()}
     own_secrets = {f"http-{daemon}-{node.name}.secret": 0o600 for node in plan.nodes for daemon in node.roles
                    if daemon in WEB_DAEMONS}  # one cookie secret per web server (issue 36)
     assert own_secrets and files == {"krb5.conf": 0o600, "services.keytab": 0o600, f"{plan.user}.keytab": 0o600,
                                      f"{plan.user}.ccache": 0o600, "http-signature.secret": 0o600, **own_secrets}
+    shared = sorted(str(p.relative_to(krb)) for p in krb.rglob("*") if p.is_file())
+    assert shared == ["krb5.conf", *sorted(f"sealed/{n.name}.bin" for n in plan.nodes)]  # nothing in the clear
     assert plan.security.http_secret.read_text().isascii()  # the web servers' cookie secret
     conf = plan.security.krb5_conf.read_text()
     assert f"default_realm = {plan.security.realm}" in conf
@@ -83,7 +86,8 @@ def test_the_kdc_writes_private_keys_answers_and_leaves_nothing_behind(running_k
     assert 0 < seconds < 30
     kdc.stop()
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    assert sorted(p.name for p in plan.security.krb_dir.iterdir() if p.is_file()) == ["krb5.conf"]
+    assert sorted(p.name for p in plan.security.krb_dir.iterdir()) == ["krb5.conf"]
+    assert not plan.security.realm_dir.exists()
 
 
 def test_keys_on_a_lost_filesystem_are_said_left_and_the_kdc_still_ends(running_kdc: tuple[Kdc, float],
@@ -94,7 +98,7 @@ def test_keys_on_a_lost_filesystem_are_said_left_and_the_kdc_still_ends(running_
     kdc, _ = running_kdc
     assert kdc.process is not None
     pid = kdc.process.pid
-    krb = kdc.plan.security.krb_dir
+    krb = kdc.plan.security.krb_dir / "sealed"  # on the shared filesystem (the realm's own is node-local)
 
     def gone(self: Path) -> bool:
         if self == krb:
@@ -107,7 +111,8 @@ def test_keys_on_a_lost_filesystem_are_said_left_and_the_kdc_still_ends(running_
     monkeypatch.undo()
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     assert kdc.keys_left == f"{krb}: Transport endpoint is not connected"
-    assert (krb / "services.keytab").exists()  # indeed not removed: nothing claims it was
+    assert list(krb.glob("*.bin"))  # indeed not removed: nothing claims it was
+    assert not kdc.plan.security.realm_dir.exists()  # the node-local keys went all the same
 
 
 def test_tickets_live_until_the_walltimes_end_plus_an_hour(running_kdc: tuple[Kdc, float]) -> None:
@@ -241,8 +246,9 @@ def test_doctor_outside_an_allocation_asks_this_host_and_says_so(tmp_path: Path,
 
 
 def test_site_starts_no_kdc_copies_the_keytab_privately_and_removes_the_copy(tmp_path: Path) -> None:
-    """``security: site``: no KDC process; the user's keytab copied into ``krb/`` (0700) as ``site.keytab`` (0600)
-    with the cookie secret; at stop both are gone and the user's own keytab is as it was."""
+    """``security: site``: no KDC process; the user's keytab copied into the realm's node-local directory (0700) as
+    ``site.keytab`` (0600) with the cookie secrets, sealed for the nodes in ``krb/sealed``; at stop all are gone and
+    the user's own keytab is as it was."""
     keytab, conf = tmp_path / "me.keytab", tmp_path / "krb5.conf"
     keytab.write_bytes(b"\x05\x02 the site's keys")
     keytab.chmod(0o600)
@@ -256,11 +262,12 @@ def test_site_starts_no_kdc_copies_the_keytab_privately_and_removes_the_copy(tmp
     materialize(plan)
     kdc = Kdc(plan)
     seconds = kdc.start()
-    copy = plan.security.krb_dir / "site.keytab"
+    copy = plan.security.realm_dir / "site.keytab"
     try:
         assert kdc.process is None and kdc.ready is None and seconds >= 0
-        assert stat.S_IMODE(plan.security.krb_dir.stat().st_mode) == 0o700
-        files = {p.name: stat.S_IMODE(p.stat().st_mode) for p in plan.security.krb_dir.iterdir()}
+        assert stat.S_IMODE(plan.security.realm_dir.stat().st_mode) == 0o700
+        assert [p.name for p in plan.security.krb_dir.iterdir()] == ["sealed"]
+        files = {p.name: stat.S_IMODE(p.stat().st_mode) for p in plan.security.realm_dir.iterdir()}
         own_secrets = {f"http-{daemon}-{node.name}.secret": 0o600 for node in plan.nodes for daemon in node.roles
                        if daemon in WEB_DAEMONS}
         assert files == {"site.keytab": 0o600, "http-signature.secret": 0o600, **own_secrets}
@@ -268,7 +275,7 @@ def test_site_starts_no_kdc_copies_the_keytab_privately_and_removes_the_copy(tmp
     finally:
         kdc.stop()
     assert not copy.exists() and not plan.security.http_secret.exists()
-    assert not list(plan.security.krb_dir.glob("http-*.secret"))
+    assert not plan.security.realm_dir.exists() and not list(plan.security.krb_dir.iterdir())
     after = keytab.stat()
     assert (after.st_mode, after.st_size, after.st_mtime_ns) == (before.st_mode, before.st_size, before.st_mtime_ns)
 
@@ -287,7 +294,7 @@ def test_site_without_its_krb5_conf_is_refused_before_any_daemon(tmp_path: Path,
     with pytest.raises(UserError) as info:
         Kdc(plan).start()
     assert info.value.field == "kerberos.krb5_conf" and str(tmp_path / "nosuch.conf") in info.value.message
-    assert not (plan.security.krb_dir / "site.keytab").exists()
+    assert not (plan.security.realm_dir / "site.keytab").exists()
 
 
 def test_the_default_principal_of_a_real_ticket_cache_is_read(running_kdc: tuple[Kdc, float]) -> None:

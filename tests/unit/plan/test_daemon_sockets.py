@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from launcher.config.spec import JobSpec
+from launcher.lifecycle.kdc import make_realm_dir
 from launcher.plan.cluster_plan import ClusterPlan, Ports
 from launcher.plan.daemon_sockets import DaemonSockets, local_verdict, plain_address, reaches
 from launcher.plan.webauth import AUTH_COOKIE, web_client, write_secrets
@@ -101,7 +102,7 @@ def test_another_users_listener_gets_no_cookie(local_plan: ClusterPlan,
                                                mallory_listens: Callable[[int], subprocess.Popen[str]]) -> None:
     """The attack of issue 36 item 1: mallory binds the ResourceManager's web port first; the launcher's request
     goes to her without the owner's cookie, and the refusal names her."""
-    local_plan.security.krb_dir.mkdir(parents=True)
+    make_realm_dir(local_plan)
     write_secrets(local_plan)
     port = local_plan.ports.rm_web
     squatter = mallory_listens(port)
@@ -120,7 +121,7 @@ def test_another_users_listener_gets_no_cookie(local_plan: ClusterPlan,
 
 
 def test_our_daemon_gets_a_cookie_signed_with_its_own_secret(local_plan: ClusterPlan) -> None:
-    local_plan.security.krb_dir.mkdir(parents=True)
+    make_realm_dir(local_plan)
     write_secrets(local_plan)
     rm_secret = local_plan.security.http_secret_of("resourcemanager", "n1")
     jhs_secret = local_plan.security.http_secret_of("historyserver", "n1")

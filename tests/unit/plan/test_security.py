@@ -33,12 +33,21 @@ def test_principal_hosts_are_each_nodes_name_and_its_reverse_name(monkeypatch: p
 
 
 def test_per_cluster_names_the_realms_files_and_the_clients_ticket_cache(tmp_path: Path) -> None:
-    plan = security_plan("per-cluster", "alice", "wc-20261127-112300-ab12", tmp_path)
+    node = tmp_path / "node-tmp" / "hpc-hadoop-alice" / "wc-20261127-112300-ab12"
+    plan = security_plan("per-cluster", "alice", "wc-20261127-112300-ab12", tmp_path, node_root=node,
+                         client_root=tmp_path / "state")
     assert plan.kerberos and plan.krb_dir == tmp_path / "krb"
+    assert plan.realm_dir == node / "_realm"  # node-local, never the shared filesystem (issue 36 item 5)
     assert plan.principal("rm") == "rm/_HOST@WC-20261127-112300-AB12.HPC-HADOOP"
-    assert plan.jvm_flags() == [f"-Djava.security.krb5.conf={tmp_path}/krb/krb5.conf"]
-    assert plan.client_env() == {"KRB5CCNAME": f"FILE:{tmp_path}/krb/alice.ccache",
+    assert plan.jvm_flags() == [f"-Djava.security.krb5.conf={tmp_path}/krb/krb5.conf"]  # the public copy
+    assert plan.services_keytab == node / "_realm" / "services.keytab"
+    # A client on another node (no realm directory there: a login node) reads the copy in the state directory
+    assert plan.client_env() == {"KRB5CCNAME": f"FILE:{tmp_path}/state/wc-20261127-112300-ab12.krb/alice.ccache",
                                  "KRB5_CONFIG": f"{tmp_path}/krb/krb5.conf"}
+    assert plan.signing_secret("resourcemanager", "n1").parent == tmp_path / "state" / "wc-20261127-112300-ab12.krb"
+    (node / "_realm").mkdir(parents=True)  # on the master node: the realm's own
+    assert plan.client_env()["KRB5CCNAME"] == f"FILE:{node}/_realm/alice.ccache"
+    assert plan.signing_secret("resourcemanager", "n1") == plan.http_secret_of("resourcemanager", "n1")
     rules = plan.auth_to_local.splitlines()
     assert rules[0] == r"RULE:[2:$1@$0](rm@WC-20261127-112300-AB12\.HPC-HADOOP)s/.*/alice/"
     assert rules[-1] == r"RULE:[1:$1@$0](alice@WC-20261127-112300-AB12\.HPC-HADOOP)s/@.*//"
@@ -88,13 +97,13 @@ def test_site_uses_the_sites_realm_principal_keytab_and_the_users_ticket_cache(
     assert plan.kerberos and plan.is_site and not plan.runs_kdc
     assert plan.realm == "HPC.EXAMPLE.ORG"  # the service principal's, not the cluster's
     assert plan.principal("rm") == plan.principal("HTTP") == "alice/hadoop@HPC.EXAMPLE.ORG"  # no _HOST
-    assert plan.services_keytab == tmp_path / "run" / "krb" / "site.keytab"  # the copy, not the user's
+    assert plan.services_keytab == tmp_path / "run" / "krb" / "realm" / "site.keytab"  # the copy, not the user's
     assert plan.site_keytab == tmp_path / "me.keytab"
     assert plan.krb5_conf == Path("/site/krb5.conf")
     assert plan.jvm_flags() == ["-Djava.security.krb5.conf=/site/krb5.conf"]
     assert plan.client_env() == {"KRB5CCNAME": "FILE:/home/alice/cc", "KRB5_CONFIG": "/site/krb5.conf"}
     assert plan.user_principal == "alice@HPC.EXAMPLE.ORG"
-    assert plan.http_secret == tmp_path / "run" / "krb" / "http-signature.secret"
+    assert plan.http_secret == tmp_path / "run" / "krb" / "realm" / "http-signature.secret"
 
 
 def test_site_maps_exactly_the_service_principal_and_the_users_own(tmp_path: Path,

@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from launcher.config.spec import JobSpec
+from launcher.lifecycle.kdc import make_realm_dir
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.plan.daemon_sockets import Verdict
 from launcher.plan.webauth import (
@@ -145,7 +146,7 @@ def test_per_cluster_clients_send_a_fresh_cookie_and_simple_ones_none(
     rm = auth.sockets.endpoint(secure.master.address, secure.ports.rm_web)
     assert rm is not None
     assert auth.header_for(rm) is None  # before the launcher writes the secrets: no cookie (no daemon is up either)
-    secure.security.krb_dir.mkdir(parents=True)
+    make_realm_dir(secure)
     write_secrets(secure)
     header = auth.header_for(rm, now_s=1000.0)
     assert header is not None

@@ -488,11 +488,12 @@ def test_per_cluster_security_authenticates_every_web_server(make_spec: SpecFact
     assert core["hadoop.http.authentication.simple.anonymous.allowed"] == "false"
     assert core["hadoop.http.authentication.kerberos.principal"] == f"HTTP/_HOST@{plan.security.realm}"
     assert core["hadoop.http.authentication.kerberos.keytab"] == "${hpc.node.krb}/services.keytab"
-    assert core["hpc.node.krb"] == str(plan.security.krb_dir)  # for a process without -Dhpc.node.krb
+    assert core["hpc.node.krb"] == str(plan.security.realm_dir)  # for a process without -Dhpc.node.krb
     assert core["hadoop.http.authentication.kerberos.name.rules"] == plan.security.auth_to_local
     assert core["hadoop.http.authentication.signature.secret.file"] == "${hpc.http.secret}"  # each daemon's own
     assert core["hpc.http.secret"] == str(plan.security.http_secret)  # for a process without -Dhpc.http.secret
-    assert plan.security.http_secret == plan.security.krb_dir / "http-signature.secret"
+    assert plan.security.http_secret == plan.security.realm_dir / "http-signature.secret"
+    assert not plan.security.realm_dir.is_relative_to(plan.run_dir)  # node-local (issue 36 item 5)
     assert int(core["hadoop.http.authentication.token.validity"]) <= 60
     assert yarn["yarn.webapp.enable-rest-app-submissions"] == "false"
     assert yarn["yarn.resourcemanager.webapp.delegation-token-auth-filter.enabled"] == "false"
@@ -529,7 +530,7 @@ def test_site_security_renders_the_sites_principal_without_host_and_no_kdc(
     files = render_config(plan)
     core, yarn, mapred = (single(files[name]) for name in ("core-site.xml", "yarn-site.xml", "mapred-site.xml"))
     service, copy = "alice/hadoop@HPC.EXAMPLE.ORG", "${hpc.node.krb}/site.keytab"  # each node's copy of krb/'s
-    assert core["hpc.node.krb"] == str(Path(plan.run_dir) / "krb")
+    assert core["hpc.node.krb"] == str(plan.security.realm_dir)
     assert core["hadoop.security.authentication"] == "kerberos" and core["hadoop.security.authorization"] == "true"
     assert core["hadoop.security.auth_to_local"] == (r"RULE:[2:$1/$2@$0](alice/hadoop@HPC\.EXAMPLE\.ORG)s/.*/"
                                                      f"{plan.user}/\n"
@@ -539,7 +540,7 @@ def test_site_security_renders_the_sites_principal_without_host_and_no_kdc(
     assert core["hadoop.http.authentication.type"] == "kerberos"
     assert core["hadoop.http.authentication.kerberos.principal"] == service  # no HTTP/<host> at a site: cookie only
     assert core["hadoop.http.authentication.kerberos.keytab"] == copy
-    assert core["hpc.http.secret"] == str(Path(plan.run_dir) / "krb" / "http-signature.secret")
+    assert core["hpc.http.secret"] == str(plan.security.realm_dir / "http-signature.secret")
     assert core["hadoop.http.authentication.simple.anonymous.allowed"] == "false"
     assert "_HOST" not in files["core-site.xml"] + files["yarn-site.xml"] + files["mapred-site.xml"]
     assert str(keytab) not in "".join(files.values())  # the user's own keytab is never named: the copy is

@@ -20,11 +20,13 @@ from pathlib import Path
 import pytest
 
 from launcher.config.spec import JobSpec
-from launcher.lifecycle.kdc import Kdc
-from launcher.node.agent import Agent, copy_keytab
+from launcher.lifecycle.kdc import Kdc, make_realm_dir, publish_keys
+from launcher.node.agent import Agent, open_node_keys
 from launcher.plan.cluster_plan import ClusterPlan, node_work_root
+from launcher.plan.webauth import write_secrets
 from launcher.render.config import render_config, write_files
 from launcher.render.daemons import DaemonCommand, client_command, daemon_command, format_command, hadoop_env
+from launcher.util.sealed import KEY_ENV, new_key
 from tests.unit.render.test_config import single
 
 PlanFactory = Callable[..., ClusterPlan]
@@ -37,10 +39,15 @@ def plan(make_spec: Callable[..., JobSpec], make_test_plan: PlanFactory, tmp_pat
     monkeypatch.setenv("TMPDIR", str(tmp_path / "node-tmp"))
     plan = make_test_plan(make_spec())
     write_files(plan.conf_dir, render_config(plan))
-    if plan.security.kerberos:  # what the KDC wrote before the agents start (bring-up)
-        plan.security.krb_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if plan.security.kerberos:  # what the KDC and the launcher wrote before the agents start (bring-up)
+        make_realm_dir(plan)
         plan.security.services_keytab.write_bytes(b"\x05\x02 keys of the realm")
         plan.security.services_keytab.chmod(0o600)
+        plan.security.kdc_krb5_conf.write_text("[libdefaults]\n")
+        write_secrets(plan)
+        key = new_key()
+        publish_keys(plan, key)
+        monkeypatch.setenv(KEY_ENV, key)  # what the fan-out's command carries to the agents
     return plan
 
 
@@ -90,12 +97,14 @@ def test_agent_prepares_a_private_copy_of_conf_and_removes_it(plan: ClusterPlan)
     for path in (work, work.parent.parent):
         assert path.stat().st_mode & 0o777 == 0o700, path
     agent.remove_work_dir()
-    assert not work.exists() and not work.parent.exists()  # the cluster's level too, once empty
+    assert not work.exists() and [p.name for p in work.parent.iterdir()] == ["_realm"]  # the KDC's, below
+    Kdc(plan).stop()
+    assert not work.parent.exists()  # the cluster's level too, once empty
     assert work.parent.parent.is_dir()  # the per-user root stays for the user's other clusters
 
 
 def test_agent_falls_back_to_the_cluster_directory_and_says_why(plan: ClusterPlan, tmp_path: Path) -> None:
-    (tmp_path / "node-tmp").mkdir()
+    shutil.rmtree(tmp_path / "node-tmp" / f"hpc-hadoop-{plan.user}")  # the realm's directory the fixture made
     (tmp_path / "node-tmp" / f"hpc-hadoop-{plan.user}").write_text("a file where the directory should be")
     agent = Agent(plan, plan.nodes[0])
     assert agent.prepare_work_dir() is None
@@ -230,26 +239,29 @@ def test_per_cluster_daemons_and_clients_read_the_realms_krb5_conf(make_spec: Ca
 
 def test_daemons_log_in_from_a_node_local_copy_of_the_keytab(plan: ClusterPlan) -> None:
     """Issue 27 item 1: the keytab properties name ``${hpc.node.krb}``, which each daemon gets on its command line as
-    its node's ``<work_dir>/krb`` (the agent's copy), or the cluster directory's ``krb/`` when it has no work dir."""
+    its node's ``<work_dir>/krb`` (the agent's copy), or the realm's own node-local directory when it has no work dir
+    (issue 36 item 5: never the shared filesystem)."""
     security = plan.security
     assert security.kerberos  # the default (per-cluster)
     node = plan.nodes[1]
     work = Path(node.work_dir)
     argv = daemon_command(plan, node, "nodemanager", work_dir=work).argv
     assert f"-Dhpc.node.krb={work / 'krb'}" in argv and argv.index(f"-Dhpc.node.krb={work / 'krb'}") < argv.index("-cp")
-    assert f"-Dhpc.node.krb={security.krb_dir}" in daemon_command(plan, node, "nodemanager").argv
+    assert f"-Dhpc.node.krb={security.realm_dir}" in daemon_command(plan, node, "nodemanager").argv
+    assert not security.realm_dir.is_relative_to(plan.run_dir)
     assert f"-Dhpc.node.krb={work / 'krb'}" in format_command(plan, node, work).argv
     assert not any("hpc.node.krb" in arg for arg in client_command(plan, "org.example.Main", []))  # clients: none
 
 
 def test_each_daemon_names_its_own_cookie_secret(plan: ClusterPlan) -> None:
     """Issue 36: ``hadoop.http.authentication.signature.secret.file`` is ``${hpc.http.secret}``, which each web server
-    gets as its own secret (a cookie signed for one opens no other); clients get none."""
+    gets as its own secret (a cookie signed for one opens no other), node-local beside its keytab; clients get none."""
     node = plan.nodes[1]
-    nm = daemon_command(plan, node, "nodemanager").argv
+    work = Path(node.work_dir)
+    nm = daemon_command(plan, node, "nodemanager", work_dir=work).argv
     rm = daemon_command(plan, plan.master, "resourcemanager").argv
-    assert f"-Dhpc.http.secret={plan.security.krb_dir / f'http-nodemanager-{node.name}.secret'}" in nm
-    assert f"-Dhpc.http.secret={plan.security.krb_dir / f'http-resourcemanager-{plan.master.name}.secret'}" in rm
+    assert f"-Dhpc.http.secret={work / 'krb' / f'http-nodemanager-{node.name}.secret'}" in nm
+    assert f"-Dhpc.http.secret={plan.security.realm_dir / f'http-resourcemanager-{plan.master.name}.secret'}" in rm
     assert nm.index(next(a for a in nm if a.startswith("-Dhpc.http.secret="))) < nm.index("-cp")
     assert not any("hpc.http.secret" in arg for arg in client_command(plan, "org.example.Main", []))
 
@@ -260,10 +272,22 @@ def test_simple_daemons_get_no_keytab_directory(make_spec: Callable[..., JobSpec
     assert not any("hpc.node.krb" in arg for arg in daemon_command(simple, simple.master, "resourcemanager").argv)
 
 
-def test_agent_copies_the_keytab_privately_before_it_starts_any_daemon(plan: ClusterPlan,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The copy is 0600 in a 0700 ``<work_dir>/krb`` when the first daemon is spawned (the spawn is recorded, not
-    run), the daemon is pointed at it, and it goes with the working directory at the end."""
+def test_the_cluster_directory_holds_no_key_in_the_clear(plan: ClusterPlan) -> None:
+    """Issue 36 item 5: on the shared filesystem only the realm's ``krb5.conf`` and one sealed file per node; none
+    holds the keytab's or a secret's bytes."""
+    krb = plan.security.krb_dir
+    files = sorted(str(p.relative_to(krb)) for p in krb.rglob("*") if p.is_file())
+    assert files == ["krb5.conf", *sorted(f"sealed/{n.name}.bin" for n in plan.nodes)]
+    keys = [plan.security.services_keytab.read_bytes(), plan.security.http_secret.read_bytes()]
+    for path in krb.rglob("*.bin"):
+        assert not any(key in path.read_bytes() for key in keys) and path.stat().st_mode & 0o777 == 0o600
+
+
+def test_agent_opens_its_sealed_keys_privately_before_it_starts_any_daemon(plan: ClusterPlan,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The keytab is 0600 in a 0700 ``<work_dir>/krb`` when the first daemon is spawned (the spawn is recorded, not
+    run), beside the cookie secrets of this node's web servers only, the daemon is pointed at it, and it goes with
+    the working directory at the end."""
     node = plan.nodes[1]
     agent = Agent(plan, node)
     copy = Path(node.work_dir, "krb", "services.keytab")
@@ -281,34 +305,44 @@ def test_agent_copies_the_keytab_privately_before_it_starts_any_daemon(plan: Clu
         os.umask(umask)
     assert seen and all(entry[1:] == (f"-Dhpc.node.krb={copy.parent}", 0o600, 0o700) for entry in seen), seen
     assert copy.read_bytes() == plan.security.services_keytab.read_bytes()
-    assert [p.name for p in copy.parent.iterdir()] == ["services.keytab"]  # no temporary file left
+    names = sorted(p.name for p in copy.parent.iterdir())  # no temporary file left, no other node's secret
+    assert names == sorted(["services.keytab", "http-signature.secret", f"http-nodemanager-{node.name}.secret"])
+    assert all((copy.parent / n).stat().st_mode & 0o777 == 0o600 for n in names)
     assert agent.work_note is None
     agent.remove_work_dir()
     assert not copy.exists()
 
 
-def test_copy_keytab_is_never_readable_by_others_even_with_a_loose_umask(tmp_path: Path) -> None:
-    source = tmp_path / "services.keytab"
-    source.write_bytes(b"keys")
-    (tmp_path / "work").mkdir()
+def test_opened_keys_are_never_readable_by_others_even_with_a_loose_umask(plan: ClusterPlan, tmp_path: Path) -> None:
+    krb = tmp_path / "work" / "krb"
+    krb.parent.mkdir()
     umask = os.umask(0)
     try:
-        copy = copy_keytab(source, tmp_path / "work" / "krb")
+        written = open_node_keys(plan, plan.master.name, krb)
+        written[0].chmod(0o644)  # a file left by an earlier run with another mode is replaced, not rewritten in place
+        again = open_node_keys(plan, plan.master.name, krb)
     finally:
         os.umask(umask)
-    assert copy.stat().st_mode & 0o777 == 0o600 and copy.parent.stat().st_mode & 0o777 == 0o700
-    copy.chmod(0o644)  # a copy left by an earlier run with another mode is replaced, not rewritten in place
-    source.write_bytes(b"new keys")
-    assert copy_keytab(source, copy.parent).stat().st_mode & 0o777 == 0o600 and copy.read_bytes() == b"new keys"
+    assert krb.stat().st_mode & 0o777 == 0o700 and all(p.stat().st_mode & 0o777 == 0o600 for p in again)
 
 
-def test_agent_without_a_keytab_copy_falls_back_to_the_shared_keytab_and_says_so(plan: ClusterPlan) -> None:
-    plan.security.services_keytab.unlink()  # cannot be copied (stands in for an unreadable one)
+@pytest.mark.parametrize("key", ["", "wrong"])
+def test_agent_without_the_clusters_key_starts_no_daemon_with_keys_and_says_so(
+        plan: ClusterPlan, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No key in the environment (a launcher that did not pass it) or another cluster's: the sealed file does not
+    open, nothing is written, and the note says why; the daemons are pointed at the realm's own directory, which
+    only the master node has."""
+    if key:
+        monkeypatch.setenv(KEY_ENV, new_key())
+    else:
+        monkeypatch.delenv(KEY_ENV)
+        monkeypatch.delenv("PBS_JOBCOOKIE", raising=False)
     agent = Agent(plan, plan.nodes[2])
     assert agent.prepare_work_dir() is None and not Path(plan.nodes[2].work_dir).exists()
-    assert f"the daemons log in from the shared keytab {plan.security.services_keytab}" in str(agent.work_note)
+    assert "the daemons have no keys to log in with" in str(agent.work_note)
+    assert ("does not open with this cluster's key" if key else "no HPC_HADOOP_SEAL_KEY") in str(agent.work_note)
     argv = daemon_command(plan, plan.nodes[2], "nodemanager", work_dir=agent.work_dir).argv
-    assert f"-Dhpc.node.krb={plan.security.krb_dir}" in argv
+    assert f"-Dhpc.node.krb={plan.security.realm_dir}" in argv
 
 
 def test_kdc_stop_removes_the_node_local_copies_it_reaches(plan: ClusterPlan) -> None:
@@ -316,7 +350,8 @@ def test_kdc_stop_removes_the_node_local_copies_it_reaches(plan: ClusterPlan) ->
     copies = [agent.prepare_work_dir() / "krb" / "services.keytab" for agent in agents]  # type: ignore[operator]
     assert all(copy.is_file() for copy in copies)
     Kdc(plan).stop()  # no KDC process here: only the key removal
-    assert not any(copy.exists() for copy in copies) and not plan.security.services_keytab.exists()
-    assert all(copy.parent.is_dir() for copy in copies)  # the agents remove their directories themselves
+    assert not any(copy.exists() for copy in copies) and not plan.security.realm_dir.exists()
+    assert not (plan.security.krb_dir / "sealed").exists()
+    assert all(copy.parent.parent.is_dir() for copy in copies)  # the agents remove their directories themselves
     for agent in agents:
         agent.remove_work_dir()

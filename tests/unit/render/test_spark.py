@@ -179,7 +179,8 @@ def test_per_cluster_spark_reads_the_realm_and_authenticates_its_rpc_simple_does
     assert props["spark.ui.killEnabled"] == "false"  # the UI trusts the RM's host: no kill links for its users
     env = spark_module.spark_env(plan, runtime)
     assert env["SPARK_SUBMIT_OPTS"] == f"-Djava.security.krb5.conf={krb}/krb5.conf"
-    assert env["KRB5CCNAME"] == f"FILE:{krb}/{plan.user}.ccache"
+    assert env["KRB5CCNAME"] == f"FILE:{plan.security.ccache}"  # the realm's own, else its copy for other nodes
+    assert not plan.security.ccache.is_relative_to(plan.run_dir)  # never on the shared filesystem (issue 36)
     (step,) = resolve(plan)
     text = " ".join([*step.argv, *(f"{k}={v}" for k, v in props.items()), *env.values()])
     assert "keytab" not in text and "spark.kerberos.principal" not in text
