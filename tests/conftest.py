@@ -94,17 +94,21 @@ def mounted(mountpoint: Path) -> bool:
 
 
 @contextmanager
-def orangefs_standin(directory: Path, *, xattrs: str = "store", servers: int = 4) -> Iterator[Path]:
+def orangefs_standin(directory: Path, *, xattrs: str = "store", servers: int = 4,
+                     permission_cache: float | None = None) -> Iterator[Path]:
     """Mount the OrangeFS stand-in (FUSE, as root) on ``directory/mnt`` over ``directory/backing``; yields the
-    mount point and unmounts it afterwards (the stand-in exits then). ``xattrs``: ``store`` or ``none``."""
+    mount point and unmounts it afterwards (the stand-in exits then). ``xattrs``: ``store`` or ``none``;
+    ``permission_cache``: its ``--permission-cache`` (seconds a permission result answers every user; 0: the kernel
+    checks), the stand-in's default when ``None``."""
     backing, mountpoint = directory / "backing", directory / "mnt"
     backing.mkdir(parents=True)
     mountpoint.mkdir()
     log = directory / "orangefs-standin.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen([sys.executable, str(ORANGEFS_STANDIN), str(backing), str(mountpoint),
-                                 "--xattrs", xattrs, "--servers", str(servers)], stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL)
+                                 "--xattrs", xattrs, "--servers", str(servers),
+                                 *([] if permission_cache is None else ["--permission-cache", str(permission_cache)])],
+                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30
         while not mounted(mountpoint):
