@@ -95,11 +95,11 @@ def mounted(mountpoint: Path) -> bool:
 
 @contextmanager
 def orangefs_standin(directory: Path, *, xattrs: str = "store", servers: int = 4,
-                     permission_cache: float | None = None) -> Iterator[Path]:
+                     permission_cache: float | None = None, cache_refusals: bool = True) -> Iterator[Path]:
     """Mount the OrangeFS stand-in (FUSE, as root) on ``directory/mnt`` over ``directory/backing``; yields the
     mount point and unmounts it afterwards (the stand-in exits then). ``xattrs``: ``store`` or ``none``;
     ``permission_cache``: its ``--permission-cache`` (seconds a permission result answers every user; 0: the kernel
-    checks), the stand-in's default when ``None``."""
+    checks), the stand-in's default when ``None``; ``cache_refusals`` False: ``--permission-cache-refusals no``."""
     backing, mountpoint = directory / "backing", directory / "mnt"
     backing.mkdir(parents=True)
     mountpoint.mkdir()
@@ -107,7 +107,8 @@ def orangefs_standin(directory: Path, *, xattrs: str = "store", servers: int = 4
     with open(log, "wb") as out:
         proc = subprocess.Popen([sys.executable, str(ORANGEFS_STANDIN), str(backing), str(mountpoint),
                                  "--xattrs", xattrs, "--servers", str(servers),
-                                 *([] if permission_cache is None else ["--permission-cache", str(permission_cache)])],
+                                 *([] if permission_cache is None else ["--permission-cache", str(permission_cache)]),
+                                 *([] if cache_refusals else ["--permission-cache-refusals", "no"])],
                                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30

@@ -665,3 +665,38 @@ __all__ = ["CLUSTER_ENTRIES", "FARM_CLIENT", "HANDOFF", "SQUATTER", "Mallory", "
            "java_client", "krb_files_unreadable", "link_farm", "mallory_conf", "mallory_makes", "map_host",
            "mallory_here", "mallory_http", "mallory_on_node", "running_app", "site_property", "sleep_job_argv",
            "stray_cookie_buys_nothing", "web_attacks_fail"]
+
+
+#: Run as mallory with the repository's Python: ``argv[1]`` the directory to read, ``argv[2]`` a file whose appearance
+#: ends the loop. Reads every file below the directory again and again (a walk that skips what it cannot enter),
+#: as fast as it can, and prints one JSON object: ``passes``, and ``read``: for each file it ever read, its path
+#: below the directory, its first two bytes (hex) and its length. On a FUSE mount that caches permission answers
+#: across users (real OrangeFS's ``pvfs2fuse``; the stand-in's ``--permission-cache``) she reads what the owner
+#: touched a moment before, whatever its mode (issue 36 item 5).
+READ_LOOP = r"""
+import json, os, sys
+root, stop = sys.argv[1], sys.argv[2]
+read, passes = {}, 0
+while not os.path.exists(stop):
+    passes += 1
+    for directory, _dirs, files in os.walk(root, onerror=lambda err: None):
+        for name in files:
+            path = os.path.join(directory, name)
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read(1 << 20)
+            except OSError:
+                continue
+            read[os.path.relpath(path, root)] = [data[:2].hex(), len(data)]
+print(json.dumps({"passes": passes, "read": read}))
+"""
+
+#: First bytes of what the realm must never give her: a keytab (``0x0502``), a ticket cache (``0x0503``/``0x0504``).
+KEY_MAGIC = ("0502", "0503", "0504")
+
+
+def keys_in(loot: dict[str, list[Any]]) -> list[str]:
+    """The files of a :data:`READ_LOOP` answer that hold the realm's keys: a keytab or ticket cache by name or by its
+    first bytes, or a cookie secret (``*.secret``)."""
+    return sorted(path for path, (head, size) in loot.items()
+                  if size and (path.endswith((".keytab", ".ccache", ".secret")) or head in KEY_MAGIC))

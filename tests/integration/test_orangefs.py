@@ -10,6 +10,7 @@ Data is tiny: a Python FUSE passthrough is slow.
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import re
@@ -24,7 +25,9 @@ import pytest
 import yaml
 
 from tests.conftest import REPO, hpc_hadoop, only_run_dir, orangefs_standin, processes_of, run_report
+from tests.integration.attacks import READ_LOOP, keys_in
 from tests.standins.orangefs_fuse import REFUSAL_MESSAGE
+from tests.users import make_user
 
 pytestmark = pytest.mark.hadoop
 
@@ -35,12 +38,15 @@ TEXT = "the quick brown fox jumps over the lazy dog\nthe dog sleeps\n" * 200
 
 @pytest.fixture(scope="module")
 def orangefs() -> Iterator[Path]:
-    """The OrangeFS stand-in, mounted once for this module (4 data servers, ``user.pvfs2.*`` kept), under a
-    directory every user may traverse (pytest's own are root's only)."""
+    """The OrangeFS stand-in, mounted once for this module (4 data servers, ``user.pvfs2.*`` kept, the real
+    client's cross-user permission window), under a directory every user may traverse (pytest's own are root's only).
+    Its refusals are not cached for other users: mallory's refused reads would refuse the owner's run for half a
+    second at a time, the real client's other face, which no launcher can prevent; the tests here are about what she
+    reads."""
     base = Path(tempfile.mkdtemp(prefix="hh-orangefs-"))
     base.chmod(0o755)
     try:
-        with orangefs_standin(base) as mountpoint:
+        with orangefs_standin(base, cache_refusals=False) as mountpoint:
             yield mountpoint
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -231,10 +237,13 @@ def as_user(user: pwd.struct_passwd, *args: str, timeout: float = 300) -> subpro
 
 
 def test_doctor_and_wordcount_as_a_user_who_is_not_root(hadoop_runtime: Path, orangefs: Path,
-                                                        other_user: pwd.struct_passwd) -> None:
+                                                        other_user: pwd.struct_passwd, tmp_path: Path) -> None:
     """Issue 17 items 1 and 2 for a user's own directory on the mount: doctor names the filesystem, and a small
     wordcount and TeraSort run. Issue 25 item 1: neither doctor (it tried the sticky bit) nor the run makes a chmod
-    OrangeFS refuses, and the mount is alive afterwards."""
+    OrangeFS refuses, and the mount is alive afterwards. Issue 36 item 5: the mount caches permission answers across
+    users, as the real ``pvfs2fuse`` does (the stand-in's default ``--permission-cache``), and a second user who reads
+    every file of the owner's cluster directory in a loop through the run (``hhmallory``, :data:`attacks.READ_LOOP`)
+    gets no keytab, ticket cache or cookie secret (``per-cluster``, the default)."""
     before = refused_chmods(orangefs)
     home = orangefs / other_user.pw_name
     home.mkdir(exist_ok=True)
@@ -256,7 +265,22 @@ def test_doctor_and_wordcount_as_a_user_who_is_not_root(hadoop_runtime: Path, or
                                                                         "${run_dir}/output/sorted"]}]}))
     for path in (corpus, job):
         os.chown(path, other_user.pw_uid, other_user.pw_gid)
-    result = as_user(other_user, "submit", str(job))
+    mallory = make_user("hhmallory")
+    loot_dir = mallory.own(Path(tempfile.mkdtemp(prefix="hh-loot-")))
+    stop = loot_dir / "stop"
+    (home / other_user.pw_name).mkdir(mode=0o700)  # the launcher's per-user level, which mallory reads below
+    os.chown(home / other_user.pw_name, other_user.pw_uid, other_user.pw_gid)
+    reader = mallory.popen(["/usr/bin/python3", "-c", READ_LOOP, str(home / other_user.pw_name), str(stop)])
+    try:
+        result = as_user(other_user, "submit", str(job))
+    finally:
+        stop.touch()
+        out, err = reader.communicate(timeout=120)
+        shutil.rmtree(loot_dir, ignore_errors=True)
+    loot = json.loads(out)
+    print(f"mallory: {loot['passes']} passes over the owner's cluster directory read {len(loot['read'])} files "
+          f"(the window): {sorted(loot['read'])[:12]}")
+    assert loot["passes"] > 1 and keys_in(loot["read"]) == [], (keys_in(loot["read"]), err[-2000:])
     run_dirs = sorted((home / other_user.pw_name / "hpc-hadoop").glob("wc-user-*"))
     assert len(run_dirs) == 1, (result.stdout[-3000:], result.stderr[-3000:])
     report = run_report(run_dirs[0])

@@ -65,14 +65,15 @@ libfuse 3) over a local directory that behaves as that client does where hpc-had
   cache (the issue saw the window between two ordinary users). The kernel's own caches of a FUSE mount (libfuse's
   1 s entry and attribute timeouts) also answer a ``stat`` within a second without asking the client, as on the
   real mount. ``--permission-cache 0``: mounted with ``default_permissions``, the kernel checks every caller (no
-  window).
+  window). ``--permission-cache-refusals no`` keeps only what was allowed (her reads still slip through, her refusals
+  do not refuse the owner): for a test of what she reads during a run that the other face must not fail.
 
 Everything else passes through to the backing directory; entries are owned by the calling user (mounted with
 ``allow_other``). Run as root, in the foreground, until the mount point is unmounted::
 
     python tests/standins/orangefs_fuse.py BACKING MOUNTPOINT [--servers 4] [--xattrs store|none]
         [--source pvfs2fuse#tcp://ofs-server:3334/ofs] [--path-max 255] [--file-stuffing yes|no]
-        [--permission-cache 0.5]
+        [--permission-cache 0.5] [--permission-cache-refusals yes|no]
 """
 
 from __future__ import annotations
@@ -195,11 +196,14 @@ class PermissionWindow:
     the path and the kind of access and not by the caller, answers every caller for ``seconds`` after it was made
     (issue 36 item 5). ``seconds`` 0: no check here (the kernel makes them, ``default_permissions``). Root is let
     through (the kernel's rules for root: all but executing a file without an execute bit) and is not cached either
-    way."""
+    way. ``refusals`` False keeps only what was allowed (``--permission-cache-refusals no``): the other user still
+    reads what the owner touched, but her refusals do not refuse the owner (a test of what she reads, which must not
+    fail the owner's run for the real client's other face)."""
 
-    def __init__(self, backing: str, seconds: float) -> None:
+    def __init__(self, backing: str, seconds: float, refusals: bool = True) -> None:
         self.backing = backing
         self.seconds = seconds
+        self.refusals = refusals
         self.enabled = seconds > 0
         self.results: dict[tuple[str, str], tuple[float, int]] = {}
         self.lock = threading.Lock()
@@ -221,7 +225,8 @@ class PermissionWindow:
                 with self.lock:
                     if len(self.results) > 4096:
                         self.results = {k: v for k, v in self.results.items() if now - v[0] < self.seconds}
-                    self.results[key] = (now, error)
+                    if self.refusals or not error:
+                        self.results[key] = (now, error)
         if error:
             raise fuse.FuseOSError(error)
 
@@ -392,9 +397,9 @@ class OrangeFsClient(fuse.Operations):
     use_ns = True
 
     def __init__(self, backing: Path, servers: int, xattrs: str, path_max: int = PATH_MAX_BELOW_MOUNT,
-                 stuffing: bool = True, permission_cache: float = 0) -> None:
+                 stuffing: bool = True, permission_cache: float = 0, cache_refusals: bool = True) -> None:
         self.backing = str(backing)
-        self.permissions = PermissionWindow(self.backing, permission_cache)
+        self.permissions = PermissionWindow(self.backing, permission_cache, cache_refusals)
         self.servers = servers
         self.xattrs = xattrs
         self.stuffing = stuffing
@@ -738,9 +743,12 @@ def main() -> None:
     parser.add_argument("--permission-cache", type=_seconds, default=PERMISSION_CACHE, metavar="SECONDS",
                         help="how long a permission result answers every user (0: the kernel checks, "
                              "default_permissions)")
+    parser.add_argument("--permission-cache-refusals", choices=("yes", "no"), default="yes",
+                        help="whether a refusal is cached for every user too (yes, as the real client)")
     args = parser.parse_args()
     client = OrangeFsClient(args.backing.resolve(), args.servers, args.xattrs, args.path_max,
-                            stuffing=args.file_stuffing == "yes", permission_cache=args.permission_cache)
+                            stuffing=args.file_stuffing == "yes", permission_cache=args.permission_cache,
+                            cache_refusals=args.permission_cache_refusals == "yes")
     kernel_checks = {"default_permissions": True} if args.permission_cache == 0 else {}
     Fuse(client, args.mountpoint, foreground=True, fsname=args.source, allow_other=True, **kernel_checks)
 
