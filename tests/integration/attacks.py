@@ -668,27 +668,58 @@ __all__ = ["CLUSTER_ENTRIES", "FARM_CLIENT", "HANDOFF", "SQUATTER", "Mallory", "
 
 
 #: Run as mallory with the repository's Python: ``argv[1]`` the directory to read, ``argv[2]`` a file whose appearance
-#: ends the loop. Reads every file below the directory again and again (a walk that skips what it cannot enter),
-#: as fast as it can, and prints one JSON object: ``passes``, and ``read``: for each file it ever read, its path
-#: below the directory, its first two bytes (hex) and its length. On a FUSE mount that caches permission answers
-#: across users (real OrangeFS's ``pvfs2fuse``; the stand-in's ``--permission-cache``) she reads what the owner
-#: touched a moment before, whatever its mode (issue 36 item 5).
+#: ends the loop. Again and again, as fast as it can: finds the owner's cluster directories below it from every
+#: process's command line (the agents' name theirs), reads every file a walk of the directory reaches (skipping what
+#: it cannot enter) and the realm's files by their names in ``krb/`` (the layout is no secret: the keytabs, the
+#: owner's ticket cache, the cookie secrets of each web server on this host), then prints one JSON object:
+#: ``passes``, ``clusters`` (the directories found), and ``read``: for each file it ever read, its path below
+#: ``argv[1]``, its first two bytes (hex) and its length. On a FUSE mount that caches permission answers across users
+#: (real OrangeFS's ``pvfs2fuse``; the stand-in's ``--permission-cache``) she reads what the owner touched a moment
+#: before, whatever its mode (issue 36 item 5).
 READ_LOOP = r"""
-import json, os, sys
+import json, os, socket, sys
 root, stop = sys.argv[1], sys.argv[2]
-read, passes = {}, 0
+read, passes, clusters = {}, 0, set()
+hosts = {"localhost", socket.gethostname()}
+daemons = ("resourcemanager", "nodemanager", "historyserver")
+
+def clusters_now():
+    found = set()
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                words = handle.read().split(b"\0")
+        except OSError:
+            continue
+        for word in words:
+            path = word.decode(errors="replace")
+            if path.startswith(root + "/") and "/hpc-hadoop/" in path:
+                head, _, rest = path.partition("/hpc-hadoop/")
+                found.add(os.path.join(head, "hpc-hadoop", rest.split("/")[0]))
+    return found
+
+def take(path):
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(1 << 20)
+    except OSError:
+        return
+    read[os.path.relpath(path, root)] = [data[:2].hex(), len(data)]
+
 while not os.path.exists(stop):
     passes += 1
-    for directory, _dirs, files in os.walk(root, onerror=lambda err: None):
-        for name in files:
-            path = os.path.join(directory, name)
-            try:
-                with open(path, "rb") as handle:
-                    data = handle.read(1 << 20)
-            except OSError:
-                continue
-            read[os.path.relpath(path, root)] = [data[:2].hex(), len(data)]
-print(json.dumps({"passes": passes, "read": read}))
+    if passes % 20 == 1:
+        clusters |= clusters_now()
+    for cluster in sorted(clusters):
+        owner = os.path.basename(os.path.dirname(os.path.dirname(cluster)))
+        names = ["services.keytab", "site.keytab", f"{owner}.keytab", f"{owner}.ccache", "http-signature.secret",
+                 *(f"http-{d}-{h}.secret" for d in daemons for h in hosts)]
+        for name in names:
+            take(os.path.join(cluster, "krb", name))
+        for directory, _dirs, files in os.walk(cluster, onerror=lambda err: None):
+            for name in files:
+                take(os.path.join(directory, name))
+print(json.dumps({"passes": passes, "clusters": sorted(clusters), "read": read}))
 """
 
 #: First bytes of what the realm must never give her: a keytab (``0x0502``), a ticket cache (``0x0503``/``0x0504``).
