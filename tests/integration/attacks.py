@@ -263,21 +263,32 @@ def claimed_name_refused(mallory: Mallory, owner: str, conf: Path) -> str:
     return line
 
 
+def realm_dir(run_dir: Path) -> Path:
+    """The realm's own directory of the cluster in ``run_dir``: node-local on its master node (``_realm`` beside the
+    nodes' working directories), never in the cluster directory (issue 36 item 5)."""
+    return ClusterPlan.load(run_dir).security.realm_dir
+
+
 def krb_files_unreadable(mallory: Mallory, owner: str, run_dir: Path,
                          names: Sequence[str] | None = None) -> list[str]:
-    """mallory ``cat``s ``names`` in ``krb/`` (by default what ``per-cluster`` keeps there: the realm's keytabs, the
-    owner's ticket cache, ``krb5.conf`` and the web secret): each ``Permission denied``. Returns the lines printed.
+    """mallory ``cat``s ``names`` in the realm's own directory (:func:`realm_dir`; by default what ``per-cluster``
+    keeps there: the realm's keytabs, the owner's ticket cache, ``krb5.conf`` and the web secret), and the realm's
+    ``krb5.conf`` and the sealed files in the cluster directory's ``krb/``: each ``Permission denied``. Returns the
+    lines printed.
 
     Raises:
         AssertionError: a file was read, or refused for another reason (e.g. missing).
     """
     lines = []
     default = ("services.keytab", f"{owner}.keytab", f"{owner}.ccache", "krb5.conf", "http-signature.secret")
-    for name in names if names is not None else default:
-        read = mallory.run(["cat", str(run_dir / "krb" / name)], {}, 60)
-        lines.append(f"{mallory.label}: cat krb/{name}: exit {read.returncode} {read.stderr.strip().split(': ')[-1]}")
+    realm = realm_dir(run_dir)
+    shared = [run_dir / "krb" / "krb5.conf"] if names is None else []
+    shared += sorted((run_dir / "krb" / "sealed").glob("*.bin"))  # as root: what she would try
+    for path in [*(realm / name for name in (names if names is not None else default)), *shared]:
+        read = mallory.run(["cat", str(path)], {}, 60)
+        lines.append(f"{mallory.label}: cat {path}: exit {read.returncode} {read.stderr.strip().split(': ')[-1]}")
         print(lines[-1])
-        assert read.returncode != 0 and "Permission denied" in read.stderr and not read.stdout, (name, read)
+        assert read.returncode != 0 and "Permission denied" in read.stderr and not read.stdout, (path, read)
     return lines
 
 
@@ -660,7 +671,8 @@ def link_farm(mallory: Mallory, run_dir: Path, *, links: Sequence[str] = CLUSTER
     return mark
 
 
-__all__ = ["CLUSTER_ENTRIES", "FARM_CLIENT", "HANDOFF", "SQUATTER", "Mallory", "RunAs", "SIMPLE_REFUSED",
+__all__ = ["CLUSTER_ENTRIES", "FARM_CLIENT", "HANDOFF", "KEY_MAGIC", "READ_LOOP", "SQUATTER", "Mallory", "RunAs",
+           "SIMPLE_REFUSED", "keys_in", "realm_dir",
            "am_container", "am_web_address", "am_web_port_refused", "attacks_fail", "cli_attacks_fail", "end_client",
            "java_client", "krb_files_unreadable", "link_farm", "mallory_conf", "mallory_makes", "map_host",
            "mallory_here", "mallory_http", "mallory_on_node", "running_app", "site_property", "sleep_job_argv",

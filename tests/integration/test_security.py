@@ -42,6 +42,7 @@ from tests.integration.attacks import (
     krb_files_unreadable,
     mallory_conf,
     mallory_here,
+    realm_dir,
     site_property,
     sleep_job_argv,
 )
@@ -53,13 +54,16 @@ SMALL = {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "da
 
 
 def check_krb_files(run_dir: Path, owner: TestUser) -> None:
-    """The realm's directory is the owner's, mode 0700, and every file in it 0600 (MiniKdc writes 0644)."""
-    krb = run_dir / "krb"
-    assert krb.stat().st_mode & 0o777 == 0o700
-    names = {p.name for p in krb.iterdir() if p.is_file()}
+    """The realm's own directory is node-local (issue 36 item 5), the owner's, mode 0700, and every file in it 0600
+    (MiniKdc writes 0644); the cluster directory's ``krb/`` holds only ``krb5.conf`` and the nodes' sealed files."""
+    realm = realm_dir(run_dir)
+    assert not realm.is_relative_to(run_dir) and realm.stat().st_mode & 0o777 == 0o700
+    names = {p.name for p in realm.iterdir() if p.is_file()}
     assert {"krb5.conf", "services.keytab", f"{owner.name}.keytab", f"{owner.name}.ccache",
             "http-signature.secret"} <= names, names
-    for path in krb.rglob("*"):
+    shared = sorted(str(p.relative_to(run_dir / "krb")) for p in (run_dir / "krb").rglob("*") if p.is_file())
+    assert shared == ["krb5.conf", "sealed/localhost.bin"], shared
+    for path in [*realm.rglob("*"), *(run_dir / "krb").rglob("*")]:
         mode = path.stat().st_mode & 0o777
         assert path.stat().st_uid == owner.uid and mode == (0o700 if path.is_dir() else 0o600), (path, oct(mode))
 
@@ -80,7 +84,8 @@ def test_per_cluster_realm_runs_the_owners_job_and_refuses_a_claimed_name(hadoop
         try:
             check_krb_files(run_dir, alice)
             exported = alice.hpc_hadoop("env", cid, env=env)
-            assert f"export KRB5CCNAME=FILE:{run_dir}/krb/{alice.name}.ccache" in exported.stdout, exported.stdout
+            assert f"export KRB5CCNAME=FILE:{realm_dir(run_dir)}/{alice.name}.ccache" in exported.stdout, \
+                exported.stdout
             examples = next((RUNTIME / "lib").glob("hadoop-mapreduce-examples-*.jar"))
             # The cluster's shuffle (hadoop.shuffle: shared-fs: the reducer reads the map output itself), then
             # Hadoop's own over HTTP (the ShuffleHandler opens the map output as the owner's, checked in pure Java).
@@ -105,8 +110,9 @@ def test_per_cluster_realm_runs_the_owners_job_and_refuses_a_claimed_name(hadoop
         assert report["state"] == "stopped" and report["leftover_processes"] == 0
         assert any(re.match(r"security: per-cluster: realm SECURE-\S+\.HPC-HADOOP, KDC ready in", note)
                    for note in report["notes"]), report["notes"]
-        assert not list((run_dir / "krb").glob("*.keytab")) and not list((run_dir / "krb").glob("*.ccache"))
-        assert not (run_dir / "krb" / "http-signature.secret").exists()
+        assert [p.name for p in (run_dir / "krb").iterdir()] == ["krb5.conf"]  # nothing sealed left
+        copies = home / "state" / "hpc-hadoop" / "clusters" / f"{cid}.krb"  # the clients' copies on other nodes
+        assert not realm_dir(run_dir).exists() and not copies.exists()
         print(f"bring-up with security: per-cluster: {report['bringup_s']:.1f} s")
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -182,11 +188,13 @@ def site_cluster_serves_alice_only(alice: TestUser, mallory: TestUser, homes: tu
     words = home / "words.txt"
     words.write_text("to be or not to be\nthat is the question\n")
     alice.own(words, 0o600)
-    krb = run_dir / "krb"
+    krb = realm_dir(run_dir)
     web = {f"http-{daemon}-localhost.secret": "0o600" for daemon in ("resourcemanager", "historyserver", "nodemanager")}
     assert {p.name: oct(p.stat().st_mode & 0o777) for p in krb.iterdir()} == {
         "site.keytab": "0o600", "http-signature.secret": "0o600", **web}  # one cookie secret per web server
     assert oct(krb.stat().st_mode & 0o777) == "0o700" and not list(run_dir.rglob("kdc.log"))
+    shared = [str(p.relative_to(run_dir)) for p in (run_dir / "krb").rglob("*")]
+    assert shared == ["krb/sealed", "krb/sealed/localhost.bin"], shared
     conf = run_dir / "conf"
     assert site_property(conf / "yarn-site.xml", "yarn.resourcemanager.principal") == SITE_SERVICE
     examples = next((RUNTIME / "lib").glob("hadoop-mapreduce-examples-*.jar"))
