@@ -65,6 +65,7 @@ from launcher.util.errors import (
     WalltimeExpired,
 )
 from launcher.util.polling import poll
+from launcher.util.safedirs import private_umask, user_umask
 from launcher.util.states import RunState
 
 
@@ -84,7 +85,8 @@ def run_setup(plan: ClusterPlan, steps: list[ResolvedStep], job_file: str = "job
             out.write(f"$ {line}\n".encode())
             out.flush()
             code = subprocess.run(["bash", "-euo", "pipefail", "-c", line], cwd=plan.run_dir, stdout=out,
-                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False).returncode
+                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False,
+                                  umask=user_umask()).returncode  # the user's files, the user's umask
         if code != 0:
             raise UserError(f"setup line failed with exit code {code}: {line}", file=job_file,
                             field=f"setup.{index}", fix=f"read {log}")
@@ -181,6 +183,7 @@ def materialize(plan: ClusterPlan, *, submitted: bool = False) -> list[str]:
             (:func:`launcher.plan.cluster_plan.check_cluster_directory`), or a level above a new one is not.
         FileExistsError: a new cluster directory already exists (ids are unique; never overwrite).
     """
+    private_umask()  # every file of the cluster private itself, its children's too (issue 36 item 5)
     run_dir = plan.path()
     if submitted:
         check_cluster_directory(run_dir, field="--run-dir", missing_ok=True)

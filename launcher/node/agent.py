@@ -62,7 +62,7 @@ from launcher.util.network import interface_address
 from launcher.util.polling import poll
 from launcher.util.processes import end
 from launcher.util.records import AgentRecord, DaemonRecord, ListeningRecord, replace_private
-from launcher.util.safedirs import make_private_dir
+from launcher.util.safedirs import PRIVATE_UMASK, make_private_dir
 from launcher.util.sealed import JOB_COOKIE_ENV, KEY_ENV, SealError, key_from_environment, unseal, write_private
 from launcher.util.sockets import listeners
 from launcher.util.states import AgentState
@@ -619,6 +619,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyError as exc:
         print(f"hpc-hadoop agent: {exc.args[0]}", file=sys.stderr)
         return 2
+    os.umask(PRIVATE_UMASK)  # the daemons' logs, pids and scratch: private themselves, not only by their directory
     become_subreaper()
     agent = Agent(plan, node, args.watch_pid)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):

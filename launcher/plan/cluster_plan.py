@@ -30,7 +30,7 @@ from launcher.runtime.hadoop import HadoopRuntime
 from launcher.schedulers.allocation import Allocation
 from launcher.util.errors import UserError
 from launcher.util.records import Record
-from launcher.util.safedirs import check_private_tree, make_private_dir
+from launcher.util.safedirs import check_private_tree, make_private_dir, private_umask
 from launcher.util.sockets import listeners, user_name
 from launcher.util.units import MiB, format_size
 from launcher.util.userdirs import clusters_dir, per_user
@@ -692,7 +692,8 @@ def cluster_dir_root(run_dir: str | Path) -> Path:
 def make_cluster_directory(run_dir: str | Path, *, file: str | None = None) -> list[Path]:
     """Make the new cluster directory ``run_dir`` and the levels above it up to its root (:func:`cluster_dir_root`)
     one at a time, mode 0700, each checked before use (:func:`launcher.util.safedirs.make_private_dir`: ours, not a
-    link, not writable by others). ``<root>/<user>/hpc-hadoop`` made 0755 by an earlier release (it lists every
+    link, not writable by others); this process's umask becomes 077 first (:func:`launcher.util.safedirs.
+    private_umask`). ``<root>/<user>/hpc-hadoop`` made 0755 by an earlier release (it lists every
     cluster id) is narrowed to 0700.
 
     Args:
@@ -707,6 +708,7 @@ def make_cluster_directory(run_dir: str | Path, *, file: str | None = None) -> l
         FileExistsError: the cluster directory exists (ids are unique; never reused).
         OSError: a level cannot be made.
     """
+    private_umask()  # what this process writes into it from now on is private itself (issue 36 item 5)
     root = cluster_dir_root(run_dir)
     made = make_private_dir(root, run_dir, field="filesystem.root", file=file, exist_ok=False)
     clusters = Path(os.path.abspath(run_dir)).parent

@@ -60,6 +60,9 @@ PFS_ABSTRACT_FILESYSTEM = "org.hpchadoop.fs.PfsFs"
 EXCLUDE_FILE = "nodes.exclude"
 #: ``fs.file.impl`` unless ``filesystem.checksums``: a LocalFileSystem that writes and verifies no ``.crc`` files.
 NO_CHECKSUM_FILESYSTEM = "org.hpchadoop.fs.NoChecksumLocalFileSystem"
+#: ``fs.file.impl`` with ``filesystem.checksums: true``: Hadoop's ``LocalFileSystem`` whose explicit modes keep the
+#: configured umask (``NoChecksumLocalFileSystem`` extends it; issue 36 item 5: the job client's 0644 staging files).
+PRIVATE_FILESYSTEM = "org.hpchadoop.fs.PrivateLocalFileSystem"
 #: ``yarn.log-aggregation.file-controller.TFile.class`` (not in ``hdfs`` mode): Hadoop's TFile controller without the
 #: mode-1777 ``chmod`` of ``app-logs/`` or of a ``.permission_check`` file in it (``LogAggregationFileController.
 #: verifyAndCreateRemoteLogDir``, once per NodeManager), which OrangeFS refuses (its client exits after 8 refusals);
@@ -177,7 +180,8 @@ def render_config(plan: ClusterPlan, notes: list[str] | None = None) -> dict[str
         "classpath_csv": ",".join(runtime.classpath), "daemon_flags": runtime.daemon_flags(),
         "fs_uri": plan.fs_uri, "hdfs": plan.hdfs,
         "pfs_filesystem": PFS_FILESYSTEM, "pfs_abstract_filesystem": PFS_ABSTRACT_FILESYSTEM,
-        "no_checksum_filesystem": NO_CHECKSUM_FILESYSTEM, "log_aggregation_controller": LOG_AGGREGATION_CONTROLLER,
+        "no_checksum_filesystem": NO_CHECKSUM_FILESYSTEM, "private_filesystem": PRIVATE_FILESYSTEM,
+        "log_aggregation_controller": LOG_AGGREGATION_CONTROLLER,
         "pfs_layout": plan.filesystem.shim_layout if spec.filesystem.mode == "shim" else "none",
         "stripe_roles": stripe_roles(plan),
         "shuffle_plugin": PLUGIN_CLASS, "shuffle_dirs_property": LOCAL_DIRS_PROPERTY,

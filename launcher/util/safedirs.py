@@ -39,6 +39,33 @@ from launcher.util.errors import UserError
 
 #: The mode of every directory made here (the umask may only narrow it).
 PRIVATE_DIR_MODE = 0o700
+#: The umask of the launcher from bring-up on, and of each agent and every daemon and container it starts: a file of
+#: the owner's cluster is private itself, not only by its directory (issue 36 item 5: a shared FUSE mount's cached
+#: permission answers let another user past a 0700 directory); Hadoop's own ``fs.permissions.umask-mode`` is the same.
+PRIVATE_UMASK = 0o077
+#: The umask this process had before :func:`private_umask` (``None``: not called).
+_USER_UMASK: int | None = None
+
+
+def private_umask() -> int:
+    """Give this process :data:`PRIVATE_UMASK` (from the moment it makes or fills a cluster directory: every file it
+    and its children make is private itself); returns the user's own umask, kept for what runs the user's commands
+    (:func:`user_umask`)."""
+    global _USER_UMASK
+    before = os.umask(PRIVATE_UMASK)
+    if _USER_UMASK is None:
+        _USER_UMASK = before
+    return _USER_UMASK
+
+
+def user_umask() -> int:
+    """The user's own umask: the one before :func:`private_umask`, else the current one (for the ``setup:`` lines,
+    whose files are the user's)."""
+    if _USER_UMASK is not None:
+        return _USER_UMASK
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 def owner_name(uid: int) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from launcher.filesystems import decide
 from launcher.plan.cluster_plan import ClusterPlan, make_plan
 from launcher.runtime.hadoop import BUILT_RUNTIME, HadoopRuntime
 from launcher.schedulers.base import Allocation, Node
+from launcher.util import safedirs
 from launcher.util.errors import UserError
 from launcher.util.units import GiB
 
@@ -27,8 +28,10 @@ BUILD_HINT = "run `mvn -B -q -f hadoop-fs-shim/pom.xml package` to build it"
 
 
 @pytest.fixture(autouse=True)
-def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep the developer's own config, Hadoop installs and batch allocation out of every test."""
+def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Keep the developer's own config, Hadoop installs and batch allocation out of every test, and give each test
+    the umask it started with (making a cluster directory sets 077 for the process:
+    :func:`launcher.util.safedirs.private_umask`)."""
     monkeypatch.setenv("HPC_HADOOP_CONFIG", str(tmp_path / "no-user-config.yaml"))
     # the index of clusters (launcher.lifecycle.interactive)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
@@ -38,6 +41,11 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     for name in ("HPC_HADOOP_HOME", "HADOOP_HOME", "HADOOP_CONF_DIR", "HPC_HADOOP_SHARE", "SPARK_HOME",
                  "SLURM_JOB_ID", "PBS_JOBID", "JOB_ID", "PE_HOSTFILE"):
         monkeypatch.delenv(name, raising=False)
+    umask = os.umask(0o022)
+    os.umask(umask)
+    monkeypatch.setattr(safedirs, "_USER_UMASK", None)
+    yield
+    os.umask(umask)
 
 
 def _write_yaml(path: Path, data: Any) -> Path:

@@ -105,7 +105,8 @@ def test_no_crc_files_by_default_and_hadoops_checksums_on_request(make_spec: Spe
     spec = make_spec(filesystem={"root": str(tmp_path), "mode": mode, "checksums": True})
     assert spec.filesystem.checksums is True
     hadoops = single(render_config(make_test_plan(spec))["core-site.xml"])
-    assert "fs.file.impl" not in hadoops  # Hadoop's LocalFileSystem: writes and verifies .crc files
+    # Hadoop's LocalFileSystem, which writes and verifies .crc files, with explicit modes kept private (issue 36)
+    assert hadoops["fs.file.impl"] == "org.hpchadoop.fs.PrivateLocalFileSystem"
     assert "fs.file.checksum.verify" not in hadoops and "fs.AbstractFileSystem.file.impl" not in hadoops
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from launcher.plan.cluster_plan import cluster_dir_root, make_cluster_directory
+from launcher.util import safedirs
 from launcher.util.errors import UserError
 from launcher.util.safedirs import check_private_dir, check_private_tree, levels, make_private_dir
 from tests.conftest import REPO
@@ -183,3 +184,14 @@ def test_the_helper_imports_only_the_standard_library_and_the_errors() -> None:
                            "print(sorted(m for m in sys.modules if m.startswith('launcher')))"],
                           capture_output=True, text=True, cwd=REPO, check=True)
     assert done.stdout.strip() == "['launcher', 'launcher.util', 'launcher.util.errors', 'launcher.util.safedirs']"
+
+
+def test_making_a_cluster_directory_makes_the_process_umask_private_and_keeps_the_users(tmp_path: Path) -> None:
+    """Issue 36 item 5: from the cluster directory on, what the launcher (and its children) write is private itself
+    (umask 077: logs/kdc.log, steps/*.log were 0644 under the usual 022); the ``setup:`` lines keep the user's."""
+    os.umask(0o022)
+    run_dir = tmp_path / "root" / "alice" / "hpc-hadoop" / "c-1"
+    make_cluster_directory(run_dir)
+    (run_dir / "kdc.log").write_text("x")
+    assert (run_dir / "kdc.log").stat().st_mode & 0o777 == 0o600
+    assert safedirs.user_umask() == 0o022 and safedirs.private_umask() == 0o022

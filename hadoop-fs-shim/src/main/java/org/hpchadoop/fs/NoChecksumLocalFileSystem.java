@@ -30,9 +30,10 @@ import org.apache.hadoop.fs.LocalFileSystem;
  * </ul>
  * {@link #setVerifyChecksum(boolean)} and {@link #setWriteChecksum(boolean)} are ignored (some
  * clients, e.g. {@code hadoop fs -get}, turn verification on explicitly). Appending stays
- * unsupported, as in {@code LocalFileSystem}.
+ * unsupported, as in {@code LocalFileSystem}. Explicit permissions keep the configured umask, as in
+ * {@link PrivateLocalFileSystem}.
  */
-public class NoChecksumLocalFileSystem extends LocalFileSystem {
+public class NoChecksumLocalFileSystem extends PrivateLocalFileSystem {
 
   /** Over a new {@code RawLocalFileSystem}; what {@code FileSystem.get} instantiates. */
   public NoChecksumLocalFileSystem() {

@@ -351,4 +351,16 @@ public class PfsFileSystem extends RawLocalFileSystem {
       return super.getGroup();
     }
   }
+
+  /**
+   * Sets {@code permission} less the configured umask ({@code fs.permissions.umask-mode}): the
+   * job client's explicit 0644 on a submission's files becomes 0600 under hpc-hadoop's 077 (issue
+   * 36 item 5; {@link PrivateLocalFileSystem}).
+   *
+   * @throws IOException when the permission cannot be set
+   */
+  @Override
+  public void setPermission(Path p, FsPermission permission) throws IOException {
+    super.setPermission(p, PrivateLocalFileSystem.masked(permission, getConf()));
+  }
 }

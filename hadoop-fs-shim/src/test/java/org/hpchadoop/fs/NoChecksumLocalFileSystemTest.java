@@ -198,4 +198,33 @@ class NoChecksumLocalFileSystemTest {
     assertTrue(Files.exists(tmp.resolve("wordcount-out/_SUCCESS")));
     assertEquals(List.of(), crcFiles());
   }
+
+  /**
+   * Issue 36 item 5: the job client's explicit 0644 on a submission's files ({@code
+   * JobSubmissionFiles.JOB_FILE_PERMISSION}, set through {@code FileSystem.create(fs, path, perm)})
+   * keeps hpc-hadoop's umask 077; a mode without group or other bits is set as asked.
+   */
+  @Test
+  void explicitModesKeepTheConfiguredUmask() throws IOException {
+    Configuration conf = conf();
+    conf.set("fs.permissions.umask-mode", "077");
+    try (FileSystem fs = FileSystem.get(URI.create("file:///"), conf)) {
+      Path jar = path("job.jar");
+      FileSystem.create(fs, jar, new org.apache.hadoop.fs.permission.FsPermission((short) 0644)).close();
+      assertEquals(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"),
+          Files.getPosixFilePermissions(tmp.resolve("job.jar")));
+      assertEquals(0600, fs.getFileStatus(jar).getPermission().toShort());
+      fs.setPermission(jar, new org.apache.hadoop.fs.permission.FsPermission((short) 0500));
+      assertEquals(0500, fs.getFileStatus(jar).getPermission().toShort());
+    }
+    Configuration checksums = new Configuration();
+    checksums.set("fs.file.impl", PrivateLocalFileSystem.class.getName());
+    checksums.setBoolean("fs.file.impl.disable.cache", true);
+    checksums.set("fs.permissions.umask-mode", "077");
+    try (FileSystem fs = FileSystem.get(URI.create("file:///"), checksums)) {
+      Path xml = path("job.xml");
+      FileSystem.create(fs, xml, new org.apache.hadoop.fs.permission.FsPermission((short) 0644)).close();
+      assertEquals(0600, fs.getFileStatus(xml).getPermission().toShort());
+    }
+  }
 }
