@@ -291,6 +291,10 @@ def test_doctor_and_wordcount_as_a_user_who_is_not_root(hadoop_runtime: Path, or
     sorted_files = sorted(p.name for p in (run_dirs[0] / "output" / "sorted").iterdir())
     assert "_SUCCESS" in sorted_files and any(n.startswith("part-r-") for n in sorted_files), sorted_files
     assert {p.stat().st_uid for p in run_dirs[0].rglob("*") if not p.is_symlink()} == {other_user.pw_uid}
+    # Every file private itself (issue 36 item 5); directories keep Hadoop's explicit modes (the NodeManager's 0710
+    # container log directories: it refuses a usercache that is not exactly 0755), inside the 0700 cluster directory.
+    shared = [p for p in run_dirs[0].rglob("*") if p.is_file() and not p.is_symlink() and p.stat().st_mode & 0o077]
+    assert shared == [], [(str(p.relative_to(run_dirs[0])), oct(p.stat().st_mode & 0o777)) for p in shared][:20]
     assert processes_of(run_dirs[0]) == []
     assert refused_chmods(orangefs) - before == 0 and alive(orangefs)
 

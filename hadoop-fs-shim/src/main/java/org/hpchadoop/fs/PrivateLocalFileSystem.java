@@ -55,7 +55,7 @@ public class PrivateLocalFileSystem extends LocalFileSystem {
    * @param conf the filesystem's configuration, or {@code null}
    * @return the mode to set
    */
-  static FsPermission masked(FsPermission permission, Configuration conf) {
+  public static FsPermission masked(FsPermission permission, Configuration conf) {
     return conf == null || permission == null
         ? permission
         : permission.applyUMask(FsPermission.getUMask(conf));
