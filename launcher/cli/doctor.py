@@ -6,6 +6,7 @@ Each check gives ``ok``, ``warn`` or ``fail`` and, when not ok, what to do.
 from __future__ import annotations
 
 import contextlib
+import getpass
 import os
 import shutil
 import socket
@@ -230,6 +231,38 @@ def _secure_mode(spec: JobSpec) -> list[Check]:
     return checks
 
 
+def _realm_keys(spec: JobSpec) -> Check | None:
+    """Where the realm's keys go (issue 36 item 5) and which filesystems are treated as ones whose modes another user
+    may slip past: every shared one, the cluster directory's under ``filesystem.root`` included (real OrangeFS's FUSE
+    client caches permission answers across users); the keys are node-local, and the only files of the realm on
+    the shared filesystem are sealed. The copies for clients on a login node go to the user's state directory: a
+    warning when that is a FUSE mount too. ``None`` under ``security: simple``."""
+    from launcher.filesystems.detect import detect, node_local_type
+    from launcher.util.userdirs import clusters_dir, node_work_root
+
+    if spec.security == "simple":
+        return None
+    try:
+        root = detect(expand_root(spec.filesystem.root), check_flock=False)
+    except (UserError, OSError):
+        return None
+    shown = root.type + (f" ({root.via or root.subtype})" if root.via or root.subtype else "")
+    work = node_work_root(getpass.getuser())
+    local = node_local_type(work)
+    detail = (f"never on {spec.filesystem.root} ({shown}): every shared filesystem is treated as one whose file modes "
+              f"another user's process may slip past (a FUSE client that caches permission answers across users, as "
+              f"OrangeFS's pvfs2fuse does); node-local in {work} ({local or 'type not known to be node-local'}) on "
+              f"each node, and on the shared filesystem only sealed (AES-GCM, a key in the agents' environment)")
+    if local is None:
+        return Check("krb keys", "warn", detail, "set TMPDIR to a node-local directory (a local disk or RAM disk)")
+    state = detect(clusters_dir(), check_flock=False)
+    if state.mount_type and state.mount_type.startswith("fuse"):
+        return Check("krb keys", "warn", f"{detail}; but the copies for clients on a login node go to "
+                     f"{clusters_dir()}, on a FUSE mount ({state.mount_type})",
+                     "set XDG_STATE_HOME to a directory of yours on a kernel filesystem (NFS home, local disk)")
+    return Check("krb keys", "ok", detail)
+
+
 def _ports(spec: JobSpec) -> Check:
     """Whether this node has a port block for a cluster of ``spec`` as ``start`` would choose it
     (:func:`launcher.plan.cluster_plan.choose_ports`: any block whose ports the cluster's daemons use are free)."""
@@ -306,8 +339,9 @@ def run_checks(spec: JobSpec, job_file: Path | None = None, *, overwrite: bool =
     port for the KDC, clock skew: :func:`_secure_mode`), ports, batch systems; with ``job_file`` last everything
     ``submit`` checks (``overwrite``: as ``--overwrite``)."""
     shared = _shared_root(spec)
+    keys = _realm_keys(spec)
     checks = [*_java_and_hadoop(spec), *_filesystem(spec), *([shared] if shared else []), _hostname(),
-              *_secure_mode(spec), _ports(spec), _batch_systems()]
+              *_secure_mode(spec), *([keys] if keys else []), _ports(spec), _batch_systems()]
     if job_file is not None:
         checks.append(_job_file(spec, job_file, overwrite=overwrite,
                                 root_failed=shared is not None and shared.status == "fail",

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+from launcher.cli import doctor
 from launcher.cli.main import main
+from launcher.config.spec import JobSpec
 from launcher.plan.cluster_plan import PORT_OFFSETS
 from tests.ports import eligible, every_base, in_own_network, listening
 
@@ -51,3 +55,19 @@ def test_doctors_port_check_needs_free_only_the_ports_the_daemons_use() -> None:
     assert unused.split()[0] == "ok", unused
     assert used.split()[0] == "fail", used
     assert f"tried all {len(eligible(every_base()))} blocks" in used and "listened on by root (uid 0)" in used, used
+
+
+def test_doctor_says_the_realms_keys_stay_off_every_shared_filesystem(
+        tmp_path: Path, make_spec: Callable[..., JobSpec], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 36 item 5: ``doctor`` names the filesystems it treats as ones whose modes another user may slip past
+    (every shared one) and where the keys are instead; nothing under ``security: simple``; a warning when the
+    node-local root is not known to be node-local."""
+    spec = make_spec(filesystem={"root": str(tmp_path)})
+    check = doctor._realm_keys(spec)
+    assert check is not None and check.status == "ok", check
+    assert f"never on {tmp_path}" in check.detail and "hpc-hadoop-" in check.detail and "sealed" in check.detail
+    assert doctor._realm_keys(make_spec(filesystem={"root": str(tmp_path)}, security="simple")) is None
+    monkeypatch.setattr(importlib.import_module("launcher.filesystems.detect"), "node_local_type",
+                        lambda path, **_: None)
+    warned = doctor._realm_keys(spec)
+    assert warned is not None and warned.status == "warn" and warned.fix and "TMPDIR" in warned.fix
