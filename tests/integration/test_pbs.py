@@ -277,22 +277,45 @@ def test_start_with_job_history_off_comes_up_and_stop_ends_it(submitter: Submitt
 
 
 @pytest.mark.usefixtures("leftovers")
+def processes_below(work: Path) -> list[str]:
+    """Live processes whose command line names ``work`` anywhere (the cluster directory, the node-local ``nm-local``
+    of the containers), each as ``pid: <main class or program>``: the full command line is matched, as a
+    container's main class comes after several hundred characters of options."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status", "pid"]):
+        try:
+            words = proc.info["cmdline"] or []
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and any(str(work) in word for word in words):
+                main = next((w for w in words if w.startswith("org.apache.hadoop.")), words[0] if words else "?")
+                found.append(f"{proc.info['pid']}: {main}")
+        except psutil.Error:
+            continue
+    return found
+
+
 def test_torque_qdel_leaves_a_lost_cluster_and_no_process(submitter: Submitter, work: Path,
                                                           hadoop_runtime: Path) -> None:
     """Issue 17 item 11: Torque's ``qdel`` (SIGKILL 26 ms after SIGTERM) leaves no time for teardown: the cluster
     shows ``lost`` (``run.json`` still says running), its logs stay readable, and nothing it started survives (the
-    ``pbsdsh`` client, in a session of its own, had survived for over 76 s)."""
+    ``pbsdsh`` client, in a session of its own, had survived for over 76 s). Issue 37 item 7: with a SleepJob's map
+    running at the ``qdel``, its MRAppMaster and map containers (each in a session of its own: the NodeManager's
+    ``setsid``, out of the job's session that the MoM kills) end too: the agent's reaper ends them."""
     env = submitter.env(work, "torque")
-    job = job_file(submitter, work, "killed", "torque", [])
-    started = submitter.hpc_hadoop("start", str(job), env=env)
-    assert started.returncode == 0, started.stdout[-4000:] + started.stderr[-2000:]
+    job = job_file(submitter, work, "killed", "torque", [{
+        "jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
+        "args": ["-Dmapreduce.job.ubertask.enable=false", "-m", "1", "-r", "0", "-mt", "600000"]}])
+    submitted = submitter.hpc_hadoop("submit", str(job), env=env)
+    assert submitted.returncode == 0, submitted.stdout[-4000:] + submitted.stderr[-2000:]
+    wait_until(lambda: any("YarnChild" in p for p in processes_below(work)), 180, "the SleepJob's map to run")
     run_dir = the_run_dir(submitter, work)
-    assert processes_of(run_dir)  # the cluster runs
+    before = processes_below(work)
+    assert any("MRAppMaster" in p for p in before), before
     deleted = submitter.run([str(STANDINS / "qdel"), "1.standin"], env)
     assert deleted.returncode == 0, deleted.stderr
     qstat = [str(STANDINS / "qstat"), "-f", "1.standin"]
     wait_until(lambda: "job_state = C" in submitter.run(qstat, env).stdout, 30, "the job to end")
-    wait_until(lambda: not processes_of(run_dir), 10, f"no process of the cluster: {processes_of(run_dir)}")
+    wait_until(lambda: not processes_below(work), 15, f"no process of the cluster: {processes_below(work)}")
+    print(f"before the qdel: {len(before)} processes ({', '.join(p.split(': ')[1] for p in before)}); 15 s after: none")
     assert run_report(run_dir)["state"] == "running"  # no teardown ran
     (listed,) = [json.loads(line) for line in submitter.hpc_hadoop("list", "--json", env=env).stdout.splitlines()]
     assert listed["state"] == "lost" and not listed["active"]
