@@ -368,6 +368,8 @@ def _exit_code(job_id: str, polled: JobState, last: JobState, run_dir: Path, sil
     if recorded is not None and recorded.state == "cancelled" and polled is JobState.UNKNOWN:
         console.print(f"job {job_id}: cancelled ({recorded.detail})", soft_wrap=True)
         return CANCELLED_EXIT
+    if data is not None and last is JobState.COMPLETED:  # the run began and recorded no end: `list` says lost
+        return 1
     return {JobState.COMPLETED: 0, JobState.TIMEOUT: TIMED_OUT_EXIT, JobState.CANCELLED: CANCELLED_EXIT}.get(last, 1)
 
 
