@@ -21,6 +21,7 @@ import click
 
 from launcher.cli.common import console, detect_scheduler, job_options, load, reports_errors
 from launcher.util.errors import UserError
+from launcher.util.states import RunState, exit_code_of
 
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
@@ -44,8 +45,8 @@ def _age(seconds: float | None) -> str:
 
 STATE_COLORS = {"ready": "green", "running": "green", "starting": "cyan", "pending": "cyan", "stopping": "yellow",
                 "stopped": "dim", "succeeded": "dim", "lost": "red", "failed": "red", "bringup_failed": "red",
-                "timed_out": "red", "interrupted": "yellow", "gone": "dim",
-                "unreachable": "yellow", "unknown": "yellow", "cancelled": "dim"}
+                "timed_out": "red", "interrupted": "yellow", "cancelled": "dim", "gone": "dim",
+                "unreachable": "yellow", "unknown": "yellow"}
 
 
 def complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
@@ -142,7 +143,7 @@ def start(job_file: Path, scheduler: str | None, nodes: int | None, walltime: st
         sys.exit(130)
     if status.state == "cancelled":
         console.print(f"cluster {status.cluster_id}: cancelled ({status.detail}); nothing ran", soft_wrap=True)
-        sys.exit(143)
+        sys.exit(exit_code_of(RunState.CANCELLED))  # 143, as submit --wait
     if status.state not in ("ready", "running"):
         if status.state == "unknown":
             console.print(f"cluster {status.cluster_id} is in an unknown state: {status.detail}; "

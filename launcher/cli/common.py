@@ -17,6 +17,7 @@ from rich.console import Console
 from launcher.lifecycle.signals import Interrupted
 from launcher.schedulers import SCHEDULERS
 from launcher.util.errors import HpcHadoopError
+from launcher.util.states import exit_code_of, signal_state
 
 if TYPE_CHECKING:  # the job-file model (pydantic) is imported by the commands that load one, not by `--help`
     from launcher.config.spec import JobSpec
@@ -48,7 +49,8 @@ def reports_errors(func: F) -> F:
     directory was on it, any other ``OSError`` on a file of a cluster directory (:func:`in_our_directories`: the file
     and the errno, exit 1), and a signal that
     ended a cluster the command ran itself
-    (:class:`~launcher.lifecycle.signals.Interrupted`: 124 for the walltime warning, else 130, as ``run.json``)."""
+    (:class:`~launcher.lifecycle.signals.Interrupted`: the exit code of the state it ended the run in, as ``run.json``:
+    124 the walltime warning, 130 SIGINT, 143 SIGTERM or SIGHUP; :data:`launcher.util.states.EXIT_CODES`)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -61,7 +63,7 @@ def reports_errors(func: F) -> F:
             warning = exc.signum == signal.SIGUSR1
             click.echo(f"error: stopped by {exc.args[0]}" + (" (walltime warning)" if warning else "")
                        + "; the cluster was torn down", err=True)
-            sys.exit(124 if warning else 130)  # as run.json's exit_code for timed_out / interrupted
+            sys.exit(exit_code_of(signal_state(exc.signum)))  # as run.json's exit_code
         except OSError as exc:
             lost = lost_mount(exc)
             if lost is not None:

@@ -1,8 +1,8 @@
 """The ``hpc-hadoop`` command line (Click).
 
 User errors print one line (``error: <file>: <field>: <what> (fix: ...)``) and exit with code 2;
-cluster failures exit 1; a run exits with its report's exit code (0 ok, the failed step's code,
-124 timed out, 130 interrupted).
+cluster failures exit 1; a run exits with its report's exit code (0 succeeded or stopped, the failed step's code,
+124 timed out, 130 interrupted, 143 cancelled: :data:`launcher.util.states.EXIT_CODES`).
 """
 
 from __future__ import annotations

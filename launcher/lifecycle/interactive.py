@@ -183,10 +183,12 @@ class ClusterStatus:
         state: ``pending`` (queued), ``starting`` (bring-up), ``running`` (steps), ``ready`` (up, held for
             interactive use), ``stopping``, ``lost`` (its batch job or holder process ended without a final
             report: killed by the batch system, ``qdel``/``scancel``, a node failure; the logs stay readable),
-            ``cancelled`` (stopped while its job was still queued), ``unknown`` (the batch system does not answer:
-            ``detail`` says since when and what it printed; the cluster may run on), ``gone`` (directory removed),
+            ``cancelled`` (stopped while its job was still queued, or the run's own ``cancelled``), ``unknown``
+            (the batch system does not answer: ``detail`` says since when and what it printed; the cluster may run
+            on), ``gone`` (directory removed),
             or a final state of ``run.json`` (``stopped``, ``succeeded``, ``failed``,
-            ``bringup_failed``, ``interrupted``, ``timed_out``).
+            ``bringup_failed``, ``interrupted``, ``cancelled``, ``timed_out``; one exit code each:
+            :data:`launcher.util.states.EXIT_CODES`).
         detail: why, for ``lost`` and failures.
         nodes: node names; ``head`` the ResourceManager's node.
         created: epoch seconds; ``walltime_left_s`` seconds until the walltime ends (``None`` if unknown).

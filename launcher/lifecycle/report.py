@@ -24,7 +24,7 @@ from launcher.util.errors import UserError
 from launcher.util.network import WILDCARD_ADDRESSES
 from launcher.util.records import Record, replace_private
 from launcher.util.safedirs import make_private_dir
-from launcher.util.states import RunState
+from launcher.util.states import RunState, exit_code_of
 from launcher.util.userdirs import node_record_dir, node_work_root
 
 #: Final states of a run (``stopped``: an interactive cluster ended by ``hpc-hadoop stop``): the terminal
@@ -162,15 +162,14 @@ class RunReport(Record):
 
     @property
     def exit_code(self) -> int:
-        """0 if every step succeeded (or a held cluster was stopped); 130 interrupted; 124 timed out; the exit code
-        of the error that ended the run around its steps (``error_exit_code``: 1 a daemon died, 2 bad input) even
-        when it killed a step; else the failed step's exit code; else 1."""
-        if self.state in (RunState.SUCCEEDED, RunState.STOPPED):
-            return 0
-        if self.state is RunState.INTERRUPTED:
-            return 130
-        if self.state is RunState.TIMED_OUT:
-            return 124
+        """The exit code of the way the run ended (:data:`launcher.util.states.EXIT_CODES`): 0 succeeded or
+        stopped (a held cluster), 130 interrupted (Ctrl-C), 143 cancelled (SIGTERM, SIGHUP, ``stop`` during bring-up
+        or a step), 124 timed out; for a failure, the exit code of the error that ended the run around its steps
+        (``error_exit_code``: 1 a daemon died, 2 bad input) even when it killed a step; else the failed step's exit
+        code; else 1. A run still ``running`` counts as failed (1)."""
+        fixed = exit_code_of(self.state)
+        if fixed is not None:
+            return fixed
         if self.error_exit_code is not None:  # the run failed around its steps (a daemon died, bad input)
             return self.error_exit_code
         failed = [s.returncode for s in self.steps if s.returncode not in (0, None)]

@@ -66,7 +66,7 @@ from launcher.util.errors import (
 )
 from launcher.util.polling import poll
 from launcher.util.safedirs import private_umask, user_umask
-from launcher.util.states import RunState
+from launcher.util.states import RunState, signal_state
 
 
 def run_setup(plan: ClusterPlan, steps: list[ResolvedStep], job_file: str = "job file") -> None:
@@ -250,17 +250,17 @@ def new_report(plan: ClusterPlan, *, hold: bool = False) -> RunReport:
 
 
 def _ending(exc: BaseException, bringup_done: bool) -> tuple[RunState, str]:
-    """``(state, error)`` of ``run.json`` for the exception that ended a run."""
-    if isinstance(exc, Interrupted):
+    """``(state, error)`` of ``run.json`` for the exception that ended a run (its exit code:
+    :data:`launcher.util.states.EXIT_CODES`)."""
+    if isinstance(exc, Interrupted):  # SIGINT interrupted, SIGTERM/SIGHUP cancelled, SIGUSR1 timed_out
         warning = exc.signum == signal.SIGUSR1
-        return (RunState.TIMED_OUT if warning else RunState.INTERRUPTED,
-                f"stopped by {exc.args[0]}" + (" (walltime warning)" if warning else ""))
+        return signal_state(exc.signum), f"stopped by {exc.args[0]}" + (" (walltime warning)" if warning else "")
     if isinstance(exc, KeyboardInterrupt):
         return RunState.INTERRUPTED, "stopped by SIGINT"
     if isinstance(exc, WalltimeExpired):
         return RunState.TIMED_OUT, "walltime nearly over: stopped the running step and the cluster"
-    if isinstance(exc, StopRequested):
-        return RunState.INTERRUPTED, str(exc)
+    if isinstance(exc, StopRequested):  # the user asked for an end before the run's work was done
+        return RunState.CANCELLED, str(exc)
     return (RunState.FAILED if bringup_done else RunState.BRINGUP_FAILED), str(exc) or type(exc).__name__
 
 

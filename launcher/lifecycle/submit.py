@@ -31,6 +31,7 @@ from launcher.schedulers.base import BatchScheduler, MissingCommand
 from launcher.steps.jobs import ResolvedStep
 from launcher.util.errors import HpcHadoopError
 from launcher.util.records import Record
+from launcher.util.states import CANCELLED_EXIT, TIMED_OUT_EXIT
 from launcher.util.yamlio import dump_yaml
 
 if TYPE_CHECKING:  # the run's records are read only after a batch submission: imported there, not by `render`
@@ -296,11 +297,13 @@ def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, con
     that forgets a finished job at once, PBS Pro without job history, is then read from ``run.json``, and a line says
     so. A batch system that does not answer (``NO_ANSWER``) is waited through, with a line saying since when and
     what it printed, for ``patience`` seconds (the walltime plus :data:`NO_ANSWER_MARGIN`) or until ``run.json`` is
-    final.
+    final. The job's end is printed as the run's state when ``run.json`` is final (``job 10.pbshost: cancelled``
+    for a ``qdel``: what ``list`` and ``status`` show, whatever word the batch system has for the job: a run that
+    exited 143 is ``failed`` to PBS), else as the batch system's.
 
     Returns:
-        The run's exit code from ``run.json``; else 124 for a timed-out job, 143 cancelled (``qdel``, ``scancel``:
-        128 + SIGTERM), 1 failed or no answer.
+        The run's exit code from ``run.json`` (:data:`launcher.util.states.EXIT_CODES`); else 124 for a timed-out
+        job, 143 cancelled (``qdel``, ``scancel``: 128 + SIGTERM), 0 completed, 1 failed or no answer.
 
     Raises:
         UserError: a command of the batch system is not installed.
@@ -327,7 +330,8 @@ def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, con
             silent_since.clear()
             console.print(f"job {job_id}: the batch system answers again")
         if state not in (JobState.UNKNOWN, JobState.NO_ANSWER) and (not shown or state != shown[-1]):
-            console.print(f"job {job_id}: {state.value}")
+            final = final_report() if state.terminal else None  # the run's own word for its end, as `list`'s
+            console.print(f"job {job_id}: {final.state if final is not None else state.value}")
             shown.append(state)
         offset = copy_new_output(log, offset)
 
@@ -344,8 +348,8 @@ def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, con
 def _exit_code(job_id: str, polled: JobState, last: JobState, run_dir: Path, silent_s: float,
                console: Console) -> int:
     """The exit code :func:`follow` returns once the wait ended on ``polled`` (``last``: the last state shown):
-    ``run.json``'s when final, else 143 for a job ``stop`` cancelled while queued (``ended.json``), else from the
-    batch system's last state. ``silent_s``: how long it had not answered (``NO_ANSWER``)."""
+    ``run.json``'s when final, else 143 (``cancelled``) for a job ``stop`` cancelled while queued (``ended.json``),
+    else from the batch system's last state. ``silent_s``: how long it had not answered (``NO_ANSWER``)."""
     from launcher.lifecycle.interactive import ENDED_FILE, EndedRecord
     from launcher.lifecycle.report import RunReport
 
@@ -363,8 +367,10 @@ def _exit_code(job_id: str, polled: JobState, last: JobState, run_dir: Path, sil
     recorded = EndedRecord.read_or_none(run_dir / ENDED_FILE)
     if recorded is not None and recorded.state == "cancelled" and polled is JobState.UNKNOWN:
         console.print(f"job {job_id}: cancelled ({recorded.detail})", soft_wrap=True)
-        return 143
-    return {JobState.COMPLETED: 0, JobState.TIMEOUT: 124, JobState.CANCELLED: 143}.get(last, 1)
+        return CANCELLED_EXIT
+    if data is not None and last is JobState.COMPLETED:  # the run began and recorded no end: `list` says lost
+        return 1
+    return {JobState.COMPLETED: 0, JobState.TIMEOUT: TIMED_OUT_EXIT, JobState.CANCELLED: CANCELLED_EXIT}.get(last, 1)
 
 
 def copy_new_output(log: Path, offset: int) -> int:

@@ -106,8 +106,8 @@ class WalltimeExpired(Exception):
 class StopRequested(Exception):
     """``hpc-hadoop stop`` asked the run to end (the file ``stop-requested`` appeared in its cluster directory)
     during bring-up or a step: the run stops the step and tears the cluster down itself, before anything asks the
-    batch system to cancel the job (report state ``interrupted``, exit code 130; a held cluster stopped after its
-    steps ends ``stopped``, exit code 0).
+    batch system to cancel the job (report state ``cancelled``, exit code 143; a held cluster stopped after its
+    steps ends ``stopped``, exit code 0: :data:`launcher.util.states.EXIT_CODES`).
 
     Args:
         when: what was running (``during step 1 (wordcount)``).

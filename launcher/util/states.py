@@ -11,11 +11,17 @@
 Each is a ``str`` enum: a member equals its value (``RunState.FAILED == "failed"``), prints as it
 (``f"{RunState.FAILED}"`` is ``failed``) and is written to JSON as it, so the files keep the same strings.
 The reference lists them all (docs/user-guide.md, "States").
+
+How a run ends decides one state and one exit code (:data:`EXIT_CODES`, :data:`SIGNAL_STATES`; docs/user-guide.md,
+"How a run ends"): ``run.json``, ``submit --wait`` (its last line ``job <id>: <state>`` and its exit code),
+``hpc-hadoop list``/``status`` and ``stop`` all say the same.
 """
 
 from __future__ import annotations
 
 import enum
+import signal
+from collections.abc import Mapping
 
 
 class State(str, enum.Enum):
@@ -32,9 +38,12 @@ class State(str, enum.Enum):
 class RunState(State):
     """A run (``run.json`` ``state``): ``running``, then one terminal state.
 
-    ``stopped``: an interactive cluster ended by ``hpc-hadoop stop``; ``bringup_failed``: the cluster never
-    came up; ``failed``: it came up, then a step or a daemon failed; ``interrupted``: a signal (SIGINT, SIGTERM
-    other than the walltime's); ``timed_out``: the walltime was nearly over.
+    ``stopped``: an interactive cluster, up and held, ended by ``hpc-hadoop stop``; ``bringup_failed``: the cluster
+    never came up; ``failed``: it came up, then a step or a daemon failed; ``interrupted``: Ctrl-C (SIGINT);
+    ``cancelled``: ended from outside before its work was done: SIGTERM or SIGHUP (``qdel``, ``scancel``,
+    ``kill``), or ``hpc-hadoop stop`` during bring-up or a step; ``timed_out``: the walltime was nearly over. Each
+    has one exit code (:data:`EXIT_CODES`). A ``run.json`` of an older release says ``interrupted`` for a SIGTERM
+    too: it reads as it is (exit code 130).
     """
 
     RUNNING = "running"
@@ -43,6 +52,7 @@ class RunState(State):
     FAILED = "failed"
     BRINGUP_FAILED = "bringup_failed"
     INTERRUPTED = "interrupted"
+    CANCELLED = "cancelled"
     TIMED_OUT = "timed_out"
 
     @property
@@ -89,6 +99,54 @@ class ClusterState(State):
     def terminal(self) -> bool:
         """Neither active nor ``unreachable``."""
         return not self.active and self is not ClusterState.UNREACHABLE
+
+
+#: The exit code of each way a run ends, by its state: what ``run.json`` records (``exit_code``), what ``run``,
+#: ``submit --wait`` and ``start`` exit with, the same word in ``list``/``status``. ``None``: the code of what failed
+#: (the error around the steps: 1 a daemon died, 2 bad input; else the failed step's own exit code; else 1).
+#:
+#: ========================================================================  ==================  =========
+#: how the run ended                                                         state               exit code
+#: ========================================================================  ==================  =========
+#: every step succeeded                                                      ``succeeded``       0
+#: an interactive cluster, up and held, ended by ``hpc-hadoop stop``         ``stopped``         0
+#: a step or a daemon failed once the cluster was up                         ``failed``          the step's or 1
+#: the cluster never came up (or the job file was refused)                   ``bringup_failed``  1 (2 bad input)
+#: Ctrl-C (SIGINT)                                                           ``interrupted``     130 (128 + 2)
+#: SIGTERM or SIGHUP (``qdel``, ``scancel``, ``kill``; PBS and Slurm send     ``cancelled``       143 (128 + 15)
+#: SIGTERM), ``hpc-hadoop stop`` during bring-up or a step, or ``stop``
+#: (``qdel``, ``scancel``) while the job was still queued
+#: the walltime nearly over (SIGUSR1 warning, or the launcher's deadline)    ``timed_out``       124
+#: ========================================================================  ==================  =========
+EXIT_CODES: Mapping[RunState, int | None] = {
+    RunState.SUCCEEDED: 0, RunState.STOPPED: 0, RunState.FAILED: None, RunState.BRINGUP_FAILED: None,
+    RunState.INTERRUPTED: 128 + signal.SIGINT, RunState.CANCELLED: 128 + signal.SIGTERM, RunState.TIMED_OUT: 124,
+}
+#: ``cancelled``'s exit code (143), also of a batch job cancelled before its ``run.json`` said an end.
+CANCELLED_EXIT: int = 128 + signal.SIGTERM
+#: ``timed_out``'s exit code (124, as ``timeout(1)``'s), also of a batch job its walltime ended.
+TIMED_OUT_EXIT: int = 124
+
+#: The state a run ends in when a signal ends it (:data:`EXIT_CODES` gives its exit code): SIGUSR1 is the batch
+#: system's walltime warning; SIGTERM (``qdel``, ``scancel``, ``kill``) and SIGHUP are an end asked from outside.
+SIGNAL_STATES: Mapping[int, RunState] = {
+    signal.SIGINT: RunState.INTERRUPTED, signal.SIGTERM: RunState.CANCELLED, signal.SIGHUP: RunState.CANCELLED,
+    signal.SIGUSR1: RunState.TIMED_OUT,
+}
+
+
+def signal_state(signum: int) -> RunState:
+    """The state of a run that the signal ``signum`` ended (:data:`SIGNAL_STATES`; any other: ``cancelled``)."""
+    return SIGNAL_STATES.get(signum, RunState.CANCELLED)
+
+
+def exit_code_of(state: State | str) -> int | None:
+    """The exit code of a run that ended in ``state`` (:data:`EXIT_CODES`; ``None``: the code of what failed, or no
+    end of a run: ``lost``, ``gone``...). ``cancelled`` is 143 for a cluster cancelled while queued as well."""
+    try:
+        return EXIT_CODES.get(RunState(str(state)))
+    except ValueError:  # a cluster's own state (lost, gone...): no end of a run
+        return None
 
 
 _ACTIVE = frozenset({ClusterState.PENDING, ClusterState.STARTING, ClusterState.RUNNING, ClusterState.READY,

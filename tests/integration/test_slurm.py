@@ -317,7 +317,7 @@ def test_launcher_killed_by_the_batch_system_leaves_nothing_and_shows_lost(users
         assert run_dir is not None and container_hosts(run_dir, "org.apache.hadoop.mapred.YarnChild"), "no task ran"
         # SIGKILL to the batch shell, the launcher and every agent, as `scancel --signal=KILL --full` means to: that
         # command is a cancellation for Slurm, whose SIGTERM reached the batch shell first in one CI run (the
-        # launcher then tore down: state interrupted). The nodes share this PID namespace: root kills them here.
+        # launcher then tore down: state cancelled, 143). The nodes share this PID namespace: root kills them here.
         for proc in psutil.process_iter(["cmdline"]):
             cmdline = " ".join(proc.info["cmdline"] or [])
             if (str(run_dir) in cmdline and ("launcher.cli" in cmdline or "launcher.node.agent" in cmdline)) or \

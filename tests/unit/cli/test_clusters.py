@@ -125,6 +125,34 @@ def test_status_of_a_stopped_cluster_shows_no_dead_addresses(make_cluster: Calla
     assert f"job history:     {run_dir}/history" in result.output
 
 
+@pytest.mark.parametrize(("state", "error"), [
+    ("cancelled", "stopped by SIGTERM"),    # qdel, scancel, kill of a running cluster (issue 37 item 8)
+    ("interrupted", "stopped by SIGINT"),   # Ctrl-C; also an older release's run.json for a SIGTERM
+    ("stopped", ""), ("timed_out", "walltime nearly over")])
+def test_list_and_status_show_the_word_run_json_records(tmp_path: Path, state: str, error: str) -> None:
+    """Issue 37 item 8: one word per way a run ends: ``list`` (text and ``--json``) and ``status`` (text and
+    ``--json``) show ``run.json``'s ``state``, ``cancelled`` for a SIGTERM too (was not a state a run could
+    record)."""
+    import json
+
+    cid = "q-20261127-100000-eeee"
+    run_dir = tmp_path / "pfs" / cid
+    run_dir.mkdir(parents=True)
+    (run_dir / "run.json").write_text(json.dumps({"cluster_id": cid, "run_dir": str(run_dir), "scheduler": "pbs",
+                                                  "job_id": "10.pbshost", "state": state, "error": error,
+                                                  "bringup_s": 2.0, "nodes": ["n1"]}))
+    register(cid, run_dir, "pbs", "10.pbshost")
+    listed = CliRunner().invoke(main, ["list", "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert json.loads(listed.output)["state"] == state
+    table = CliRunner().invoke(main, ["list"])
+    assert table.exit_code == 0 and table.output.split("\n")[1].split()[2] == state, table.output
+    shown = CliRunner().invoke(main, ["status", "--json", cid])
+    assert shown.exit_code == 0 and json.loads(shown.output)["state"] == state, shown.output
+    text = CliRunner().invoke(main, ["status", cid])
+    assert text.exit_code == 0 and text.output.split("\n")[1].split() == ["state:", state], text.output
+
+
 def _complete(words: str) -> list[str]:
     """What bash completion offers for the last word of ``words`` (Click's ``bash_complete`` protocol)."""
     env = {**os.environ, "_HPC_HADOOP_COMPLETE": "bash_complete", "COMP_WORDS": words,

@@ -54,7 +54,8 @@ def test_a_command_meeting_a_mount_that_is_gone_says_so_in_one_line(statvfs_gone
     assert capsys.readouterr().err == "error: /ofs/me/hpc-hadoop/c1/krb/services.keytab: EACCES (Permission denied)\n"
 
 
-@pytest.mark.parametrize(("signum", "code", "said"), [(signal.SIGTERM, 130, "stopped by SIGTERM;"),
+@pytest.mark.parametrize(("signum", "code", "said"), [(signal.SIGTERM, 143, "stopped by SIGTERM;"),
+                                                      (signal.SIGINT, 130, "stopped by SIGINT;"),
                                                       (signal.SIGUSR1, 124, "stopped by SIGUSR1 (walltime warning);")])
 def test_a_signal_that_ended_a_commands_own_cluster_is_one_line(capsys: pytest.CaptureFixture[str], signum: int,
                                                                 code: int, said: str) -> None:

@@ -61,6 +61,8 @@ def test_index_lives_under_xdg_state_home(tmp_path: Path) -> None:
     ("failed", None, "lost"),
     ("completed", {"state": "stopped", "bringup_s": 3.0, "hold": True}, "stopped"),
     ("failed", {"state": "bringup_failed", "error": "boom"}, "bringup_failed"),
+    ("cancelled", {"state": "cancelled", "bringup_s": 3.0, "error": "stopped by SIGTERM"}, "cancelled"),  # qdel
+    ("cancelled", {"state": "interrupted", "bringup_s": 3.0, "error": "stopped by SIGTERM"}, "interrupted"),  # old
 ])
 def test_state_from_directory_and_batch_system(tmp_path: Path, job_state: str, report: dict | None,
                                                expected: str) -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import time
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from launcher.config.spec import load_spec
 from launcher.lifecycle.interactive import STOP_FILE
 from launcher.lifecycle.runner import ClusterRun, materialize, prepare
+from launcher.lifecycle.signals import Interrupted
 from launcher.plan.security import SIMPLE_WARNING
 from launcher.schedulers import get_scheduler
 from launcher.steps.jobs import ResolvedStep
@@ -36,11 +38,12 @@ def test_java_steps_are_numbered_and_carry_the_extra_classpath(tmp_path: Path) -
     assert session.bringup_s is None
 
 
-def test_stop_requested_during_a_step_kills_it_and_the_run_is_interrupted(tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stop_requested_during_a_step_kills_it_and_the_run_is_cancelled(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 17 item 11: ``hpc-hadoop stop`` tears a cluster down through the cluster itself (``stop-requested``), a
     cluster from ``submit`` as one from ``start``, before anything asks the batch system to cancel the job (Torque's
-    ``qdel`` leaves 26 ms for it). The run looks for the file every second during a step."""
+    ``qdel`` leaves 26 ms for it). The run looks for the file every second during a step. Issue 37 item 8: the run
+    ended before its work was done, as by ``qdel``: ``cancelled``, 143 (not ``interrupted``, 130: Ctrl-C's)."""
     spec, _ = load_spec(None, data={"name": "stopme", "filesystem": {"root": str(tmp_path)},
                                     "steps": [{"example": "pi", "args": ["1", "10"]}]})
     plan, _ = prepare(spec, get_scheduler("local").allocation(spec))
@@ -57,9 +60,29 @@ def test_stop_requested_during_a_step_kills_it_and_the_run_is_interrupted(tmp_pa
     assert time.monotonic() - began < 10
     session.__exit__(StopRequested, info.value, None)
     report = json.loads(plan.path("run.json").read_text())
-    assert (report["state"], report["exit_code"]) == ("interrupted", 130)
+    assert (report["state"], report["exit_code"]) == ("cancelled", 143)
     assert report["error"] == "stopped by `hpc-hadoop stop` during step 1 (sleeper)"
     assert [s["state"] for s in report["steps"]] == ["killed"]
+
+
+@pytest.mark.parametrize(("signum", "state", "code"), [
+    (signal.SIGTERM, "cancelled", 143), (signal.SIGHUP, "cancelled", 143), (signal.SIGINT, "interrupted", 130),
+    (signal.SIGUSR1, "timed_out", 124)])
+def test_a_signal_ends_the_run_in_the_state_and_exit_code_of_the_table(tmp_path: Path, signum: int, state: str,
+                                                                       code: int) -> None:
+    """Issue 37 item 8: ``qdel`` of a running cluster (OpenPBS sends SIGTERM; ``scancel`` and ``kill`` too) was
+    recorded ``interrupted``, exit code 130, while ``submit --wait`` printed ``cancelled``: each way a run ends has one
+    state and one exit code (:data:`launcher.util.states.EXIT_CODES`), 143 for SIGTERM (128 + 15)."""
+    spec, _ = load_spec(None, data={"name": "signalled", "filesystem": {"root": str(tmp_path)},
+                                    "steps": [{"example": "pi", "args": ["1", "10"]}]})
+    plan, _ = prepare(spec, get_scheduler("local").allocation(spec))
+    materialize(plan)
+    session = ClusterRun(plan)
+    session.__exit__(Interrupted, Interrupted(signum), None)
+    report = json.loads(plan.path("run.json").read_text())
+    assert (report["state"], report["exit_code"]) == (state, code)
+    assert session.report.exit_code == code
+    assert report["error"].startswith(f"stopped by {signal.Signals(signum).name}")
 
 
 def test_a_simple_cluster_warns_in_its_report_what_it_leaves_open(tmp_path: Path) -> None:

@@ -90,3 +90,95 @@ def test_a_refused_submission_keeps_the_users_own_directories(pbs_standins: Call
         submit_module.submit_batch(spec, pfs_root.parent / "job.yaml", overwrite=False, wait=False,
                                    console=Console(file=io.StringIO()))
     assert list(other.parent.iterdir()) == [other]
+
+
+# -- issue 37 item 8: one state and one exit code per way a run ends, in run.json, submit --wait, list and status --
+
+def _ended_run(tmp_path: Path, ending: BaseException | None, *, hold: bool = False) -> Path:
+    """A cluster directory whose run ``ending`` ended (``None``: a held cluster stopped by ``hpc-hadoop stop`` once
+    up, as :meth:`ClusterRun.hold` leaves it), its ``run.json`` written by the runner itself (no daemons)."""
+    from launcher.lifecycle.runner import ClusterRun, materialize, prepare
+    from launcher.schedulers import get_scheduler
+    from launcher.util.states import RunState
+
+    spec, _ = load_spec(None, data={"name": "ending", "filesystem": {"root": str(tmp_path)},
+                                    "steps": [{"example": "pi", "args": ["1", "10"]}]})
+    plan, _ = prepare(spec, get_scheduler("local").allocation(spec))
+    materialize(plan)
+    session = ClusterRun(plan, hold=hold)
+    if ending is None:
+        session.report.bringup_s = 1.0
+        session.report.state = RunState.STOPPED  # what hold() sets once `stop` asked
+    session.__exit__(type(ending) if ending else None, ending, None)
+    return Path(plan.run_dir)
+
+
+def _follow_and_list(monkeypatch: pytest.MonkeyPatch, run_dir: Path, batch_end: str) -> tuple[int, str, str]:
+    """``submit --wait`` (:func:`follow`) of PBS job ``10.pbshost`` seen running, then ``batch_end``, and
+    ``hpc-hadoop status`` of its cluster afterwards: ``(exit code, the last line follow printed, status's state)``."""
+    from types import SimpleNamespace
+
+    from launcher.lifecycle.interactive import register, status_of
+    from launcher.schedulers.allocation import JobState
+    from launcher.schedulers.pbs import PbsScheduler
+    from launcher.util import polling
+
+    states = iter([JobState.RUNNING, JobState(batch_end)])
+    monkeypatch.setattr(PbsScheduler, "state", lambda self, job_id: next(states))
+    monkeypatch.setattr(polling, "time", SimpleNamespace(monotonic=lambda: 0.0, sleep=lambda seconds: None))
+    out = io.StringIO()
+    code = submit_module.follow(PbsScheduler(), "10.pbshost", run_dir, run_dir / "none.out",
+                                Console(file=out, width=300, highlight=False))
+    register(run_dir.name, run_dir, "pbs", "10.pbshost")
+    shown = status_of({"cluster_id": run_dir.name, "run_dir": str(run_dir), "scheduler": "pbs",
+                       "job_id": "10.pbshost"}, job_state=lambda scheduler, job_id: batch_end)
+    return code, out.getvalue().splitlines()[-1], shown.state
+
+
+def test_qdel_of_a_running_cluster_is_cancelled_143_in_run_json_submit_wait_and_status(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37 item 8: ``qdel`` of a running cluster (OpenPBS sends SIGTERM; the launcher tears down) printed
+    ``job 10.pbshost: cancelled`` and exited 130 while ``list`` said ``interrupted``. Now every one of them says
+    ``cancelled`` and 143 (128 + SIGTERM)."""
+    import json
+    import signal
+
+    from launcher.lifecycle.signals import Interrupted
+
+    run_dir = _ended_run(tmp_path, Interrupted(signal.SIGTERM))
+    report = json.loads((run_dir / "run.json").read_text())
+    assert (report["state"], report["exit_code"]) == ("cancelled", 143)
+    assert _follow_and_list(monkeypatch, run_dir, "cancelled") == (143, "job 10.pbshost: cancelled", "cancelled")
+
+
+@pytest.mark.parametrize(("hold", "batch_end", "word", "code"), [
+    (True, "completed", "stopped", 0),    # a held cluster (`start`), up, then `hpc-hadoop stop`: its normal end
+    (False, "failed", "cancelled", 143),  # `stop` during a step of a `submit`ted run: the launcher exits 143
+])
+def test_a_cluster_ended_by_stop_shows_the_runs_state_in_submit_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     hold: bool, batch_end: str, word: str,
+                                                                     code: int) -> None:
+    """Issue 37 item 8: a cluster ended by ``hpc-hadoop stop`` printed ``job 5.pbshost: failed`` (PBS's word for a
+    job that exited non-zero) or ``completed``: ``submit --wait`` now ends with the run's own state, as ``list`` and
+    ``status`` show it, and exits with the exit code ``run.json`` records for it."""
+    import json
+
+    from launcher.util.errors import StopRequested
+
+    run_dir = _ended_run(tmp_path, None if hold else StopRequested("during step 1 (pi)"), hold=hold)
+    report = json.loads((run_dir / "run.json").read_text())
+    assert (report["state"], report["exit_code"]) == (word, code)
+    assert _follow_and_list(monkeypatch, run_dir, batch_end) == (code, f"job 10.pbshost: {word}", word)
+
+
+def test_an_old_run_json_that_says_interrupted_for_a_sigterm_reads_as_it_is(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``run.json`` of the release before, where SIGTERM was ``interrupted`` (130): read as it says, by
+    ``submit --wait`` and ``status`` alike (an old value stays readable)."""
+    import json
+
+    run_dir = tmp_path / "old"
+    run_dir.mkdir()
+    (run_dir / "run.json").write_text(json.dumps({"state": "interrupted", "exit_code": 130, "bringup_s": 2.0,
+                                                  "error": "stopped by SIGTERM"}))
+    assert _follow_and_list(monkeypatch, run_dir, "cancelled") == (130, "job 10.pbshost: interrupted", "interrupted")

@@ -133,8 +133,25 @@ def test_index_entries_and_ended_records_leave_out_what_is_unset(tmp_path: Path)
     assert IndexEntry.read_or_none(tmp_path / "missing.json") is None
 
 
+def test_every_end_of_a_run_has_one_exit_code_and_each_signal_one_state() -> None:
+    """Issue 37 item 8: the table of how a run ends (launcher/util/states.py), which run.json, the CLI and
+    ``submit --wait`` share: every terminal run state has its exit code (``None``: what failed decides), a cluster's
+    ``cancelled`` (while queued) the run's 143, and SIGTERM is not SIGINT."""
+    import signal
+
+    from launcher.util.states import EXIT_CODES, exit_code_of, signal_state
+
+    assert set(EXIT_CODES) == {state for state in RunState if state.terminal}
+    assert {state.value: EXIT_CODES[state] for state in EXIT_CODES} == {
+        "succeeded": 0, "stopped": 0, "failed": None, "bringup_failed": None, "interrupted": 130, "cancelled": 143,
+        "timed_out": 124}
+    assert exit_code_of(ClusterState.CANCELLED) == 143 and exit_code_of("lost") is None
+    assert [signal_state(s).value for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1)] == [
+        "interrupted", "cancelled", "cancelled", "timed_out"]
+
+
 @pytest.mark.parametrize(("kind", "terminal"), [
-    (RunState, {"succeeded", "stopped", "failed", "bringup_failed", "interrupted", "timed_out"}),
+    (RunState, {"succeeded", "stopped", "failed", "bringup_failed", "interrupted", "cancelled", "timed_out"}),
     (AgentState, {"stopped", "failed"}),
     (StepState, {"succeeded", "failed", "killed"}),
     (ClusterState, {"lost", "cancelled", "gone", "succeeded", "stopped", "failed", "bringup_failed",
