@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 from launcher.config.spec import JobSpec
 from launcher.schedulers.allocation import Allocation, JobState, Node
 from launcher.util.errors import CommandError, UserError
-from launcher.util.network import interface_address, node_address
+from launcher.util.network import bind_address, node_address
 from launcher.util.polling import Polled, poll
 
 #: The largest share of the walltime the teardown lead may take (10%): a short job keeps 90% of its time.
@@ -264,11 +264,11 @@ def allocation_nodes(names: Sequence[str], interface: str | None) -> tuple[Node,
     (:func:`launcher.util.network.node_address`).
 
     Raises:
-        UserError: a node name does not resolve, or resolves to a loopback address.
-        KeyError: ``interface`` has no IPv4 address on this host.
+        UserError: a node name does not resolve, or resolves to a loopback address; ``interface`` has no IPv4
+            address on this host (:func:`launcher.util.network.bind_address`).
     """
     if interface:
-        return (Node(names[0], interface_address(interface)), *(Node(n, n) for n in names[1:]))
+        return (Node(names[0], bind_address(interface)), *(Node(n, n) for n in names[1:]))
     return tuple(Node(n, node_address(n)) for n in names)
 
 
@@ -698,7 +698,7 @@ class BatchScheduler(Scheduler):
             UserError: not inside an allocation of this batch system, a command is not installed, a node name that
                 does not resolve or resolves to loopback.
             CommandError: a required command failed.
-            KeyError: ``spec.interface`` has no IPv4 address on this host.
+            UserError: ``spec.interface`` has no IPv4 address on this host.
         """
         env = os.environ
         job_id = self.job_in(env)

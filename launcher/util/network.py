@@ -29,6 +29,23 @@ def interface_address(interface: str) -> str:
     raise KeyError(f"interface {interface} has no IPv4 address on {socket.gethostname()}")
 
 
+def bind_address(interface: str) -> str:
+    """The address daemons bind to for the job file's ``interface:`` on this host (:func:`interface_address`).
+
+    Raises:
+        UserError: the interface does not exist here or has no IPv4 address (names the field ``interface`` and the
+            interfaces that have one).
+    """
+    try:
+        return interface_address(interface)
+    except KeyError:
+        have = sorted(name for name, addrs in psutil.net_if_addrs().items()
+                      if any(a.family == socket.AF_INET for a in addrs))
+        raise UserError(f"interface {interface} has no IPv4 address on {socket.gethostname()} (interfaces with one: "
+                        f"{', '.join(have) or 'none'})", field="interface",
+                        fix="set interface: to one of them, or leave it out") from None
+
+
 def resolve(hostname: str) -> str:
     """The IPv4 address of ``hostname`` (via the resolver: ``/etc/hosts``, DNS).
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -688,3 +689,27 @@ def test_teardown_lead_is_the_same_on_every_backend(make_spec: SpecFactory, wall
     wall = parse_walltime(walltime)
     soft = f"-l s_rt={(wall - lead) // 3600:02d}:{(wall - lead) % 3600 // 60:02d}:{(wall - lead) % 60:02d}"
     assert soft in SgeScheduler().directives(sge, RUN_DIR)
+
+
+def test_the_local_backend_binds_the_interface_or_refuses_it_in_one_line(
+        monkeypatch: pytest.MonkeyPatch, make_spec: Callable[..., JobSpec]) -> None:
+    """Issue 37 item 9: ``interface:`` was silently ignored by the ``local`` backend (the daemons bound 127.0.0.1).
+    Now its address is the node's; an interface this machine lacks (or one without an IPv4 address) is refused
+    with the field, the interfaces that have one, and the fix; a batch backend's master does the same."""
+    from launcher.schedulers.local import LocalScheduler
+
+    addr = type(psutil.net_if_addrs()["lo"][0])  # psutil's own record of an address
+    interfaces = {"lo": [addr(socket.AF_INET, "127.0.0.1", "255.0.0.0", None, None)],
+                  "hhib0": [addr(socket.AF_INET, "10.99.0.1", "255.255.255.0", None, None)],
+                  "hhv6": [addr(socket.AF_INET6, "fd00::1", None, None, None)]}
+    monkeypatch.setattr(psutil, "net_if_addrs", lambda: interfaces)
+    bound = LocalScheduler().allocation(make_spec(scheduler="local", nodes=1, interface="hhib0"))
+    assert bound.nodes[0].address == "10.99.0.1"
+    assert LocalScheduler().allocation(make_spec(scheduler="local", nodes=1)).nodes[0].address == "127.0.0.1"
+    for name in ("nosuch0", "hhv6"):
+        with pytest.raises(UserError) as info:
+            LocalScheduler().allocation(make_spec(scheduler="local", nodes=1, interface=name))
+        assert info.value.field == "interface" and "interfaces with one: hhib0, lo" in info.value.message
+        assert info.value.exit_code == 2
+    with pytest.raises(UserError, match="interface nosuch0 has no IPv4 address"):
+        base.allocation_nodes(["n1", "n2"], "nosuch0")
