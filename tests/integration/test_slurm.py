@@ -356,7 +356,9 @@ def test_doctor_inside_an_allocation_asks_every_node_what_secure_mode_needs(shar
                            "launcher.cli", "doctor", str(job)], capture_output=True, text=True, timeout=300,
                           cwd=REPO, check=False)
     lines = {" ".join(line.split()[1:4]): line for line in done.stdout.splitlines() if line.split()[1:2] == ["krb"]}
+    keys = next((lines.pop(name) for name in list(lines) if name.startswith("krb keys")), "")
     assert list(lines) == ["krb host names", "krb KDC port", "krb clock skew"], done.stdout + done.stderr
+    assert keys.split()[:1] == ["ok"] and f"never on {shared_root} (fuse (glusterfs))" in keys, keys  # issue 36
     assert all(line.split()[0] == "ok" for line in lines.values()), done.stdout
     assert "forward and back on every node: n1 → 10.77.0.11 → n1, n2 → 10.77.0.12 → n2, n3 → 10.77.0.13 → n3" \
         in lines["krb host names"], lines
