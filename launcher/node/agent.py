@@ -262,7 +262,7 @@ class Agent:
         In ``hdfs`` mode the NameNode is formatted first if it never was, and the JobHistoryServer starts
         last, once the NameNode accepts connections.
         """
-        os.umask(0o077)
+        os.umask(PRIVATE_UMASK)  # the daemons' logs, pids and scratch: private themselves, not only by their directory
         Path(self.node.log_dir).mkdir(parents=True, exist_ok=True)
         self.status_file.parent.mkdir(parents=True, exist_ok=True)
         spec = self.plan.spec
@@ -619,7 +619,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyError as exc:
         print(f"hpc-hadoop agent: {exc.args[0]}", file=sys.stderr)
         return 2
-    os.umask(PRIVATE_UMASK)  # the daemons' logs, pids and scratch: private themselves, not only by their directory
     become_subreaper()
     agent = Agent(plan, node, args.watch_pid)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):

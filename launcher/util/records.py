@@ -99,13 +99,14 @@ class Record(BaseModel):
 RECORD_MODE = 0o600
 
 
-def replace_private(path: str | Path, text: str, *, tmp: str | Path | None = None) -> None:
-    """Write ``text`` to ``path`` atomically, mode :data:`RECORD_MODE` (0600) from the moment the file exists: a new
-    temporary file beside it (``.<name>.tmp<pid>``, or ``tmp``), created with ``os.open(O_CREAT | O_EXCL, 0o600)``
-    and set to 0600 with ``fchmod`` whatever the umask, then renamed over ``path`` with ``os.replace``. A record is then
-    private itself, not only by the directory it is in (a 0700 cluster directory another user gets into, a
-    shared filesystem whose client lets other users past the modes of directories: issue 36). A temporary file left
-    by a process that died with this pid is replaced (``O_EXCL`` after removing it: never written through a link).
+def replace_private(path: str | Path, text: str | bytes, *, tmp: str | Path | None = None) -> None:
+    """Write ``text`` (or bytes: a keytab) to ``path`` atomically, mode :data:`RECORD_MODE` (0600) from the moment
+    the file exists: a new temporary file beside it (``.<name>.tmp<pid>``, or ``tmp``), created with
+    ``os.open(O_CREAT | O_EXCL, 0o600)`` and set to 0600 with ``fchmod`` whatever the umask, then renamed over
+    ``path`` with ``os.replace``. A record is then private itself, not only by the directory it is in (a 0700 cluster
+    directory another user gets into, a shared filesystem whose client lets other users past the modes of
+    directories: issue 36). A temporary file left by a process that died with this pid is replaced (``O_EXCL`` after
+    removing it: never written through a link).
 
     Raises:
         OSError: it could not be written (the temporary file is removed).
@@ -115,9 +116,9 @@ def replace_private(path: str | Path, text: str, *, tmp: str | Path | None = Non
     try:
         temporary.unlink(missing_ok=True)
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, RECORD_MODE)
-        with os.fdopen(fd, "w") as handle:
+        with os.fdopen(fd, "wb") as handle:
             os.fchmod(fd, RECORD_MODE)
-            handle.write(text)
+            handle.write(text.encode() if isinstance(text, str) else text)
         os.replace(temporary, path)
     finally:
         with contextlib.suppress(OSError):  # a filesystem that refused the write may refuse this too: the first error

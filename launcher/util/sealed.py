@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,6 +31,8 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from launcher.util.records import replace_private
 
 #: The variable that carries the cluster's key (URL-safe Base64 of :data:`KEY_BYTES` bytes) to the agents.
 KEY_ENV = "HPC_HADOOP_SEAL_KEY"
@@ -105,15 +106,10 @@ def unseal(blob: bytes, key: str, context: str) -> dict[str, bytes]:
 
 
 def write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically, mode 0600 from its creation (a temporary file beside it, renamed).
+    """Write ``data`` to ``path`` atomically, mode 0600 from its creation (:func:`launcher.util.records.
+    replace_private`, the records' own writer).
 
     Raises:
         OSError: the directory is missing or not writable.
     """
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.unlink(missing_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        os.fchmod(fd, 0o600)
-        handle.write(data)
-    os.replace(tmp, path)
+    replace_private(path, data)
