@@ -154,7 +154,9 @@ def _nodes_to_ask(spec: JobSpec) -> tuple[list[tuple[str, str]], str, str | None
     try:
         if isinstance(scheduler, BatchScheduler):
             scheduler.job_in(os.environ)
-        allocation = scheduler.allocation(spec)
+        # Under interface: every node, the first too, finds its own address on it (doctor may run on a login node,
+        # salloc's shell, which is not the first node and may lack the interface): the names stand in.
+        allocation = scheduler.allocation(spec.model_copy(update={"interface": None}) if spec.interface else spec)
     except KeyError as exc:  # interface: names no IPv4 interface here
         return Check("krb nodes", "fail", str(exc.args[0] if exc.args else exc),
                      "set interface: to an interface of every node")
@@ -169,7 +171,8 @@ def _nodes_to_ask(spec: JobSpec) -> tuple[list[tuple[str, str]], str, str | None
         return [(name, address)], "local", None, " (this host only: run doctor inside an allocation to ask every node)"
     except HpcHadoopError as exc:  # a command that reads the allocation failed
         return Check("krb nodes", "fail", str(exc), "see that the batch system's commands work here")
-    return [(n.name, n.address) for n in allocation.nodes], allocation.fanout, allocation.fanout_program, ""
+    nodes = [(n.name, n.name if spec.interface else n.address) for n in allocation.nodes]
+    return nodes, allocation.fanout, allocation.fanout_program, ""
 
 
 @contextlib.contextmanager
@@ -197,10 +200,11 @@ def _answers_dir(spec: JobSpec, fanout: str, program: str | None) -> Iterator[Pa
 def _secure_mode(spec: JobSpec) -> list[Check]:
     """What ``security: per-cluster`` needs (:mod:`launcher.plan.kerberos_checks`), asked through the fan-out
     (:func:`launcher.lifecycle.kdc.probe_nodes`) of every node of the allocation doctor runs in (the ``local``
-    backend: this machine), else of this host alone (a login node: the nodes are checked again at bring-up). Under
-    another ``security:`` a failure is a warning."""
+    backend: this machine), else of this host alone (a login node: the nodes are checked again at bring-up); under
+    ``interface:`` each node's address on it, as the node and this host resolve it. Under another ``security:`` a
+    failure is a warning."""
     from launcher.lifecycle.kdc import probe_nodes
-    from launcher.plan.kerberos_checks import check_clock_skew, check_kdc_port, check_names
+    from launcher.plan.kerberos_checks import check_clock_skew, check_kdc_port, check_names, resolve_bound
     from launcher.util.errors import HpcHadoopError
 
     asked = _nodes_to_ask(spec)
@@ -209,14 +213,16 @@ def _secure_mode(spec: JobSpec) -> list[Check]:
     nodes, fanout, program, alone = asked
     try:
         with _answers_dir(spec, fanout, program) as answers:
-            probes, before, after = probe_nodes(nodes, fanout, program, answers=answers)
+            probes, before, after = probe_nodes(nodes, fanout, program, answers=answers, interface=spec.interface)
     except OSError as exc:
         return [Check("krb nodes", "fail", f"no directory for the nodes' answers under {spec.filesystem.root}: {exc}",
                       "set filesystem.root to a directory you can write that every node shares")]
     except HpcHadoopError as exc:
         return [Check("krb nodes", "fail", str(exc), "see that the batch system can run a task on every node, and "
                       "that filesystem.root is shared by every node")]
-    found = [check_names(probes), check_kdc_port(probes[0], nodes[0][1]), check_clock_skew(probes, before, after)]
+    names = check_names(probes, resolve_bound(probes), socket.gethostname())
+    master = probes[0].bound.address if probes[0].bound is not None else nodes[0][1]
+    found = [names, check_kdc_port(probes[0], master), check_clock_skew(probes, before, after)]
     checks = []
     for check in found:
         # security: site needs only the clocks (no KDC here, no _HOST principal)

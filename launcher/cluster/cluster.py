@@ -23,6 +23,7 @@ from launcher.cluster.events import BringUpEvents
 from launcher.cluster.watch import FilesystemWatch
 from launcher.fanout import AgentGroup, get_launcher
 from launcher.plan.cluster_plan import ClusterPlan
+from launcher.plan.daemon_sockets import bound_addresses
 from launcher.plan.webauth import web_auth
 from launcher.render.clients import bin_dir
 from launcher.render.config import EXCLUDE_FILE
@@ -149,7 +150,8 @@ class Cluster:
         (a reducer that fails to fetch from a dead node uses up its attempts within seconds). Returns the
         ``rmadmin`` process (not waited for; output in ``logs/decommission.out``), or ``None`` when nothing is new.
         """
-        addresses = [n.address for n in self.plan.nodes if n.name in nodes]
+        bound = bound_addresses(self.plan)  # under interface:, the addresses the NodeManagers registered from
+        addresses = [bound[n.name] for n in self.plan.nodes if n.name in nodes]
         exclude = self.plan.conf_dir / EXCLUDE_FILE
         known = set(exclude.read_text().split()) if exclude.exists() else set()
         if set(addresses) <= known:

@@ -9,7 +9,10 @@ JobHistoryServer answers.
 
 from __future__ import annotations
 
+import socket
+
 from launcher.plan.cluster_plan import ClusterPlan
+from launcher.plan.daemon_sockets import bound_addresses
 from launcher.util.records import AgentRecord
 
 #: The daemons' names as Hadoop spells them, by the agents' role names (:class:`launcher.plan.cluster_plan.NodePlan`).
@@ -52,6 +55,12 @@ class BringUpEvents:
         planned node has that address (several local nodes share ``127.0.0.1``)."""
         host = node_id.rsplit(":", 1)[0]
         names = [n.name for n in self.plan.nodes if host in (n.address, n.name)]
+        if not names and self.plan.spec.interface:  # registered by the name of its address there (n2-ib)
+            try:
+                address = socket.gethostbyname(host)
+            except OSError:
+                address = host
+            names = [name for name, bound in bound_addresses(self.plan).items() if bound == address]
         return names[0] if len(names) == 1 else node_id
 
     def answered(self, nodemanagers: list[str] | None, history_up: bool = False) -> list[str]:

@@ -118,18 +118,22 @@ def cluster_endpoints(plan: ClusterPlan) -> dict[str, Endpoint]:
     ResourceManager (``yarn.resourcemanager.webapp.address``; its web proxy ``/proxy/<application>/`` serves each
     running ApplicationMaster's and Spark driver's UI), the JobHistoryServer (``mapreduce.jobhistory.webapp.address``),
     and the NodeManager of every node that runs one (``yarn.nodemanager.webapp.address``). No RPC port, nothing
-    outside the cluster."""
+    outside the cluster. A node's address is where its daemons listen (under ``interface:``, as its agent recorded
+    it: :func:`launcher.plan.daemon_sockets.bound_addresses`)."""
+    from launcher.plan.daemon_sockets import bound_addresses
+
     endpoints: dict[str, Endpoint] = {}
+    addresses = bound_addresses(plan)
 
     def add(node_name: str, address: str, port: int, role: str) -> None:
         for host in _names(node_name, address):
             endpoints[f"{host}:{port}"] = Endpoint(role=role, address=address, port=port)
 
     master = plan.master
-    add(master.name, master.address, plan.ports.rm_web, "ResourceManager")
-    add(master.name, master.address, plan.ports.jhs_web, "JobHistoryServer")
+    add(master.name, addresses[master.name], plan.ports.rm_web, "ResourceManager")
+    add(master.name, addresses[master.name], plan.ports.jhs_web, "JobHistoryServer")
     for node in plan.nodemanagers:
-        add(node.name, node.address, plan.ports.nm_web, f"NodeManager {node.name}")
+        add(node.name, addresses[node.name], plan.ports.nm_web, f"NodeManager {node.name}")
     return endpoints
 
 

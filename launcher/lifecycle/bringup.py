@@ -63,10 +63,9 @@ class BringUp:
         report = self.record.report
         self.observer.phase("bring-up")
         began = time.monotonic()
-        if self.kdc is not None:
-            require_secure_mode(self.plan)
+        addresses = require_secure_mode(self.plan) if self.kdc is not None else {}
         checks_s = time.monotonic() - began
-        kdc_s = self.kdc.start() if self.kdc is not None else 0.0
+        kdc_s = self.kdc.start(addresses=addresses) if self.kdc is not None else 0.0
         if self.kdc is not None:
             self.cluster.fanout.env.update(self.kdc.agent_env)  # the agents' key to their sealed keys
             if self.kdc.client_note:

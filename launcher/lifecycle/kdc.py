@@ -23,7 +23,7 @@ import struct
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -34,11 +34,13 @@ from launcher.plan.daemon_sockets import DaemonSockets
 from launcher.plan.kerberos_checks import (
     KerberosCheck,
     NodeProbe,
+    bound_addresses,
     check_clock_skew,
     check_kdc_port,
     check_names,
     first_failure,
     probe,
+    resolve_bound,
 )
 from launcher.plan.security import KDC_CLASS, principal_hosts
 from launcher.plan.webauth import write_secrets
@@ -62,16 +64,19 @@ PROBES_DIR = "probes"
 PROBE_TIMEOUT = 60.0
 
 
-def probe_argv(nodes: Sequence[tuple[str, str]], node: str | None = None, answers: Path | None = None) -> list[str]:
-    """``python -m launcher.plan.kerberos_checks [--node NODE] [--answer-dir ANSWERS] NAME=ADDRESS...`` with this
-    interpreter."""
+def probe_argv(nodes: Sequence[tuple[str, str]], node: str | None = None, answers: Path | None = None,
+               interface: str | None = None) -> list[str]:
+    """``python -m launcher.plan.kerberos_checks [--node NODE] [--answer-dir ANSWERS] [--interface IF]
+    NAME=ADDRESS...`` with this interpreter."""
     return [sys.executable, "-m", "launcher.plan.kerberos_checks", *(["--node", node] if node else []),
             *(["--answer-dir", str(answers)] if answers is not None else []),
+            *(["--interface", interface] if interface else []),
             *(f"{name}={address}" for name, address in nodes)]
 
 
 def probe_nodes(nodes: Sequence[tuple[str, str]], fanout: str, program: str | None = None,
-                timeout: float = PROBE_TIMEOUT, answers: Path | None = None) -> tuple[list[NodeProbe], float, float]:
+                timeout: float = PROBE_TIMEOUT, answers: Path | None = None,
+                interface: str | None = None) -> tuple[list[NodeProbe], float, float]:
     """Every node's :class:`~launcher.plan.kerberos_checks.NodeProbe`, got through the launcher ``fanout`` (run as
     ``program`` when given), as the agents are: in this process when the launcher runs here (``local``: every node
     is this machine), one command per node for a per-node launcher (``pbsdsh``, ``qrsh``...), else one command for
@@ -80,9 +85,11 @@ def probe_nodes(nodes: Sequence[tuple[str, str]], fanout: str, program: str | No
     output (OpenPBS's ``pbs_tmrsh`` and Torque's ``pbsdsh`` send it to the job's output file: issue 37 item 5).
 
     Args:
-        nodes: ``(name, address)`` of every node, the master's first.
+        nodes: ``(name, address)`` of every node, the master's first (under ``interface``, the others' name stands
+            in for their address: each finds its own, :attr:`NodeProbe.bound`).
         answers: a private directory every node shares (the cluster directory's ``probes/``; ``doctor``: one it
             makes under the filesystem root), emptied first; required unless the launcher runs here.
+        interface: the job file's ``interface`` (``None``: the daemons bind to the node names' addresses).
 
     Returns:
         The probes in the order of ``nodes``, and this host's clock (epoch seconds) before and after them.
@@ -96,16 +103,16 @@ def probe_nodes(nodes: Sequence[tuple[str, str]], fanout: str, program: str | No
     names = [name for name, _ in nodes]
     before = time.time()
     if launcher.runs_here:
-        probes = [probe(name, nodes) for name in names]
+        probes = [probe(name, nodes, interface=interface) for name in names]
         return probes, before, time.time()
     if answers is None:
         raise ClusterError("the secure-mode checks need a directory every node shares for their answers")
     for old in answers.glob("*.json"):  # an earlier attempt's answers are not this one's
         old.unlink()
     if launcher.per_node:
-        commands = [launcher.wrap(probe_argv(nodes, name, answers), [name]) for name in names]
+        commands = [launcher.wrap(probe_argv(nodes, name, answers, interface), [name]) for name in names]
     else:
-        commands = [launcher.wrap(probe_argv(nodes, answers=answers), names)]
+        commands = [launcher.wrap(probe_argv(nodes, answers=answers, interface=interface), names)]
     # As the agents' launchers: in the job's process tree, SIGTERM if we die (output and errors on one pipe).
     procs = [start_client(argv, subprocess.PIPE) for argv in commands]
     deadline = time.monotonic() + timeout
@@ -148,10 +155,15 @@ def read_answers(answers: Path, names: Sequence[str]) -> dict[str, NodeProbe]:
     return found
 
 
-def secure_mode_checks(plan: ClusterPlan, timeout: float = PROBE_TIMEOUT) -> list[KerberosCheck]:
+def secure_mode_probe(plan: ClusterPlan, timeout: float = PROBE_TIMEOUT) -> tuple[list[KerberosCheck], dict[str, str]]:
     """What ``security: per-cluster`` needs, asked of every node of ``plan`` through its fan-out
-    (:func:`probe_nodes`): host names forward and back, a port for the KDC on the master's address, clocks (the
-    reference is this host's: the launcher runs on the master, beside the KDC).
+    (:func:`probe_nodes`): host names forward and back (under ``interface:``, each node's address on it, seen by
+    the node and by this host: :func:`launcher.plan.kerberos_checks.resolve_bound`), a port for the KDC on the
+    master's address, clocks (the reference is this host's: the launcher runs on the master, beside the KDC).
+
+    Returns:
+        The checks, and ``{node: address}`` where each node's daemons bind as the nodes reported it under
+        ``interface:`` (:func:`launcher.plan.kerberos_checks.bound_addresses`; empty without it).
 
     Raises:
         ClusterError: as :func:`probe_nodes`.
@@ -159,13 +171,28 @@ def secure_mode_checks(plan: ClusterPlan, timeout: float = PROBE_TIMEOUT) -> lis
     nodes = [(node.name, node.address) for node in plan.nodes]
     answers = plan.path(PROBES_DIR)
     answers.mkdir(mode=0o700, exist_ok=True)  # inside the private cluster directory, made by us
-    probes, before, after = probe_nodes(nodes, plan.fanout, plan.fanout_program, timeout, answers)
-    return [check_names(probes), check_kdc_port(probes[0], plan.master.address),
-            check_clock_skew(probes, before, after)]
+    interface = plan.spec.interface
+    probes, before, after = probe_nodes(nodes, plan.fanout, plan.fanout_program, timeout, answers, interface)
+    names = check_names(probes, resolve_bound(probes), plan.master.name)
+    checks = [names, check_kdc_port(probes[0], plan.master.address), check_clock_skew(probes, before, after)]
+    return checks, bound_addresses(probes)
 
 
-def require_secure_mode(plan: ClusterPlan) -> None:
-    """:func:`secure_mode_checks` under ``security: per-cluster`` (nothing otherwise), before any daemon starts.
+def secure_mode_checks(plan: ClusterPlan, timeout: float = PROBE_TIMEOUT) -> list[KerberosCheck]:
+    """The checks of :func:`secure_mode_probe`.
+
+    Raises:
+        ClusterError: as :func:`probe_nodes`.
+    """
+    return secure_mode_probe(plan, timeout)[0]
+
+
+def require_secure_mode(plan: ClusterPlan) -> dict[str, str]:
+    """:func:`secure_mode_probe` under ``security: per-cluster`` (nothing otherwise), before any daemon starts.
+
+    Returns:
+        ``{node: address}`` where each node's daemons bind under ``interface:``, as the nodes reported it (the
+        KDC's principals are made for their names: :meth:`Kdc.start`); empty without it or outside Kerberos.
 
     Raises:
         UserError: a check failed: one line naming what is wrong, on which node, and the fix (or ``security:
@@ -173,13 +200,14 @@ def require_secure_mode(plan: ClusterPlan) -> None:
         ClusterError: as :func:`probe_nodes`.
     """
     if not plan.security.kerberos:
-        return
-    checks = secure_mode_checks(plan)
+        return {}
+    checks, addresses = secure_mode_probe(plan)
     if not plan.security.runs_kdc:  # security: site: no KDC here, no _HOST principal; only the clocks matter
         checks = [check for check in checks if check.name == "krb clock skew"]
     failed = first_failure(checks)
     if failed is not None:
         raise UserError(failed.detail, field="security", fix=failed.fix)
+    return addresses
 
 
 #: Seconds tickets live past the walltime's end: the teardown after it (its lead, the daemons' stop) must not meet
@@ -433,11 +461,15 @@ class Kdc:
         self.key: str | None = None
         self.client_note: str | None = None
 
-    def start(self, timeout: float = READY_TIMEOUT) -> float:
+    def start(self, timeout: float = READY_TIMEOUT, addresses: Mapping[str, str] | None = None) -> float:
         """Make the realm's node-local directory (:attr:`SecurityPlan.realm_dir`), start the KDC there and wait until
         it has written the realm's files and answered the owner's first ticket; then write the web servers' cookie
         secrets (``http-*.secret``, :func:`launcher.plan.webauth.write_secrets`) beside them and hand the nodes what
         their daemons need (:func:`publish_keys`), all before any daemon starts.
+
+        The realm holds the service principals of every node's name and of the name its daemons' address resolves
+        back to (:func:`launcher.plan.security.principal_hosts`): that address is ``addresses``' entry for the node
+        (under ``interface:``, as the nodes reported it: :func:`require_secure_mode`), else its plan's.
 
         Returns:
             Seconds taken (0.0 outside ``security: per-cluster``).
@@ -458,7 +490,8 @@ class Kdc:
             self.client_note = publish_keys(self.plan, self.key)
             self.start_s = time.monotonic() - began
             return self.start_s
-        hosts = principal_hosts((node.name, node.address) for node in self.plan.nodes)
+        bound = addresses or {}
+        hosts = principal_hosts((node.name, bound.get(node.name, node.address)) for node in self.plan.nodes)
         log = kdc_log(self.plan)
         with log.open("ab") as output:
             self.process = subprocess.Popen(kdc_command(self.plan, hosts), stdin=subprocess.PIPE,

@@ -226,6 +226,7 @@ class Agent:
         self.nm_note: str | None = None
         self.listening: set[Listener] = set()
         self.foreign_ports: dict[str, int] = {}
+        self.address: str | None = None  # under interface:, where the daemons bind (start)
         self._sampled = 0.0
         self.archive_notes: list[str] = []
         self.restarted: set[str] = set()
@@ -253,7 +254,7 @@ class Agent:
                              work_dir=str(self.work_dir) if self.work_dir else None, work_note=self.work_note,
                              nm_local_dir=self.nm_local_dir, nm_note=self.nm_note, archive_notes=self.archive_notes,
                              listening=[ListeningRecord(**entry.to_dict()) for entry in sorted(self.listening)],
-                             foreign_ports=self.foreign_ports)
+                             foreign_ports=self.foreign_ports, address=self.address)
         self.status.put(record.to_json(indent=1))
 
     def start(self) -> None:
@@ -266,7 +267,7 @@ class Agent:
         Path(self.node.log_dir).mkdir(parents=True, exist_ok=True)
         self.status_file.parent.mkdir(parents=True, exist_ok=True)
         spec = self.plan.spec
-        address = interface_address(spec.interface) if spec.interface else None
+        address = self.address = interface_address(spec.interface) if spec.interface else None
         self.prepare_work_dir()
         self.nm_local_dir = self.choose_nm_local_dir()
         if "nodemanager" in self.node.roles and not self.make_nm_local_dir():

@@ -108,6 +108,30 @@ def local_verdict(address: str, port: int, uid: int | None = None) -> Verdict:
     return Verdict(True)
 
 
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def recorded_address(plan: ClusterPlan, node: str) -> str | None:
+    """Under ``interface:``, the address node ``node``'s agent binds its daemons to, as it recorded it
+    (``agents/<node>.json``, :attr:`~launcher.util.records.AgentRecord.address`); ``None`` before it has, or without
+    ``interface:``."""
+    record = AgentRecord.read_or_none(plan.path("agents", f"{node}.json"))
+    return record.address if record is not None and record.address else None
+
+
+def bound_addresses(plan: ClusterPlan) -> dict[str, str]:
+    """``{node: address}``: where each node's daemons listen: the plan's address, or, for a node that has only its
+    name there (``interface:``, a node other than the master), the one its agent recorded
+    (:func:`recorded_address`; its name while the agent has not)."""
+    return {node.name: node.address if _is_ip(node.address) else recorded_address(plan, node.name) or node.address
+            for node in plan.nodes}
+
+
 class DaemonSockets:
     """The web servers of one plan's cluster and whether each is held by the owner's daemon now.
 
@@ -121,13 +145,32 @@ class DaemonSockets:
         self.plan = plan
         self.uid = os.geteuid() if uid is None else uid
         self.endpoints: dict[tuple[str, int], WebEndpoint] = {}
+        self._addresses: dict[str, str] = {}
+        #: Nodes whose address on the job file's ``interface:`` only their agent knows (the plan has their name).
+        self._unbound = {node.name for node in plan.nodes if not _is_ip(node.address)}
         for node in plan.nodes:
-            for daemon in node.roles:
-                if daemon in WEB_DAEMONS:
-                    port = getattr(plan.ports, WEB_DAEMONS[daemon][0])
-                    self.endpoints[(node.address, port)] = WebEndpoint(daemon, node.name, node.address, port)
-        self._addresses = {node.name.lower(): node.address for node in plan.nodes}
+            self._add(node.name, node.address)
         self._local: set[str] | None = None
+
+    def _add(self, name: str, address: str) -> None:
+        """The web servers of node ``name`` at ``address``, in :attr:`endpoints` (replacing those at another one)."""
+        node = next(n for n in self.plan.nodes if n.name == name)
+        for daemon in node.roles:
+            if daemon in WEB_DAEMONS:
+                port = getattr(self.plan.ports, WEB_DAEMONS[daemon][0])
+                self.endpoints.pop((self._addresses.get(name.lower(), address), port), None)
+                self.endpoints[(address, port)] = WebEndpoint(daemon, name, address, port)
+        self._addresses[name.lower()] = address
+
+    def learn_addresses(self) -> None:
+        """Under ``interface:``, the address each node other than the master binds its daemons to, from its agent's
+        record (``agents/<node>.json``, :attr:`~launcher.util.records.AgentRecord.address`), for those not known yet:
+        a link a daemon gives (``n2-ib:8042``) is then one of the cluster's web servers."""
+        for name in sorted(self._unbound):
+            address = recorded_address(self.plan, name)
+            if address is not None:
+                self._add(name, address)
+                self._unbound.discard(name)
 
     def address_of(self, host: str) -> str:
         """The address of ``host``: a node's own (its scheduler name or address), else what the resolver gives
@@ -147,6 +190,8 @@ class DaemonSockets:
     def endpoint(self, host: str, port: int) -> WebEndpoint | None:
         """The cluster's web server at ``host:port`` (``host``: a node's address or scheduler name, or a name that
         resolves to a node's address), else ``None`` (not one of the cluster's: no credential goes there at all)."""
+        if self._unbound:
+            self.learn_addresses()
         found = self.endpoints.get((self.address_of(host), port))
         if found is None and self.is_local(self.address_of(host)):  # a loopback name for a daemon of this node
             found = next((e for e in self.endpoints.values() if e.port == port and self.is_local(e.address)), None)

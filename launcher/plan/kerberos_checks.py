@@ -9,14 +9,18 @@ Three checks, each a pure function of what the nodes reported (:class:`NodeProbe
   address (Java's ``InetAddress.getCanonicalHostName``, which checks the forward lookup too), a server its own by
   the reverse lookup of its bind address, and the KDC holds the principals of the names the master sees
   (:func:`launcher.plan.security.principal_hosts`): a node that sees another name gets ``Server not found in
-  Kerberos database``.
+  Kerberos database``. Under ``interface:`` (a second network, e.g. ``ib0``) the node names are the scheduler's, on
+  another network: they need only resolve; what must resolve back and forth is each node's address on that
+  interface (which only the node itself knows: :attr:`NodeProbe.bound`), on the node and on the master (the
+  launcher's host, beside the ResourceManager and the KDC: :func:`resolve_bound`), to the same name (``n2-ib``).
 * :func:`check_kdc_port`: a TCP port can be bound on the master's address (the KDC listens there, ``kdc.port=0``).
 * :func:`check_clock_skew`: every clock within :data:`MAX_CLOCK_SKEW_S` of the KDC's host's and of each other's.
 
 A probe (:func:`probe`) is what one node reports: its clock and its resolver's answers; it runs on each node
 through the fan-out (:func:`launcher.lifecycle.kdc.probe_nodes`) as ``python -m launcher.plan.kerberos_checks``,
 which writes its answer into a directory every node shares (one JSON file per node; nothing answers through the
-fan-out command's output, which a batch system's task launcher does not relay). Imports only the standard library.
+fan-out command's output, which a batch system's task launcher does not relay). Imports only the standard library
+(and, under ``interface:``, :func:`launcher.util.network.interface_address`, the one the node agent binds with).
 """
 
 from __future__ import annotations
@@ -89,12 +93,20 @@ class NodeProbe:
         time: its clock when probed, epoch seconds (``time.time()``).
         resolutions: its resolver's answers for every node, in the allocation's order.
         bind_error: why a TCP port could not be bound on its own address (``None``: it could).
+        interface: the job file's ``interface`` it was asked about (``None``: the daemons bind to the node names'
+            addresses).
+        bound: under ``interface``, its resolver's answer for its own address on that interface (the address its
+            daemons bind to, as the node agent finds it); else ``None``.
+        interface_error: under ``interface``, why the node has no IPv4 address on it (``None``: it has).
     """
 
     node: str
     time: float
     resolutions: tuple[Resolution, ...] = field(default_factory=tuple)
     bind_error: str | None = None
+    interface: str | None = None
+    bound: Resolution | None = None
+    interface_error: str | None = None
 
     def to_json(self) -> str:
         """One JSON line (what ``python -m launcher.plan.kerberos_checks`` prints)."""
@@ -109,9 +121,11 @@ class NodeProbe:
         """
         try:
             data = json.loads(text)
+            bound = data.get("bound")
             return cls(node=str(data["node"]), time=float(data["time"]),
                        resolutions=tuple(Resolution(**r) for r in data["resolutions"]),
-                       bind_error=data.get("bind_error"))
+                       bind_error=data.get("bind_error"), interface=data.get("interface"),
+                       bound=Resolution(**bound) if bound else None, interface_error=data.get("interface_error"))
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a node probe: {text[:200]!r} ({exc})") from None
 
@@ -139,14 +153,26 @@ def _is_address(text: str) -> bool:
 
 
 def resolve_node(name: str, address: str) -> Resolution:
-    """This host's resolver's answers for the node ``name`` whose daemons bind to ``address`` (an IPv4 address; a
-    name stands in under ``interface:`` for a node other than the master, and is then resolved here first)."""
+    """This host's resolver's answers for the node ``name`` whose daemons bind to ``address``: an IPv4 address, or,
+    under ``interface:`` for a node other than the master, its name (the node alone finds its address on the
+    interface: :attr:`NodeProbe.bound`), which is then not looked up back (``back`` ``None``)."""
     forward = _forward(name)
-    if not _is_address(address):
-        address = _forward(address) or address
     back = _back(address) if _is_address(address) else None
     return Resolution(name=name, address=address, forward=forward, back=back,
                       back_forward=_forward(back) if back else None)
+
+
+def resolve_bound(probes: Sequence[NodeProbe]) -> tuple[Resolution, ...]:
+    """This host's resolver's answers for every node's address on the interface (:attr:`NodeProbe.bound`), in the
+    order of ``probes`` (those without one left out): what the master, where the ResourceManager and the KDC run,
+    sees of the NodeManagers' addresses."""
+    return tuple(resolve_node(p.node, p.bound.address) for p in probes if p.bound is not None)
+
+
+def bound_addresses(probes: Sequence[NodeProbe]) -> dict[str, str]:
+    """``{node: address}``: where each node's daemons bind, as the nodes reported it under ``interface:``
+    (:attr:`NodeProbe.bound`); empty without it."""
+    return {p.node: p.bound.address for p in probes if p.bound is not None}
 
 
 def bind_error(address: str, port: int = 0) -> str | None:
@@ -161,54 +187,109 @@ def bind_error(address: str, port: int = 0) -> str | None:
     return None
 
 
-def probe(node: str, nodes: Sequence[tuple[str, str]], kdc_port: int = 0) -> NodeProbe:
+def probe(node: str, nodes: Sequence[tuple[str, str]], kdc_port: int = 0, interface: str | None = None) -> NodeProbe:
     """What this host, the node ``node``, reports: its clock, its resolver's answers for every one of ``nodes``
-    (``(name, address)``) and whether a TCP port (``kdc_port``; 0: any) can be bound on its own address."""
+    (``(name, address)``), under ``interface`` its own address on that interface and the answers for it (the
+    node agent's :func:`launcher.util.network.interface_address`), and whether a TCP port (``kdc_port``; 0: any)
+    can be bound on its own address (the interface's, else its entry's in ``nodes``)."""
     began = time.time()
     own = dict(nodes).get(node, node)
+    bound = interface_error = None
+    if interface:
+        from launcher.util.network import interface_address
+
+        try:
+            own = interface_address(interface)
+        except KeyError:
+            interface_error = f"interface {interface} has no IPv4 address"
+        else:
+            bound = resolve_node(node, own)
     if not _is_address(own):
         own = _forward(own) or own
     resolutions = tuple(resolve_node(name, address) for name, address in nodes)
-    return NodeProbe(node=node, time=began, resolutions=resolutions, bind_error=bind_error(own, kdc_port))
+    return NodeProbe(node=node, time=began, resolutions=resolutions,
+                     bind_error=None if interface_error else bind_error(own, kdc_port), interface=interface,
+                     bound=bound, interface_error=interface_error)
+
+
+def _not_back(on: str, r: Resolution, what: str) -> str | None:
+    """What is wrong with the reverse lookup of ``r.address`` (``what`` names it) seen ``on`` a node, or ``None``."""
+    if r.back is None:
+        return f"{on}, {r.address} ({what}) does not resolve back to a name"
+    if r.back_forward != r.address:
+        where = "does not resolve" if r.back_forward is None else f"resolves to {r.back_forward}"
+        return f"{on}, {r.address} ({what}) resolves back to {r.back}, which {where}, not to {r.address}"
+    return None
 
 
 def _first_bad(probe_: NodeProbe) -> str | None:
     """What is wrong in one node's answers (the first thing), or ``None``."""
     on = f"on {probe_.node}"
+    if probe_.interface_error:
+        return f"{on}, {probe_.interface_error}"
     for r in probe_.resolutions:
         if r.forward is None:
             return f"{on}, the node name {r.name} does not resolve"
-        if _is_address(r.address) and r.forward != r.address:
+        if not _is_address(r.address):
+            continue  # under interface: a node other than the master: its own probe's bound says where it listens
+        if probe_.interface is None and r.forward != r.address:
             return f"{on}, {r.name} resolves to {r.forward}, not to {r.address} where its daemons listen"
-        if r.back is None:
-            return f"{on}, {r.address} ({r.name}) does not resolve back to a name"
-        if r.back_forward != r.address:
-            where = "does not resolve" if r.back_forward is None else f"resolves to {r.back_forward}"
-            return f"{on}, {r.address} ({r.name}) resolves back to {r.back}, which {where}, not to {r.address}"
+        bad = _not_back(on, r, r.name if probe_.interface is None else f"{r.name}'s {probe_.interface}")
+        if bad:
+            return bad
+    if probe_.bound is not None:
+        return _not_back(on, probe_.bound, f"{probe_.node}'s {probe_.interface}")
     return None
 
 
-def check_names(probes: Sequence[NodeProbe]) -> KerberosCheck:
+def _disagreement(probes: Sequence[NodeProbe], bound_here: Sequence[Resolution], here: str) -> str | None:
+    """Where two nodes' resolvers disagree on the name an address resolves back to (the first place), or ``None``:
+    every node's on the addresses in the plan (the master's at least), and ``here``'s (``bound_here``) on each
+    node's address on the interface."""
+    first = probes[0]
+    for node_probe in probes[1:]:
+        for mine, theirs in zip(first.resolutions, node_probe.resolutions, strict=False):
+            if _is_address(mine.address) and mine.back != theirs.back:
+                return (f"{mine.address} ({mine.name}) resolves back to {mine.back} on {first.node} but to "
+                        f"{theirs.back} on {node_probe.node}")
+    seen: dict[str, Resolution] = {r.name: r for r in bound_here}
+    for node_probe in probes:
+        own, there = node_probe.bound, seen.get(node_probe.node)
+        if own is None or there is None:
+            continue
+        what = f"{node_probe.node}'s {node_probe.interface}"
+        bad = _not_back(f"on {here}", there, what)
+        if bad:
+            return bad
+        if there.back != own.back:
+            return (f"{own.address} ({what}) resolves back to {own.back} on {node_probe.node} but to {there.back} "
+                    f"on {here}")
+    return None
+
+
+def check_names(probes: Sequence[NodeProbe], bound_here: Sequence[Resolution] = (),
+                here: str = "this host") -> KerberosCheck:
     """Every node name resolves forward and back to the same address on every node, and back to the same name
-    everywhere (module docstring: why)."""
+    everywhere (module docstring: why). Under ``interface:``, every node's address on the interface resolves back
+    to one name, and forward again, on the node and on ``here`` (the master: ``bound_here``, its answers for
+    those addresses, :func:`resolve_bound`)."""
     name = "krb host names"
     fix = ("make every node's name resolve to its address and that address back to one name, the same on every "
            "node (DNS or /etc/hosts; ask your admins), " + SIMPLE_FIX)
     if not probes:
         return KerberosCheck(name, False, "no node answered", fix)
-    for node_probe in probes:
-        bad = _first_bad(node_probe)
-        if bad:
-            return KerberosCheck(name, False, bad, fix)
+    bad = next((b for b in map(_first_bad, probes) if b), None) or _disagreement(probes, bound_here, here)
+    if bad:
+        return KerberosCheck(name, False, bad, fix)
     first = probes[0]
-    for node_probe in probes[1:]:
-        for mine, theirs in zip(first.resolutions, node_probe.resolutions, strict=False):
-            if mine.back != theirs.back:
-                return KerberosCheck(name, False, f"{mine.address} ({mine.name}) resolves back to {mine.back} on "
-                                     f"{first.node} but to {theirs.back} on {node_probe.node}", fix)
-    pairs = ", ".join(f"{r.name} → {r.address} → {r.back}" for r in first.resolutions)
+    if first.interface:
+        pairs = ", ".join(f"{p.node} → {p.bound.address} → {p.bound.back}" for p in probes if p.bound is not None)
+        via = f" ({first.interface})"
+    else:
+        pairs = ", ".join(f"{r.name} → {r.address} → {r.back}" for r in first.resolutions)
+        via = ""
     nodes = "every node" if len(probes) > 1 else first.node
-    return KerberosCheck(name, True, f"forward and back on {nodes}: {pairs}")
+    return KerberosCheck(name, True, f"forward and back on {nodes}{via}: {pairs}")
 
 
 def check_kdc_port(master: NodeProbe, address: str) -> KerberosCheck:
@@ -278,7 +359,8 @@ def write_answer(directory: str, probe_: NodeProbe) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m launcher.plan.kerberos_checks [--node NODE] [--kdc-port P] [--answer-dir DIR] NAME=ADDRESS...``:
+    """``python -m launcher.plan.kerberos_checks [--node NODE] [--kdc-port P] [--answer-dir DIR] [--interface IF]
+    NAME=ADDRESS...``:
     this node's :class:`NodeProbe`, written to ``DIR/<node>.json`` (:func:`write_answer`), or printed as one JSON line
     without ``--answer-dir``. Through a batch system's task launcher the file is the answer: OpenPBS's ``pbs_tmrsh``
     and Torque's ``pbsdsh`` (without ``-o``) send a task's output to the job's output file, not to their own
@@ -287,13 +369,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--node")
     parser.add_argument("--kdc-port", type=int, default=0)
     parser.add_argument("--answer-dir")
+    parser.add_argument("--interface")
     parser.add_argument("nodes", nargs="+", metavar="NAME=ADDRESS")
     args = parser.parse_args(argv)
     nodes = [tuple(item.split("=", 1)) for item in args.nodes]
     if any(len(pair) != 2 for pair in nodes):
         parser.error("each node is NAME=ADDRESS")
     pairs = [(name, address) for name, address in nodes]
-    answer = probe(_this_node([n for n, _ in pairs], args.node), pairs, args.kdc_port)
+    answer = probe(_this_node([n for n, _ in pairs], args.node), pairs, args.kdc_port, args.interface)
     if args.answer_dir:
         write_answer(args.answer_dir, answer)
     else:

@@ -40,6 +40,11 @@ JAVA17_DAEMON_FLAGS = (
     "--add-exports=java.base/sun.net.dns=ALL-UNNAMED",
     "--add-exports=java.base/sun.net.util=ALL-UNNAMED",
 )
+#: IPv4 only, as Hadoop's own scripts start every command ("We don't support IPv6 yet/still, so by default the
+#: preference is set to IPv4", hadoop-env.sh; and ``mapreduce.admin.map.child.java.opts``' default): Hadoop 3.4.2's
+#: ``DNS.reverseDns`` splits an address on ``.`` and throws on an interface's IPv6 one, which kills a NodeManager that
+#: names itself by its interface (``hadoop.security.dns.interface``, set under ``interface:`` and Kerberos).
+PREFER_IPV4 = "-Djava.net.preferIPv4Stack=true"
 #: Every JVM we start gets an explicit heap, so the JDK's own cgroup detection is not needed; on nodes whose
 #: cgroup v1 mounts have a root of ``/..`` (cgroup namespaces, some container runtimes) JDK 17's detection
 #: throws a NullPointerException that kills the NodeManager at start.
@@ -105,8 +110,8 @@ class HadoopRuntime:
         return str(self.java_home / "bin" / "java")
 
     def daemon_flags(self) -> tuple[str, ...]:
-        """JVM flags every daemon needs on this JDK (the Java 17 ``--add-opens`` set from 9 on)."""
-        return (NO_CONTAINER_SUPPORT, *(JAVA17_DAEMON_FLAGS if self.java_version >= 9 else ()))
+        """JVM flags every daemon needs on this JDK (:data:`PREFER_IPV4`, the Java 17 ``--add-opens`` set from 9 on)."""
+        return (NO_CONTAINER_SUPPORT, PREFER_IPV4, *(JAVA17_DAEMON_FLAGS if self.java_version >= 9 else ()))
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready form, written into the cluster plan for the per-node agents."""

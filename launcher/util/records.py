@@ -187,7 +187,8 @@ class AgentRecord(Record):
     class-data-sharing
     archives dropped; ``listening``: every port seen listening on the node; ``foreign_ports``: ports of the cluster's
     block held on the node by another user's process when a daemon exited (port, as text, → her uid: a daemon that
-    could not bind). ``updated``: epoch seconds.
+    could not bind). ``address``: under the job file's ``interface:``, the node's address on it, where its daemons
+    bind (a node other than the master has only its name in the plan); ``None`` otherwise. ``updated``: epoch seconds.
     Schema policy: :class:`Record`; every field has a default, so a partial file (an older agent's) reads too.
     """
 
@@ -206,11 +207,14 @@ class AgentRecord(Record):
     archive_notes: list[str] = Field(default_factory=list)
     listening: list[ListeningRecord] = Field(default_factory=list)
     foreign_ports: dict[str, int] = Field(default_factory=dict)
+    address: str | None = None
 
     def dump(self) -> dict[str, Any]:
-        """:meth:`Record.dump`, without ``foreign_ports`` when there are none (a record as the release before wrote
-        it reads and is written back as it was)."""
+        """:meth:`Record.dump`, without ``foreign_ports`` when there are none nor ``address`` when it is ``None`` (a
+        record as the release before wrote it reads and is written back as it was)."""
         data = super().dump()
         if not data.get("foreign_ports"):
             data.pop("foreign_ports", None)
+        if data.get("address") is None:
+            data.pop("address", None)
         return data

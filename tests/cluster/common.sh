@@ -6,6 +6,9 @@
 #   bridge hhbr0 10.77.0.1/24 in the root namespace (controller "hhctl")
 #   node nI   : netns hh-nI, veth hhv-nI <-> eth0, 10.77.0.(10+I), hostname nI
 #   gluster   : netns hh-fs, veth hhv-fs <-> eth0, 10.77.0.250,   hostname pfs
+# and a second network, as a site's InfiniBand one (issue 37 item 9):
+#   bridge hhbr1 10.78.0.1/24 in the root namespace ("hhctl-ib")
+#   node nI   : veth hhi-nI <-> ib0, 10.78.0.(10+I), host name nI-ib
 # Every namespace is owned by a "holder" process (sleep infinity) that lives in
 # the namespace's net + uts + mount (+ cgroup) namespaces; daemons and
 # on-node.sh commands enter those namespaces with nsenter -t <holder pid>.
@@ -17,6 +20,10 @@ HH_CTL_NAME=hhctl
 HH_CTL_IP=10.77.0.1
 HH_FS_NAME=pfs
 HH_FS_IP=10.77.0.250
+HH_IB_BR=hhbr1
+HH_IB_NET=10.78.0
+HH_IB_CTL_IP=10.78.0.1
+HH_IB_SUFFIX=-ib
 HH_MNT=/mnt/hhpfs
 HH_STATE=/run/hh-cluster
 HH_LOGDIR=/var/log/slurm-hh
@@ -214,15 +221,36 @@ hh_pidfile_alive() {
 # Fixed MAC addresses (02:77:00:00:00:<last octet>): a namespace that is
 # deleted and recreated keeps its MAC, so no neighbour cache entry (in the root
 # namespace or another node) goes stale; a stale one costs ~40 s of silence.
-hh_mac() { printf '02:77:00:00:00:%02x' "${1##*.}"; }
+# The second network's are 02:78:00:00:00:<last octet>.
+hh_mac() {
+  local rest=${1#*.}
+  printf '02:%s:00:00:00:%02x' "${rest%%.*}" "${1##*.}"
+}
 
+# hh_bridge_up [BRIDGE ADDRESS] : the bridge (default: hhbr0, 10.77.0.1) with its address, up
 hh_bridge_up() {
-  ip link show "$HH_BR" >/dev/null 2>&1 ||
-    ip link add "$HH_BR" address "$(hh_mac "$HH_CTL_IP")" type bridge
-  local a
-  a=$(ip -4 addr show dev "$HH_BR")
-  [[ $a == *"inet $HH_CTL_IP/24"* ]] || ip addr add "$HH_CTL_IP/24" dev "$HH_BR"
-  ip link set "$HH_BR" up
+  local br=${1:-$HH_BR} ip=${2:-$HH_CTL_IP} a
+  ip link show "$br" >/dev/null 2>&1 ||
+    ip link add "$br" address "$(hh_mac "$ip")" type bridge
+  a=$(ip -4 addr show dev "$br")
+  [[ $a == *"inet $ip/24"* ]] || ip addr add "$ip/24" dev "$br"
+  ip link set "$br" up
+}
+
+# hh_ib_up KEY IP : the node namespace hh-KEY's second network link: veth hhi-KEY (on bridge hhbr1) <-> ib0 with
+# address IP (idempotent; the namespace must exist).
+hh_ib_up() {
+  local key=$1 ip=$2 ns=hh-$1 veth=hhi-$1 a
+  hh_bridge_up "$HH_IB_BR" "$HH_IB_CTL_IP"
+  if ! ip link show "$veth" >/dev/null 2>&1; then
+    ip -n "$ns" link del ib0 2>/dev/null || true
+    ip link add "$veth" type veth peer name ib0 address "$(hh_mac "$ip")" netns "$ns"
+    ip neigh flush dev "$HH_IB_BR" to "$ip" 2>/dev/null || true
+  fi
+  ip link set "$veth" master "$HH_IB_BR" up
+  a=$(ip -n "$ns" -4 addr show dev ib0)
+  [[ $a == *"inet $ip/24"* ]] || ip -n "$ns" addr add "$ip/24" dev ib0
+  ip -n "$ns" link set ib0 up
 }
 
 hh_netns_inode() { stat -L -c %i "/run/netns/$1" 2>/dev/null; }
@@ -261,6 +289,8 @@ hh_hosts_block() {
   echo "$HH_CTL_IP $HH_CTL_NAME"
   echo "$HH_FS_IP $HH_FS_NAME"
   for ((i = 1; i <= n; i++)); do echo "$HH_NET.$((10 + i)) n$i"; done
+  echo "$HH_IB_CTL_IP $HH_CTL_NAME$HH_IB_SUFFIX"
+  for ((i = 1; i <= n; i++)); do echo "$HH_IB_NET.$((10 + i)) n$i$HH_IB_SUFFIX"; done
   echo "$HH_HOSTS_END"
 }
 
@@ -371,6 +401,7 @@ hh_ns_down() {
   done
   [ -e "/run/netns/$ns" ] && ip netns del "$ns" 2>/dev/null
   ip link del "hhv-$key" 2>/dev/null || true
+  ip link del "hhi-$key" 2>/dev/null || true
   hh_cg_destroy "$key"
   rm -f "$HH_STATE/holder.$key" "$HH_STATE/holder.$key.log" "$HH_STATE/hosts.$key"
 }
@@ -407,6 +438,7 @@ hh_common_down() {
     fi
   done
   ip link del "$HH_BR" 2>/dev/null || true
+  ip link del "$HH_IB_BR" 2>/dev/null || true
   hh_hosts_remove
   local t
   for t in $(hh_mnt_types | tac); do

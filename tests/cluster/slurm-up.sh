@@ -51,6 +51,7 @@ hh_bridge_up
 hh_shared_mnt_up
 for ((i = 1; i <= N; i++)); do
   hh_ns_up "n$i" "$HH_NET.$((10 + i))" "n$i"
+  hh_ib_up "n$i" "$HH_IB_NET.$((10 + i))"
 done
 hh_hosts_sync
 

@@ -186,8 +186,10 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
     root = fresh_pfs_dir("interactive")
     job = tmp_path / "sinter.yaml"
     hadoop = {**SMALL, "nodemanager_memory": "1536m"}
+    # Issue 37 item 9: on the test cluster's second network (ib0, 10.78.0.0/24, host names nI-ib), the default
+    # security: per-cluster.
     job.write_text(yaml.safe_dump({"name": "sinter", "scheduler": "slurm", "nodes": 3, "walltime": "00:15:00",
-                                   "filesystem": {"root": str(root)}, "hadoop": hadoop}))
+                                   "interface": "ib0", "filesystem": {"root": str(root)}, "hadoop": hadoop}))
     started = hpc_hadoop("start", str(job), env=env, timeout=600)
     print(started.stdout)
     assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
@@ -198,7 +200,7 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
         job_id = listed["job_id"]
         assert listed["state"] == "ready" and listed["scheduler"] == "slurm" and job_id in queued_jobs()
         assert len(listed["nodes"]) == 3 and listed["head"] == listed["nodes"][0]
-        assert listed["rm_web"].startswith("http://10.77.0.")
+        assert listed["rm_web"].startswith(f"http://{IB_ADDRESS(listed['nodes'][0])}:")
         work_dirs = daemons_run_node_local(run_dir)
         assert len(work_dirs) == 3
         text = hpc_hadoop("list", env=env).stdout
@@ -206,9 +208,11 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
         # The environment `env` prints is enough for Hadoop's own client commands.
         shell = in_cluster_shell(cid, "yarn node -list -states RUNNING", env)
         assert shell.returncode == 0, shell.stdout[-2000:] + shell.stderr[-3000:]
+        print(shell.stdout)
         assert "Total Nodes:3" in shell.stdout
-        for node in listed["nodes"]:
-            assert f"{node}:" in shell.stdout
+        for node in listed["nodes"]:  # registered by their names on the second network, not by the scheduler's
+            assert f"{node}-ib:" in shell.stdout and f"{node}:" not in shell.stdout, shell.stdout
+        word_count_on_the_second_network(cid, root, listed["nodes"], env)
         by_job_id = hpc_hadoop("exec", job_id, "--", "yarn", "node", "-list", env=env)
         assert by_job_id.returncode == 0 and "Total Nodes:3" in by_job_id.stdout
         logs = hpc_hadoop("logs", cid, "--node", listed["nodes"][1], "--daemon", "nodemanager", "-n", "0", env=env)
@@ -230,9 +234,55 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
     report = run_report(run_dir)
     assert report["state"] == "stopped" and report["leftover_processes"] == 0
     assert any(note.startswith("security: per-cluster: realm ") for note in report["notes"]), report["notes"]
+    daemons_listened_on_the_second_network(report)
     (after,) = clusters(env)
     assert after["state"] == "stopped" and after["active"] is False
     assert "stopped" in hpc_hadoop("list", env=env).stdout
+
+
+def IB_ADDRESS(node: str) -> str:  # noqa: N802 - reads as the table it is (tests/cluster/README.md)
+    """Node ``nI``'s address on the test cluster's second network (``ib0``): 10.78.0.(10+I)."""
+    return f"10.78.0.{10 + int(node[1:])}"
+
+
+def link_bytes(nodes: list[str]) -> dict[str, tuple[int, int]]:
+    """Bytes each node's links have carried, both ways: ``{node: (ib0, eth0)}``, from the kernel's counters of their
+    root-namespace ends (``hhi-nI``, ``hhv-nI``: tests/cluster/common.sh)."""
+    def carried(link: str) -> int:
+        stats = Path("/sys/class/net", link, "statistics")
+        return int((stats / "rx_bytes").read_text()) + int((stats / "tx_bytes").read_text())
+    return {node: (carried(f"hhi-{node}"), carried(f"hhv-{node}")) for node in nodes}
+
+
+def word_count_on_the_second_network(cluster_id: str, root: Path, nodes: list[str], env: dict[str, str]) -> None:
+    """A word count (2 reduces, so map output crosses nodes) through ``env``; prints what each node's two links
+    carried meanwhile and checks YARN's traffic took ib0: every node's ib0 carried more than its eth0 (which keeps
+    Slurm's and srun's), and at least 64 KiB. The GlusterFS client is in the root namespace: file data takes
+    neither link."""
+    examples = next(Path(REPO, "hadoop-fs-shim/target/hadoop-runtime/lib").glob("hadoop-mapreduce-examples-*.jar"))
+    words = root / "words.txt"
+    words.write_text("the quick brown fox jumps over the lazy dog\n" * 20000)
+    before = link_bytes(nodes)
+    count = in_cluster_shell(cluster_id, f"yarn jar {examples} wordcount -Dmapreduce.job.reduces=2 "
+                             f"-Dmapreduce.job.ubertask.enable=false {words} {root}/wc", env)
+    after = link_bytes(nodes)
+    assert count.returncode == 0, count.stdout[-2000:] + count.stderr[-3000:]
+    counted = dict(line.split("\t") for path in sorted(root.glob("wc/part-r-*")) for line in
+                   path.read_text().splitlines())
+    assert counted["the"] == "40000" and counted["dog"] == "20000", counted
+    for node in nodes:
+        ib, eth = (a - b for a, b in zip(after[node], before[node], strict=True))
+        print(f"{node}: ib0 ({IB_ADDRESS(node)}) carried {ib} bytes, eth0 {eth} bytes during the word count")
+        assert ib >= 64 * 1024 and ib > eth, (node, ib, eth)
+
+
+def daemons_listened_on_the_second_network(report: dict[str, Any]) -> None:
+    """Every port of a ResourceManager, NodeManager or JobHistoryServer that is not on every interface (the
+    ShuffleHandler's: Hadoop gives it no address) was on its node's ib0 address (the agents' samples, ``ports``)."""
+    daemons = {"ResourceManager", "NodeManager", "JobHistoryServer"}
+    seen = [p for p in report["ports"] if p["process"] in daemons and p["address"] not in ("0.0.0.0", "::")]
+    assert len({p["process"] for p in seen}) == 3, report["ports"]
+    assert all(p["address"] == IB_ADDRESS(p["node"]) for p in seen), seen
 
 
 def ctrl_c_as_in_a_terminal() -> None:
@@ -389,7 +439,9 @@ def click_to_a_containers_stderr(browser: UiBrowser, plan: ClusterPlan, owner: s
     from selenium.webdriver.common.by import By
 
     master, ports = plan.nodes[0], plan.ports
-    others = {f"/_/{host}:{ports.nm_web}/": node.name for node in plan.nodes[1:] for host in (node.address, node.name)}
+    ib = plan.spec.interface is not None  # on the second network, the NodeManagers' links name their address there
+    others = {f"/_/{host}:{ports.nm_web}/": node.name for node in plan.nodes[1:]
+              for host in (node.address, node.name, *((IB_ADDRESS(node.name), f"{node.name}-ib") if ib else ()))}
     app = browser.find(By.XPATH, RUNNING_APP, refresh=True)
     assert f"Logged in as: {owner}" in browser.driver.page_source  # the proxy's hadoop.auth cookie names the owner
     browser.step("ResourceManager: applications")

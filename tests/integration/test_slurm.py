@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -345,25 +346,66 @@ def test_launcher_killed_by_the_batch_system_leaves_nothing_and_shows_lost(users
     assert json.loads((run_dir / "run.json").read_text())["state"] == "running"  # never reached teardown
 
 
-def test_doctor_inside_an_allocation_asks_every_node_what_secure_mode_needs(shared_root: Path) -> None:
-    """Issue 27 item 5: inside a 3-node allocation, ``doctor`` of a ``security: per-cluster`` job asks n1..n3 through
-    ``srun`` (one step, each task finding its node) for their resolvers' answers and clocks, and checks that the KDC
-    can listen on n1's address: every name forward and back on every node, every clock within 300 s."""
-    job = write_job(shared_root, {"name": "krbcheck", "nodes": 3, "security": "per-cluster",
-                                  "filesystem": {"root": str(shared_root)},
-                                  "steps": [{"example": "pi", "args": [1, 10]}]})
+def doctor_in_allocation(job: Path) -> tuple[dict[str, str], str]:
+    """``doctor JOB`` inside a 3-node allocation (``salloc``): its ``krb`` lines by check name (``krb host names``...)
+    and all it printed."""
     done = subprocess.run(["salloc", "--nodes=3", "--time=5", "--job-name=krbcheck", sys.executable, "-m",
                            "launcher.cli", "doctor", str(job)], capture_output=True, text=True, timeout=300,
                           cwd=REPO, check=False)
     lines = {" ".join(line.split()[1:4]): line for line in done.stdout.splitlines() if line.split()[1:2] == ["krb"]}
+    return lines, done.stdout + done.stderr
+
+
+@contextlib.contextmanager
+def hosts_line_missing_on(node: str, line: str) -> Iterator[None]:
+    """The test cluster's node ``node`` without ``line`` in its /etc/hosts (its namespace's hosts file, edited in
+    place: the bind mount keeps the inode), as a site whose nodes lack the second network's names; put back after."""
+    hosts = Path("/run/hh-cluster") / f"hosts.{node}"
+    kept = hosts.read_text()
+    assert line in kept.splitlines(), kept
+    with hosts.open("r+") as out:
+        out.write("".join(f"{entry}\n" for entry in kept.splitlines() if entry != line))
+        out.truncate()
+    try:
+        yield
+    finally:
+        with hosts.open("r+") as out:
+            out.write(kept)
+            out.truncate()
+
+
+def test_doctor_inside_an_allocation_asks_every_node_what_secure_mode_needs(shared_root: Path) -> None:
+    """Issue 27 item 5: inside a 3-node allocation, ``doctor`` of a ``security: per-cluster`` job asks n1..n3 through
+    ``srun`` (one step, each task finding its node) for their resolvers' answers and clocks, and checks that the KDC
+    can listen on n1's address: every name forward and back on every node, every clock within 300 s. Issue 37
+    item 9: with ``interface: ib0`` (the second network) the names checked are those of each node's ib0 address,
+    and a node whose /etc/hosts lacks its own is named."""
+    job = write_job(shared_root, {"name": "krbcheck", "nodes": 3, "security": "per-cluster",
+                                  "filesystem": {"root": str(shared_root)},
+                                  "steps": [{"example": "pi", "args": [1, 10]}]})
+    lines, printed = doctor_in_allocation(job)
     keys = next((lines.pop(name) for name in list(lines) if name.startswith("krb keys")), "")
-    assert list(lines) == ["krb host names", "krb KDC port", "krb clock skew"], done.stdout + done.stderr
+    assert list(lines) == ["krb host names", "krb KDC port", "krb clock skew"], printed
     assert keys.split()[:1] == ["ok"] and f"never on {shared_root} (fuse (glusterfs))" in keys, keys  # issue 36
-    assert all(line.split()[0] == "ok" for line in lines.values()), done.stdout
+    assert all(line.split()[0] == "ok" for line in lines.values()), printed
     assert "forward and back on every node: n1 → 10.77.0.11 → n1, n2 → 10.77.0.12 → n2, n3 → 10.77.0.13 → n3" \
         in lines["krb host names"], lines
     assert "a TCP port can be bound on 10.77.0.11 on n1" in lines["krb KDC port"]
     assert "3 clock(s) within" in lines["krb clock skew"]
+    root = {"root": str(shared_root)}
+    ib = write_job(shared_root, {"name": "krbib", "nodes": 3, "interface": "ib0", "filesystem": root,
+                                 "steps": [{"example": "pi", "args": [1, 10]}]})
+    lines, printed = doctor_in_allocation(ib)
+    print(lines["krb host names"])
+    assert lines["krb host names"].split()[0] == "ok", printed
+    assert ("forward and back on every node (ib0): n1 → 10.78.0.11 → n1-ib, n2 → 10.78.0.12 → n2-ib, "
+            "n3 → 10.78.0.13 → n3-ib") in lines["krb host names"], lines
+    assert "a TCP port can be bound on 10.78.0.11 on n1" in lines["krb KDC port"], lines
+    with hosts_line_missing_on("n3", "10.78.0.13 n3-ib"):
+        lines, printed = doctor_in_allocation(ib)
+    print(lines["krb host names"])
+    assert lines["krb host names"].split()[0] == "fail", printed
+    assert "on n3, 10.78.0.13 (n3's ib0) does not resolve back to a name" in lines["krb host names"], lines
 
 
 def test_a_squatter_on_a_nodemanagers_web_port_on_another_node(users_root: Path, dave: TestUser) -> None:

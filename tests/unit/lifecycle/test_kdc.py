@@ -39,9 +39,10 @@ LONG_WALLTIME = "30:00:00"
 
 
 def _plan(root: Path, *, security: str = "per-cluster", walltime: str = LONG_WALLTIME,
-          nodes: tuple[Node, ...] | None = None, kerberos: dict[str, str] | None = None) -> ClusterPlan:
+          nodes: tuple[Node, ...] | None = None, kerberos: dict[str, str] | None = None,
+          interface: str | None = None) -> ClusterPlan:
     spec, _ = load_spec(None, data={"name": "krb", "security": security, "walltime": walltime,
-                                    "filesystem": {"root": str(root)}, "kerberos": kerberos,
+                                    "filesystem": {"root": str(root)}, "kerberos": kerberos, "interface": interface,
                                     "steps": [{"example": "pi", "args": ["1", "10"]}]})
     allocation = get_scheduler("local").allocation(spec)
     if nodes is not None:
@@ -213,6 +214,22 @@ def test_a_node_name_that_does_not_resolve_stops_bring_up_before_any_daemon(tmp_
     assert not list(run_dir.glob("logs/fanout-*.log")) and not list(run_dir.glob("agents/*.json"))  # no agent
     report = json.loads(Path(plan.run_dir, "run.json").read_text())
     assert report["state"] == "bringup_failed" and "nonexistent.invalid does not resolve" in report["error"]
+
+
+def test_under_an_interface_the_nodes_report_where_their_daemons_bind_and_the_realm_names_it(
+        tmp_path: Path, built_runtime: Path) -> None:
+    """Issue 37 item 9: under ``interface:`` the secure-mode probe returns each node's address on the interface (the
+    local one: ``lo``, 127.0.0.1), and the KDC makes the service principals of the name that address resolves back
+    to; an address that does not resolve back (TEST-NET-1, 192.0.2.1) gets principals of its own, as Java names it."""
+    plan = _plan(tmp_path, interface="lo")
+    assert require_secure_mode(plan) == {plan.master.name: "127.0.0.1"}
+    kdc = Kdc(plan)
+    kdc.start(addresses={plan.master.name: "192.0.2.1"})
+    try:
+        keytab = plan.security.services_keytab.read_bytes()
+    finally:
+        kdc.stop()
+    assert b"192.0.2.1" in keytab and plan.master.name.lower().encode() in keytab
 
 
 def test_simple_clusters_are_not_probed(tmp_path: Path) -> None:

@@ -158,6 +158,28 @@ def test_a_remote_port_is_ours_when_its_agent_saw_the_daemon_listen(local_plan: 
     assert sockets.check(nm).uid == 1234
 
 
+def test_under_an_interface_a_nodes_web_server_is_known_by_the_address_its_agent_binds(local_plan: ClusterPlan) -> None:
+    """Issue 37 item 9: under ``interface:`` the plan has only n2's name (its address on ib0 is its own to find);
+    the link its NodeManager gives (``n2-ib:port``, a name that resolves to that address) is one of the cluster's
+    web servers once n2's agent has recorded where it binds, and not before (no cookie goes to an unknown host)."""
+    nodes = (local_plan.nodes[0], dataclasses.replace(local_plan.nodes[1], address="n2"))
+    plan = dataclasses.replace(local_plan, nodes=nodes)
+    sockets = DaemonSockets(plan)
+    port = plan.ports.nm_web
+    assert sockets.endpoint("192.0.2.12", port) is None
+    agents = Path(plan.path("agents"))
+    agents.mkdir(parents=True)
+    seen = ListeningRecord(process="NodeManager", address="192.0.2.12", port=port)
+    record = AgentRecord(node="n2", state=AgentState.RUNNING, updated=time.time(), listening=[seen],
+                         address="192.0.2.12")
+    (agents / "n2.json").write_text(record.to_json())
+    nm = sockets.endpoint("192.0.2.12", port)
+    assert nm is not None and (nm.node, nm.address) == ("n2", "192.0.2.12") and sockets.check(nm).ours
+    assert sockets.endpoint("n2", port) == nm
+    assert AgentRecord.parse(record.to_json()).address == "192.0.2.12"
+    assert "address" not in record.model_copy(update={"address": None}).dump()
+
+
 def test_a_local_verdict_names_any_other_owner() -> None:
     with listen(0) as sock:
         port = sock.getsockname()[1]

@@ -4,6 +4,7 @@ no reverse), a real busy port and clock skews computed from given times."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import subprocess
@@ -16,12 +17,14 @@ from launcher.plan.kerberos_checks import (
     MAX_CLOCK_SKEW_S,
     NodeProbe,
     Resolution,
+    bound_addresses,
     check_clock_skew,
     check_kdc_port,
     check_names,
     clock_skew,
     first_failure,
     probe,
+    resolve_bound,
 )
 
 LOCAL = [("localhost", "127.0.0.1")]
@@ -74,6 +77,74 @@ def test_a_name_that_resolves_back_to_a_name_without_that_address_fails() -> Non
     check = check_names([NodeProbe("n1", 0.0, (wrong,))])
     assert check.detail == "on n1, 10.0.0.1 (n1) resolves back to old-n1, which resolves to 10.0.0.9, not to 10.0.0.1"
     assert check_names([]).detail == "no node answered"
+
+
+# -- issue 37 item 9: under interface: (a second network) the addresses on it are what resolve back ------------------
+
+IB = "ib0"
+
+
+def _ib(node: str, address: str, back: str | None, back_forward: str | None) -> Resolution:
+    return Resolution(name=node, address=address, forward=f"10.77.0.{address.rsplit('.', 1)[1]}", back=back,
+                      back_forward=back_forward)
+
+
+def _ib_probes(*bound: Resolution) -> list[NodeProbe]:
+    """n1 (the master, at its ib0 address in the plan) and n2..: each node's answers for the plan's nodes (the others'
+    names stand in for their addresses: ``resolve_node`` does not look those up back) and for its own ib0 address."""
+    plan = (_ib("n1", "10.78.0.11", "n1-ib", "10.78.0.11"),
+            *(Resolution(b.name, b.name, b.forward, None, None) for b in bound[1:]))
+    return [NodeProbe(b.name, 0.0, plan, interface=IB, bound=b) for b in bound]
+
+
+def test_under_an_interface_the_node_names_need_not_resolve_to_the_addresses_the_daemons_bind() -> None:
+    """n1 resolves to its eth0 address, 10.77.0.11, while its daemons bind ib0's, 10.78.0.11: without ``interface:``
+    that is a failure, with it the check is that 10.78.0.11 resolves back to n1-ib and n1-ib to 10.78.0.11, on every
+    node, and each node's own ib0 address likewise, on the node and on the master."""
+    probes = _ib_probes(_ib("n1", "10.78.0.11", "n1-ib", "10.78.0.11"), _ib("n2", "10.78.0.12", "n2-ib", "10.78.0.12"))
+    check = check_names(probes, [p.bound for p in probes if p.bound], "n1")
+    assert check.ok, check.detail
+    assert check.detail == "forward and back on every node (ib0): n1 → 10.78.0.11 → n1-ib, n2 → 10.78.0.12 → n2-ib"
+    plain = [dataclasses.replace(p, interface=None, bound=None) for p in probes]
+    assert check_names(plain).detail == ("on n1, n1 resolves to 10.77.0.11, not to 10.78.0.11 where its daemons "
+                                         "listen")
+
+
+def test_under_an_interface_an_address_on_it_that_does_not_resolve_back_is_named() -> None:
+    """n3's /etc/hosts lacks the ib0 names (Magpie's issues #277, #324): its own address has no name there."""
+    probes = _ib_probes(_ib("n1", "10.78.0.11", "n1-ib", "10.78.0.11"), _ib("n3", "10.78.0.13", None, None))
+    check = check_names(probes)
+    assert not check.ok
+    assert check.detail == "on n3, 10.78.0.13 (n3's ib0) does not resolve back to a name"
+    wrong = _ib_probes(_ib("n1", "10.78.0.11", "n1-ib", "10.78.0.11"), _ib("n3", "10.78.0.13", "n3-ib", None))
+    assert check_names(wrong).detail == ("on n3, 10.78.0.13 (n3's ib0) resolves back to n3-ib, which does not resolve, "
+                                         "not to 10.78.0.13")
+
+
+def test_under_an_interface_the_master_must_see_each_nodes_address_by_the_name_the_node_sees() -> None:
+    """The ResourceManager and the KDC are on the master: a NodeManager's address it names otherwise than the node
+    does (or not at all) gets principals the node's daemons do not log in with."""
+    probes = _ib_probes(_ib("n1", "10.78.0.11", "n1-ib", "10.78.0.11"), _ib("n2", "10.78.0.12", "n2-ib", "10.78.0.12"))
+    other = check_names(probes, [_ib("n2", "10.78.0.12", "n2-hsn", "10.78.0.12")], "n1")
+    assert other.detail == "10.78.0.12 (n2's ib0) resolves back to n2-ib on n2 but to n2-hsn on n1"
+    none = check_names(probes, [_ib("n2", "10.78.0.12", None, None)], "n1")
+    assert none.detail == "on n1, 10.78.0.12 (n2's ib0) does not resolve back to a name"
+
+
+def test_a_node_without_the_interface_is_named() -> None:
+    check = check_names([probe("localhost", LOCAL, interface="nonexistent0")])
+    assert check.detail == "on localhost, interface nonexistent0 has no IPv4 address"
+
+
+def test_the_probe_of_an_interface_reports_its_address_as_the_agent_binds_it() -> None:
+    """The loopback interface, ``lo``: 127.0.0.1, back to localhost and forward again; the probe survives its
+    JSON line; ``resolve_bound`` and ``bound_addresses`` read it."""
+    answer = probe("localhost", LOCAL, interface="lo")
+    assert answer.bound == Resolution("localhost", "127.0.0.1", "127.0.0.1", "localhost", "127.0.0.1")
+    assert NodeProbe.from_json(answer.to_json()) == answer
+    assert check_names([answer], resolve_bound([answer]), "localhost").detail == \
+        "forward and back on localhost (lo): localhost → 127.0.0.1 → localhost"
+    assert bound_addresses([answer]) == {"localhost": "127.0.0.1"}
 
 
 @pytest.fixture
