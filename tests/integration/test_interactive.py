@@ -205,13 +205,7 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
         assert len(work_dirs) == 3
         text = hpc_hadoop("list", env=env).stdout
         assert cid in text and f"slurm:{job_id}" in text and "ready" in text
-        # The environment `env` prints is enough for Hadoop's own client commands.
-        shell = in_cluster_shell(cid, "yarn node -list -states RUNNING", env)
-        assert shell.returncode == 0, shell.stdout[-2000:] + shell.stderr[-3000:]
-        print(shell.stdout)
-        assert "Total Nodes:3" in shell.stdout
-        for node in listed["nodes"]:  # registered by their names on the second network, not by the scheduler's
-            assert f"{node}-ib:" in shell.stdout and f"{node}:" not in shell.stdout, shell.stdout
+        registered_on_the_second_network(cid, listed["nodes"], env)
         word_count_on_the_second_network(cid, root, listed["nodes"], env)
         by_job_id = hpc_hadoop("exec", job_id, "--", "yarn", "node", "-list", env=env)
         assert by_job_id.returncode == 0 and "Total Nodes:3" in by_job_id.stdout
@@ -252,6 +246,17 @@ def link_bytes(nodes: list[str]) -> dict[str, tuple[int, int]]:
         stats = Path("/sys/class/net", link, "statistics")
         return int((stats / "rx_bytes").read_text()) + int((stats / "tx_bytes").read_text())
     return {node: (carried(f"hhi-{node}"), carried(f"hhv-{node}")) for node in nodes}
+
+
+def registered_on_the_second_network(cluster_id: str, nodes: list[str], env: dict[str, str]) -> None:
+    """The ResourceManager's node list, through the environment ``env`` prints (enough for Hadoop's own client
+    commands): every node registered by the name of its ib0 address (``n2-ib``), none by the scheduler's."""
+    shell = in_cluster_shell(cluster_id, "yarn node -list -states RUNNING", env)
+    assert shell.returncode == 0, shell.stdout[-2000:] + shell.stderr[-3000:]
+    print(shell.stdout)
+    assert "Total Nodes:3" in shell.stdout
+    for node in nodes:
+        assert f"{node}-ib:" in shell.stdout and f"{node}:" not in shell.stdout, shell.stdout
 
 
 def word_count_on_the_second_network(cluster_id: str, root: Path, nodes: list[str], env: dict[str, str]) -> None:
