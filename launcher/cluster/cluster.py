@@ -217,10 +217,6 @@ class Cluster:
                                "to free the port")
 
     # -- REST ------------------------------------------------------------------------------
-    def running_nodemanagers(self) -> list[str]:
-        """Node ids (``host:port``) the ResourceManager reports RUNNING; empty if it is not up yet."""
-        return self.rm_nodemanagers() or []
-
     def rm_nodemanagers(self) -> list[str] | None:
         """Node ids (``host:port``) the ResourceManager reports RUNNING; ``None`` while it does not answer."""
         try:

@@ -27,7 +27,6 @@ laptop serves every page of the cluster:
 from __future__ import annotations
 
 import hmac
-import importlib
 import re
 import secrets
 import socket
@@ -446,15 +445,12 @@ def upstream_auth(plan: ClusterPlan) -> UpstreamAuth | None:
     daemons see Hadoop's anonymous ``dr.who``, as any browser would); under Kerberos, the ``hadoop.auth`` cookie
     :mod:`launcher.plan.webauth` signs for the owner with the target daemon's own secret, minted anew for every
     request, and only once that daemon's port is known to be its socket
-    (:class:`launcher.plan.daemon_sockets.DaemonSockets`; :class:`UpstreamRefused` otherwise); ``None`` in a release
-    whose web servers are not authenticated (no such module)."""
+    (:class:`launcher.plan.daemon_sockets.DaemonSockets`; :class:`UpstreamRefused` otherwise)."""
     if not plan.security.kerberos:
         return None
-    try:
-        webauth = importlib.import_module("launcher.plan.webauth")
-    except ModuleNotFoundError:
-        return None
-    signer = webauth.web_auth(plan)
+    from launcher.plan.webauth import HadoopAuthCookie
+
+    signer = HadoopAuthCookie(plan)
 
     def mint(address: str, port: int) -> dict[str, str]:
         header = signer.header(address, port)  # 'hadoop.auth="u=...&s=..."', or None

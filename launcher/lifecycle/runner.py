@@ -9,7 +9,6 @@ ends the run: success, a failed step, a failed bring-up, Ctrl-C (SIGINT), SIGTER
 
 from __future__ import annotations
 
-import contextlib
 import signal
 import subprocess
 import time
@@ -357,11 +356,12 @@ class ClusterRun:
         """Raise :class:`StopRequested` when ``hpc-hadoop stop`` wrote ``stop-requested`` in the cluster directory
         (``when``: what is running, for the report), so the run tears the cluster down itself. Read by the
         cluster's :class:`~launcher.cluster.watch.FilesystemWatch` once it runs (never waits on the filesystem); a stall
-        it sees is shown on the terminal (:meth:`stalled`).
+        it sees is shown on the terminal (:meth:`launcher.lifecycle.health.Health.stalled`).
 
         Raises:
             StopRequested: as above.
-            FilesystemLost: the watch's reads found the shared filesystem gone (:meth:`check_filesystem`).
+            FilesystemLost: the watch's reads found the shared filesystem gone
+                (:meth:`launcher.lifecycle.health.Health.check_filesystem`).
         """
         self.health.check_filesystem(when)
         self.health.stalled()
@@ -377,25 +377,9 @@ class ClusterRun:
         """:meth:`launcher.lifecycle.health.Health.filesystem_gone`."""
         return self.health.filesystem_gone()
 
-    def check_filesystem(self, when: str) -> None:
-        """:meth:`launcher.lifecycle.health.Health.check_filesystem`."""
-        self.health.check_filesystem(when)
-
     def lost(self, exc: BaseException | None = None, when: str = "") -> FilesystemLost | None:
         """:meth:`launcher.lifecycle.health.Health.lost`."""
         return self.health.lost(exc, when)
-
-    def write_report(self) -> None:
-        """Write ``run.json`` while the run goes on (:meth:`launcher.lifecycle.record.RunRecord.write`)."""
-        self.record.write()
-
-    def raising_lost(self, when: str = "") -> contextlib.AbstractContextManager[None]:
-        """:meth:`launcher.lifecycle.health.Health.raising_lost`."""
-        return self.health.raising_lost(when)
-
-    def stalled(self) -> Stall | None:
-        """:meth:`launcher.lifecycle.health.Health.stalled`."""
-        return self.health.stalled()
 
     # -- steps -------------------------------------------------------------------------------------
     def java_step(self, name: str, args: Sequence[str], *, main_class: str = RUN_JAR,

@@ -291,14 +291,6 @@ class PbsScheduler(BatchScheduler):
         """
         return flavor_of(output)
 
-    def flavor(self, spec: JobSpec | None = None) -> str:
-        """``pbs.flavor`` when set, else what ``qstat --version`` says (run once, by :meth:`detect_dialect`).
-
-        Raises:
-            UserError: ``qstat`` is not installed, or its output names no flavor.
-        """
-        return self.detect_dialect(spec) or PREVIEW_FLAVOR
-
     def _flavor(self, spec: JobSpec | None = None) -> str:
         """The flavor without running anything: ``pbs.flavor``, else the one detected before, else PBS Pro."""
         return self.known_dialect(spec) or PREVIEW_FLAVOR

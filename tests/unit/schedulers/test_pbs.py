@@ -232,7 +232,7 @@ def standins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 @pytest.mark.parametrize("flavor", ["torque", "pbspro"])
 def test_flavor_detected_through_standin_qstat(standins: Path, monkeypatch: pytest.MonkeyPatch, flavor: str) -> None:
     monkeypatch.setenv("PBS_STANDIN_FLAVOR", flavor)
-    assert PbsScheduler().flavor() == flavor
+    assert PbsScheduler().detect_dialect() == flavor
 
 
 def test_torque_refuses_root_in_one_line(wc4: Callable[[str], JobSpec], standins: Path,
