@@ -22,6 +22,14 @@ from pathlib import Path
 import psutil
 import pytest
 
+# The suite counts its cluster bring-ups and prints them at its end (issue 38): the hooks of tests/bringups.py.
+from tests.bringups import (  # noqa: F401
+    pytest_configure,
+    pytest_runtest_logfinish,
+    pytest_runtest_logstart,
+    pytest_terminal_summary,
+)
+
 REPO = Path(__file__).resolve().parent.parent
 RUNTIME = REPO / "hadoop-fs-shim" / "target" / "hadoop-runtime"
 #: The real test cluster's scripts (tests/cluster/README.md) and its GlusterFS FUSE mount.
