@@ -90,35 +90,12 @@ def write_job(tmp_path: Path, root: Path, job: dict) -> Path:
     return path
 
 
-def test_terasort_with_two_reducers_validates(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
+def test_terasort_with_two_reducers_validates_then_a_failing_step_stops_the_run(hadoop_runtime: Path, pfs_root: Path,
+                                                                                tmp_path: Path) -> None:
     """TeraGen → TeraSort (2 reducers: the file:// case docs/architecture.md, Hadoop runtime, warns about)
-    → TeraValidate."""
-    job = write_job(tmp_path, pfs_root, {
-        "name": "terasort-small",
-        "hadoop": {"properties": {"mapred-site": {"mapreduce.job.reduces": 2}}},
-        "steps": [
-            {"example": "teragen", "args": ["-Dmapreduce.job.maps=2", "200000", "${run_dir}/gen"]},
-            {"example": "terasort", "args": ["${run_dir}/gen", "${run_dir}/sorted"]},
-            {"example": "teravalidate", "args": ["${run_dir}/sorted", "${run_dir}/validate"]},
-        ]})
-    result = hpc_hadoop("submit", str(job))
-    assert result.returncode == 0, result.stdout + result.stderr
-    run_dir = only_run_dir(pfs_root)
-    assert [s["state"] for s in run_report(run_dir)["steps"]] == ["succeeded"] * 3
-    assert len(list((run_dir / "sorted").glob("part-r-*"))) == 2
-    sorted_bytes = sum(p.stat().st_size for p in (run_dir / "sorted").glob("part-r-*"))
-    assert sorted_bytes == 200000 * 100
-    report_text = "".join(p.read_text() for p in (run_dir / "validate").glob("part-r-*"))
-    assert "checksum" in report_text and "error" not in report_text.lower(), report_text
-    assert processes_of(run_dir) == []
-    # No .crc side file anywhere on the "parallel filesystem" (issue 11 item 13): not beside the outputs
-    # (FileSystem API), not beside the aggregated container logs (FileContext API), not in the history.
-    assert list(run_dir.rglob("*.crc")) == []
-    assert list((run_dir / "app-logs").rglob("*")) and list((run_dir / "history").rglob("*.jhist"))
+    → TeraValidate, on one cluster with the failing step after them (issue 38: one bring-up for both).
 
-
-def test_failing_step_stops_the_run_and_tears_down(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
-    """A failed step ends the run (the next step never runs) and the cluster is torn down. Issue 28: the step's
+    A failed step ends the run (the next step never runs) and the cluster is torn down. Issue 28: the step's
     Python mapper raises NameError on its first line while the JVM still writes 1.2 MB to it (the task's syslog
     logs `java.io.IOException: Broken pipe` first, which was the cause shown): the cause is the NameError, in a
     file of the cluster directory that holds it; `logs ID --app STEP -n 5` of the finished cluster reads the
@@ -128,8 +105,12 @@ def test_failing_step_stops_the_run_and_tears_down(hadoop_runtime: Path, pfs_roo
     mapper = pfs_root / "mapper.py"
     mapper.write_text("import sys\n\nfor line in sys.stdin:\n    print(line.split()[0] + '\\t' + undefined_name)\n")
     job = write_job(tmp_path, pfs_root, {
-        "name": "fails",
+        "name": "terasort-small",
+        "hadoop": {"properties": {"mapred-site": {"mapreduce.job.reduces": 2}}},
         "steps": [
+            {"example": "teragen", "args": ["-Dmapreduce.job.maps=2", "200000", "${run_dir}/gen"]},
+            {"example": "terasort", "args": ["${run_dir}/gen", "${run_dir}/sorted"]},
+            {"example": "teravalidate", "args": ["${run_dir}/sorted", "${run_dir}/validate"]},
             {"name": "bad-mapper", "streaming": {"mapper": "/usr/bin/python3 mapper.py", "files": [str(mapper)],
                                                  "input": [str(data)], "output": "${run_dir}/out1"},
              "properties": {"mapreduce.map.maxattempts": 1, "mapreduce.job.ubertask.enable": False}},
@@ -139,11 +120,22 @@ def test_failing_step_stops_the_run_and_tears_down(hadoop_runtime: Path, pfs_roo
     assert result.returncode != 0
     run_dir = only_run_dir(pfs_root)
     report = run_report(run_dir)
+    assert [s["state"] for s in report["steps"]] == ["succeeded"] * 3 + ["failed"], report["steps"]
+    assert len(list((run_dir / "sorted").glob("part-r-*"))) == 2
+    sorted_bytes = sum(p.stat().st_size for p in (run_dir / "sorted").glob("part-r-*"))
+    assert sorted_bytes == 200000 * 100
+    report_text = "".join(p.read_text() for p in (run_dir / "validate").glob("part-r-*"))
+    assert "checksum" in report_text and "error" not in report_text.lower(), report_text
+    # No .crc side file anywhere on the "parallel filesystem" (issue 11 item 13): not beside the outputs
+    # (FileSystem API), not beside the aggregated container logs (FileContext API), not in the history.
+    assert list(run_dir.rglob("*.crc")) == []
+    assert list((run_dir / "app-logs").rglob("*")) and list((run_dir / "history").rglob("*.jhist"))
+    # The failing step: the run ends there, torn down, naming the cause.
     assert report["state"] == "failed"
-    assert [s["name"] for s in report["steps"]] == ["bad-mapper"]
+    assert [s["name"] for s in report["steps"]][3:] == ["bad-mapper"]
     assert "bad-mapper" in report["error"] and report["teardown_s"] is not None
     assert processes_of(run_dir) == []
-    cause = report["steps"][0]["cause"]
+    cause = report["steps"][3]["cause"]
     assert cause["line"] == "NameError: name 'undefined_name' is not defined (mapper.py, line 4)", cause
     kept = Path(cause["path"])
     assert kept.parent == run_dir / "steps" and "NameError: name 'undefined_name'" in kept.read_text()
