@@ -46,9 +46,10 @@ from launcher.plan.security import KDC_CLASS, principal_hosts
 from launcher.plan.webauth import write_secrets
 from launcher.runtime.hadoop import NO_CONTAINER_SUPPORT
 from launcher.util.errors import ClusterError, UserError
+from launcher.util.files import replace_private
 from launcher.util.processes import end
 from launcher.util.safedirs import make_private_dir
-from launcher.util.sealed import JOB_COOKIE_ENV, KEY_ENV, job_cookie_key, new_key, seal, write_private
+from launcher.util.sealed import JOB_COOKIE_ENV, KEY_ENV, job_cookie_key, new_key, seal
 
 #: The longest wait for the KDC's ready line, seconds (measured here: 0.8-1.5 s with a cold JVM).
 READY_TIMEOUT = 60.0
@@ -376,12 +377,12 @@ def publish_keys(plan: ClusterPlan, key: str) -> str | None:
     """
     security = plan.security
     if security.runs_kdc:
-        write_private(security.krb5_conf, security.kdc_krb5_conf.read_bytes())
+        replace_private(security.krb5_conf, security.kdc_krb5_conf.read_bytes())
     sealed = security.krb_dir / "sealed"
     sealed.mkdir(mode=0o700, exist_ok=True)
     for node in plan.nodes:
         blob = seal(node_keys(plan, node.name), key, f"{plan.cluster_id}/{node.name}")
-        write_private(security.sealed_file(node.name), blob)
+        replace_private(security.sealed_file(node.name), blob)
     client = security.client_dir
     if client is None:
         return None
@@ -389,7 +390,7 @@ def publish_keys(plan: ClusterPlan, key: str) -> str | None:
     try:
         make_private_dir(client.parent.parent, client)
         for path in copies:
-            write_private(client / path.name, path.read_bytes())
+            replace_private(client / path.name, path.read_bytes())
     except (OSError, UserError) as exc:
         return f"no copy of the ticket cache for clients on other nodes in {client}: {exc}"
     return None
@@ -409,11 +410,7 @@ def copy_site_keytab(source: Path, copy: Path) -> None:
     except OSError as exc:
         raise UserError(f"cannot read the keytab {source}: {exc.strerror or exc}", field="kerberos.keytab",
                         fix="give a keytab you can read (chmod 600)") from None
-    copy.unlink(missing_ok=True)
-    fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        os.fchmod(fd, 0o600)
-        handle.write(data)
+    replace_private(copy, data)
 
 
 def prepare_site(plan: ClusterPlan) -> None:

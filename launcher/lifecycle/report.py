@@ -21,8 +21,9 @@ from launcher.filesystems.base import DirectoryRecord, FilesystemRecord
 from launcher.steps import shuffle
 from launcher.steps.jobs import SPARK_STAGE_FIELDS, StepResult
 from launcher.util.errors import UserError
+from launcher.util.files import replace_private
 from launcher.util.network import WILDCARD_ADDRESSES
-from launcher.util.records import Record, replace_private
+from launcher.util.records import Record
 from launcher.util.safedirs import make_private_dir
 from launcher.util.states import RunState, exit_code_of
 from launcher.util.userdirs import node_record_dir, node_work_root
@@ -252,7 +253,7 @@ def _private_dir(directory: Path) -> None:
 
 def _replace(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically, mode 0600 from its creation
-    (:func:`launcher.util.records.replace_private`; the temporary file ``<stem>.tmp<pid>`` beside it)."""
+    (:func:`launcher.util.files.replace_private`; the temporary file ``<stem>.tmp<pid>`` beside it)."""
     replace_private(path, text, tmp=path.with_suffix(f".tmp{os.getpid()}"))
 
 

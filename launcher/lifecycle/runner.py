@@ -47,7 +47,7 @@ from launcher.plan.cluster_plan import ClusterPlan, check_cluster_directory, mak
 from launcher.plan.hdfs import STAGING_REASON
 from launcher.plan.security import SIMPLE_WARNING
 from launcher.render.clients import write_wrappers
-from launcher.render.config import render_config, write_files, write_private
+from launcher.render.config import render_config, write_files
 from launcher.schedulers.base import teardown_lead
 from launcher.steps.jobs import (
     RUN_JAR,
@@ -63,6 +63,7 @@ from launcher.util.errors import (
     UserError,
     WalltimeExpired,
 )
+from launcher.util.files import create_private
 from launcher.util.polling import poll
 from launcher.util.safedirs import private_umask, user_umask
 from launcher.util.states import RunState, signal_state
@@ -194,7 +195,7 @@ def materialize(plan: ClusterPlan, *, submitted: bool = False) -> list[str]:
     reserve_room(run_dir)
     for sub in ("logs", "agents", "steps", "staging", "history", "app-logs", *made_for_hadoop(plan)):
         plan.path(sub).mkdir(mode=0o700)
-    write_private(run_dir / "plan.json", plan.to_json())
+    create_private(run_dir / "plan.json", plan.to_json())
     notes: list[str] = []
     write_files(plan.conf_dir, render_config(plan, notes))
     write_wrappers(plan)

@@ -23,13 +23,14 @@ from launcher import __version__
 from launcher.config.spec import JobSpec
 from launcher.plan import cluster_plan
 from launcher.plan.cluster_plan import ClusterPlan, new_cluster_id
-from launcher.render.config import environment, write_private
+from launcher.render.config import environment
 from launcher.runtime.hadoop import HadoopRuntime, discover
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.allocation import Allocation, JobState
 from launcher.schedulers.base import BatchScheduler, MissingCommand
 from launcher.steps.jobs import ResolvedStep
 from launcher.util.errors import HpcHadoopError
+from launcher.util.files import create_private
 from launcher.util.records import Record
 from launcher.util.states import CANCELLED_EXIT, TIMED_OUT_EXIT
 from launcher.util.yamlio import dump_yaml
@@ -220,7 +221,7 @@ def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocati
             probe=False)  # validate and plan as the run will (no flock: submit makes no file yet)
     spec = with_java(spec, runtime)
     cluster_plan.make_cluster_directory(run_dir, file=str(job_file))
-    write_private(run_dir / "job.yaml",
+    create_private(run_dir / "job.yaml",
                   f"# Resolved from {job_file} (every layer applied) by hpc-hadoop {command}.\n"
                   + dump_yaml(spec.model_dump(mode="json", by_alias=True)))
     return run_dir
@@ -270,7 +271,7 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
     run_dir = make_cluster_dir(spec, job_file, overwrite=overwrite, command="start" if hold else "submit")
     try:
         script = run_dir / "batch.sh"
-        write_private(script, render_script(spec, scheduler, run_dir, overwrite=overwrite, hold=hold), 0o700)
+        create_private(script, render_script(spec, scheduler, run_dir, overwrite=overwrite, hold=hold), 0o700)
         job_id = scheduler.submit(script)
     except HpcHadoopError:
         remove_cluster_dir(run_dir, made)

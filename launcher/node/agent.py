@@ -58,12 +58,13 @@ from launcher.render.daemons import (
 )
 from launcher.runtime.cds import CDS_FLAG_PREFIXES, jar_entries, maps, publish, set_aside
 from launcher.util.errors import UserError
+from launcher.util.files import replace_private
 from launcher.util.network import interface_address
 from launcher.util.polling import poll
 from launcher.util.processes import end
-from launcher.util.records import AgentRecord, DaemonRecord, ListeningRecord, replace_private
+from launcher.util.records import AgentRecord, DaemonRecord, ListeningRecord
 from launcher.util.safedirs import PRIVATE_UMASK, make_private_dir
-from launcher.util.sealed import JOB_COOKIE_ENV, KEY_ENV, SealError, key_from_environment, unseal, write_private
+from launcher.util.sealed import JOB_COOKIE_ENV, KEY_ENV, SealError, key_from_environment, unseal
 from launcher.util.sockets import listeners
 from launcher.util.states import AgentState
 
@@ -175,7 +176,7 @@ def open_node_keys(plan: ClusterPlan, node: str, krb_dir: Path, env: Mapping[str
     krb_dir.chmod(0o700)
     written = []
     for name, data in files.items():
-        write_private(krb_dir / Path(name).name, data)
+        replace_private(krb_dir / Path(name).name, data)
         written.append(krb_dir / Path(name).name)
     return written
 

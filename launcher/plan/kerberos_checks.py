@@ -20,7 +20,8 @@ A probe (:func:`probe`) is what one node reports: its clock and its resolver's a
 through the fan-out (:func:`launcher.lifecycle.kdc.probe_nodes`) as ``python -m launcher.plan.kerberos_checks``,
 which writes its answer into a directory every node shares (one JSON file per node; nothing answers through the
 fan-out command's output, which a batch system's task launcher does not relay). Imports only the standard library
-(and, under ``interface:``, :func:`launcher.util.network.interface_address`, the one the node agent binds with).
+(and :func:`launcher.util.files.replace_private`, which does too; under ``interface:``,
+:func:`launcher.util.network.interface_address`, the one the node agent binds with).
 """
 
 from __future__ import annotations
@@ -350,12 +351,10 @@ def write_answer(directory: str, probe_: NodeProbe) -> None:
     Raises:
         OSError: the directory is missing or not writable.
     """
+    from launcher.util.files import replace_private
+
     final = os.path.join(directory, f"{probe_.node}.json")
-    partial = f"{final}.{os.getpid()}.tmp"
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write(probe_.to_json() + "\n")
-    os.replace(partial, final)
+    replace_private(final, probe_.to_json() + "\n", tmp=f"{final}.{os.getpid()}.tmp")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

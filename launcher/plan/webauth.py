@@ -31,7 +31,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import os
 import secrets
 import time
 from collections.abc import Generator
@@ -41,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from launcher.plan.daemon_sockets import DaemonSockets, Verdict, WebEndpoint
+from launcher.util.files import replace_private
 
 if TYPE_CHECKING:
     from launcher.plan.cluster_plan import ClusterPlan
@@ -111,11 +111,7 @@ def write_secret(path: Path) -> None:
     Raises:
         OSError: the directory is missing or not writable.
     """
-    path.unlink(missing_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        os.fchmod(fd, 0o600)
-        handle.write(new_secret())
+    replace_private(path, new_secret())
 
 
 def write_secrets(plan: ClusterPlan) -> None:

@@ -33,6 +33,7 @@ import jinja2
 
 from launcher.plan.cluster_plan import HISTORY_JOBNAME_LIMIT, ClusterPlan
 from launcher.runtime.shuffle_plugin import LOCAL_DIRS_PROPERTY, PLUGIN_CLASS
+from launcher.util.files import create_private
 from launcher.util.resources import templates_dir
 
 TEMPLATE_DIR = templates_dir()
@@ -213,18 +214,6 @@ def write_files(directory: Path, files: Mapping[str, str]) -> list[Path]:
     written = []
     for name, text in files.items():
         path = directory / name
-        write_private(path, text, 0o700 if name.endswith(".sh") else 0o600)
+        create_private(path, text, 0o700 if name.endswith(".sh") else 0o600)
         written.append(path)
     return written
-
-
-def write_private(path: Path, text: str, mode: int = 0o600) -> None:
-    """Create ``path`` with ``text`` and exactly ``mode`` (not widened by the umask, set before any byte is written).
-
-    Raises:
-        FileExistsError: ``path`` exists.
-    """
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    with os.fdopen(fd, "w") as handle:
-        os.fchmod(fd, mode)
-        handle.write(text)

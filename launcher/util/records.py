@@ -18,13 +18,12 @@ the agents); the records of the run's life cycle live with their writers (:mod:`
 
 from __future__ import annotations
 
-import contextlib
-import os
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from launcher.util.files import replace_private
 from launcher.util.states import AgentState
 
 R = TypeVar("R", bound="Record")
@@ -85,7 +84,7 @@ class Record(BaseModel):
 
     def write(self, path: str | Path, *, indent: int | None = 2) -> Path:
         """Write the record to ``path`` atomically and private to the user, mode 0600 from its creation
-        (:func:`replace_private`).
+        (:func:`launcher.util.files.replace_private`).
 
         Raises:
             OSError: it could not be written.
@@ -93,36 +92,6 @@ class Record(BaseModel):
         path = Path(path)
         replace_private(path, self.to_json(indent))
         return path
-
-
-#: The mode of every record file (:func:`replace_private`): the user's only, whatever the umask and the directory.
-RECORD_MODE = 0o600
-
-
-def replace_private(path: str | Path, text: str | bytes, *, tmp: str | Path | None = None) -> None:
-    """Write ``text`` (or bytes: a keytab) to ``path`` atomically, mode :data:`RECORD_MODE` (0600) from the moment
-    the file exists: a new temporary file beside it (``.<name>.tmp<pid>``, or ``tmp``), created with
-    ``os.open(O_CREAT | O_EXCL, 0o600)`` and set to 0600 with ``fchmod`` whatever the umask, then renamed over
-    ``path`` with ``os.replace``. A record is then private itself, not only by the directory it is in (a 0700 cluster
-    directory another user gets into, a shared filesystem whose client lets other users past the modes of
-    directories: issue 36). A temporary file left by a process that died with this pid is replaced (``O_EXCL`` after
-    removing it: never written through a link).
-
-    Raises:
-        OSError: it could not be written (the temporary file is removed).
-    """
-    path = Path(path)
-    temporary = Path(tmp) if tmp is not None else path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        temporary.unlink(missing_ok=True)
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, RECORD_MODE)
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(fd, RECORD_MODE)
-            handle.write(text.encode() if isinstance(text, str) else text)
-        os.replace(temporary, path)
-    finally:
-        with contextlib.suppress(OSError):  # a filesystem that refused the write may refuse this too: the first error
-            temporary.unlink(missing_ok=True)
 
 
 class Section(BaseModel):

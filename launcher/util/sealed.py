@@ -25,14 +25,11 @@ import binascii
 import json
 import secrets
 from collections.abc import Mapping
-from pathlib import Path
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-
-from launcher.util.records import replace_private
 
 #: The variable that carries the cluster's key (URL-safe Base64 of :data:`KEY_BYTES` bytes) to the agents.
 KEY_ENV = "HPC_HADOOP_SEAL_KEY"
@@ -103,13 +100,3 @@ def unseal(blob: bytes, key: str, context: str) -> dict[str, bytes]:
         raise SealError("it does not open with this cluster's key (another cluster's or node's file, or "
                         "changed)") from None
     return {name: base64.b64decode(data) for name, data in json.loads(plain).items()}
-
-
-def write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically, mode 0600 from its creation (:func:`launcher.util.records.
-    replace_private`, the records' own writer).
-
-    Raises:
-        OSError: the directory is missing or not writable.
-    """
-    replace_private(path, data)
