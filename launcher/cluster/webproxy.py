@@ -448,9 +448,11 @@ def upstream_auth(plan: ClusterPlan) -> UpstreamAuth | None:
     (:class:`launcher.plan.daemon_sockets.DaemonSockets`; :class:`UpstreamRefused` otherwise)."""
     if not plan.security.kerberos:
         return None
-    from launcher.plan.webauth import HadoopAuthCookie
+    from launcher.plan.webauth import web_auth
 
-    signer = HadoopAuthCookie(plan)
+    signer = web_auth(plan)
+    if signer is None:
+        return None
 
     def mint(address: str, port: int) -> dict[str, str]:
         header = signer.header(address, port)  # 'hadoop.auth="u=...&s=..."', or None
