@@ -21,7 +21,7 @@ import click
 
 from launcher.cli.common import console, detect_scheduler, job_options, load, reports_errors
 from launcher.util.errors import UserError
-from launcher.util.states import RunState, exit_code_of
+from launcher.util.states import ClusterState, RunState, exit_code_of
 
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
@@ -43,10 +43,14 @@ def _age(seconds: float | None) -> str:
     return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
 
 
-STATE_COLORS = {"ready": "green", "running": "green", "starting": "cyan", "pending": "cyan", "stopping": "yellow",
-                "stopped": "dim", "succeeded": "dim", "lost": "red", "failed": "red", "bringup_failed": "red",
-                "timed_out": "red", "interrupted": "yellow", "cancelled": "dim", "gone": "dim",
-                "unreachable": "yellow", "unknown": "yellow"}
+#: The colour ``status`` shows each state in.
+STATE_COLORS: dict[ClusterState, str] = {
+    ClusterState.READY: "green", ClusterState.RUNNING: "green", ClusterState.STARTING: "cyan",
+    ClusterState.PENDING: "cyan", ClusterState.STOPPING: "yellow", ClusterState.STOPPED: "dim",
+    ClusterState.SUCCEEDED: "dim", ClusterState.LOST: "red", ClusterState.FAILED: "red",
+    ClusterState.BRINGUP_FAILED: "red", ClusterState.TIMED_OUT: "red", ClusterState.INTERRUPTED: "yellow",
+    ClusterState.CANCELLED: "dim", ClusterState.GONE: "dim", ClusterState.UNREACHABLE: "yellow",
+    ClusterState.UNKNOWN: "yellow"}
 
 
 def complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
@@ -96,7 +100,7 @@ def _show(status: ClusterStatus) -> None:
                   ("JobHistory", status.jhs_web or "-"), ("run directory", status.run_dir)]
     else:
         lines += [("run directory", status.run_dir)]
-        if status.state != "gone":
+        if status.state is not ClusterState.GONE:
             lines += [("logs", f"{status.run_dir}/logs (hpc-hadoop logs {status.cluster_id})"),
                       ("job history", f"{status.run_dir}/history")]
     if status.detail:
@@ -141,11 +145,11 @@ def start(job_file: Path, scheduler: str | None, nodes: int | None, walltime: st
         console.print(f"\nnot waiting any more: cluster {run_dir.name} is still starting "
                       f"(`hpc-hadoop stop {run_dir.name}` cancels it)")
         sys.exit(130)
-    if status.state == "cancelled":
+    if status.state is ClusterState.CANCELLED:
         console.print(f"cluster {status.cluster_id}: cancelled ({status.detail}); nothing ran", soft_wrap=True)
         sys.exit(exit_code_of(RunState.CANCELLED))  # 143, as submit --wait
-    if status.state not in ("ready", "running"):
-        if status.state == "unknown":
+    if not status.state.up:
+        if status.state is ClusterState.UNKNOWN:
             console.print(f"cluster {status.cluster_id} is in an unknown state: {status.detail}; "
                           f"`hpc-hadoop status {status.cluster_id}` follows it, `hpc-hadoop stop` stops it",
                           soft_wrap=True)
@@ -272,7 +276,7 @@ def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int |
     check_cluster_directory(found.run_dir, field="ID", missing_ok=True)  # no other user's files shown as its logs
     if app is not None:
         sys.exit(show_container_logs(_plan_of(found.cluster_id), app, lines=lines or 0,
-                                     running=found.state in ("ready", "running")))
+                                     running=found.state.up))
     files = daemon_logs(Path(found.run_dir), node=node, daemon=daemon)
     if not files:
         raise UserError(f"no logs match in {found.run_dir}/logs", field="--node/--daemon",
@@ -349,11 +353,11 @@ def stop(cluster: str | None, timeout: float, yes: bool) -> None:
                           f"{failure}", soft_wrap=True)
             sys.exit(1)
         console.print(f"cluster {found.cluster_id} is already {found.state}"
-                      + (f"; its {found.scheduler} job {found.job_id} was still {was}: cancelled" if was else ""),
+                      + (f"; its {found.scheduler} job {found.job_id} was still {was.value}: cancelled" if was else ""),
                       soft_wrap=True)
         return
     console.print(f"stopping cluster {found.cluster_id} ({found.state}"
-                  + (f": {found.detail}" if found.state == "unknown" else "") + ")", soft_wrap=True)
+                  + (f": {found.detail}" if found.state is ClusterState.UNKNOWN else "") + ")", soft_wrap=True)
     after = request_stop(found, timeout=timeout, on_wait=lambda text: console.print(f"  {text}", soft_wrap=True))
     if after.active:
         console.print(f"[red]cluster {after.cluster_id} is still {after.state}[/]"
@@ -514,7 +518,7 @@ def _plan_of(cluster: str | None, *, need_up: bool = False) -> ClusterPlan:
 
     found = find_cluster(cluster)
     check_cluster_directory(found.run_dir, field="ID", missing_ok=True)
-    if need_up and found.state not in ("ready", "running"):
+    if need_up and not found.state.up:
         raise UserError(f"cluster {found.cluster_id} is {found.state}", field="ID",
                         fix="wait for `hpc-hadoop status` to say ready" if found.active else
                         "start a new one with `hpc-hadoop start JOB_FILE`")

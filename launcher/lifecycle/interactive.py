@@ -26,9 +26,10 @@ from typing import Any
 
 import psutil
 
-from launcher.lifecycle.report import STATES, RunReport, local_record_paths
+from launcher.lifecycle.report import RunReport, local_record_paths
 from launcher.plan.cluster_plan import PlanSummary, check_cluster_directory
 from launcher.plan.security import HTTP_SECRETS_GLOB
+from launcher.schedulers.allocation import JobState
 from launcher.util import polling
 from launcher.util.errors import UserError
 from launcher.util.records import Record
@@ -39,12 +40,14 @@ from launcher.util.userdirs import clusters_dir
 STOP_FILE = "stop-requested"
 #: States of a cluster that is (or may soon be) using its allocation; ``unknown``: the batch system does not answer,
 #: so the cluster may well run on.
-ACTIVE = tuple(state.value for state in ClusterState if state.active)
+ACTIVE: tuple[ClusterState, ...] = tuple(state for state in ClusterState if state.active)
 #: A cluster directory's record of an end the batch system told (``lost``) or ``stop`` made (``cancelled``), written
 #: where no final ``run.json`` will come: final, so ``list`` never asks the batch system about it again.
 ENDED_FILE = "ended.json"
-#: Batch job states (``JobState`` values) of a released allocation.
-RELEASED = ("completed", "failed", "cancelled", "timed_out", "unknown")
+#: Batch job states of a released allocation (the terminal ones, and ``unknown``: the batch system no longer knows
+#: the job).
+RELEASED: frozenset[JobState] = frozenset(
+    {JobState.COMPLETED, JobState.FAILED, JobState.CANCELLED, JobState.TIMEOUT, JobState.UNKNOWN})
 
 
 class IndexEntry(Record):
@@ -180,15 +183,15 @@ class ClusterStatus:
         cluster_id: the cluster id (``<name>-<yyyymmdd-HHMMSS>-<hex4>``).
         run_dir: the cluster directory.
         scheduler: ``local``, ``slurm``...; ``job_id`` its job id (``None`` on the local backend).
-        state: ``pending`` (queued), ``starting`` (bring-up), ``running`` (steps), ``ready`` (up, held for
-            interactive use), ``stopping``, ``lost`` (its batch job or holder process ended without a final
-            report: killed by the batch system, ``qdel``/``scancel``, a node failure; the logs stay readable),
-            ``cancelled`` (stopped while its job was still queued, or the run's own ``cancelled``), ``unknown``
-            (the batch system does not answer: ``detail`` says since when and what it printed; the cluster may run
-            on), ``gone`` (directory removed),
-            or a final state of ``run.json`` (``stopped``, ``succeeded``, ``failed``,
+        state: a :class:`~launcher.util.states.ClusterState`: ``pending`` (queued), ``starting`` (bring-up),
+            ``running`` (steps), ``ready`` (up, held for interactive use), ``stopping``, ``lost`` (its batch job or
+            holder process ended without a final report: killed by the batch system, ``qdel``/``scancel``, a node
+            failure; the logs stay readable), ``cancelled`` (stopped while its job was still queued, or the run's own
+            ``cancelled``), ``unknown`` (the batch system does not answer: ``detail`` says since when and what it
+            printed; the cluster may run on), ``gone`` (directory removed), ``unreachable`` (nothing of its
+            directory can be read), or a final state of ``run.json`` (``stopped``, ``succeeded``, ``failed``,
             ``bringup_failed``, ``interrupted``, ``cancelled``, ``timed_out``; one exit code each:
-            :data:`launcher.util.states.EXIT_CODES`).
+            :data:`launcher.util.states.EXIT_CODES`). ``list --json`` writes it as its plain string.
         detail: why, for ``lost`` and failures.
         nodes: node names; ``head`` the ResourceManager's node.
         created: epoch seconds; ``walltime_left_s`` seconds until the walltime ends (``None`` if unknown).
@@ -200,7 +203,7 @@ class ClusterStatus:
     run_dir: str
     scheduler: str
     job_id: str | None
-    state: str
+    state: ClusterState
     detail: str = ""
     nodes: list[str] | None = None
     head: str | None = None
@@ -213,11 +216,11 @@ class ClusterStatus:
     @property
     def active(self) -> bool:
         """True while the cluster holds (or waits for) its allocation."""
-        return self.state in ACTIVE
+        return self.state.active
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (``list --json``)."""
-        return {**self.__dict__, "active": self.active}
+        """JSON-ready form (``list --json``): the state as its plain string."""
+        return {**self.__dict__, "state": self.state.value, "active": self.active}
 
 
 def _holder_alive(entry: IndexEntry) -> bool:
@@ -232,16 +235,26 @@ def _holder_alive(entry: IndexEntry) -> bool:
         return False
 
 
-class Answer(str):
-    """A batch job's state as :func:`batch_state` tells it (a ``JobState`` value), with ``why``: for ``no_answer``,
-    the command that gave no answer and what it printed."""
+@dataclass(frozen=True)
+class BatchAnswer:
+    """A batch job's state as :func:`batch_state` tells it.
 
+    Attributes:
+        state: the job's state; ``JobState.NO_ANSWER`` when the batch system did not answer.
+        why: for ``NO_ANSWER``, the command that gave no answer and what it printed (else empty).
+    """
+
+    state: JobState
     why: str = ""
 
-    def __new__(cls, state: str, why: str = "") -> Answer:  # noqa: D102
-        answer = super().__new__(cls, state)
-        answer.why = why
-        return answer
+    @property
+    def answered(self) -> bool:
+        """Whether the batch system answered (anything but ``NO_ANSWER``)."""
+        return self.state is not JobState.NO_ANSWER
+
+
+#: What tells a job's state, for :func:`status_of`: ``(scheduler, job_id) → BatchAnswer``.
+JobStateOf = Callable[[str, str], BatchAnswer]
 
 
 #: Backends already recalled from their ``job.yaml`` (by scheduler and cluster directory) while
@@ -296,8 +309,8 @@ def submitted_backend(scheduler: str, run_dir: str | Path | None) -> Any:
     return backend
 
 
-def batch_state(scheduler: str, job_id: str, run_dir: str | Path | None = None) -> Answer:
-    """The batch job's state (``JobState`` value: ``pending``, ``running``, ``completed``... ``unknown``: the batch
+def batch_state(scheduler: str, job_id: str, run_dir: str | Path | None = None) -> BatchAnswer:
+    """The batch job's state (a :class:`JobState`: ``pending``, ``running``, ``completed``... ``unknown``: the batch
     system answered that it does not know the job; ``no_answer``: it did not answer, ``why`` says how), asked with
     the commands recorded at submission (:func:`submitted_backend`) and again while the batch system does not know
     the job (:meth:`BatchScheduler.confirmed_state`): one empty answer never makes a cluster lost.
@@ -309,19 +322,19 @@ def batch_state(scheduler: str, job_id: str, run_dir: str | Path | None = None) 
 
     backend = submitted_backend(scheduler, run_dir)
     if not isinstance(backend, BatchScheduler):
-        return Answer("unknown")
+        return BatchAnswer(JobState.UNKNOWN)
     try:
-        state = backend.confirmed_state(job_id).value
+        state = backend.confirmed_state(job_id)
     except Exception as exc:  # noqa: BLE001 - a broken scheduler command must not break `list`
-        return Answer("no_answer", str(exc))
-    return Answer(state, str(backend.no_answer) if backend.no_answer else "")
+        return BatchAnswer(JobState.NO_ANSWER, str(exc))
+    return BatchAnswer(state, str(backend.no_answer) if backend.no_answer else "")
 
 
-def record_end(run_dir: str | Path, state: str, detail: str) -> None:
+def record_end(run_dir: str | Path, state: ClusterState, detail: str) -> None:
     """Write :data:`ENDED_FILE` (``state``: ``lost`` or ``cancelled``) into a cluster directory that has no final
     ``run.json``; a directory that cannot be written is left as it is (the batch system is asked again next time)."""
     try:
-        EndedRecord(state=ClusterState(state), detail=detail, at=time.time()).write(Path(run_dir, ENDED_FILE))
+        EndedRecord(state=state, detail=detail, at=time.time()).write(Path(run_dir, ENDED_FILE))
     except OSError:
         pass
 
@@ -336,15 +349,15 @@ def _remember(cluster_id: str, **fields: Any) -> None:
 
 
 def status_of(entry: IndexEntry | Mapping[str, Any], *,
-              job_state: Callable[[str, str], str] | None = None) -> ClusterStatus:
+              job_state: JobStateOf | None = None) -> ClusterStatus:
     """The current state of an indexed cluster, from its directory and, while it is not final, from the
     batch system (or the holder process): a cluster whose batch job (or holder process) ended without a final
     ``run.json`` is ``lost``, on every scheduler.
 
     Args:
         entry: an index entry (``cluster_id``, ``run_dir``, ``scheduler``, ``job_id``, ``holder_pid``...).
-        job_state: ``(scheduler, job_id) → state`` (default: :func:`batch_state` with the cluster's recorded
-            commands; replaceable for tests).
+        job_state: ``(scheduler, job_id) →`` :class:`BatchAnswer` (default: :func:`batch_state` with the cluster's
+            recorded commands; replaceable for tests).
 
     A batch system that does not answer makes the cluster ``unknown`` (never ``lost``); an end it told (``lost``)
     or that ``stop`` made (``cancelled``) is recorded (:func:`record_end`) and final: not asked again. A cluster
@@ -356,7 +369,7 @@ def status_of(entry: IndexEntry | Mapping[str, Any], *,
         entry = IndexEntry.model_validate(entry)
     run_dir = Path(entry.run_dir)
     status = ClusterStatus(cluster_id=entry.cluster_id, run_dir=str(run_dir), scheduler=entry.scheduler,
-                           job_id=entry.job_id, state="pending", created=entry.created,
+                           job_id=entry.job_id, state=ClusterState.PENDING, created=entry.created,
                            interactive=entry.interactive)
     if _out_of_reach(status, run_dir):
         return status
@@ -373,15 +386,15 @@ def status_of(entry: IndexEntry | Mapping[str, Any], *,
         alive = _holder_alive(entry)
         gone_why = f"the process holding it (pid {entry.holder_pid}) is gone"
     if not alive:
-        status.state, status.detail = "lost", gone_why + ", with no final run.json"
+        status.state, status.detail = ClusterState.LOST, gone_why + ", with no final run.json"
         status.walltime_left_s = None
         record_end(run_dir, status.state, status.detail)
     elif report is None or report.bringup_s is None:
-        status.state = "starting"
+        status.state = ClusterState.STARTING
     elif (run_dir / STOP_FILE).exists():
-        status.state = "stopping"
+        status.state = ClusterState.STOPPING
     else:
-        status.state = "ready" if report.hold else "running"
+        status.state = ClusterState.READY if report.hold else ClusterState.RUNNING
     return status
 
 
@@ -392,14 +405,14 @@ def _out_of_reach(status: ClusterStatus, run_dir: Path) -> bool:
     ``detail``)."""
     try:
         if not run_dir.is_dir():
-            status.state, status.detail = "gone", "cluster directory removed"
+            status.state, status.detail = ClusterState.GONE, "cluster directory removed"
             return True
         check_cluster_directory(run_dir, field="ID", missing_ok=True)  # nothing read unless every level is ours
     except UserError as refused:
-        status.state, status.detail = "unreachable", str(refused)
+        status.state, status.detail = ClusterState.UNREACHABLE, str(refused)
         return True
     except OSError as err:  # e.g. ENOTCONN: the filesystem it is on is mounted but does not answer
-        status.state, status.detail = "unreachable", f"its filesystem does not answer: {err.strerror}"
+        status.state, status.detail = ClusterState.UNREACHABLE, f"its filesystem does not answer: {err.strerror}"
         return True
     return False
 
@@ -418,15 +431,15 @@ def _final_from_records(status: ClusterStatus, run_dir: Path, report: RunReport 
     if report:
         status.rm_web, status.jhs_web = report.rm_web, report.jhs_web
         status.nodes = report.nodes or status.nodes
-        if report.state in STATES:
-            status.state, status.detail = report.state.value, report.error or ""
+        if report.state.terminal:
+            status.state, status.detail = ClusterState.of_run(report.state), report.error or ""
             status.walltime_left_s = None
             return True
     if _kept_on_this_node(status, run_dir):  # the run's own end outranks a "lost" that status concluded meanwhile
         return True
     ended = EndedRecord.read_or_none(run_dir / ENDED_FILE)
     if ended and ended.state in (ClusterState.LOST, ClusterState.CANCELLED):
-        status.state, status.detail, status.walltime_left_s = ended.state.value, ended.detail, None
+        status.state, status.detail, status.walltime_left_s = ended.state, ended.detail, None
         return True
     return False
 
@@ -446,9 +459,9 @@ def _kept_on_this_node(status: ClusterStatus, run_dir: Path) -> bool:
     the copy stays and is read again next time."""
     for path in local_record_paths(status.cluster_id):
         kept = RunReport.read_or_none(path)
-        if kept is None or kept.state not in STATES or Path(kept.run_dir) != run_dir:
+        if kept is None or not kept.state.terminal or Path(kept.run_dir) != run_dir:
             continue
-        status.state, status.walltime_left_s = kept.state.value, None
+        status.state, status.walltime_left_s = ClusterState.of_run(kept.state), None
         said = kept.error or ""
         status.detail = said if str(path) in said else f"{said} (the final record kept on this node: {path})".lstrip()
         try:
@@ -467,34 +480,35 @@ def _kept_on_this_node(status: ClusterStatus, run_dir: Path) -> bool:
 
 def _from_the_batch_system(status: ClusterStatus, job_id: str, entry: IndexEntry, run_dir: Path,
                            report: RunReport | None,
-                           job_state: Callable[[str, str], str] | None) -> tuple[bool, str] | None:
+                           job_state: JobStateOf | None) -> tuple[bool, str] | None:
     """What the batch system says of a cluster's job, for :func:`status_of`: ``None`` when that settles
     ``status`` (``unknown``: no answer, recorded in the index; ``pending``; ``cancelled`` while queued, recorded),
     else ``(alive, why it is gone)``."""
-    batch = (job_state or (lambda name, job: batch_state(name, job, run_dir)))(status.scheduler, job_id)
-    if batch == "no_answer":
+    answer = (job_state or (lambda name, job: batch_state(name, job, run_dir)))(status.scheduler, job_id)
+    batch = answer.state
+    if not answer.answered:
         since = float(entry.no_answer_since or time.time())
         if entry.no_answer_since is None:
             entry.no_answer_since = since
             _remember(status.cluster_id, no_answer_since=since)
-        status.state = "unknown"
+        status.state = ClusterState.UNKNOWN
         status.detail = (f"batch system not answering since {time.strftime('%H:%M:%S', time.localtime(since))}"
-                         + (f": {getattr(batch, 'why', '')}" if getattr(batch, "why", "") else ""))
+                         + (f": {answer.why}" if answer.why else ""))
         return None
     if entry.no_answer_since is not None:
         entry.no_answer_since = None
         _remember(status.cluster_id, no_answer_since=None)
-    if batch == "pending":
-        status.state = "pending"
+    if batch is JobState.PENDING:
+        status.state = ClusterState.PENDING
         return None
-    if batch == "cancelled" and report is None:  # cancelled before it ran: nothing was lost
-        status.state, status.walltime_left_s = "cancelled", None
+    if batch is JobState.CANCELLED and report is None:  # cancelled before it ran: nothing was lost
+        status.state, status.walltime_left_s = ClusterState.CANCELLED, None
         status.detail = f"the batch job {status.job_id} was cancelled while queued"
         record_end(run_dir, status.state, status.detail)
         return None
-    gone_why = f"the batch job {status.job_id} is {batch}" if batch != "unknown" else \
+    gone_why = f"the batch job {status.job_id} is {batch.value}" if batch is not JobState.UNKNOWN else \
         f"the batch system no longer knows job {status.job_id}"
-    return batch == "running", gone_why
+    return batch is JobState.RUNNING, gone_why
 
 
 def statuses() -> list[ClusterStatus]:
@@ -556,13 +570,13 @@ def request_stop(status: ClusterStatus, *, timeout: float = 120.0, poll: float =
     run_dir = Path(status.run_dir)
     notify = on_wait or (lambda text: None)
     entry = next((e for e in index_entries() if e.cluster_id == status.cluster_id), None) or _entry_of(status)
-    if status.state == "pending" and status.job_id:
+    if status.state is ClusterState.PENDING and status.job_id:
         failure = _cancel(status)
         if failure is None:
             after = _wait_released(status, entry, 30.0, poll)
-            if after.state in ("lost", "pending") or not (run_dir / "run.json").exists():
-                record_end(run_dir, "cancelled", f"stopped while queued (`hpc-hadoop stop` at "
-                                                 f"{time.strftime('%Y-%m-%dT%H:%M:%S')})")
+            if after.state in (ClusterState.LOST, ClusterState.PENDING) or not (run_dir / "run.json").exists():
+                record_end(run_dir, ClusterState.CANCELLED, f"stopped while queued (`hpc-hadoop stop` at "
+                                                            f"{time.strftime('%Y-%m-%dT%H:%M:%S')})")
             return status_of(entry)
         notify(f"cannot cancel the queued job: {failure}")
     (run_dir / STOP_FILE).write_text(f"stop requested at {time.strftime('%Y-%m-%dT%H:%M:%S')} "
@@ -582,23 +596,23 @@ def request_stop(status: ClusterStatus, *, timeout: float = 120.0, poll: float =
     return _wait_released(status, entry, 60.0, poll)
 
 
-def cancel_leftover(status: ClusterStatus) -> tuple[str | None, str | None]:
+def cancel_leftover(status: ClusterStatus) -> tuple[JobState | None, str | None]:
     """Cancel the batch job of a cluster that is no longer active (a final ``run.json``, ``lost``, ``cancelled``) when
     the batch system still knows it as queued or running, or does not answer: ``stop`` never leaves a job behind.
     The cancel runs the commands recorded at submission.
 
     Returns:
-        ``(state, failure)``: the state the job had when it was cancelled (``pending``, ``running``, ``no_answer``),
-        ``None`` when there was none to cancel (the local backend, or a job the batch system no longer runs); and
-        why the cancel did not go through (the batch system did not answer it), else ``None``.
+        ``(state, failure)``: the :class:`JobState` the job had when it was cancelled (``pending``, ``running``,
+        ``no_answer``), ``None`` when there was none to cancel (the local backend, or a job the batch system no
+        longer runs); and why the cancel did not go through (the batch system did not answer it), else ``None``.
     """
     if not status.job_id or status.scheduler == "local":
         return None, None
-    state = batch_state(status.scheduler, status.job_id, status.run_dir)
-    if state not in ("pending", "running", "no_answer"):
+    state = batch_state(status.scheduler, status.job_id, status.run_dir).state
+    if state not in (JobState.PENDING, JobState.RUNNING, JobState.NO_ANSWER):
         return None, None
     failure = _cancel(status)
-    return str(state), (str(failure) if failure is not None else None)
+    return state, (str(failure) if failure is not None else None)
 
 
 def _cancel(status: ClusterStatus) -> Any:
@@ -629,7 +643,8 @@ def _wait_released(status: ClusterStatus, entry: IndexEntry | Mapping[str, Any],
 
     def released() -> bool:
         if status.job_id and status.scheduler != "local":
-            return batch_state(status.scheduler, status.job_id, status.run_dir) in (*RELEASED, "no_answer")
+            answer = batch_state(status.scheduler, status.job_id, status.run_dir)
+            return answer.state in RELEASED or not answer.answered
         return not _holder_alive(known)
 
     def wait(seconds: float) -> bool:

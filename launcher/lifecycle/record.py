@@ -69,7 +69,7 @@ class RunRecord:
                     self.refused(err)
                     return
             report = self.report
-            if report.state in ("succeeded", "stopped"):
+            if report.state in (RunState.SUCCEEDED, RunState.STOPPED):
                 report.state, report.error, report.error_exit_code = RunState.FAILED, str(lost), lost.exit_code
             else:
                 report.error = f"{report.error}; {lost}"
@@ -86,7 +86,7 @@ class RunRecord:
         code = errno.errorcode.get(err.errno or 0, str(err.errno))
         why = (f"the final record {Path(report.run_dir) / 'run.json'} could not be written: {code} "
                f"({err.strerror or err})")
-        if report.state in ("succeeded", "stopped"):
+        if report.state in (RunState.SUCCEEDED, RunState.STOPPED):
             report.state, report.error_exit_code = RunState.FAILED, 1
         report.error = f"{report.error}; {why}" if report.error else why
         report.keep_locally()

@@ -29,8 +29,8 @@ from launcher.util.states import RunState, exit_code_of
 from launcher.util.userdirs import node_record_dir, node_work_root
 
 #: Final states of a run (``stopped``: an interactive cluster ended by ``hpc-hadoop stop``): the terminal
-#: :class:`RunState` values.
-STATES = tuple(state.value for state in RunState if state.terminal)
+#: :class:`RunState` members.
+STATES: tuple[RunState, ...] = tuple(state for state in RunState if state.terminal)
 
 
 class _Entry(BaseModel):

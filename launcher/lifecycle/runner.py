@@ -427,7 +427,7 @@ class ClusterRun:
             self.report.state, self.report.error = _ending(ending, self.report.bringup_s is not None)
             if isinstance(ending, HpcHadoopError):
                 self.report.error_exit_code = ending.exit_code
-        elif self.report.state == "running":
+        elif self.report.state is RunState.RUNNING:
             self.report.state = RunState.SUCCEEDED
         try:
             Teardown(self.cluster, self.report, self.health, self.archives, self.observer, self.kdc).run()

@@ -34,6 +34,7 @@ from launcher.schedulers import get_scheduler
 from launcher.util import polling
 from launcher.util.errors import UserError
 from launcher.util.processes import end
+from launcher.util.states import ClusterState
 
 #: Seconds a held run just started may take to end after SIGTERM when its index entry cannot be written.
 HOLDER_GRACE_SECONDS = 60.0
@@ -109,9 +110,9 @@ def wait_until_up(run_dir: Path, console: Console, *, timeout: float | None = No
         raise UserError(f"cluster {run_dir.name} is not in the index of your clusters ({state_dir()})",
                         field="XDG_STATE_HOME", fix=f"follow it in {run_dir}; stop it with `touch {run_dir}/"
                                                     f"{STOP_FILE}`")
-    return polling.poll(lambda: status_of(entry), done=lambda s: s.state in ("ready", "running") or not s.active,
+    return polling.poll(lambda: status_of(entry), done=lambda s: s.state.up or not s.active,
                         key=lambda s: s.state, on_change=lambda s: console.print(f"cluster {s.cluster_id}: {s.state}"),
-                        interval=poll, backoff_while=lambda s: s.state == "pending", timeout=timeout).value
+                        interval=poll, backoff_while=lambda s: s.state is ClusterState.PENDING, timeout=timeout).value
 
 
 def failure_tail(run_dir: Path, lines: int = 15) -> str:

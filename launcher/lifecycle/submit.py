@@ -32,7 +32,7 @@ from launcher.steps.jobs import ResolvedStep
 from launcher.util.errors import HpcHadoopError
 from launcher.util.files import create_private
 from launcher.util.records import Record
-from launcher.util.states import CANCELLED_EXIT, TIMED_OUT_EXIT
+from launcher.util.states import CANCELLED_EXIT, TIMED_OUT_EXIT, ClusterState
 from launcher.util.yamlio import dump_yaml
 
 if TYPE_CHECKING:  # the run's records are read only after a batch submission: imported there, not by `render`
@@ -366,7 +366,7 @@ def _exit_code(job_id: str, polled: JobState, last: JobState, run_dir: Path, sil
         return data.exit_code
     # `hpc-hadoop stop` cancelled it while queued (ENDED_FILE): the batch system may not keep such a job
     recorded = EndedRecord.read_or_none(run_dir / ENDED_FILE)
-    if recorded is not None and recorded.state == "cancelled" and polled is JobState.UNKNOWN:
+    if recorded is not None and recorded.state is ClusterState.CANCELLED and polled is JobState.UNKNOWN:
         console.print(f"job {job_id}: cancelled ({recorded.detail})", soft_wrap=True)
         return CANCELLED_EXIT
     if data is not None and last is JobState.COMPLETED:  # the run began and recorded no end: `list` says lost

@@ -235,7 +235,7 @@ class Agent:
         self.hurry = False
 
     def _on_signal(self, signum: int, _frame: object) -> None:
-        if self.state == "stopping":  # asked again (the launcher's escalation): no more grace, no archive written
+        if self.state is AgentState.STOPPING:  # asked again (the launcher's escalation): no grace, no archive written
             self.hurry = True
         self.stop_reason = self.stop_reason or signal.Signals(signum).name
 

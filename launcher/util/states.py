@@ -71,29 +71,45 @@ class ClusterState(State):
     time). Terminal: ``lost`` (its batch job or holder process ended without a final
     ``run.json``), ``cancelled`` (stopped while queued), ``gone`` (directory removed), and the terminal
     :class:`RunState` of its final ``run.json``.
+
+    A run's states are members here under the same names, their values taken from :class:`RunState`
+    (``ClusterState.FAILED.value`` is ``RunState.FAILED.value``): one string each for both, on disk and in
+    ``list --json``; :meth:`of_run` turns one into the other. That every terminal :class:`RunState` has its member
+    here is checked by tests/unit/util/test_states.py (Python's functional ``Enum`` API could build this class from
+    ``RunState``'s members, but ``mypy --strict`` would then know none of them).
     """
 
     PENDING = "pending"
     STARTING = "starting"
-    RUNNING = "running"
+    RUNNING = RunState.RUNNING.value
     READY = "ready"
     STOPPING = "stopping"
     UNKNOWN = "unknown"
     UNREACHABLE = "unreachable"
     LOST = "lost"
-    CANCELLED = "cancelled"
+    CANCELLED = RunState.CANCELLED.value  # the run's own, or stopped while queued
     GONE = "gone"
-    SUCCEEDED = "succeeded"
-    STOPPED = "stopped"
-    FAILED = "failed"
-    BRINGUP_FAILED = "bringup_failed"
-    INTERRUPTED = "interrupted"
-    TIMED_OUT = "timed_out"
+    SUCCEEDED = RunState.SUCCEEDED.value
+    STOPPED = RunState.STOPPED.value
+    FAILED = RunState.FAILED.value
+    BRINGUP_FAILED = RunState.BRINGUP_FAILED.value
+    INTERRUPTED = RunState.INTERRUPTED.value
+    TIMED_OUT = RunState.TIMED_OUT.value
+
+    @classmethod
+    def of_run(cls, state: RunState) -> ClusterState:
+        """What a cluster whose ``run.json`` says ``state`` shows as: the same word."""
+        return cls(state.value)
 
     @property
     def active(self) -> bool:
         """True while the cluster holds (or waits for) its allocation."""
         return self in _ACTIVE
+
+    @property
+    def up(self) -> bool:
+        """True while its daemons are up: ``ready`` and ``running``."""
+        return self in (ClusterState.READY, ClusterState.RUNNING)
 
     @property
     def terminal(self) -> bool:

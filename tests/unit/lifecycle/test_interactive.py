@@ -18,10 +18,21 @@ from click.testing import CliRunner
 
 from launcher.cli.main import main
 from launcher.config.spec import JobSpec, load_spec
-from launcher.lifecycle.interactive import STOP_FILE, clean, find, index_entries, register, state_dir, status_of
+from launcher.lifecycle.interactive import (
+    STOP_FILE,
+    BatchAnswer,
+    JobStateOf,
+    clean,
+    find,
+    index_entries,
+    register,
+    state_dir,
+    status_of,
+)
 from launcher.lifecycle.report import RunReport
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.render.clients import SUBCOMMANDS, apply_environment, client_environment, export_lines, render_wrappers
+from launcher.schedulers.allocation import JobState
 from launcher.util.errors import UserError
 from launcher.util.states import RunState
 
@@ -38,8 +49,9 @@ def make_dir(tmp_path: Path, cid: str, *, report: dict | None = None, plan: bool
     return run_dir
 
 
-def batch(state: str) -> Callable[[str, str], str]:
-    return lambda scheduler, job_id: state
+def batch(state: str) -> JobStateOf:
+    """A batch system that answers ``state`` (a :class:`JobState` value) about every job."""
+    return lambda scheduler, job_id: BatchAnswer(JobState(state))
 
 
 def test_index_lives_under_xdg_state_home(tmp_path: Path) -> None:
@@ -254,9 +266,9 @@ def test_an_ended_cluster_is_final_and_not_asked_again(tmp_path: Path) -> None:
     register("c-9", run_dir, "slurm", "9")
     asked: list[str] = []
 
-    def forgot(scheduler: str, job_id: str) -> str:
+    def forgot(scheduler: str, job_id: str) -> BatchAnswer:
         asked.append(job_id)
-        return "unknown"
+        return BatchAnswer(JobState.UNKNOWN)
 
     (entry,) = index_entries()
     assert status_of(entry, job_state=forgot).state == "lost" and asked == ["9"]
@@ -265,14 +277,12 @@ def test_an_ended_cluster_is_final_and_not_asked_again(tmp_path: Path) -> None:
 
 def test_a_batch_system_that_does_not_answer_makes_a_cluster_unknown(tmp_path: Path) -> None:
     """Issue 25 item 7: an error exit is no answer about the job: ``unknown`` (active), since when and why."""
-    from launcher.lifecycle.interactive import Answer
-
     run_dir = tmp_path / "c-8"
     run_dir.mkdir()
     register("c-8", run_dir, "slurm", "8")
     (entry,) = index_entries()
-    silent = Answer("no_answer", "`squeue -h -j 8 -o %T` exited with 1: slurm_load_jobs error: Unable to contact "
-                                 "slurm controller (connect failure)")
+    silent = BatchAnswer(JobState.NO_ANSWER, "`squeue -h -j 8 -o %T` exited with 1: slurm_load_jobs error: Unable to "
+                                             "contact slurm controller (connect failure)")
     status = status_of(entry, job_state=lambda scheduler, job_id: silent)
     assert status.state == "unknown" and status.active
     assert status.detail.startswith("batch system not answering since ") and status.detail.endswith(silent.why)

@@ -118,7 +118,7 @@ def _follow_and_list(monkeypatch: pytest.MonkeyPatch, run_dir: Path, batch_end: 
     ``hpc-hadoop status`` of its cluster afterwards: ``(exit code, the last line follow printed, status's state)``."""
     from types import SimpleNamespace
 
-    from launcher.lifecycle.interactive import register, status_of
+    from launcher.lifecycle.interactive import BatchAnswer, register, status_of
     from launcher.schedulers.allocation import JobState
     from launcher.schedulers.pbs import PbsScheduler
     from launcher.util import polling
@@ -131,7 +131,7 @@ def _follow_and_list(monkeypatch: pytest.MonkeyPatch, run_dir: Path, batch_end: 
                                 Console(file=out, width=300, highlight=False))
     register(run_dir.name, run_dir, "pbs", "10.pbshost")
     shown = status_of({"cluster_id": run_dir.name, "run_dir": str(run_dir), "scheduler": "pbs",
-                       "job_id": "10.pbshost"}, job_state=lambda scheduler, job_id: batch_end)
+                       "job_id": "10.pbshost"}, job_state=lambda scheduler, job_id: BatchAnswer(JobState(batch_end)))
     return code, out.getvalue().splitlines()[-1], shown.state
 
 

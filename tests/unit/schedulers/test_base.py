@@ -39,6 +39,7 @@ from launcher.schedulers.sge import SgeScheduler
 from launcher.schedulers.slurm import SlurmScheduler
 from launcher.util import polling, yamlio
 from launcher.util.errors import CommandError, UserError
+from launcher.util.states import ClusterState
 from launcher.util.units import MiB, parse_walltime
 from tests.conftest import REPO
 from tests.unit.schedulers.test_pbs import STANDINS as PBS_STANDINS
@@ -208,6 +209,11 @@ def test_a_starting_cluster_is_not_lost_on_one_empty_answer(monkeypatch: pytest.
     assert status.state == "starting" and status.active
 
 
+def answers(state: JobState) -> Callable[..., interactive.BatchAnswer]:
+    """A stand-in of :func:`launcher.lifecycle.interactive.batch_state`: the batch system answers ``state``."""
+    return lambda scheduler, job_id, run_dir=None: interactive.BatchAnswer(state)
+
+
 def test_stop_cancels_a_job_the_batch_system_still_knows(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A cluster whose run.json is final (or lost) while its job still runs: ``stop`` said ``is already ...`` and left
     the job to its walltime; it now cancels it."""
@@ -215,14 +221,14 @@ def test_stop_cancels_a_job_the_batch_system_still_knows(monkeypatch: pytest.Mon
     run_dir.mkdir()
     (run_dir / "run.json").write_text(json.dumps({"state": "bringup_failed", "error": "boom"}))
     interactive.register("c", run_dir, "pbs", "13.vm", interactive=True)
-    monkeypatch.setattr(interactive, "batch_state", lambda scheduler, job_id, run_dir=None: "running")
+    monkeypatch.setattr(interactive, "batch_state", answers(JobState.RUNNING))
     cancelled: list[str | None] = []
     monkeypatch.setattr(interactive, "_cancel", lambda status: cancelled.append(status.job_id) and None)
     result = CliRunner().invoke(main, ["stop", "c"], terminal_width=200)
     assert result.exit_code == 0, result.output
     assert result.output == "cluster c is already bringup_failed; its pbs job 13.vm was still running: cancelled\n"
     assert cancelled == ["13.vm"]
-    monkeypatch.setattr(interactive, "batch_state", lambda scheduler, job_id, run_dir=None: "unknown")
+    monkeypatch.setattr(interactive, "batch_state", answers(JobState.UNKNOWN))
     result = CliRunner().invoke(main, ["stop", "c"], terminal_width=200)
     assert result.output == "cluster c is already bringup_failed\n" and cancelled == ["13.vm"]
 
@@ -350,10 +356,10 @@ def test_follow_gives_up_on_silence_after_its_patience(monkeypatch: pytest.Monke
 def test_wait_released_cancels_a_lingering_job_at_half_time(monkeypatch: pytest.MonkeyPatch,
                                                             fake_time: FakeTime, tmp_path: Path) -> None:
     cancelled: list[float] = []
-    monkeypatch.setattr(interactive, "batch_state", lambda scheduler, job_id, run_dir=None: "running")
+    monkeypatch.setattr(interactive, "batch_state", answers(JobState.RUNNING))
     monkeypatch.setattr(interactive, "_cancel", lambda status: cancelled.append(fake_time.now))
     status = ClusterStatus(cluster_id="c", run_dir=str(tmp_path / "gone"), scheduler="slurm", job_id="7",
-                           state="stopping")
+                           state=ClusterState.STOPPING)
     after = interactive._wait_released(status, {}, 60.0, 0.5)
     assert cancelled == [pytest.approx(130.0)] and fake_time.now == pytest.approx(160.0)
     assert after.state == "gone" and set(fake_time.sleeps) == {0.5}
@@ -365,7 +371,7 @@ def test_wait_released_of_a_holder_process_waits_without_cancelling(monkeypatch:
     monkeypatch.setattr(interactive, "_holder_alive", lambda entry: next(alive))
     monkeypatch.setattr(interactive, "_cancel", lambda status: pytest.fail("a local cluster has no job to cancel"))
     status = ClusterStatus(cluster_id="c", run_dir=str(tmp_path / "gone"), scheduler="local", job_id=None,
-                           state="stopping")
+                           state=ClusterState.STOPPING)
     interactive._wait_released(status, {}, 4.0, 0.5)  # 2 s, then up to 2 s more: the holder exits at 3 s
     assert fake_time.now == pytest.approx(103.0)
 

@@ -174,6 +174,7 @@ def test_every_record_is_private_itself_whatever_the_umask(tmp_path: Path) -> No
     each is created 0600, then renamed into place; rewriting one over a 0644 file leaves 0600."""
     from launcher.lifecycle.interactive import record_end, register
     from launcher.node.agent import StatusWriter
+    from launcher.util.states import ClusterState
 
     run_dir = tmp_path / "c-1"
     (run_dir / "agents").mkdir(parents=True)
@@ -183,7 +184,7 @@ def test_every_record_is_private_itself_whatever_the_umask(tmp_path: Path) -> No
     try:
         report = RunReport(cluster_id="c-1", run_dir=str(run_dir), scheduler="local")
         report.write()
-        record_end(run_dir, "lost", "the holder is gone")
+        record_end(run_dir, ClusterState.LOST, "the holder is gone")
         SubmitRecord(scheduler="slurm", job_id="1", submitted=0.0, job_file="j.yaml").write(run_dir / "submit.json")
         entry = register("c-1", run_dir, "local")
         writer = StatusWriter(run_dir / "agents" / "n1.json", "n1")
