@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -291,7 +291,8 @@ def diagnose(plan: ClusterPlan, application: str, client_output: str, keep: Path
     """The cause of a failed step: the first error of the process that failed first (:func:`container_cause`),
     for the step's error line and its record in ``run.json``. The containers are searched in :func:`suspects`'
     order (the last attempt's first, the ones the client names as failed first in each); logs are read where the
-    NodeManagers keep them, else aggregated.
+    NodeManagers keep them, else aggregated; aggregated first when the node no longer keeps any container of the
+    last attempt the client names (the NodeManager has moved them already).
 
     Args:
         keep: where the log file holding the cause is kept, as ``<keep>.<container>.<file>`` (:func:`keep_log`;
@@ -301,8 +302,17 @@ def diagnose(plan: ClusterPlan, application: str, client_output: str, keep: Path
         The cause, or ``None`` when no container log of the application has one.
     """
     command = f"hpc-hadoop logs {plan.cluster_id} --app {application}"
-    for read in (local_logs, aggregated_logs):
-        logs = read(plan, application)
+    local = local_logs(plan, application)
+    readers: list[Callable[[], dict[str, dict[str, str]]]] = [lambda: local,
+                                                              lambda: aggregated_logs(plan, application)]
+    last = max((_attempt(c) for c in failed_containers(client_output)), default=0)
+    if last and not any(_attempt(c) == last for c in local):
+        # The NodeManagers are aggregating the logs of the application that just ended, container by container
+        # (each local copy deleted once uploaded): the last attempt's may be gone from the node while an earlier
+        # attempt's is still there (CI of 2026-12-01 23:31 took the cause from attempt 1): read YARN's first.
+        readers.reverse()
+    for read in readers:
+        logs = read()
         for container in suspects(client_output, logs):
             found = container_cause(logs[container])
             if found:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from launcher.config.spec import JobSpec
 from launcher.plan.cluster_plan import CLUSTER_ID_NAME, ClusterPlan, new_cluster_id
 from launcher.schedulers.base import Allocation, Node
@@ -106,6 +108,29 @@ def test_diagnose_reads_the_logs_the_nodemanager_keeps(make_spec: Callable[..., 
     assert cause is not None and (cause.container, cause.file) == (AM, "syslog")
     assert cause.line == "java.io.FileNotFoundException: /ofs/u/x/tmp/abc (No such file or directory)"
     assert cause.command == f"hpc-hadoop logs {plan.cluster_id} --app {app}"
+
+
+def test_the_last_attempt_is_read_from_yarn_when_the_node_keeps_only_an_earlier_ones(
+        make_spec: Callable[..., JobSpec], make_test_plan: Callable[..., ClusterPlan],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """CI of 2026-12-01 23:31: the application had just failed twice and the NodeManager was aggregating its logs,
+    container by container: the second attempt's ApplicationMaster log was already gone from the node, the first's
+    still there, and the cause named attempt 1. When the node keeps no container of the last attempt the client
+    names, YARN's aggregated logs are read first."""
+    import launcher.steps.diagnosis as diagnosis
+
+    plan = make_test_plan(make_spec())
+    app = "application_1764072000000_0001"
+    second = AM.replace("_01_", "_02_")
+    container = Path(plan.nodes[1].log_dir, "userlogs", app, AM)
+    container.mkdir(parents=True)
+    (container / "syslog").write_text(SYSLOG)
+    monkeypatch.setattr(diagnosis, "aggregated_logs", lambda plan, app: {AM: {"syslog": SYSLOG},
+                                                                        second: {"syslog": SYSLOG}})
+    cause = diagnose(plan, app, f"Exception from container-launch. Container id: {second}\n")
+    assert cause is not None and cause.container == second
+    kept = diagnose(plan, app, f"Container id: {AM}\n")  # the node keeps the attempt named: read there
+    assert kept is not None and kept.container == AM
 
 
 def test_the_names_hpc_hadoop_chooses_in_container_paths_are_short(
