@@ -43,7 +43,8 @@ from benchmarks.results import append_row, print_summary, read_rows, summarize_r
 from benchmarks.taskflow import keep_histories
 from benchmarks.workloads import WORKLOADS, Context, get_workload
 from launcher import __version__
-from launcher.config.spec import JobSpec, StripeSpec, load_spec
+from launcher.config.load import load_spec
+from launcher.config.spec import JobSpec, StripeSpec
 from launcher.filesystems.detect import detect
 from launcher.lifecycle.compose import allocate, open_cluster
 from launcher.lifecycle.progress import ConsoleObserver
@@ -253,7 +254,7 @@ class Harness:
         bench file's ``job``'s, or the default).
 
         Raises:
-            UserError: the job fields with these values are invalid (from :func:`launcher.config.spec.load_spec`).
+            UserError: the job fields with these values are invalid (from :func:`launcher.config.load.load_spec`).
         """
         data = {"name": self.bench.name, **self.bench.job, "steps": [PLACEHOLDER_STEP]}
         data.setdefault("filesystem", {})

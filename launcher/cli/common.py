@@ -150,9 +150,9 @@ def load(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str
     the runtime does not know (:func:`warn_properties`).
 
     Raises:
-        UserError: see :func:`launcher.config.spec.load_spec`.
+        UserError: see :func:`launcher.config.load.load_spec`.
     """
-    from launcher.config.spec import load_spec
+    from launcher.config.load import load_spec
 
     overrides = {"scheduler": scheduler, "nodes": nodes, "walltime": walltime, "site": site}
     spec, _ = load_spec(job_file, sets=list(sets), overrides=overrides, require_steps=require_steps,

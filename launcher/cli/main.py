@@ -227,7 +227,7 @@ def doctor(job_file: Path | None, nodes: int | None, sets: tuple[str, ...], over
     """Check Java, the Hadoop runtime, the filesystem, hostname and ports; with JOB_FILE also everything
     `submit` checks (a root the nodes share, jars, inputs, outputs, memory), as `fail` lines."""
     from launcher.cli.doctor import run_checks
-    from launcher.config.spec import load_spec
+    from launcher.config.load import load_spec
 
     if job_file is not None:
         spec, _ = load_spec(job_file, sets=list(sets), defines=list(defines), require_steps=False,
@@ -257,7 +257,7 @@ def reference() -> None:
 @main.command()
 def sites() -> None:
     """List the site presets in site-configs/."""
-    from launcher.config.spec import site_presets
+    from launcher.config.load import site_presets
 
     for name, path in site_presets().items():
         first = next((line.lstrip("# ").strip() for line in path.read_text().splitlines() if line.startswith("#")), "")

@@ -1,4 +1,4 @@
-"""The job file: a validated, frozen, typed model, resolved once from layered sources.
+"""The job file's model: validated, frozen, typed; :mod:`launcher.config.load` resolves it once from layered sources.
 
 Layers, lowest first (later wins; mappings merge key by key, lists are replaced whole):
 
@@ -7,7 +7,8 @@ Layers, lowest first (later wins; mappings merge key by key, lists are replaced 
 3. the user's defaults ``~/.config/hpc-hadoop/config.yaml`` (or ``$HPC_HADOOP_CONFIG``);
 4. the job file;
 5. ``--set key.sub=value`` flags on the command line (the value is read as a YAML 1.2 scalar) and
-   ``-D key=value`` (a Hadoop property, put into the ``*-site.xml`` that knows it: :func:`parse_define`).
+   ``-D key=value`` (a Hadoop property, put into the ``*-site.xml`` that knows it:
+   :func:`launcher.config.load.parse_define`).
 
 Every YAML file is read with the YAML 1.2 core schema (:mod:`launcher.util.yamlio`): ``1:30:00`` is a string.
 
@@ -17,13 +18,10 @@ came from, the dotted field and a fix (:class:`launcher.util.errors.UserError`).
 
 from __future__ import annotations
 
-import copy
-import difflib
 import os
 import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args
+from typing import TYPE_CHECKING, Annotated, Literal, Union, get_args
 
 from pydantic import (
     BaseModel,
@@ -33,18 +31,14 @@ from pydantic import (
     Field,
     PlainSerializer,
     Tag,
-    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from launcher.util.errors import UserError
 from launcher.util.registry import BUILT_IN
 from launcher.util.resources import site_configs_dir
 from launcher.util.units import MiB, format_memory, format_walltime, parse_memory, parse_size, parse_walltime
-from launcher.util.userdirs import config_file
-from launcher.util.yamlio import YAMLError, load_yaml
 
 #: Where the site presets live (package data: ``site-configs/`` of the checkout, launcher/util/resources.py).
 SITE_DIR = site_configs_dir()
@@ -674,7 +668,7 @@ def split_principal(principal: str) -> tuple[str, str | None, str]:
 
 def _expanded(value: str) -> str:
     """``~`` and ``$VAR`` expanded, made absolute (against the current directory: a job file's relative paths were
-    already made absolute against its directory, :func:`absolute_paths`)."""
+    already made absolute against its directory, :func:`launcher.config.load.absolute_paths`)."""
     return os.path.abspath(os.path.expandvars(os.path.expanduser(value)))
 
 
@@ -887,391 +881,3 @@ def uses_spark(spec: JobSpec) -> bool:
     """True when the job has a ``spark:`` section or a ``spark:``/``pyspark:`` step: only then is Spark looked
     for, ``spark-conf/`` written and :mod:`launcher.render.spark` imported (re-exported there)."""
     return spec.spark is not None or any(isinstance(s, (SparkStep, PySparkStep)) for s in spec.steps)
-
-
-# ----------------------------------------------------------------------------------------------
-# Layered loading
-# ----------------------------------------------------------------------------------------------
-
-def deep_merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
-    """Return ``base`` updated by ``top``: mappings merge recursively, everything else is replaced."""
-    out = copy.deepcopy(base)
-    for key, value in top.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
-
-
-def _read_yaml(path: Path, what: str) -> dict[str, Any]:
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise UserError(f"{what} not found", file=str(path), fix="check the path") from None
-    except OSError as exc:
-        raise UserError(f"cannot read {what}: {exc.strerror}", file=str(path)) from None
-    try:
-        data = load_yaml(text)
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else None
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        fix = "indent with spaces: YAML forbids tabs" if "'\\t'" in problem else "check indentation and quoting"
-        raise UserError(f"not valid YAML: {problem}", file=str(path), field=where, fix=fix) from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise UserError("must be a mapping of fields (name:, steps:, ...)", file=str(path))
-    return data
-
-
-def parse_set(assignment: str) -> dict[str, Any]:
-    """Turn ``--set hadoop.map_memory=2g`` into ``{"hadoop": {"map_memory": "2g"}}``.
-
-    Property names with dots are reached with a quoted last part:
-    ``--set 'hadoop.properties.yarn-site."yarn.nm.x"=5'``.
-
-    Raises:
-        UserError: no ``=`` or an empty key.
-    """
-    key, sep, raw = assignment.partition("=")
-    if not sep or not key.strip():
-        raise UserError(f"{assignment!r} is not key=value", file="--set",
-                        fix="write e.g. --set hadoop.map_memory=2g")
-    parts: list[str] = []
-    for match in re.finditer(r'"([^"]+)"|([^.]+)', key.strip()):
-        parts.append(match.group(1) or match.group(2))
-    parts = _property_parts(parts, assignment)
-    try:
-        value = load_yaml(raw) if raw != "" else ""
-    except YAMLError:
-        value = raw
-    tree: dict[str, Any] = {}
-    node = tree
-    for part in parts[:-1]:
-        node = node.setdefault(part, {})
-    node[parts[-1]] = value
-    return tree
-
-
-def _property_parts(parts: list[str], assignment: str) -> list[str]:
-    """``hadoop.properties.FILE.a.b.c`` → ``[hadoop, properties, FILE, "a.b.c"]`` (a property name keeps its dots).
-
-    Raises:
-        UserError: ``hadoop.properties.KEY`` without a file (names the ``-D`` spelling that picks it).
-    """
-    if parts[:2] != ["hadoop", "properties"] or len(parts) < 4:
-        if parts[:2] == ["hadoop", "properties"] and len(parts) == 3 and parts[2] not in CONFIG_FILES:
-            raise UserError(f"{assignment!r} names no configuration file", file="--set",
-                            fix=f"write -D {parts[2]}={assignment.partition('=')[2]}")
-        return parts
-    if parts[2] not in CONFIG_FILES:
-        name = ".".join(parts[2:])
-        raise UserError(f"{assignment!r}: {parts[2]!r} is not a configuration file", file="--set",
-                        fix=f"write -D {name}={assignment.partition('=')[2]} (or --set "
-                            f"hadoop.properties.<{'|'.join(CONFIG_FILES)}>.{name}=...)")
-    return [*parts[:3], ".".join(parts[3:])]
-
-
-def parse_define(define: str, home: str | None) -> dict[str, Any]:
-    """Turn ``-D mapreduce.job.reduces=8`` into ``{"hadoop": {"properties": {"mapred-site": {key: "8"}}}}``.
-
-    The file is the one whose ``*-default.xml`` in the Hadoop install at ``home`` lists the key, else chosen by
-    the key's prefix (:func:`launcher.config.properties.config_file_for`). The value stays a string, as Hadoop's own
-    ``-D`` reads it.
-
-    Raises:
-        UserError: no ``=`` or an empty key.
-    """
-    from launcher.config.properties import config_file_for, known_properties
-
-    key, sep, value = define.partition("=")
-    key = key.strip()
-    if not sep or not key or any(c.isspace() for c in key):
-        raise UserError(f"{define!r} is not key=value", file="-D", fix="write e.g. -D mapreduce.job.reduces=8")
-    file = config_file_for(key, known_properties(home) if home else {})
-    return {"hadoop": {"properties": {file: {key: value}}}}
-
-
-def user_config_path() -> Path:
-    """``$HPC_HADOOP_CONFIG``, else ``$XDG_CONFIG_HOME/hpc-hadoop/config.yaml`` (default
-    ``~/.config/hpc-hadoop/config.yaml``: :func:`launcher.util.userdirs.config_file`)."""
-    return config_file()
-
-
-def site_presets() -> dict[str, Path]:
-    """The site presets shipped in ``site-configs/``: name → file."""
-    return {p.stem: p for p in sorted(SITE_DIR.glob("*.yaml"))}
-
-
-def _lookup(tree: Mapping[str, Any], loc: tuple[Any, ...]) -> bool:
-    node: Any = tree
-    for part in loc:
-        if isinstance(node, Mapping) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
-            node = node[part]
-        else:
-            return False
-    return True
-
-
-_FIXES = {
-    "missing": "add it",
-    "extra_forbidden": None,
-    "int_parsing": "use a whole number",
-    "int_type": "use a whole number",
-    "bool_parsing": "use true or false",
-    "bool_type": "use true or false",
-    "literal_error": None,
-    "string_type": "use a string (quote it)",
-    "list_type": "use a YAML list ([a, b] or one '- item' per line)",
-    "dict_type": "use a mapping (key: value lines)",
-    "too_short": "give at least one",
-    "greater_than_equal": None,
-}
-
-
-def _describe(error: Mapping[str, Any], model: type[BaseModel], data: Mapping[str, Any]) -> tuple[str, str | None]:
-    kind = error["type"]
-    loc = [p for p in error["loc"] if p not in _STEP_MODELS]
-    message = error["msg"].removeprefix("Value error, ")
-    fix = _FIXES.get(kind)
-    if kind == "extra_forbidden":
-        parent = _model_at(model, loc[:-1], data)
-        valid = ", ".join(sorted(f.alias or n for n, f in parent.model_fields.items())) if parent else ""
-        message = f"unknown field {loc[-1]!r}"
-        fix = f"valid fields here: {valid}" if valid else "remove it"
-    elif kind == "missing":
-        message = "required field is missing"
-    elif kind == "literal_error":
-        fix = message.replace("Input should be", "use")
-        message = f"{error.get('input')!r} is not allowed"
-        close = difflib.get_close_matches(str(error.get("input")), re.findall(r"'([^']*)'", fix), n=1)
-        if close:
-            fix = f"did you mean {close[0]!r}? ({fix})"
-    elif kind in ("int_parsing", "int_type", "bool_parsing", "string_type", "list_type", "dict_type"):
-        message = f"{error.get('input')!r}: {message.lower()}"
-    elif kind in _BOUNDS and fix is None:
-        message = f"{error.get('input')!r}: {message[0].lower()}{message[1:]}"
-        fix = f"give a number {_BOUNDS[kind]} {next(iter((error.get('ctx') or {}).values()), '')}".rstrip()
-    return message, fix
-
-
-#: pydantic's bound errors and the comparison a fix states (``nodes: 0`` -> "give a number >= 1").
-_BOUNDS = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}
-
-
-def _model_at(model: type[BaseModel], loc: list[Any], data: Mapping[str, Any]) -> type[BaseModel] | None:
-    current: Any = model
-    if len(loc) >= 2 and loc[0] == "steps" and isinstance(loc[1], int):
-        steps = data.get("steps") or []
-        kind = _step_kind(steps[loc[1]]) if loc[1] < len(steps) else None
-        if kind is None:
-            return None
-        current, loc = _STEP_MODELS[kind], loc[2:]
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        if not (isinstance(current, type) and issubclass(current, BaseModel)):
-            return None
-        field = current.model_fields.get(part)
-        if field is None:
-            return None
-        annotation = field.annotation
-        args = getattr(annotation, "__args__", ())
-        candidates = [a for a in (annotation, *args) if isinstance(a, type) and issubclass(a, BaseModel)]
-        current = candidates[0] if candidates else None
-    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
-
-
-def _validation_error(exc: ValidationError, layers: list[tuple[str, dict[str, Any]]], job_name: str,
-                      merged: Mapping[str, Any]) -> UserError:
-    """The first validation error as one :class:`UserError`, naming the highest layer that set the field."""
-    error = exc.errors()[0]
-    loc = tuple(p for p in error["loc"] if p not in _STEP_MODELS)
-    origin = job_name
-    for name, layer in reversed(layers):
-        if _lookup(layer, loc):
-            origin = name
-            break
-    message, fix = _describe(error, JobSpec, merged)
-    field = ".".join(str(p + 1) if isinstance(p, int) else (str(p) or "''") for p in loc) or None
-    more = len(exc.errors()) - 1
-    if more:
-        message += f" (and {more} more problem{'s' if more > 1 else ''})"
-    return UserError(message, file=origin, field=field, fix=fix)
-
-
-def _apply_defines(merged: dict[str, Any], defines: Sequence[str], layers: list[tuple[str, dict[str, Any]]],
-                   ) -> dict[str, Any]:
-    """``merged`` with the ``-D`` properties on top; the layer ``-D`` is added to ``layers`` (for error origins)."""
-    from launcher.config.properties import runtime_home
-
-    hadoop = merged.get("hadoop")
-    home = runtime_home(hadoop.get("home") if isinstance(hadoop, Mapping) else None)
-    tree: dict[str, Any] = {}
-    for define in defines:
-        tree = deep_merge(tree, parse_define(define, home))
-    layers.append(("-D", tree))
-    return deep_merge(merged, tree)
-
-
-def _absolute(value: object, base: Path) -> object:
-    """``value`` against ``base`` when it is a relative path; anything else as it is (absolute paths, ``$VAR``,
-    ``${run_dir}``, ``~``, URLs such as ``file:///x``, non-strings)."""
-    if not isinstance(value, str) or not value or value.startswith(("/", "$", "~")) or "://" in value:
-        return value
-    return os.path.normpath(base / value)
-
-
-def _absolute_example_args(step: dict[str, Any], base: Path) -> None:
-    """The input and output arguments of a built-in example (by position, as :mod:`launcher.steps.jobs` finds them)."""
-    from launcher.config.examples import EXAMPLE_INPUT_ARGS, EXAMPLE_OUTPUT_ARG, positional_indexes
-
-    args, example = step.get("args"), step.get("example")
-    if not isinstance(args, list) or not isinstance(example, str):
-        return
-    at = positional_indexes([str(a) for a in args])
-    chosen: list[int] = []
-    if example in EXAMPLE_INPUT_ARGS:
-        chosen += at[EXAMPLE_INPUT_ARGS[example]]
-    position = EXAMPLE_OUTPUT_ARG.get(example)
-    if position is not None and -len(at) <= position < len(at):
-        chosen.append(at[position])
-    step["args"] = [_absolute(a, base) if i in chosen else a for i, a in enumerate(args)]
-
-
-def absolute_paths(job: dict[str, Any], base: Path) -> dict[str, Any]:
-    """A job file's relative paths made absolute against ``base`` (the job file's directory), so that they mean
-    the same in the cluster directory, where the run happens, as next to the job file: ``filesystem.root``,
-    ``input_dir``, ``output_dir``, ``local_dirs``; ``kerberos.keytab`` and ``kerberos.krb5_conf``; each step's
-    ``jar`` and ``output``; a streaming step's ``input``, ``output`` and ``files``; a built-in example's input and
-    output arguments. A jar step's ``args`` and the
-    mapper/reducer commands are passed as they are.
-    """
-    job = copy.deepcopy(job)
-    kerberos = job.get("kerberos")
-    if isinstance(kerberos, dict):
-        _absolute_keys(kerberos, ("keytab", "krb5_conf"), base)
-    fs = job.get("filesystem")
-    if isinstance(fs, dict):
-        for key in ("root", "input_dir", "output_dir", "local_dirs"):
-            if key in fs and not (key == "local_dirs" and fs[key] == "shared"):  # a keyword, not a path
-                fs[key] = _absolute(fs[key], base)
-    steps = job.get("steps")
-    for step in steps if isinstance(steps, list) else []:  # anything else is refused by the model, by name
-        if isinstance(step, dict):
-            _absolute_step_paths(step, base)
-    return job
-
-
-def _absolute_step_paths(step: dict[str, Any], base: Path) -> None:
-    """One step of :func:`absolute_paths`, in place."""
-    _absolute_keys(step, ("jar", "output"), base)
-    for kind, keys in (("spark", ("jar", "output")), ("pyspark", ("script", "output")),
-                       ("streaming", ("input", "files", "output"))):
-        inner = step.get(kind)
-        if isinstance(inner, dict):
-            _absolute_keys(inner, keys, base)
-    if not isinstance(step.get("streaming"), dict) and "example" in step:
-        _absolute_example_args(step, base)
-
-
-def _absolute_keys(section: dict[str, Any], keys: tuple[str, ...], base: Path) -> None:
-    """:func:`_absolute` of each of ``keys`` present in ``section`` (of each item, for a list), in place."""
-    for key in keys:
-        if key in section:
-            section[key] = _absolute_each(section[key], base)
-
-
-def _absolute_each(value: Any, base: Path) -> Any:
-    """:func:`_absolute` of a value or of each item of a list."""
-    return [_absolute(v, base) for v in value] if isinstance(value, list) else _absolute(value, base)
-
-
-def _did_you_mean(given: str, valid: list[str]) -> str:
-    """``"did you mean 'x'? "`` for the closest of ``valid`` (difflib), else ``""``."""
-    close = difflib.get_close_matches(given, valid, n=1)
-    return f"did you mean {close[0]!r}? " if close else ""
-
-
-def _layers(job_name: str, job: dict[str, Any], cli: dict[str, Any],
-            site_flag: str = "--set") -> list[tuple[str, dict[str, Any]]]:
-    """The layers of a job, lowest first, as ``(name, data)``: the site preset (``site:`` of the command line, the
-    job file or the user config), the user config (:func:`user_config_path`), the job file, the command line.
-
-    Raises:
-        UserError: an unknown site preset (names the layer that asked for it).
-    """
-    layers: list[tuple[str, dict[str, Any]]] = []
-    user_path = user_config_path()
-    user = _read_yaml(user_path, "user config") if user_path.is_file() else {}
-    site = cli.get("site") or job.get("site") or user.get("site")
-    if site:
-        presets = site_presets()
-        if site not in presets:
-            origin = site_flag if cli.get("site") else job_name if job.get("site") else str(user_path)
-            raise UserError(f"unknown site preset {site!r}", file=origin, field="site",
-                            fix=_did_you_mean(site, list(presets))
-                            + f"use one of: {', '.join(presets) or '(none installed)'}")
-        layers.append((str(presets[site]), _read_yaml(presets[site], "site preset")))
-    if user:
-        layers.append((str(user_path), user))
-    layers.append((job_name, job))
-    if cli:
-        layers.append(("command line", cli))
-    return layers
-
-
-def load_spec(job_file: str | Path | None, *, sets: Sequence[str] = (), overrides: Mapping[str, Any] | None = None,
-              data: Mapping[str, Any] | None = None, require_steps: bool = True,
-              defines: Sequence[str] = ()) -> tuple[JobSpec, list[str]]:
-    """Resolve a job file with all its layers into a :class:`JobSpec`.
-
-    Args:
-        job_file: path of the YAML job file (``None`` with ``data`` for tests and the API).
-        sets: ``--set key=value`` strings, highest priority.
-        defines: ``-D key=value`` Hadoop properties (:func:`parse_define`), as high as ``sets``.
-        overrides: CLI options already turned into a mapping (``--nodes``, ``--scheduler``...),
-            just below ``sets``.
-        data: the job file's content, when it does not come from a file.
-        require_steps: at least one step is required (``submit``, ``run``); ``start`` needs none.
-
-    Relative paths in the job file are made absolute against its directory (:func:`absolute_paths`).
-
-    Returns:
-        ``(spec, sources)``: the frozen model and the layers used, lowest first.
-
-    Raises:
-        UserError: unreadable YAML, unknown preset, or a field that fails validation; the message
-            names the layer that gave the bad value, the field and a fix.
-    """
-    job_name = str(job_file) if job_file is not None else "<job>"
-    job = dict(data) if data is not None else _read_yaml(Path(str(job_file)), "job file")
-    if data is None:
-        job = absolute_paths(job, Path(str(job_file)).absolute().parent)
-    cli: dict[str, Any] = {}
-    if overrides:
-        cli = deep_merge(cli, {k: v for k, v in overrides.items() if v is not None})
-    for assignment in sets:
-        cli = deep_merge(cli, parse_set(assignment))
-    # --site, unless a later --set site=... replaced it: the flag a bad preset name is blamed on
-    set_site = any(assignment.partition("=")[0].strip() == "site" for assignment in sets)
-    site_flag = "--site" if overrides and overrides.get("site") is not None and not set_site else "--set"
-    layers = _layers(job_name, job, cli, site_flag)
-    merged: dict[str, Any] = {}
-    for _, layer in layers:
-        merged = deep_merge(merged, layer)
-    if defines:
-        merged = _apply_defines(merged, defines, layers)
-    try:
-        spec = JobSpec.model_validate(merged)
-    except ValidationError as exc:
-        raise _validation_error(exc, layers, job_name, merged) from None
-    if require_steps and not spec.steps:
-        missing = "steps" not in merged or merged["steps"] is None
-        raise UserError("required field is missing" if missing else "no steps to run", file=job_name, field="steps",
-                        fix="add it" if missing else "give at least one (or keep a cluster up with `hpc-hadoop start`)")
-    return spec, [name for name, _ in layers]

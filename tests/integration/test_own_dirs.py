@@ -137,7 +137,7 @@ def test_a_local_dir_mallory_made_first_is_refused_by_submit_start_and_run(scene
 OWNERS_CLUSTER = r"""
 import sys
 from pathlib import Path
-from launcher.config.spec import load_spec
+from launcher.config.load import load_spec
 from launcher.lifecycle.compose import allocate, prepare_run
 from launcher.lifecycle.interactive import register
 from launcher.lifecycle.runner import new_report

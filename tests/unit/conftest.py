@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from launcher import filesystems
-from launcher.config.spec import JobSpec, load_spec
+from launcher.config.load import load_spec
+from launcher.config.spec import JobSpec
 from launcher.filesystems import decide
 from launcher.plan.cluster_plan import ClusterPlan, make_plan
 from launcher.runtime.hadoop import BUILT_RUNTIME, HadoopRuntime

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from launcher.config.docgen import reference
-from launcher.config.spec import load_spec
+from launcher.config.load import load_spec
 from tests.conftest import REPO
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.config.spec import load_spec
+from launcher.config.load import load_spec
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.steps.jobs import resolve_steps
 from tests.conftest import REPO

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from launcher.config.load import load_spec, parse_set
 from launcher.config.properties import config_file_for, known_properties, unknown_property_warnings
-from launcher.config.spec import JobSpec, load_spec, parse_set
+from launcher.config.spec import JobSpec
 from launcher.render.config import render_config, timeout_limit_ms
 from launcher.util.errors import UserError
 from launcher.util.yamlio import dump_yaml
@@ -140,8 +141,8 @@ def test_every_property_name_is_checked_and_the_warning_names_where_it_was_given
 
 
 def test_shipped_presets_use_only_known_names(built_runtime: Path) -> None:
+    from launcher.config.load import site_presets
     from launcher.config.properties import property_warnings
-    from launcher.config.spec import site_presets
 
     for site in site_presets():
         spec, _ = load_spec(None, data={"name": "s", "site": site, "steps": [{"example": "pi"}]})

@@ -14,18 +14,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-import launcher.config.spec
+import launcher.config.load
 from launcher.cli.main import main
-from launcher.config.spec import (
-    ExampleStep,
-    JarStep,
-    JobSpec,
-    StreamingStep,
-    load_spec,
-    parse_set,
-    site_presets,
-    stripe_aligned_block_size,
-)
+from launcher.config.load import load_spec, parse_set, site_presets
+from launcher.config.spec import ExampleStep, JarStep, JobSpec, StreamingStep, stripe_aligned_block_size
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.schedulers.base import Allocation
 from launcher.schedulers.slurm import SlurmScheduler
@@ -241,7 +233,7 @@ def test_unknown_site_preset_lists_presets(tmp_path: Path, monkeypatch: pytest.M
     sites = tmp_path / "sites"
     write_yaml(sites / "mysite.yaml", {"nodes": 1})
     write_yaml(sites / "other.yaml", {"nodes": 1})
-    monkeypatch.setattr(launcher.config.spec, "SITE_DIR", sites)
+    monkeypatch.setattr(launcher.config.load, "SITE_DIR", sites)
     err, path = job_error(tmp_path, {**MINIMAL, "site": "nosuch"})
     assert err.file == str(path)
     assert err.field == "site"
@@ -298,7 +290,7 @@ def layers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_yaml: WriteYam
                                   "core-site": {"s": "site"}}},
         "batch": {"extra_directives": ["--site-1", "--site-2"], "partition": "sitepart"},
     })
-    monkeypatch.setattr(launcher.config.spec, "SITE_DIR", sites)
+    monkeypatch.setattr(launcher.config.load, "SITE_DIR", sites)
     user = write_yaml(tmp_path / "home" / "config.yaml", {
         "site": "mysite",
         "scheduler": "slurm",

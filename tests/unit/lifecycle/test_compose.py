@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.config.spec import load_spec
+from launcher.config.load import load_spec
 from launcher.lifecycle import submit as submit_module
 from launcher.lifecycle.compose import allocate, open_cluster, prepare_run
 from launcher.plan.cluster_plan import ClusterPlan, cluster_dir, clusters_root

@@ -17,7 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from launcher.cli.main import main
-from launcher.config.spec import JobSpec, load_spec
+from launcher.config.load import load_spec
+from launcher.config.spec import JobSpec
 from launcher.lifecycle.interactive import (
     STOP_FILE,
     BatchAnswer,

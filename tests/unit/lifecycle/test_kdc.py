@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from launcher.cli.main import main
-from launcher.config.spec import load_spec
+from launcher.config.load import load_spec
 from launcher.lifecycle.kdc import (
     DEFAULT_TICKET_LIFETIME_S,
     TICKET_MARGIN_S,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.config.spec import load_spec
+from launcher.config.load import load_spec
 from launcher.lifecycle.interactive import STOP_FILE
 from launcher.lifecycle.runner import ClusterRun, materialize, prepare
 from launcher.lifecycle.signals import Interrupted

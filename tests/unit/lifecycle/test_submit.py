@@ -12,7 +12,8 @@ import pytest
 import yaml
 from rich.console import Console
 
-from launcher.config.spec import JobSpec, load_spec
+from launcher.config.load import load_spec
+from launcher.config.spec import JobSpec
 from launcher.lifecycle import submit as submit_module
 from launcher.runtime.hadoop import HadoopRuntime
 from launcher.util.errors import CommandError, UserError

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from launcher.config.spec import JobSpec, load_spec
+from launcher.config.load import load_spec
+from launcher.config.spec import JobSpec
 from launcher.filesystems import decide
 from launcher.plan.cluster_plan import (
     PORT_BLOCK,

@@ -14,7 +14,8 @@ from xml.etree import ElementTree
 
 import pytest
 
-from launcher.config.spec import JobSpec, load_spec
+from launcher.config.load import load_spec
+from launcher.config.spec import JobSpec
 from launcher.filesystems import decide
 from launcher.lifecycle.submit import render_script
 from launcher.plan.cluster_plan import ClusterPlan, used_offsets
@@ -240,7 +241,7 @@ def test_property_override_replaces_the_template_value_and_extras_are_appended(
 
 
 def test_override_with_a_dotted_name_from_set(make_test_plan: PlanFactory, pfs_root: Path) -> None:
-    from launcher.config.spec import load_spec
+    from launcher.config.load import load_spec
 
     spec, _ = load_spec(None, data={"name": "t", "scheduler": "slurm", "nodes": 3,
                                     "filesystem": {"root": str(pfs_root)}, "steps": [{"example": "pi"}]},

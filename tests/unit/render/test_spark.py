@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from launcher.config.spec import JobSpec, load_spec
+from launcher.config.load import load_spec
+from launcher.config.spec import JobSpec
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.render import spark as spark_module
 from launcher.render.clients import client_environment

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.config.spec import load_spec
+from launcher.config.load import load_spec
 from launcher.render import spark
 from launcher.runtime import hadoop as runtime
 from launcher.util import resources

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.config import spec
+from launcher.config import load as spec
 from launcher.lifecycle import interactive, report
 from launcher.runtime import cds
 from launcher.util import userdirs
