@@ -34,12 +34,12 @@ from launcher.plan.daemon_sockets import DaemonSockets
 from launcher.plan.kerberos_checks import (
     KerberosCheck,
     NodeProbe,
-    bound_addresses,
     check_clock_skew,
     check_kdc_port,
     check_names,
     first_failure,
     probe,
+    probed_addresses,
     resolve_bound,
 )
 from launcher.plan.security import KDC_CLASS, principal_hosts
@@ -164,7 +164,7 @@ def secure_mode_probe(plan: ClusterPlan, timeout: float = PROBE_TIMEOUT) -> tupl
 
     Returns:
         The checks, and ``{node: address}`` where each node's daemons bind as the nodes reported it under
-        ``interface:`` (:func:`launcher.plan.kerberos_checks.bound_addresses`; empty without it).
+        ``interface:`` (:func:`launcher.plan.kerberos_checks.probed_addresses`; empty without it).
 
     Raises:
         ClusterError: as :func:`probe_nodes`.
@@ -176,7 +176,7 @@ def secure_mode_probe(plan: ClusterPlan, timeout: float = PROBE_TIMEOUT) -> tupl
     probes, before, after = probe_nodes(nodes, plan.fanout, plan.fanout_program, timeout, answers, interface)
     names = check_names(probes, resolve_bound(probes), plan.master.name)
     checks = [names, check_kdc_port(probes[0], plan.master.address), check_clock_skew(probes, before, after)]
-    return checks, bound_addresses(probes)
+    return checks, probed_addresses(probes)
 
 
 def secure_mode_checks(plan: ClusterPlan, timeout: float = PROBE_TIMEOUT) -> list[KerberosCheck]:

@@ -170,7 +170,7 @@ def resolve_bound(probes: Sequence[NodeProbe]) -> tuple[Resolution, ...]:
     return tuple(resolve_node(p.node, p.bound.address) for p in probes if p.bound is not None)
 
 
-def bound_addresses(probes: Sequence[NodeProbe]) -> dict[str, str]:
+def probed_addresses(probes: Sequence[NodeProbe]) -> dict[str, str]:
     """``{node: address}``: where each node's daemons bind, as the nodes reported it under ``interface:``
     (:attr:`NodeProbe.bound`); empty without it."""
     return {p.node: p.bound.address for p in probes if p.bound is not None}

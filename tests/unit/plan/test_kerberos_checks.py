@@ -17,13 +17,13 @@ from launcher.plan.kerberos_checks import (
     MAX_CLOCK_SKEW_S,
     NodeProbe,
     Resolution,
-    bound_addresses,
     check_clock_skew,
     check_kdc_port,
     check_names,
     clock_skew,
     first_failure,
     probe,
+    probed_addresses,
     resolve_bound,
 )
 
@@ -138,13 +138,13 @@ def test_a_node_without_the_interface_is_named() -> None:
 
 def test_the_probe_of_an_interface_reports_its_address_as_the_agent_binds_it() -> None:
     """The loopback interface, ``lo``: 127.0.0.1, back to localhost and forward again; the probe survives its
-    JSON line; ``resolve_bound`` and ``bound_addresses`` read it."""
+    JSON line; ``resolve_bound`` and ``probed_addresses`` read it."""
     answer = probe("localhost", LOCAL, interface="lo")
     assert answer.bound == Resolution("localhost", "127.0.0.1", "127.0.0.1", "localhost", "127.0.0.1")
     assert NodeProbe.from_json(answer.to_json()) == answer
     assert check_names([answer], resolve_bound([answer]), "localhost").detail == \
         "forward and back on localhost (lo): localhost → 127.0.0.1 → localhost"
-    assert bound_addresses([answer]) == {"localhost": "127.0.0.1"}
+    assert probed_addresses([answer]) == {"localhost": "127.0.0.1"}
 
 
 @pytest.fixture
