@@ -18,9 +18,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psutil
 import pytest
+
+if TYPE_CHECKING:
+    from tests.integration.test_shuffle import LocalRun
 
 # The suite counts its cluster bring-ups and prints them at its end (issue 38): the hooks of tests/bringups.py.
 from tests.bringups import (  # noqa: F401
@@ -67,6 +71,16 @@ def gluster() -> Path:
     if done.returncode != 0:
         pytest.fail(f"gluster-up.sh failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     return PFS
+
+
+@pytest.fixture(scope="session")
+def local_run(hadoop_runtime: Path, tmp_path_factory: pytest.TempPathFactory) -> LocalRun:
+    """The session's one local-backend cluster of sorts, a reducer re-run and a failing step
+    (:func:`tests.integration.test_shuffle.run_local_cluster`), read by test_shuffle.py and
+    test_local_end_to_end.py. Here, not in either module: a fixture imported into two modules runs once in each."""
+    from tests.integration.test_shuffle import run_local_cluster
+
+    return run_local_cluster(tmp_path_factory)
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ import yaml
 from tests.conftest import REPO, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
 from tests.integration.attacks import attacks_fail, mallory_on_node, sleep_job_argv
 from tests.integration.test_slurm import queued_jobs, slurm_cluster  # noqa: F401 - fixture
+from tests.integration.test_spark import leftovers, spark_runtime  # noqa: F401 - fixture
 from tests.users import make_user, shared_base, user_dir
 
 if TYPE_CHECKING:
@@ -101,11 +102,50 @@ def nodemanager_logged_in_from_its_node_local_keytab(run_dir: Path, node: str) -
     assert login and "using keytab file services.keytab" in login[0], login
 
 
-def test_local_interactive_life_cycle(pfs_root: Path, tmp_path: Path) -> None:
+def spark_through_exec(cluster_id: str, run_dir: Path, spark_home: Path, env: dict[str, str]) -> str:
+    """``exec -- spark-submit`` (SparkPi) and ``exec -- pyspark`` (a shell reading its program on stdin) on the
+    cluster, with nothing but what ``env`` sets; returns SparkPi's application id."""
+    exported = hpc_hadoop("env", cluster_id, env=env)
+    assert f"export SPARK_HOME={spark_home}\n" in exported.stdout
+    assert f"export SPARK_CONF_DIR={run_dir}/spark-conf\n" in exported.stdout
+    jar = spark_home.parent / "hpc-hadoop-spark-examples.jar"
+    pi = hpc_hadoop("exec", cluster_id, "--", "spark-submit", "--class", "org.hpchadoop.spark.examples.SparkPi",
+                    str(jar), "4", env=env, timeout=300)
+    assert pi.returncode == 0 and "Pi is roughly 3.1" in pi.stdout, pi.stdout[-2000:] + pi.stderr[-3000:]
+    app = re.search(r"Submitted application (application_\d+_\d+)", pi.stderr)
+    assert app, pi.stderr[-3000:]
+    shell = subprocess.run([sys.executable, "-m", "launcher.cli", "exec", cluster_id, "--", "pyspark"],
+                           input="print('total', sc.parallelize(range(100), 2).sum(), sc.master)\n",
+                           capture_output=True, text=True, timeout=300, cwd=REPO,
+                           env={**os.environ, **env, "PYSPARK_DRIVER_PYTHON_OPTS": "-i"})  # a shell on a pipe
+    assert shell.returncode == 0 and "total 4950 yarn" in shell.stdout, shell.stdout[-2000:] + shell.stderr[-3000:]
+    return app.group(1)
+
+
+def container_logs_after_stop(cluster_id: str, mapreduce_app: str, spark_app: str, env: dict[str, str]) -> None:
+    """The container logs of a MapReduce and a Spark application, as YARN aggregated them, once the cluster is gone
+    (``yarn logs`` reads ``app-logs/``): the ApplicationMaster's own log, an executor's own log."""
+    containers = hpc_hadoop("logs", cluster_id, "--app", mapreduce_app, env=env, timeout=120)
+    assert containers.returncode == 0, containers.stdout[-2000:] + containers.stderr[-2000:]
+    assert "LogType:syslog" in containers.stdout and "container_" in containers.stdout
+    assert "MRAppMaster" in containers.stdout
+    executors = hpc_hadoop("logs", cluster_id, "--app", spark_app, env=env, timeout=120)
+    assert executors.returncode == 0, executors.stdout[-2000:] + executors.stderr[-2000:]
+    assert "CoarseGrainedExecutorBackend" in executors.stdout
+
+
+def test_local_interactive_life_cycle(pfs_root: Path, tmp_path: Path, spark_runtime: Path) -> None:  # noqa: F811
+    """The life cycle of a cluster started with a ``spark:`` section: MapReduce through the wrapper commands
+    ``env`` sets up, ``exec -- spark-submit`` and ``exec -- pyspark`` (its shell reading a program on stdin) on its
+    YARN; after ``stop`` nothing is left (no executor nor Python worker either) and the container logs of both
+    engines are readable (``hpc-hadoop logs --app``). (The Spark half was test_spark.py's cluster of its own until
+    issue 38.)"""
     env = {"XDG_STATE_HOME": str(tmp_path / "state")}
     job = tmp_path / "inter.yaml"
     job.write_text(yaml.safe_dump({"name": "inter", "scheduler": "local", "walltime": "00:20:00",
-                                   "filesystem": {"root": str(pfs_root)}, "hadoop": SMALL}))
+                                   "filesystem": {"root": str(pfs_root)}, "spark": {},
+                                   # room for a Spark ApplicationMaster (1024 MiB) and an executor beside it
+                                   "hadoop": {**SMALL, "nodemanager_memory": "2048m"}}))
     started = hpc_hadoop("start", str(job), env=env, timeout=300)
     print(started.stdout)
     assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
@@ -128,6 +168,7 @@ def test_local_interactive_life_cycle(pfs_root: Path, tmp_path: Path) -> None:
         # Without an ID: the one running cluster.
         nodes = hpc_hadoop("exec", "--", "yarn", "node", "-list", env=env)
         assert nodes.returncode == 0 and "Total Nodes:1" in nodes.stdout, nodes.stderr[-2000:]
+        spark_app = spark_through_exec(cid, run_dir, spark_runtime, env)
         # By default the last 40 lines (which ones depends on what the NodeManager has logged since: a job's
         # containers push its registration out); -n 0: the whole log, with the registration.
         tail = hpc_hadoop("logs", cid[:12], "--daemon", "nodemanager", env=env)
@@ -147,15 +188,12 @@ def test_local_interactive_life_cycle(pfs_root: Path, tmp_path: Path) -> None:
     report = run_report(run_dir)
     assert report["state"] == "stopped" and report["hold"] is True and report["exit_code"] == 0
     assert report["leftover_processes"] == 0 and report["teardown_s"] is not None
+    assert leftovers(run_dir) == []
     assert [c["state"] for c in clusters(env)] == ["stopped"]
     assert (run_dir / "logs" / "localhost" / "nodemanager.log").stat().st_size > 0
-    # The pi job's container logs, as YARN aggregated them, after the cluster is gone (yarn logs reads app-logs/).
     app = re.search(r"application_\d+_\d+", shell.stdout + shell.stderr)
     assert app, shell.stderr[-2000:]
-    containers = hpc_hadoop("logs", cid, "--app", app.group(0), env=env, timeout=120)
-    assert containers.returncode == 0, containers.stdout[-2000:] + containers.stderr[-2000:]
-    assert "LogType:syslog" in containers.stdout and "container_" in containers.stdout
-    assert "MRAppMaster" in containers.stdout  # the ApplicationMaster's own log
+    container_logs_after_stop(cid, app.group(0), spark_app, env)
     # Asked, no answer (no stdin): nothing deleted; --yes deletes the finished cluster.
     kept = hpc_hadoop("clean", env=env)
     assert kept.returncode == 1 and run_dir.is_dir()

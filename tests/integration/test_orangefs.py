@@ -91,20 +91,32 @@ def write_job(directory: Path, job: dict) -> Path:
     return path
 
 
-def test_wordcount_on_orangefs(hadoop_runtime: Path, orangefs: Path, ofs_root: Path, tmp_path: Path) -> None:
-    """Issue 17 items 1 and 2: bring-up makes no sticky-bit directory (the JobHistoryServer's intermediate done
-    dir failed with EINVAL), and the mount is recognised as OrangeFS from its source. Issue 25 item 1: the run
-    makes no chmod OrangeFS refuses (each NodeManager chmodded app-logs/<random>.permission_check to 1777; the
-    client exits after 8 refusals, killing the mount), and the mount is alive afterwards."""
+def test_wordcount_on_orangefs_then_a_failed_step_names_the_cause_in_its_container_log(
+        hadoop_runtime: Path, orangefs: Path, ofs_root: Path, tmp_path: Path) -> None:
+    """One cluster, two steps (issue 38: one bring-up for what were two tests).
+
+    The word count: issue 17 items 1 and 2: bring-up makes no sticky-bit directory (the JobHistoryServer's
+    intermediate done dir failed with EINVAL), and the mount is recognised as OrangeFS from its source. Issue 25
+    item 1: the run makes no chmod OrangeFS refuses (each NodeManager chmodded app-logs/<random>.permission_check to
+    1777; the client exits after 8 refusals, killing the mount), and the mount is alive afterwards.
+
+    The failed step: issue 17 item 7: the ApplicationMaster dies at start-up (its job-history directory lies under a
+    regular file); the client says only "Exception from container-launch.", the cause is in the AM's own log. The
+    step's error line and run.json carry that first cause line and the command that shows the whole log."""
     before = refused_chmods(orangefs)
     corpus = ofs_root / "corpus.txt"
     corpus.write_text(TEXT)
-    job = write_job(tmp_path, {"name": "wc", "filesystem": {"root": str(ofs_root)}, "hadoop": SMALL,
-                               "steps": [{"example": "wordcount", "args": [str(corpus), "${run_dir}/output/wc"]}]})
+    (ofs_root / "a-file").write_text("not a directory\n")
+    job = write_job(tmp_path, {
+        "name": "wc", "filesystem": {"root": str(ofs_root)}, "hadoop": SMALL,
+        "steps": [{"example": "wordcount", "args": [str(corpus), "${run_dir}/output/wc"]},
+                  {"example": "pi", "args": ["1", "10"],
+                   "properties": {"mapreduce.jobhistory.intermediate-done-dir": str(ofs_root / "a-file" / "h")}}]})
     result = hpc_hadoop("submit", str(job))
     run_dir = only_run_dir(ofs_root)
     report = run_report(run_dir)
-    assert result.returncode == 0, (report.get("error"), result.stdout[-3000:], result.stderr[-3000:])
+    assert result.returncode != 0 and [s["state"] for s in report["steps"]] == ["succeeded", "failed"], \
+        (report.get("error"), result.stdout[-3000:], result.stderr[-3000:])
     assert word_counts(run_dir / "output" / "wc") == Counter(TEXT.split())
     assert report["filesystem"]["type"] == "orangefs (fuse)" and report["filesystem"]["class"] == "orangefs"
     assert report["filesystem"]["source"] == "pvfs2fuse#tcp://ofs-server:3334/ofs"
@@ -114,6 +126,19 @@ def test_wordcount_on_orangefs(hadoop_runtime: Path, orangefs: Path, ofs_root: P
     assert list((run_dir / "app-logs").rglob("*")), "no aggregated log"
     assert processes_of(run_dir) == []
     assert refused_chmods(orangefs) - before == 0 and alive(orangefs)
+
+    step = report["steps"][1]
+    assert "Exception from container-launch" in (run_dir / "steps" / "02-pi.log").read_text()
+    cause = step["cause"]
+    # The ApplicationMaster's container of the last attempt (two attempts: yarn.resourcemanager.am.max-attempts 2)
+    assert re.fullmatch(r"container_\d+_\d+_02_000001", cause["container"]) and cause["file"] == "syslog", cause
+    assert str(ofs_root / "a-file") in cause["line"], cause
+    assert cause["command"] == f"hpc-hadoop logs {report['cluster_id']} --app {step['application_id']}"
+    assert f"cause: {cause['line']}; read {cause['path']}; all container logs: {cause['command']}" in report["error"]
+    assert cause["line"].split(":")[0] in Path(cause["path"]).read_text()
+    assert cause["line"] in result.stdout.replace("\n", "")
+    shown = hpc_hadoop(*cause["command"].split()[1:], timeout=120)
+    assert shown.returncode == 0 and cause["line"] in shown.stdout
 
 
 def records(directory: Path, pattern: str) -> list[bytes]:
@@ -171,35 +196,6 @@ def test_terasort_through_the_shim_on_orangefs(hadoop_runtime: Path, ofs_root: P
     # each part is smaller than one 1 MiB strip (5000 records of 100 bytes): still stuffed, as on a real server
     parts = [*(run_dir / "input" / "teragen").glob("part-m-*"), *(run_dir / "output" / "sorted").glob("part-r-*")]
     assert all(p.stat().st_size < 1 << 20 for p in parts) and {dfiles_now(p) for p in parts} == {1}
-    assert processes_of(run_dir) == []
-
-
-def test_a_failed_step_names_the_cause_in_its_container_log(hadoop_runtime: Path, ofs_root: Path,
-                                                            tmp_path: Path) -> None:
-    """Issue 17 item 7: the ApplicationMaster dies at start-up (its job-history directory lies under a regular
-    file); the client says only "Exception from container-launch.", the cause is in the AM's own log. The step's
-    error line and run.json carry that first cause line and the command that shows the whole log."""
-    (ofs_root / "a-file").write_text("not a directory\n")
-    job = write_job(tmp_path, {
-        "name": "amdies", "filesystem": {"root": str(ofs_root)}, "hadoop": SMALL,
-        "steps": [{"example": "pi", "args": ["1", "10"],
-                   "properties": {"mapreduce.jobhistory.intermediate-done-dir": str(ofs_root / "a-file" / "h")}}]})
-    result = hpc_hadoop("submit", str(job))
-    assert result.returncode != 0
-    run_dir = only_run_dir(ofs_root)
-    report = run_report(run_dir)
-    step = report["steps"][0]
-    assert "Exception from container-launch" in (run_dir / "steps" / "01-pi.log").read_text()
-    cause = step["cause"]
-    # The ApplicationMaster's container of the last attempt (two attempts: yarn.resourcemanager.am.max-attempts 2)
-    assert re.fullmatch(r"container_\d+_\d+_02_000001", cause["container"]) and cause["file"] == "syslog", cause
-    assert str(ofs_root / "a-file") in cause["line"], cause
-    assert cause["command"] == f"hpc-hadoop logs {report['cluster_id']} --app {step['application_id']}"
-    assert f"cause: {cause['line']}; read {cause['path']}; all container logs: {cause['command']}" in report["error"]
-    assert cause["line"].split(":")[0] in Path(cause["path"]).read_text()
-    assert cause["line"] in result.stdout.replace("\n", "")
-    shown = hpc_hadoop(*cause["command"].split()[1:], timeout=120)
-    assert shown.returncode == 0 and cause["line"] in shown.stdout
     assert processes_of(run_dir) == []
 
 

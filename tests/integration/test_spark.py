@@ -5,8 +5,8 @@ One cluster runs the three kinds of step a Python user has (issue 14): a PySpark
 Hadoop streaming with Python mapper and reducer; each result is checked against an independent count. A second one
 runs out of walltime in the middle of a PySpark step: the executors and the Python workers must go with it. On the
 3-node Slurm test cluster over GlusterFS (tests/cluster/), an ordinary user runs the PySpark word count and SparkPi,
-with executors on several nodes. One bench runs the Spark workloads (spark-kmeans, spark-terasort) on one cluster, and
-an interactive cluster runs spark-submit and the pyspark shell through ``hpc-hadoop exec``.
+with executors on several nodes. One bench runs the Spark workloads (spark-kmeans, spark-terasort) on one cluster.
+(spark-submit and the pyspark shell through ``hpc-hadoop exec`` run on test_interactive.py's local cluster.)
 """
 
 from __future__ import annotations
@@ -14,11 +14,9 @@ from __future__ import annotations
 import functools
 import getpass
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 import zlib
 from collections import Counter
@@ -280,39 +278,3 @@ def test_bench_spark_kmeans_and_spark_terasort_on_one_cluster(spark_runtime: Pat
     assert {kmeans["application_id"], sort["application_id"]} <= set(spark_events(run_dir))
     assert leftovers(run_dir) == []
 
-
-def test_interactive_spark_submit_and_pyspark_through_exec(spark_runtime: Path, hadoop_runtime: Path,
-                                                            pfs_root: Path, tmp_path: Path) -> None:
-    """A cluster started with a `spark:` section: `hpc-hadoop exec -- spark-submit` and `exec -- pyspark` (its shell
-    reading a program on stdin) run on its YARN with nothing but what `env` sets; after `stop` nothing is left and
-    the executors' container logs are readable (`hpc-hadoop logs --app`)."""
-    env = {"XDG_STATE_HOME": str(tmp_path / "state")}
-    job = tmp_path / "inter.yaml"
-    job.write_text(yaml.safe_dump({"name": "sparkshell", "scheduler": "local", "walltime": "00:20:00",
-                                   "filesystem": {"root": str(pfs_root)}, "spark": {}}))
-    started = hpc_hadoop("start", str(job), env=env, timeout=300)
-    assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
-    run_dir = only_run_dir(pfs_root)
-    cid = run_dir.name
-    try:
-        exported = hpc_hadoop("env", cid, env=env)
-        assert f"export SPARK_HOME={spark_runtime}\n" in exported.stdout
-        assert f"export SPARK_CONF_DIR={run_dir}/spark-conf\n" in exported.stdout
-        jar = spark_runtime.parent / "hpc-hadoop-spark-examples.jar"
-        pi = hpc_hadoop("exec", cid, "--", "spark-submit", "--class", "org.hpchadoop.spark.examples.SparkPi",
-                        str(jar), "4", env=env, timeout=300)
-        assert pi.returncode == 0 and "Pi is roughly 3.1" in pi.stdout, pi.stdout[-2000:] + pi.stderr[-3000:]
-        app = re.search(r"Submitted application (application_\d+_\d+)", pi.stderr)
-        assert app, pi.stderr[-3000:]
-        shell = subprocess.run([sys.executable, "-m", "launcher.cli", "exec", cid, "--", "pyspark"],
-                               input="print('total', sc.parallelize(range(100), 2).sum(), sc.master)\n",
-                               capture_output=True, text=True, timeout=300, cwd=REPO,
-                               env={**os.environ, **env, "PYSPARK_DRIVER_PYTHON_OPTS": "-i"})  # a shell on a pipe
-        assert shell.returncode == 0 and "total 4950 yarn" in shell.stdout, shell.stdout[-2000:] + shell.stderr[-3000:]
-    finally:
-        stopped = hpc_hadoop("stop", cid, env=env, timeout=180)
-    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
-    assert leftovers(run_dir) == []
-    containers = hpc_hadoop("logs", cid, "--app", app.group(1), env=env, timeout=120)
-    assert containers.returncode == 0, containers.stdout[-2000:] + containers.stderr[-2000:]
-    assert "CoarseGrainedExecutorBackend" in containers.stdout  # an executor's own log

@@ -3,8 +3,8 @@ item 3) read what the release before them wrote, and write the same keys and sha
 
 ``tests/data/records/`` is a real run directory's records, written before the records were typed (no ``schema``):
 a Slurm run of three nodes whose NodeManager on n2 was killed while its step ran (the integration test
-``test_nodemanager_lost_mid_job_the_job_completes_tasks``): ``run.json``, ``plan.json``, ``submit.json`` and
-``agents/n1.json``, ``n2.json``, ``n3.json``.
+``test_nodemanager_lost_mid_job_the_job_completes[tasks]`` of the time): ``run.json``, ``plan.json``,
+``submit.json`` and ``agents/n1.json``, ``n2.json``, ``n3.json``.
 """
 
 from __future__ import annotations
