@@ -70,7 +70,7 @@ def am_launched_ms(rm_web: str, application_id: str | None, user: str, auth: htt
     ``/ws/v1/cluster/apps/{id}``, epoch ms), or ``None`` (no answer, never launched). Asked as ``user`` (the
     application's owner, ``user.name`` of ``simple`` authentication): with ACLs on, anyone else gets the
     application without its times. ``auth``: the owner's signed cookie under ``security: per-cluster``
-    (:func:`launcher.plan.webauth.web_auth`), where ``user.name`` is not believed."""
+    (:func:`launcher.security.webauth.web_auth`), where ``user.name`` is not believed."""
     if not application_id:
         return None
     try:
@@ -119,7 +119,7 @@ def rest_latency_s(jhs_web: str, job_id: str | None, wait_s: float = 15.0,
         jhs_web: ``http://host:port`` of the JobHistoryServer's web address.
         wait_s: how long to wait for the server to know the job (it lists a job once its history is
             written, up to ``mapreduce.jobhistory.move.interval-ms`` after the client returns).
-        auth: the owner's signed cookie under ``security: per-cluster`` (:func:`launcher.plan.webauth.web_auth`).
+        auth: the owner's signed cookie under ``security: per-cluster`` (:func:`launcher.security.webauth.web_auth`).
 
     Returns:
         ``None`` when the server does not answer in time or the job has no map attempt.

@@ -26,7 +26,7 @@ from launcher.fanout import get_launcher
 from launcher.lifecycle.runner import ClusterRun, step_error
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.plan.hdfs import hdfs_mode
-from launcher.plan.webauth import web_auth
+from launcher.security.webauth import web_auth
 from launcher.steps.shuffle import HADOOP_SHUFFLE, LOCAL_DIRS_PROPERTY, PLUGIN_CLASS
 from launcher.util.errors import ClusterError, UserError
 

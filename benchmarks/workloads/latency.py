@@ -22,7 +22,7 @@ from benchmarks.workloads.base import (
     Workload,
 )
 from launcher.lifecycle.runner import step_error
-from launcher.plan.webauth import web_auth
+from launcher.security.webauth import web_auth
 from launcher.util.errors import ClusterError
 
 #: The one-map job of the latency workload: Hadoop's SleepJob (jobclient tests jar), one map of 1 ms, no reduce.

@@ -302,7 +302,7 @@ def ui(cluster: str | None, port: int) -> None:
     there and the URL to open (it carries a secret token, once), then serves until Ctrl-C."""
     import errno
 
-    from launcher.cluster.webproxy import WebProxy, cluster_endpoints, login_host, ssh_command, upstream_auth
+    from launcher.cli.webproxy import WebProxy, cluster_endpoints, login_host, ssh_command, upstream_auth
 
     plan = _plan_of(cluster, need_up=True)
     endpoints = cluster_endpoints(plan)

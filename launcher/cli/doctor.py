@@ -177,7 +177,7 @@ def _nodes_to_ask(spec: JobSpec) -> tuple[list[tuple[str, str]], str, str | None
 
 @contextlib.contextmanager
 def _answers_dir(spec: JobSpec, fanout: str, program: str | None) -> Iterator[Path | None]:
-    """Where the nodes write their answers to the secure-mode probe (:func:`launcher.lifecycle.kdc.probe_nodes`): a new
+    """Where the nodes write their answers to the secure-mode probe (:func:`launcher.security.kdc.probe_nodes`): a new
     private directory (``mkdtemp``: mode 0700, a name nobody could make first) in the filesystem root, which every
     node shares; removed afterwards. ``None`` when the fan-out runs here (no node writes anything).
 
@@ -198,13 +198,13 @@ def _answers_dir(spec: JobSpec, fanout: str, program: str | None) -> Iterator[Pa
 
 
 def _secure_mode(spec: JobSpec) -> list[Check]:
-    """What ``security: per-cluster`` needs (:mod:`launcher.plan.kerberos_checks`), asked through the fan-out
-    (:func:`launcher.lifecycle.kdc.probe_nodes`) of every node of the allocation doctor runs in (the ``local``
+    """What ``security: per-cluster`` needs (:mod:`launcher.security.checks`), asked through the fan-out
+    (:func:`launcher.security.kdc.probe_nodes`) of every node of the allocation doctor runs in (the ``local``
     backend: this machine), else of this host alone (a login node: the nodes are checked again at bring-up); under
     ``interface:`` each node's address on it, as the node and this host resolve it. Under another ``security:`` a
     failure is a warning."""
-    from launcher.lifecycle.kdc import probe_nodes
-    from launcher.plan.kerberos_checks import check_clock_skew, check_kdc_port, check_names, resolve_bound
+    from launcher.security.checks import check_clock_skew, check_kdc_port, check_names, resolve_bound
+    from launcher.security.kdc import probe_nodes
     from launcher.util.errors import HpcHadoopError
 
     asked = _nodes_to_ask(spec)

@@ -24,9 +24,9 @@ from launcher.cluster.watch import FilesystemWatch
 from launcher.fanout import AgentGroup, get_launcher
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.plan.daemon_sockets import bound_addresses
-from launcher.plan.webauth import web_auth
 from launcher.render.clients import bin_dir
 from launcher.render.config import EXCLUDE_FILE
+from launcher.security.webauth import web_auth
 from launcher.util.errors import ClusterError
 from launcher.util.polling import poll
 from launcher.util.processes import end

@@ -12,13 +12,13 @@ from pathlib import Path
 
 from launcher.cluster.cluster import Cluster
 from launcher.lifecycle.archives import Archives
-from launcher.lifecycle.kdc import Kdc, require_secure_mode
 from launcher.lifecycle.observer import Observer
 from launcher.lifecycle.record import RunRecord
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.plan.hdfs import READY_TIMEOUT
-from launcher.plan.security import SecurityPlan, ccache_principal
-from launcher.plan.webauth import web_auth
+from launcher.security.kdc import Kdc, require_secure_mode
+from launcher.security.kerberos import SecurityPlan, ccache_principal
+from launcher.security.webauth import web_auth
 
 
 class BringUp:
@@ -31,7 +31,7 @@ class BringUp:
         record: ``run.json`` (``bringup_s``, ``since_allocation_s``, the NodeManagers' notes).
         archives: the AppCDS notes of the agents.
         kdc: the cluster's KDC (``security: per-cluster``), started before the agents, after the nodes were asked
-            what secure mode needs (:func:`launcher.lifecycle.kdc.require_secure_mode`); both count in ``bringup_s``.
+            what secure mode needs (:func:`launcher.security.kdc.require_secure_mode`); both count in ``bringup_s``.
     """
 
     def __init__(self, plan: ClusterPlan, cluster: Cluster, observer: Observer, record: RunRecord,

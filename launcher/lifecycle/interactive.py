@@ -28,8 +28,8 @@ import psutil
 
 from launcher.lifecycle.report import RunReport, local_record_paths
 from launcher.plan.cluster_plan import PlanSummary, check_cluster_directory
-from launcher.plan.security import HTTP_SECRETS_GLOB
 from launcher.schedulers.allocation import JobState
+from launcher.security.kerberos import HTTP_SECRETS_GLOB
 from launcher.util import polling
 from launcher.util.errors import UserError
 from launcher.util.records import Record

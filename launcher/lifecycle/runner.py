@@ -33,7 +33,6 @@ from launcher.lifecycle.archives import Archives
 from launcher.lifecycle.bringup import BringUp
 from launcher.lifecycle.health import Health
 from launcher.lifecycle.interactive import STOP_FILE, register
-from launcher.lifecycle.kdc import Kdc
 from launcher.lifecycle.observer import Observer
 from launcher.lifecycle.record import RunRecord
 from launcher.lifecycle.report import RunReport, release_room, reserve_room
@@ -45,10 +44,11 @@ from launcher.lifecycle.validate import (
 )
 from launcher.plan.cluster_plan import ClusterPlan, check_cluster_directory, make_cluster_directory
 from launcher.plan.hdfs import STAGING_REASON
-from launcher.plan.security import SIMPLE_WARNING
 from launcher.render.clients import write_wrappers
 from launcher.render.config import render_config, write_files
 from launcher.schedulers.base import teardown_lead
+from launcher.security.kdc import Kdc
+from launcher.security.kerberos import SIMPLE_WARNING
 from launcher.steps.jobs import (
     RUN_JAR,
     ResolvedStep,

@@ -10,9 +10,9 @@ from __future__ import annotations
 from launcher.cluster.cluster import Cluster
 from launcher.lifecycle.archives import Archives
 from launcher.lifecycle.health import Health
-from launcher.lifecycle.kdc import Kdc
 from launcher.lifecycle.observer import Observer
 from launcher.lifecycle.report import PortRecord, RunReport, ports_line
+from launcher.security.kdc import Kdc
 from launcher.util.processes import end
 
 

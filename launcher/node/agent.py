@@ -22,8 +22,9 @@ The daemons run from a node-local working directory (:attr:`launcher.plan.cluste
 the end; when it cannot be made, the daemons use the cluster directory and the status file says why. Under Kerberos
 (``security: per-cluster`` or ``site``) it also holds ``krb/`` (0700): the keytab the daemons log in from and their
 cookie secrets (0600 from their creation), opened from the node's sealed file on the shared filesystem
-(:func:`open_node_keys`), which they find by ``-Dhpc.node.krb`` and ``-Dhpc.http.secret``; without a working
-directory they have no keys (they are never on the shared filesystem in the clear), and the note says so.
+(:func:`launcher.security.keytabs.open_node_keys`), which they find by ``-Dhpc.node.krb`` and ``-Dhpc.http.secret``;
+without a working directory they have no keys (they are never on the shared filesystem in the clear), and the note
+says so.
 
 State goes to ``agents/<node>.json`` (``starting``, ``running``, ``stopping``, ``stopped``, ``failed``)
 with each daemon's pid, exit code and log file. Exit code 0 when stopped on request, 1 when a daemon died.
@@ -41,7 +42,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
 from pathlib import Path
 
 import psutil
@@ -57,6 +57,7 @@ from launcher.render.daemons import (
     work_paths,
 )
 from launcher.runtime.cds import CDS_FLAG_PREFIXES, jar_entries, maps, publish, set_aside
+from launcher.security.keytabs import open_node_keys
 from launcher.util.errors import UserError
 from launcher.util.files import replace_private
 from launcher.util.network import interface_address
@@ -64,7 +65,7 @@ from launcher.util.polling import poll
 from launcher.util.processes import end
 from launcher.util.records import AgentRecord, DaemonRecord, ListeningRecord
 from launcher.util.safedirs import PRIVATE_UMASK, make_private_dir
-from launcher.util.sealed import JOB_COOKIE_ENV, KEY_ENV, SealError, key_from_environment, unseal
+from launcher.util.sealed import SealError
 from launcher.util.sockets import listeners
 from launcher.util.states import AgentState
 
@@ -151,34 +152,6 @@ def say(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
     except OSError:
         pass
-
-
-def open_node_keys(plan: ClusterPlan, node: str, krb_dir: Path, env: Mapping[str, str] | None = None) -> list[Path]:
-    """Open this node's sealed keys (:meth:`SecurityPlan.sealed_file`: the services keytab, the cookie secrets of
-    its web servers and the ApplicationMasters') into ``krb_dir`` (made 0700), each file 0600 from its creation,
-    written atomically. The key comes from this process's environment (:func:`launcher.util.sealed.
-    key_from_environment`: what the launcher set on the fan-out's command, or the PBS job's cookie): the keys never
-    lie in the clear on the shared filesystem (issue 36 item 5).
-
-    Returns:
-        The files written.
-
-    Raises:
-        OSError: the sealed file cannot be read, or the files cannot be written.
-        SealError: no key in the environment, or the file does not open with it.
-    """
-    key = key_from_environment(os.environ if env is None else env, plan.cluster_id)
-    if key is None:
-        raise SealError(f"no {KEY_ENV} or {JOB_COOKIE_ENV} in the agent's environment: the fan-out did not pass "
-                        "the cluster's key on")
-    files = unseal(plan.security.sealed_file(node).read_bytes(), key, f"{plan.cluster_id}/{node}")
-    krb_dir.mkdir(mode=0o700, exist_ok=True)
-    krb_dir.chmod(0o700)
-    written = []
-    for name, data in files.items():
-        replace_private(krb_dir / Path(name).name, data)
-        written.append(krb_dir / Path(name).name)
-    return written
 
 
 def become_subreaper() -> bool:
@@ -384,10 +357,11 @@ class Agent:
 
     def prepare_work_dir(self) -> Path | None:
         """Make this node's working directory (mode 0700) with a copy of the cluster's ``conf/``, an empty ``tmp/``
-        and, under Kerberos, ``krb/`` holding the copy of the daemons' keytab (:func:`copy_keytab`; the daemons name
-        it by ``-Dhpc.node.krb``), all before any daemon starts. ``hpc-hadoop-<user>``, the cluster's directory and
-        the node's below ``$TMPDIR`` (or ``/tmp``) are made one level at a time, each checked before use: ours, not a
-        link, not writable by others (:func:`launcher.util.safedirs.make_private_dir`).
+        and, under Kerberos, ``krb/`` holding the copy of the daemons' keytab
+        (:func:`~launcher.security.keytabs.open_node_keys`; the daemons name it by ``-Dhpc.node.krb``), all before any
+        daemon starts. ``hpc-hadoop-<user>``, the cluster's directory and the node's below ``$TMPDIR`` (or ``/tmp``)
+        are made one level at a time, each checked before use: ours, not a link, not writable by others
+        (:func:`launcher.util.safedirs.make_private_dir`).
 
         Returns:
             The directory (also in :attr:`work_dir`), or ``None`` (reason in :attr:`work_note`) when the plan has

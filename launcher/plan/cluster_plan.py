@@ -25,9 +25,9 @@ from pydantic import BaseModel, ConfigDict
 
 from launcher.config.spec import HADOOP_SAFE_FIX, HADOOP_UNSAFE_WHY, JobSpec, hadoop_unsafe
 from launcher.plan.hdfs import HdfsMode, hdfs_mode
-from launcher.plan.security import SecurityPlan, security_plan
 from launcher.runtime.hadoop import HadoopRuntime
 from launcher.schedulers.allocation import Allocation
+from launcher.security.kerberos import SecurityPlan, security_plan
 from launcher.util.errors import UserError
 from launcher.util.records import Record
 from launcher.util.safedirs import check_private_tree, make_private_dir, private_umask
@@ -488,7 +488,7 @@ class ClusterPlan:
 
     @property
     def security(self) -> SecurityPlan:
-        """What the job's ``security:`` says: the realm and the Kerberos files (:mod:`launcher.plan.security`)."""
+        """What the job's ``security:`` says: the realm and the Kerberos files (:mod:`launcher.security.kerberos`)."""
         return security_plan(self.spec.security, self.user, self.cluster_id, self.run_dir, self.spec.kerberos,
                              node_root=self.am_tmp_dir or None, client_root=clusters_dir())
 

@@ -4,7 +4,7 @@
 A second user on a node of the cluster can bind a daemon's port before the daemon does (the port block is in the
 rendered configuration, and ports are free for whoever binds first), or after it died, and read what the launcher
 sends there: a signed ``hadoop.auth`` cookie is the owner's identity on that web server. So every caller of the
-signed web client (:mod:`launcher.plan.webauth`: the bring-up polls, failure diagnosis, ``hpc-hadoop ui``, the
+signed web client (:mod:`launcher.security.webauth`: the bring-up polls, failure diagnosis, ``hpc-hadoop ui``, the
 ``hdfs`` mode's NameNode poll, the benchmarks' history reads) sends its cookie only where :meth:`DaemonSockets.check`
 says the listening socket is ours:
 
@@ -16,7 +16,7 @@ says the listening socket is ours:
   cluster directory): the agent is ``running``, the daemon has not exited, and the agent saw the daemon's own
   process listen on that port (:mod:`launcher.node.listeners`, sampled every second from the daemon's
   ``/proc/<pid>/net/tcp*``). What is left: the second between a remote daemon's death and its agent's next look,
-  which the per-daemon cookie secret and the cookie's seconds of life (:mod:`launcher.plan.webauth`) confine to
+  which the per-daemon cookie secret and the cookie's seconds of life (:mod:`launcher.security.webauth`) confine to
   that one dead daemon's page.
 
 Why this and not HTTPS with a cluster CA: it costs nothing at bring-up (no keystore per daemon, no TLS in every

@@ -110,7 +110,7 @@ class HdfsMode:
             namenode_log: named in the error.
             timeout: seconds.
             auth: the launcher's signed ``hadoop.auth`` cookie under ``security: per-cluster``
-                (:func:`launcher.plan.webauth.web_auth`); ``None``: anonymous.
+                (:func:`launcher.security.webauth.web_auth`); ``None``: anonymous.
 
         Returns:
             Seconds waited (0.0 outside ``hdfs`` mode).

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launcher.plan.cluster_plan import ClusterPlan, NodePlan
-from launcher.plan.security import HTTP_SECRET_PROPERTY, NODE_KRB_PROPERTY
 from launcher.runtime.cds import CDS_FLAG_PREFIXES, cds_flags
 from launcher.runtime.hadoop import FAST_START_FLAGS, NO_CONTAINER_SUPPORT
+from launcher.security.kerberos import HTTP_SECRET_PROPERTY, NODE_KRB_PROPERTY
 
 #: Daemon name → main class (Hadoop 3.x).
 MAIN_CLASSES = {
@@ -52,7 +52,7 @@ class DaemonCommand:
 def hadoop_env(plan: ClusterPlan, base: dict[str, str] | None = None, conf_dir: Path | None = None) -> dict[str, str]:
     """Environment for daemons and clients: ``JAVA_HOME``, ``HADOOP_CONF_DIR``, ``HADOOP_*_HOME``; under
     ``security: per-cluster`` also ``KRB5CCNAME`` (the owner's ticket cache) and ``KRB5_CONFIG``
-    (:meth:`launcher.plan.security.SecurityPlan.client_env`).
+    (:meth:`launcher.security.kerberos.SecurityPlan.client_env`).
 
     The NodeManager passes ``JAVA_HOME`` (and the others in ``yarn.nodemanager.env-whitelist``) on
     to containers, which run ``$JAVA_HOME/bin/java``: one JDK for everything.
@@ -144,9 +144,9 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
     ``hpc.node.tmp`` (this cluster's scratch on this node: the ResourceManager's node-label and node-attribute
     stores, which Hadoop keeps in ``/tmp/hadoop-yarn-<user>`` for every cluster of a user on a host); under Kerberos
     ``hpc.node.krb``, the directory of the keys the daemon logs in with (``<work_dir>/krb``, opened by the agent from
-    the node's sealed file, else the realm's own directory: :meth:`launcher.plan.security.SecurityPlan.node_krb_dir`);
-    and ``hpc.http.secret``, the daemon's own cookie secret there (:meth:`~launcher.plan.security.SecurityPlan.
-    node_secret`).
+    the node's sealed file, else the realm's own directory:
+    :meth:`launcher.security.kerberos.SecurityPlan.node_krb_dir`); and ``hpc.http.secret``, the daemon's own cookie
+    secret there (:meth:`~launcher.security.kerberos.SecurityPlan.node_secret`).
 
     Args:
         address: overrides ``node.address`` (e.g. the node's ``ib0`` address found by the agent).

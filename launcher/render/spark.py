@@ -24,7 +24,7 @@ Spark over a ``file://`` default filesystem (docs/architecture.md, Spark) needs,
 * ``spark.driver.host`` = the master's address (the driver runs in the launcher, on the master node; executors
   on other nodes must reach it there).
 
-Under ``security: per-cluster`` (the cluster's Kerberos realm, :mod:`launcher.plan.security`) Spark also gets
+Under ``security: per-cluster`` (the cluster's Kerberos realm, :mod:`launcher.security.kerberos`) Spark also gets
 (:func:`security_properties`; Spark's "Security" page, docs/security.md, sections "Kerberos" and "Spark RPC"):
 
 * the realm's ``krb5.conf`` (``-Djava.security.krb5.conf``) in the driver's, the executors' and the

@@ -25,8 +25,8 @@ from pathlib import Path
 import httpx
 
 from launcher.plan.cluster_plan import ClusterPlan
-from launcher.plan.webauth import web_client
 from launcher.render.clients import yarn_logs_command
+from launcher.security.webauth import web_client
 from launcher.util.polling import poll
 
 #: A container id, as YARN writes it (``container_1764070000000_0001_01_000001``, ``container_e17_...``).

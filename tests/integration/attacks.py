@@ -40,8 +40,8 @@ import httpx
 import psutil
 
 from launcher.plan.cluster_plan import ClusterPlan
-from launcher.plan.security import security_plan
-from launcher.plan.webauth import COOKIE_LIFETIME_S, HadoopAuthCookie, cookie_header, cookie_value, web_client
+from launcher.security.kerberos import security_plan
+from launcher.security.webauth import COOKIE_LIFETIME_S, HadoopAuthCookie, cookie_header, cookie_value, web_client
 from tests.conftest import CLUSTER, REPO, RUNTIME
 from tests.users import TestUser
 
@@ -151,7 +151,7 @@ def sleep_job_argv(cluster_id: str) -> tuple[list[str], dict[str, str]]:
 
 def running_app(owner: httpx.Client, rm_web: str, client: subprocess.Popen[str], timeout: float = 180) -> dict:
     """The owner's RUNNING application once its AM and its map both run (``runningContainers`` >= 2), read with the
-    owner's own cookie (the launcher's :func:`launcher.plan.webauth.web_client`).
+    owner's own cookie (the launcher's :func:`launcher.security.webauth.web_client`).
 
     Raises:
         AssertionError: the client ended, or the application was not running with its map within ``timeout`` s.

@@ -28,9 +28,9 @@ import pytest
 import yaml
 
 from launcher.plan.cluster_plan import ClusterPlan
-from launcher.plan.security import KDC_CLASS
-from launcher.plan.webauth import web_client
 from launcher.runtime.hadoop import discover
+from launcher.security.kerberos import KDC_CLASS
+from launcher.security.webauth import web_client
 from tests.conftest import REPO, RUNTIME, processes_of, run_report
 from tests.integration.attacks import (
     HANDOFF,

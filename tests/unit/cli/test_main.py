@@ -347,16 +347,17 @@ def test_render_on_pbs_pro_says_the_cores_come_from_the_allocation(pbs_standins:
 
 #: Modules `render` of a MapReduce job on the local backend must not import: the cluster's life cycle, the other
 #: batch systems and their fan-out launchers, filesystem classes other than the one decided, the commands on
-#: long-lived clusters, `doctor`, the runtime installer, Spark (no Spark step), the failed-step diagnosis, the
-#: benchmarks, the package data's own packages (found, not imported).
+#: long-lived clusters and `ui`'s proxy, `doctor`, the runtime installer, Spark (no Spark step), the failed-step
+#: diagnosis, the benchmarks, the package data's own packages (found, not imported).
 NOT_FOR_RENDER = (
     "launcher.lifecycle.runner", "launcher.lifecycle.compose", "launcher.lifecycle.interactive",
     "launcher.lifecycle.report", "launcher.cluster", "launcher.node", "launcher.schedulers.slurm",
     "launcher.schedulers.pbs", "launcher.schedulers.sge", "launcher.fanout.srun", "launcher.fanout.pbsdsh",
     "launcher.fanout.qrsh", "launcher.filesystems.lustre", "launcher.filesystems.orangefs",
-    "launcher.filesystems.gpfs", "launcher.cli.clusters", "launcher.cli.runtime", "launcher.cli.doctor",
-    "launcher.runtime.install", "launcher.runtime.cds_build", "launcher.render.spark", "launcher.steps.diagnosis",
-    "benchmarks", "launcher._data.templates", "launcher._data.site_configs", "launcher._data.shim",
+    "launcher.filesystems.gpfs", "launcher.cli.clusters", "launcher.cli.webproxy", "launcher.cli.runtime",
+    "launcher.cli.doctor", "launcher.runtime.install", "launcher.runtime.cds_build", "launcher.render.spark",
+    "launcher.steps.diagnosis", "benchmarks", "launcher._data.templates", "launcher._data.site_configs",
+    "launcher._data.shim",
 )
 
 
@@ -390,7 +391,8 @@ def test_help_imports_no_command_module(hpc_hadoop: Callable[..., subprocess.Com
     assert got.code == 0
     assert _among(got.imported, ("launcher.config", "launcher.schedulers.base", "launcher.schedulers.local",
                                  "launcher.lifecycle.runner", "launcher.lifecycle.submit", "launcher.render",
-                                 "launcher.plan", "launcher.filesystems", "launcher.cluster", "benchmarks")) == []
+                                 "launcher.plan", "launcher.security", "launcher.filesystems", "launcher.cluster",
+                                 "launcher.cli.webproxy", "benchmarks")) == []
     listed = hpc_hadoop("--help", cwd=REPO).stdout
     for command in ("submit", "render", "start", "list", "status", "stop", "clean", "completion", "runtime"):
         assert re.search(rf"^  {command}\s", listed, re.MULTILINE), command

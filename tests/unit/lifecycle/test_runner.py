@@ -14,8 +14,8 @@ from launcher.config.load import load_spec
 from launcher.lifecycle.interactive import STOP_FILE
 from launcher.lifecycle.runner import ClusterRun, materialize, prepare
 from launcher.lifecycle.signals import Interrupted
-from launcher.plan.security import SIMPLE_WARNING
 from launcher.schedulers import get_scheduler
+from launcher.security.kerberos import SIMPLE_WARNING
 from launcher.steps.jobs import ResolvedStep
 from launcher.util.errors import StopRequested
 

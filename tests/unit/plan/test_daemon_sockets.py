@@ -19,11 +19,11 @@ import httpx
 import pytest
 
 from launcher.config.spec import JobSpec
-from launcher.lifecycle.kdc import make_realm_dir
 from launcher.plan.cluster_plan import ClusterPlan, Ports
 from launcher.plan.daemon_sockets import DaemonSockets, local_verdict, plain_address, reaches
-from launcher.plan.webauth import AUTH_COOKIE, web_client, write_secrets
 from launcher.schedulers.allocation import Allocation, Node
+from launcher.security.kdc import make_realm_dir
+from launcher.security.webauth import AUTH_COOKIE, web_client, write_secrets
 from launcher.util.records import AgentRecord, ListeningRecord
 from launcher.util.sockets import ListenEntry
 from launcher.util.states import AgentState

@@ -20,12 +20,13 @@ from pathlib import Path
 import pytest
 
 from launcher.config.spec import JobSpec
-from launcher.lifecycle.kdc import Kdc, make_realm_dir, publish_keys
-from launcher.node.agent import Agent, open_node_keys
+from launcher.node.agent import Agent
 from launcher.plan.cluster_plan import ClusterPlan, node_work_root
-from launcher.plan.webauth import write_secrets
 from launcher.render.config import render_config, write_files
 from launcher.render.daemons import DaemonCommand, client_command, daemon_command, format_command, hadoop_env
+from launcher.security.kdc import Kdc, make_realm_dir, publish_keys
+from launcher.security.keytabs import open_node_keys
+from launcher.security.webauth import write_secrets
 from launcher.util.sealed import KEY_ENV, new_key
 from tests.unit.render.test_config import single
 

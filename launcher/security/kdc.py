@@ -2,12 +2,12 @@
 
 Owns: :class:`Kdc`. Runs ``org.hpchadoop.security.ClusterKdc`` (hadoop-fs-shim; Hadoop's MiniKdc, i.e. Apache Kerby)
 with the runtime's JDK and jars; it writes ``krb5.conf``, the keytabs and the owner's ticket cache into the realm's
-node-local directory (:attr:`launcher.plan.security.SecurityPlan.realm_dir`), never the shared filesystem; the
+node-local directory (:attr:`launcher.security.kerberos.SecurityPlan.realm_dir`), never the shared filesystem; the
 launcher then seals for each node what its daemons need (:func:`publish_keys`). The KDC prints one JSON line when it
 answers, and serves
 until its standard input closes: if the launcher dies, the KDC ends with it. Before it starts,
 :func:`secure_mode_checks` asks every node, through the fan-out, what ``security: per-cluster`` needs
-(:mod:`launcher.plan.kerberos_checks`): a site that cannot meet it gets one line naming the fix before any daemon
+(:mod:`launcher.security.checks`): a site that cannot meet it gets one line naming the fix before any daemon
 starts. Imports the plan, the fan-out's launchers and :func:`launcher.util.processes.end`.
 """
 
@@ -31,7 +31,8 @@ from launcher.fanout import get_launcher
 from launcher.fanout.processes import start_client
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.plan.daemon_sockets import DaemonSockets
-from launcher.plan.kerberos_checks import (
+from launcher.runtime.hadoop import NO_CONTAINER_SUPPORT
+from launcher.security.checks import (
     KerberosCheck,
     NodeProbe,
     check_clock_skew,
@@ -42,9 +43,8 @@ from launcher.plan.kerberos_checks import (
     probed_addresses,
     resolve_bound,
 )
-from launcher.plan.security import KDC_CLASS, principal_hosts
-from launcher.plan.webauth import write_secrets
-from launcher.runtime.hadoop import NO_CONTAINER_SUPPORT
+from launcher.security.kerberos import KDC_CLASS, principal_hosts
+from launcher.security.webauth import write_secrets
 from launcher.util.errors import ClusterError, UserError
 from launcher.util.files import replace_private
 from launcher.util.processes import end
@@ -67,9 +67,9 @@ PROBE_TIMEOUT = 60.0
 
 def probe_argv(nodes: Sequence[tuple[str, str]], node: str | None = None, answers: Path | None = None,
                interface: str | None = None) -> list[str]:
-    """``python -m launcher.plan.kerberos_checks [--node NODE] [--answer-dir ANSWERS] [--interface IF]
+    """``python -m launcher.security.checks [--node NODE] [--answer-dir ANSWERS] [--interface IF]
     NAME=ADDRESS...`` with this interpreter."""
-    return [sys.executable, "-m", "launcher.plan.kerberos_checks", *(["--node", node] if node else []),
+    return [sys.executable, "-m", "launcher.security.checks", *(["--node", node] if node else []),
             *(["--answer-dir", str(answers)] if answers is not None else []),
             *(["--interface", interface] if interface else []),
             *(f"{name}={address}" for name, address in nodes)]
@@ -78,7 +78,7 @@ def probe_argv(nodes: Sequence[tuple[str, str]], node: str | None = None, answer
 def probe_nodes(nodes: Sequence[tuple[str, str]], fanout: str, program: str | None = None,
                 timeout: float = PROBE_TIMEOUT, answers: Path | None = None,
                 interface: str | None = None) -> tuple[list[NodeProbe], float, float]:
-    """Every node's :class:`~launcher.plan.kerberos_checks.NodeProbe`, got through the launcher ``fanout`` (run as
+    """Every node's :class:`~launcher.security.checks.NodeProbe`, got through the launcher ``fanout`` (run as
     ``program`` when given), as the agents are: in this process when the launcher runs here (``local``: every node
     is this machine), one command per node for a per-node launcher (``pbsdsh``, ``qrsh``...), else one command for
     all (``srun``: each task finds its node as the agent does). Each node answers with a file, ``answers/<node>.json``,
@@ -159,12 +159,12 @@ def read_answers(answers: Path, names: Sequence[str]) -> dict[str, NodeProbe]:
 def secure_mode_probe(plan: ClusterPlan, timeout: float = PROBE_TIMEOUT) -> tuple[list[KerberosCheck], dict[str, str]]:
     """What ``security: per-cluster`` needs, asked of every node of ``plan`` through its fan-out
     (:func:`probe_nodes`): host names forward and back (under ``interface:``, each node's address on it, seen by
-    the node and by this host: :func:`launcher.plan.kerberos_checks.resolve_bound`), a port for the KDC on the
+    the node and by this host: :func:`launcher.security.checks.resolve_bound`), a port for the KDC on the
     master's address, clocks (the reference is this host's: the launcher runs on the master, beside the KDC).
 
     Returns:
         The checks, and ``{node: address}`` where each node's daemons bind as the nodes reported it under
-        ``interface:`` (:func:`launcher.plan.kerberos_checks.probed_addresses`; empty without it).
+        ``interface:`` (:func:`launcher.security.checks.probed_addresses`; empty without it).
 
     Raises:
         ClusterError: as :func:`probe_nodes`.
@@ -461,11 +461,11 @@ class Kdc:
     def start(self, timeout: float = READY_TIMEOUT, addresses: Mapping[str, str] | None = None) -> float:
         """Make the realm's node-local directory (:attr:`SecurityPlan.realm_dir`), start the KDC there and wait until
         it has written the realm's files and answered the owner's first ticket; then write the web servers' cookie
-        secrets (``http-*.secret``, :func:`launcher.plan.webauth.write_secrets`) beside them and hand the nodes what
+        secrets (``http-*.secret``, :func:`launcher.security.webauth.write_secrets`) beside them and hand the nodes what
         their daemons need (:func:`publish_keys`), all before any daemon starts.
 
         The realm holds the service principals of every node's name and of the name its daemons' address resolves
-        back to (:func:`launcher.plan.security.principal_hosts`): that address is ``addresses``' entry for the node
+        back to (:func:`launcher.security.kerberos.principal_hosts`): that address is ``addresses``' entry for the node
         (under ``interface:``, as the nodes reported it: :func:`require_secure_mode`), else its plan's.
 
         Returns:

@@ -1,4 +1,4 @@
-"""The launcher's own ``hadoop.auth`` cookie (launcher/plan/webauth.py), checked by Hadoop 3.4.2's own code.
+"""The launcher's own ``hadoop.auth`` cookie (launcher/security/webauth.py), checked by Hadoop 3.4.2's own code.
 
 The cookie must be what Hadoop's ``AuthenticationFilter`` accepts: :func:`hadoop_verdicts` runs, in a JVM with the
 built runtime's jars, Jetty's cookie parser (as the web servers parse a ``Cookie`` header), Hadoop's
@@ -19,10 +19,10 @@ import httpx
 import pytest
 
 from launcher.config.spec import JobSpec
-from launcher.lifecycle.kdc import make_realm_dir
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.plan.daemon_sockets import Verdict
-from launcher.plan.webauth import (
+from launcher.security.kdc import make_realm_dir
+from launcher.security.webauth import (
     AUTH_COOKIE,
     COOKIE_LIFETIME_S,
     HadoopAuthCookie,

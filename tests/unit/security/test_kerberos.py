@@ -1,4 +1,4 @@
-"""What ``security:`` means for a cluster (launcher/plan/security.py)."""
+"""What ``security:`` means for a cluster (launcher/security/kerberos.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from launcher.config.spec import JobSpec
 from launcher.plan.cluster_plan import ClusterPlan
-from launcher.plan.security import principal_hosts, realm_of, security_plan
+from launcher.security.kerberos import principal_hosts, realm_of, security_plan
 
 
 def test_the_realm_is_the_cluster_id_in_upper_case() -> None:

@@ -1,4 +1,4 @@
-"""The ``hpc-hadoop ui`` proxy (:mod:`launcher.cluster.webproxy`) against real HTTP servers on 127.0.0.1 standing in
+"""The ``hpc-hadoop ui`` proxy (:mod:`launcher.cli.webproxy`) against real HTTP servers on 127.0.0.1 standing in
 for a ResourceManager and a NodeManager: the token and its cookie, 403 without them, 404 for a ``host:port`` that is
 not a web endpoint of the cluster, links rewritten in HTML and in ``Location``, the per-request upstream cookie."""
 
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 
-from launcher.cluster.webproxy import (
+from launcher.cli.webproxy import (
     TOKEN_BYTES,
     Endpoint,
     UpstreamRefused,
@@ -311,7 +311,7 @@ def test_cluster_endpoints_of_a_plan(make_spec: Callable[..., JobSpec],
 def test_upstream_auth_of_a_plan(make_spec: Callable[..., JobSpec], make_test_plan: Callable[..., ClusterPlan],
                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """``simple``: nothing sent (the daemons see dr.who); ``per-cluster``: the owner's cookie that
-    ``launcher.plan.webauth`` signs (here a stand-in module with its interface), a new one for every request."""
+    ``launcher.security.webauth`` signs (here a stand-in module with its interface), a new one for every request."""
     assert upstream_auth(make_test_plan(make_spec(security="simple"))) is None
     secure = make_test_plan(make_spec(security="per-cluster"))
     signed = itertools.count(1)
@@ -323,9 +323,9 @@ def test_upstream_auth_of_a_plan(make_spec: Callable[..., JobSpec], make_test_pl
             return f'hadoop.auth="u={secure.user}&s={next(signed)}&to={address}:{port}"'
 
     seen = []
-    fake = types.ModuleType("launcher.plan.webauth")
+    fake = types.ModuleType("launcher.security.webauth")
     fake.web_auth = lambda plan: seen.append(plan) or Signer()  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "launcher.plan.webauth", fake)
+    monkeypatch.setitem(sys.modules, "launcher.security.webauth", fake)
     mint = upstream_auth(secure)
     assert mint is not None and seen == [secure]
     assert mint("10.0.0.1", 7) == {"hadoop.auth": f'"u={secure.user}&s=1&to=10.0.0.1:7"'}

@@ -8,7 +8,7 @@ Three checks, each a pure function of what the nodes reported (:class:`NodeProbe
   the same on every node. A Hadoop client names the server's principal by the reverse lookup of the server's
   address (Java's ``InetAddress.getCanonicalHostName``, which checks the forward lookup too), a server its own by
   the reverse lookup of its bind address, and the KDC holds the principals of the names the master sees
-  (:func:`launcher.plan.security.principal_hosts`): a node that sees another name gets ``Server not found in
+  (:func:`launcher.security.kerberos.principal_hosts`): a node that sees another name gets ``Server not found in
   Kerberos database``. Under ``interface:`` (a second network, e.g. ``ib0``) the node names are the scheduler's, on
   another network: they need only resolve; what must resolve back and forth is each node's address on that
   interface (which only the node itself knows: :attr:`NodeProbe.bound`), on the node and on the master (the
@@ -17,7 +17,7 @@ Three checks, each a pure function of what the nodes reported (:class:`NodeProbe
 * :func:`check_clock_skew`: every clock within :data:`MAX_CLOCK_SKEW_S` of the KDC's host's and of each other's.
 
 A probe (:func:`probe`) is what one node reports: its clock and its resolver's answers; it runs on each node
-through the fan-out (:func:`launcher.lifecycle.kdc.probe_nodes`) as ``python -m launcher.plan.kerberos_checks``,
+through the fan-out (:func:`launcher.security.kdc.probe_nodes`) as ``python -m launcher.security.checks``,
 which writes its answer into a directory every node shares (one JSON file per node; nothing answers through the
 fan-out command's output, which a batch system's task launcher does not relay). Imports only the standard library
 (and :func:`launcher.util.files.replace_private`, which does too; under ``interface:``,
@@ -110,7 +110,7 @@ class NodeProbe:
     interface_error: str | None = None
 
     def to_json(self) -> str:
-        """One JSON line (what ``python -m launcher.plan.kerberos_checks`` prints)."""
+        """One JSON line (what ``python -m launcher.security.checks`` prints)."""
         return json.dumps(asdict(self))
 
     @classmethod
@@ -358,13 +358,13 @@ def write_answer(directory: str, probe_: NodeProbe) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m launcher.plan.kerberos_checks [--node NODE] [--kdc-port P] [--answer-dir DIR] [--interface IF]
+    """``python -m launcher.security.checks [--node NODE] [--kdc-port P] [--answer-dir DIR] [--interface IF]
     NAME=ADDRESS...``:
     this node's :class:`NodeProbe`, written to ``DIR/<node>.json`` (:func:`write_answer`), or printed as one JSON line
     without ``--answer-dir``. Through a batch system's task launcher the file is the answer: OpenPBS's ``pbs_tmrsh``
     and Torque's ``pbsdsh`` (without ``-o``) send a task's output to the job's output file, not to their own
     (``tm_spawn``; issue 37 item 5)."""
-    parser = argparse.ArgumentParser(prog="python -m launcher.plan.kerberos_checks")
+    parser = argparse.ArgumentParser(prog="python -m launcher.security.checks")
     parser.add_argument("--node")
     parser.add_argument("--kdc-port", type=int, default=0)
     parser.add_argument("--answer-dir")

@@ -8,7 +8,7 @@ import javax.security.auth.login.LoginContext;
 
 /**
  * A keytab login as Hadoop's daemons make it (JAAS's Krb5LoginModule with a keytab and a principal, as
- * UserGroupInformation.loginUserFromKeytab does), for tests/unit/lifecycle/test_kdc.py: prints the end time of the
+ * UserGroupInformation.loginUserFromKeytab does), for tests/unit/security/test_kdc.py: prints the end time of the
  * ticket-granting ticket it got, in epoch seconds. Run as a single-file source program:
  * {@code java -Djava.security.krb5.conf=KRB5_CONF KeytabLogin.java KEYTAB PRINCIPAL}.
  */

@@ -443,12 +443,12 @@ def ssh_command(port: int, login_node: str) -> str:
 def upstream_auth(plan: ClusterPlan) -> UpstreamAuth | None:
     """How the proxy authenticates to ``plan``'s daemons, per request: ``None`` under ``security: simple`` (the
     daemons see Hadoop's anonymous ``dr.who``, as any browser would); under Kerberos, the ``hadoop.auth`` cookie
-    :mod:`launcher.plan.webauth` signs for the owner with the target daemon's own secret, minted anew for every
+    :mod:`launcher.security.webauth` signs for the owner with the target daemon's own secret, minted anew for every
     request, and only once that daemon's port is known to be its socket
     (:class:`launcher.plan.daemon_sockets.DaemonSockets`; :class:`UpstreamRefused` otherwise)."""
     if not plan.security.kerberos:
         return None
-    from launcher.plan.webauth import web_auth
+    from launcher.security.webauth import web_auth
 
     signer = web_auth(plan)
     if signer is None:

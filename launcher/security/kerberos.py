@@ -1,7 +1,7 @@
 """What ``security:`` means for a cluster, in one place (issue 27).
 
 ``security: per-cluster`` gives each cluster a Kerberos realm of its own: a KDC on the master node (``ClusterKdc`` of
-``hadoop-fs-shim``, started by :mod:`launcher.lifecycle.kdc` before the daemons), whose database, ``krb5.conf``,
+``hadoop-fs-shim``, started by :mod:`launcher.security.kdc` before the daemons), whose database, ``krb5.conf``,
 keytabs and the owner's ticket cache are in the realm's directory on the master node, node-local (``_realm`` beside the
 nodes' working directories, 0700, files 0600), never on the shared filesystem: a shared FUSE mount may let another
 user past file modes (issue 36 item 5). The other nodes get what their daemons need sealed
@@ -258,12 +258,13 @@ class SecurityPlan:
     @property
     def http_secret(self) -> Path:
         """The secret that signs the web servers' ``hadoop.auth`` cookies (``hadoop.http.authentication.signature.
-        secret.file``; written by the launcher, :func:`launcher.plan.webauth.write_secret`; removed with the keys)."""
+        secret.file``; written by the launcher, :func:`launcher.security.webauth.write_secret`; removed with the
+        keys)."""
         return self.realm_dir / "http-signature.secret"
 
     def http_secret_of(self, daemon: str, node: str) -> Path:
         """The cookie secret of one web server: ``http-<daemon>-<node>.secret`` in :attr:`realm_dir` (0600; written
-        with the others by :func:`launcher.plan.webauth.write_secrets`; the daemon reads its node-local copy,
+        with the others by :func:`launcher.security.webauth.write_secrets`; the daemon reads its node-local copy,
         :meth:`node_secret`, through ``-D``:data:`HTTP_SECRET_PROPERTY`; a client signs with :meth:`signing_secret`).
         A cookie signed with it opens that one daemon's pages, none of the others' (issue 36)."""
         return self.realm_dir / f"http-{daemon}-{node}.secret"

@@ -1,4 +1,4 @@
-"""launcher/plan/kerberos_checks.py: what ``security: per-cluster`` needs of the nodes (issue 27 item 5), with this
+"""launcher/security/checks.py: what ``security: per-cluster`` needs of the nodes (issue 27 item 5), with this
 host's real resolver (names under ``.invalid`` never resolve, RFC 6761; 192.0.2.0/24 is TEST-NET-1, RFC 5737, with
 no reverse), a real busy port and clock skews computed from given times."""
 
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from launcher.plan.kerberos_checks import (
+from launcher.security.checks import (
     MAX_CLOCK_SKEW_S,
     NodeProbe,
     Resolution,
@@ -198,9 +198,9 @@ def test_a_skew_beyond_kerberos_default_fails_and_names_the_farthest_node() -> N
 
 
 def test_the_probe_runs_as_a_module_and_prints_one_json_line() -> None:
-    """What the fan-out runs on each node: ``python -m launcher.plan.kerberos_checks``; the node is found from
+    """What the fan-out runs on each node: ``python -m launcher.security.checks``; the node is found from
     ``--node`` (else the environment or the host name, as the agent finds its node)."""
-    out = subprocess.run([sys.executable, "-m", "launcher.plan.kerberos_checks", "--node", "localhost",
+    out = subprocess.run([sys.executable, "-m", "launcher.security.checks", "--node", "localhost",
                           "localhost=127.0.0.1", "nonexistent.invalid=10.1.2.3"],
                          capture_output=True, text=True, check=True).stdout
     [line] = out.splitlines()

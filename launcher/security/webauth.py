@@ -8,7 +8,7 @@ round trip. The launcher's own HTTP calls (bring-up polls, failure diagnosis, jo
 sign such a cookie for the owner (:class:`HadoopAuthCookie`, :func:`web_client`); nobody else can read the secret.
 
 The format is Hadoop 3.4.2's, read from its source and checked against its byte code
-(``org.apache.hadoop.security.authentication.util.AuthToken`` and ``Signer``; ``tests/unit/plan/test_webauth.py``
+(``org.apache.hadoop.security.authentication.util.AuthToken`` and ``Signer``; ``tests/unit/security/test_webauth.py``
 runs Hadoop's own parser on our cookie):
 
 - the token: ``u=<user>&p=<principal>&t=<type>&e=<expiry, epoch ms>`` (``AuthToken.generateToken``; ``i=`` for a

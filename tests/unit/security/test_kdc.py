@@ -1,5 +1,5 @@
-"""The per-cluster KDC (launcher/lifecycle/kdc.py), with the real ClusterKdc of the built runtime, and the checks of
-what secure mode needs made before it starts (issue 27 item 5: launcher/plan/kerberos_checks.py)."""
+"""The per-cluster KDC (launcher/security/kdc.py), with the real ClusterKdc of the built runtime, and the checks of
+what secure mode needs made before it starts (issue 27 item 5: launcher/security/checks.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,12 @@ from click.testing import CliRunner
 
 from launcher.cli.main import main
 from launcher.config.load import load_spec
-from launcher.lifecycle.kdc import (
+from launcher.lifecycle.runner import ClusterRun, materialize, prepare
+from launcher.plan.cluster_plan import ClusterPlan
+from launcher.plan.daemon_sockets import WEB_DAEMONS
+from launcher.schedulers import get_scheduler
+from launcher.schedulers.allocation import Node
+from launcher.security.kdc import (
     DEFAULT_TICKET_LIFETIME_S,
     TICKET_MARGIN_S,
     Kdc,
@@ -27,11 +32,6 @@ from launcher.lifecycle.kdc import (
     ticket_end_times,
     ticket_lifetime,
 )
-from launcher.lifecycle.runner import ClusterRun, materialize, prepare
-from launcher.plan.cluster_plan import ClusterPlan
-from launcher.plan.daemon_sockets import WEB_DAEMONS
-from launcher.schedulers import get_scheduler
-from launcher.schedulers.allocation import Node
 from launcher.util.errors import UserError
 
 #: A walltime longer than the 24 h Kerby's client asks for by default (what limited the owner's ticket before).
@@ -318,7 +318,7 @@ def test_site_without_its_krb5_conf_is_refused_before_any_daemon(tmp_path: Path,
 def test_the_default_principal_of_a_real_ticket_cache_is_read(running_kdc: tuple[Kdc, float]) -> None:
     """``security: site``'s default ``kerberos.principal``: the ticket cache's own (the one Kerby wrote here,
     version 3), as ``klist`` shows it on its first line."""
-    from launcher.plan.security import ccache_principal
+    from launcher.security.kerberos import ccache_principal
 
     security = running_kdc[0].plan.security
     assert ccache_principal(f"FILE:{security.ccache}") == security.user_principal
@@ -329,8 +329,8 @@ def test_the_default_principal_of_a_real_ticket_cache_is_read(running_kdc: tuple
 def test_the_site_note_says_when_the_users_ticket_cache_would_not_do(tmp_path: Path) -> None:
     from launcher.config.spec import KerberosSpec
     from launcher.lifecycle.bringup import site_ccache_warning
-    from launcher.plan.security import security_plan
-    from tests.unit.plan.test_security import ccache_bytes
+    from launcher.security.kerberos import security_plan
+    from tests.unit.security.test_kerberos import ccache_bytes
 
     keytab, cache = tmp_path / "me.keytab", tmp_path / "cc"
     keytab.write_bytes(b"\x05\x02")
