@@ -2,9 +2,10 @@
 ``clean``, and ``completion`` (shell completion scripts from Click).
 
 ``ID`` is a cluster id, a unique prefix of one, or its batch job id; with exactly one cluster running it may be
-left out, in every command (:func:`launcher.lifecycle.interactive.find`); shell completion offers the ids of the
-index (:func:`complete_ids`). The logic lives in :mod:`launcher.lifecycle.interactive` and
-:mod:`launcher.lifecycle.start`; these are thin wrappers.
+left out, in every command (:func:`launcher.lifecycle.clusters.status.find`); shell completion offers the ids of the
+index (:func:`complete_ids`). The logic lives in :mod:`launcher.lifecycle.clusters` and
+:mod:`launcher.lifecycle.start`; these are thin wrappers. Each command that looks at clusters keeps what the looks
+learned (:func:`_keep`: :func:`launcher.lifecycle.clusters.index.record`), as the derivation itself writes nothing.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from launcher.util.states import ClusterState, RunState, exit_code_of
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
 
-    from launcher.lifecycle.interactive import ClusterStatus
+    from launcher.lifecycle.clusters.status import ClusterStatus
     from launcher.lifecycle.report import RunReport
     from launcher.plan.cluster_plan import ClusterPlan
 
@@ -59,7 +60,7 @@ def complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) ->
     ``exec``, only as its first word."""
     from click.shell_completion import CompletionItem
 
-    from launcher.lifecycle.interactive import index_entries
+    from launcher.lifecycle.clusters.index import index_entries
 
     if param.nargs == -1 and param.name == "args" and ctx.params.get("args"):
         return []  # `exec ID -- COMMAND...`: only the first word is an ID
@@ -67,17 +68,26 @@ def complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) ->
             if e.cluster_id.startswith(incomplete)]
 
 
+def _keep(status: ClusterStatus) -> None:
+    """Keep what a look at a cluster learned (:func:`launcher.lifecycle.clusters.index.record`: an end the batch
+    system told, since when it has not answered, a final record kept on this node written back), so that the next
+    command need not ask again."""
+    from launcher.lifecycle.clusters.index import record
+
+    record(status.observed)
+
+
 def find_cluster(cluster: str | None, *, announce: bool = True) -> ClusterStatus:
-    """The cluster ``cluster`` names (:func:`launcher.lifecycle.interactive.find`); without an ID, the one running
-    cluster, named on stderr unless not ``announce`` (stdout stays the command's own: ``eval "$(hpc-hadoop env)"``;
-    ``stop`` names it in its question or its first line).
+    """The cluster ``cluster`` names (:func:`launcher.lifecycle.clusters.status.find`, what the looks learned kept:
+    :func:`_keep`); without an ID, the one running cluster, named on stderr unless not ``announce`` (stdout stays the
+    command's own: ``eval "$(hpc-hadoop env)"``; ``stop`` names it in its question or its first line).
 
     Raises:
-        UserError: see :func:`~launcher.lifecycle.interactive.find`.
+        UserError: see :func:`~launcher.lifecycle.clusters.status.find`.
     """
-    from launcher.lifecycle.interactive import find
+    from launcher.lifecycle.clusters.status import find
 
-    found = find(cluster)
+    found = find(cluster, seen=_keep)
     if cluster is None and announce:
         click.echo(f"cluster {found.cluster_id} ({found.state}: the only one running)", err=True)
     return found
@@ -177,9 +187,9 @@ def start(job_file: Path, scheduler: str | None, nodes: int | None, walltime: st
 def list_clusters(active: bool, as_json: bool) -> None:
     """List your clusters (from ~/.local/state/hpc-hadoop): id, job, state, nodes, head, age, walltime
     left, web addresses. Clusters whose batch job ended without a final report show as `lost`."""
-    from launcher.lifecycle.interactive import statuses
+    from launcher.lifecycle.clusters.status import statuses
 
-    shown = [s for s in statuses() if s.active or not active]
+    shown = [s for s in statuses(seen=_keep) if s.active or not active]
     if as_json:
         for status in shown:
             click.echo(json.dumps(status.to_dict()))
@@ -340,7 +350,7 @@ def stop(cluster: str | None, timeout: float, yes: bool) -> None:
     Without an ID, the one running cluster, after asking on a terminal (without a terminal: only with --yes).
     The cluster tears itself down first (a cluster from `submit` as one from `start`); the batch job is cancelled
     only if it is still there afterwards, or if the cluster had already ended while the job had not."""
-    from launcher.lifecycle.interactive import cancel_leftover, request_stop
+    from launcher.lifecycle.clusters.stop import cancel_leftover, request_stop
 
     found = find_cluster(cluster, announce=False)
     if cluster is None and not yes:
@@ -381,11 +391,12 @@ def clean(clusters: tuple[str, ...], yes: bool, everything: bool) -> None:
     """Delete finished clusters' directories (logs, job history, configuration, staging), keeping each one's
     output/ unless --all: the named ones, or every finished one. Never a running cluster's. Lists what it deletes
     and keeps, then asks unless --yes."""
-    from launcher.lifecycle.interactive import KEPT, cleanup_of, find, statuses
-    from launcher.lifecycle.interactive import clean as remove
+    from launcher.lifecycle.clusters.clean import KEPT, cleanup_of
+    from launcher.lifecycle.clusters.clean import clean as remove
+    from launcher.lifecycle.clusters.status import find, statuses
     from launcher.util.units import format_size
 
-    targets = [find(c) for c in clusters] if clusters else [s for s in statuses() if not s.active]
+    targets = [find(c, seen=_keep) for c in clusters] if clusters else [s for s in statuses(seen=_keep) if not s.active]
     if not targets:
         console.print("nothing to clean")
         return

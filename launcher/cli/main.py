@@ -167,7 +167,7 @@ def run(job_file: Path, scheduler: str | None, nodes: int | None, walltime: str 
 
         check_cluster_directory(run_dir, field="--run-dir", missing_ok=True)
     elif hold:  # a held cluster is reached only through the index (`list`, `env`, `stop`)
-        from launcher.lifecycle.interactive import check_index
+        from launcher.lifecycle.clusters.index import check_index
 
         check_index()
     spec = load(job_file, scheduler or detect_scheduler(), nodes, walltime, site, sets, require_steps=not hold,

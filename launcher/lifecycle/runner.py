@@ -31,8 +31,9 @@ from launcher.filesystems import (
 )
 from launcher.lifecycle.archives import Archives
 from launcher.lifecycle.bringup import BringUp
+from launcher.lifecycle.clusters.index import register
+from launcher.lifecycle.clusters.status import STOP_FILE
 from launcher.lifecycle.health import Health
-from launcher.lifecycle.interactive import STOP_FILE, register
 from launcher.lifecycle.observer import Observer
 from launcher.lifecycle.record import RunRecord
 from launcher.lifecycle.report import RunReport, release_room, reserve_room
@@ -168,7 +169,7 @@ def materialize(plan: ClusterPlan, *, submitted: bool = False) -> list[str]:
     write ``plan.json``, ``conf/``, the client wrappers
     (``bin/hadoop``, ``bin/yarn``, ``bin/mapred``) and, in a job that uses Spark, ``spark-conf/`` (with
     ``spark-events/``), and add the cluster to the user's index
-    (:mod:`launcher.lifecycle.interactive`).
+    (:func:`launcher.lifecycle.clusters.index.register`).
 
     Args:
         submitted: the directory was made by ``submit`` (it holds ``job.yaml`` and ``batch.sh``) and must

@@ -7,7 +7,7 @@ Two ways, one held run (:func:`launcher.lifecycle.compose.run_here` with ``hold`
 * on the ``local`` backend, or inside an allocation (an ``salloc`` shell, a batch script): start
   ``hpc-hadoop run --hold`` here, detached from the terminal (its own session; output in ``start.out``).
 
-Either way the cluster directory and the user's index (:mod:`launcher.lifecycle.interactive`) say where it is, and
+Either way the cluster directory and the user's index (:mod:`launcher.lifecycle.clusters.index`) say where it is, and
 ``start`` follows it until bring-up is done (state ``ready``, or ``running`` while the job file's steps run).
 """
 
@@ -20,15 +20,8 @@ from pathlib import Path
 from rich.console import Console
 
 from launcher.config.spec import JobSpec
-from launcher.lifecycle.interactive import (
-    STOP_FILE,
-    ClusterStatus,
-    check_index,
-    index_entries,
-    register,
-    state_dir,
-    status_of,
-)
+from launcher.lifecycle.clusters.index import check_index, index_entries, record, register, state_dir
+from launcher.lifecycle.clusters.status import STOP_FILE, ClusterStatus, status_of
 from launcher.lifecycle.submit import make_cluster_dir, submit_batch
 from launcher.schedulers import get_scheduler
 from launcher.util import polling
@@ -46,7 +39,7 @@ def start_detached(spec: JobSpec, job_file: Path, *, overwrite: bool) -> Path:
 
     What the batch system decides is settled first and written into ``job.yaml`` (PBS: ``pbs.flavor``).
 
-    The user's index must be writable (:func:`launcher.lifecycle.interactive.check_index`, first of all): the held
+    The user's index must be writable (:func:`launcher.lifecycle.clusters.index.check_index`, first of all): the held
     run is reachable only through its entry, written as soon as it is started; should that write fail all the same,
     the held run is stopped (SIGTERM: it tears down whatever it started) and the error raised.
 
@@ -92,7 +85,9 @@ def wait_until_up(run_dir: Path, console: Console, *, timeout: float | None = No
     """Follow a starting cluster (its index entry) until bring-up is done or it ended
     (:func:`launcher.util.polling.poll`: every ``poll`` seconds, backing off while the job is queued).
 
-    Prints each state change (pending → starting → ready).
+    Prints each state change (pending → starting → ready). What each look learned is kept
+    (:func:`launcher.lifecycle.clusters.index.record`: a job that ended, or was cancelled while queued, is not asked
+    about again).
 
     Args:
         timeout: give up after this many seconds (``None``: wait as long as the job is queued).
@@ -110,7 +105,14 @@ def wait_until_up(run_dir: Path, console: Console, *, timeout: float | None = No
         raise UserError(f"cluster {run_dir.name} is not in the index of your clusters ({state_dir()})",
                         field="XDG_STATE_HOME", fix=f"follow it in {run_dir}; stop it with `touch {run_dir}/"
                                                     f"{STOP_FILE}`")
-    return polling.poll(lambda: status_of(entry), done=lambda s: s.state.up or not s.active,
+    known = entry
+
+    def look() -> ClusterStatus:
+        status = status_of(known)
+        record(status.observed, known)
+        return status
+
+    return polling.poll(look, done=lambda s: s.state.up or not s.active,
                         key=lambda s: s.state, on_change=lambda s: console.print(f"cluster {s.cluster_id}: {s.state}"),
                         interval=poll, backoff_while=lambda s: s.state is ClusterState.PENDING, timeout=timeout).value
 

@@ -248,7 +248,7 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
     If the batch system refuses the job, the just-made cluster directory is removed, with the parents made for it
     (:func:`remove_cluster_dir`), and its message passed on: nothing is left queued, nothing is left on the
     filesystem. The cluster goes into the user's index (``hpc-hadoop list``), which must be writable before anything
-    is made (:func:`launcher.lifecycle.interactive.check_index`); should its entry not be written all the same, the
+    is made (:func:`launcher.lifecycle.clusters.index.check_index`); should its entry not be written all the same, the
     job is cancelled and its directory removed.
 
     Args:
@@ -261,7 +261,7 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
         UserError, CommandError: bad input, an index that cannot be written, a directory that is not the user's, or
             the batch system's refusal.
     """
-    from launcher.lifecycle.interactive import check_index, register
+    from launcher.lifecycle.clusters.index import check_index, register
 
     check_index()
     scheduler = _scheduler(spec)
@@ -351,7 +351,7 @@ def _exit_code(job_id: str, polled: JobState, last: JobState, run_dir: Path, sil
     """The exit code :func:`follow` returns once the wait ended on ``polled`` (``last``: the last state shown):
     ``run.json``'s when final, else 143 (``cancelled``) for a job ``stop`` cancelled while queued (``ended.json``),
     else from the batch system's last state. ``silent_s``: how long it had not answered (``NO_ANSWER``)."""
-    from launcher.lifecycle.interactive import ENDED_FILE, EndedRecord
+    from launcher.lifecycle.clusters.index import ENDED_FILE, EndedRecord
     from launcher.lifecycle.report import RunReport
 
     report = run_dir / "run.json"

@@ -13,7 +13,7 @@ typed, so scripts reading them by raw keys go on working.
 
 This module is at the bottom of the layers (the agent's state file is read by the fan-out, the cluster and
 the agents); the records of the run's life cycle live with their writers (:mod:`launcher.lifecycle.report`,
-:mod:`launcher.lifecycle.submit`, :mod:`launcher.lifecycle.interactive`).
+:mod:`launcher.lifecycle.submit`, :mod:`launcher.lifecycle.clusters.index`).
 """
 
 from __future__ import annotations

@@ -62,7 +62,8 @@ class RunState(State):
 
 
 class ClusterState(State):
-    """A cluster as ``hpc-hadoop list`` and ``status`` show it (:class:`launcher.lifecycle.interactive.ClusterStatus`).
+    """A cluster as ``hpc-hadoop list`` and ``status`` show it
+    (:class:`launcher.lifecycle.clusters.status.ClusterStatus`).
 
     Active (the cluster holds or waits for its allocation): ``pending`` (queued), ``starting`` (bring-up),
     ``running`` (steps), ``ready`` (up, held for interactive use), ``stopping``, ``unknown`` (the batch system

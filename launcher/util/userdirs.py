@@ -8,7 +8,7 @@ On Linux (``platformdirs``' XDG rules, ``$XDG_*`` honoured when it is an absolut
 * :func:`config_file`: ``$HPC_HADOOP_CONFIG``, else ``$XDG_CONFIG_HOME/hpc-hadoop/config.yaml`` (default
   ``~/.config/hpc-hadoop/config.yaml``): the user's defaults (:mod:`launcher.config.spec`);
 * :func:`clusters_dir`: ``$XDG_STATE_HOME/hpc-hadoop/clusters`` (default ``~/.local/state/hpc-hadoop/clusters``):
-  the index of the user's clusters (:mod:`launcher.lifecycle.interactive`);
+  the index of the user's clusters (:mod:`launcher.lifecycle.clusters.index`);
 * :func:`node_record_dir`: ``/var/tmp/hpc-hadoop-<user>``: a run's final record kept on its node when the cluster
   directory cannot be written (:mod:`launcher.lifecycle.report`);
 * :func:`node_work_root`: ``$TMPDIR/hpc-hadoop-<user>`` (``/tmp`` when ``$TMPDIR`` is unset or relative): the

@@ -139,7 +139,7 @@ import sys
 from pathlib import Path
 from launcher.config.load import load_spec
 from launcher.lifecycle.compose import allocate, prepare_run
-from launcher.lifecycle.interactive import register
+from launcher.lifecycle.clusters.index import register
 from launcher.lifecycle.runner import new_report
 from launcher.lifecycle.submit import make_cluster_dir
 

@@ -34,7 +34,7 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
     the umask it started with (making a cluster directory sets 077 for the process:
     :func:`launcher.util.safedirs.private_umask`)."""
     monkeypatch.setenv("HPC_HADOOP_CONFIG", str(tmp_path / "no-user-config.yaml"))
-    # the index of clusters (launcher.lifecycle.interactive)
+    # the index of clusters (launcher.lifecycle.clusters.index)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # class-data-sharing archives (launcher.runtime.cds)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # the user prefix of runtimes (launcher.util.resources)

@@ -17,7 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from launcher.cli.main import main
-from launcher.lifecycle.interactive import index_entries, register, status_of
+from launcher.lifecycle.clusters.index import index_entries, register
+from launcher.lifecycle.clusters.status import status_of
 from launcher.lifecycle.report import RunReport
 from launcher.util.states import RunState
 from tests.conftest import REPO

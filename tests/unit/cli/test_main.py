@@ -350,7 +350,7 @@ def test_render_on_pbs_pro_says_the_cores_come_from_the_allocation(pbs_standins:
 #: long-lived clusters and `ui`'s proxy, `doctor`, the runtime installer, Spark (no Spark step), the failed-step
 #: diagnosis, the benchmarks, the package data's own packages (found, not imported).
 NOT_FOR_RENDER = (
-    "launcher.lifecycle.runner", "launcher.lifecycle.compose", "launcher.lifecycle.interactive",
+    "launcher.lifecycle.runner", "launcher.lifecycle.compose", "launcher.lifecycle.clusters",
     "launcher.lifecycle.report", "launcher.cluster", "launcher.node", "launcher.schedulers.slurm",
     "launcher.schedulers.pbs", "launcher.schedulers.sge", "launcher.fanout.srun", "launcher.fanout.pbsdsh",
     "launcher.fanout.qrsh", "launcher.filesystems.lustre", "launcher.filesystems.orangefs",

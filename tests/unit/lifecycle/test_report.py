@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from launcher.lifecycle import interactive, report
+from launcher.lifecycle import report
+from launcher.lifecycle.clusters import index as cluster_index
+from launcher.lifecycle.clusters import status as cluster_status
 from launcher.lifecycle.report import RunReport
 from tests.conftest import REPO
 from tests.users import make_user, shared_base
@@ -151,11 +153,13 @@ def test_status_after_a_remount_reads_the_record_kept_on_the_node_and_writes_it_
     cause = "the shared filesystem at /mnt/ofs is gone (ENOTCONN)"
     RunReport(cluster_id="c37", name="wc", run_dir=str(run_dir), scheduler="local", state="failed",
               error=f"{cause}; final record kept at {kept}", kept_at=str(kept)).write(kept)
-    monkeypatch.setattr(interactive, "local_record_paths", lambda cluster_id: [kept])
-    status = interactive.status_of({"cluster_id": "c37", "run_dir": str(run_dir), "scheduler": "local",
-                                    "job_id": None, "created": 0.0, "holder_pid": None})
+    monkeypatch.setattr(cluster_status, "local_record_paths", lambda cluster_id: [kept])
+    status = cluster_status.status_of({"cluster_id": "c37", "run_dir": str(run_dir), "scheduler": "local",
+                                       "job_id": None, "created": 0.0, "holder_pid": None})
     print(status.state, status.detail)
     assert status.state == "failed" and cause in status.detail and str(kept) in status.detail
+    assert json.loads((run_dir / "run.json").read_text())["state"] == "running" and kept.exists()  # nothing written
+    cluster_index.record(status.observed)  # what `status` does with what it learned (issue 38)
     written = json.loads((run_dir / "run.json").read_text())
     assert written["state"] == "failed" and written["error"].startswith(cause) and not kept.exists()
     assert sorted(p.name for p in (run_dir / "krb").iterdir()) == ["krb5.conf"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from launcher.config.load import load_spec
-from launcher.lifecycle.interactive import STOP_FILE
+from launcher.lifecycle.clusters.status import STOP_FILE
 from launcher.lifecycle.runner import ClusterRun, materialize, prepare
 from launcher.lifecycle.signals import Interrupted
 from launcher.schedulers import get_scheduler

@@ -119,7 +119,8 @@ def _follow_and_list(monkeypatch: pytest.MonkeyPatch, run_dir: Path, batch_end: 
     ``hpc-hadoop status`` of its cluster afterwards: ``(exit code, the last line follow printed, status's state)``."""
     from types import SimpleNamespace
 
-    from launcher.lifecycle.interactive import BatchAnswer, register, status_of
+    from launcher.lifecycle.clusters.index import register
+    from launcher.lifecycle.clusters.status import BatchAnswer, status_of
     from launcher.schedulers.allocation import JobState
     from launcher.schedulers.pbs import PbsScheduler
     from launcher.util import polling

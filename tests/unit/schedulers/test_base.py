@@ -28,9 +28,11 @@ from rich.console import Console
 
 from launcher.cli.main import main
 from launcher.config.spec import JobSpec
-from launcher.lifecycle import interactive
 from launcher.lifecycle import submit as submit_module
-from launcher.lifecycle.interactive import ClusterStatus
+from launcher.lifecycle.clusters import index as cluster_index
+from launcher.lifecycle.clusters import status as cluster_status
+from launcher.lifecycle.clusters import stop as cluster_stop
+from launcher.lifecycle.clusters.status import BatchAnswer, ClusterStatus
 from launcher.runtime.hadoop import HadoopRuntime
 from launcher.schedulers import base
 from launcher.schedulers.base import JobState, MissingCommand, cgroup_memory_limit, granted_memory, teardown_lead
@@ -205,13 +207,21 @@ def test_a_starting_cluster_is_not_lost_on_one_empty_answer(monkeypatch: pytest.
     run_dir.mkdir()
     fake_commands(monkeypatch, {**OPENPBS, "qstat -f 13.vm": [(0, ""), (0, recorded("openpbs-qstat-f-running.txt"))],
                                 "qstat -x -f 13.vm": (0, "")})
-    status = interactive.status_of({"cluster_id": "c", "run_dir": str(run_dir), "scheduler": "pbs", "job_id": "13.vm"})
+    status = cluster_status.status_of({"cluster_id": "c", "run_dir": str(run_dir), "scheduler": "pbs",
+                                       "job_id": "13.vm"})
     assert status.state == "starting" and status.active
 
 
-def answers(state: JobState) -> Callable[..., interactive.BatchAnswer]:
-    """A stand-in of :func:`launcher.lifecycle.interactive.batch_state`: the batch system answers ``state``."""
-    return lambda scheduler, job_id, run_dir=None: interactive.BatchAnswer(state)
+def answers(state: JobState) -> Callable[..., BatchAnswer]:
+    """A stand-in of :func:`launcher.lifecycle.clusters.status.batch_state`: the batch system answers ``state``."""
+    return lambda scheduler, job_id, run_dir=None: BatchAnswer(state)
+
+
+def batch_answers(monkeypatch: pytest.MonkeyPatch, state: JobState) -> None:
+    """The batch system answers ``state`` to every look (:mod:`~launcher.lifecycle.clusters.status`) and to ``stop``'s
+    polls (:mod:`~launcher.lifecycle.clusters.stop`)."""
+    for module in (cluster_status, cluster_stop):
+        monkeypatch.setattr(module, "batch_state", answers(state))
 
 
 def test_stop_cancels_a_job_the_batch_system_still_knows(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -220,15 +230,15 @@ def test_stop_cancels_a_job_the_batch_system_still_knows(monkeypatch: pytest.Mon
     run_dir = tmp_path / "c"
     run_dir.mkdir()
     (run_dir / "run.json").write_text(json.dumps({"state": "bringup_failed", "error": "boom"}))
-    interactive.register("c", run_dir, "pbs", "13.vm", interactive=True)
-    monkeypatch.setattr(interactive, "batch_state", answers(JobState.RUNNING))
+    cluster_index.register("c", run_dir, "pbs", "13.vm", interactive=True)
+    batch_answers(monkeypatch, JobState.RUNNING)
     cancelled: list[str | None] = []
-    monkeypatch.setattr(interactive, "_cancel", lambda status: cancelled.append(status.job_id) and None)
+    monkeypatch.setattr(cluster_stop, "_cancel", lambda status: cancelled.append(status.job_id) and None)
     result = CliRunner().invoke(main, ["stop", "c"], terminal_width=200)
     assert result.exit_code == 0, result.output
     assert result.output == "cluster c is already bringup_failed; its pbs job 13.vm was still running: cancelled\n"
     assert cancelled == ["13.vm"]
-    monkeypatch.setattr(interactive, "batch_state", answers(JobState.UNKNOWN))
+    batch_answers(monkeypatch, JobState.UNKNOWN)
     result = CliRunner().invoke(main, ["stop", "c"], terminal_width=200)
     assert result.output == "cluster c is already bringup_failed\n" and cancelled == ["13.vm"]
 
@@ -356,11 +366,11 @@ def test_follow_gives_up_on_silence_after_its_patience(monkeypatch: pytest.Monke
 def test_wait_released_cancels_a_lingering_job_at_half_time(monkeypatch: pytest.MonkeyPatch,
                                                             fake_time: FakeTime, tmp_path: Path) -> None:
     cancelled: list[float] = []
-    monkeypatch.setattr(interactive, "batch_state", answers(JobState.RUNNING))
-    monkeypatch.setattr(interactive, "_cancel", lambda status: cancelled.append(fake_time.now))
+    batch_answers(monkeypatch, JobState.RUNNING)
+    monkeypatch.setattr(cluster_stop, "_cancel", lambda status: cancelled.append(fake_time.now))
     status = ClusterStatus(cluster_id="c", run_dir=str(tmp_path / "gone"), scheduler="slurm", job_id="7",
                            state=ClusterState.STOPPING)
-    after = interactive._wait_released(status, {}, 60.0, 0.5)
+    after = cluster_stop._wait_released(status, {}, 60.0, 0.5)
     assert cancelled == [pytest.approx(130.0)] and fake_time.now == pytest.approx(160.0)
     assert after.state == "gone" and set(fake_time.sleeps) == {0.5}
 
@@ -368,11 +378,11 @@ def test_wait_released_cancels_a_lingering_job_at_half_time(monkeypatch: pytest.
 def test_wait_released_of_a_holder_process_waits_without_cancelling(monkeypatch: pytest.MonkeyPatch,
                                                                     fake_time: FakeTime, tmp_path: Path) -> None:
     alive = iter([True] * 7 + [False])
-    monkeypatch.setattr(interactive, "_holder_alive", lambda entry: next(alive))
-    monkeypatch.setattr(interactive, "_cancel", lambda status: pytest.fail("a local cluster has no job to cancel"))
+    monkeypatch.setattr(cluster_stop, "holder_alive", lambda entry: next(alive))
+    monkeypatch.setattr(cluster_stop, "_cancel", lambda status: pytest.fail("a local cluster has no job to cancel"))
     status = ClusterStatus(cluster_id="c", run_dir=str(tmp_path / "gone"), scheduler="local", job_id=None,
                            state=ClusterState.STOPPING)
-    interactive._wait_released(status, {}, 4.0, 0.5)  # 2 s, then up to 2 s more: the holder exits at 3 s
+    cluster_stop._wait_released(status, {}, 4.0, 0.5)  # 2 s, then up to 2 s more: the holder exits at 3 s
     assert fake_time.now == pytest.approx(103.0)
 
 
@@ -383,15 +393,15 @@ def test_stop_reads_job_yaml_once_for_all_its_polls(monkeypatch: pytest.MonkeyPa
     run_dir = tmp_path / "c"
     run_dir.mkdir()
     (run_dir / "job.yaml").write_text("scheduler: slurm\n")
-    interactive.register("c", run_dir, "slurm", "7", interactive=True)
+    cluster_index.register("c", run_dir, "slurm", "7", interactive=True)
     states = iter([JobState.RUNNING] * 4 + [JobState.COMPLETED] * 10)
     monkeypatch.setattr(SlurmScheduler, "confirmed_state", lambda self, job_id: next(states))
     reads: list[str] = []
     real_load = yamlio.load_yaml
     monkeypatch.setattr("launcher.util.yamlio.load_yaml", lambda text: reads.append(text) or real_load(text))
-    status = interactive.status_of(interactive.index_entries()[0])
+    status = cluster_status.status_of(cluster_index.index_entries()[0])
     assert len(reads) == 1 and status.state == "starting"
-    after = interactive.request_stop(status, timeout=10.0, poll=0.5)
+    after = cluster_stop.request_stop(status, timeout=10.0, poll=0.5)
     assert after.state == "lost" and len(reads) == 2, reads  # one for status_of above, one for the whole stop
 
 

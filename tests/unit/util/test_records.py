@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from launcher.filesystems.base import NOT_APPLICABLE, DirectoryRecord, FilesystemRecord
-from launcher.lifecycle.interactive import EndedRecord, IndexEntry
+from launcher.lifecycle.clusters.index import EndedRecord, IndexEntry
 from launcher.lifecycle.report import RunReport, directory_line
 from launcher.lifecycle.submit import SubmitRecord
 from launcher.plan.cluster_plan import PLAN_SCHEMA, ClusterPlan, PlanSummary
@@ -172,7 +172,7 @@ def test_every_record_is_private_itself_whatever_the_umask(tmp_path: Path) -> No
     """Issue 36: ``run.json``, ``ended.json``, ``submit.json``, ``agents/<node>.json``, the index entries and a run's
     final record kept on its node are mode 0600 themselves (they were 0644, private only by their 0700 directory):
     each is created 0600, then renamed into place; rewriting one over a 0644 file leaves 0600."""
-    from launcher.lifecycle.interactive import record_end, register
+    from launcher.lifecycle.clusters.index import record_end, register
     from launcher.node.agent import StatusWriter
     from launcher.util.states import ClusterState
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from launcher.lifecycle.interactive import ClusterStatus, EndedRecord
+from launcher.lifecycle.clusters.index import EndedRecord
+from launcher.lifecycle.clusters.status import ClusterStatus
 from launcher.schedulers.allocation import JobState
 from launcher.util.states import AgentState, ClusterState, RunState, State, StepState
 

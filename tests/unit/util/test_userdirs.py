@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from launcher.config import load as spec
-from launcher.lifecycle import interactive, report
+from launcher.lifecycle import report
+from launcher.lifecycle.clusters import index
 from launcher.runtime import cds
 from launcher.util import userdirs
 
@@ -26,7 +27,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_the_defaults_are_the_paths_of_before(home: Path) -> None:
     assert cds.cache_root() == home / ".cache" / "hpc-hadoop" / "cds"
     assert spec.user_config_path() == home / ".config" / "hpc-hadoop" / "config.yaml"
-    assert interactive.state_dir() == home / ".local" / "state" / "hpc-hadoop" / "clusters"
+    assert index.state_dir() == home / ".local" / "state" / "hpc-hadoop" / "clusters"
     user = getpass.getuser()
     assert report.local_record_paths("c-1") == [Path(f"/var/tmp/hpc-hadoop-{user}/c-1.run.json"),
                                                 Path(f"/tmp/hpc-hadoop-{user}/c-1.run.json")]
@@ -39,7 +40,7 @@ def test_xdg_variables_are_honoured_when_absolute(home: Path, monkeypatch: pytes
     monkeypatch.setenv("XDG_STATE_HOME", "/x/state")
     monkeypatch.setenv("XDG_CONFIG_HOME", "/x/config")  # ignored before issue 26: ~/.config always
     assert cds.cache_root() == Path("/x/cache/hpc-hadoop/cds")
-    assert interactive.state_dir() == Path("/x/state/hpc-hadoop/clusters")
+    assert index.state_dir() == Path("/x/state/hpc-hadoop/clusters")
     assert spec.user_config_path() == Path("/x/config/hpc-hadoop/config.yaml")
     monkeypatch.setenv("HPC_HADOOP_CONFIG", "/y/mine.yaml")
     assert spec.user_config_path() == Path("/y/mine.yaml")
