@@ -7,7 +7,8 @@ with its parts (:mod:`~launcher.lifecycle.bringup`, :mod:`~launcher.lifecycle.st
 :mod:`~launcher.lifecycle.archives`, :mod:`~launcher.lifecycle.findings`), :mod:`~launcher.lifecycle.kdc` (the
 per-cluster KDC and the secure-mode checks of every node), :mod:`~launcher.lifecycle.submit` (the batch script and
 ``submit.json``), :mod:`~launcher.lifecycle.start` and :mod:`~launcher.lifecycle.interactive` (long-lived clusters),
-:mod:`~launcher.lifecycle.record` and :mod:`~launcher.lifecycle.report` (``run.json`` and the terminal summary),
+:mod:`~launcher.lifecycle.record` (the one writer of ``run.json``) and :mod:`~launcher.lifecycle.report` (its record
+and the terminal summary),
 :mod:`~launcher.lifecycle.observer` and :mod:`~launcher.lifecycle.progress` (the run's progress on the terminal, also
 used by ``benchmarks``). May import the cluster, steps, node agent and everything below them; not the command line or
 the benchmarks.

@@ -26,6 +26,7 @@ from typing import Any
 
 import psutil
 
+from launcher.lifecycle.record import RunRecord
 from launcher.lifecycle.report import RunReport, local_record_paths
 from launcher.plan.cluster_plan import PlanSummary, check_cluster_directory
 from launcher.plan.security import HTTP_SECRETS_GLOB
@@ -467,7 +468,7 @@ def _kept_on_this_node(status: ClusterStatus, run_dir: Path) -> bool:
         try:
             kept.kept_at = None
             kept.error = f"{kept.error or ''}; written back from {path} by hpc-hadoop status".lstrip("; ")
-            kept.write(run_dir / "run.json")
+            RunRecord.write_back(kept, run_dir)
             for pattern in LEFT_KEYS:
                 for key in (run_dir / "krb").glob(pattern):
                     key.unlink()
