@@ -49,13 +49,8 @@ from launcher.plan.security import SIMPLE_WARNING
 from launcher.render.clients import write_wrappers
 from launcher.render.config import render_config, write_files
 from launcher.schedulers.base import teardown_lead
-from launcher.steps.jobs import (
-    RUN_JAR,
-    ResolvedStep,
-    StepResult,
-    check_step_inputs,
-    setup_commands,
-)
+from launcher.steps.commands import RUN_JAR, ResolvedStep, check_step_inputs, setup_commands
+from launcher.steps.jobs import StepResult
 from launcher.util.errors import (
     FilesystemLost,
     HpcHadoopError,
