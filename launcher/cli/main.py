@@ -30,7 +30,7 @@ from launcher.schedulers import SCHEDULERS
 if TYPE_CHECKING:  # the job-file model (pydantic) is imported by the commands that load one, not by `--help`
     from launcher.config.spec import JobSpec
     from launcher.plan.cluster_plan import ClusterPlan
-    from launcher.steps.jobs import ResolvedStep
+    from launcher.steps.commands import ResolvedStep
 
 #: Commands defined in modules that ``submit``, ``run`` and ``render`` do not need: name -> ``"module:attribute"``,
 #: imported when the command is run, listed (``--help``) or completed (:class:`LazyGroup`).

@@ -1,7 +1,7 @@
 """What hpc-hadoop knows of Hadoop's command lines: where the built-in examples (``hadoop-mapreduce-examples``)
 take their input and output directories, and which of Hadoop's generic options take a value.
 
-Used to check a step's inputs and outputs before anything starts (:mod:`launcher.steps.jobs`) and to make a job
+Used to check a step's inputs and outputs before anything starts (:mod:`launcher.steps.commands`) and to make a job
 file's relative paths absolute (:mod:`launcher.config.spec`); pure data and functions.
 """
 

@@ -256,7 +256,8 @@ def _absolute(value: object, base: Path) -> object:
 
 
 def _absolute_example_args(step: dict[str, Any], base: Path) -> None:
-    """The input and output arguments of a built-in example (by position, as :mod:`launcher.steps.jobs` finds them)."""
+    """The input and output arguments of a built-in example (by position, as :mod:`launcher.steps.commands` finds
+    them)."""
     from launcher.config.examples import EXAMPLE_INPUT_ARGS, EXAMPLE_OUTPUT_ARG, positional_indexes
 
     args, example = step.get("args"), step.get("example")

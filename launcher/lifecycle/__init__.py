@@ -7,7 +7,8 @@ with its parts (:mod:`~launcher.lifecycle.bringup`, :mod:`~launcher.lifecycle.st
 :mod:`~launcher.lifecycle.archives`, :mod:`~launcher.lifecycle.findings`), :mod:`~launcher.lifecycle.submit` (the
 batch script and ``submit.json``), :mod:`~launcher.lifecycle.start` and :mod:`~launcher.lifecycle.clusters`
 (long-lived clusters: the index and its one writer, their state derived without a write, stop and clean),
-:mod:`~launcher.lifecycle.record` and :mod:`~launcher.lifecycle.report` (``run.json`` and the terminal summary),
+:mod:`~launcher.lifecycle.record` (the one writer of ``run.json``) and :mod:`~launcher.lifecycle.report` (its
+record and the terminal summary),
 :mod:`~launcher.lifecycle.observer` and :mod:`~launcher.lifecycle.progress` (the run's progress on the terminal, also
 used by ``benchmarks``). Bring-up and teardown start and end the per-cluster KDC of
 :mod:`launcher.security.kdc` (the security room, :mod:`launcher.security`). May import the cluster, steps, node

@@ -28,7 +28,7 @@ from launcher.plan.cluster_plan import ClusterPlan
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.allocation import Allocation
 from launcher.schedulers.inside import take_allocation
-from launcher.steps.jobs import ResolvedStep
+from launcher.steps.commands import ResolvedStep
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,9 @@ from dataclasses import asdict
 
 from launcher.plan.cluster_plan import ClusterPlan
 from launcher.steps import shuffle
+from launcher.steps.commands import ResolvedStep
 from launcher.steps.jobhistory import history_not_kept
-from launcher.steps.jobs import ResolvedStep, StepResult
+from launcher.steps.jobs import StepResult
 from launcher.util.states import StepState
 
 

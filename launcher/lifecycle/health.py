@@ -19,7 +19,8 @@ from launcher.filesystems import GONE_ERRNOS, gone
 from launcher.lifecycle.observer import Observer
 from launcher.lifecycle.report import LostNodeRecord, RunReport, StallRecord
 from launcher.plan.cluster_plan import ClusterPlan
-from launcher.steps.jobs import ResolvedStep, StepRunner
+from launcher.steps.commands import ResolvedStep
+from launcher.steps.jobs import StepRunner
 from launcher.util.errors import FilesystemLost
 
 

@@ -1,8 +1,11 @@
-"""Writing ``run.json`` while a cluster runs and at its end.
+"""Writing ``run.json`` while a cluster runs, at its end, and back from a node's copy.
 
-Owns: :class:`RunRecord`, the one writer of a running cluster's :class:`~launcher.lifecycle.report.RunReport` (steps
-recorded one at a time, a failure, the final record kept on the node when the shared filesystem is gone). Imports the
-report and the health checks (which tell a lost filesystem from any other write error).
+Owns: :class:`RunRecord`, the one writer of ``run.json`` (``tests/unit/lifecycle/test_record.py`` fails on a write
+of it anywhere else): a running cluster's :class:`~launcher.lifecycle.report.RunReport` (the filesystem section,
+bring-up, steps recorded one at a time, a failure, the final record kept on the node when the shared filesystem is
+gone) and ``status`` writing a record kept on a node back into its cluster directory (:meth:`RunRecord.write_back`).
+Imports the report; the health checks (which tell a lost filesystem from any other write error) and the steps'
+results only as types, so that ``status`` (:mod:`launcher.lifecycle.interactive`) imports it without the cluster.
 """
 
 from __future__ import annotations
@@ -10,12 +13,15 @@ from __future__ import annotations
 import errno
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from launcher.lifecycle.health import Health
 from launcher.lifecycle.report import RunReport, StepRecord
-from launcher.steps.jobs import StepResult
 from launcher.util.errors import FilesystemLost
 from launcher.util.states import RunState
+
+if TYPE_CHECKING:  # types only: `status` imports this module without the cluster and the steps
+    from launcher.lifecycle.health import Health
+    from launcher.steps.jobs import StepResult
 
 
 class RunRecord:
@@ -76,6 +82,19 @@ class RunRecord:
         self.report.lost_filesystem = lost.to_dict()
         self.report.keep_locally()
 
+    @staticmethod
+    def write_back(report: RunReport, run_dir: str | Path) -> Path:
+        """Write ``report``, a final record kept on a node (:meth:`RunReport.keep_locally`), back into its cluster
+        directory ``run_dir`` as ``run.json`` (``hpc-hadoop status`` once the directory answers again); no running
+        cluster, so no lost-filesystem translation: the caller keeps the copy when it fails.
+
+        Returns:
+            The path of ``run.json`` written.
+
+        Raises:
+            OSError: the cluster directory still refuses the write (:meth:`RunReport.write`).
+        """
+        return report.write(Path(run_dir, "run.json"))
 
     def refused(self, err: OSError) -> None:
         """The cluster directory's filesystem answers but refused the final ``run.json`` (``EACCES``, ``EIO``,

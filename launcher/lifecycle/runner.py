@@ -50,13 +50,8 @@ from launcher.render.config import render_config, write_files
 from launcher.schedulers.base import teardown_lead
 from launcher.security.kdc import Kdc
 from launcher.security.kerberos import SIMPLE_WARNING
-from launcher.steps.jobs import (
-    RUN_JAR,
-    ResolvedStep,
-    StepResult,
-    check_step_inputs,
-    setup_commands,
-)
+from launcher.steps.commands import RUN_JAR, ResolvedStep, check_step_inputs, setup_commands
+from launcher.steps.jobs import StepResult
 from launcher.util.errors import (
     FilesystemLost,
     HpcHadoopError,
@@ -94,11 +89,12 @@ def run_setup(plan: ClusterPlan, steps: list[ResolvedStep], job_file: str = "job
     check_step_inputs(steps, job_file)
 
 
-def prepare_filesystem(plan: ClusterPlan, report: RunReport) -> None:
+def prepare_filesystem(plan: ClusterPlan, record: RunRecord) -> None:
     """Stripe the cluster's directories with the filesystem the plan chose (before bring-up).
 
     Input, output, staging and scratch (each node's NodeManager local dir) get ``filesystem.striping.<role>``;
-    the outcome of every directory goes into ``report.filesystem`` as it happens: applied (with the layout
+    the outcome of every directory goes into the report's ``filesystem`` (``record.report``; ``run.json`` written
+    through ``record``, :meth:`launcher.lifecycle.record.RunRecord.write`) as it happens: applied (with the layout
     read back and the one a new file really gets), "striping not applicable" (with why), "not restriped: holds
     data" (input), "not requested", or failed. Where layouts can be neither set nor read and nothing is asked
     (``plan.filesystem.striping_error``), a note says so and the run goes on.
@@ -106,7 +102,10 @@ def prepare_filesystem(plan: ClusterPlan, report: RunReport) -> None:
     Raises:
         UserError: a setting the filesystem cannot honour.
         CommandError: a striping command failed (``lfs``, ``setfattr``...).
+        FilesystemLost: ``run.json`` could not be written because the shared filesystem is gone.
+        OSError: ``run.json`` could not be written otherwise.
     """
+    report = record.report
     fs_spec = plan.spec.filesystem
     fs = filesystem_of(plan.filesystem)
     stripes = fs_spec.striping
@@ -134,10 +133,10 @@ def prepare_filesystem(plan: ClusterPlan, report: RunReport) -> None:
             except HpcHadoopError as exc:
                 report.filesystem.directories.append(DirectoryRecord(role=role, path=str(path), status="failed",
                                                                      requested=requested(setting), reason=str(exc)))
-                report.write()
+                record.write()
                 raise
             report.filesystem.directories.append(outcome.to_record())
-    report.write()
+    record.write()
 
 
 def made_for_hadoop(plan: ClusterPlan) -> tuple[str, ...]:
@@ -340,9 +339,9 @@ class ClusterRun:
     def __enter__(self) -> ClusterRun:
         self.signals.trap()
         try:
-            self.report.write()
+            self.record.write()
             self.observer.phase("filesystem")
-            prepare_filesystem(self.plan, self.report)
+            prepare_filesystem(self.plan, self.record)
             if self.plan.spec.setup:
                 self.observer.phase("setup")
                 run_setup(self.plan, self.steps)

@@ -17,7 +17,8 @@ from launcher.lifecycle.health import Health
 from launcher.lifecycle.observer import Observer
 from launcher.lifecycle.record import RunRecord
 from launcher.plan.cluster_plan import ClusterPlan
-from launcher.steps.jobs import RUN_JAR, ResolvedStep, StepResult, StepRunner, client_step, spark_step
+from launcher.steps.commands import RUN_JAR, ResolvedStep, client_step, spark_step
+from launcher.steps.jobs import StepResult, StepRunner
 from launcher.util.errors import StopRequested
 
 
@@ -49,14 +50,14 @@ class StepRuns:
 
     def java_step(self, name: str, args: Sequence[str], *, main_class: str = RUN_JAR,
                   extra_classpath: Sequence[str | Path] = (), outputs: Sequence[str | Path] = ()) -> ResolvedStep:
-        """A job client step numbered after the ones already made (:func:`launcher.steps.jobs.client_step`)."""
+        """A job client step numbered after the ones already made (:func:`launcher.steps.commands.client_step`)."""
         self._count += 1
         return client_step(self.plan, self._count, name, args, main_class=main_class,
                            extra_classpath=extra_classpath, outputs=outputs)
 
     def spark_step(self, name: str, application: Sequence[str], *, outputs: Sequence[str | Path] = ()) -> ResolvedStep:
-        """A ``spark-submit`` step numbered after the ones already made (:func:`launcher.steps.jobs.spark_step`); writes
-        the cluster's ``spark-conf/`` first if its job did not use Spark (a benchmark's cluster)."""
+        """A ``spark-submit`` step numbered after the ones already made (:func:`launcher.steps.commands.spark_step`);
+        writes the cluster's ``spark-conf/`` first if its job did not use Spark (a benchmark's cluster)."""
         if not self.plan.spark_conf_dir.is_dir():
             from launcher.render.spark import write_spark_conf  # only a Spark step needs it
 

@@ -28,7 +28,7 @@ from launcher.runtime.hadoop import HadoopRuntime, discover
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.allocation import Allocation, JobState
 from launcher.schedulers.base import BatchScheduler, MissingCommand
-from launcher.steps.jobs import ResolvedStep
+from launcher.steps.commands import ResolvedStep
 from launcher.util.errors import HpcHadoopError
 from launcher.util.files import create_private
 from launcher.util.records import Record

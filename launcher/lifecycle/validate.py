@@ -23,7 +23,7 @@ from launcher.plan.cluster_plan import (
 )
 from launcher.runtime.hadoop import HadoopRuntime, discover
 from launcher.schedulers.allocation import Allocation
-from launcher.steps.jobs import ResolvedStep, resolve_steps
+from launcher.steps.commands import ResolvedStep, resolve_steps
 from launcher.util.safedirs import check_private_tree
 
 

@@ -1,7 +1,10 @@
 """The cluster plan: roles, ports, directories and memory sizing, computed once from spec + allocation.
 
 The plan is written as ``plan.json`` into the cluster directory on the shared filesystem; every
-per-node agent reads it there, so all nodes agree on ports, directories and roles.
+per-node agent reads it there, so all nodes agree on ports, directories and roles. :class:`ClusterPlan` is a
+:class:`launcher.util.records.Record` (frozen), its parts (:class:`NodePlan`, :class:`Ports`, :class:`MemoryPlan`,
+:class:`FilesystemPlan`) frozen sections (:class:`launcher.util.records.Section`): ``plan.json`` is written and read
+through them only, with the keys and shapes it had before they were typed (``tests/data/plan-0.1.0.json``).
 """
 
 from __future__ import annotations
@@ -15,13 +18,12 @@ import socket
 import time
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from string import Template
 from types import MappingProxyType
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator
 
 from launcher.config.spec import HADOOP_SAFE_FIX, HADOOP_UNSAFE_WHY, JobSpec, hadoop_unsafe
 from launcher.plan.hdfs import HdfsMode, hdfs_mode
@@ -29,7 +31,7 @@ from launcher.runtime.hadoop import HadoopRuntime
 from launcher.schedulers.allocation import Allocation
 from launcher.security.kerberos import SecurityPlan, security_plan
 from launcher.util.errors import UserError
-from launcher.util.records import Record
+from launcher.util.records import Record, Section
 from launcher.util.safedirs import check_private_tree, make_private_dir, private_umask
 from launcher.util.sockets import listeners, user_name
 from launcher.util.units import MiB, format_size
@@ -76,12 +78,21 @@ PORT_OFFSETS: Mapping[str, int] = MappingProxyType({name: offset for ports in DA
 assert len(set(PORT_OFFSETS.values())) == len(PORT_OFFSETS) and max(PORT_OFFSETS.values()) < PORT_BLOCK
 
 
-@dataclass(frozen=True)
-class Ports:
+class _Part(Section):
+    """A part of ``plan.json`` (:class:`Section`, frozen like the plan)."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+class Ports(_Part):
     """One cluster's ports: a block of :data:`PORT_BLOCK` consecutive ports from ``base``, each daemon's port at its
     offset of :data:`DAEMON_PORTS`: ResourceManager scheduler +0, resource tracker +1, client +2, admin +3, web +4;
     NodeManager +5, localizer +6, web +7, ShuffleHandler +8; JobHistoryServer +9, web +10, admin +11;
     NameNode +12, NameNode web +13, DataNode +14, DataNode web +15, DataNode IPC +16 (``hdfs`` mode).
+    ``plan.json`` holds ``base`` only; ``ports.<name>`` (``ports.rm_web``...) is the port of that name.
+
+    Raises:
+        AttributeError: ``ports.<name>`` of a name that is no port (nor another attribute).
     """
 
     base: int
@@ -89,7 +100,7 @@ class Ports:
     def __getattr__(self, name: str) -> int:
         if name in PORT_OFFSETS:
             return self.base + PORT_OFFSETS[name]
-        raise AttributeError(name)
+        return super().__getattr__(name)  # type: ignore[misc,no-any-return]  # pydantic's: extra keys, or raises
 
     def all(self) -> range:
         """Every port of the block."""
@@ -152,7 +163,7 @@ def choose_ports(offsets: Collection[int]) -> Ports:
     for base in secrets.SystemRandom().sample(bases, len(bases)):
         taken = next((base + offset for offset in used if not port_free(base + offset)), None)
         if taken is None:
-            return Ports(base)
+            return Ports(base=base)
         busy.append(taken)
     raise UserError(f"no free port block on {socket.gethostname()}: tried all {len(bases)} blocks of {PORT_BLOCK} "
                     f"ports in {first}-{end - 1}, each has a port the cluster's daemons use (offsets "
@@ -190,8 +201,7 @@ def _holders(busy: list[int]) -> str:
             "found taken")
 
 
-@dataclass(frozen=True)
-class MemoryPlan:
+class MemoryPlan(_Part):
     """Memory and vcores, in MiB as Hadoop's ``*.mb`` keys take them.
 
     Attributes:
@@ -269,8 +279,7 @@ def size_memory(spec: JobSpec, allocation: Allocation) -> MemoryPlan:
                       daemon_heap_mb=heap_mb, min_allocation_mb=min(256, map_mb, reduce_mb, am_mb))
 
 
-@dataclass(frozen=True)
-class NodePlan:
+class NodePlan(_Part):
     """What runs on one node.
 
     Attributes:
@@ -301,8 +310,7 @@ class NodePlan:
     nm_shared_dir: str = ""
 
 
-@dataclass(frozen=True)
-class FilesystemPlan:
+class FilesystemPlan(_Part):
     """The filesystem under the cluster directory, decided once when the plan is made
     (:func:`launcher.filesystems.decide`); rendering and striping read it, nothing detects again.
 
@@ -335,8 +343,29 @@ class FilesystemPlan:
     striping_error: str | None = None
 
 
-@dataclass(frozen=True)
-class ClusterPlan:
+def _runtime(value: Any) -> HadoopRuntime:
+    """The plan's runtime: itself, or read from ``plan.json``'s form (:meth:`HadoopRuntime.from_dict`).
+
+    Raises:
+        ValueError: not such a form (a key missing, a value of the wrong type).
+    """
+    if isinstance(value, HadoopRuntime):
+        return value
+    try:
+        return HadoopRuntime.from_dict(value)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"not a Hadoop runtime ({type(exc).__name__}: {exc})") from None
+
+
+#: :class:`HadoopRuntime` as a field of the plan: written as :meth:`HadoopRuntime.to_dict`, read by :func:`_runtime`.
+RuntimeField = Annotated[HadoopRuntime, PlainValidator(_runtime),
+                         PlainSerializer(lambda runtime: runtime.to_dict(), return_type=dict[str, object])]
+
+#: The version of ``plan.json`` this release writes (:attr:`ClusterPlan.SCHEMA`).
+PLAN_SCHEMA = 1
+
+
+class ClusterPlan(Record):
     """Everything the daemons, the templates and the job steps need, decided once.
 
     Attributes:
@@ -357,7 +386,17 @@ class ClusterPlan:
         created: epoch seconds.
         preview: made on a stand-in allocation (``render``, ``submit``'s checks: one core and 8 GiB per node unless
             the job file says): sizes that depend on the nodes are not checked against it.
+
+    Frozen. Schema policy: :class:`launcher.util.records.Record`'s (:meth:`to_json`).
+
+    Raises (readers):
+        pydantic.ValidationError: ``plan.json`` holds a value of the wrong type, misses a field, or holds a spec
+            this version does not accept.
     """
+
+    model_config = ConfigDict(frozen=True)
+
+    SCHEMA: ClassVar[int] = PLAN_SCHEMA
 
     cluster_id: str
     user: str
@@ -371,11 +410,11 @@ class ClusterPlan:
     ports: Ports
     memory: MemoryPlan
     filesystem: FilesystemPlan
-    runtime: HadoopRuntime
+    runtime: RuntimeField
     spec: JobSpec
     cores_per_node: int = 1
     fanout_program: str | None = None
-    created: float = field(default_factory=time.time)
+    created: float = Field(default_factory=time.time)
     preview: bool = False
 
     # -- directories -------------------------------------------------------------------------
@@ -528,51 +567,35 @@ class ClusterPlan:
         return dirs
 
     # -- persistence -------------------------------------------------------------------------
-    def to_json(self) -> str:
-        """JSON text of the plan (``plan.json``): the spec as the job file's fields, the runtime as
-        :meth:`HadoopRuntime.to_dict`, the rest as plain values, and ``schema`` (:data:`PLAN_SCHEMA`).
+    def to_json(self, indent: int | None = 2) -> str:
+        """JSON text of the plan (``plan.json``): :meth:`launcher.util.records.Record.dump` (the spec as the job
+        file's fields, the runtime as :meth:`HadoopRuntime.to_dict`, the rest as plain values, ``schema``:
+        :data:`PLAN_SCHEMA`), its keys sorted as ``plan.json`` always had them.
 
         Compatibility policy (that of every record, :class:`launcher.util.records.Record`): a reader accepts an
-        older or missing ``schema`` (0: written before plans had one) and ignores keys it does not know; a release
-        that renames or drops a field raises :data:`PLAN_SCHEMA` and maps the old form in :meth:`from_json`.
-        :class:`PlanSummary` reads the part ``list`` and ``status`` show without validating the spec."""
-        data = {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
-        data["schema"] = PLAN_SCHEMA
-        return json.dumps(data, indent=2, sort_keys=True)
+        older or missing ``schema`` (0: written before plans had one) and keeps keys it does not know; a release
+        that renames or drops a field raises :data:`PLAN_SCHEMA` and maps the old form in a ``mode="before"``
+        validator. :class:`PlanSummary` reads the part ``list`` and ``status`` show without validating the spec."""
+        return json.dumps(self.dump(), indent=indent, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> ClusterPlan:
-        """Inverse of :meth:`to_json` (the spec is validated again).
+    def from_json(cls, text: str | bytes) -> ClusterPlan:
+        """Inverse of :meth:`to_json` (:meth:`launcher.util.records.Record.parse`; the spec is validated again).
 
         Raises:
-            pydantic.ValidationError: ``plan.json`` holds a spec this version does not accept.
+            pydantic.ValidationError: ``plan.json`` is not JSON, or not a plan this version accepts (a spec it does
+                not accept, a field missing or of the wrong type).
         """
-        data = _known(cls, json.loads(text))
-
-        def node(d: dict[str, Any]) -> NodePlan:
-            return NodePlan(**{**_known(NodePlan, d), "roles": tuple(d["roles"])})
-
-        return cls(**{**data, "master": node(data["master"]), "nodes": tuple(node(n) for n in data["nodes"]),
-                      "ports": Ports(**_known(Ports, data["ports"])),
-                      "memory": MemoryPlan(**_known(MemoryPlan, data["memory"])),
-                      "filesystem": FilesystemPlan(**_known(FilesystemPlan, data["filesystem"])),
-                      "runtime": HadoopRuntime.from_dict(data["runtime"]),
-                      "spec": JobSpec.model_validate(data["spec"])})
+        return cls.parse(text)
 
     @classmethod
     def load(cls, run_dir: str | Path) -> ClusterPlan:
-        """Read ``plan.json`` from a cluster directory."""
-        return cls.from_json(Path(run_dir, "plan.json").read_text())
+        """Read ``plan.json`` from a cluster directory.
 
-
-#: The version of ``plan.json`` this release writes (:meth:`ClusterPlan.to_json`).
-PLAN_SCHEMA = 1
-
-
-def _known(kind: type[Any], data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` without the keys that are not fields of the dataclass ``kind`` (a newer release's, ``schema``)."""
-    names = {f.name for f in fields(kind)}
-    return {key: value for key, value in data.items() if key in names}
+        Raises:
+            OSError: it cannot be read. pydantic.ValidationError: as :meth:`from_json`.
+        """
+        return cls.read(Path(run_dir, "plan.json"))
 
 
 class _NodeName(BaseModel):
@@ -587,7 +610,7 @@ class PlanSummary(Record):
     """The part of ``plan.json`` that ``list`` and ``status`` show, read without validating the job spec (a plan
     written by another release still shows): ``cluster_id``, ``scheduler``, ``job_id``, ``deadline`` (epoch
     seconds), the ``master`` node and every node (``nodes``, each with its ``name``). Schema policy:
-    :meth:`ClusterPlan.to_json`."""
+    :class:`~launcher.util.records.Record`'s (:meth:`ClusterPlan.to_json`)."""
 
     cluster_id: str = ""
     scheduler: str = ""
@@ -843,16 +866,3 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, fi
                        memory=size_memory(spec, allocation), filesystem=filesystem, runtime=runtime, spec=spec,
                        cores_per_node=allocation.cores_per_node, fanout_program=allocation.fanout_program,
                        preview=allocation.preview)
-
-
-def _plain(value: Any) -> Any:
-    """A plan field as JSON-ready data."""
-    if isinstance(value, JobSpec):
-        return value.model_dump(mode="json", by_alias=True)
-    if isinstance(value, HadoopRuntime):
-        return value.to_dict()
-    if is_dataclass(value) and not isinstance(value, type):
-        return asdict(value)
-    if isinstance(value, tuple):
-        return [_plain(v) for v in value]
-    return value

@@ -1,7 +1,7 @@
 """Typed records of the files that pass between processes, and the agents' state file.
 
 Every file one process writes and another reads (``run.json``, ``agents/<node>.json``, ``submit.json``,
-``ended.json``, the clusters index; ``plan.json`` is :class:`launcher.plan.cluster_plan.ClusterPlan`'s own) is a
+``ended.json``, the clusters index, ``plan.json``: :class:`launcher.plan.cluster_plan.ClusterPlan`) is a
 pydantic model derived from :class:`Record`, written and read only through it.
 
 Compatibility policy (every record): the file carries ``schema`` (:data:`Record.SCHEMA` of the release that
@@ -47,10 +47,11 @@ class Record(BaseModel):
 
     @classmethod
     def parse(cls: type[R], text: str | bytes) -> R:
-        """The record in JSON ``text``; a file without ``schema`` reads as schema 0."""
+        """The record in JSON ``text``; a file without ``schema`` reads as schema 0 (set on a copy: a frozen record,
+        :class:`launcher.plan.cluster_plan.ClusterPlan`, takes no assignment)."""
         record = cls.model_validate_json(text)
         if "schema_version" not in record.model_fields_set:
-            record.schema_version = 0
+            record = record.model_copy(update={"schema_version": 0})
         return record
 
     @classmethod

@@ -23,6 +23,7 @@ from typing import Any
 
 import psutil
 
+from launcher.lifecycle.record import RunRecord
 from launcher.lifecycle.report import RunReport
 from launcher.security.kerberos import HTTP_SECRETS_GLOB
 from launcher.util.errors import UserError
@@ -262,7 +263,7 @@ def _write_back(path: Path, run_dir: Path) -> None:
     try:
         kept.kept_at = None
         kept.error = f"{kept.error or ''}; written back from {path} by hpc-hadoop status".lstrip("; ")
-        kept.write(run_dir / "run.json")
+        RunRecord.write_back(kept, run_dir)
         for pattern in LEFT_KEYS:
             for key in (run_dir / "krb").glob(pattern):
                 key.unlink()

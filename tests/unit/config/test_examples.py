@@ -10,7 +10,7 @@ import pytest
 
 from launcher.config.load import load_spec
 from launcher.plan.cluster_plan import ClusterPlan
-from launcher.steps.jobs import resolve_steps
+from launcher.steps.commands import resolve_steps
 from tests.conftest import REPO
 
 

@@ -45,6 +45,9 @@ from launcher.filesystems.base import Layout
 from launcher.filesystems.detect import FS_MAGIC, MountEntry, behind_fuse, mount_entry, parse_mounts
 from launcher.filesystems.operations import try_operations
 from launcher.filesystems.orangefs import decode_value, parse_getfattr
+from launcher.lifecycle.health import Health
+from launcher.lifecycle.observer import Observer
+from launcher.lifecycle.record import RunRecord
 from launcher.lifecycle.report import RunReport, directory_line
 from launcher.lifecycle.runner import prepare_filesystem
 from launcher.plan.cluster_plan import ClusterPlan
@@ -263,7 +266,7 @@ def test_orangefs_without_xattrs_a_run_that_asks_for_no_striping_goes_on(
     Path(plan.run_dir, "staging").mkdir(parents=True)
     report = RunReport(cluster_id=plan.cluster_id, name="t", run_dir=plan.run_dir, scheduler="slurm", job_id="1",
                        nodes=[n.name for n in plan.nodes])
-    prepare_filesystem(plan, report)
+    prepare_filesystem(plan, run_record(plan, report))
     assert {d.status for d in report.filesystem.directories} == {"not requested"}
     assert all("Operation not supported" in (d.reason or "") for d in report.filesystem.directories)
     assert [n for n in report.notes if "neither set nor read" in n]
@@ -523,11 +526,17 @@ def test_without_striping_a_setting_is_reported_not_applicable(lfs_standin: Path
 
 # -- the run report's filesystem section (runner.prepare_filesystem) ------------------------------
 
+def run_record(plan: ClusterPlan, report: RunReport) -> RunRecord:
+    """The writer of ``report``'s ``run.json``, as a run has it (the health checks need no cluster to tell a lost
+    filesystem from another write error)."""
+    return RunRecord(report, Health(plan, None, Observer(), report))
+
+
 def _prepare(plan: ClusterPlan) -> dict:
     Path(plan.run_dir, "staging").mkdir(parents=True)
     report = RunReport(cluster_id=plan.cluster_id, name="t", run_dir=plan.run_dir, scheduler="slurm", job_id="1",
                        nodes=[n.name for n in plan.nodes])
-    prepare_filesystem(plan, report)
+    prepare_filesystem(plan, run_record(plan, report))
     on_disk = json.loads(Path(plan.run_dir, "run.json").read_text())["filesystem"]
     assert on_disk == report.filesystem.dump()
     return on_disk
@@ -598,6 +607,26 @@ def test_a_failed_striping_command_is_in_the_report(lfs_standin: Path, make_spec
     report = json.loads(Path(plan.run_dir, "run.json").read_text())["filesystem"]
     assert report["directories"][-1]["status"] == "failed" and "exited with 99" in report["directories"][-1]["reason"]
     assert set(report["directories"][-1]) == {"role", "path", "status", "requested", "reason"}  # as before: no layout
+
+
+def test_a_write_of_the_filesystem_section_on_a_lost_filesystem_is_the_lost_filesystem_error(
+        make_spec: SpecFactory, make_test_plan: PlanFactory, pfs_root: Path, monkeypatch: pytest.MonkeyPatch,
+        statvfs_gone: Callable[[str], None]) -> None:
+    """Issue 38: ``run.json``'s filesystem section is written through :class:`RunRecord`, so a write that fails
+    because the shared filesystem went away is :class:`FilesystemLost`, not the ``OSError`` met on the way."""
+    plan = make_test_plan(make_spec(filesystem={"local_dirs": "shared", "root": str(pfs_root)}))
+    Path(plan.run_dir, "staging").mkdir(parents=True)
+    report = RunReport(cluster_id=plan.cluster_id, name="t", run_dir=plan.run_dir, scheduler="slurm", job_id="1",
+                       nodes=[n.name for n in plan.nodes])
+    record = run_record(plan, report)
+
+    def write(*args: object, **kwargs: object) -> Path:
+        raise OSError(errno.ENOTCONN, os.strerror(errno.ENOTCONN), str(Path(plan.run_dir, "run.json")))
+
+    monkeypatch.setattr(RunReport, "write", write)
+    statvfs_gone(record.health.mount)
+    with pytest.raises(FilesystemLost, match="is gone"):
+        prepare_filesystem(plan, record)
 
 
 # -- rendering: rawfs, shim, hdfs --------------------------------------------------------------------

@@ -4,7 +4,6 @@ below its mount point). The same with a real mount and real daemons: tests/integ
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -69,7 +68,7 @@ def test_the_longest_path_comes_from_the_plan(make_spec: Callable[..., JobSpec],
     assert str(container / CONTAINER_FILE) in by_path
     assert not [p for p in paths if "jetty" in p.path] and len(NM_PRIVATE) == 135
     assert paths == sorted(paths, key=lambda p: -p.below_root)
-    without = run_paths(dataclasses.replace(shared, master=dataclasses.replace(shared.master, work_dir="")))
+    without = run_paths(shared.model_copy(update={"master": shared.master.model_copy(update={"work_dir": ""})}))
     assert without[0].path == str(container / AM_WEB_TMP) and without[0].below_root > 230
     local = run_paths(plan_at(make_test_plan, make_spec()))
     assert local[0].what in ("a job history file", "a container on n1, should it fall back to nm-local/: its exit "
@@ -84,8 +83,8 @@ def plan_at(make_test_plan: Callable[..., ClusterPlan], spec: JobSpec) -> Cluste
 
 def orangefs_plan(plan: ClusterPlan, mount: Path) -> ClusterPlan:
     """``plan`` as if its root were on OrangeFS behind pvfs2fuse mounted at ``mount``."""
-    return dataclasses.replace(plan, filesystem=dataclasses.replace(plan.filesystem, label="orangefs (fuse)",
-                                                                    mount_point=str(mount)))
+    return plan.model_copy(update={"filesystem": plan.filesystem.model_copy(update={"label": "orangefs (fuse)",
+                                                                                   "mount_point": str(mount)})})
 
 
 def test_a_root_too_deep_for_pvfs2fuse_is_refused_in_one_line(make_spec: Callable[..., JobSpec],

@@ -16,7 +16,7 @@ from launcher.lifecycle.runner import ClusterRun, materialize, prepare
 from launcher.lifecycle.signals import Interrupted
 from launcher.schedulers import get_scheduler
 from launcher.security.kerberos import SIMPLE_WARNING
-from launcher.steps.jobs import ResolvedStep
+from launcher.steps.commands import ResolvedStep
 from launcher.util.errors import StopRequested
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from launcher.config.load import load_spec
 from launcher.config.spec import JobSpec
@@ -106,7 +107,7 @@ def candidates(cluster_id: str, count: int = 64) -> list[int]:
 
 
 def test_ports_offsets() -> None:
-    ports = Ports(30000)
+    ports = Ports(base=30000)
     assert (ports.rm_scheduler, ports.rm_tracker, ports.rm, ports.rm_admin, ports.rm_web) == (
         30000, 30001, 30002, 30003, 30004)
     assert (ports.nm, ports.shuffle, ports.jhs, ports.jhs_web, ports.dn_ipc) == (30005, 30008, 30009, 30010, 30016)
@@ -405,6 +406,81 @@ def test_plan_json_round_trip(make_spec: SpecFactory, make_test_plan: PlanFactor
     run_dir.mkdir()
     (run_dir / "plan.json").write_text(plan.to_json())
     assert ClusterPlan.load(run_dir) == plan
+
+
+#: ``plan.json`` as release 0.1.0 wrote it (the hand-written ``to_json`` before :class:`ClusterPlan` was a record,
+#: issue 38), from the unit tests' 3-node Slurm plan (``make_test_plan``), its paths moved below :data:`OLD_ROOT`:
+#: ``plan-0.1.0.json`` ``security: site`` (a keytab, the user's principal), ``interface: ib0``,
+#: ``filesystem.local_dirs: shared``, ``hadoop.shuffle: http``, 4 containers a node; ``plan-0.1.0-hdfs.json``
+#: ``filesystem.mode: hdfs`` (a NameNode and DataNodes, ``security: simple``).
+OLD_PLANS = Path(__file__).resolve().parents[2] / "data"
+OLD_ROOT = "/scratch/alice/t"
+
+
+def old_plan(name: str, tmp_path: Path) -> str:
+    """The text of the fixture ``name``, its paths moved from :data:`OLD_ROOT` into ``tmp_path``, where its keytab
+    is made (the spec is validated again as the plan is read: a ``security: site`` keytab must exist)."""
+    keytab = tmp_path / "alice.keytab"
+    keytab.write_bytes(b"\x05\x02")
+    keytab.chmod(0o600)
+    return (OLD_PLANS / name).read_text().replace(OLD_ROOT, str(tmp_path))
+
+
+@pytest.mark.parametrize("name", ["plan-0.1.0.json", "plan-0.1.0-hdfs.json"])
+def test_plan_json_of_release_0_1_0_reads_and_is_written_back_byte_for_byte(name: str, tmp_path: Path) -> None:
+    """Issue 38: the plan read through the record machinery writes the very text release 0.1.0 wrote (keys sorted,
+    the spec as the job file's fields, the runtime as its ``to_dict``)."""
+    text = old_plan(name, tmp_path)
+    plan = ClusterPlan.from_json(text)
+    assert plan.to_json() == text
+    assert ClusterPlan.from_json(plan.to_json()) == plan
+
+
+def test_plan_json_of_release_0_1_0_has_every_field(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "plan.json").write_text(old_plan("plan-0.1.0.json", tmp_path))
+    plan = ClusterPlan.load(run_dir)
+    assert plan.schema_version == 1 and plan.cluster_id == "t-20240101-000000-abcd" and plan.user == "alice"
+    assert (plan.scheduler, plan.job_id, plan.fanout, plan.fanout_program) == ("slurm", "4242", "srun", None)
+    assert plan.deadline == 1700003600.0 and plan.cores_per_node == 8 and plan.preview is False
+    assert plan.run_dir == f"{tmp_path}/pfs/me/hpc-hadoop/t-20240101-000000-abcd"
+    assert plan.conf_dir == Path(plan.run_dir, "conf")
+    assert [n.name for n in plan.nodes] == ["n1", "n2", "n3"] and plan.master == plan.nodes[0]
+    assert isinstance(plan.nodes, tuple) and plan.master.roles == ("resourcemanager", "historyserver", "nodemanager")
+    assert plan.nodes[2].roles == ("nodemanager",) and plan.nodes[2].address == "10.0.0.3"
+    assert plan.nodes[1].nm_local_dir == f"{plan.run_dir}/nm-local/n2" and plan.nodes[1].nm_shared_dir == ""
+    assert plan.nodes[1].work_dir == f"{tmp_path}/node-tmp/hpc-hadoop-alice/t-20240101-000000-abcd/n2"
+    assert plan.ports.base == 31328 and (plan.ports.rm, plan.ports.rm_web, plan.ports.dn_ipc) == (31330, 31332, 31344)
+    assert plan.rm_web == "http://10.0.0.1:31332" and plan.jhs_web == "http://10.0.0.1:31338"
+    memory = plan.memory
+    assert (memory.nodemanager_mb, memory.nodemanager_vcores, memory.map_mb, memory.am_heap_mb) == (5120, 8, 1024, 819)
+    fs = plan.filesystem
+    assert (fs.name, fs.label, fs.shim_layout, fs.magic, fs.flock_error) == ("generic", "ext4", "none", "0xef53",
+                                                                             "not checked")
+    assert plan.runtime == HadoopRuntime(
+        home=tmp_path / "hadoop", version="3.4.2",
+        classpath=(f"{tmp_path}/hadoop/lib/*", f"{tmp_path}/hadoop/extra-classpath"),
+        examples_jar=tmp_path / "hadoop/lib/hadoop-mapreduce-examples-3.4.2.jar",
+        tests_jar=tmp_path / "hadoop/lib/hadoop-mapreduce-client-jobclient-3.4.2-tests.jar",
+        streaming_jar=tmp_path / "hadoop/lib/hadoop-streaming-3.4.2.jar", java_home=tmp_path / "jdk", java_version=17)
+    spec = plan.spec
+    assert isinstance(spec, JobSpec) and spec.security == "site" and spec.interface == "ib0"
+    assert spec.kerberos is not None and spec.kerberos.keytab == str(tmp_path / "alice.keytab")
+    assert plan.security.mode == "site" and plan.security.realm == "HPC.EXAMPLE.ORG"
+    assert plan.shuffle == "http" and plan.shuffle_dirs()["n2"] == plan.nodes[1].nm_local_dir
+    with pytest.raises(ValidationError, match="frozen"):
+        plan.user = "bob"  # type: ignore[misc]
+    with pytest.raises(ValidationError, match="frozen"):
+        plan.master.name = "n9"  # type: ignore[misc]
+
+
+def test_plan_json_of_release_0_1_0_in_hdfs_mode(tmp_path: Path) -> None:
+    plan = ClusterPlan.from_json(old_plan("plan-0.1.0-hdfs.json", tmp_path))
+    assert plan.spec.filesystem.mode == "hdfs" and plan.spec.security == "simple"
+    assert plan.master.roles == ("namenode", "datanode", "resourcemanager", "historyserver", "nodemanager")
+    assert plan.nodes[1].roles == ("datanode", "nodemanager")
+    assert plan.fs_uri("/x") == f"hdfs://10.0.0.1:{plan.ports.nn}/x" and plan.ports.nn == plan.ports.base + 12
 
 
 @pytest.mark.parametrize("hadoop", [{}, {"am_memory": "1g", "map_memory": "512m", "nodemanager_memory": "3g"},

@@ -45,7 +45,7 @@ def local_plan(make_spec: Callable[..., JobSpec], make_test_plan: Callable[..., 
     alloc = make_allocation(2)
     alloc = dataclasses.replace(alloc, nodes=(Node("n1", "127.0.0.1"), Node("n2", "10.0.0.2")))
     plan = make_test_plan(make_spec(nodes=2, security="per-cluster"), alloc)
-    return dataclasses.replace(plan, ports=Ports(free_block()))
+    return plan.model_copy(update={"ports": Ports(base=free_block())})
 
 
 def listen(port: int, address: str = "127.0.0.1") -> socket.socket:
@@ -162,8 +162,8 @@ def test_under_an_interface_a_nodes_web_server_is_known_by_the_address_its_agent
     """Issue 37 item 9: under ``interface:`` the plan has only n2's name (its address on ib0 is its own to find);
     the link its NodeManager gives (``n2-ib:port``, a name that resolves to that address) is one of the cluster's
     web servers once n2's agent has recorded where it binds, and not before (no cookie goes to an unknown host)."""
-    nodes = (local_plan.nodes[0], dataclasses.replace(local_plan.nodes[1], address="n2"))
-    plan = dataclasses.replace(local_plan, nodes=nodes)
+    nodes = (local_plan.nodes[0], local_plan.nodes[1].model_copy(update={"address": "n2"}))
+    plan = local_plan.model_copy(update={"nodes": nodes})
     sockets = DaemonSockets(plan)
     port = plan.ports.nm_web
     assert sockets.endpoint("192.0.2.12", port) is None

@@ -1,5 +1,5 @@
 """Spark steps and the cluster's Spark configuration (launcher/render/spark.py, the Spark parts of
-launcher/steps/jobs.py): the
+launcher/steps/commands.py): the
 ``spark-submit`` command line, executors sized from the plan, ``spark-defaults.conf`` for a ``file://`` default
 filesystem, and the job-file errors. A fake Spark install (empty files where Spark has them); nothing runs."""
 
@@ -24,7 +24,7 @@ from launcher.render.spark import (
     uses_spark,
     write_spark_conf,
 )
-from launcher.steps.jobs import ResolvedStep, resolve_steps
+from launcher.steps.commands import ResolvedStep, resolve_steps
 from launcher.util.errors import UserError
 
 SpecFactory = Callable[..., JobSpec]

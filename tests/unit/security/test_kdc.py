@@ -163,7 +163,7 @@ def test_the_lifetime_follows_the_walltime(tmp_path: Path) -> None:
     assert ticket_lifetime(plan, now=plan.deadline - 7200) == 7200 + TICKET_MARGIN_S
     assert ticket_lifetime(plan, now=plan.deadline - 0.5) == 1 + TICKET_MARGIN_S
     assert ticket_lifetime(plan, now=plan.deadline + 10) == TICKET_MARGIN_S
-    assert ticket_lifetime(dataclasses.replace(plan, deadline=None)) == DEFAULT_TICKET_LIFETIME_S
+    assert ticket_lifetime(plan.model_copy(update={"deadline": None})) == DEFAULT_TICKET_LIFETIME_S
 
 
 def test_ticket_end_times_refuses_what_is_not_a_ticket_cache(tmp_path: Path) -> None:

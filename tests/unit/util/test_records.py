@@ -111,7 +111,8 @@ def test_submit_json_and_plan_json_of_the_release_before_read() -> None:
 
 
 def test_a_newer_release_s_keys_are_kept_and_a_newer_plan_still_loads(tmp_path: Path) -> None:
-    """The compatibility policy: unknown keys are accepted (kept by the records, ignored by the plan)."""
+    """The compatibility policy: unknown keys are accepted and kept (the plan's too, since it is a record: issue
+    38)."""
     newer = {**raw("run.json"), "schema": Record.SCHEMA + 1, "from_the_future": {"x": 1}}
     report = RunReport.parse(json.dumps(newer))
     assert report.schema_version == Record.SCHEMA + 1
@@ -119,7 +120,10 @@ def test_a_newer_release_s_keys_are_kept_and_a_newer_plan_still_loads(tmp_path: 
     plan = {**raw("plan.json"), "schema": PLAN_SCHEMA + 1, "from_the_future": True}
     plan["master"] = {**plan["master"], "extra": 1}  # type: ignore[dict-item]
     (tmp_path / "plan.json").write_text(json.dumps(plan))
-    assert ClusterPlan.load(tmp_path).master.name == "n1"
+    newer_plan = ClusterPlan.load(tmp_path)
+    assert newer_plan.master.name == "n1" and newer_plan.schema_version == PLAN_SCHEMA + 1
+    again = json.loads(newer_plan.to_json())
+    assert again["from_the_future"] is True and again["master"]["extra"] == 1 and again["schema"] == PLAN_SCHEMA
 
 
 def test_index_entries_and_ended_records_leave_out_what_is_unset(tmp_path: Path) -> None:
