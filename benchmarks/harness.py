@@ -25,7 +25,6 @@ A bench file (YAML)::
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import getpass
 import itertools
 import platform
@@ -46,7 +45,8 @@ from launcher import __version__
 from launcher.config.load import load_spec
 from launcher.config.spec import JobSpec, StripeSpec
 from launcher.filesystems.detect import detect
-from launcher.lifecycle.compose import allocate, open_cluster
+from launcher.lifecycle.compose import open_cluster
+from launcher.lifecycle.front import Front, front_door
 from launcher.lifecycle.progress import ConsoleObserver
 from launcher.lifecycle.runner import ClusterRun
 from launcher.plan.cluster_plan import FilesystemPlan, expand_root
@@ -303,16 +303,14 @@ class Harness:
         self.check_allocation(max(key[0] for key in groups), next(iter(groups))[1])
         done = 0
         for (nodes, fs_mode, local_dirs), group in groups.items():
-            spec = self.job_spec(nodes, fs_mode, local_dirs)
-            allocation = allocate(spec)
-            if len(allocation.nodes) > nodes:
-                allocation = dataclasses.replace(allocation, nodes=allocation.nodes[:nodes])
+            front = front_door("bench", self.job_spec(nodes, fs_mode, local_dirs), overwrite=True, nodes=nodes)
+            spec, allocation = front.spec, front.allocation
             needs_cluster = any(WORKLOADS[w].needs_cluster for w in self.bench.workloads)
             self.console.print(f"[bold]{nodes} node(s), {fs_mode}"
                                + (f", local_dirs {local_dirs}" if local_dirs is not None else "") + "[/]: "
                                + ("bringing the cluster up" if needs_cluster else "no cluster needed"))
             with contextlib.ExitStack() as stack:  # the cluster tears down on any exit, with the exception
-                session = stack.enter_context(self.cluster(spec, allocation)) if needs_cluster else None
+                session = stack.enter_context(self.cluster(front)) if needs_cluster else None
                 if session:
                     self.console.print(f"cluster {session.plan.cluster_id} up in {session.bringup_s or 0:.1f} s "
                                        f"({session.plan.run_dir})")
@@ -336,10 +334,10 @@ class Harness:
         self.finish(rows)
         return rows
 
-    def cluster(self, spec: JobSpec, allocation: Allocation) -> ClusterRun:
-        """A new cluster for ``spec`` on ``allocation`` (planned and written, not yet up: enter it), its terminal
-        progress on this harness's console."""
-        return open_cluster(spec, allocation, observer=ConsoleObserver(self.console))
+    def cluster(self, front: Front) -> ClusterRun:
+        """A new cluster for ``front`` (the bench's entrance of :func:`launcher.lifecycle.front.front_door`: planned
+        and written, not yet up: enter it), its terminal progress on this harness's console."""
+        return open_cluster(front, observer=ConsoleObserver(self.console))
 
     def striping_sweep(self) -> list[int]:
         """The stripe counts the sweep asks for (``null``, "leave the layout alone", left out)."""

@@ -318,10 +318,11 @@ def _shared_root(spec: JobSpec) -> Check | None:
 
 def _job_file(spec: JobSpec, job_file: Path, *, overwrite: bool, root_failed: bool, striping_failed: bool,
               paths_failed: bool = False) -> Check:
-    """Everything ``submit`` checks (:func:`launcher.lifecycle.submit.check_job`) as one check; after a failed
+    """Everything ``submit`` checks (``doctor``'s entrance of :func:`launcher.lifecycle.front.front_door`: ``submit``'s
+    checks on the batch system's stand-in allocation, writing and queueing nothing) as one check; after a failed
     shared-root or striping check the rest is checked as if the root were shared and nothing striped (each problem is
     reported once)."""
-    from launcher.lifecycle.submit import check_job
+    from launcher.lifecycle.front import front_door
 
     update: dict[str, object] = {"shared": True} if root_failed else {}
     if striping_failed:
@@ -329,7 +330,7 @@ def _job_file(spec: JobSpec, job_file: Path, *, overwrite: bool, root_failed: bo
     if update:
         spec = spec.model_copy(update={"filesystem": spec.filesystem.model_copy(update=update)})
     try:
-        _, steps = check_job(spec, job_file, overwrite=overwrite)
+        steps = front_door("doctor", spec, job_file, overwrite=overwrite).steps
     except UserError as exc:
         if paths_failed and exc.field == "filesystem.root" and "bytes below" in exc.message:
             return Check("job file", "fail", f"{job_file}: not checked further, the root is too deep (path lengths)")

@@ -97,37 +97,34 @@ def _run_here(spec: JobSpec, job_file: Path, overwrite: bool, run_dir: Path | No
 
 def _render_submitted(loaded: JobSpec, job_file: Path, overwrite: bool,
                       notes: list[str]) -> tuple[ClusterPlan, list[ResolvedStep]]:
-    """``render``'s plan of a submitted job: every check ``submit`` makes, on the batch system's stand-in allocation,
-    and the batch script it would write (printed); the YARN sizes the allocation decides are added to ``notes``."""
-    from launcher.lifecycle.submit import check_job, preview_spec
+    """``render``'s plan of a submitted job: every check ``submit`` makes, on the batch system's stand-in allocation
+    (``render``'s entrance of :func:`launcher.lifecycle.front.front_door`: the dialect ``submit`` would settle,
+    assumed with a note in ``notes`` where it cannot be asked), and the batch script it would write (printed); the
+    YARN sizes the allocation decides are added to ``notes``."""
+    from launcher.lifecycle.front import front_door
 
-    spec = preview_spec(loaded, notes)  # what submit decides (PBS: pbs.flavor), assumed with a note where it cannot
-    plan, steps = check_job(spec, job_file, overwrite=overwrite)  # errors before any output
-    if spec.scheduler != "local":
+    front = front_door("render", loaded, job_file, overwrite=overwrite, notes=notes)  # errors before any output
+    if front.spec.scheduler != "local":
         from launcher.lifecycle.submit import preview_notes, preview_script
 
-        click.echo(f"==> batch script <==\n{preview_script(spec)}")
-        notes += preview_notes(plan)  # the YARN sizes the allocation decides when the job runs
-    return plan, steps
+        click.echo(f"==> batch script <==\n{preview_script(front.spec)}")
+        notes += preview_notes(front.plan)  # the YARN sizes the allocation decides when the job runs
+    return front.plan, front.steps
 
 
 def _render_inside(loaded: JobSpec, job_file: Path, overwrite: bool) -> tuple[ClusterPlan, list[ResolvedStep]]:
-    """``render --run``'s plan: the allocation this process is in, read as ``run`` reads it, what ``run`` takes from it
-    (printed: :func:`launcher.schedulers.inside.take_allocation`) and ``run``'s checks on its real nodes.
+    """``render --run``'s plan (its entrance of :func:`launcher.lifecycle.front.front_door`): the allocation this
+    process is in, read as ``run`` reads it, what ``run`` takes from it (printed:
+    :func:`launcher.schedulers.inside.take_allocation`) and ``run``'s checks on its real nodes.
 
     Raises:
         UserError: not inside an allocation of the job's batch system, or what ``run`` would refuse.
     """
-    from launcher.lifecycle.validate import prepare
-    from launcher.schedulers import get_scheduler
-    from launcher.schedulers.inside import take_allocation
+    from launcher.lifecycle.front import front_door
 
-    backend = get_scheduler(loaded.scheduler)
-    allocation = backend.allocation(loaded)
-    took = take_allocation(loaded, allocation, backend)
-    plan, steps = prepare(took.spec, allocation, overwrite=overwrite, job_file=str(job_file))
-    click.echo(f"==> allocation <==\n{took.line}")
-    return plan, steps
+    front = front_door("render-run", loaded, job_file, overwrite=overwrite)
+    click.echo(f"==> allocation <==\n{front.taken}")
+    return front.plan, front.steps
 
 
 @main.command()

@@ -5,7 +5,7 @@ of it anywhere else): a running cluster's :class:`~launcher.lifecycle.report.Run
 bring-up, steps recorded one at a time, a failure, the final record kept on the node when the shared filesystem is
 gone) and ``status`` writing a record kept on a node back into its cluster directory (:meth:`RunRecord.write_back`).
 Imports the report; the health checks (which tell a lost filesystem from any other write error) and the steps'
-results only as types, so that ``status`` (:mod:`launcher.lifecycle.interactive`) imports it without the cluster.
+results only as types, so that ``status`` (:mod:`launcher.lifecycle.clusters.index`) imports it without the cluster.
 """
 
 from __future__ import annotations

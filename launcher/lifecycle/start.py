@@ -22,8 +22,8 @@ from rich.console import Console
 from launcher.config.spec import JobSpec
 from launcher.lifecycle.clusters.index import check_index, index_entries, record, register, state_dir
 from launcher.lifecycle.clusters.status import STOP_FILE, ClusterStatus, status_of
+from launcher.lifecycle.front import front_door
 from launcher.lifecycle.submit import make_cluster_dir, submit_batch
-from launcher.schedulers import get_scheduler
 from launcher.util import polling
 from launcher.util.errors import UserError
 from launcher.util.processes import end
@@ -37,7 +37,8 @@ def start_detached(spec: JobSpec, job_file: Path, *, overwrite: bool) -> Path:
     """Make the cluster directory and start ``hpc-hadoop run --hold`` on it, detached (new session, stdin
     closed, output to ``<run_dir>/start.out``), on the allocation this process is in (or this machine).
 
-    What the batch system decides is settled first and written into ``job.yaml`` (PBS: ``pbs.flavor``).
+    The front half is ``start``'s entrance here (:func:`launcher.lifecycle.front.front_door`): what the batch system
+    decides is settled and written into ``job.yaml`` (PBS: ``pbs.flavor``), the plan made on this allocation.
 
     The user's index must be writable (:func:`launcher.lifecycle.clusters.index.check_index`, first of all): the held
     run is reachable only through its entry, written as soon as it is started; should that write fail all the same,
@@ -51,17 +52,15 @@ def start_detached(spec: JobSpec, job_file: Path, *, overwrite: bool) -> Path:
             directory above the cluster directory that is not the user's (nothing is started then).
     """
     check_index()
-    scheduler = get_scheduler(spec.scheduler)
-    spec = scheduler.settle(spec)
-    allocation = scheduler.allocation(spec)
-    run_dir = make_cluster_dir(spec, job_file, overwrite=overwrite, allocation=allocation, command="start")
+    front = front_door("start-here", spec, job_file, overwrite=overwrite)
+    run_dir = make_cluster_dir(front, job_file, command="start")
     argv = [sys.executable, "-m", "launcher.cli", "run", "--run-dir", str(run_dir), "--hold",
             *(["--overwrite"] if overwrite else []), str(run_dir / "job.yaml")]
     with open(run_dir / "start.out", "ab") as out:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True, cwd=run_dir)
     try:
-        register(run_dir.name, run_dir, spec.scheduler, allocation.job_id, holder_pid=proc.pid, interactive=True,
+        register(run_dir.name, run_dir, spec.scheduler, front.allocation.job_id, holder_pid=proc.pid, interactive=True,
                  required=True)
     except UserError:
         end([proc], grace=HOLDER_GRACE_SECONDS)  # never a cluster left running that the index does not know

@@ -22,13 +22,12 @@ from rich.console import Console
 from launcher import __version__
 from launcher.config.spec import JobSpec
 from launcher.plan import cluster_plan
-from launcher.plan.cluster_plan import ClusterPlan, new_cluster_id
+from launcher.plan.cluster_plan import ClusterPlan
 from launcher.render.config import environment
-from launcher.runtime.hadoop import HadoopRuntime, discover
+from launcher.runtime.hadoop import HadoopRuntime
 from launcher.schedulers import get_scheduler
-from launcher.schedulers.allocation import Allocation, JobState
-from launcher.schedulers.base import BatchScheduler, MissingCommand
-from launcher.steps.commands import ResolvedStep
+from launcher.schedulers.allocation import JobState
+from launcher.schedulers.base import BatchScheduler
 from launcher.util.errors import HpcHadoopError
 from launcher.util.files import create_private
 from launcher.util.records import Record
@@ -36,6 +35,7 @@ from launcher.util.states import CANCELLED_EXIT, TIMED_OUT_EXIT, ClusterState
 from launcher.util.yamlio import dump_yaml
 
 if TYPE_CHECKING:  # the run's records are read only after a batch submission: imported there, not by `render`
+    from launcher.lifecycle.front import Front
     from launcher.lifecycle.report import RunReport
 
 #: Seconds ``submit --wait`` waits through a batch system that does not answer, beyond the job's walltime: the job
@@ -72,27 +72,12 @@ def _scheduler(spec: JobSpec) -> BatchScheduler:
     return scheduler
 
 
-def preview_spec(spec: JobSpec, notes: list[str] | None = None) -> JobSpec:
-    """``spec`` as ``submit`` settles it (:meth:`launcher.schedulers.base.Scheduler.settle`: PBS's ``pbs.flavor``
-    from ``qstat --version``), for ``render``: where the batch system's command is not installed, a dialect is
-    assumed and a line in ``notes`` says which and how to choose.
-
-    Raises:
-        UserError: the batch system's answer names no dialect (e.g. Grid Engine's ``qstat`` for PBS).
-    """
-    return get_scheduler(spec.scheduler).settle(spec, preview=True, notes=notes)
-
-
 def preview_script(spec: JobSpec) -> str:
-    """The batch script ``submit`` would write (with a placeholder cluster id); runs nothing but the dialect probe
-    (:func:`preview_spec`).
-
-    Raises:
-        UserError: as :func:`preview_spec`.
-    """
+    """The batch script ``submit`` would write for ``spec`` (settled: ``render``'s
+    :func:`launcher.lifecycle.front.front_door`), with a placeholder cluster id; runs nothing."""
     scheduler = _scheduler(spec)
     run_dir = clusters_dir(spec) / f"{spec.name}-PREVIEW"
-    return render_script(scheduler.settle(spec, preview=True), scheduler, run_dir)
+    return render_script(spec, scheduler, run_dir)
 
 
 def takes_whole_nodes(spec: JobSpec) -> bool:
@@ -119,43 +104,6 @@ def preview_notes(plan: ClusterPlan) -> list[str]:
                      "cores and memory of each node, from the allocation when the job runs; set "
                      "hadoop.nodemanager_memory to fix it")
     return notes
-
-
-def check_installed(scheduler: BatchScheduler, spec: JobSpec) -> None:
-    """:meth:`BatchScheduler.check` where the batch system's commands are installed (``render`` and ``doctor``
-    run on machines without them too).
-
-    Raises:
-        UserError: the request can never be satisfied (e.g. more nodes than the partition has).
-    """
-    try:
-        scheduler.check(spec)
-    except MissingCommand:
-        pass
-
-
-def check_job(spec: JobSpec, job_file: Path, *, overwrite: bool = False) -> tuple[ClusterPlan, list[ResolvedStep]]:
-    """Every check ``submit`` makes, writing and queueing nothing (``render``, ``doctor JOB``): the batch system's
-    own (:func:`check_installed`), Java and Hadoop, a root the nodes share, memory (a container larger than a
-    node), jars, files, inputs and outputs, on the batch system's stand-in allocation (the local backend: this
-    machine), with ``spec`` settled as :func:`preview_spec` does.
-
-    Returns:
-        The preview plan and the resolved steps.
-
-    Raises:
-        UserError: the first problem found (one line: file, field, fix).
-    """
-    from launcher.lifecycle.validate import prepare
-
-    scheduler = get_scheduler(spec.scheduler)
-    spec = scheduler.settle(spec, preview=True)
-    if isinstance(scheduler, BatchScheduler):
-        check_installed(scheduler, spec)
-        allocation = scheduler.preview_allocation(spec)
-    else:
-        allocation = scheduler.allocation(spec)
-    return prepare(spec, allocation, overwrite=overwrite, job_file=str(job_file))
 
 
 def with_java(spec: JobSpec, runtime: HadoopRuntime) -> JobSpec:
@@ -194,32 +142,23 @@ def remove_cluster_dir(run_dir: Path, made: list[Path]) -> None:
             break
 
 
-def make_cluster_dir(spec: JobSpec, job_file: Path, *, overwrite: bool, allocation: Allocation | None = None,
-                     command: str = "submit") -> Path:
-    """Check everything checkable (Java, Hadoop, jars, outputs, with a preview plan on ``allocation`` or the
-    batch system's stand-in nodes; the directories already there that the run would use are the user's:
-    :func:`launcher.lifecycle.validate.check_own_dirs`), then make the cluster directory holding ``job.yaml`` (mode
-    0600), the fully resolved job file with the JDK found here (:func:`with_java`). The cluster directory and each
-    level above it below ``filesystem.root`` are made one at a time, mode 0700, and refused unless ours, not a link
-    and not writable by others (:func:`launcher.plan.cluster_plan.make_cluster_directory`).
-    ``hpc-hadoop run --run-dir`` takes it from there.
+def make_cluster_dir(front: Front, job_file: Path, *, command: str = "submit") -> Path:
+    """Make the cluster directory ``front`` planned (``submit``'s or ``start``'s front half: everything checkable
+    checked, with the plan on the batch system's stand-in nodes or the allocation this process is in; the
+    directories already there that the run would use are the user's: :func:`launcher.lifecycle.validate.
+    check_own_dirs`), holding ``job.yaml`` (mode 0600), the fully resolved job file with the JDK found here
+    (:func:`with_java`). The cluster directory and each level above it below ``filesystem.root`` are made one at a
+    time, mode 0700, and refused unless ours, not a link and not writable by others
+    (:func:`launcher.plan.cluster_plan.make_cluster_directory`). ``hpc-hadoop run --run-dir`` takes it from there.
 
     Returns:
         The new cluster directory ``<root>/<user>/hpc-hadoop/<cluster id>``.
 
     Raises:
-        UserError: bad input, or a directory above the cluster directory that is not the user's (nothing is made
-            then).
+        UserError: a directory above the cluster directory that is not the user's (nothing is made then).
     """
-    from launcher.lifecycle.validate import prepare
-
-    runtime = discover(spec.hadoop.home, spec.hadoop.java_home)
-    run_dir = cluster_plan.cluster_dir(spec.filesystem.root, new_cluster_id(spec.name))
-    if allocation is None:
-        allocation = _scheduler(spec).preview_allocation(spec)
-    prepare(spec, allocation, overwrite=overwrite, job_file=str(job_file), runtime=runtime, run_dir=run_dir,
-            probe=False)  # validate and plan as the run will (no flock: submit makes no file yet)
-    spec = with_java(spec, runtime)
+    run_dir = Path(front.plan.run_dir)
+    spec = with_java(front.spec, front.plan.runtime)
     cluster_plan.make_cluster_directory(run_dir, file=str(job_file))
     create_private(run_dir / "job.yaml",
                   f"# Resolved from {job_file} (every layer applied) by hpc-hadoop {command}.\n"
@@ -243,8 +182,9 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
                  hold: bool = False) -> tuple[int, Path, str]:
     """Submit ``spec`` to its batch system; with ``wait``, follow it to its end.
 
-    What the batch system decides is settled first and written into ``job.yaml`` (PBS: ``pbs.flavor``).
-    Everything checkable is checked before submission (Java, Hadoop, jars, outputs), with a preview plan.
+    The front half is ``submit``'s (or ``start``'s) entrance of :func:`launcher.lifecycle.front.front_door`: what
+    the batch system decides is settled and written into ``job.yaml`` (PBS: ``pbs.flavor``), and everything
+    checkable is checked before submission (Java, Hadoop, jars, outputs), with a preview plan.
     If the batch system refuses the job, the just-made cluster directory is removed, with the parents made for it
     (:func:`remove_cluster_dir`), and its message passed on: nothing is left queued, nothing is left on the
     filesystem. The cluster goes into the user's index (``hpc-hadoop list``), which must be writable before anything
@@ -262,13 +202,14 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
             the batch system's refusal.
     """
     from launcher.lifecycle.clusters.index import check_index, register
+    from launcher.lifecycle.front import front_door
 
     check_index()
-    scheduler = _scheduler(spec)
-    spec = scheduler.settle(spec)
-    scheduler.check(spec)
+    front = front_door("start" if hold else "submit", spec, job_file, overwrite=overwrite)
+    command = front.command
+    spec, scheduler = front.spec, _scheduler(front.spec)
     made = missing_dirs(clusters_dir(spec))
-    run_dir = make_cluster_dir(spec, job_file, overwrite=overwrite, command="start" if hold else "submit")
+    run_dir = make_cluster_dir(front, job_file, command=command)
     try:
         script = run_dir / "batch.sh"
         create_private(script, render_script(spec, scheduler, run_dir, overwrite=overwrite, hold=hold), 0o700)

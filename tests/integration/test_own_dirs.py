@@ -138,7 +138,8 @@ OWNERS_CLUSTER = r"""
 import sys
 from pathlib import Path
 from launcher.config.load import load_spec
-from launcher.lifecycle.compose import allocate, prepare_run
+from launcher.lifecycle.compose import prepare_run
+from launcher.lifecycle.front import front_door
 from launcher.lifecycle.clusters.index import register
 from launcher.lifecycle.runner import new_report
 from launcher.lifecycle.submit import make_cluster_dir
@@ -146,9 +147,9 @@ from launcher.lifecycle.submit import make_cluster_dir
 job, holder, kind = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 spec, _ = load_spec(job, require_steps=False)
 if kind == "submitted":
-    print(make_cluster_dir(spec, job, overwrite=False, allocation=allocate(spec), command="start"))
+    print(make_cluster_dir(front_door("start-here", spec, job), job, command="start"))
     sys.exit(0)
-ready = prepare_run(spec, allocate(spec), overwrite=False, job_file=str(job))
+ready = prepare_run(front_door("run", spec, job))
 report = new_report(ready.plan, hold=True)
 report.bringup_s = 1.0
 report.write()

@@ -10,7 +10,8 @@ import pytest
 
 from launcher.config.load import load_spec
 from launcher.lifecycle import submit as submit_module
-from launcher.lifecycle.compose import allocate, open_cluster, prepare_run
+from launcher.lifecycle.compose import open_cluster, prepare_run
+from launcher.lifecycle.front import front_door
 from launcher.plan.cluster_plan import ClusterPlan, cluster_dir, clusters_root
 from launcher.render import config as render_module
 
@@ -18,7 +19,7 @@ from launcher.render import config as render_module
 def test_a_prepared_run_lives_in_the_one_cluster_directory_formula(tmp_path: Path) -> None:
     spec, _ = load_spec(None, data={"name": "composed", "filesystem": {"root": str(tmp_path)},
                                     "steps": [{"example": "pi", "args": ["1", "10"]}]})
-    ready = prepare_run(spec, allocate(spec), overwrite=False)
+    ready = prepare_run(front_door("run", spec))
     assert Path(ready.plan.run_dir) == cluster_dir(str(tmp_path), ready.plan.cluster_id)
     assert Path(ready.plan.run_dir).parent == clusters_root(str(tmp_path)) == submit_module.clusters_dir(spec)
     assert clusters_root(str(tmp_path)) == tmp_path / getpass.getuser() / "hpc-hadoop"
@@ -39,7 +40,7 @@ def test_the_configuration_is_rendered_once_and_its_notes_open_run_json(tmp_path
         return real(plan, notes)
 
     monkeypatch.setattr("launcher.lifecycle.runner.render_config", counted)
-    session = open_cluster(spec, allocate(spec))
+    session = open_cluster(front_door("bench", spec, overwrite=True))
     assert calls == [session.plan.cluster_id]
     assert any("mapreduce.task.timeout clamped" in note for note in session.report.notes)
     assert session.bringup_s is None

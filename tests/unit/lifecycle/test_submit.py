@@ -14,8 +14,10 @@ from rich.console import Console
 
 from launcher.config.load import load_spec
 from launcher.config.spec import JobSpec
+from launcher.lifecycle import front as front_module
 from launcher.lifecycle import submit as submit_module
 from launcher.runtime.hadoop import HadoopRuntime
+from launcher.schedulers.slurm import SlurmScheduler
 from launcher.util.errors import CommandError, UserError
 from tests.unit.schedulers.test_pbs import STANDINS as PBS_STANDINS
 
@@ -28,9 +30,11 @@ def test_submitted_job_yaml_holds_absolute_paths(project: Path, monkeypatch: pyt
                                                  fake_runtime: HadoopRuntime) -> None:
     """Issue 11 (was ``tests/unit/test_relative_paths.py``)."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(submit_module, "discover", lambda home, java: fake_runtime)
+    monkeypatch.setattr(front_module, "discover", lambda home, java: fake_runtime)
+    monkeypatch.setattr(SlurmScheduler, "check", lambda self, spec: None)  # no sinfo: not what is tested here
     spec, _ = load_spec(project / "job.yaml", sets=["scheduler=slurm", "filesystem.shared=true"])
-    run_dir = submit_module.make_cluster_dir(spec, project / "job.yaml", overwrite=False, command="submit")
+    front = front_module.front_door("submit", spec, project / "job.yaml")
+    run_dir = submit_module.make_cluster_dir(front, project / "job.yaml", command="submit")
     written = yaml.safe_load((run_dir / "job.yaml").read_text())
     assert written["steps"][0]["jar"] == str(project / "target" / "myjob-1.0.jar")
     assert written["steps"][3]["streaming"]["files"] == [str(project / "mapper.py")]
@@ -60,7 +64,7 @@ def test_a_refused_root_submission_on_torque_leaves_nothing(pbs_standins: Callab
     Issue 25 item 10 (was ``tests/unit/test_small_fixes.py``)."""
     pbs_standins("torque")
     monkeypatch.setattr(os, "geteuid", lambda: 0)
-    monkeypatch.setattr(submit_module, "discover", lambda home, java: fake_runtime)
+    monkeypatch.setattr(front_module, "discover", lambda home, java: fake_runtime)
     spec = make_spec(scheduler="pbs", nodes=1, filesystem={"root": str(pfs_root), "shared": True})
     with pytest.raises(UserError, match="Torque refuses jobs submitted by root"):
         submit_module.submit_batch(spec, pfs_root.parent / "job.yaml", overwrite=False, wait=False,
@@ -77,7 +81,7 @@ def test_a_refused_submission_keeps_the_users_own_directories(pbs_standins: Call
     Issue 25 item 10 (was ``tests/unit/test_small_fixes.py``)."""
     pbs_standins("pbspro")
     monkeypatch.setenv("PBS_STANDIN_REFUSE", "qsub: Unknown queue MSG=cannot locate queue")
-    monkeypatch.setattr(submit_module, "discover", lambda home, java: fake_runtime)
+    monkeypatch.setattr(front_module, "discover", lambda home, java: fake_runtime)
     spec = make_spec(scheduler="pbs", nodes=1, filesystem={"root": str(pfs_root), "shared": True})
     mine = pfs_root / getpass.getuser()
     mine.mkdir()
