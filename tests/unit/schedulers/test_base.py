@@ -28,6 +28,7 @@ from rich.console import Console
 
 from launcher.cli.main import main
 from launcher.config.spec import JobSpec
+from launcher.lifecycle import front as front_module
 from launcher.lifecycle import submit as submit_module
 from launcher.lifecycle.clusters import index as cluster_index
 from launcher.lifecycle.clusters import status as cluster_status
@@ -613,7 +614,7 @@ def test_submit_writes_the_detected_flavor_into_job_yaml(monkeypatch: pytest.Mon
     monkeypatch.setenv("PATH", f"{PBS_STANDINS}:{os.environ['PATH']}")
     monkeypatch.setenv("PBS_STANDIN_DIR", str(tmp_path / "standin"))
     monkeypatch.setenv("PBS_STANDIN_FLAVOR", "torque")
-    monkeypatch.setattr(submit_module, "discover", lambda home, java: fake_runtime)
+    monkeypatch.setattr(front_module, "discover", lambda home, java: fake_runtime)
     monkeypatch.setattr(PbsScheduler, "submit", lambda self, script: "9.standin")  # queue nothing
     spec = make_spec(scheduler="pbs", nodes=1, filesystem={"root": str(pfs_root), "shared": True})
     code, run_dir, job_id = submit_module.submit_batch(spec, tmp_path / "job.yaml", overwrite=False, wait=False,
