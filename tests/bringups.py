@@ -1,16 +1,23 @@
-"""The suite counts its own cluster bring-ups (issue 38: at most 25 a run) and prints them at its end.
+"""The suite counts its own cluster bring-ups (issue 38: at most 25 a run) and prints them at its end, and fails a
+test that starts a cluster of its own without saying why.
 
 A bring-up is a ResourceManager JVM started while the suite runs (every cluster has exactly one, on every backend:
 ``local``, Slurm, PBS, Grid Engine; ``hdfs`` mode and Spark jobs too). A thread looks at the machine's processes every
-0.25 s (all of the test cluster's node namespaces share this PID namespace) and credits each new one to the test that
-was running when it appeared; a bring-up takes seconds, far longer than a look. No product code is involved: what is
-counted is what the kernel shows.
+0.25 s (all of the test cluster's node namespaces share this PID namespace) and credits each new one to the test, and
+the phase of it (``setup``, ``call``, ``teardown``), that was running when it appeared; a bring-up takes seconds, far
+longer than a look. No product code is involved: what is counted is what the kernel shows.
+
+Clusters are shared (issue 38 item 4): a module- or session-scoped fixture brings one up, in the ``setup`` of the
+first test that asks for it, and the tests read it. A test whose own body (``call``) brings one up must say why with
+``@pytest.mark.own_cluster("why")`` (its cluster ends in a way no other test could share: a walltime, Ctrl-C, a
+fault, a realm of its own...); else it fails, naming the fix.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Generator
 
 import psutil
 import pytest
@@ -26,8 +33,11 @@ class BringUpCounter:
 
     def __init__(self) -> None:
         self.current = "(between tests)"
+        self.phase = ""
         self.seen: dict[tuple[int, float], str] = {}
+        self.phases: dict[tuple[int, float], str] = {}
         self.looked: set[tuple[int, float]] = set()
+        self._lock = threading.Lock()  # the watcher and the hooks both look
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="bring-up counter", daemon=True)
 
@@ -44,6 +54,10 @@ class BringUpCounter:
 
     def look(self) -> None:
         """One look: every java process not looked at before whose command line names :data:`RM_CLASS`."""
+        with self._lock:
+            self._look()
+
+    def _look(self) -> None:
         for proc in psutil.process_iter(["name", "create_time"]):
             key = (proc.pid, proc.info["create_time"] or 0.0)
             if proc.info["name"] != "java" or key in self.looked:
@@ -52,8 +66,13 @@ class BringUpCounter:
             try:
                 if RM_CLASS in proc.cmdline():
                     self.seen[key] = self.current
+                    self.phases[key] = self.phase
             except psutil.Error:
                 continue
+
+    def started_by(self, nodeid: str, phase: str) -> int:
+        """Bring-ups credited to test ``nodeid`` in ``phase``."""
+        return sum(1 for key, test in self.seen.items() if test == nodeid and self.phases.get(key) == phase)
 
     def by_module(self) -> Counter[str]:
         return Counter(test.split("::")[0] for test in self.seen.values())
@@ -64,6 +83,8 @@ _counter: BringUpCounter | None = None
 
 def pytest_configure(config: pytest.Config) -> None:
     global _counter
+    config.addinivalue_line("markers", "own_cluster(why): the test's body starts a cluster of its own, for the reason "
+                            "given (tests/bringups.py; any other test reads a shared one)")
     if _counter is None and not hasattr(config, "workerinput"):
         _counter = BringUpCounter()
         _counter.start()
@@ -72,6 +93,44 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
     if _counter is not None:
         _counter.current = nodeid
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> object:
+    return (yield from _in_phase("setup"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> object:
+    return (yield from _in_phase("teardown"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> object:
+    """The test's body; after it, a cluster it started without an ``own_cluster`` marker (with a reason) fails it."""
+    result = yield from _in_phase("call")
+    if _counter is not None:
+        _counter.look()
+        started = _counter.started_by(item.nodeid, "call")
+        marker = item.get_closest_marker("own_cluster")
+        if started and not (marker and marker.args and str(marker.args[0]).strip()):
+            raise AssertionError(
+                f"{item.nodeid} started {started} cluster(s) of its own (tests/bringups.py): read a shared one (a "
+                "module- or session-scoped fixture), or say why it needs its own with "
+                "@pytest.mark.own_cluster(\"why\")")
+    return result
+
+
+def _in_phase(phase: str) -> Generator[None, object, object]:
+    """Credit what starts meanwhile to ``phase`` of the current test (back to none after it)."""
+    if _counter is not None:
+        _counter.phase = phase
+    try:
+        return (yield)
+    finally:
+        if _counter is not None:
+            _counter.look()  # a bring-up of this phase's last moment is still its own
+            _counter.phase = ""
 
 
 def pytest_runtest_logfinish(nodeid: str, location: tuple[str, int | None, str]) -> None:

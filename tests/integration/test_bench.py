@@ -20,6 +20,7 @@ import yaml
 from benchmarks.results import HIBENCH_HEADER
 from benchmarks.workloads.kmeans import mahout_jars
 from tests.conftest import fresh_pfs_dir, hpc_hadoop, processes_of, run_dirs, run_report
+from tests.jobs import SMALL
 
 pytestmark = pytest.mark.hadoop
 
@@ -58,6 +59,7 @@ def check_terasort_row(terasort: dict, *, shared_local: bool) -> None:
         assert terasort["pfs_io_ratio"] == pytest.approx(0.5, abs=0.05)
 
 
+@pytest.mark.own_cluster("a bench brings up the cluster of its sweep")
 def test_tiny_sweep_of_every_workload(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
     bench = tmp_path / "bench.yaml"
     bench.write_text(yaml.safe_dump({
@@ -125,6 +127,7 @@ def test_tiny_sweep_of_every_workload(hadoop_runtime: Path, pfs_root: Path, tmp_
         assert figure in result.stdout
 
 
+@pytest.mark.own_cluster("a bench brings up the cluster of its sweep, in filesystem.mode hdfs")
 def test_dfsio_in_hdfs_mode_reports_latency(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
     """``fs_mode: hdfs`` keeps the job history on HDFS, not as a file on the shared filesystem: the job latency
     still comes out (from the JobHistoryServer's REST API), and the summary table names the mode of each row."""
@@ -133,8 +136,7 @@ def test_dfsio_in_hdfs_mode_reports_latency(hadoop_runtime: Path, pfs_root: Path
         "name": "ci-hdfs", "workloads": ["dfsio"], "profile": "tiny", "repeats": 1,
         "sweep": {"files": [1], "file_size": ["4M"], "fs_mode": ["hdfs"]},
         "job": {"scheduler": "local", "filesystem": {"root": str(pfs_root)},
-                "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m",
-                           "daemon_heap": "512m"}},
+                "hadoop": SMALL},
     }))
     out = tmp_path / "out"
     result = hpc_hadoop("bench", "run", str(bench), "--out", str(out), timeout=900)
@@ -173,6 +175,7 @@ def test_dd_sweep_with_repeats_and_replot(pfs_root: Path, tmp_path: Path) -> Non
 
 
 @pytest.mark.slurm
+@pytest.mark.own_cluster("a bench in the user's own sbatch job brings up the cluster of its sweep")
 def test_tiny_sweep_on_slurm(hadoop_runtime: Path, slurm_cluster: list[str]) -> None:
     """One sbatch job on 2 nodes runs the whole ``tiny`` sweep (`hpc-hadoop bench run` in the user's own
     script): the harness reads the allocation, brings one cluster up on both nodes, spreads dd with srun."""
@@ -184,8 +187,7 @@ def test_tiny_sweep_on_slurm(hadoop_runtime: Path, slurm_cluster: list[str]) -> 
         "name": "ci-slurm-tiny", "workloads": ["dd", "dfsio", "terasort", "kmeans", "latency"], "profile": "tiny",
         "repeats": 1, "sweep": {"nodes": [2]},
         "job": {"scheduler": "slurm", "walltime": "00:40:00", "filesystem": {"root": str(root)},
-                "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m",
-                           "daemon_heap": "512m"}},
+                "hadoop": SMALL},
     }))
     name = f"hh-bench-{root.name}"
     script = root / "bench.sbatch"

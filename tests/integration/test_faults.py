@@ -23,9 +23,10 @@ from pathlib import Path
 
 import psutil
 import pytest
-import yaml
 
+from tests import jobs
 from tests.conftest import PFS, REPO, processes_of, run_report
+from tests.jobs import SMALL
 from tests.users import TestUser, make_user, shared_base, user_dir
 
 pytestmark = pytest.mark.hadoop
@@ -51,12 +52,8 @@ def run_dirs(root: Path, user: TestUser) -> list[Path]:
 
 
 def write_job(user: TestUser, root: Path, job: dict) -> Path:
-    """A job file of ``user``, in their own directory under ``root``."""
-    job = {"scheduler": "local", "filesystem": {"root": str(root)}, **job}
-    path = root / user.name / f"{job['name']}.yaml"
-    path.write_text(yaml.safe_dump(job))
-    user.own(path, 0o600)
-    return path
+    """A local-backend job file of ``user``, theirs, in their own directory under ``root`` (its root)."""
+    return jobs.write_job(root / user.name, job, {"scheduler": "local", "filesystem": {"root": str(root)}}, owner=user)
 
 
 def sleep_job(user: TestUser, root: Path, name: str, seconds: int) -> Path:
@@ -116,6 +113,7 @@ def step_log_says(root: Path, text: str) -> Callable[[], bool]:
     return check
 
 
+@pytest.mark.own_cluster("its ResourceManager is killed: the run ends")
 def test_resourcemanager_killed_mid_job_fails_in_seconds_naming_it(hadoop_runtime: Path, user_root: Path,
                                                                    carol: TestUser) -> None:
     """Item 3: no timeout, a one-line error naming the daemon and its log, teardown done, nothing left."""
@@ -138,6 +136,7 @@ def test_resourcemanager_killed_mid_job_fails_in_seconds_naming_it(hadoop_runtim
     assert report["leftover_processes"] == 0 and processes_of(run_dir) == []
 
 
+@pytest.mark.own_cluster("a walltime warning ends it during bring-up")
 def test_walltime_warning_during_bringup_and_again_during_teardown(hadoop_runtime: Path, user_root: Path,
                                                                     carol: TestUser) -> None:
     """Item 4: SIGUSR1 (the batch system's walltime warning) while the daemons start ends the run as timed_out;
@@ -165,6 +164,7 @@ def test_walltime_warning_during_bringup_and_again_during_teardown(hadoop_runtim
     assert processes_of(run_dir) == []
 
 
+@pytest.mark.own_cluster("two runs race for one output directory")
 def test_two_runs_racing_for_one_output_directory(hadoop_runtime: Path, user_root: Path, carol: TestUser) -> None:
     """Item 8: both pass the checks before either writes; exactly one writes the output, the other gets the
     existing-output error, and the output holds one job's files only."""
@@ -207,6 +207,7 @@ def small_root(carol: TestUser) -> Iterator[Path]:
         mount.rmdir()
 
 
+@pytest.mark.own_cluster("its filesystem fills up")
 def test_filesystem_filling_up_mid_job(hadoop_runtime: Path, small_root: Path, carol: TestUser) -> None:
     """Item 6: teragen writes 200 MB to a 64 MiB filesystem. The step fails with an error that says the
     filesystem is full and where; teardown completes; run.json is written (from the room the run kept for it);
@@ -214,8 +215,7 @@ def test_filesystem_filling_up_mid_job(hadoop_runtime: Path, small_root: Path, c
     kept = small_root / "results-from-last-week.txt"
     kept.write_text("do not touch\n")
     before = kept.stat()
-    job = write_job(carol, small_root, {"name": "filler", "walltime": "00:30:00", "hadoop": {
-        "map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"},
+    job = write_job(carol, small_root, {"name": "filler", "walltime": "00:30:00", "hadoop": SMALL,
         "steps": [{"example": "teragen", "args": [2_000_000, "${run_dir}/output/teragen"]}]})
     launcher = Launcher(job, carol)
     code = launcher.finish(timeout=600)
@@ -250,6 +250,7 @@ def brick_processes() -> list[psutil.Process]:
     return [p for p in psutil.process_iter(["name"]) if p.info["name"] == "glusterfsd"]
 
 
+@pytest.mark.own_cluster("its GlusterFS stalls")
 def test_parallel_filesystem_stalling_mid_job(hadoop_runtime: Path, gluster_root: Path, carol: TestUser) -> None:
     """Item 7: every brick of the GlusterFS volume stopped (SIGSTOP) while a job runs, so that every read and write
     of the mount waits. The launcher says, while it lasts, which path does not answer; the walltime warning that
@@ -296,6 +297,7 @@ def test_parallel_filesystem_stalling_mid_job(hadoop_runtime: Path, gluster_root
     assert all(not os.path.exists(f"/proc/{b.pid}") or b.status() != psutil.STATUS_STOPPED for b in bricks)
 
 
+@pytest.mark.own_cluster("its launcher is killed")
 def test_launcher_killed_on_the_local_backend_leaves_no_job_client(hadoop_runtime: Path, user_root: Path,
                                                                   carol: TestUser) -> None:
     """SIGKILL to the launcher (no handler of ours runs) while a step's job client waits on its job: the agents
@@ -322,6 +324,7 @@ def test_launcher_killed_on_the_local_backend_leaves_no_job_client(hadoop_runtim
             launcher.proc.kill()
 
 
+@pytest.mark.own_cluster("a user's first runs, without class-data-sharing archives, one cut short")
 def test_archives_a_first_run_writes_never_hold_its_teardown_and_one_cut_short_is_set_aside(
         hadoop_runtime: Path, user_root: Path, carol: TestUser) -> None:
     """Issue 25, items 5 and 0, on ``hhcarol``'s first two runs (a cache of her own, no site archives).

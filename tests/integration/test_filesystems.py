@@ -12,16 +12,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from launcher.filesystems import detect
+from tests import jobs
 from tests.conftest import PFS, hpc_hadoop, only_run_dir, processes_of, run_report
+from tests.jobs import SMALL
 
 pytestmark = pytest.mark.hadoop
 
 GLUSTER_MOUNT = PFS
 #: Small containers: the CI machine has 2 cores.
-SMALL = {"daemon_heap": "512m", "map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m"}
 
 
 @pytest.fixture
@@ -55,9 +55,7 @@ def test_doctor_shows_the_detected_filesystem(gluster_dir: Path) -> None:
 
 
 def write_job(tmp_path: Path, job: dict) -> Path:
-    path = tmp_path / f"{job['name']}.yaml"
-    path.write_text(yaml.safe_dump({"scheduler": "local", **job}))
-    return path
+    return jobs.write_job(tmp_path, job, {"scheduler": "local"})
 
 
 def records(directory: Path, pattern: str) -> list[bytes]:
@@ -67,6 +65,7 @@ def records(directory: Path, pattern: str) -> list[bytes]:
     return [data[i:i + 100] for i in range(0, len(data), 100)]
 
 
+@pytest.mark.own_cluster("filesystem.mode shim on GlusterFS")
 def test_terasort_through_the_pfs_shim_over_glusterfs(hadoop_runtime: Path, gluster_dir: Path, tmp_path: Path) -> None:
     """TeraGen → TeraSort (2 reducers) with fs.defaultFS=pfs:/// over the real GlusterFS mount (the stand-in
     for Lustre) and 4 MiB splits from split_size; the output
@@ -110,6 +109,7 @@ def test_terasort_through_the_pfs_shim_over_glusterfs(hadoop_runtime: Path, glus
     assert processes_of(run_dir) == []
 
 
+@pytest.mark.own_cluster("filesystem.mode hdfs")
 def test_testdfsio_on_hdfs_with_its_directories_in_the_cluster_directory(hadoop_runtime: Path, pfs_root: Path,
                                                                          tmp_path: Path) -> None:
     data = "-Dtest.build.data=/benchmarks/TestDFSIO"  # generic options first: parsing stops at -write

@@ -33,6 +33,7 @@ from tests.conftest import REPO, fresh_pfs_dir, hpc_hadoop, only_run_dir, proces
 from tests.integration.attacks import attacks_fail, mallory_on_node, sleep_job_argv
 from tests.integration.test_slurm import queued_jobs, slurm_cluster  # noqa: F401 - fixture
 from tests.integration.test_spark import leftovers, spark_runtime  # noqa: F401 - fixture
+from tests.jobs import SMALL
 from tests.users import make_user, shared_base, user_dir
 
 if TYPE_CHECKING:
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.hadoop
 
-SMALL = {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"}
 #: The browser test's job: Hadoop's SleepJob, 4 maps of 15 s, no reduce, not in uber mode (``fast_start`` turns it on
 #: for tiny jobs, and in uber mode the maps run one after the other inside the ApplicationMaster's container: 4 x 15 s
 #: and no container but the AM's). AM + 4 maps of 512 MB on NodeManagers that offer 1536 MB each: at most 3 containers
@@ -134,6 +134,7 @@ def container_logs_after_stop(cluster_id: str, mapreduce_app: str, spark_app: st
     assert "CoarseGrainedExecutorBackend" in executors.stdout
 
 
+@pytest.mark.own_cluster("an interactive life cycle: start to stop and clean")
 def test_local_interactive_life_cycle(pfs_root: Path, tmp_path: Path, spark_runtime: Path) -> None:  # noqa: F811
     """The life cycle of a cluster started with a ``spark:`` section: MapReduce through the wrapper commands
     ``env`` sets up, ``exec -- spark-submit`` and ``exec -- pyspark`` (its shell reading a program on stdin) on its
@@ -219,6 +220,7 @@ def attacks_from_another_node(cluster_id: str, run_dir: Path, env: dict[str, str
 
 
 @pytest.mark.slurm
+@pytest.mark.own_cluster("an interactive life cycle: start to stop")
 def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) -> None:  # noqa: F811
     env = {"XDG_STATE_HOME": str(tmp_path / "state")}
     root = fresh_pfs_dir("interactive")

@@ -15,16 +15,16 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
-import yaml
 
+from tests import jobs
 from tests.conftest import REPO, hpc_hadoop, only_run_dir, processes_of, run_report
 from tests.integration.test_shuffle import ROWS as SORT_ROWS
 from tests.integration.test_shuffle import LocalRun
+from tests.jobs import wait_until
 
 pytestmark = pytest.mark.hadoop
 
@@ -49,6 +49,7 @@ def hadoop_output(directory: Path) -> Counter[str]:
     return counts
 
 
+@pytest.mark.own_cluster("README's main job as it is, then clean")
 def test_wordcount_example_matches_an_independent_count(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path,
                                                         gcide_corpus: Path) -> None:
     """examples/wordcount.yaml as it is; its counts are in ``<root>/<user>/results/<cluster id>/`` and ``clean``
@@ -88,10 +89,7 @@ def test_wordcount_example_matches_an_independent_count(hadoop_runtime: Path, pf
 
 
 def write_job(tmp_path: Path, root: Path, job: dict) -> Path:
-    job = {"scheduler": "local", "filesystem": {"root": str(root)}, **job}
-    path = tmp_path / f"{job['name']}.yaml"
-    path.write_text(yaml.safe_dump(job))
-    return path
+    return jobs.write_job(tmp_path, job, {"scheduler": "local", "filesystem": {"root": str(root)}})
 
 
 def test_terasort_with_two_reducers_validates_then_a_failing_step_stops_the_run(local_run: LocalRun) -> None:
@@ -144,15 +142,7 @@ def _sleep_job(tmp_path: Path, root: Path, name: str, walltime: str, seconds: in
                    "args": ["-m", "1", "-r", "0", "-mt", str(seconds * 1000)]}]})
 
 
-def _wait_for(predicate, timeout: float, what: str) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
+@pytest.mark.own_cluster("Ctrl-C ends it")
 def test_ctrl_c_mid_job_tears_everything_down(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
     job = _sleep_job(tmp_path, pfs_root, "interrupted", "00:30:00", 300)
     proc = subprocess.Popen([sys.executable, "-m", "launcher.cli", "submit", str(job)], cwd=REPO,
@@ -162,7 +152,7 @@ def test_ctrl_c_mid_job_tears_everything_down(hadoop_runtime: Path, pfs_root: Pa
             logs = list(pfs_root.rglob("steps/01-*.log"))
             return bool(logs) and "Running job:" in logs[0].read_text(errors="replace")
 
-        _wait_for(job_running, 180, "the sleep job to start")
+        wait_until(job_running, 180, "the sleep job to start", interval=0.5)
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=120)
     finally:

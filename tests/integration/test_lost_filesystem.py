@@ -26,11 +26,11 @@ import pytest
 import yaml
 
 from tests.conftest import ORANGEFS_STANDIN, REPO, mounted, orangefs_standin, processes_of, run_dirs
+from tests.jobs import SMALL
 
 pytestmark = pytest.mark.hadoop
 
 #: Small containers: the CI machine has 2 cores (as tests/integration/test_orangefs.py).
-SMALL = {"daemon_heap": "512m", "map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m"}
 
 
 def standin_process(mountpoint: Path) -> psutil.Process:
@@ -66,6 +66,7 @@ def kill_the_mount_mid_step(job: Path, root: Path, mountpoint: Path, out: Path, 
     return code, run_dir
 
 
+@pytest.mark.own_cluster("its filesystem is lost mid-step")
 def test_filesystem_lost_during_a_step(hadoop_runtime: Path, tmp_path: Path) -> None:
     """Item 4: the mount's client killed while a sleep job runs. One error line names the mount and
     ``ENOTCONN``, and where the final record is kept (node-local: not on the lost mount); it says the run failed

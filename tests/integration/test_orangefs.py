@@ -24,15 +24,16 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests import jobs
 from tests.conftest import REPO, hpc_hadoop, only_run_dir, orangefs_standin, processes_of, run_report
 from tests.integration.attacks import READ_LOOP, keys_in
+from tests.jobs import SMALL
 from tests.standins.orangefs_fuse import REFUSAL_MESSAGE
 from tests.users import make_user
 
 pytestmark = pytest.mark.hadoop
 
 #: Small containers: the CI machine has 2 cores.
-SMALL = {"daemon_heap": "512m", "map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m"}
 TEXT = "the quick brown fox jumps over the lazy dog\nthe dog sleeps\n" * 200
 
 
@@ -86,11 +87,10 @@ def word_counts(output: Path) -> Counter[str]:
 
 
 def write_job(directory: Path, job: dict) -> Path:
-    path = directory / f"{job['name']}.yaml"
-    path.write_text(yaml.safe_dump({"scheduler": "local", **job}))
-    return path
+    return jobs.write_job(directory, job, {"scheduler": "local"})
 
 
+@pytest.mark.own_cluster("on the OrangeFS stand-in; its failed step ends it")
 def test_wordcount_on_orangefs_then_a_failed_step_names_the_cause_in_its_container_log(
         hadoop_runtime: Path, orangefs: Path, ofs_root: Path, tmp_path: Path) -> None:
     """One cluster, two steps (issue 38: one bring-up for what were two tests).
@@ -161,6 +161,7 @@ def dfiles_now(path: Path) -> int:
     return len(os.getxattr(path, "system.pvfs2.dh")) // 8
 
 
+@pytest.mark.own_cluster("filesystem.mode shim with striping on OrangeFS")
 def test_terasort_through_the_shim_on_orangefs(hadoop_runtime: Path, ofs_root: Path, tmp_path: Path) -> None:
     """Issue 17 items 4 and 5: TeraGen (to input/) and TeraSort (to output/, 2 reducers) through the pfs:// shim with
     striping asked for input (2 data files) and output (8, on 4 servers). The report gives the layout asked for
@@ -232,6 +233,7 @@ def as_user(user: pwd.struct_passwd, *args: str, timeout: float = 300) -> subpro
                           timeout=timeout, cwd=user.pw_dir, check=False)
 
 
+@pytest.mark.own_cluster("a user who is not root, on OrangeFS")
 def test_doctor_and_wordcount_as_a_user_who_is_not_root(hadoop_runtime: Path, orangefs: Path,
                                                         other_user: pwd.struct_passwd, tmp_path: Path) -> None:
     """Issue 17 items 1 and 2 for a user's own directory on the mount: doctor names the filesystem, and a small
@@ -331,6 +333,7 @@ def test_a_root_too_deep_for_the_mount_is_refused_in_one_line(hadoop_runtime: Pa
     print(doctor.stdout)
 
 
+@pytest.mark.own_cluster("local_dirs shared on an ordinary root; a lost one fails the run")
 def test_shared_local_dirs_on_an_ordinary_root_keep_the_history_and_a_lost_one_fails(
         hadoop_runtime: Path, ofs_root: Path, tmp_path: Path) -> None:
     """With `filesystem.local_dirs: shared` every job failed even with a 3-byte root (the ApplicationMaster's web temp

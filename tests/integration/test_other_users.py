@@ -21,11 +21,11 @@ import httpx
 import pytest
 
 from tests.conftest import REPO, RUNTIME, processes_of, run_report
+from tests.jobs import SMALL
 from tests.users import TestUser, make_user, shared_base, user_dir
 
 pytestmark = pytest.mark.hadoop
 
-SMALL = {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"}
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +55,7 @@ def running_app(alice: TestUser, cid: str, env: dict[str, str]) -> str:
                          f"{listed.stderr[-2000:] if listed else ''}")
 
 
+@pytest.mark.own_cluster("alice's cluster, which bob attacks until she stops it")
 def test_second_user_can_neither_read_nor_change_a_users_cluster(users: tuple[TestUser, TestUser],
                                                                   hadoop_runtime: Path) -> None:
     alice, bob = users

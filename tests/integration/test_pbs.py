@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -28,11 +28,11 @@ import pytest
 import yaml
 
 from tests.conftest import REPO, hpc_hadoop, only_run_dir, processes_of, run_dirs, run_report
+from tests.jobs import SMALL, wait_until
 
 pytestmark = [pytest.mark.hadoop]
 
 STANDINS = REPO / "tests" / "standins" / "pbs"
-SMALL = {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"}
 #: A job client that exits with the code it is given (built by :func:`exit_jar`).
 EXIT_JAVA = "public class ExitWith { public static void main(String[] a) { System.exit(Integer.parseInt(a[0])); } }\n"
 
@@ -55,6 +55,7 @@ def write_job(tmp_path: Path, pfs_root: Path, **fields: object) -> Path:
     return job
 
 
+@pytest.mark.own_cluster("a PBS job of its own (stand-in OpenPBS, no job history)")
 def test_wordcount_through_standin_pbs_pro(pfs_root: Path, tmp_path: Path, hadoop_runtime: Path) -> None:
     """``submit --wait`` on stand-in OpenPBS (flavor detected from ``qstat --version``; no job history, its
     default), agent via ``pbs_tmrsh``; inside the job nothing is found on the login shell's ``PATH``. Grid Engine's
@@ -228,15 +229,9 @@ def leftovers(work: Path) -> Iterator[None]:
             continue
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
-
-
 @pytest.mark.parametrize("flavor", ["torque", "pbspro"])
 @pytest.mark.usefixtures("leftovers")
+@pytest.mark.own_cluster("a step that exits 3 ends the PBS job (job history kept)")
 def test_submit_wait_of_a_step_that_exits_3(submitter: Submitter, work: Path, exit_jar: Path, flavor: str) -> None:
     """Issue 17 item 10: OpenPBS prints ``Exit_status = 3``; read as Torque's ``exit_status`` only, the job was
     ``completed`` (the server keeps job history here, so that ``qstat -x -f`` shows the finished job)."""
@@ -252,6 +247,7 @@ def test_submit_wait_of_a_step_that_exits_3(submitter: Submitter, work: Path, ex
 
 
 @pytest.mark.usefixtures("leftovers")
+@pytest.mark.own_cluster("start and stop on PBS without job history")
 def test_start_with_job_history_off_comes_up_and_stop_ends_it(submitter: Submitter, work: Path,
                                                                hadoop_runtime: Path) -> None:
     """Issue 17 item 9: without job history (OpenPBS's default) ``qstat -x -f`` says nothing even of a running job;
@@ -293,6 +289,7 @@ def processes_below(work: Path) -> list[str]:
     return found
 
 
+@pytest.mark.own_cluster("Torque's qdel ends it")
 def test_torque_qdel_leaves_a_lost_cluster_and_no_process(submitter: Submitter, work: Path,
                                                           hadoop_runtime: Path) -> None:
     """Issue 17 item 11: Torque's ``qdel`` (SIGKILL 26 ms after SIGTERM) leaves no time for teardown: the cluster

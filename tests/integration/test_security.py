@@ -46,11 +46,11 @@ from tests.integration.attacks import (
     site_property,
     sleep_job_argv,
 )
+from tests.jobs import SMALL
 from tests.users import TestUser, make_user, shared_base, user_dir
 
 pytestmark = pytest.mark.hadoop
 
-SMALL = {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"}
 
 
 def check_krb_files(run_dir: Path, owner: TestUser) -> None:
@@ -68,6 +68,7 @@ def check_krb_files(run_dir: Path, owner: TestUser) -> None:
         assert path.stat().st_uid == owner.uid and mode == (0o700 if path.is_dir() else 0o600), (path, oct(mode))
 
 
+@pytest.mark.own_cluster("a realm of its own")
 def test_per_cluster_realm_runs_the_owners_job_and_refuses_a_claimed_name(hadoop_runtime: Path) -> None:
     alice, mallory = make_user("hhalice"), make_user("hhmallory")
     base = shared_base("hh-krb")
@@ -218,6 +219,7 @@ def site_cluster_serves_alice_only(alice: TestUser, mallory: TestUser, homes: tu
     krb_files_unreadable(attacker, alice.name, run_dir, names=("site.keytab", "http-signature.secret"))
 
 
+@pytest.mark.own_cluster("the site's realm")
 def test_site_realm_runs_the_owners_job_as_her_principals_and_refuses_a_claimed_name(hadoop_runtime: Path) -> None:
     """``security: site`` (issue 27 item 4): a realm the test stands up (``SITE.TEST``) plays the centre's; alice's
     cluster starts no KDC, its daemons log in as the service principal from a copy of her keytab, her word count runs
@@ -263,6 +265,7 @@ def test_site_realm_runs_the_owners_job_as_her_principals_and_refuses_a_claimed_
         shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.mark.own_cluster("a squatter ends its bring-up")
 def test_a_squatter_on_the_resourcemanagers_web_port_gets_no_cookie(hadoop_runtime: Path) -> None:
     """Issue 36 item 1: mallory binds the ResourceManager's web port (read from the rendered ``yarn-site.xml``) before
     the ResourceManager does. The owner's bring-up sends her nothing that authenticates (the launcher checks the

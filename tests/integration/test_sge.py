@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO, hpc_hadoop, only_run_dir, processes_of, run_report
+from tests.jobs import SMALL
 
 pytestmark = [pytest.mark.hadoop, pytest.mark.sge]
 
@@ -38,6 +39,7 @@ def sge_jobs() -> list[str]:
     return [line.split()[0] for line in out.stdout.splitlines()[2:] if line.strip()]
 
 
+@pytest.mark.own_cluster("a Grid Engine job of its own")
 def test_wordcount_through_qsub_and_qrsh(grid_engine: None, pfs_root: Path, tmp_path: Path,
                                          hadoop_runtime: Path) -> None:
     """``submit --scheduler sge --wait`` runs wordcount on a small text; run.json says succeeded, no process is left."""
@@ -49,7 +51,7 @@ def test_wordcount_through_qsub_and_qrsh(grid_engine: None, pfs_root: Path, tmp_
         # The stand-in runs its one node on this machine: the root under /tmp is "shared" (issue #11 refuses a
         # batch job's node-local root unless filesystem.shared asserts it).
         "filesystem": {"root": str(pfs_root), "shared": True},
-        "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"},
+        "hadoop": SMALL,
         "steps": [{"example": "wordcount", "args": [str(text), "${run_dir}/output/wordcount"]}]}))
     # PBS's commands (the PBS stand-ins: qsub, qstat, qdel) first on PATH: every command of a Grid Engine job is Grid
     # Engine's, found beside its qconf (issue 37 item 6: the code before ran PBS's `qsub -terse`).

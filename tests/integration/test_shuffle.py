@@ -26,11 +26,11 @@ import yaml
 
 from launcher.steps.jobhistory import find_jhist, job_events
 from tests.conftest import REPO, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
+from tests.jobs import SMALL
 from tests.users import TestUser, make_user, user_dir
 
 pytestmark = pytest.mark.hadoop
 
-SMALL = {"daemon_heap": "512m", "map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m"}
 PLUGIN = "org.apache.hadoop.mapreduce.task.reduce.SharedFsShuffle"
 #: TeraGen rows (100 bytes each) and maps of the tests: 10 MB in 4 map outputs per sort.
 ROWS, MAPS = 100_000, 4

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from tests.conftest import CLUSTER, REPO, fresh_pfs_dir, hpc_hadoop, slurm_cluster  # noqa: F401
+from tests.jobs import SMALL
 
 pytestmark = [pytest.mark.hadoop]
 
@@ -64,7 +65,7 @@ def held_job(root: Path, scheduler: str) -> Path:
     job.write_text(yaml.safe_dump({
         "name": "held", "scheduler": scheduler, "nodes": 1, "walltime": "00:10:00", "interface": "lo",
         "filesystem": {"root": str(root), "shared": True}, "batch": {"extra_directives": [hold]},
-        "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"},
+        "hadoop": SMALL,
         "steps": [{"example": "pi", "args": [1, 10]}]}))
     return job
 

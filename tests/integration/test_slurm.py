@@ -21,12 +21,14 @@ from pathlib import Path
 
 import psutil
 import pytest
-import yaml
+
+from tests import jobs
 
 # The `slurm_cluster` fixture lives in tests/conftest.py (shared with test_bench.py); CLUSTER, PFS and
 # slurm_cluster stay importable from here for modules that import them from this one.
 from tests.conftest import CLUSTER, PFS, REPO, fresh_pfs_dir, hpc_hadoop, processes_of, run_report, slurm_cluster  # noqa: F401
 from tests.integration.attacks import HANDOFF, SQUATTER
+from tests.jobs import SMALL
 from tests.users import TestUser, make_user, user_dir
 
 pytestmark = [pytest.mark.hadoop, pytest.mark.slurm]
@@ -53,17 +55,17 @@ def users_root(slurm_cluster: list[str], dave: TestUser, request: pytest.Fixture
     return root
 
 
+#: What the Slurm jobs here ask unless they say otherwise.
+SLURM_JOB = {"scheduler": "slurm", "hadoop": SMALL}
+
+
 def users_job(user: TestUser, root: Path, job: dict) -> Path:
     """:func:`write_job` into ``user``'s directory under ``root``, owned by them."""
-    return user.own(write_job(root / user.name, job), 0o600)
+    return jobs.write_job(root / user.name, job, SLURM_JOB, owner=user)
 
 
 def write_job(directory: Path, job: dict) -> Path:
-    job = {"scheduler": "slurm", "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m",
-                                            "daemon_heap": "512m"}, **job}
-    path = directory / f"{job['name']}.yaml"
-    path.write_text(yaml.safe_dump(job))
-    return path
+    return jobs.write_job(directory, job, SLURM_JOB)
 
 
 def cluster_dirs(root: Path) -> list[Path]:
@@ -84,10 +86,11 @@ def map_hosts(run_dir: Path) -> set[str]:
     return hosts
 
 
+@pytest.mark.own_cluster("a user's first cluster, without class-data-sharing archives")
 def test_terasort_on_three_nodes_over_glusterfs(shared_root: Path, tmp_path: Path) -> None:
     job = write_job(tmp_path, {
         "name": "ts3", "nodes": 3, "walltime": "00:20:00", "filesystem": {"root": str(shared_root)},
-        "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m",
+        "hadoop": {**SMALL,
                    "properties": {"mapred-site": {"mapreduce.job.reduces": 2, "mapreduce.job.ubertask.enable": False}}},
         "steps": [
             {"example": "teragen", "args": ["-Dmapreduce.job.maps=6", "300000", "${run_dir}/gen"]},
@@ -131,6 +134,7 @@ def test_terasort_on_three_nodes_over_glusterfs(shared_root: Path, tmp_path: Pat
         assert (run_dir / "logs" / node / "nodemanager.log").stat().st_size > 0
 
 
+@pytest.mark.own_cluster("two clusters share nodes; the walltime ends one")
 def test_two_clusters_share_nodes_and_the_walltime_runs_out_mid_step_of_one(shared_root: Path,
                                                                              tmp_path: Path) -> None:
     """Two clusters of 2 nodes at once, each asking for a core of a shared node (whole nodes are the default since
@@ -183,6 +187,7 @@ def test_bad_submission_is_refused_and_nothing_is_queued(shared_root: Path, tmp_
     assert queued_jobs() == [] and cluster_dirs(shared_root) == []
 
 
+@pytest.mark.own_cluster("the user's own sbatch script")
 def test_the_example_sbatch_script_runs_the_word_count_on_its_allocation(users_root: Path, dave: TestUser) -> None:
     """Issue 28 item 3: ``examples/batch/slurm.sbatch``, as shipped, submitted with the real ``sbatch`` by ``hhdave``
     (not root) with ``examples/wordcount.yaml``, which asks for 1 node for 20 minutes on the local backend: ``run``
@@ -228,6 +233,7 @@ def container_hosts(run_dir: Path, main_class: str) -> set[str]:
     return hosts
 
 
+@pytest.mark.own_cluster("a NodeManager is killed")
 def test_nodemanager_of_the_application_master_lost_mid_job_the_job_completes(users_root: Path,
                                                                               dave: TestUser) -> None:
     """Issue 13 item 2: SIGKILL to the NodeManager of the node that runs the ApplicationMaster (no NodeManager on the
@@ -243,7 +249,7 @@ def test_nodemanager_of_the_application_master_lost_mid_job_the_job_completes(us
         "name": "lost-am", "nodes": 3, "walltime": "00:20:00", "filesystem": {"root": str(users_root)},
         "nodemanager_on_master": False,
         # Two containers a node, no uber mode: the maps spread over the nodes, each in a YarnChild of its own.
-        "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m",
+        "hadoop": {**SMALL,
                    "containers_per_node": 2,
                    "properties": {"mapred-site": {"mapreduce.job.ubertask.enable": False}}},
         "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
@@ -286,6 +292,7 @@ def test_nodemanager_of_the_application_master_lost_mid_job_the_job_completes(us
     assert processes_of(run_dir) == [] and queued_jobs() == []
 
 
+@pytest.mark.own_cluster("the batch system kills its launcher")
 def test_launcher_killed_by_the_batch_system_leaves_nothing_and_shows_lost(users_root: Path, dave: TestUser) -> None:
     """Issue 13 item 5: SIGKILL to the batch script, the launcher and every agent (no teardown) and then the
     job's end (``scancel``). No process of the cluster survives on any node (the node
@@ -295,7 +302,7 @@ def test_launcher_killed_by_the_batch_system_leaves_nothing_and_shows_lost(users
     env = {"XDG_STATE_HOME": str(dave.home / ".local" / "state" / f"killed-{os.getpid()}")}
     job = users_job(dave, users_root, {
         "name": "killed", "nodes": 2, "walltime": "00:20:00", "filesystem": {"root": str(users_root)},
-        "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m",
+        "hadoop": {**SMALL,
                    "properties": {"mapred-site": {"mapreduce.job.ubertask.enable": False}}},  # tasks in containers
         "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
                    "args": ["-m", "2", "-r", "0", "-mt", "600000"]}]})
@@ -404,6 +411,7 @@ def test_doctor_inside_an_allocation_asks_every_node_what_secure_mode_needs(shar
     assert "on n3, 10.78.0.13 (n3's ib0) does not resolve back to a name" in lines["krb host names"], lines
 
 
+@pytest.mark.own_cluster("a squatter ends its bring-up")
 def test_a_squatter_on_a_nodemanagers_web_port_on_another_node(users_root: Path, dave: TestUser) -> None:
     """Issue 36 item 1, on another node: mallory, on the cluster's second node, binds its NodeManager's web port
     (read from the rendered configuration) before the NodeManager starts. The NodeManager cannot bind and exits; that

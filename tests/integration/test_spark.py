@@ -29,6 +29,7 @@ import yaml
 from tests.conftest import REPO, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
 from tests.integration.test_local_end_to_end import python_wordcount
 from tests.integration.test_shuffle import records
+from tests.jobs import SMALL
 from tests.users import make_user, user_dir
 
 pytestmark = pytest.mark.hadoop
@@ -107,6 +108,7 @@ def write_job(tmp_path: Path, root: Path, job: dict) -> Path:
     return path
 
 
+@pytest.mark.own_cluster("examples/spark.yaml as it is")
 def test_pyspark_wordcount_sparkpi_and_python_streaming(spark_runtime: Path, hadoop_runtime: Path, pfs_root: Path,
                                                         gcide_corpus: Path) -> None:
     """examples/spark.yaml as it is: three steps on one cluster, each checked against an independent result."""
@@ -162,6 +164,7 @@ def test_pyspark_wordcount_sparkpi_and_python_streaming(spark_runtime: Path, had
     assert leftovers(run_dir) == []
 
 
+@pytest.mark.own_cluster("the walltime ends it")
 def test_walltime_ends_a_pyspark_step(spark_runtime: Path, hadoop_runtime: Path, pfs_root: Path,
                                       tmp_path: Path) -> None:
     """Walltime 60 s (bring-up, the driver and the executors take 20-40 s on a loaded 2-core machine): teardown starts
@@ -192,6 +195,7 @@ def test_walltime_ends_a_pyspark_step(spark_runtime: Path, hadoop_runtime: Path,
 
 
 @pytest.mark.slurm
+@pytest.mark.own_cluster("Spark on 3 Slurm nodes, as hhdave")
 def test_pyspark_wordcount_and_sparkpi_on_three_slurm_nodes_over_glusterfs(
         spark_runtime: Path, hadoop_runtime: Path, slurm_cluster: list[str], gcide_corpus: Path,
         request: pytest.FixtureRequest) -> None:
@@ -210,7 +214,7 @@ def test_pyspark_wordcount_and_sparkpi_on_three_slurm_nodes_over_glusterfs(
     dave.own(corpus, 0o600)
     job = {"name": "spark3", "scheduler": "slurm", "nodes": 3, "walltime": "00:20:00",
            "filesystem": {"root": str(root)},
-           "hadoop": {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"},
+           "hadoop": SMALL,
            "steps": [{"pyspark": {"script": str(EXAMPLES / "python" / "wordcount.py"),
                                   "args": [str(corpus), "${run_dir}/output/spark-wc"]}},
                      {"spark": {"jar": "${spark_examples_jar}", "class": "org.hpchadoop.spark.examples.SparkPi",
@@ -238,6 +242,7 @@ def test_pyspark_wordcount_and_sparkpi_on_three_slurm_nodes_over_glusterfs(
     shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.mark.own_cluster("a bench brings up the cluster of its sweep")
 def test_bench_spark_kmeans_and_spark_terasort_on_one_cluster(spark_runtime: Path, hadoop_runtime: Path,
                                                               pfs_root: Path, tmp_path: Path) -> None:
     """One bench, one cluster, the tiny scale: the spark-kmeans and spark-terasort workloads each give a row in

@@ -20,11 +20,11 @@ import pytest
 import yaml
 
 from tests.conftest import REPO, processes_of, run_report
+from tests.jobs import SMALL
 from tests.users import make_user, shared_base, user_dir
 
 pytestmark = pytest.mark.hadoop
 
-SMALL = {"map_memory": "512m", "reduce_memory": "512m", "am_memory": "512m", "daemon_heap": "512m"}
 TEXT = "the quick brown fox jumps over the lazy dog\nthe dog sleeps\n" * 50
 
 
@@ -54,6 +54,7 @@ def _venv_with_the_wheel(base: Path, runtime: Path) -> Path:
     return venv
 
 
+@pytest.mark.own_cluster("a site install outside the checkout")
 def test_wheel_outside_the_checkout_renders_and_counts_words(hadoop_runtime: Path) -> None:
     carol = make_user("hhcarol")
     base = shared_base("hh-wheel")
