@@ -128,15 +128,20 @@ def test_tiny_sweep_of_every_workload(hadoop_runtime: Path, pfs_root: Path, tmp_
 
 
 @pytest.mark.own_cluster("a bench brings up the cluster of its sweep, in filesystem.mode hdfs")
-def test_dfsio_in_hdfs_mode_reports_latency(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
+def test_dfsio_in_hdfs_mode_reports_latency_and_keeps_hdfs_in_the_cluster_directory(
+        hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
     """``fs_mode: hdfs`` keeps the job history on HDFS, not as a file on the shared filesystem: the job latency
-    still comes out (from the JobHistoryServer's REST API), and the summary table names the mode of each row."""
+    still comes out (from the JobHistoryServer's REST API), and the summary table names the mode of each row.
+
+    The HDFS cluster itself (test_filesystems.py's TestDFSIO job on HDFS until issue 38, one bring-up less): the
+    NameNode formatted, its metadata and the DataNode's blocks (2 × 8 MB) in the cluster directory, the daemons'
+    logs kept, the job history copied out as files at teardown (the write and the read job), TestDFSIO's own
+    results as it wrote them."""
     bench = tmp_path / "bench.yaml"
     bench.write_text(yaml.safe_dump({
-        "name": "ci-hdfs", "workloads": ["dfsio"], "profile": "tiny", "repeats": 1,
-        "sweep": {"files": [1], "file_size": ["4M"], "fs_mode": ["hdfs"]},
-        "job": {"scheduler": "local", "filesystem": {"root": str(pfs_root)},
-                "hadoop": SMALL},
+        "name": "ci-hdfs", "workloads": ["dfsio"], "profile": "tiny", "repeats": 1, "keep_data": True,
+        "sweep": {"files": [2], "file_size": ["8M"], "fs_mode": ["hdfs"]},
+        "job": {"scheduler": "local", "filesystem": {"root": str(pfs_root)}, "hadoop": SMALL},
     }))
     out = tmp_path / "out"
     result = hpc_hadoop("bench", "run", str(bench), "--out", str(out), timeout=900)
@@ -152,6 +157,23 @@ def test_dfsio_in_hdfs_mode_reports_latency(hadoop_runtime: Path, pfs_root: Path
     assert " fs " in header
     assert any(line.split()[:1] == ["dfsio"] and " hdfs " in line for line in result.stdout.splitlines())
     assert processes_of(cluster) == []
+    # TestDFSIO's own results, as it wrote them (-resFile)
+    for mode in ("write", "read"):
+        text = (Path(row["work_dir"]) / f"TestDFSIO-{mode}.log").read_text()
+        assert f"TestDFSIO ----- : {mode}" in text and "Number of files: 2" in text
+        assert "Total MBytes processed: 16" in text and float(text.split("Throughput mb/sec:")[1].split()[0]) > 0
+    # the HDFS of the cluster, in its directory
+    assert "hdfs://127.0.0.1:" in (cluster / "conf" / "core-site.xml").read_text()
+    logs = cluster / "logs" / "localhost"
+    assert "has been successfully formatted" in (logs / "namenode-format.out").read_text() + \
+        (logs / "namenode-format.log").read_text()
+    assert (cluster / "hdfs" / "name" / "current" / "VERSION").is_file()
+    blocks = [p for p in (cluster / "hdfs" / "data" / "localhost").rglob("blk_*") if not p.name.endswith(".meta")]
+    assert sum(p.stat().st_size for p in blocks) >= 16 << 20
+    assert {(logs / f"{d}.log").stat().st_size > 0 for d in ("namenode", "datanode")} == {True}
+    assert run_report(cluster)["filesystem"]["mode"] == "hdfs"
+    # The job history lives on HDFS while the cluster runs; teardown copies it out as files (two jobs).
+    assert len(list((cluster / "history").rglob("job_*.jhist"))) == 2, (logs.parent / "history-copy.out")
 
 
 def test_dd_sweep_with_repeats_and_replot(pfs_root: Path, tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """The filesystem layer with real daemons and real filesystems: detection on the GlusterFS test mount (FUSE),
-TeraSort through the ``pfs://`` shim (``filesystem.mode: shim``), and TestDFSIO on HDFS daemons whose
-NameNode/DataNode directories sit in the cluster directory (``filesystem.mode: hdfs``). No mocks.
+TeraSort through the ``pfs://`` shim (``filesystem.mode: shim``). No mocks. (TestDFSIO on HDFS daemons whose
+NameNode/DataNode directories sit in the cluster directory, ``filesystem.mode: hdfs``, is test_bench.py's HDFS
+sweep: one cluster for both since issue 38.)
 """
 
 from __future__ import annotations
@@ -106,43 +107,4 @@ def test_terasort_through_the_pfs_shim_over_glusterfs(hadoop_runtime: Path, glus
     assert fs["mode"] == "shim" and fs["class"] == "generic"
     output = next(d for d in fs["directories"] if d["role"] == "output")
     assert output["status"] == "striping not applicable" and output["requested"]["count"] == 2
-    assert processes_of(run_dir) == []
-
-
-@pytest.mark.own_cluster("filesystem.mode hdfs")
-def test_testdfsio_on_hdfs_with_its_directories_in_the_cluster_directory(hadoop_runtime: Path, pfs_root: Path,
-                                                                         tmp_path: Path) -> None:
-    data = "-Dtest.build.data=/benchmarks/TestDFSIO"  # generic options first: parsing stops at -write
-    dfsio = ["-nrFiles", "2", "-size", "8MB"]
-    job = write_job(tmp_path, {
-        "name": "dfsio-hdfs",
-        "filesystem": {"root": str(pfs_root), "mode": "hdfs"},
-        "hadoop": SMALL,
-        "steps": [
-            {"jar": "${tests_jar}", "class": "org.apache.hadoop.fs.TestDFSIO",
-             "args": [data, "-write", *dfsio, "-resFile", "${run_dir}/dfsio-write.txt"]},
-            {"jar": "${tests_jar}", "class": "org.apache.hadoop.fs.TestDFSIO",
-             "args": [data, "-read", *dfsio, "-resFile", "${run_dir}/dfsio-read.txt"]},
-        ]})
-    result = hpc_hadoop("submit", str(job))
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    run_dir = only_run_dir(pfs_root)
-    report = run_report(run_dir)
-    assert [s["state"] for s in report["steps"]] == ["succeeded"] * 2
-    for kind in ("write", "read"):
-        text = (run_dir / f"dfsio-{kind}.txt").read_text()
-        assert f"TestDFSIO ----- : {kind}" in text and "Number of files: 2" in text
-        assert "Total MBytes processed: 16" in text and float(text.split("Throughput mb/sec:")[1].split()[0]) > 0
-    assert "hdfs://127.0.0.1:" in (run_dir / "conf" / "core-site.xml").read_text()
-    logs = run_dir / "logs" / "localhost"
-    assert "has been successfully formatted" in (logs / "namenode-format.out").read_text() + \
-        (logs / "namenode-format.log").read_text()
-    assert (run_dir / "hdfs" / "name" / "current" / "VERSION").is_file()
-    # The 2 × 8 MB TestDFSIO files are blocks in the DataNode directory inside the cluster directory.
-    blocks = [p for p in (run_dir / "hdfs" / "data" / "localhost").rglob("blk_*") if not p.name.endswith(".meta")]
-    assert sum(p.stat().st_size for p in blocks) >= 16 << 20
-    assert {(logs / f"{d}.log").stat().st_size > 0 for d in ("namenode", "datanode")} == {True}
-    assert report["filesystem"]["mode"] == "hdfs"
-    # The job history lives on HDFS while the cluster runs; teardown copies it out as files (two jobs).
-    assert len(list((run_dir / "history").rglob("job_*.jhist"))) == 2, (logs.parent / "history-copy.out")
     assert processes_of(run_dir) == []
