@@ -283,7 +283,7 @@ def _ports(spec: JobSpec) -> Check:
 
 def _batch_systems() -> Check:
     """The batch systems installed here, each with the command it would be asked through: PBS with the ``qstat``
-    and flavor ``submit`` would use (:meth:`launcher.schedulers.pbs.PbsScheduler.detect_dialect`; where Grid Engine's
+    and flavor ``submit`` would use (:meth:`launcher.schedulers.pbs.PbsScheduler.flavor`; where Grid Engine's
     ``qstat`` comes first on ``PATH``, said, or a warning when no PBS ``qstat`` is found), Grid Engine with its
     ``qstat``: each registered backend's :meth:`~launcher.schedulers.base.Scheduler.doctor_finds`, in order."""
     from launcher.schedulers import SCHEDULERS

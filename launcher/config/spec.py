@@ -432,14 +432,23 @@ class BatchSpec(_Model):
         return _one_line(value)
 
 
-#: The PBS commands a job runs inside its allocation (``pbs.commands``).
-PBS_JOB_COMMANDS = ("qstat", "qdel", "pbsdsh", "pbs_tmrsh")
+# PBS's facts that its section of the job file (``pbs:``) is validated against. They are the PBS backend's
+# (launcher/schedulers/pbs.py), which takes them from here, their one place: the job file's model sits below the
+# schedulers (the layers contract of pyproject.toml), so it cannot take them from the backend.
+
+#: A PBS flavor (``pbs.flavor``): Torque, or PBS Pro/OpenPBS.
+PbsFlavor = Literal["torque", "pbspro"]
+#: Each PBS flavor's fan-out launcher (:mod:`launcher.fanout.pbsdsh`).
+PBS_FANOUTS: dict[PbsFlavor, str] = {"torque": "pbsdsh", "pbspro": "pbs_tmrsh"}
+#: The PBS commands a job runs inside its allocation (``pbs.commands``): ``qstat`` (the allocation's walltime),
+#: ``qdel`` and the fan-out launchers (:data:`PBS_FANOUTS`; a job runs its flavor's).
+PBS_JOB_COMMANDS = ("qstat", "qdel", *PBS_FANOUTS.values())
 
 
 class PbsSpec(_Model):
     """PBS settings (`scheduler: pbs`)."""
 
-    flavor: Literal["torque", "pbspro"] | None = Field(
+    flavor: PbsFlavor | None = Field(
         None, description="PBS dialect: `torque` (`-l nodes=N:ppn=M`, `pbsdsh`) or `pbspro` (PBS Pro/OpenPBS: "
         "`-l select=N:ncpus=M`, `pbs_tmrsh`); default: detected from `qstat --version`.")
     commands: dict[str, str] = Field(

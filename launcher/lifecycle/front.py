@@ -38,7 +38,7 @@ from launcher.plan.cluster_plan import ClusterPlan, new_cluster_id
 from launcher.runtime.hadoop import discover
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.allocation import Allocation
-from launcher.schedulers.base import BatchScheduler, MissingCommand, Scheduler
+from launcher.schedulers.base import BatchScheduler, MissingCommand, Scheduler, Settled
 from launcher.schedulers.inside import take_allocation
 from launcher.steps.commands import ResolvedStep
 
@@ -55,7 +55,7 @@ class Seen(str, Enum):
 
 
 class Settle(str, Enum):
-    """How a command settles what the batch system decides (:meth:`Scheduler.settle`: PBS's ``pbs.flavor``)."""
+    """How a command settles what the batch system decides (:meth:`Scheduler.settle`: PBS's flavor and commands)."""
 
     #: Not at all: ``job.yaml`` was settled at submission, or the command needs no dialect.
     NO = "no"
@@ -113,6 +113,8 @@ class Front:
         taken: the line saying what was taken from the allocation (``allocation: Slurm job 123, ...``; on the
             local backend ``allocation: this machine ...``), ``None`` on a row that takes nothing.
         submitted: the plan's cluster directory is one ``submit``/``start`` made (``run --run-dir``), not a new one.
+        settled: what the batch system decided (:meth:`Scheduler.settle`), already written into ``spec``; ``submit``
+            and ``start`` keep it in ``submit.json``. ``None`` on a row that does not settle.
     """
 
     command: str
@@ -123,6 +125,7 @@ class Front:
     steps: list[ResolvedStep]
     taken: str | None
     submitted: bool
+    settled: Settled | None = None
 
 
 def front_door(command: str, spec: JobSpec, job_file: Path | str = "job file", *, overwrite: bool = False,
@@ -155,7 +158,7 @@ def front_door(command: str, spec: JobSpec, job_file: Path | str = "job file", *
     """
     entrance = ENTRANCES[command]
     scheduler = get_scheduler(spec.scheduler)
-    spec, allocation = _settled(entrance, scheduler, spec, notes)
+    spec, allocation, settled = _settled(entrance, scheduler, spec, notes)
     if nodes is not None and len(allocation.nodes) > nodes:
         allocation = dataclasses.replace(allocation, nodes=allocation.nodes[:nodes])
     line = None
@@ -172,16 +175,19 @@ def front_door(command: str, spec: JobSpec, job_file: Path | str = "job file", *
         run_dir = cluster_plan.cluster_dir(spec.filesystem.root, new_cluster_id(spec.name))
     plan, steps = prepare(spec, allocation, overwrite=overwrite, job_file=str(job_file), runtime=runtime,
                           run_dir=run_dir, probe=not entrance.new_dir)
-    return Front(command, scheduler, spec, allocation, plan, steps, line, submitted)
+    return Front(command, scheduler, spec, allocation, plan, steps, line, submitted, settled)
 
 
 def _settled(entrance: Entrance, scheduler: Scheduler, spec: JobSpec,
-             notes: list[str] | None) -> tuple[JobSpec, Allocation]:
-    """``spec`` settled as ``entrance`` says, the batch system's check, and the allocation it plans on."""
+             notes: list[str] | None) -> tuple[JobSpec, Allocation, Settled | None]:
+    """``spec`` settled as ``entrance`` says (what was settled written in), the batch system's check, the allocation
+    it plans on, and the record of what was settled (``None`` when the row does not settle)."""
+    settled = None
     if entrance.settle is not Settle.NO:
-        spec = scheduler.settle(spec, preview=entrance.settle is Settle.PREVIEW, notes=notes)
+        settled = scheduler.settle(spec, preview=entrance.settle is Settle.PREVIEW, notes=notes)
+        spec = settled.into(spec)
     if not isinstance(scheduler, BatchScheduler):
-        return spec, scheduler.allocation(spec)
+        return spec, scheduler.allocation(spec), settled
     if entrance.check is not None:
         try:
             scheduler.check(spec)
@@ -189,8 +195,8 @@ def _settled(entrance: Entrance, scheduler: Scheduler, spec: JobSpec,
             if entrance.check != "installed":
                 raise
     if entrance.seen is Seen.STAND_IN:
-        return spec, scheduler.preview_allocation(spec)
-    return spec, scheduler.allocation(spec)
+        return spec, scheduler.preview_allocation(spec), settled
+    return spec, scheduler.allocation(spec), settled
 
 
 __all__ = ["ENTRANCES", "Entrance", "Front", "Seen", "Settle", "front_door"]

@@ -14,9 +14,10 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import jinja2
+from pydantic import SerializeAsAny
 from rich.console import Console
 
 from launcher import __version__
@@ -27,7 +28,7 @@ from launcher.render.config import environment
 from launcher.runtime.hadoop import HadoopRuntime
 from launcher.schedulers import get_scheduler
 from launcher.schedulers.allocation import JobState
-from launcher.schedulers.base import BatchScheduler
+from launcher.schedulers.base import BatchScheduler, JobAnswer, NoAnswer, Settled, state_of
 from launcher.util.errors import HpcHadoopError
 from launcher.util.files import create_private
 from launcher.util.records import Record
@@ -168,14 +169,28 @@ def make_cluster_dir(front: Front, job_file: Path, *, command: str = "submit") -
 
 class SubmitRecord(Record):
     """``submit.json`` in the cluster directory: what was submitted (``scheduler``, ``job_id``, ``job_file``,
-    ``hold``: by ``start``) and when (``submitted``, epoch seconds). Schema policy:
-    :class:`launcher.util.records.Record`."""
+    ``hold``: by ``start``), when (``submitted``, epoch seconds) and what the batch system decided then
+    (``settled``: the backend's record, :attr:`launcher.schedulers.base.Scheduler.settled_type`, PBS's flavor and
+    commands: :class:`launcher.schedulers.pbs.PbsSettled`; read back as a plain
+    :class:`~launcher.schedulers.base.Settled` holding its fields, for the backend's
+    :meth:`~launcher.schedulers.base.Scheduler.recall`). ``settled`` is ``None`` in a ``submit.json`` of the
+    release before, whose ``job.yaml`` holds what was settled
+    (:meth:`launcher.schedulers.base.Settled.from_job_file`). Schema policy: :class:`launcher.util.records.Record`."""
 
     scheduler: str
     job_id: str
     submitted: float
     job_file: str
     hold: bool = False
+    settled: SerializeAsAny[Settled] | None = None
+
+    def dump(self) -> dict[str, Any]:
+        """:meth:`Record.dump`, without ``settled`` when it is ``None`` (a ``submit.json`` of the release before is
+        written back as it was)."""
+        data = super().dump()
+        if data.get("settled") is None:
+            data.pop("settled", None)
+        return data
 
 
 def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, console: Console,
@@ -183,7 +198,8 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
     """Submit ``spec`` to its batch system; with ``wait``, follow it to its end.
 
     The front half is ``submit``'s (or ``start``'s) entrance of :func:`launcher.lifecycle.front.front_door`: what
-    the batch system decides is settled and written into ``job.yaml`` (PBS: ``pbs.flavor``), and everything
+    the batch system decides is settled and written into ``job.yaml`` (PBS: ``pbs.flavor``, ``pbs.commands``) and
+    ``submit.json`` (:class:`SubmitRecord`'s ``settled``), and everything
     checkable is checked before submission (Java, Hadoop, jars, outputs), with a preview plan.
     If the batch system refuses the job, the just-made cluster directory is removed, with the parents made for it
     (:func:`remove_cluster_dir`), and its message passed on: nothing is left queued, nothing is left on the
@@ -218,7 +234,7 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
         remove_cluster_dir(run_dir, made)
         raise
     SubmitRecord(scheduler=spec.scheduler, job_id=job_id, submitted=time.time(), job_file=str(job_file),
-                 hold=hold).write(run_dir / "submit.json", indent=None)
+                 hold=hold, settled=front.settled).write(run_dir / "submit.json", indent=None)
     try:
         register(run_dir.name, run_dir, spec.scheduler, job_id, interactive=hold, required=True)
     except HpcHadoopError:  # never a job queued that `list` and `stop` do not know
@@ -261,30 +277,30 @@ def follow(scheduler: BatchScheduler, job_id: str, run_dir: Path, log: Path, con
         data = RunReport.read_or_none(report)
         return data if data is not None and data.state.terminal else None
 
-    def show(state: JobState) -> None:
+    def show(state: JobAnswer) -> None:
         nonlocal offset
-        if state is JobState.NO_ANSWER:
+        if isinstance(state, NoAnswer):
             if not silent_since:
                 silent_since.append(clock())
                 console.print(f"job {job_id}: unknown: batch system not answering since {time.strftime('%H:%M:%S')} "
-                              f"({scheduler.no_answer}); waiting", soft_wrap=True)
+                              f"({state}); waiting", soft_wrap=True)
         elif silent_since:
             silent_since.clear()
             console.print(f"job {job_id}: the batch system answers again")
-        if state not in (JobState.UNKNOWN, JobState.NO_ANSWER) and (not shown or state != shown[-1]):
+        if isinstance(state, JobState) and state is not JobState.UNKNOWN and (not shown or state != shown[-1]):
             final = final_report() if state.terminal else None  # the run's own word for its end, as `list`'s
             console.print(f"job {job_id}: {final.state if final is not None else state.value}")
             shown.append(state)
         offset = copy_new_output(log, offset)
 
-    def ended(state: JobState) -> bool:
-        if state is not JobState.NO_ANSWER:
+    def ended(state: JobAnswer) -> bool:
+        if not isinstance(state, NoAnswer):
             return state.terminal
         return bool(final_report()) or (patience is not None and clock() - silent_since[0] > patience)
 
-    polled = scheduler.wait(job_id, until=ended, each=show, tolerate=5)
+    polled = state_of(scheduler.wait(job_id, until=ended, each=show, tolerate=5).value)
     silent_s = clock() - silent_since[0] if silent_since else 0.0
-    return _exit_code(job_id, polled.value, shown[-1] if shown else polled.value, run_dir, silent_s, console)
+    return _exit_code(job_id, polled, shown[-1] if shown else polled, run_dir, silent_s, console)
 
 
 def _exit_code(job_id: str, polled: JobState, last: JobState, run_dir: Path, silent_s: float,

@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, Union
 
 from launcher.config.spec import JobSpec
 from launcher.schedulers.allocation import Allocation, JobState, Node
-from launcher.util.errors import CommandError, UserError
+from launcher.util.errors import CommandError, UserError, command_failure
 from launcher.util.network import bind_address, node_address
 from launcher.util.polling import Polled, poll
+from launcher.util.records import Record
 
 #: The largest share of the walltime the teardown lead may take (10%): a short job keeps 90% of its time.
 TEARDOWN_LEAD_FRACTION = 0.1
@@ -116,11 +116,80 @@ def whole_node_cores(granted: int, spec: JobSpec) -> int:
     return granted
 
 
-class NoAnswer(CommandError):
-    """A batch system's status or cancel command gave no answer about the job: it could not connect (``Unable to
-    contact slurm controller``, ``cannot connect to server``, Grid Engine's ``commlib error``), timed out, exited
-    with an error that does not say the job is unknown, or is another batch system's command (Grid Engine's
-    ``qstat`` answering a PBS query with its usage). Never an answer about the job."""
+@dataclass(frozen=True)
+class NoAnswer:
+    """What a batch system's status or cancel command returns when it gave no answer about the job
+    (:meth:`BatchScheduler.ask`, :meth:`BatchScheduler.state`, :meth:`BatchScheduler.cancel`): it could not connect
+    (``Unable to contact slurm controller``, ``cannot connect to server``, Grid Engine's ``commlib error``), timed
+    out, exited with an error that does not say the job is unknown, or is another batch system's command (Grid
+    Engine's ``qstat`` answering a PBS query with its usage). Never an answer about the job: the job's state is
+    unknown, never gone. A value, not an exception: ``str()`` says which command and what it printed.
+
+    Attributes:
+        argv: the command line asked (as the backend built it).
+        returncode: its exit code (-1: no answer within the timeout).
+        stdout, stderr: what it printed (for a timeout, ``stderr`` says so).
+    """
+
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str = ""
+    stderr: str = ""
+
+    def __str__(self) -> str:
+        """`` `ARGV` exited with CODE: TAIL`` (:func:`launcher.util.errors.command_failure`)."""
+        return command_failure(self.argv, self.returncode, self.stdout, self.stderr)
+
+
+#: What the batch system says of a job (:meth:`BatchScheduler.state`): its state, or that it gave no answer.
+JobAnswer = Union[JobState, NoAnswer]
+
+
+def state_of(answer: JobAnswer) -> JobState:
+    """The :class:`JobState` of ``answer``: itself, or ``JobState.NO_ANSWER`` for a :class:`NoAnswer` (the word
+    ``list``, ``status`` and the index keep)."""
+    return JobState.NO_ANSWER if isinstance(answer, NoAnswer) else answer
+
+
+S = TypeVar("S", bound="Settled")
+
+
+class Settled(Record):
+    """What a backend decides at submission (:meth:`Scheduler.settle`), as one typed record, for the two that need
+    it later: the job, which reads it from the submitted ``job.yaml`` (:meth:`into` writes it there, into the
+    backend's section of the job file), and ``list``, ``status``, ``stop`` and ``cancel`` of the submitted cluster,
+    which give it back to the backend (:meth:`Scheduler.recall`) from ``submit.json``
+    (:class:`launcher.lifecycle.submit.SubmitRecord`'s ``settled``). This base decides nothing (Slurm, Grid Engine,
+    the local backend); a backend that decides something declares its subclass (:attr:`Scheduler.settled_type`:
+    PBS's :class:`launcher.schedulers.pbs.PbsSettled`). Schema policy: :class:`launcher.util.records.Record`.
+    """
+
+    @classmethod
+    def decides(cls) -> bool:
+        """Whether this kind of record holds anything (a field besides ``schema``)."""
+        return bool(set(cls.model_fields) - {"schema_version"})
+
+    @classmethod
+    def from_record(cls: type[S], settled: Settled) -> S:
+        """``settled`` as this kind of record: itself, or read again from its JSON form (``submit.json`` is read as a
+        plain :class:`Settled`, the backend's fields kept as its unknown keys).
+
+        Raises:
+            pydantic.ValidationError: a field of this kind holds a value of the wrong type.
+        """
+        return settled if isinstance(settled, cls) else cls.model_validate(settled.model_dump(mode="json",
+                                                                                              by_alias=True))
+
+    @classmethod
+    def from_job_file(cls: type[S], submitted: Mapping[str, Any]) -> S | None:
+        """The record in a submitted ``job.yaml`` (read as a mapping), for a cluster directory written by the release
+        before, whose ``submit.json`` has no record: the backend's section of the job file was then the only place
+        of what the submission settled. ``None`` when it holds none (this base: always)."""
+        return None
+
+    def into(self, spec: JobSpec) -> JobSpec:
+        """``spec`` with this record written into it, as the submitted ``job.yaml`` holds it (this base: ``spec``)."""
+        return spec
 
 
 class MissingCommand(UserError):
@@ -163,7 +232,9 @@ class Scheduler(ABC):
     backend (:data:`launcher.schedulers.SCHEDULERS`) is here too, so that a new scheduler is its module (plus its
     batch template): whether this process runs inside one of its allocations (:attr:`job_environment`,
     :meth:`inside_allocation`: ``run`` and ``start`` without ``--scheduler``), its own section of the job file
-    (:attr:`settings_section`) and what ``doctor`` says of it on this machine (:meth:`doctor_finds`).
+    (:attr:`settings_section`), what it decides at submission and is given back later (:meth:`settle`,
+    :meth:`recall`: a record of :attr:`settled_type`) and what ``doctor`` says of it on this machine
+    (:meth:`doctor_finds`).
     """
 
     name: ClassVar[str]
@@ -174,6 +245,8 @@ class Scheduler(ABC):
     #: The job file's section of this backend's own settings (``pbs``: :class:`launcher.config.spec.PbsSpec`), if
     #: any; it is a field of :class:`launcher.config.spec.JobSpec` (the configuration layer sits below the schedulers).
     settings_section: ClassVar[str | None] = None
+    #: The record of what :meth:`settle` decides (PBS: :class:`launcher.schedulers.pbs.PbsSettled`).
+    settled_type: ClassVar[type[Settled]] = Settled
 
     @classmethod
     def inside_allocation(cls, environ: Mapping[str, str] | None = None) -> bool:
@@ -208,12 +281,30 @@ class Scheduler(ABC):
             UserError: not inside an allocation of this scheduler, or it is unusable.
         """
 
-    def settle(self, spec: JobSpec, *, preview: bool = False, notes: list[str] | None = None) -> JobSpec:
-        """``spec`` with what the scheduler decides at submission written in (default: nothing to decide).
+    def settle(self, spec: JobSpec, *, preview: bool = False, notes: list[str] | None = None) -> Settled:
+        """What the batch system decides at submission for ``spec`` (:attr:`settled_type`; this default: nothing),
+        remembered (:meth:`recall`); :meth:`Settled.into` writes it into ``spec``, so the submitted ``job.yaml`` says it
+        and nothing is decided again inside the job. Called by :func:`launcher.lifecycle.front.front_door` only.
 
-        See :meth:`BatchScheduler.settle`.
+        Args:
+            preview: for ``render`` and ``doctor``: what cannot be asked here (the batch system's command is not
+                installed) is assumed, with a line saying so (and how to choose) appended to ``notes``.
+
+        Raises:
+            MissingCommand: a command it asks is not installed (without ``preview``).
+            UserError: the batch system's answer decides nothing (PBS: ``qstat --version`` names no flavor).
         """
-        return spec
+        return Settled()
+
+    def recall(self, settled: Settled) -> None:
+        """Remember what a submission settled (``settled``, a record of :attr:`settled_type`, or a plain
+        :class:`Settled` holding its fields), so that the commands found then run, not whatever comes first on
+        ``PATH`` now (this default: read as :attr:`settled_type`, nothing to remember).
+
+        Raises:
+            pydantic.ValidationError: ``settled`` holds a field of :attr:`settled_type` of the wrong type.
+        """
+        self.settled_type.from_record(settled)
 
 
 #: A status query: the command's argv and the parser of its standard output (``None``: this query does not know
@@ -272,19 +363,6 @@ def allocation_nodes(names: Sequence[str], interface: str | None) -> tuple[Node,
     return tuple(Node(n, node_address(n)) for n in names)
 
 
-def _field(spec: Any, dotted: str) -> Any:
-    for part in dotted.split("."):
-        spec = getattr(spec, part)
-    return spec
-
-
-def _with_field(spec: Any, dotted: str, value: object) -> Any:
-    """A copy of the (pydantic) ``spec`` with the field at ``dotted`` (``pbs.flavor``) set to ``value``."""
-    head, _, rest = dotted.partition(".")
-    inner = _with_field(getattr(spec, head), rest, value) if rest else value
-    return spec.model_copy(update={head: inner})
-
-
 @dataclass(frozen=True)
 class BatchSystem:
     """A batch system's fixed facts, the data part of its :class:`BatchScheduler`.
@@ -319,26 +397,14 @@ class BatchScheduler(Scheduler):
     Subclasses provide the directives, the argument lists and the output parsers (no subprocess of their own);
     this class runs the commands (:func:`run_command`), polls (:meth:`wait`) and builds the :class:`Allocation`.
 
-    A batch system with several dialects (PBS: Torque, PBS Pro) sets :attr:`dialect_field` (the job file's field
-    that names it), :attr:`dialect_probe` (the command whose output tells it, parsed by :meth:`dialect_of`) and
-    :attr:`dialects`; the dialect known so far is :attr:`dialect`.
-
-    A batch system whose job does not run with the submitter's ``PATH`` (PBS starts the job through a login shell,
-    which resets it despite ``-V``) sets :attr:`commands_field` and :meth:`job_commands`: :meth:`settle` writes the
-    absolute path of each command the job runs into the submitted ``job.yaml``, and :meth:`program` gives it.
+    The commands come from the batch system's own installation where the backend knows it (:attr:`paths`,
+    :meth:`program`: PBS's found at submission, recalled from the submission's record, :meth:`Scheduler.recall`);
+    what they depend on is learnt before the first one runs (:meth:`prepare_commands`: the flavor of PBS, the one
+    batch system of several dialects, whose machinery is its own: :class:`launcher.schedulers.pbs.PbsScheduler`).
     """
 
     #: The batch system's fixed facts: script template, cancel command, job environment, one-to-one options.
     system: ClassVar[BatchSystem]
-    #: The job file's field naming the dialect (``pbs.flavor``); ``None``: one dialect only.
-    dialect_field: ClassVar[str | None] = None
-    #: The command whose output tells the installed dialect (``qstat --version``).
-    dialect_probe: ClassVar[tuple[str, ...]] = ()
-    #: The dialects (name → what users call it); a preview without :attr:`dialect_probe` installed assumes the first.
-    dialects: ClassVar[dict[str, str]] = {}
-    #: The job file's field holding the absolute paths of the commands the job runs (``pbs.commands``: name → path);
-    #: ``None``: they are looked up on ``PATH`` where they run.
-    commands_field: ClassVar[str | None] = None
     #: What a status or cancel command prints (standard output or error; regular expressions) when the batch system
     #: ANSWERED that it does not know the job; any other error exit is no answer (:class:`NoAnswer`).
     forgotten: ClassVar[tuple[str, ...]] = ()
@@ -346,12 +412,9 @@ class BatchScheduler(Scheduler):
     forgotten_exits: ClassVar[tuple[int, ...]] = ()
 
     def __init__(self) -> None:
-        #: The dialect once known (the job file's, or detected); ``None`` before.
-        self.dialect: str | None = None
-        #: Absolute paths of the batch system's commands, by name, once known (the job file's :attr:`commands_field`).
+        #: Absolute paths of the batch system's commands, by name, once known (PBS: the job file's ``pbs.commands``,
+        #: the submission's record, or its installation found beside PBS's ``qstat``).
         self.paths: dict[str, str] = {}
-        #: Why the last :meth:`state` was ``NO_ANSWER`` (the command and its message), ``None`` after an answer.
-        self.no_answer: NoAnswer | None = None
 
     # -- what a backend provides ----------------------------------------------------------------
     @abstractmethod
@@ -425,34 +488,22 @@ class BatchScheduler(Scheduler):
         """The error to report when the submit command failed with ``error`` (default: ``error`` itself)."""
         return error
 
-    def dialect_of(self, output: str) -> str:
-        """The dialect named by :attr:`dialect_probe`'s output (standard output and error): by default the first
-        of :attr:`dialects` whose name or user-facing name the output contains (case-insensitive); a backend whose
-        probe needs more (PBS: Torque and OpenPBS versions) overrides it.
-
-        Raises:
-            UserError: the output names none.
-        """
-        text = output.lower()
-        for name, shown in self.dialects.items():
-            if name.lower() in text or shown.lower() in text:
-                return name
-        raise UserError(f"cannot tell which {self.name} this is from `{' '.join(self.dialect_probe)}` "
-                        f"({output.strip()[:200]!r})", field=self.dialect_field,
-                        fix=f"set it: one of {', '.join(self.dialects)}")
-
     def fanout_for(self, spec: JobSpec) -> str:
         """The fan-out launcher of ``spec``'s allocation (default: :attr:`default_fanout`); runs nothing."""
         return self.default_fanout
 
-    def job_commands(self, spec: JobSpec) -> tuple[str, ...]:
-        """The batch system's commands that ``spec``'s job runs inside its allocation, whose absolute paths
-        :meth:`settle` writes into :attr:`commands_field` (default: none); runs nothing."""
-        return ()
+    def prepare_commands(self, spec: JobSpec | None = None) -> None:
+        """Learn what the batch system's commands depend on, before :meth:`state` or :meth:`allocation` runs the
+        first of them (default: nothing; PBS: its flavor, from ``spec`` or ``qstat --version``).
+
+        Raises:
+            MissingCommand: a command it asks is not installed.
+            UserError: the batch system's answer is unusable.
+        """
 
     def program(self, name: str) -> str:
-        """The command ``name`` to run: its absolute path from the job file (:attr:`commands_field`, remembered by
-        :meth:`known_dialect`), else ``name`` itself, looked up on ``PATH``."""
+        """The command ``name`` to run: its absolute path when known (:attr:`paths`), else ``name`` itself, looked
+        up on ``PATH``."""
         return self.paths.get(name, name)
 
     def installed(self, argv: list[str]) -> list[str]:
@@ -461,31 +512,7 @@ class BatchScheduler(Scheduler):
         was given to Grid Engine's ``qsub``, first on ``PATH``)."""
         return [self.program(argv[0]), *argv[1:]] if argv else argv
 
-    # -- dialect --------------------------------------------------------------------------------
-    def known_dialect(self, spec: JobSpec | None = None) -> str | None:
-        """The dialect without running anything: ``spec``'s :attr:`dialect_field` when set (remembered), else the
-        one known before (``None`` when none is). ``spec``'s :attr:`commands_field` paths are remembered too."""
-        if spec is not None and self.dialect_field is not None and _field(spec, self.dialect_field):
-            self.dialect = _field(spec, self.dialect_field)
-        if spec is not None and self.commands_field is not None:
-            self.paths.update(_field(spec, self.commands_field) or {})
-        return self.dialect
-
-    def recall(self, submitted: Mapping[str, Any]) -> None:
-        """Remember what the submission settled, from the submitted ``job.yaml`` read as a mapping (``submitted``):
-        :attr:`dialect_field` and :attr:`commands_field` (PBS: ``pbs.flavor``, ``pbs.commands``), so that ``list``,
-        ``status`` and ``stop`` run the commands found at submission, not whatever comes first on ``PATH`` now."""
-        def dotted(name: str | None) -> Any:
-            value: Any = submitted
-            for part in (name or "").split("."):
-                value = value.get(part) if isinstance(value, Mapping) else None
-            return value
-
-        if self.dialect_field and isinstance(dotted(self.dialect_field), str):
-            self.dialect = dotted(self.dialect_field)
-        if self.commands_field and isinstance(dotted(self.commands_field), Mapping):
-            self.paths.update({str(k): str(v) for k, v in dotted(self.commands_field).items()})
-
+    # -- asking the batch system -------------------------------------------------------------
     def ask(self, argv: list[str]) -> subprocess.CompletedProcess[str] | NoAnswer:
         """Run a status or cancel command: its result when it exited 0 or its error exit is the batch system's answer
         that it does not know the job (:attr:`forgotten`, :attr:`forgotten_exits`); else (no answer within 60 s, any
@@ -497,70 +524,12 @@ class BatchScheduler(Scheduler):
         try:
             proc = run_command(self.installed(argv), check=False)
         except CommandError as exc:  # no answer within the timeout
-            return NoAnswer(argv, exc.returncode, exc.stdout, exc.stderr)
+            return NoAnswer(tuple(argv), exc.returncode, exc.stdout, exc.stderr)
         text = proc.stdout + proc.stderr
         if proc.returncode == 0 or proc.returncode in self.forgotten_exits or \
                 any(re.search(pattern, text) for pattern in self.forgotten):
             return proc
-        return NoAnswer(argv, proc.returncode, proc.stdout, proc.stderr)
-
-    def detect_dialect(self, spec: JobSpec | None = None) -> str | None:
-        """The dialect: :meth:`known_dialect`, else what :attr:`dialect_probe` says (run once, remembered);
-        ``None`` for a batch system of one dialect.
-
-        Raises:
-            MissingCommand: the probe command is not installed.
-            UserError: its output names no dialect.
-        """
-        if self.dialect_field is None or self.known_dialect(spec) is not None:
-            return self.dialect
-        proc = run_command(list(self.dialect_probe), check=False)
-        self.dialect = self.dialect_of(proc.stdout + proc.stderr)
-        return self.dialect
-
-    def settle(self, spec: JobSpec, *, preview: bool = False, notes: list[str] | None = None) -> JobSpec:
-        """``spec`` with what the batch system decides at submission written in, so the submitted ``job.yaml`` says it
-        and nothing is detected again inside the job: the dialect (:meth:`detect_dialect`) in :attr:`dialect_field`,
-        and the absolute paths of :meth:`job_commands` in :attr:`commands_field` (:meth:`command_paths`).
-
-        Args:
-            preview: for ``render`` and ``doctor``: where the probe command is not installed, assume the first of
-                :attr:`dialects` and append a line saying so (and how to choose) to ``notes``.
-
-        Raises:
-            MissingCommand: the probe command is not installed (without ``preview``).
-            UserError: its output names no dialect.
-        """
-        if self.dialect_field is not None:
-            try:
-                dialect = self.detect_dialect(spec)
-            except MissingCommand:
-                if not preview:
-                    raise
-                dialect = self.dialect = next(iter(self.dialects))
-                if notes is not None:
-                    notes.append(f"`{self.dialect_probe[0]}` is not installed here: the batch script is for "
-                                 f"{self.dialects[dialect]} ({self.dialect_field}: {dialect}); set "
-                                 f"{self.dialect_field} ({' or '.join(self.dialects)}) in the job file or with --set "
-                                 "to choose")
-            spec = _with_field(spec, self.dialect_field, dialect)
-        if self.commands_field is not None:
-            spec = _with_field(spec, self.commands_field, self.command_paths(spec))
-            self.known_dialect(spec)
-        return spec
-
-    def command_paths(self, spec: JobSpec) -> dict[str, str]:
-        """The absolute path of each of :meth:`job_commands`: the one the job file gives (:attr:`commands_field`),
-        else the one of the installation the flavour check found (:attr:`paths`), else the one found on this
-        process's ``PATH`` (made absolute, symbolic links kept: a PBS command may be a
-        link whose name chooses what it does); a command found nowhere is left out (the job then looks it up on its
-        own ``PATH``). Runs nothing."""
-        given: dict[str, str] = dict(_field(spec, self.commands_field) or {}) if self.commands_field else {}
-        for name in self.job_commands(spec):
-            found = given.get(name) or self.paths.get(name) or shutil.which(name)  # the installation found first
-            if found:
-                given[name] = os.path.abspath(found)
-        return given
+        return NoAnswer(tuple(argv), proc.returncode, proc.stdout, proc.stderr)
 
     # -- what this class runs -------------------------------------------------------------------
     def preview_allocation(self, spec: JobSpec) -> Allocation:
@@ -608,37 +577,34 @@ class BatchScheduler(Scheduler):
             raise refusal from None
         return self.parse_job_id(proc.stdout)
 
-    def state(self, job_id: str) -> JobState:
+    def state(self, job_id: str) -> JobAnswer:
         """The job's current state: the first of :meth:`status_queries` that knows the job; ``UNKNOWN`` when every
-        one ANSWERED that it does not know it (exit 0 without the job, or an error that says so:
-        :meth:`ask`); ``NO_ANSWER`` as soon as one gives no answer (cannot connect, no answer within
-        60 s, any other error exit), with :attr:`no_answer` saying which command and what it printed.
+        one ANSWERED that it does not know it (exit 0 without the job, or an error that says so: :meth:`ask`); the
+        :class:`NoAnswer` of the first one that gives no answer (cannot connect, no answer within 60 s, any other
+        error exit: which command and what it printed), never ``UNKNOWN`` then.
 
         Raises:
-            MissingCommand: a query's command (or the dialect probe) is not installed.
+            MissingCommand: a query's command (or one :meth:`prepare_commands` asks) is not installed.
         """
-        self.detect_dialect()
+        self.prepare_commands()
         for argv, parse in self.status_queries(job_id):
             proc = self.ask(argv)
             if isinstance(proc, NoAnswer):
-                self.no_answer = proc
-                return JobState.NO_ANSWER
+                return proc
             answer = parse(proc.stdout) if proc.returncode == 0 else None
             if answer is not None:
-                self.no_answer = None
                 return answer
-        self.no_answer = None
         return JobState.UNKNOWN
 
-    def wait(self, job_id: str, *, until: Callable[[JobState], bool] | None = None,
-             each: Callable[[JobState], None] | None = None, timeout: float | None = None, tolerate: int = 3,
+    def wait(self, job_id: str, *, until: Callable[[JobAnswer], bool] | None = None,
+             each: Callable[[JobAnswer], None] | None = None, timeout: float | None = None, tolerate: int = 3,
              clock: Callable[[], float] | None = None, sleep: Callable[[float], None] | None = None
-             ) -> Polled[JobState]:
+             ) -> Polled[JobAnswer]:
         """Poll ``job_id``'s :meth:`state` until ``until(state)`` (default: a terminal state), on
         :func:`launcher.util.polling.poll`: 0.5 s between polls, backing off (×1.5, at most 5 s) while the job is
         pending or the batch system does not answer; ``UNKNOWN`` and a :class:`CommandError` count as failed polls,
-        ``tolerate`` of them in a row are tolerated. ``NO_ANSWER`` is never a failed poll: ``until`` decides how long
-        it is waited through.
+        ``tolerate`` of them in a row are tolerated. A :class:`NoAnswer` is never a failed poll (nor a change from the
+        one before, whatever it printed): ``until`` decides how long it is waited through.
 
         Args:
             each: called with every state polled (before the next sleep).
@@ -652,23 +618,23 @@ class BatchScheduler(Scheduler):
             MissingCommand: a query's command is not installed.
             CommandError: more than ``tolerate`` polls in a row had no answer.
         """
-        def probe() -> JobState:
+        def probe() -> JobAnswer:
             state = self.state(job_id)
             if each is not None:
                 each(state)
             return state
 
-        return poll(probe, done=until or (lambda state: state.terminal), failed=lambda s: s is JobState.UNKNOWN,
-                    errors=(CommandError,), tolerate=tolerate,
-                    backoff_while=lambda s: s in (JobState.PENDING, JobState.NO_ANSWER),
+        return poll(probe, done=until or (lambda state: state_of(state).terminal),
+                    failed=lambda s: s is JobState.UNKNOWN, errors=(CommandError,), tolerate=tolerate,
+                    key=state_of, backoff_while=lambda s: state_of(s) in (JobState.PENDING, JobState.NO_ANSWER),
                     timeout=timeout, clock=clock, sleep=sleep)
 
     def confirmed_state(self, job_id: str, *, tolerate: int = 2, clock: Callable[[], float] | None = None,
-                        sleep: Callable[[float], None] | None = None) -> JobState:
+                        sleep: Callable[[float], None] | None = None) -> JobAnswer:
         """The job's :meth:`state`, asked again (0.5 s apart, at most ``tolerate`` more times) while the batch system
         does not know the job: one empty answer (a busy or restarting server, a query that shows only some jobs)
-        never makes a job ended. ``UNKNOWN`` only when every answer was; ``NO_ANSWER`` at once when the batch
-        system does not answer (:attr:`no_answer` says why).
+        never makes a job ended. ``UNKNOWN`` only when every answer was; the :class:`NoAnswer` at once when the
+        batch system does not answer.
 
         Raises:
             MissingCommand: a query's command is not installed.
@@ -690,7 +656,7 @@ class BatchScheduler(Scheduler):
         return proc if isinstance(proc, NoAnswer) else None
 
     def allocation(self, spec: JobSpec) -> Allocation:
-        """The allocation this process runs in: :meth:`job_in` the environment, the dialect, then
+        """The allocation this process runs in: :meth:`job_in` the environment, :meth:`prepare_commands`, then
         :meth:`allocation_commands` run and parsed (:meth:`parse_allocation`); node addresses from
         :func:`allocation_nodes`, memory from :func:`granted_memory`.
 
@@ -702,7 +668,7 @@ class BatchScheduler(Scheduler):
         """
         env = os.environ
         job_id = self.job_in(env)
-        self.detect_dialect(spec)
+        self.prepare_commands(spec)
         outputs = {name: run_command(self.installed(command.argv), check=command.required).stdout
                    for name, command in self.allocation_commands(job_id, env).items()}
         granted = self.parse_allocation(spec, job_id, env, outputs)

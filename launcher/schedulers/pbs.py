@@ -1,9 +1,9 @@
-"""PBS, in two dialects: Torque and PBS Pro/OpenPBS (``pbs.flavor``, else detected from ``qstat --version``,
-which :class:`launcher.schedulers.base.BatchScheduler` runs; ``render`` where ``qstat`` is not installed assumes
-PBS Pro and says so).
+"""PBS, in two flavors: Torque and PBS Pro/OpenPBS (``pbs.flavor``, else detected from ``qstat --version``;
+``render`` where ``qstat`` is not installed assumes PBS Pro and says so): :meth:`PbsScheduler.flavor`, the one
+way to ask which.
 
 ``qsub`` to submit, ``qstat -f`` to poll, ``qdel`` to cancel. ``qstat -f ID`` shows a queued or running job on
-both dialects; PBS Pro forgets a finished job unless the server keeps job history (``job_history_enable``, off by
+both flavors; PBS Pro forgets a finished job unless the server keeps job history (``job_history_enable``, off by
 default: then ``qstat -x -f ID`` exits 0, prints nothing on standard output and ``qstat: PBS is not configured to
 maintain job history ID`` on standard error, even for a running job), so ``-x`` is only asked for a job ``-f`` no
 longer shows (on Torque ``-x`` means XML). A finished job's exit status is ``Exit_status`` on PBS Pro, ``exit_status``
@@ -13,9 +13,15 @@ warning before the walltime ends, so the runner begins teardown ``batch.signal_l
 deadline computed here; SIGTERM (Torque sends it, then SIGKILL after ``kill_delay``) is trapped too.
 Daemons start through ``pbsdsh -h HOST`` (Torque) or ``pbs_tmrsh HOST`` (PBS Pro), see
 :mod:`launcher.fanout.pbsdsh`. Both MoMs start the job through a login shell, which resets ``PATH`` despite ``-V``:
-what was found at submission (the flavor, the absolute paths of ``qstat``, ``qdel`` and the fan-out launcher) is
-written into the submitted ``job.yaml`` (``pbs.flavor``, ``pbs.commands``) and nothing is looked up again inside
-the job.
+what was found at submission (the flavor, the absolute paths of ``qstat``, ``qdel`` and the fan-out launcher: a
+:class:`PbsSettled`) is written into the submitted ``job.yaml`` (``pbs.flavor``, ``pbs.commands``) and nothing is
+looked up again inside the job; the same record in ``submit.json`` gives ``list``, ``status`` and ``stop`` the
+commands found at submission.
+
+The ``pbs:`` section's model (:class:`launcher.config.spec.PbsSpec`) and the facts it is validated against (the
+flavors, their fan-out launchers, the commands a job runs: :data:`launcher.config.spec.PBS_FANOUTS`,
+:data:`~launcher.config.spec.PBS_JOB_COMMANDS`) are this backend's, kept in the job file's model, below the
+schedulers; this module takes them from there.
 """
 
 from __future__ import annotations
@@ -27,8 +33,11 @@ import time
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from launcher.config.spec import JobSpec
+from pydantic import Field, ValidationError
+
+from launcher.config.spec import PBS_FANOUTS, PBS_JOB_COMMANDS, JobSpec, PbsFlavor, PbsSpec
 from launcher.schedulers import base
 from launcher.schedulers.allocation import Allocation, JobState, state_table
 from launcher.schedulers.base import (
@@ -37,6 +46,7 @@ from launcher.schedulers.base import (
     Command,
     Granted,
     MissingCommand,
+    Settled,
     StatusQuery,
     whole_node_cores,
 )
@@ -51,13 +61,13 @@ EXIT_STATUS = ("Exit_status", "exit_status")
 #: The exit status the MoM records for a job it ended at its walltime: Torque's ``JOB_EXEC_OVERLIMIT_WT`` (-11,
 #: ``src/include/pbs_job.h``), OpenPBS's ``JOB_EXEC_KILL_WALLTIME`` (-29, ``src/include/job.h``).
 WALLTIME_EXITS = (-11, -29)
-#: The exit status of a job whose script was killed by SIGTERM or SIGKILL (256 + signal, both dialects): ``qdel`` of a
+#: The exit status of a job whose script was killed by SIGTERM or SIGKILL (256 + signal, both flavors): ``qdel`` of a
 #: running job (the MoM's limits have codes of their own, :data:`WALLTIME_EXITS`).
 KILLED_EXITS = (256 + 15, 256 + 9)
-#: The fan-out launcher of each dialect.
-FANOUTS = {"torque": "pbsdsh", "pbspro": "pbs_tmrsh"}
-#: The dialect assumed when none is known (``render`` where ``qstat`` is not installed).
-PREVIEW_FLAVOR = "pbspro"
+#: The flavor assumed when none is known (the builders; ``render`` where ``qstat`` is not installed).
+PREVIEW_FLAVOR: PbsFlavor = "pbspro"
+#: What users call each flavor (``doctor``'s line, ``render``'s note), the assumed one first.
+SHOWN: dict[PbsFlavor, str] = {PREVIEW_FLAVOR: "PBS Pro/OpenPBS", "torque": "Torque"}
 #: What Torque's server answers when root submits (it refuses root unless ``acl_roots`` allows it).
 ROOT_REFUSALS = ("Bad UID for job execution", "root is not allowed", "can not be run as root", "cannot be run as root")
 
@@ -131,7 +141,7 @@ def parse_nodefile(text: str) -> list[str]:
     return hosts
 
 
-def flavor_of(version_output: str) -> str:
+def _flavor_of(version_output: str) -> PbsFlavor:
     """``torque`` or ``pbspro`` from ``qstat --version`` (PBS Pro/OpenPBS: ``pbs_version = 19.1.3``;
     Torque: ``Version: 6.1.3``).
 
@@ -150,6 +160,45 @@ def flavor_of(version_output: str) -> str:
                     fix="set pbs.flavor: torque or pbspro")
 
 
+class PbsSettled(Settled):
+    """What a PBS submission settles (:meth:`PbsScheduler.settle`): the flavor and the absolute paths of the PBS
+    commands the job runs inside its allocation (both MoMs start the job through a login shell, which resets ``PATH``
+    despite ``-V``). Written into the submitted ``job.yaml`` as ``pbs.flavor`` and ``pbs.commands`` (:meth:`into`)
+    and into ``submit.json``, from which ``list``, ``status`` and ``stop`` recall them (:meth:`PbsScheduler.recall`).
+
+    Attributes:
+        flavor: ``torque`` or ``pbspro``; ``None`` in a record of a job file that names none.
+        commands: command name (:data:`launcher.config.spec.PBS_JOB_COMMANDS`) → its absolute path; a command found
+            nowhere at submission is left out.
+    """
+
+    flavor: PbsFlavor | None = None
+    commands: dict[str, str] = Field(default_factory=dict)
+
+    @classmethod
+    def of_section(cls, section: PbsSpec) -> PbsSettled:
+        """The record in the job file's ``pbs:`` section (``spec.pbs``): its ``flavor`` and ``commands``."""
+        return cls(flavor=section.flavor, commands=dict(section.commands))
+
+    @classmethod
+    def from_job_file(cls, submitted: Mapping[str, Any]) -> PbsSettled | None:
+        """The record in a submitted ``job.yaml`` of the release before (read as a mapping): its ``pbs:`` section,
+        validated as the job file's (:class:`launcher.config.spec.PbsSpec`); ``None`` when it has none or an invalid
+        one."""
+        section = submitted.get("pbs")
+        if not isinstance(section, Mapping):
+            return None
+        try:
+            return cls.of_section(PbsSpec.model_validate(dict(section)))
+        except ValidationError:
+            return None
+
+    def into(self, spec: JobSpec) -> JobSpec:
+        """``spec`` with ``pbs.flavor`` and ``pbs.commands`` this record's."""
+        pbs = spec.pbs.model_copy(update={"flavor": self.flavor, "commands": dict(self.commands)})
+        return spec.model_copy(update={"pbs": pbs})
+
+
 class PbsScheduler(BatchScheduler):
     """PBS backend (Torque and PBS Pro); tested through stand-in commands, as no PBS server installs here."""
 
@@ -162,16 +211,18 @@ class PbsScheduler(BatchScheduler):
                          options={"partition": "-q {}", "account": "-A {}"}, shown="PBS",
                          walltime_source="`qstat -f` Resource_List.walltime")
 
-    dialect_field = "pbs.flavor"
-    dialect_probe = ("qstat", "--version")
-    dialects = {PREVIEW_FLAVOR: "PBS Pro/OpenPBS", "torque": "Torque"}
-    commands_field = "pbs.commands"
+    settled_type = PbsSettled
     #: A server's answer that it does not know the job (OpenPBS and Torque ``qstat``/``qdel``: ``Unknown Job Id``,
     #: exit 153; OpenPBS ``qstat -f`` of a finished job with history: ``Job has finished``, exit 35). ``cannot connect
     #: to server`` (Torque: exit 111, ``errno=111``; OpenPBS: exit 255, ``errno=15010``) and Grid Engine's ``qstat``
     #: (its usage, exit 1) are no answer.
     forgotten = (r"Unknown Job Id", r"Job has finished", r"nonexistent job id")
     forgotten_exits = (153, 35)
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: The flavor once known (the job file's, the submission's record, or found by ``qstat --version``).
+        self._flavor: PbsFlavor | None = None
 
     @classmethod
     def takes_whole_nodes(cls, spec: JobSpec) -> bool:
@@ -182,7 +233,7 @@ class PbsScheduler(BatchScheduler):
     @classmethod
     def doctor_finds(cls) -> tuple[str | None, tuple[str, str] | None]:
         """When ``qsub`` is on ``PATH``: ``pbs (<qstat>, <flavor>)`` with the ``qstat`` and flavor ``submit`` would
-        use (:meth:`detect_dialect`; where Grid Engine's ``qstat`` comes first on ``PATH``, said), or a warning when
+        use (:meth:`flavor`; where Grid Engine's ``qstat`` comes first on ``PATH``, said), or a warning when
         no PBS ``qstat`` answers (none when Grid Engine's ``qconf`` is there: its ``qsub`` it is)
         (:meth:`Scheduler.doctor_finds`)."""
         if not shutil.which("qsub"):
@@ -190,35 +241,110 @@ class PbsScheduler(BatchScheduler):
         pbs = cls()
         first = shutil.which("qstat")
         try:
-            flavor = pbs.detect_dialect()
+            flavor = pbs.flavor()
         except UserError as exc:
             if not shutil.which("qconf"):
                 return None, (f"pbs: qsub is installed but no PBS qstat answers: {exc.message}", exc.fix or "")
             return None, None
         qstat = pbs.paths.get("qstat", first)
         note = f"; the first qstat on PATH, {first}, is Grid Engine's" if qstat != first else ""
-        return f"pbs ({qstat}, {pbs.dialects.get(flavor or '', flavor)}{note})", None
+        return f"pbs ({qstat}, {SHOWN[flavor]}{note})", None
 
-    def detect_dialect(self, spec: JobSpec | None = None) -> str | None:
-        """The flavor: ``pbs.flavor``, else what ``qstat --version`` says; when the first ``qstat`` is not PBS's
-        (Grid Engine's first on ``PATH``, as OpenPBS's own ``/etc/profile.d/pbs.sh`` leaves a login shell), the
-        first PBS ``qstat`` on ``PATH`` or ``PBS_O_PATH`` (:meth:`locate_qstat`), whose paths are then used.
+    # -- the flavor: the one way to ask it, and what the submission settles --------------------------
+    def flavor(self, spec: JobSpec | None = None) -> PbsFlavor:
+        """The PBS flavor, ``torque`` or ``pbspro``: ``spec``'s ``pbs.flavor``, else the one known (the submission's,
+        :meth:`recall`, or found before), else what ``qstat --version`` says, asked once and remembered. Where the
+        first ``qstat`` is not PBS's (Grid Engine's first on ``PATH``, as OpenPBS's own ``/etc/profile.d/pbs.sh``
+        leaves a login shell), the first PBS ``qstat`` on ``PATH`` or ``PBS_O_PATH`` (:meth:`_locate_qstat`), whose
+        paths are then used. ``spec``'s ``pbs.commands`` are remembered too (:attr:`paths`).
 
         Raises:
             MissingCommand: no ``qstat`` is installed.
             UserError: no ``qstat`` found is PBS's (names each one run and what it is).
         """
-        if self.known_dialect(spec) is not None:
-            return self.dialect
+        known = self._known(spec)
+        if known is not None:
+            return known
+        proc = base.run_command(["qstat", "--version"], check=False)
         try:
-            return super().detect_dialect(spec)
+            self._flavor = _flavor_of(proc.stdout + proc.stderr)
         except UserError as first:
-            if isinstance(first, MissingCommand):
-                raise
-            self.dialect = self.locate_qstat(first)
-            return self.dialect
+            self._flavor = self._locate_qstat(first)
+        return self._flavor
 
-    def locate_qstat(self, first: UserError | None = None) -> str:
+    def _known(self, spec: JobSpec | None) -> PbsFlavor | None:
+        """The flavor without running anything: ``spec``'s settled fields recalled first (:meth:`recall`), then the
+        one known; ``None`` when none is."""
+        if spec is not None:
+            self.recall(PbsSettled.of_section(spec.pbs))
+        return self._flavor
+
+    def _assumed(self, spec: JobSpec | None = None) -> PbsFlavor:
+        """The flavor for the builders, which run nothing: the one known (:meth:`_known`), else PBS Pro."""
+        return self._known(spec) or PREVIEW_FLAVOR
+
+    def prepare_commands(self, spec: JobSpec | None = None) -> None:
+        """The flavor (:meth:`flavor`): PBS Pro's status queries differ from Torque's.
+
+        Raises:
+            MissingCommand, UserError: as :meth:`flavor`.
+        """
+        self.flavor(spec)
+
+    def settle(self, spec: JobSpec, *, preview: bool = False, notes: list[str] | None = None) -> PbsSettled:
+        """What the submission of ``spec`` settles (remembered, :meth:`recall`): the flavor (:meth:`flavor`) and the
+        absolute paths of the commands the job runs (:meth:`command_paths`).
+
+        Args:
+            preview: for ``render`` and ``doctor``: where ``qstat`` is not installed, assume PBS Pro and append a
+                line saying so (and how to choose) to ``notes``.
+
+        Raises:
+            MissingCommand: ``qstat`` is not installed (without ``preview``).
+            UserError: no ``qstat`` found is PBS's.
+        """
+        try:
+            flavor = self.flavor(spec)
+        except MissingCommand:
+            if not preview:
+                raise
+            flavor = self._flavor = PREVIEW_FLAVOR
+            if notes is not None:
+                notes.append(f"`qstat` is not installed here: the batch script is for {SHOWN[flavor]} (pbs.flavor: "
+                             f"{flavor}); set pbs.flavor ({' or '.join(SHOWN)}) in the job file or with --set to "
+                             "choose")
+        settled = PbsSettled(flavor=flavor, commands=self.command_paths(spec))
+        self.recall(settled)
+        return settled
+
+    def recall(self, settled: Settled) -> None:
+        """Remember what a submission settled (a :class:`PbsSettled`, or a plain :class:`Settled` holding its
+        fields: ``submit.json``'s): its flavor, when it names one, and its commands' paths (:attr:`paths`), so that
+        ``list``, ``status`` and ``stop`` run the commands found at submission, not whatever comes first on ``PATH``
+        now.
+
+        Raises:
+            pydantic.ValidationError: ``settled`` holds a flavor or commands of the wrong type.
+        """
+        own = PbsSettled.from_record(settled)
+        if own.flavor is not None:
+            self._flavor = own.flavor
+        self.paths.update(own.commands)
+
+    def command_paths(self, spec: JobSpec) -> dict[str, str]:
+        """The absolute path of each command ``spec``'s job runs inside its allocation (:meth:`job_commands`): the
+        one the job file gives (``pbs.commands``), else the one of the installation the flavor check found
+        (:attr:`paths`), else the one found on this process's ``PATH`` (made absolute, symbolic links kept: a PBS
+        command may be a link whose name chooses what it does); a command found nowhere is left out (the job then
+        looks it up on its own ``PATH``). Runs nothing."""
+        given = dict(spec.pbs.commands)
+        for name in self.job_commands(spec):
+            found = given.get(name) or self.paths.get(name) or shutil.which(name)  # the installation found first
+            if found:
+                given[name] = os.path.abspath(found)
+        return given
+
+    def _locate_qstat(self, first: UserError | None = None) -> PbsFlavor:
         """Find PBS's ``qstat`` where another comes first: every ``qstat`` on ``PATH``, then on ``PBS_O_PATH`` (the
         submitter's ``PATH``, which a PBS job has), asked ``--version`` in turn; the first that names a flavor is
         remembered (with ``qsub``, ``qdel``, ``pbsdsh`` and ``pbs_tmrsh`` beside it) in :attr:`paths`.
@@ -242,7 +368,7 @@ class PbsScheduler(BatchScheduler):
             proc = base.run_command([candidate, "--version"], check=False)
             output = proc.stdout + proc.stderr
             try:
-                flavor = flavor_of(output)
+                flavor = _flavor_of(output)
             except UserError:
                 lines = output.strip().splitlines()
                 what = (f"Grid Engine's ({lines[0]})" if lines and re.match(r"(SGE|OGS|GE|UGE|AGE) \d", lines[0])
@@ -250,7 +376,7 @@ class PbsScheduler(BatchScheduler):
                 said.append(f"`{candidate} --version`: {what}")
                 continue
             self.paths.setdefault("qstat", candidate)
-            for name in ("qsub", "qdel", *FANOUTS.values()):
+            for name in ("qsub", *PBS_JOB_COMMANDS):
                 sibling = os.path.join(os.path.dirname(candidate), name)
                 if os.access(sibling, os.X_OK):
                     self.paths.setdefault(name, sibling)
@@ -263,7 +389,7 @@ class PbsScheduler(BatchScheduler):
     def allocation(self, spec: JobSpec) -> Allocation:
         """:meth:`BatchScheduler.allocation`; where the job file names no ``qstat`` (``pbs.commands``: a user's own
         PBS script calling ``run``) and the one on the job's login ``PATH`` fails (Grid Engine's), PBS's is looked
-        for on ``PATH`` and ``PBS_O_PATH`` (:meth:`locate_qstat`) and asked instead.
+        for on ``PATH`` and ``PBS_O_PATH`` (:meth:`_locate_qstat`) and asked instead.
 
         Raises:
             UserError: as :meth:`BatchScheduler.allocation`; no PBS ``qstat`` found (names each one run).
@@ -275,7 +401,7 @@ class PbsScheduler(BatchScheduler):
             if "qstat" in self.paths or failed.argv[:1] != ["qstat"]:
                 raise
             try:
-                self.locate_qstat()
+                self._locate_qstat()
             except UserError as none:
                 said = (failed.stderr.strip() or failed.stdout.strip() or "no output").splitlines()[-1][:120]
                 raise UserError(f"`{shutil.which('qstat') or 'qstat'} {' '.join(failed.argv[1:])}` exited with "
@@ -283,27 +409,17 @@ class PbsScheduler(BatchScheduler):
                                 fix="put PBS's bin directory first on PATH, or set pbs.commands.qstat") from None
             return super().allocation(spec)
 
-    def dialect_of(self, output: str) -> str:
-        """The flavor ``qstat --version`` names (:func:`flavor_of`).
-
-        Raises:
-            UserError: it names neither (or is Grid Engine's ``qstat``).
-        """
-        return flavor_of(output)
-
-    def _flavor(self, spec: JobSpec | None = None) -> str:
-        """The flavor without running anything: ``pbs.flavor``, else the one detected before, else PBS Pro."""
-        return self.known_dialect(spec) or PREVIEW_FLAVOR
-
     def fanout_for(self, spec: JobSpec) -> str:
-        """``pbsdsh`` on Torque, ``pbs_tmrsh`` on PBS Pro."""
-        return FANOUTS[self._flavor(spec)]
+        """``pbsdsh`` on Torque, ``pbs_tmrsh`` on PBS Pro (:data:`launcher.config.spec.PBS_FANOUTS`)."""
+        return PBS_FANOUTS[self._assumed(spec)]
 
     def job_commands(self, spec: JobSpec) -> tuple[str, ...]:
-        """``qstat`` (the allocation's walltime), ``qdel`` and the fan-out launcher (:meth:`fanout_for`): both MoMs
-        start the job through a login shell, which resets ``PATH`` despite ``-V``, so the submission writes their
-        absolute paths into ``pbs.commands`` (:meth:`launcher.schedulers.base.BatchScheduler.settle`)."""
-        return ("qstat", "qdel", self.fanout_for(spec))
+        """The commands ``spec``'s job runs inside its allocation (:data:`launcher.config.spec.PBS_JOB_COMMANDS` but
+        the other flavor's fan-out launcher): ``qstat`` (the allocation's walltime), ``qdel`` and the fan-out
+        launcher (:meth:`fanout_for`). Both MoMs start the job through a login shell, which resets ``PATH`` despite
+        ``-V``, so the submission writes their absolute paths into ``pbs.commands`` (:meth:`settle`)."""
+        fanout = self.fanout_for(spec)
+        return tuple(name for name in PBS_JOB_COMMANDS if name == fanout or name not in PBS_FANOUTS.values())
 
     # -- submission -------------------------------------------------------------------------
     def directives(self, spec: JobSpec, run_dir: Path) -> list[str]:
@@ -314,7 +430,7 @@ class PbsScheduler(BatchScheduler):
         cores = b.cores_per_node or 1
         name = f"hh-{spec.name}"[:15]  # PBS Pro refuses job names over 15 characters on older servers
         lines = [f"-N {name}"]
-        if self._flavor(spec) == "torque":
+        if self._assumed(spec) == "torque":
             resources = f"nodes={spec.nodes}:ppn={cores}"
             if b.memory_per_node:
                 resources += f",mem={b.memory_per_node // MiB * spec.nodes}mb"
@@ -333,12 +449,12 @@ class PbsScheduler(BatchScheduler):
         Raises:
             UserError: Torque and root (Torque's qsub runs no job as root): refused before ``qsub`` runs.
         """
-        if self.dialect == "torque" and os.geteuid() == 0:
+        if self._flavor == "torque" and os.geteuid() == 0:
             raise _root_refused()
         return [self.own_qsub(), str(script)]
 
     def own_qsub(self) -> str:
-        """PBS's ``qsub``: the one beside PBS's ``qstat`` (found by :meth:`locate_qstat`: the first ``qstat`` on
+        """PBS's ``qsub``: the one beside PBS's ``qstat`` (found by :meth:`_locate_qstat`: the first ``qstat`` on
         ``PATH`` or ``PBS_O_PATH`` that names a PBS flavour), never another batch system's that comes first on
         ``PATH`` (Grid Engine's, in a login shell OpenPBS's ``/etc/profile.d/pbs.sh`` leaves).
 
@@ -347,7 +463,7 @@ class PbsScheduler(BatchScheduler):
         """
         if "qsub" not in self.paths:
             try:
-                self.locate_qstat()
+                self._locate_qstat()
             except UserError:
                 return "qsub"  # no PBS qstat answers: the qsub on PATH, whose refusal is the batch system's answer
         qsub = self.paths.get("qsub")
@@ -373,7 +489,7 @@ class PbsScheduler(BatchScheduler):
         return line
 
     def status_argv(self, job_id: str) -> list[str]:
-        """``qstat -f ID``: a queued or running job on both dialects, whether PBS Pro keeps job history or not."""
+        """``qstat -f ID``: a queued or running job on both flavors, whether PBS Pro keeps job history or not."""
         return [self.program("qstat"), "-f", job_id]
 
     def status_queries(self, job_id: str) -> list[StatusQuery]:
@@ -381,13 +497,13 @@ class PbsScheduler(BatchScheduler):
         shows (finished: ``Job has finished, use -x or -H``, exit 35), which answers only when the server keeps job
         history. Both parsed by :func:`qstat_state` (no job in the output: the next query, then ``UNKNOWN``)."""
         queries: list[StatusQuery] = [(self.status_argv(job_id), qstat_state)]
-        if self._flavor() == "pbspro":
+        if self._assumed() == "pbspro":
             queries.append(([self.program("qstat"), "-x", "-f", job_id], qstat_state))
         return queries
 
     # -- inside an allocation ---------------------------------------------------------------
     def allocation_commands(self, job_id: str, env: Mapping[str, str]) -> dict[str, Command]:
-        """``qstat -f $PBS_JOBID`` (:meth:`status_argv`: the job runs, so ``-f`` shows it on both dialects)."""
+        """``qstat -f $PBS_JOBID`` (:meth:`status_argv`: the job runs, so ``-f`` shows it on both flavors)."""
         return {"qstat": Command(self.status_argv(job_id))}
 
     def parse_allocation(self, spec: JobSpec, job_id: str, env: Mapping[str, str],
@@ -403,7 +519,7 @@ class PbsScheduler(BatchScheduler):
         names = parse_nodefile("\n".join(lines))
         per_host = lines.count(names[0]) if names else 1
         cores = int(env.get("PBS_NUM_PPN") or env.get("NCPUS") or per_host)
-        if self._flavor(spec) == "pbspro":  # place=scatter:excl; Torque has no whole-node request
+        if self._assumed(spec) == "pbspro":  # place=scatter:excl; Torque has no whole-node request
             cores = whole_node_cores(cores, spec)
         info = parse_qstat_f(outputs["qstat"])
         walltime, start = walltime_and_start(info)
@@ -463,5 +579,5 @@ def walltime_and_start(info: dict[str, str], now: float | None = None) -> tuple[
     return walltime, start
 
 
-__all__ = ["PbsScheduler", "exit_status", "flavor_of", "parse_nodefile", "parse_pbs_duration", "parse_qstat_f",
+__all__ = ["PbsScheduler", "PbsSettled", "exit_status", "parse_nodefile", "parse_pbs_duration", "parse_qstat_f",
            "qstat_state", "walltime_and_start"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Sequence
 
 
 class HpcHadoopError(Exception):
@@ -141,10 +142,18 @@ class CommandError(HpcHadoopError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        tail = (self.stderr.strip() or self.stdout.strip()).splitlines()[-3:]
-        text = f"`{' '.join(self.argv)}` exited with {self.returncode}"
-        if tail:
-            text += ": " + " | ".join(tail)
+        text = command_failure(self.argv, self.returncode, self.stdout, self.stderr)
         if self.hint:
             text += f" (hint: {self.hint})"
         return text
+
+
+def command_failure(argv: Sequence[str], returncode: int, stdout: str = "", stderr: str = "") -> str:
+    """One line saying how a command failed: `` `ARGV` exited with CODE: TAIL`` (its output's last 3 lines, standard
+    error else standard output, joined by ``|``), as :class:`CommandError` and
+    :class:`launcher.schedulers.base.NoAnswer` say it."""
+    tail = (stderr.strip() or stdout.strip()).splitlines()[-3:]
+    text = f"`{' '.join(argv)}` exited with {returncode}"
+    if tail:
+        text += ": " + " | ".join(tail)
+    return text

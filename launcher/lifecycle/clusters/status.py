@@ -10,12 +10,11 @@ to :func:`launcher.lifecycle.clusters.index.record`. Never an error for an answe
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
@@ -25,6 +24,9 @@ from launcher.plan.cluster_plan import PlanSummary, check_cluster_directory
 from launcher.schedulers.allocation import JobState
 from launcher.util.errors import UserError
 from launcher.util.states import ClusterState
+
+if TYPE_CHECKING:  # the backends are imported where a batch system is asked
+    from launcher.schedulers.base import BatchScheduler, Scheduler, Settled
 
 #: Name of the file whose existence asks a held cluster to tear down (``stop`` writes it:
 #: :func:`launcher.lifecycle.clusters.stop.request_stop`; the held run and :func:`status_of` read it).
@@ -129,77 +131,104 @@ class BatchAnswer:
 JobStateOf = Callable[[str, str], BatchAnswer]
 
 
-#: Backends already recalled from their ``job.yaml`` (by scheduler and cluster directory) while
-#: :func:`job_yaml_read_once` is in effect; ``None`` otherwise (each call reads the file).
-_recalled: dict[tuple[str, str], Any] | None = None
-
-
-@contextlib.contextmanager
-def job_yaml_read_once() -> Iterator[None]:
-    """Within it, :func:`submitted_backend` reads a cluster's ``job.yaml`` once (``stop`` polls the batch system
-    every half second for minutes: what the submission settled does not change meanwhile)."""
-    global _recalled
-    outer, _recalled = _recalled, ({} if _recalled is None else _recalled)
-    try:
-        yield
-    finally:
-        _recalled = outer
-
-
-def submitted_backend(scheduler: str, run_dir: str | Path | None) -> Any:
-    """The scheduler backend of a cluster, with what its submission settled (the cluster directory's ``job.yaml``:
-    PBS's ``pbs.flavor`` and ``pbs.commands``, :meth:`BatchScheduler.recall`): its commands are the ones found at
-    submission, never whatever ``qstat`` comes first on this shell's ``PATH``. Read once for all the polls of a
-    ``stop`` (:func:`job_yaml_read_once`), and only from a cluster directory that is the user's own, as is every
-    level above it (:func:`launcher.plan.cluster_plan.check_cluster_directory`): another user's ``job.yaml`` would
-    name commands of hers.
+def submitted_backend(scheduler: str, run_dir: str | Path | None) -> Scheduler:
+    """The scheduler backend of a cluster, with what its submission settled recalled
+    (:meth:`~launcher.schedulers.base.Scheduler.recall`: PBS's flavor and commands), so that its commands are the ones
+    found at submission, never whatever ``qstat`` comes first on this shell's ``PATH``. What was settled is the
+    record in the cluster directory's ``submit.json`` (:class:`launcher.lifecycle.submit.SubmitRecord`'s
+    ``settled``); a cluster directory of the release before has none there, and its ``job.yaml`` is read instead
+    (:meth:`~launcher.schedulers.base.Settled.from_job_file`: ``pbs.flavor``, ``pbs.commands``). Read only from a
+    cluster directory that is the user's own, as is every level above it
+    (:func:`launcher.plan.cluster_plan.check_cluster_directory`): another user's files would name commands of hers.
+    An unreadable or invalid record recalls nothing. Reads the files at each call (``stop`` reads them once for all
+    its polls: :class:`ReadOnce`).
 
     Raises:
         UserError: the cluster directory, or a level above it, is refused.
     """
-    import yaml
-
     from launcher.schedulers import get_scheduler
     from launcher.schedulers.base import BatchScheduler
-    from launcher.util.yamlio import load_yaml
 
-    key = (scheduler, str(run_dir))
-    if _recalled is not None and key in _recalled:
-        return _recalled[key]
     backend = get_scheduler(scheduler)
-    if isinstance(backend, BatchScheduler) and run_dir is not None:
-        check_cluster_directory(run_dir, field="ID", missing_ok=True)  # its job.yaml names the commands to run
-    if _recalled is not None:
-        _recalled[key] = backend
-    if isinstance(backend, BatchScheduler) and run_dir is not None:
+    if not isinstance(backend, BatchScheduler) or run_dir is None:
+        return backend
+    check_cluster_directory(run_dir, field="ID", missing_ok=True)  # its records name the commands to run
+    settled = _settled_at_submission(backend, Path(run_dir))
+    if settled is not None:
         try:
-            submitted = load_yaml(Path(run_dir, "job.yaml").read_text())
-        except (OSError, yaml.YAMLError):
-            submitted = None
-        if isinstance(submitted, dict):
-            backend.recall(submitted)
+            backend.recall(settled)
+        except ValueError:  # pydantic's ValidationError: a record this release cannot read
+            pass
     return backend
 
 
-def batch_state(scheduler: str, job_id: str, run_dir: str | Path | None = None) -> BatchAnswer:
+def _settled_at_submission(backend: BatchScheduler, run_dir: Path) -> Settled | None:
+    """What the submission of the cluster in ``run_dir`` settled, for :func:`submitted_backend`: ``submit.json``'s
+    record, else (a cluster directory of the release before) the one in its ``job.yaml``, read only when the
+    backend settles anything; ``None`` when neither holds one."""
+    import yaml
+
+    from launcher.lifecycle.submit import SubmitRecord
+    from launcher.util.yamlio import load_yaml
+
+    submitted = SubmitRecord.read_or_none(run_dir / "submit.json")
+    if submitted is not None and submitted.settled is not None:
+        return submitted.settled
+    if not backend.settled_type.decides():
+        return None
+    try:
+        job = load_yaml((run_dir / "job.yaml").read_text())
+    except (OSError, yaml.YAMLError):
+        return None
+    return backend.settled_type.from_job_file(job) if isinstance(job, Mapping) else None
+
+
+#: Where a look gets a cluster's backend: ``(scheduler, run_dir) →`` the backend with what its submission settled
+#: (:func:`submitted_backend`, or a :class:`ReadOnce` of it).
+Backends = Callable[[str, "str | Path | None"], "Scheduler"]
+
+
+class ReadOnce:
+    """:func:`submitted_backend`, each cluster directory's records read at the first call only: for the polls of one
+    ``stop`` (every half second for minutes; what the submission settled does not change meanwhile). Each command
+    that polls makes its own; nothing is kept between commands."""
+
+    def __init__(self) -> None:
+        self._backends: dict[tuple[str, str | None], Scheduler] = {}
+
+    def __call__(self, scheduler: str, run_dir: str | Path | None) -> Scheduler:
+        """The backend of :func:`submitted_backend`, read at the first call for ``(scheduler, run_dir)``.
+
+        Raises:
+            UserError: as :func:`submitted_backend` (asked again at the next call).
+        """
+        key = (scheduler, None if run_dir is None else str(Path(run_dir)))
+        if key not in self._backends:
+            self._backends[key] = submitted_backend(scheduler, run_dir)
+        return self._backends[key]
+
+
+def batch_state(scheduler: str, job_id: str, run_dir: str | Path | None = None, *,
+                backends: Backends = submitted_backend) -> BatchAnswer:
     """The batch job's state (a :class:`JobState`: ``pending``, ``running``, ``completed``... ``unknown``: the batch
-    system answered that it does not know the job; ``no_answer``: it did not answer, ``why`` says how), asked with
-    the commands recorded at submission (:func:`submitted_backend`) and again while the batch system does not know
-    the job (:meth:`BatchScheduler.confirmed_state`): one empty answer never makes a cluster lost.
+    system answered that it does not know the job; ``no_answer``: it did not answer, ``why`` says how: the
+    :class:`~launcher.schedulers.base.NoAnswer`), asked with the commands recorded at submission
+    (``backends``: :func:`submitted_backend`) and again while the batch system does not know the job
+    (:meth:`BatchScheduler.confirmed_state`): one empty answer never makes a cluster lost.
 
     Raises:
         UserError: the cluster directory (``run_dir``) is not the user's own (:func:`submitted_backend`).
     """
-    from launcher.schedulers.base import BatchScheduler
+    from launcher.schedulers.base import BatchScheduler, NoAnswer, state_of
 
-    backend = submitted_backend(scheduler, run_dir)
+    backend = backends(scheduler, run_dir)
     if not isinstance(backend, BatchScheduler):
         return BatchAnswer(JobState.UNKNOWN)
     try:
-        state = backend.confirmed_state(job_id)
+        answer = backend.confirmed_state(job_id)
     except Exception as exc:  # noqa: BLE001 - a broken scheduler command must not break `list`
         return BatchAnswer(JobState.NO_ANSWER, str(exc))
-    return BatchAnswer(state, str(backend.no_answer) if backend.no_answer else "")
+    return BatchAnswer(state_of(answer), str(answer) if isinstance(answer, NoAnswer) else "")
 
 
 def status_of(entry: IndexEntry | Mapping[str, Any], *,

@@ -13,23 +13,26 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
 from launcher.lifecycle.clusters.index import IndexEntry, index_entries, record, record_end
 from launcher.lifecycle.clusters.status import (
     STOP_FILE,
+    Backends,
     ClusterStatus,
+    ReadOnce,
     batch_state,
     holder_alive,
-    job_yaml_read_once,
     status_of,
-    submitted_backend,
 )
 from launcher.schedulers.allocation import JobState
 from launcher.util import polling
 from launcher.util.states import ClusterState
+
+if TYPE_CHECKING:
+    from launcher.schedulers.base import NoAnswer
 
 #: Batch job states of a released allocation (the terminal ones, and ``unknown``: the batch system no longer knows
 #: the job).
@@ -37,22 +40,23 @@ RELEASED: frozenset[JobState] = frozenset(
     {JobState.COMPLETED, JobState.FAILED, JobState.CANCELLED, JobState.TIMEOUT, JobState.UNKNOWN})
 
 
-def _look(entry: IndexEntry) -> ClusterStatus:
-    """:func:`status_of` ``entry``, then what it learned kept (:func:`launcher.lifecycle.clusters.index.record`, into
-    ``entry`` too: the next poll says the same "not answering since")."""
-    status = status_of(entry)
+def _look(entry: IndexEntry, backends: Backends) -> ClusterStatus:
+    """:func:`status_of` ``entry``, the batch system asked through ``backends``, then what it learned kept
+    (:func:`launcher.lifecycle.clusters.index.record`, into ``entry`` too: the next poll says the same "not answering
+    since")."""
+    status = status_of(entry, job_state=lambda scheduler, job_id: batch_state(scheduler, job_id, entry.run_dir,
+                                                                              backends=backends))
     record(status.observed, entry)
     return status
 
 
-@job_yaml_read_once()
 def request_stop(status: ClusterStatus, *, timeout: float = 120.0, poll: float = 0.5,
                  on_wait: Callable[[str], None] | None = None) -> ClusterStatus:
     """Stop a cluster: a job still queued is cancelled (the cluster is then ``cancelled``); else ask its holder to
     tear down (``stop-requested`` in the cluster directory: whatever the batch system says, or when it does not
     answer), wait for its final ``run.json``, then make sure the allocation is released (cancel the batch job, with
     the commands recorded at submission, if it is still there). Logs, history and ``run.json`` stay in the cluster
-    directory.
+    directory. What the submission settled (the commands to run) is read once for all the polls (:class:`ReadOnce`).
 
     Args:
         timeout: seconds to wait for the teardown before cancelling the job / terminating the holder
@@ -69,31 +73,32 @@ def request_stop(status: ClusterStatus, *, timeout: float = 120.0, poll: float =
     """
     run_dir = Path(status.run_dir)
     notify = on_wait or (lambda text: None)
+    backends = ReadOnce()
     entry = next((e for e in index_entries() if e.cluster_id == status.cluster_id), None) or _entry_of(status)
     if status.state is ClusterState.PENDING and status.job_id:
-        failure = _cancel(status)
+        failure = _cancel(status, backends)
         if failure is None:
-            after = _wait_released(status, entry, 30.0, poll)
+            after = _wait_released(status, entry, 30.0, poll, backends)
             if after.state in (ClusterState.LOST, ClusterState.PENDING) or not (run_dir / "run.json").exists():
                 record_end(run_dir, ClusterState.CANCELLED, f"stopped while queued (`hpc-hadoop stop` at "
                                                             f"{time.strftime('%Y-%m-%dT%H:%M:%S')})")
-            return _look(entry)
+            return _look(entry, backends)
         notify(f"cannot cancel the queued job: {failure}")
     (run_dir / STOP_FILE).write_text(f"stop requested at {time.strftime('%Y-%m-%dT%H:%M:%S')} "
                                      f"by pid {os.getpid()} on {os.uname().nodename}\n")
     notify("teardown requested")
-    teardown = polling.poll(lambda: _look(entry), done=lambda current: not current.active,
+    teardown = polling.poll(lambda: _look(entry, backends), done=lambda current: not current.active,
                             interval=poll, backoff=1.0, timeout=timeout)
     if teardown.timed_out:
         notify(f"no teardown within {timeout:.0f} s: cancelling")
         if status.job_id and status.scheduler != "local":
-            failure = _cancel(status)
+            failure = _cancel(status, backends)
             if failure is not None:
                 notify(f"the batch system did not answer the cancel: {failure}")
-                return _look(entry)
+                return _look(entry, backends)
         elif entry.holder_pid and holder_alive(entry):
             psutil.Process(int(entry.holder_pid)).terminate()
-    return _wait_released(status, entry, 60.0, poll)
+    return _wait_released(status, entry, 60.0, poll, backends)
 
 
 def cancel_leftover(status: ClusterStatus) -> tuple[JobState | None, str | None]:
@@ -108,20 +113,24 @@ def cancel_leftover(status: ClusterStatus) -> tuple[JobState | None, str | None]
     """
     if not status.job_id or status.scheduler == "local":
         return None, None
-    state = batch_state(status.scheduler, status.job_id, status.run_dir).state
+    backends = ReadOnce()
+    state = batch_state(status.scheduler, status.job_id, status.run_dir, backends=backends).state
     if state not in (JobState.PENDING, JobState.RUNNING, JobState.NO_ANSWER):
         return None, None
-    failure = _cancel(status)
+    failure = _cancel(status, backends)
     return state, (str(failure) if failure is not None else None)
 
 
-def _cancel(status: ClusterStatus) -> Any:
-    """Cancel a cluster's batch job with the commands recorded at submission (:func:`submitted_backend`); returns
-    ``None`` when it went through (or the job had ended), else the :class:`NoAnswer` of the cancel command."""
-    backend = submitted_backend(status.scheduler, status.run_dir)
-    cancel = getattr(backend, "cancel", None)
-    if cancel and status.job_id:
-        return cancel(status.job_id)
+def _cancel(status: ClusterStatus, backends: Backends) -> NoAnswer | None:
+    """Cancel a cluster's batch job with the commands recorded at submission (``backends``:
+    :func:`~launcher.lifecycle.clusters.status.submitted_backend`); returns ``None`` when it went through (or the job
+    had ended, or there is no batch job), else the :class:`~launcher.schedulers.base.NoAnswer` of the cancel
+    command."""
+    from launcher.schedulers.base import BatchScheduler
+
+    backend = backends(status.scheduler, status.run_dir)
+    if isinstance(backend, BatchScheduler) and status.job_id:
+        return backend.cancel(status.job_id)
     return None
 
 
@@ -132,18 +141,20 @@ def _entry_of(status: ClusterStatus) -> IndexEntry:
 
 
 def _wait_released(status: ClusterStatus, entry: IndexEntry | Mapping[str, Any], timeout: float,
-                   poll: float) -> ClusterStatus:
+                   poll: float, backends: Backends | None = None) -> ClusterStatus:
     """Wait up to ``timeout`` seconds until the batch job is over (or the holder process exited), polling every
     ``poll`` seconds; cancel a job still there after half of it. A batch system that does not answer ends the
     wait at once (nothing can be learnt by waiting). ``entry``: the cluster's index entry (empty: none, made from
-    ``status``)."""
+    ``status``); ``backends``: where the batch system's backend comes from (default: a :class:`ReadOnce` of its
+    own)."""
     if not isinstance(entry, IndexEntry):
         entry = IndexEntry.model_validate(entry) if entry else _entry_of(status)
     known = entry
+    backends = backends or ReadOnce()
 
     def released() -> bool:
         if status.job_id and status.scheduler != "local":
-            answer = batch_state(status.scheduler, status.job_id, status.run_dir)
+            answer = batch_state(status.scheduler, status.job_id, status.run_dir, backends=backends)
             return answer.state in RELEASED or not answer.answered
         return not holder_alive(known)
 
@@ -152,6 +163,6 @@ def _wait_released(status: ClusterStatus, entry: IndexEntry | Mapping[str, Any],
 
     if not wait(timeout / 2):
         if status.job_id:
-            _cancel(status)
+            _cancel(status, backends)
         wait(timeout / 2)
-    return _look(known)
+    return _look(known, backends)

@@ -34,10 +34,20 @@ from launcher.lifecycle.clusters import index as cluster_index
 from launcher.lifecycle.clusters import status as cluster_status
 from launcher.lifecycle.clusters import stop as cluster_stop
 from launcher.lifecycle.clusters.status import BatchAnswer, ClusterStatus
+from launcher.lifecycle.submit import SubmitRecord
 from launcher.runtime.hadoop import HadoopRuntime
 from launcher.schedulers import base
-from launcher.schedulers.base import JobState, MissingCommand, cgroup_memory_limit, granted_memory, teardown_lead
-from launcher.schedulers.pbs import PbsScheduler
+from launcher.schedulers.base import (
+    JobState,
+    MissingCommand,
+    NoAnswer,
+    Settled,
+    cgroup_memory_limit,
+    granted_memory,
+    state_of,
+    teardown_lead,
+)
+from launcher.schedulers.pbs import PbsScheduler, PbsSettled
 from launcher.schedulers.sge import SgeScheduler
 from launcher.schedulers.slurm import SlurmScheduler
 from launcher.util import polling, yamlio
@@ -114,9 +124,35 @@ def test_state_stops_at_the_first_query_that_knows_the_job(monkeypatch: pytest.M
 def test_state_falls_through_the_queries(monkeypatch: pytest.MonkeyPatch, squeue: tuple[int, str],
                                          scontrol: tuple[int, str], expected: JobState) -> None:
     commands = fake_commands(monkeypatch, {"squeue -h -j 7 -o %T": squeue, "scontrol show job -o 7": scontrol})
-    assert SlurmScheduler().state("7") is expected
+    answer = SlurmScheduler().state("7")
+    assert state_of(answer) is expected
+    if expected is JobState.NO_ANSWER:  # the value says which command gave no answer, and what it printed
+        assert answer == NoAnswer(("squeue", "-h", "-j", "7", "-o", "%T"), 1, DOWN, "")
+        assert str(answer) == f"`squeue -h -j 7 -o %T` exited with 1: {DOWN}"
     asked = ["squeue -h -j 7 -o %T"] + (["scontrol show job -o 7"] if expected is not JobState.NO_ANSWER else [])
     assert commands.argvs == asked
+
+
+def test_no_answer_is_a_value_and_leaves_the_job_unknown_never_gone(monkeypatch: pytest.MonkeyPatch,
+                                                                     fake_time: FakeTime) -> None:
+    """A batch command that fails, or a batch system that does not answer, is a :class:`NoAnswer` returned (no
+    exception, nothing kept on the backend): ``list``/``status`` get ``no_answer`` with the command and what it
+    printed (the cluster is ``unknown``), ``cancel`` returns it (nothing cancelled). Only an ANSWER that the job is
+    unknown is ``UNKNOWN``, and a cancel of such a job went through."""
+    gone = "scancel: error: Kill job error on job id 8: Invalid job id specified"
+    fake_commands(monkeypatch, {"squeue -h -j 7 -o %T": (1, DOWN), "scancel 7": (1, DOWN),
+                                "squeue -h -j 8 -o %T": (1, FORGOT), "scontrol show job -o 8": (1, FORGOT),
+                                "scancel 8": (1, gone)})
+    assert not issubclass(NoAnswer, BaseException)
+    scheduler = SlurmScheduler()
+    failure = scheduler.cancel("7")
+    assert isinstance(failure, NoAnswer) and str(failure) == f"`scancel 7` exited with 1: {DOWN}"
+    assert scheduler.cancel("8") is None
+    assert vars(scheduler) == {"paths": {}}  # no side channel
+    silent = cluster_status.batch_state("slurm", "7")
+    assert silent == BatchAnswer(JobState.NO_ANSWER, f"`squeue -h -j 7 -o %T` exited with 1: {DOWN}")
+    assert not silent.answered
+    assert cluster_status.batch_state("slurm", "8") == BatchAnswer(JobState.UNKNOWN)  # asked 3 times, 0.5 s apart
 
 
 def test_grid_engine_state_from_the_listing_then_qacct(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -215,7 +251,7 @@ def test_a_starting_cluster_is_not_lost_on_one_empty_answer(monkeypatch: pytest.
 
 def answers(state: JobState) -> Callable[..., BatchAnswer]:
     """A stand-in of :func:`launcher.lifecycle.clusters.status.batch_state`: the batch system answers ``state``."""
-    return lambda scheduler, job_id, run_dir=None: BatchAnswer(state)
+    return lambda scheduler, job_id, run_dir=None, **asked: BatchAnswer(state)
 
 
 def batch_answers(monkeypatch: pytest.MonkeyPatch, state: JobState) -> None:
@@ -234,7 +270,7 @@ def test_stop_cancels_a_job_the_batch_system_still_knows(monkeypatch: pytest.Mon
     cluster_index.register("c", run_dir, "pbs", "13.vm", interactive=True)
     batch_answers(monkeypatch, JobState.RUNNING)
     cancelled: list[str | None] = []
-    monkeypatch.setattr(cluster_stop, "_cancel", lambda status: cancelled.append(status.job_id) and None)
+    monkeypatch.setattr(cluster_stop, "_cancel", lambda status, backends: cancelled.append(status.job_id) and None)
     result = CliRunner().invoke(main, ["stop", "c"], terminal_width=200)
     assert result.exit_code == 0, result.output
     assert result.output == "cluster c is already bringup_failed; its pbs job 13.vm was still running: cancelled\n"
@@ -368,7 +404,7 @@ def test_wait_released_cancels_a_lingering_job_at_half_time(monkeypatch: pytest.
                                                             fake_time: FakeTime, tmp_path: Path) -> None:
     cancelled: list[float] = []
     batch_answers(monkeypatch, JobState.RUNNING)
-    monkeypatch.setattr(cluster_stop, "_cancel", lambda status: cancelled.append(fake_time.now))
+    monkeypatch.setattr(cluster_stop, "_cancel", lambda status, backends: cancelled.append(fake_time.now))
     status = ClusterStatus(cluster_id="c", run_dir=str(tmp_path / "gone"), scheduler="slurm", job_id="7",
                            state=ClusterState.STOPPING)
     after = cluster_stop._wait_released(status, {}, 60.0, 0.5)
@@ -380,30 +416,51 @@ def test_wait_released_of_a_holder_process_waits_without_cancelling(monkeypatch:
                                                                     fake_time: FakeTime, tmp_path: Path) -> None:
     alive = iter([True] * 7 + [False])
     monkeypatch.setattr(cluster_stop, "holder_alive", lambda entry: next(alive))
-    monkeypatch.setattr(cluster_stop, "_cancel", lambda status: pytest.fail("a local cluster has no job to cancel"))
+    monkeypatch.setattr(cluster_stop, "_cancel",
+                        lambda status, backends: pytest.fail("a local cluster has no job to cancel"))
     status = ClusterStatus(cluster_id="c", run_dir=str(tmp_path / "gone"), scheduler="local", job_id=None,
                            state=ClusterState.STOPPING)
     cluster_stop._wait_released(status, {}, 4.0, 0.5)  # 2 s, then up to 2 s more: the holder exits at 3 s
     assert fake_time.now == pytest.approx(103.0)
 
 
-def test_stop_reads_job_yaml_once_for_all_its_polls(monkeypatch: pytest.MonkeyPatch, fake_time: FakeTime,
-                                                    tmp_path: Path) -> None:
-    """``stop`` polls the batch system until the teardown is over, then until the job is released: the commands
-    recorded at submission (job.yaml) are read once for all those polls (issue 26 item 4), not once per poll."""
+@pytest.mark.parametrize("release", ["this", "before"])
+def test_stop_reads_what_the_submission_settled_once_for_all_its_polls(monkeypatch: pytest.MonkeyPatch,
+                                                                       fake_time: FakeTime, tmp_path: Path,
+                                                                       release: str) -> None:
+    """``stop`` polls the batch system until the teardown is over, then until the job is released: what the
+    submission settled (the commands to run: submit.json's record; in a cluster directory of the release before,
+    the ``pbs:`` section of its job.yaml) is read once for all those polls (issue 26 item 4), not once per poll, and
+    every poll asks with the commands recorded at submission."""
     run_dir = tmp_path / "c"
     run_dir.mkdir()
-    (run_dir / "job.yaml").write_text("scheduler: slurm\n")
-    cluster_index.register("c", run_dir, "slurm", "7", interactive=True)
+    qdel = "/opt/pbs/bin/qdel"
+    (run_dir / "job.yaml").write_text(f"scheduler: pbs\npbs:\n  flavor: torque\n  commands: {{qdel: {qdel}}}\n")
+    settled = PbsSettled(flavor="torque", commands={"qdel": qdel}) if release == "this" else None
+    SubmitRecord(scheduler="pbs", job_id="7.vm", submitted=0.0, job_file="j.yaml",
+                 settled=settled).write(run_dir / "submit.json")
+    cluster_index.register("c", run_dir, "pbs", "7.vm", interactive=True)
     states = iter([JobState.RUNNING] * 4 + [JobState.COMPLETED] * 10)
-    monkeypatch.setattr(SlurmScheduler, "confirmed_state", lambda self, job_id: next(states))
-    reads: list[str] = []
+    asked_with: set[tuple[str, ...]] = set()
+
+    def confirmed_state(self: PbsScheduler, job_id: str) -> JobState:
+        asked_with.add((self.flavor(), *self.cancel_argv(job_id)))
+        return next(states)
+
+    monkeypatch.setattr(PbsScheduler, "confirmed_state", confirmed_state)
+    reads: list[Path] = []
+    real_read = cluster_status._settled_at_submission
+    monkeypatch.setattr(cluster_status, "_settled_at_submission",
+                        lambda backend, path: reads.append(path) or real_read(backend, path))
+    parsed: list[str] = []
     real_load = yamlio.load_yaml
-    monkeypatch.setattr("launcher.util.yamlio.load_yaml", lambda text: reads.append(text) or real_load(text))
+    monkeypatch.setattr("launcher.util.yamlio.load_yaml", lambda text: parsed.append(text) or real_load(text))
     status = cluster_status.status_of(cluster_index.index_entries()[0])
     assert len(reads) == 1 and status.state == "starting"
     after = cluster_stop.request_stop(status, timeout=10.0, poll=0.5)
     assert after.state == "lost" and len(reads) == 2, reads  # one for status_of above, one for the whole stop
+    assert asked_with == {("torque", qdel, "7.vm")}
+    assert len(parsed) == (0 if release == "this" else 2)  # job.yaml: only in a directory of the release before
 
 
 # -- allocation: one for every batch backend ------------------------------------------------------------
@@ -547,10 +604,12 @@ def test_settle_writes_the_detected_flavor_once(monkeypatch: pytest.MonkeyPatch,
     scheduler = PbsScheduler()
     spec = make_spec(scheduler="pbs")
     settled = scheduler.settle(spec)
-    assert settled.pbs.flavor == "torque" and spec.pbs.flavor is None
-    assert scheduler.settle(spec).pbs.flavor == "torque" and commands.argvs == ["qstat --version"]
-    assert PbsScheduler().settle(make_spec(scheduler="pbs", pbs={"flavor": "pbspro"})).pbs.flavor == "pbspro"
-    assert SlurmScheduler().settle(spec) is spec and commands.argvs == ["qstat --version"]
+    assert isinstance(settled, PbsSettled) and settled.flavor == "torque" and spec.pbs.flavor is None
+    assert settled.into(spec).pbs.flavor == "torque"
+    assert scheduler.settle(spec).flavor == "torque" and commands.argvs == ["qstat --version"]
+    assert PbsScheduler().settle(make_spec(scheduler="pbs", pbs={"flavor": "pbspro"})).flavor == "pbspro"
+    nothing = SlurmScheduler().settle(spec)
+    assert type(nothing) is Settled and nothing.into(spec) is spec and commands.argvs == ["qstat --version"]
 
 
 def test_builders_run_nothing(monkeypatch: pytest.MonkeyPatch, make_spec: Callable[..., JobSpec]) -> None:
@@ -569,7 +628,7 @@ def test_settle_without_qstat(no_qstat: None, make_spec: Callable[..., JobSpec])
     with pytest.raises(MissingCommand, match="`qstat` is not installed"):
         PbsScheduler().settle(spec)
     notes: list[str] = []
-    assert PbsScheduler().settle(spec, preview=True, notes=notes).pbs.flavor == "pbspro"
+    assert PbsScheduler().settle(spec, preview=True, notes=notes).flavor == "pbspro"
     assert notes == ["`qstat` is not installed here: the batch script is for PBS Pro/OpenPBS (pbs.flavor: pbspro); "
                      "set pbs.flavor (pbspro or torque) in the job file or with --set to choose"]
 
@@ -624,26 +683,12 @@ def test_submit_writes_the_detected_flavor_into_job_yaml(monkeypatch: pytest.Mon
     assert submitted["pbs"]["flavor"] == "torque"
     assert submitted["pbs"]["commands"] == {name: str(PBS_STANDINS / name) for name in ("qstat", "qdel", "pbsdsh")}
     assert submitted["hadoop"]["java_home"] == str(fake_runtime.java_home)
+    # the same record in submit.json, for `list`, `status` and `stop` (issue 38)
+    record = json.loads((run_dir / "submit.json").read_text())
+    assert record["settled"] == {"schema": 1, "flavor": "torque", "commands": submitted["pbs"]["commands"]}
     script = (run_dir / "batch.sh").read_text()
     assert "#PBS -l nodes=1:ppn=1,walltime=01:00:00\n" in script and f"\n{sys.executable} -m launcher.cli run" in script
     assert (tmp_path / "standin" / "qstat.args").read_text() == "--version\n"
-
-
-def test_the_default_dialect_of_names_a_dialect_from_the_probe_output() -> None:
-    """A backend with dialects whose probe prints their names needs no parser of its own (PBS overrides it)."""
-    from launcher.schedulers.slurm import SlurmScheduler
-    from launcher.util.errors import UserError
-
-    class TwoSlurms(SlurmScheduler):
-        dialect_field = "batch.partition"
-        dialect_probe = ("sinfo", "--version")
-        dialects = {"classic": "Slurm Classic", "next": "Slurm Next"}
-
-    backend = TwoSlurms()
-    assert backend.dialect_of("slurm next 24.05\n") == "next"
-    assert backend.dialect_of("This is CLASSIC") == "classic"
-    with pytest.raises(UserError, match="cannot tell which slurm this is from `sinfo --version`"):
-        backend.dialect_of("slurm 22.05")
 
 
 # -- issue 11, folded from tests/unit/test_whole_nodes.py: Issue #11: sizing reads what the allocation grants,

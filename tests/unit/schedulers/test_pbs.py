@@ -29,8 +29,9 @@ from launcher.schedulers import base, get_scheduler
 from launcher.schedulers.base import JobState
 from launcher.schedulers.pbs import (
     PbsScheduler,
+    PbsSettled,
+    _flavor_of,
     exit_status,
-    flavor_of,
     parse_nodefile,
     parse_pbs_duration,
     parse_pbs_size,
@@ -201,15 +202,28 @@ def test_exit_status_in_either_spelling(recorded: str, state: JobState) -> None:
     ("Version: 6.1.3\nCommit: 7fb6d6e3aa8f2d1b2e3e0f4a0b6b1de8b7b8c8c1\n", "torque"),
     ("pbs_version = 22.05.11\n", "pbspro"),
 ])
-def test_flavor_from_qstat_version(output: str, flavor: str) -> None:
-    assert flavor_of(output) == flavor
+def test_flavor_from_qstat_version(monkeypatch: pytest.MonkeyPatch, make_spec: Callable[..., JobSpec], output: str,
+                                   flavor: str) -> None:
+    """``PbsScheduler.flavor``, the one way to ask it: ``qstat --version`` asked once, then remembered; the job
+    file's ``pbs.flavor`` asks nothing."""
+    asked: list[list[str]] = []
+
+    def run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        asked.append(argv)
+        return subprocess.CompletedProcess(argv, 0, output, "")
+
+    monkeypatch.setattr(base, "run_command", run)
+    scheduler = PbsScheduler()
+    assert scheduler.flavor() == flavor and scheduler.flavor() == flavor and asked == [["qstat", "--version"]]
+    other = "torque" if flavor == "pbspro" else "pbspro"
+    assert PbsScheduler().flavor(make_spec(scheduler="pbs", pbs={"flavor": other})) == other and len(asked) == 1
 
 
 def test_unknown_qstat_version_asks_for_pbs_flavor() -> None:
     with pytest.raises(UserError, match="set pbs.flavor"):
-        flavor_of("qstat: unknown option\n")
+        _flavor_of("qstat: unknown option\n")
     with pytest.raises(UserError, match=r"Grid Engine's \(SGE 8.1.9\)"):
-        flavor_of("SGE 8.1.9\nusage: qstat [options]\n")
+        _flavor_of("SGE 8.1.9\nusage: qstat [options]\n")
 
 
 def test_job_id_from_qsub() -> None:
@@ -232,7 +246,7 @@ def standins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 @pytest.mark.parametrize("flavor", ["torque", "pbspro"])
 def test_flavor_detected_through_standin_qstat(standins: Path, monkeypatch: pytest.MonkeyPatch, flavor: str) -> None:
     monkeypatch.setenv("PBS_STANDIN_FLAVOR", flavor)
-    assert PbsScheduler().detect_dialect() == flavor
+    assert PbsScheduler().flavor() == flavor
 
 
 def test_torque_refuses_root_in_one_line(wc4: Callable[[str], JobSpec], standins: Path,
@@ -397,11 +411,13 @@ def test_settle_writes_the_absolute_paths_of_the_job_commands(standins: Path, mo
                                                               make_spec: Callable[..., JobSpec], flavor: str,
                                                               fanout: str) -> None:
     monkeypatch.setenv("PBS_STANDIN_FLAVOR", flavor)
-    spec = PbsScheduler().settle(make_spec(scheduler="pbs"))
-    assert spec.pbs.flavor == flavor
-    assert spec.pbs.commands == {name: str(STANDINS / name) for name in ("qstat", "qdel", fanout)}
+    spec = make_spec(scheduler="pbs")
+    settled = PbsScheduler().settle(spec)
+    paths = {name: str(STANDINS / name) for name in ("qstat", "qdel", fanout)}
+    assert settled == PbsSettled(flavor=flavor, commands=paths)
+    assert settled.into(spec).pbs == spec.pbs.model_copy(update={"flavor": flavor, "commands": paths})
     given = make_spec(scheduler="pbs", pbs={"flavor": flavor, "commands": {"qstat": "/opt/pbs/bin/qstat"}})
-    assert PbsScheduler().settle(given).pbs.commands["qstat"] == "/opt/pbs/bin/qstat"  # the job file's wins
+    assert PbsScheduler().settle(given).commands["qstat"] == "/opt/pbs/bin/qstat"  # the job file's wins
 
 
 def test_the_job_uses_the_submitted_paths_not_its_login_path(make_spec: Callable[..., JobSpec], standins: Path,

@@ -20,7 +20,7 @@ from launcher import __version__
 from launcher.config.spec import JobSpec
 from launcher.lifecycle.submit import render_script
 from launcher.schedulers import base, slurm
-from launcher.schedulers.base import JobState
+from launcher.schedulers.base import JobState, NoAnswer, state_of
 from launcher.schedulers.slurm import SlurmScheduler, parse_scontrol_job, parse_time_limit
 from launcher.util.errors import UserError
 from launcher.util.units import MiB
@@ -125,9 +125,9 @@ def test_state_unknown_when_slurm_forgot_the_job(monkeypatch: pytest.MonkeyPatch
 def test_state_no_answer_when_slurmctld_does_not_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 25 item 7: slurmctld stopped (recorded on the test cluster, exit 1) is no answer, never "forgot"."""
     fake_commands(monkeypatch, {"squeue": (1, DOWN), "scontrol show job": (1, DOWN)})
-    scheduler = SlurmScheduler()
-    assert scheduler.state("1") is JobState.NO_ANSWER
-    assert scheduler.no_answer is not None and "Unable to contact slurm controller" in str(scheduler.no_answer)
+    answer = SlurmScheduler().state("1")
+    assert isinstance(answer, NoAnswer) and state_of(answer) is JobState.NO_ANSWER
+    assert "Unable to contact slurm controller" in str(answer)
 
 
 @pytest.mark.parametrize(("stdout", "job_id"), [("4242\n", "4242"), ("4242;cluster2\n", "4242")])

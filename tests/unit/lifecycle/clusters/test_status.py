@@ -161,3 +161,70 @@ def test_list_json_leaves_out_what_a_look_learned(tmp_path: Path) -> None:
                                       "head", "created", "walltime_left_s", "rm_web", "jhs_web", "interactive",
                                       "active"]
     json.dumps(status.to_dict())
+
+
+# -- what the submission settled, recalled for the batch system's commands (issue 38) ---------------------------
+
+RECORDS = Path(__file__).resolve().parents[3] / "data" / "records"
+#: The PBS commands a submission found (tests/standins/pbs/ would answer; nothing here runs them).
+PBS_COMMANDS = {"qstat": "/opt/pbs/bin/qstat", "qdel": "/opt/pbs/bin/qdel", "pbsdsh": "/opt/pbs/bin/pbsdsh"}
+
+
+def test_the_record_in_submit_json_gives_the_backend_what_its_submission_settled(tmp_path: Path) -> None:
+    """``submit`` keeps what the batch system decided (PBS: the flavor, the commands' paths) in ``submit.json``; a
+    later look's backend asks with those commands, whatever ``job.yaml`` or ``PATH`` say, and runs nothing to
+    learn the flavor."""
+    from launcher.lifecycle.clusters.status import submitted_backend
+    from launcher.lifecycle.submit import SubmitRecord
+    from launcher.schedulers.pbs import PbsScheduler, PbsSettled
+
+    run_dir = make_dir(tmp_path, "c")
+    settled = PbsSettled(flavor="torque", commands=PBS_COMMANDS)
+    SubmitRecord(scheduler="pbs", job_id="13.vm", submitted=0.0, job_file="j.yaml",
+                 settled=settled).write(run_dir / "submit.json")
+    (run_dir / "job.yaml").write_text("pbs:\n  flavor: pbspro\n")  # not read: the record says it
+    backend = submitted_backend("pbs", run_dir)
+    assert isinstance(backend, PbsScheduler) and backend.flavor() == "torque"
+    assert backend.status_queries("13.vm")[0][0] == ["/opt/pbs/bin/qstat", "-f", "13.vm"]
+    assert backend.cancel_argv("13.vm") == ["/opt/pbs/bin/qdel", "13.vm"]
+    assert json.loads((run_dir / "submit.json").read_text())["settled"] == {"schema": 1, "flavor": "torque",
+                                                                            "commands": PBS_COMMANDS}
+
+
+def test_a_cluster_directory_of_the_release_before_recalls_what_its_job_yaml_says(tmp_path: Path) -> None:
+    """A ``submit.json`` of the release before (tests/data/records/) has no record: what the submission settled is
+    read from the submitted ``job.yaml`` (``pbs.flavor``, ``pbs.commands``), as that release did; the file is
+    written back as it was."""
+    from launcher.lifecycle.clusters.status import submitted_backend
+    from launcher.lifecycle.submit import SubmitRecord
+    from launcher.schedulers.pbs import PbsScheduler
+    from launcher.schedulers.slurm import SlurmScheduler
+    from launcher.util.yamlio import dump_yaml
+
+    before = json.loads((RECORDS / "submit.json").read_text())
+    old = SubmitRecord.read(RECORDS / "submit.json")
+    assert old.settled is None and "settled" not in old.dump()
+    run_dir = make_dir(tmp_path, "c")
+    (run_dir / "submit.json").write_text(json.dumps({**before, "scheduler": "pbs", "job_id": "13.vm"}))
+    (run_dir / "job.yaml").write_text("# Resolved from j.yaml (every layer applied) by hpc-hadoop submit.\n"
+                                      + dump_yaml({"name": "t", "scheduler": "pbs",
+                                                   "pbs": {"flavor": "torque", "commands": PBS_COMMANDS}}))
+    backend = submitted_backend("pbs", run_dir)
+    assert isinstance(backend, PbsScheduler) and backend.flavor() == "torque"
+    assert backend.cancel_argv("13.vm") == ["/opt/pbs/bin/qdel", "13.vm"]
+    # A batch system that settles nothing reads no job.yaml; an unreadable one recalls nothing (PATH's commands).
+    (run_dir / "job.yaml").write_text("pbs: [\n")
+    assert isinstance(submitted_backend("slurm", run_dir), SlurmScheduler)
+    assert submitted_backend("pbs", run_dir).cancel_argv("13.vm") == ["qdel", "13.vm"]
+
+
+def test_a_record_this_release_cannot_read_recalls_nothing(tmp_path: Path) -> None:
+    """A ``settled`` record with a flavor this release does not know (a newer one's) is no error: the look asks with
+    the commands on ``PATH``, as for a cluster whose records name none."""
+    from launcher.lifecycle.clusters.status import submitted_backend
+
+    run_dir = make_dir(tmp_path, "c")
+    (run_dir / "submit.json").write_text(json.dumps({
+        "schema": 1, "scheduler": "pbs", "job_id": "13.vm", "submitted": 0.0, "job_file": "j.yaml", "hold": False,
+        "settled": {"schema": 2, "flavor": "pbs-next", "commands": {"qdel": "/opt/pbs/bin/qdel"}}}))
+    assert submitted_backend("pbs", run_dir).cancel_argv("13.vm") == ["qdel", "13.vm"]
