@@ -365,8 +365,10 @@ def container_log(run_dir: Path, host: str, container: str) -> str:
     raise AssertionError(f"no log of {container} on {host} in {run_dir}")
 
 
-#: The sorts of the Slurm cluster (after them, the SleepJob whose node is lost: its job number is one more).
-SLURM_SORTS = ("terasort", "terasort-http", "terasort-fallback")
+#: The sorts of the Slurm cluster (after them, the SleepJob whose node is lost: its job number is one more). Hadoop's
+#: own shuffle (``terasort-http``) runs on the local cluster only since issue 38: every other multi-node test shuffles
+#: through it (node-local dirs), and the plugin's bytes against it are compared there.
+SLURM_SORTS = ("terasort", "terasort-fallback")
 #: Maps of the SleepJob: one wave (3 containers of 512 MB a node, one of them its ApplicationMaster's).
 LOST_MAPS = 8
 
@@ -490,7 +492,7 @@ def slurm_run(slurm_cluster: list[str], dave: TestUser) -> SlurmRun:
 
 @pytest.mark.slurm
 def test_terasort_shared_fs_shuffle_on_three_slurm_nodes(slurm_run: SlurmRun) -> None:
-    """TeraSort with ``shared-fs``, with ``http`` and with the HTTP fallback on 3 Slurm nodes: reducers on one
+    """TeraSort with ``shared-fs`` and with the HTTP fallback on 3 Slurm nodes: reducers on one
     node read the outputs of maps that ran on the others straight from their ``nm-local/<host>``; each sort's
     output is checked here, record by record."""
     assert slurm_run.returncode == 0, slurm_run.output
