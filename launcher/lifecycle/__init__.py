@@ -1,6 +1,7 @@
 """One run end to end: allocate, plan, bring the cluster up, run the steps, report, tear down; and the batch side.
 
-Owns :mod:`~launcher.lifecycle.compose` (the back half of a run, composed once into a
+Owns :mod:`~launcher.lifecycle.front` (the front half of every command, one call: ``front_door``),
+:mod:`~launcher.lifecycle.compose` (the back half of a run, composed once into a
 :class:`~launcher.lifecycle.runner.ClusterRun`), :mod:`~launcher.lifecycle.validate`, :mod:`~launcher.lifecycle.runner`
 with its parts (:mod:`~launcher.lifecycle.bringup`, :mod:`~launcher.lifecycle.step_runs`,
 :mod:`~launcher.lifecycle.teardown`, :mod:`~launcher.lifecycle.health`, :mod:`~launcher.lifecycle.signals`,
