@@ -1,7 +1,8 @@
 """tests/bringups.py (issue 38 item 5): a test whose body starts a cluster without ``own_cluster("why")`` fails; one
 with the marker, or one that reads a cluster a module-scoped fixture started, passes. The "cluster" is a process the
 kernel shows as ``java`` with the ResourceManager's main class on its command line (a Python interpreter started
-through a link named ``java``), which is all the counter looks at."""
+through a link named ``java``), which is all the counter looks at; the inner session is told another main class, so
+that the suite's own count does not see its stand-ins."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.bringups import RM_CLASS
+#: The main class of the inner session's stand-in ResourceManagers (``HPC_HADOOP_TEST_RM_CLASS``): not the real one,
+#: which the outer session counts.
+STAND_IN_RM = "org.hpchadoop.tests.StandInResourceManager"
 
 pytest_plugins = ["pytester"]
 
@@ -65,8 +68,9 @@ def test_a_cluster_of_its_own_needs_a_reason(pytester: pytest.Pytester, tmp_path
     java.parent.mkdir()
     java.symlink_to(sys.executable)
     pytester.makeconftest("from tests.bringups import *  # noqa: F401,F403\n")
-    pytester.makepyfile(test_fake=MODULE.format(java=str(java), rm=RM_CLASS))
+    pytester.makepyfile(test_fake=MODULE.format(java=str(java), rm=STAND_IN_RM))
     monkeypatch.setenv("PYTHONPATH", str(REPO))
+    monkeypatch.setenv("HPC_HADOOP_TEST_RM_CLASS", STAND_IN_RM)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
     outcomes = result.parseoutcomes()
     assert (outcomes.get("passed"), outcomes.get("failed")) == (3, 2), result.stdout.str()
