@@ -222,8 +222,8 @@ def submit_batch(spec: JobSpec, job_file: Path, *, overwrite: bool, wait: bool, 
 
     check_index()
     front = front_door("start" if hold else "submit", spec, job_file, overwrite=overwrite)
-    command = front.command
-    spec, scheduler = front.spec, _scheduler(front.spec)
+    command, spec, scheduler = front.command, front.spec, front.scheduler
+    assert isinstance(scheduler, BatchScheduler), f"{spec.scheduler} cannot submit"
     made = missing_dirs(clusters_dir(spec))
     run_dir = make_cluster_dir(front, job_file, command=command)
     try:
