@@ -43,8 +43,9 @@ setup(
     ],
     # mfusepy: the FUSE file system standing in for OrangeFS in the tests (tests/standins/orangefs_fuse.py);
     # selenium: drives the headless Chromium of the `hpc-hadoop ui` browser test (tests/integration/test_interactive.py)
-    extras_require={"test": ["pytest>=7.4", "ruff>=0.4", "mypy>=1.10", "import-linter>=2.1", "types-PyYAML",
-                             "mfusepy>=3.1", "selenium>=4.20"],
+    # pytest-xdist: the unit tier on a second worker while the `hadoop` tests run on the first (pyproject.toml)
+    extras_require={"test": ["pytest>=7.4", "pytest-xdist>=3.5", "ruff>=0.4", "mypy>=1.10", "import-linter>=2.1",
+                             "types-PyYAML", "mfusepy>=3.1", "selenium>=4.20"],
                     "plots": []},
     entry_points={"console_scripts": ["hpc-hadoop=launcher.cli.main:main"]},
 )

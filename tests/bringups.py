@@ -76,18 +76,34 @@ class BringUpCounter:
         """Bring-ups credited to test ``nodeid`` in ``phase``."""
         return sum(1 for key, test in self.seen.items() if test == nodeid and self.phases.get(key) == phase)
 
-    def by_module(self) -> Counter[str]:
-        return Counter(test.split("::")[0] for test in self.seen.values())
+    def records(self) -> list[tuple[str, str]]:
+        """Each bring-up seen, as (the test it is credited to, the phase)."""
+        return [(test, self.phases.get(key, "")) for key, test in self.seen.items()]
 
 
 _counter: BringUpCounter | None = None
+#: Under pytest-xdist, in the controller: the bring-ups its workers counted, as (test, phase) pairs.
+_merged: list[tuple[str, str]] | None = None
+
+
+def _distributed(config: pytest.Config) -> bool:
+    """This session hands its tests to pytest-xdist workers (``-n N``, N > 0)."""
+    return bool(getattr(config.option, "numprocesses", None)) and getattr(config.option, "dist", "no") != "no"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    global _counter
+    """Where the counting happens: in a session of its own, from its start; under pytest-xdist, in the one worker
+    that is handed the ``hadoop`` tests (conftest.py puts them in one ``xdist_group``), from its first of them,
+    while the controller merges what it counted (:func:`pytest_testnodedown`). The other worker, running unit tests
+    meanwhile, does not count: it would credit the clusters of the first to its own tests."""
+    global _counter, _merged
     config.addinivalue_line("markers", "own_cluster(why): the test's body starts a cluster of its own, for the reason "
                             "given (tests/bringups.py; any other test reads a shared one)")
-    if _counter is None and not hasattr(config, "workerinput"):
+    if hasattr(config, "workerinput"):
+        return
+    if _distributed(config):
+        _merged = []
+    elif _counter is None:
         _counter = BringUpCounter()
         _counter.start()
 
@@ -95,6 +111,31 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
     if _counter is not None:
         _counter.current = nodeid
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> None:
+    """In an xdist worker: start counting at its first ``hadoop`` test (the group of them comes to one worker)."""
+    global _counter
+    if _counter is None and hasattr(item.config, "workerinput") and item.get_closest_marker("hadoop"):
+        _counter = BringUpCounter()
+        _counter.start()
+        _counter.current = item.nodeid
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In an xdist worker: hand what it counted to the controller."""
+    if _counter is not None and hasattr(session.config, "workerinput"):
+        _counter.look()
+        _counter.stop()
+        session.config.workeroutput["bringups"] = _counter.records()  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """In the xdist controller: a worker's count (none from a worker that ran no ``hadoop`` test)."""
+    if _merged is not None:
+        _merged.extend(tuple(pair) for pair in getattr(node, "workeroutput", {}).get("bringups", []))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -142,12 +183,15 @@ def pytest_runtest_logfinish(nodeid: str, location: tuple[str, int | None, str])
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if _counter is None:
+    if _merged is not None:
+        records = _merged
+    elif _counter is not None:
+        _counter.look()
+        _counter.stop()
+        records = _counter.records()
+    else:
         return
-    _counter.look()
-    _counter.stop()
-    total = len(_counter.seen)
-    modules = ", ".join(f"{module} {n}" for module, n in _counter.by_module().most_common())
-    terminalreporter.write_sep("=", f"cluster bring-ups: {total} (ResourceManagers started)")
-    if total:
-        terminalreporter.write_line(f"by module: {modules}")
+    modules = Counter(test.split("::")[0].split("@")[0] for test, _ in records)
+    terminalreporter.write_sep("=", f"cluster bring-ups: {len(records)} (ResourceManagers started)")
+    if records:
+        terminalreporter.write_line("by module: " + ", ".join(f"{module} {n}" for module, n in modules.most_common()))

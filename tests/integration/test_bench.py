@@ -1,5 +1,6 @@
 """``hpc-hadoop bench`` with real Hadoop 3.4.2 daemons: on the local backend a ``tiny`` sweep of every workload
-(dd, TestDFSIO, TeraSort, Mahout KMeans) on one cluster and a dd-only sweep with repeats; on the real Slurm
+(dd, TestDFSIO, TeraSort, Mahout KMeans, the latency and throughput of one-map jobs, Spark's KMeans and sort) on one
+cluster and a dd-only sweep with repeats; on the real Slurm
 test cluster (tests/cluster, GlusterFS over FUSE) the same ``tiny`` sweep from a user's own sbatch script.
 
 Benchmarks never assert on time (docs/architecture.md, Tests): the tests check that every run succeeded, that
@@ -12,6 +13,7 @@ import csv
 import json
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,8 @@ import yaml
 
 from benchmarks.results import HIBENCH_HEADER
 from tests.conftest import fresh_pfs_dir, hpc_hadoop, processes_of, run_dirs, run_report
+from tests.integration.test_shuffle import records
+from tests.integration.test_spark import leftovers, spark_events, spark_runtime  # noqa: F401 - fixture
 from tests.jobs import SMALL
 
 pytestmark = pytest.mark.hadoop
@@ -58,12 +62,47 @@ def check_terasort_row(terasort: dict, *, shared_local: bool) -> None:
         assert terasort["pfs_io_ratio"] == pytest.approx(0.5, abs=0.05)
 
 
+#: Every workload of ``hpc-hadoop bench``, in the order the tiny sweep runs them.
+WORKLOADS = ["dd", "dfsio", "terasort", "kmeans", "latency", "throughput", "spark-kmeans", "spark-terasort"]
+
+
+#: The steps the tiny profile's Spark workloads add to the cluster's run.json (spark-kmeans: its points and the
+#: KMeans; spark-terasort: TeraGen, the sort, TeraValidate).
+SPARK_STEPS = 5
+
+
+def check_spark_rows(kmeans: dict, sort: dict) -> None:
+    """The rows of ``spark-kmeans`` and ``spark-terasort`` (``keep_data``): MLlib's KMeans does exactly the asked
+    iterations on the kmeans workload's points; the Spark sort's output passed TeraValidate with TeraGen's checksum,
+    and is checked here on its own: its records are the input's, sorted by key, in one file per partition."""
+    assert kmeans["iterations"] == kmeans["params"]["iterations"] == 5 and kmeans["cost"] > 0
+    assert kmeans["wall_s"] > 0 and kmeans["application_id"].startswith("application_") and kmeans["bringup_s"] > 0
+    assert sort["cluster_id"] == kmeans["cluster_id"]
+    rows = sort["params"]["rows"]
+    assert rows <= 50_000 and sort["input_bytes"] == rows * 100 and sort["output_records"] == rows
+    assert sort["valid"] is True and sort["checksum"] == f"{sort['input_checksum']:x}"
+    assert sort["wall_s"] > sort["spark_jobs_s"] > 0 and sort["sort_mb_s"] > 0 and sort["spark_jobs"] >= 2
+    # node-local shuffle: the shared filesystem saw the input (twice: Spark samples it for the range bounds) and
+    # the output
+    assert sort["local_dirs_shared"] is False and sort["pfs_bytes"] == 3 * sort["input_bytes"]
+    assert sort["shuffle_bytes"] > 0 and sort["validate_s"] > 0
+    work = Path(sort["work_dir"])
+    generated, ordered = records(work / "gen", "part-m-*"), records(work / "sorted", "part-r-*")
+    assert len(ordered) == rows and sorted(ordered) == sorted(generated)
+    assert [r[:10] for r in ordered] == sorted(r[:10] for r in generated)
+    assert len(list((work / "sorted").glob("part-r-*"))) == sort["params"]["reduces"]
+    assert sum(zlib.crc32(r) for r in generated) == sort["input_checksum"]  # TeraGen's counter is the CRC-32 sum
+
+
 @pytest.mark.own_cluster("a bench brings up the cluster of its sweep")
-def test_tiny_sweep_of_every_workload(hadoop_runtime: Path, pfs_root: Path, tmp_path: Path) -> None:
+def test_tiny_sweep_of_every_workload(hadoop_runtime: Path, spark_runtime: Path, pfs_root: Path,  # noqa: F811
+                                      tmp_path: Path) -> None:
+    """The ``tiny`` profile of every workload, MapReduce's and Spark's, on one cluster (the Spark workloads had a
+    bench and a cluster of their own in test_spark.py until issue 38). ``keep_data``: the Spark sort's output, kept in
+    its work directory, is checked record by record."""
     bench = tmp_path / "bench.yaml"
     bench.write_text(yaml.safe_dump({
-        "name": "ci-tiny", "workloads": ["dd", "dfsio", "terasort", "kmeans", "latency", "throughput"],
-        "profile": "tiny",
+        "name": "ci-tiny", "workloads": WORKLOADS, "profile": "tiny", "keep_data": True,
         "repeats": 1, "sweep": {"files": [2], "file_size": ["8M"]},
         "job": {"scheduler": "local", "filesystem": {"root": str(pfs_root)}},
     }))
@@ -72,14 +111,14 @@ def test_tiny_sweep_of_every_workload(hadoop_runtime: Path, pfs_root: Path, tmp_
     print(result.stdout[-6000:])
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     rows = _rows(out)
-    assert [r["workload"] for r in rows] == ["dd", "dfsio", "terasort", "kmeans", "latency", "throughput"]
+    assert [r["workload"] for r in rows] == WORKLOADS
     for row in rows:
         assert row["state"] == "succeeded", row.get("error")
         assert all(key in row for key in COMMON), [k for k in COMMON if k not in row]
         assert row["node_names"] == ["localhost"] and row["scheduler"] == "local"
         assert row["versions"]["hadoop"] == "3.4.2" and row["stripe_count"] is None
         assert row["wall_s"] > 0
-    dd, dfsio, terasort, kmeans, latency, throughput = rows
+    dd, dfsio, terasort, kmeans, latency, throughput, spark_kmeans, spark_sort = rows
     # No layout asked (a stripe_count sweep on a local directory is refused before anything runs: issue 29 item 5,
     # tests/unit/benchmarks/test_sweeps.py); the row still says the filesystem has none.
     assert dd["stripe_applied"] is False and dd["stripe"]["status"] == "striping not applicable"
@@ -98,20 +137,25 @@ def test_tiny_sweep_of_every_workload(hadoop_runtime: Path, pfs_root: Path, tmp_
     assert throughput["jobs"] == 4 and throughput["concurrency"] == 2
     assert throughput["jobs_per_min_sequential"] > 0 and throughput["jobs_per_min_concurrent"] > 0
     assert throughput["cpu_s_per_job_sequential"] > 0 and throughput["cpu_s_per_job_concurrent"] > 0
+    check_spark_rows(spark_kmeans, spark_sort)
     # One cluster for the whole sweep, and nothing left of it.
     assert len({r["cluster_id"] for r in rows[1:]}) == 1
     clusters = run_dirs(pfs_root)
-    assert len(clusters) == 1 and processes_of(clusters[0]) == []
+    assert len(clusters) == 1 and processes_of(clusters[0]) == [] and leftovers(clusters[0]) == []
+    assert (clusters[0] / "spark-conf" / "spark-defaults.conf").is_file()
+    assert {spark_kmeans["application_id"], spark_sort["application_id"]} <= set(spark_events(clusters[0]))
     report = json.loads((clusters[0] / "run.json").read_text())
-    assert report["state"] == "succeeded" and report["bringup_s"] > 0 and len(report["steps"]) == 17
+    print("steps:", [s["name"] for s in report["steps"]])
+    assert report["state"] == "succeeded" and report["bringup_s"] > 0 and len(report["steps"]) == 17 + SPARK_STEPS
     concurrent = [s for s in report["steps"] if s["name"].startswith("concurrent-")]
     assert len(concurrent) == 4 and all(s["state"] == "succeeded" for s in concurrent)
     # Outputs: CSV summary, hibench.report, plots, headline figures.
     with open(out / "summary.csv") as f:
         summary = list(csv.DictReader(f))
-    assert [s["workload"] for s in summary] == ["dd", "dfsio", "terasort", "kmeans", "latency", "throughput"]
+    assert [s["workload"] for s in summary] == WORKLOADS
     report_lines = (out / "hibench.report").read_text().splitlines()
-    assert report_lines[0] == HIBENCH_HEADER and len(report_lines) == 9  # dd and TestDFSIO: a write and a read line
+    # dd and TestDFSIO: a write and a read line each; one line for every other workload
+    assert report_lines[0] == HIBENCH_HEADER and len(report_lines) == 11
     assert [line.split()[0] for line in report_lines[1:5]] == ["HadoopDd-write", "HadoopDd-read",
                                                                "HadoopDfsio-write", "HadoopDfsio-read"]
     # Nothing was swept (one point): no sweep plot (issue 29 item 4); a task flow per job of dfsio, terasort, kmeans,

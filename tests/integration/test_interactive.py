@@ -3,9 +3,11 @@
 Slurm one (3 nodes, ``security: per-cluster``, the default), ``ui`` in a real browser (headless Chromium driven by
 Selenium) while a job runs on the nodes.
 
-Each test has its own index (``XDG_STATE_HOME``) so it sees only its own clusters. The clusters run with the default
-``security: per-cluster``; in the Slurm life cycle ``hhmallory``, on a node of the cluster that is not the
-ResourceManager's (n3), tries issue 27's attacks (``tests/integration/attacks.py``) and is refused each.
+Each test has its own index (``XDG_STATE_HOME``) so it sees only its own clusters. The local cluster is ``hhalice``'s
+(not root), ``security: simple``, and ``hhbob`` on the same node is refused what a second user under his own name
+must not do (issue 13, items 9-11: the ACL layer). The Slurm one runs the default ``security: per-cluster``;
+``hhmallory``, on a node of the cluster that is not the ResourceManager's (n3), tries issue 27's attacks
+(``tests/integration/attacks.py``) and is refused each.
 """
 
 from __future__ import annotations
@@ -29,12 +31,12 @@ import psutil
 import pytest
 import yaml
 
-from tests.conftest import REPO, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
+from tests.conftest import REPO, RUNTIME, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
 from tests.integration.attacks import attacks_fail, mallory_on_node, sleep_job_argv
 from tests.integration.test_slurm import queued_jobs, slurm_cluster  # noqa: F401 - fixture
 from tests.integration.test_spark import leftovers, spark_runtime  # noqa: F401 - fixture
 from tests.jobs import SMALL
-from tests.users import make_user, shared_base, user_dir
+from tests.users import TestUser, make_user, shared_base, user_dir
 
 if TYPE_CHECKING:
     from launcher.plan.cluster_plan import ClusterPlan
@@ -49,14 +51,24 @@ SLEEP_JOB = ("org.apache.hadoop.mapreduce.SleepJob", "-Dmapreduce.job.ubertask.e
              "-mt", "15000")
 
 
-def clusters(env: dict[str, str]) -> list[dict]:
-    result = hpc_hadoop("list", "--json", env=env)
+def hh_as(user: TestUser | None) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``hpc-hadoop`` as ``user``, or as the test's own user (root) for ``None``."""
+    return user.hpc_hadoop if user is not None else hpc_hadoop
+
+
+def clusters(env: dict[str, str], user: TestUser | None = None) -> list[dict]:
+    result = hh_as(user)("list", "--json", env=env)
     assert result.returncode == 0, result.stderr
     return [json.loads(line) for line in result.stdout.splitlines()]
 
 
-def in_cluster_shell(cluster_id: str, script: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """``script`` in bash after ``eval "$(hpc-hadoop env ID)"``: what a user types."""
+def in_cluster_shell(cluster_id: str, script: str, env: dict[str, str],
+                     user: TestUser | None = None) -> subprocess.CompletedProcess[str]:
+    """``script`` in bash after ``eval "$(hpc-hadoop env ID)"``: what a user types (``user``, or root)."""
+    if user is not None:
+        hh = f"{REPO / '.venv' / 'bin' / 'python'} -m launcher.cli"
+        return user.run(["bash", "-euo", "pipefail", "-c", f'eval "$({hh} env {cluster_id})"\n{script}'],
+                        env={**env, "PATH": "/usr/bin:/bin"})
     hh = f"{sys.executable} -m launcher.cli"
     return subprocess.run(["bash", "-euo", "pipefail", "-c", f'eval "$({hh} env {cluster_id})"\n{script}'],
                           capture_output=True, text=True, timeout=300, env={**env, "PATH": "/usr/bin:/bin"},
@@ -102,29 +114,33 @@ def nodemanager_logged_in_from_its_node_local_keytab(run_dir: Path, node: str) -
     assert login and "using keytab file services.keytab" in login[0], login
 
 
-def spark_through_exec(cluster_id: str, run_dir: Path, spark_home: Path, env: dict[str, str]) -> str:
+def spark_through_exec(cluster_id: str, run_dir: Path, spark_home: Path, env: dict[str, str], user: TestUser) -> str:
     """``exec -- spark-submit`` (SparkPi) and ``exec -- pyspark`` (a shell reading its program on stdin) on the
-    cluster, with nothing but what ``env`` sets; returns SparkPi's application id."""
-    exported = hpc_hadoop("env", cluster_id, env=env)
+    cluster, as ``user`` with nothing but what ``env`` sets; returns SparkPi's application id."""
+    exported = user.hpc_hadoop("env", cluster_id, env=env)
     assert f"export SPARK_HOME={spark_home}\n" in exported.stdout
     assert f"export SPARK_CONF_DIR={run_dir}/spark-conf\n" in exported.stdout
     jar = spark_home.parent / "hpc-hadoop-spark-examples.jar"
-    pi = hpc_hadoop("exec", cluster_id, "--", "spark-submit", "--class", "org.hpchadoop.spark.examples.SparkPi",
-                    str(jar), "4", env=env, timeout=300)
+    pi = user.hpc_hadoop("exec", cluster_id, "--", "spark-submit", "--class", "org.hpchadoop.spark.examples.SparkPi",
+                         str(jar), "4", env=env, timeout=300)
     assert pi.returncode == 0 and "Pi is roughly 3.1" in pi.stdout, pi.stdout[-2000:] + pi.stderr[-3000:]
     app = re.search(r"Submitted application (application_\d+_\d+)", pi.stderr)
     assert app, pi.stderr[-3000:]
-    shell = subprocess.run([sys.executable, "-m", "launcher.cli", "exec", cluster_id, "--", "pyspark"],
+    shell = subprocess.run([str(REPO / ".venv" / "bin" / "python"), "-m", "launcher.cli", "exec", cluster_id, "--",
+                            "pyspark"],
                            input="print('total', sc.parallelize(range(100), 2).sum(), sc.master)\n",
-                           capture_output=True, text=True, timeout=300, cwd=REPO,
-                           env={**os.environ, **env, "PYSPARK_DRIVER_PYTHON_OPTS": "-i"})  # a shell on a pipe
+                           capture_output=True, text=True, timeout=300, cwd=user.home,
+                           env=user.env({**env, "PYSPARK_DRIVER_PYTHON_OPTS": "-i"}),  # a shell on a pipe
+                           user=user.uid, group=user.gid, extra_groups=[])
     assert shell.returncode == 0 and "total 4950 yarn" in shell.stdout, shell.stdout[-2000:] + shell.stderr[-3000:]
     return app.group(1)
 
 
-def container_logs_after_stop(cluster_id: str, mapreduce_app: str, spark_app: str, env: dict[str, str]) -> None:
+def container_logs_after_stop(cluster_id: str, mapreduce_app: str, spark_app: str, env: dict[str, str],
+                              user: TestUser) -> None:
     """The container logs of a MapReduce and a Spark application, as YARN aggregated them, once the cluster is gone
-    (``yarn logs`` reads ``app-logs/``): the ApplicationMaster's own log, an executor's own log."""
+    (``yarn logs`` reads ``app-logs/``): the ApplicationMaster's own log, an executor's own log; read by ``user``."""
+    hpc_hadoop = user.hpc_hadoop
     containers = hpc_hadoop("logs", cluster_id, "--app", mapreduce_app, env=env, timeout=120)
     assert containers.returncode == 0, containers.stdout[-2000:] + containers.stderr[-2000:]
     assert "LogType:syslog" in containers.stdout and "container_" in containers.stdout
@@ -134,54 +150,65 @@ def container_logs_after_stop(cluster_id: str, mapreduce_app: str, spark_app: st
     assert "CoarseGrainedExecutorBackend" in executors.stdout
 
 
-@pytest.mark.own_cluster("an interactive life cycle: start to stop and clean")
-def test_local_interactive_life_cycle(pfs_root: Path, tmp_path: Path, spark_runtime: Path) -> None:  # noqa: F811
-    """The life cycle of a cluster started with a ``spark:`` section: MapReduce through the wrapper commands
-    ``env`` sets up, ``exec -- spark-submit`` and ``exec -- pyspark`` (its shell reading a program on stdin) on its
-    YARN; after ``stop`` nothing is left (no executor nor Python worker either) and the container logs of both
-    engines are readable (``hpc-hadoop logs --app``). (The Spark half was test_spark.py's cluster of its own until
-    issue 38.)"""
-    env = {"XDG_STATE_HOME": str(tmp_path / "state")}
-    job = tmp_path / "inter.yaml"
+@pytest.fixture(scope="module")
+def users() -> tuple[TestUser, TestUser]:
+    return make_user("hhalice"), make_user("hhbob")
+
+
+@pytest.mark.own_cluster("an interactive life cycle: start to stop and clean, a second user refused throughout")
+def test_local_interactive_life_cycle_of_a_user_whom_a_second_user_cannot_touch(
+        users: tuple[TestUser, TestUser], spark_runtime: Path, hadoop_runtime: Path) -> None:  # noqa: F811
+    """The life cycle of ``hhalice``'s cluster (not root), started with a ``spark:`` section: MapReduce through the
+    wrapper commands ``env`` sets up, ``exec -- spark-submit`` and ``exec -- pyspark`` (its shell reading a program on
+    stdin) on its YARN; after ``stop`` nothing is left (no executor nor Python worker either) and the container logs
+    of both engines are readable (``hpc-hadoop logs --app``). (The Spark half was test_spark.py's cluster of its own
+    until issue 38.)
+
+    Meanwhile ``hhbob``, on the same node (issue 13, items 9-11; test_other_users.py's cluster of its own until issue
+    38), knows her ResourceManager's address (root hands him a copy of her ``conf/``: what a port scan would find)
+    and tries, under his own identity, what a second user should not be able to do while her streaming job sleeps;
+    then she kills it herself. The cluster runs ``security: simple``: this is the ACL layer, which holds for a user
+    under their own name even when Hadoop believes names; ``security: per-cluster`` (the default) refuses bob before
+    any ACL is asked (test_security.py; its node-local keytabs are checked in the Slurm life cycle below)."""
+    alice, bob = users
+    base = shared_base("hh-users")
+    try:
+        home, bob_dir = user_dir(base, alice), user_dir(base, bob)
+        alice_and_bob(alice, bob, home, bob_dir, base, spark_runtime)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def alice_and_bob(alice: TestUser, bob: TestUser, home: Path, bob_dir: Path, base: Path, spark_home: Path) -> None:
+    """The body of :func:`test_local_interactive_life_cycle_of_a_user_whom_a_second_user_cannot_touch`."""
+    env = {"XDG_STATE_HOME": str(home / "state")}
+    job = home / "inter.yaml"
     job.write_text(yaml.safe_dump({"name": "inter", "scheduler": "local", "walltime": "00:20:00",
-                                   "filesystem": {"root": str(pfs_root)}, "spark": {},
+                                   "security": "simple", "filesystem": {"root": str(base)}, "spark": {},
                                    # room for a Spark ApplicationMaster (1024 MiB) and an executor beside it
                                    "hadoop": {**SMALL, "nodemanager_memory": "2048m"}}))
-    started = hpc_hadoop("start", str(job), env=env, timeout=300)
+    alice.own(job, 0o600)
+    started = alice.hpc_hadoop("start", str(job), env=env, timeout=300)
     print(started.stdout)
     assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
-    run_dir = only_run_dir(pfs_root)
+    (run_dir,) = (home / "hpc-hadoop").iterdir()
     cid = run_dir.name
     try:
         assert f"cluster {cid} is up" in started.stdout and "ResourceManager: http://127.0.0.1:" in started.stdout
+        check_private(run_dir, alice)
         work_dirs = daemons_run_node_local(run_dir)
-        (listed,) = clusters(env)
+        (listed,) = clusters(env, alice)
         assert listed["cluster_id"] == cid and listed["state"] == "ready" and listed["nodes"] == ["localhost"]
         assert listed["rm_web"].startswith("http://127.0.0.1:") and 0 < listed["walltime_left_s"] <= 1200
-        # A MapReduce job through the wrapper commands, with nothing but what `env` printed.
-        examples = next(Path(REPO, "hadoop-fs-shim/target/hadoop-runtime/lib").glob(
-            "hadoop-mapreduce-examples-*.jar"))
-        shell = in_cluster_shell(cid, f"yarn jar {examples} pi 2 100\nmapred job -list all\nhadoop fs -ls "
-                                 f"{run_dir}/conf", env)
-        assert shell.returncode == 0, shell.stdout[-2000:] + shell.stderr[-3000:]
-        assert "Estimated value of Pi is" in shell.stdout and "SUCCEEDED" in shell.stdout
-        assert "yarn-site.xml" in shell.stdout
-        # Without an ID: the one running cluster.
-        nodes = hpc_hadoop("exec", "--", "yarn", "node", "-list", env=env)
-        assert nodes.returncode == 0 and "Total Nodes:1" in nodes.stdout, nodes.stderr[-2000:]
-        spark_app = spark_through_exec(cid, run_dir, spark_runtime, env)
-        # By default the last 40 lines (which ones depends on what the NodeManager has logged since: a job's
-        # containers push its registration out); -n 0: the whole log, with the registration.
-        tail = hpc_hadoop("logs", cid[:12], "--daemon", "nodemanager", env=env)
-        assert tail.returncode == 0 and tail.stdout.startswith("==> ") and "nodemanager.log <==" in tail.stdout
-        assert 1 < len(tail.stdout.splitlines()) <= 41, tail.stdout
-        logs = hpc_hadoop("logs", cid[:12], "--daemon", "nodemanager", "-n", "0", env=env)
-        assert logs.returncode == 0 and "Registered with ResourceManager as localhost:" in logs.stdout
+        shell = mapreduce_through_the_wrappers(alice, cid, run_dir, env)
+        spark_app = spark_through_exec(cid, run_dir, spark_home, env, alice)
+        daemon_logs(alice, cid, env)
+        bob_refused_while_alices_job_runs(alice, bob, cid, run_dir, home, bob_dir, env)
         # clean never deletes a running cluster's directory.
-        refused = hpc_hadoop("clean", cid, "--yes", env=env)
+        refused = alice.hpc_hadoop("clean", cid, "--yes", env=env)
         assert refused.returncode == 2 and "stop it first" in refused.stderr and run_dir.is_dir()
     finally:
-        stopped = hpc_hadoop("stop", cid, env=env, timeout=180)
+        stopped = alice.hpc_hadoop("stop", cid, env=env, timeout=180)
     print(stopped.stdout)
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
     assert processes_of(run_dir) == []
@@ -190,16 +217,136 @@ def test_local_interactive_life_cycle(pfs_root: Path, tmp_path: Path, spark_runt
     assert report["state"] == "stopped" and report["hold"] is True and report["exit_code"] == 0
     assert report["leftover_processes"] == 0 and report["teardown_s"] is not None
     assert leftovers(run_dir) == []
-    assert [c["state"] for c in clusters(env)] == ["stopped"]
+    check_ports(report, json.loads((run_dir / "plan.json").read_text()))
+    assert [c["state"] for c in clusters(env, alice)] == ["stopped"]
     assert (run_dir / "logs" / "localhost" / "nodemanager.log").stat().st_size > 0
     app = re.search(r"application_\d+_\d+", shell.stdout + shell.stderr)
     assert app, shell.stderr[-2000:]
-    container_logs_after_stop(cid, app.group(0), spark_app, env)
+    container_logs_after_stop(cid, app.group(0), spark_app, env, alice)
     # Asked, no answer (no stdin): nothing deleted; --yes deletes the finished cluster.
-    kept = hpc_hadoop("clean", env=env)
+    kept = alice.hpc_hadoop("clean", env=env)
     assert kept.returncode == 1 and run_dir.is_dir()
-    cleaned = hpc_hadoop("clean", "--yes", env=env)
-    assert cleaned.returncode == 0 and not run_dir.exists() and clusters(env) == []
+    cleaned = alice.hpc_hadoop("clean", "--yes", env=env)
+    assert cleaned.returncode == 0 and not run_dir.exists() and clusters(env, alice) == []
+
+
+def mapreduce_through_the_wrappers(user: TestUser, cid: str, run_dir: Path,
+                                   env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """A MapReduce job through the wrapper commands, with nothing but what `env` printed; then ``exec`` without an
+    ID (the one running cluster). Returns the shell's run (its output names the application)."""
+    examples = next(Path(REPO, "hadoop-fs-shim/target/hadoop-runtime/lib").glob("hadoop-mapreduce-examples-*.jar"))
+    shell = in_cluster_shell(cid, f"yarn jar {examples} pi 2 100\nmapred job -list all\nhadoop fs -ls "
+                             f"{run_dir}/conf", env, user)
+    assert shell.returncode == 0, shell.stdout[-2000:] + shell.stderr[-3000:]
+    assert "Estimated value of Pi is" in shell.stdout and "SUCCEEDED" in shell.stdout
+    assert "yarn-site.xml" in shell.stdout
+    nodes = user.hpc_hadoop("exec", "--", "yarn", "node", "-list", env=env)
+    assert nodes.returncode == 0 and "Total Nodes:1" in nodes.stdout, nodes.stderr[-2000:]
+    return shell
+
+
+def daemon_logs(user: TestUser, cid: str, env: dict[str, str]) -> None:
+    """``logs --daemon``: by default the last 40 lines (which ones depends on what the NodeManager has logged since:
+    a job's containers push its registration out); -n 0: the whole log, with the registration."""
+    tail = user.hpc_hadoop("logs", cid[:12], "--daemon", "nodemanager", env=env)
+    assert tail.returncode == 0 and tail.stdout.startswith("==> ") and "nodemanager.log <==" in tail.stdout
+    assert 1 < len(tail.stdout.splitlines()) <= 41, tail.stdout
+    logs = user.hpc_hadoop("logs", cid[:12], "--daemon", "nodemanager", "-n", "0", env=env)
+    assert logs.returncode == 0 and "Registered with ResourceManager as localhost:" in logs.stdout
+
+
+def bob_refused_while_alices_job_runs(alice: TestUser, bob: TestUser, cid: str, run_dir: Path, home: Path,
+                                      bob_dir: Path, env: dict[str, str]) -> None:
+    """Alice's streaming job sleeps; bob tries (:func:`bob_cannot_touch`); she kills it herself."""
+    words = home / "words.txt"
+    words.write_text("a b\n")
+    alice.own(words, 0o600)
+    streaming = next((RUNTIME / "lib").glob("hadoop-streaming-*.jar"))
+    python = str(REPO / ".venv" / "bin" / "python")
+    sleeper = alice.popen([python, "-m", "launcher.cli", "exec", cid, "--", "yarn", "jar", str(streaming),
+                           "-input", str(words), "-output", str(home / "out"), "-mapper", "sleep 300",
+                           "-numReduceTasks", "0"], env=env)
+    try:
+        app = running_app(alice, cid, env)
+        bob_cannot_touch(bob, run_dir, bob_dir, app)
+        killed = alice.hpc_hadoop("exec", cid, "--", "yarn", "application", "-kill", app, env=env)
+        assert killed.returncode == 0, killed.stdout[-2000:] + killed.stderr[-2000:]
+        sleeper.wait(timeout=120)
+    finally:
+        if sleeper.poll() is None:
+            sleeper.kill()
+
+
+def java_cli(user: TestUser, conf: Path, main_class: str, *args: str) -> tuple[int, str]:
+    """A Hadoop CLI class run by ``user`` with ``conf`` first on the classpath (exit code, stdout + stderr)."""
+    java = shutil.which("java") or "java"
+    proc = user.run([java, "-Xmx256m", "-cp", f"{conf}:{RUNTIME}/lib/*", main_class, *args], timeout=120)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def running_app(alice: TestUser, cid: str, env: dict[str, str]) -> str:
+    """The id of alice's RUNNING application (waits up to 120 s)."""
+    deadline = time.monotonic() + 120
+    listed = None
+    while time.monotonic() < deadline:
+        listed = alice.hpc_hadoop("exec", cid, "--", "yarn", "application", "-list", "-appStates", "RUNNING",
+                                  env=env, timeout=120)
+        found = re.search(r"(application_\d+_\d+)\s.*\sRUNNING\s", listed.stdout)
+        if found:
+            return found.group(1)
+        time.sleep(1)
+    raise AssertionError(f"alice's job never ran: {listed.stdout[-2000:] if listed else ''}"
+                         f"{listed.stderr[-2000:] if listed else ''}")
+
+
+def check_private(run_dir: Path, owner: TestUser) -> None:
+    """The cluster directory and everything in ``conf/`` belong to ``owner`` and no one else may read them."""
+    assert run_dir.stat().st_uid == owner.uid
+    assert run_dir.stat().st_mode & 0o777 == 0o700
+    for path in [run_dir / "conf", *(run_dir / "conf").rglob("*"), run_dir / "plan.json", run_dir / "logs"]:
+        assert path.stat().st_uid == owner.uid and path.stat().st_mode & 0o077 == 0, (path, oct(path.stat().st_mode))
+
+
+def bob_cannot_touch(bob: TestUser, run_dir: Path, bob_dir: Path, app: str) -> None:
+    """What a second user on the same node tries against the first user's cluster, and is refused."""
+    listing = bob.run(["ls", str(run_dir)])
+    assert listing.returncode != 0 and "Permission denied" in listing.stderr
+    conf = bob_dir / "conf"
+    shutil.copytree(run_dir / "conf", conf)
+    for path in [conf, *conf.rglob("*")]:
+        bob.own(path, 0o700 if path.is_dir() else 0o600)
+    code, out = java_cli(bob, conf, "org.apache.hadoop.yarn.client.cli.ApplicationCLI", "application",
+                         "-kill", app)
+    assert code != 0 and "AccessControlException" in out and "MODIFY_APP" in out, out[-3000:]
+    code, out = java_cli(bob, conf, "org.apache.hadoop.yarn.client.cli.RMAdminCLI", "-refreshQueues")
+    assert code != 0 and "AccessControlException" in out, out[-3000:]
+    rm_web = run_report(run_dir)["rm_web"]
+    put = httpx.put(f"{rm_web}/ws/v1/cluster/apps/{app}/state", json={"state": "KILLED"}, timeout=30)
+    assert put.status_code in (401, 403), (put.status_code, put.text[:500])
+    page = httpx.get(f"{rm_web}/cluster/app/{app}", timeout=30)
+    assert page.status_code == 200 and app in page.text and "Kill Application" not in page.text
+    state = httpx.get(f"{rm_web}/ws/v1/cluster/apps/{app}/state", timeout=30).json()
+    assert state["state"] == "RUNNING", state
+
+
+def check_ports(report: dict, plan: dict) -> None:
+    """Every port the cluster listened on is in ``run.json``; the daemons' own ports are on the node's address
+    and in the cluster's port block; only the ShuffleHandler and the ApplicationMaster's and tasks' ports listen on
+    every interface (launcher/node/listeners.py)."""
+    ports = report["ports"]
+    print("\n".join(f"{p['node']} {p['process']} {p['address']}:{p['port']}" for p in ports))
+    seen = {p["process"] for p in ports}
+    assert {"ResourceManager", "NodeManager", "JobHistoryServer", "MRAppMaster"} <= seen, ports
+    block = range(plan["ports"]["base"], plan["ports"]["base"] + 32)
+    address = plan["nodes"][0]["address"]
+    shuffle = plan["ports"]["base"] + 8
+    for entry in ports:
+        if entry["process"] in ("MRAppMaster", "YarnChild"):  # Hadoop binds these to every interface
+            continue
+        if (entry["process"], entry["port"]) == ("NodeManager", shuffle):  # the ShuffleHandler: no address key
+            assert entry["address"] in ("0.0.0.0", "::"), entry
+            continue
+        assert entry["address"] == address and entry["port"] in block, entry
 
 
 def attacks_from_another_node(cluster_id: str, run_dir: Path, env: dict[str, str], node: str) -> None:

@@ -3,7 +3,8 @@ client ``pvfs2fuse`` (tests/standins/orangefs_fuse.py; OrangeFS cannot be instal
 refuses the sticky bit (and its client exits after 8 refusals, as OrangeFS 2.10's does), mounts as plain ``fuse``
 from ``pvfs2fuse#tcp://...``, keeps the ``user.pvfs2.*`` attributes of directories and gives each new file at most
 4 data files (4 data servers), in its ``system.pvfs2.dh``/``md``.
-Wordcount and TeraSort run on it as root, and a small wordcount as a user who is not root.
+TeraSort runs on it as root through the shim, and a small wordcount, TeraSort and a failing step as a user
+who is not root.
 
 Data is tiny: a Python FUSE passthrough is slow.
 """
@@ -88,57 +89,6 @@ def word_counts(output: Path) -> Counter[str]:
 
 def write_job(directory: Path, job: dict) -> Path:
     return jobs.write_job(directory, job, {"scheduler": "local"})
-
-
-@pytest.mark.own_cluster("on the OrangeFS stand-in; its failed step ends it")
-def test_wordcount_on_orangefs_then_a_failed_step_names_the_cause_in_its_container_log(
-        hadoop_runtime: Path, orangefs: Path, ofs_root: Path, tmp_path: Path) -> None:
-    """One cluster, two steps (issue 38: one bring-up for what were two tests).
-
-    The word count: issue 17 items 1 and 2: bring-up makes no sticky-bit directory (the JobHistoryServer's
-    intermediate done dir failed with EINVAL), and the mount is recognised as OrangeFS from its source. Issue 25
-    item 1: the run makes no chmod OrangeFS refuses (each NodeManager chmodded app-logs/<random>.permission_check to
-    1777; the client exits after 8 refusals, killing the mount), and the mount is alive afterwards.
-
-    The failed step: issue 17 item 7: the ApplicationMaster dies at start-up (its job-history directory lies under a
-    regular file); the client says only "Exception from container-launch.", the cause is in the AM's own log. The
-    step's error line and run.json carry that first cause line and the command that shows the whole log."""
-    before = refused_chmods(orangefs)
-    corpus = ofs_root / "corpus.txt"
-    corpus.write_text(TEXT)
-    (ofs_root / "a-file").write_text("not a directory\n")
-    job = write_job(tmp_path, {
-        "name": "wc", "filesystem": {"root": str(ofs_root)}, "hadoop": SMALL,
-        "steps": [{"example": "wordcount", "args": [str(corpus), "${run_dir}/output/wc"]},
-                  {"example": "pi", "args": ["1", "10"],
-                   "properties": {"mapreduce.jobhistory.intermediate-done-dir": str(ofs_root / "a-file" / "h")}}]})
-    result = hpc_hadoop("submit", str(job))
-    run_dir = only_run_dir(ofs_root)
-    report = run_report(run_dir)
-    assert result.returncode != 0 and [s["state"] for s in report["steps"]] == ["succeeded", "failed"], \
-        (report.get("error"), result.stdout[-3000:], result.stderr[-3000:])
-    assert word_counts(run_dir / "output" / "wc") == Counter(TEXT.split())
-    assert report["filesystem"]["type"] == "orangefs (fuse)" and report["filesystem"]["class"] == "orangefs"
-    assert report["filesystem"]["source"] == "pvfs2fuse#tcp://ofs-server:3334/ofs"
-    modes = {p: os.stat(p).st_mode for p in run_dir.rglob("*") if not p.is_symlink()}
-    assert not [p for p, m in modes.items() if m & 0o3000], "a sticky or setgid bit in the cluster directory"
-    assert list((run_dir / "history").rglob("job_*.jhist"))
-    assert list((run_dir / "app-logs").rglob("*")), "no aggregated log"
-    assert processes_of(run_dir) == []
-    assert refused_chmods(orangefs) - before == 0 and alive(orangefs)
-
-    step = report["steps"][1]
-    assert "Exception from container-launch" in (run_dir / "steps" / "02-pi.log").read_text()
-    cause = step["cause"]
-    # The ApplicationMaster's container of the last attempt (two attempts: yarn.resourcemanager.am.max-attempts 2)
-    assert re.fullmatch(r"container_\d+_\d+_02_000001", cause["container"]) and cause["file"] == "syslog", cause
-    assert str(ofs_root / "a-file") in cause["line"], cause
-    assert cause["command"] == f"hpc-hadoop logs {report['cluster_id']} --app {step['application_id']}"
-    assert f"cause: {cause['line']}; read {cause['path']}; all container logs: {cause['command']}" in report["error"]
-    assert cause["line"].split(":")[0] in Path(cause["path"]).read_text()
-    assert cause["line"] in result.stdout.replace("\n", "")
-    shown = hpc_hadoop(*cause["command"].split()[1:], timeout=120)
-    assert shown.returncode == 0 and cause["line"] in shown.stdout
 
 
 def records(directory: Path, pattern: str) -> list[bytes]:
@@ -233,37 +183,57 @@ def as_user(user: pwd.struct_passwd, *args: str, timeout: float = 300) -> subpro
                           timeout=timeout, cwd=user.pw_dir, check=False)
 
 
-@pytest.mark.own_cluster("a user who is not root, on OrangeFS")
-def test_doctor_and_wordcount_as_a_user_who_is_not_root(hadoop_runtime: Path, orangefs: Path,
-                                                        other_user: pwd.struct_passwd, tmp_path: Path) -> None:
-    """Issue 17 items 1 and 2 for a user's own directory on the mount: doctor names the filesystem, and a small
-    wordcount and TeraSort run. Issue 25 item 1: neither doctor (it tried the sticky bit) nor the run makes a chmod
-    OrangeFS refuses, and the mount is alive afterwards. Issue 36 item 5: the mount caches permission answers across
-    users, as the real ``pvfs2fuse`` does (the stand-in's default ``--permission-cache``), and a second user who reads
-    every file of the owner's cluster directory in a loop through the run (``hhmallory``, :data:`attacks.READ_LOOP`)
-    gets no keytab, ticket cache or cookie secret (``per-cluster``, the default)."""
-    before = refused_chmods(orangefs)
-    home = orangefs / other_user.pw_name
-    home.mkdir(exist_ok=True)
-    os.chown(home, other_user.pw_uid, other_user.pw_gid)
-    doctor = as_user(other_user, "doctor", "--set", f"filesystem.root={home}", timeout=120)
+def doctor_names_orangefs(user: pwd.struct_passwd, home: Path) -> None:
+    """``doctor`` as ``user`` on their directory ``home`` of the mount: it names the filesystem, never tries the
+    sticky bit, and says the keys will never be on it."""
+    doctor = as_user(user, "doctor", "--set", f"filesystem.root={home}", timeout=120)
     lines = {line.split()[1]: line for line in doctor.stdout.splitlines() if len(line.split()) > 2}
     assert "orangefs (fuse)" in lines["filesystem"] and "pvfs2fuse#tcp://" in lines["filesystem"], doctor.stdout
     assert lines["operations"].split()[0] == "ok" and "never tried: the sticky bit" in lines["operations"], \
         doctor.stdout
     keys = next(line for line in doctor.stdout.splitlines() if line.split()[1:3] == ["krb", "keys"])
     assert keys.split()[0] == "ok" and f"never on {home} (orangefs (fuse))" in keys, doctor.stdout
+
+
+@pytest.mark.own_cluster("a user who is not root, on OrangeFS; its failed step ends it")
+def test_doctor_wordcount_terasort_then_a_failed_step_as_a_user_who_is_not_root(
+        hadoop_runtime: Path, orangefs: Path, other_user: pwd.struct_passwd, tmp_path: Path) -> None:
+    """One cluster of a user who is not root, four steps (issue 38: one bring-up for what were two tests, the first
+    as root).
+
+    Issue 17 items 1 and 2 for a user's own directory on the mount: doctor names the filesystem, bring-up makes no
+    sticky-bit directory (the JobHistoryServer's intermediate done dir failed with EINVAL), the mount is recognised as
+    OrangeFS from its source, and a small wordcount and TeraSort run. Issue 25 item 1: neither doctor (it tried the
+    sticky bit) nor the run makes a chmod OrangeFS refuses (each NodeManager chmodded
+    app-logs/<random>.permission_check to 1777; the client exits after 8 refusals, killing the mount), and the mount
+    is alive afterwards. Issue 36 item 5: the mount caches permission answers across users, as the real ``pvfs2fuse``
+    does (the stand-in's default ``--permission-cache``), and a second user who reads every file of the owner's
+    cluster directory in a loop through the run (``hhmallory``, :data:`attacks.READ_LOOP`) gets no keytab, ticket
+    cache or cookie secret (``per-cluster``, the default).
+
+    The failed last step: issue 17 item 7: the ApplicationMaster dies at start-up (its job-history directory lies
+    under a regular file); the client says only "Exception from container-launch.", the cause is in the AM's own log.
+    The step's error line and run.json carry that first cause line and the command that shows the whole log."""
+    before = refused_chmods(orangefs)
+    home = orangefs / other_user.pw_name
+    home.mkdir(exist_ok=True)
+    os.chown(home, other_user.pw_uid, other_user.pw_gid)
+    doctor_names_orangefs(other_user, home)
     assert refused_chmods(orangefs) == before
     corpus = home / "corpus.txt"
     corpus.write_text("a b a\n" * 50)
     job = home / "wc.yaml"
+    a_file = home / "a-file"
+    a_file.write_text("not a directory\n")
     job.write_text(yaml.safe_dump({"name": "wc-user", "scheduler": "local", "filesystem": {"root": str(home)},
                                    "hadoop": SMALL, "steps": [
                                        {"example": "wordcount", "args": [str(corpus), "${run_dir}/output/wc"]},
                                        {"example": "teragen", "args": [2000, "${run_dir}/output/gen"]},
                                        {"example": "terasort", "args": ["${run_dir}/output/gen",
-                                                                        "${run_dir}/output/sorted"]}]}))
-    for path in (corpus, job):
+                                                                        "${run_dir}/output/sorted"]},
+                                       {"example": "pi", "args": ["1", "10"], "properties": {
+                                           "mapreduce.jobhistory.intermediate-done-dir": str(a_file / "h")}}]}))
+    for path in (corpus, job, a_file):
         os.chown(path, other_user.pw_uid, other_user.pw_gid)
     mallory = make_user("hhmallory")
     loot_dir = mallory.own(Path(tempfile.mkdtemp(prefix="hh-loot-")))
@@ -284,19 +254,52 @@ def test_doctor_and_wordcount_as_a_user_who_is_not_root(hadoop_runtime: Path, or
     assert keys_in(loot["read"]) == [], (keys_in(loot["read"]), err[-2000:])
     run_dirs = sorted((home / other_user.pw_name / "hpc-hadoop").glob("wc-user-*"))
     assert len(run_dirs) == 1, (result.stdout[-3000:], result.stderr[-3000:])
-    report = run_report(run_dirs[0])
-    assert result.returncode == 0 and report["state"] == "succeeded", (report.get("error"), result.stdout[-3000:])
-    text = "".join(p.read_text() for p in (run_dirs[0] / "output" / "wc").glob("part-r-*"))
+    run_dir = run_dirs[0]
+    report = run_report(run_dir)
+    assert result.returncode != 0 and [s["state"] for s in report["steps"]] == ["succeeded"] * 3 + ["failed"], \
+        (report.get("error"), result.stdout[-3000:], result.stderr[-3000:])
+    assert report["filesystem"]["type"] == "orangefs (fuse)" and report["filesystem"]["class"] == "orangefs"
+    assert report["filesystem"]["source"] == "pvfs2fuse#tcp://ofs-server:3334/ofs"
+    modes = {p: os.stat(p).st_mode for p in run_dir.rglob("*") if not p.is_symlink()}
+    assert not [p for p, m in modes.items() if m & 0o3000], "a sticky or setgid bit in the cluster directory"
+    assert list((run_dir / "history").rglob("job_*.jhist"))
+    assert list((run_dir / "app-logs").rglob("*")), "no aggregated log"
+    text = "".join(p.read_text() for p in (run_dir / "output" / "wc").glob("part-r-*"))
     assert sorted(text.split("\n")) == ["", "a\t100", "b\t50"]
-    sorted_files = sorted(p.name for p in (run_dirs[0] / "output" / "sorted").iterdir())
+    sorted_files = sorted(p.name for p in (run_dir / "output" / "sorted").iterdir())
     assert "_SUCCESS" in sorted_files and any(n.startswith("part-r-") for n in sorted_files), sorted_files
-    assert {p.stat().st_uid for p in run_dirs[0].rglob("*") if not p.is_symlink()} == {other_user.pw_uid}
+    only_the_user_reads_it(run_dir, other_user)
+    assert processes_of(run_dir) == []
+    assert refused_chmods(orangefs) - before == 0 and alive(orangefs)
+    failed_step_names_its_cause(other_user, run_dir, report, result.stdout, a_file)
+
+
+def only_the_user_reads_it(run_dir: Path, user: pwd.struct_passwd) -> None:
+    """Everything in ``run_dir`` is ``user``'s, every file private itself."""
+    assert {p.stat().st_uid for p in run_dir.rglob("*") if not p.is_symlink()} == {user.pw_uid}
     # Every file private itself (issue 36 item 5); directories keep Hadoop's explicit modes (the NodeManager's 0710
     # container log directories: it refuses a usercache that is not exactly 0755), inside the 0700 cluster directory.
-    shared = [p for p in run_dirs[0].rglob("*") if p.is_file() and not p.is_symlink() and p.stat().st_mode & 0o077]
-    assert shared == [], [(str(p.relative_to(run_dirs[0])), oct(p.stat().st_mode & 0o777)) for p in shared][:20]
-    assert processes_of(run_dirs[0]) == []
-    assert refused_chmods(orangefs) - before == 0 and alive(orangefs)
+    shared = [p for p in run_dir.rglob("*") if p.is_file() and not p.is_symlink() and p.stat().st_mode & 0o077]
+    assert shared == [], [(str(p.relative_to(run_dir)), oct(p.stat().st_mode & 0o777)) for p in shared][:20]
+
+
+def failed_step_names_its_cause(user: pwd.struct_passwd, run_dir: Path, report: dict, printed: str,
+                                a_file: Path) -> None:
+    """The last step of :func:`test_doctor_wordcount_terasort_then_a_failed_step_as_a_user_who_is_not_root`, whose
+    ApplicationMaster died at start-up on ``a_file`` (a regular file where its history directory should be): its
+    cause, from the AM's own log, in run.json, on the terminal (``printed``) and through ``hpc-hadoop logs``."""
+    step = report["steps"][-1]
+    assert "Exception from container-launch" in (run_dir / "steps" / "04-pi.log").read_text()
+    cause = step["cause"]
+    # The ApplicationMaster's container of the last attempt (two attempts: yarn.resourcemanager.am.max-attempts 2)
+    assert re.fullmatch(r"container_\d+_\d+_02_000001", cause["container"]) and cause["file"] == "syslog", cause
+    assert str(a_file) in cause["line"], cause
+    assert cause["command"] == f"hpc-hadoop logs {report['cluster_id']} --app {step['application_id']}"
+    assert f"cause: {cause['line']}; read {cause['path']}; all container logs: {cause['command']}" in report["error"]
+    assert cause["line"].split(":")[0] in Path(cause["path"]).read_text()
+    assert cause["line"] in printed.replace("\n", "")
+    shown = as_user(user, *cause["command"].split()[1:], timeout=120)
+    assert shown.returncode == 0 and cause["line"] in shown.stdout, shown.stdout[-2000:] + shown.stderr[-2000:]
 
 
 # -- issue 25 item 3: path lengths below the mount ---------------------------------------------------------------

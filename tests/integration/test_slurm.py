@@ -28,6 +28,13 @@ from tests import jobs
 # slurm_cluster stay importable from here for modules that import them from this one.
 from tests.conftest import CLUSTER, PFS, REPO, fresh_pfs_dir, hpc_hadoop, processes_of, run_report, slurm_cluster  # noqa: F401
 from tests.integration.attacks import HANDOFF, SQUATTER
+from tests.integration.test_spark import (
+    executor_hosts,
+    expected_counts,
+    leftovers,
+    spark_events,
+    tab_counts,  # noqa: F401 - spark_runtime: a fixture
+)
 from tests.jobs import SMALL
 from tests.users import TestUser, make_user, user_dir
 
@@ -76,64 +83,6 @@ def queued_jobs() -> list[str]:
     return subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout.split()
 
 
-def map_hosts(run_dir: Path) -> set[str]:
-    """Hosts that ran map attempts, from the MapReduce job history files (.jhist, JSON events)."""
-    hosts: set[str] = set()
-    for jhist in run_dir.glob("history/**/*.jhist"):
-        for line in jhist.read_text(errors="replace").splitlines():
-            if '"MAP_ATTEMPT_STARTED"' in line:
-                hosts.update(re.findall(r'"trackerName":"([^"]+)"', line))
-    return hosts
-
-
-@pytest.mark.own_cluster("a user's first cluster, without class-data-sharing archives")
-def test_terasort_on_three_nodes_over_glusterfs(shared_root: Path, tmp_path: Path) -> None:
-    job = write_job(tmp_path, {
-        "name": "ts3", "nodes": 3, "walltime": "00:20:00", "filesystem": {"root": str(shared_root)},
-        "hadoop": {**SMALL,
-                   "properties": {"mapred-site": {"mapreduce.job.reduces": 2, "mapreduce.job.ubertask.enable": False}}},
-        "steps": [
-            {"example": "teragen", "args": ["-Dmapreduce.job.maps=6", "300000", "${run_dir}/gen"]},
-            {"example": "terasort", "args": ["-Dmapreduce.input.fileinputformat.split.maxsize=8388608",
-                                             "${run_dir}/gen", "${run_dir}/sorted"]},
-            {"example": "teravalidate", "args": ["${run_dir}/sorted", "${run_dir}/validate"]},
-        ]})
-    cache = tmp_path / "cache"  # a user's first cluster: no class-data-sharing archive yet
-    # No site archives (install.sh's, launcher.runtime.cds_build): this is a first run as it is without them.
-    result = hpc_hadoop("submit", str(job), "--wait", timeout=900,
-                        env={"XDG_CACHE_HOME": str(cache), "HPC_HADOOP_CDS_SITE": ""})
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    (run_dir,) = cluster_dirs(shared_root)
-    report = run_report(run_dir)
-    assert report["state"] == "succeeded" and len(report["nodes"]) == 3
-    assert report["bringup_s"] > 0 and report["since_allocation_s"] >= report["bringup_s"]
-    # Teardown let every agent stop its daemons (srun forwarded SIGUSR1; no step cancelled, nothing SIGKILLed),
-    # so the daemons' first run kept its class-data-sharing archives for the next cluster (issue 18).
-    for node in report["nodes"]:
-        agent = json.loads((run_dir / "agents" / f"{node}.json").read_text())
-        assert agent["state"] == "stopped" and agent["stop_reason"] == "SIGUSR1", agent
-        # Every daemon stopped on its SIGTERM (JVM exit 143): the NodeManagers unregistered before the
-        # ResourceManager went, none waited for SIGKILL.
-        assert {d["returncode"] for d in agent["daemons"].values()} == {143}, agent
-        assert f"on {node}: stopped (SIGUSR1)" in (run_dir / "logs" / f"agent-{node}.out").read_text()
-    assert "forcing job termination" not in (run_dir / "logs" / "fanout-srun.log").read_text()
-    archives = {p.name for p in cache.glob("hpc-hadoop/cds/*/*.jsa")}
-    clients = {name for name in archives if name.startswith("client-")}
-    # The first ApplicationMaster's archive, published at teardown once the JDK mapped it, and one job client's:
-    # teragen, terasort and teravalidate are the same client (RunJar, the runtime's jars).
-    assert archives - clients == {"resourcemanager.jsa", "historyserver.jsa", "nodemanager.jsa", "mrappmaster.jsa"}, \
-        archives
-    assert len(clients) == 1, archives
-    assert not list(cache.glob("hpc-hadoop/cds/*/*.tmp")), "an archive left unpublished"
-    validate = "".join(p.read_text() for p in (run_dir / "validate").glob("part-r-*"))
-    assert "checksum" in validate and "error" not in validate.lower()
-    hosts = map_hosts(run_dir)
-    assert len(hosts) >= 2, f"map tasks ran on {hosts}"
-    assert processes_of(run_dir) == [] and queued_jobs() == []
-    for node in ("n1", "n2", "n3"):
-        assert (run_dir / "logs" / node / "nodemanager.log").stat().st_size > 0
-
-
 @pytest.mark.own_cluster("two clusters share nodes; the walltime ends one")
 def test_two_clusters_share_nodes_and_the_walltime_runs_out_mid_step_of_one(shared_root: Path,
                                                                              tmp_path: Path) -> None:
@@ -141,18 +90,19 @@ def test_two_clusters_share_nodes_and_the_walltime_runs_out_mid_step_of_one(shar
     issue #11): different port bases, a node in common. The first runs Hadoop's ``pi`` example to its end; the second
     runs out of its walltime mid-step (one test since issue 38: the walltime cluster is the second of the pair).
 
-    Its 3-minute walltime: the teardown lead is min(batch.signal_lead, 10% of the walltime) = 18 s on every backend
+    Its 2-minute walltime: the teardown lead is min(batch.signal_lead, 10% of the walltime) = 12 s on every backend
     (launcher.schedulers.base.teardown_lead; before issue #11 Slurm alone asked for max(120, signal_lead)). Slurm
-    checks on a timer and was seen here to send the warning up to ~100 s early, so it lands 62-162 s in, after
-    bring-up (about 10 s here), and the launcher's own deadline is at 162 s; a 20-minute sleep job is running.
-    (It was 5 minutes, 242 s of the suite; 3 keep the same order of events.)"""
+    checks on a timer ("the signal may be sent up to 60 seconds earlier than specified", sbatch(1) on --signal), and
+    was seen here to send it up to ~70 s before the lead, so it lands 38-108 s in, after bring-up (about 10 s here)
+    and the step's start, and the launcher's own deadline is at 108 s; a 20-minute sleep job is running. (It was 5
+    minutes, 242 s of the suite, then 3, 158 s; 2 keep the same order of events.)"""
     shared = {"cores_per_node": 1, "exclusive": False}
     pair = write_job(tmp_path, {"name": "pair", "nodes": 2, "walltime": "00:15:00",
                                 "filesystem": {"root": str(shared_root)}, "batch": shared,
                                 "steps": [{"example": "pi", "args": ["2", "1000"]}]})
     wall = write_job(tmp_path, {
-        "name": "wall", "nodes": 2, "walltime": "00:03:00", "filesystem": {"root": str(shared_root)},
-        "batch": {**shared, "signal_lead": 120},  # capped to 18 s (10% of the walltime)
+        "name": "wall", "nodes": 2, "walltime": "00:02:00", "filesystem": {"root": str(shared_root)},
+        "batch": {**shared, "signal_lead": 120},  # capped to 12 s (10% of the walltime)
         "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
                    "args": ["-m", "2", "-r", "0", "-mt", "1200000"]}]})
     procs = [subprocess.Popen([sys.executable, "-m", "launcher.cli", "submit", str(j), "--wait"], cwd=REPO,
@@ -187,15 +137,23 @@ def test_bad_submission_is_refused_and_nothing_is_queued(shared_root: Path, tmp_
     assert queued_jobs() == [] and cluster_dirs(shared_root) == []
 
 
-@pytest.mark.own_cluster("the user's own sbatch script")
+@pytest.mark.own_cluster("the user's own sbatch script, a user's first cluster without class-data-sharing archives")
 def test_the_example_sbatch_script_runs_the_word_count_on_its_allocation(users_root: Path, dave: TestUser) -> None:
     """Issue 28 item 3: ``examples/batch/slurm.sbatch``, as shipped, submitted with the real ``sbatch`` by ``hhdave``
     (not root) with ``examples/wordcount.yaml``, which asks for 1 node for 20 minutes on the local backend: ``run``
-    detects Slurm, uses the allocation's 3 nodes and 30 minutes, and its first line says so."""
+    detects Slurm, uses the allocation's 3 nodes and 30 minutes, and its first line says so.
+
+    It is also a user's first cluster (issue 18): a cache of dave's own and no site archives, so the daemons write
+    their class-data-sharing archives at teardown, which srun's SIGUSR1 lets every agent finish (the 3-node TeraSort
+    of its own that checked this until issue 38: TeraSort and TeraValidate on Slurm nodes are test_bench.py's Slurm
+    sweep, maps on several nodes test_shuffle.py's)."""
     mine = users_root / dave.name
     out = mine / "example-%j.out"
+    cache = mine / "cache"  # a user's first cluster: no class-data-sharing archive yet
+    # No site archives (install.sh's, launcher.runtime.cds_build): a first run as it is without them.
     env = {"PATH": f"{REPO / '.venv' / 'bin'}:/usr/local/bin:/usr/bin:/bin",  # as after `module load hpc-hadoop`
-           "XDG_STATE_HOME": str(dave.home / ".local" / "state" / f"example-{os.getpid()}")}
+           "XDG_STATE_HOME": str(dave.home / ".local" / "state" / f"example-{os.getpid()}"),
+           "XDG_CACHE_HOME": str(cache), "HPC_HADOOP_CDS_SITE": ""}
     memory = [f"--set=hadoop.{name}=512m" for name in ("map_memory", "reduce_memory", "am_memory", "daemon_heap")]
     proc = dave.run(["sbatch", "--wait", f"--output={out}", str(REPO / "examples" / "batch" / "slurm.sbatch"),
                      str(REPO / "examples" / "wordcount.yaml"), f"--set=filesystem.root={mine}", *memory],
@@ -215,7 +173,31 @@ def test_the_example_sbatch_script_runs_the_word_count_on_its_allocation(users_r
     assert (plan["spec"]["nodes"], plan["spec"]["walltime"]) == (3, "00:30:00"), plan["spec"]
     counts = dict(line.split("\t") for part in mine.rglob("part-r-*") for line in part.read_text().splitlines())
     assert int(counts["the"]) > 10000, len(counts)  # the GNU dictionary's 40 MB of text, counted
+    assert report["bringup_s"] > 0 and report["since_allocation_s"] >= report["bringup_s"]
+    first_cluster_kept_its_archives(run_dir, report, cache)
     assert processes_of(run_dir) == [] and job_id not in queued_jobs()
+
+
+def first_cluster_kept_its_archives(run_dir: Path, report: dict, cache: Path) -> None:
+    """A user's first cluster on Slurm nodes, torn down: every agent stopped its daemons on srun's forwarded SIGUSR1
+    (no step cancelled, nothing SIGKILLed), so the daemons kept their class-data-sharing archives for the next cluster
+    (issue 18) in the user's ``cache``; every node's NodeManager logged."""
+    for node in report["nodes"]:
+        agent = json.loads((run_dir / "agents" / f"{node}.json").read_text())
+        assert agent["state"] == "stopped" and agent["stop_reason"] == "SIGUSR1", agent
+        # Every daemon stopped on its SIGTERM (JVM exit 143): the NodeManagers unregistered before the
+        # ResourceManager went, none waited for SIGKILL.
+        assert {d["returncode"] for d in agent["daemons"].values()} == {143}, agent
+        assert f"on {node}: stopped (SIGUSR1)" in (run_dir / "logs" / f"agent-{node}.out").read_text()
+        assert (run_dir / "logs" / node / "nodemanager.log").stat().st_size > 0
+    assert "forcing job termination" not in (run_dir / "logs" / "fanout-srun.log").read_text()
+    archives = {p.name for p in cache.glob("hpc-hadoop/cds/*/*.jsa")}
+    clients = {name for name in archives if name.startswith("client-")}
+    # The first ApplicationMaster's archive, published at teardown once the JDK mapped it, and the job client's.
+    assert archives - clients == {"resourcemanager.jsa", "historyserver.jsa", "nodemanager.jsa", "mrappmaster.jsa"}, \
+        archives
+    assert len(clients) == 1, archives
+    assert not list(cache.glob("hpc-hadoop/cds/*/*.tmp")), "an archive left unpublished"
 
 
 def container_hosts(run_dir: Path, main_class: str) -> set[str]:
@@ -292,25 +274,42 @@ def test_nodemanager_of_the_application_master_lost_mid_job_the_job_completes(us
     assert processes_of(run_dir) == [] and queued_jobs() == []
 
 
-@pytest.mark.own_cluster("the batch system kills its launcher")
-def test_launcher_killed_by_the_batch_system_leaves_nothing_and_shows_lost(users_root: Path, dave: TestUser) -> None:
-    """Issue 13 item 5: SIGKILL to the batch script, the launcher and every agent (no teardown) and then the
-    job's end (``scancel``). No process of the cluster survives on any node (the node
-    namespaces share this PID namespace: psutil sees them all); ``list`` and ``status`` show the cluster as
-    ``lost``, and its logs stay readable. Submitted by ``hhdave``, not root; root cancels it, as an admin would."""
+@pytest.mark.own_cluster("Spark steps, then the batch system kills its launcher")
+def test_spark_steps_then_the_launcher_killed_by_the_batch_system_leaves_nothing_and_shows_lost(
+        users_root: Path, dave: TestUser, spark_runtime: Path, gcide_corpus: Path) -> None:
+    """Issue 14 on Slurm nodes, then issue 13 item 5, on one cluster of ``hhdave``'s (not root) on 2 nodes (the Spark
+    steps had a 3-node cluster of their own until issue 38).
+
+    The Spark steps: /usr/bin/python3 on every node imports pyspark from the shared Spark install (a PySpark word
+    count of the GNU dictionary, checked against an independent count), SparkPi from a jar; the executors spread over
+    the nodes (one 1536 MiB executor fits a 2560 MiB NodeManager), and the event log in the cluster directory says
+    where they ran. Prints the steps' wall times.
+
+    Then, while a SleepJob's tasks run: SIGKILL to the batch script, the launcher and every agent (no teardown) and
+    then the job's end (``scancel``). No process of the cluster survives on any node (the node namespaces share
+    this PID namespace: psutil sees them all), no Spark executor nor Python worker either; ``list`` and ``status``
+    show the cluster as ``lost``, and its logs stay readable. Root cancels it, as an admin would."""
     shared_root = users_root
     env = {"XDG_STATE_HOME": str(dave.home / ".local" / "state" / f"killed-{os.getpid()}")}
+    corpus = users_root / dave.name / "gcide.txt"
+    with open(corpus, "wb") as out:
+        subprocess.run(["gzip", "-dc", str(gcide_corpus)], stdout=out, check=True)
+    dave.own(corpus, 0o600)
     job = users_job(dave, users_root, {
         "name": "killed", "nodes": 2, "walltime": "00:20:00", "filesystem": {"root": str(users_root)},
         "hadoop": {**SMALL,
                    "properties": {"mapred-site": {"mapreduce.job.ubertask.enable": False}}},  # tasks in containers
-        "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
+        "steps": [{"pyspark": {"script": str(REPO / "examples" / "python" / "wordcount.py"),
+                               "args": [str(corpus), "${run_dir}/output/spark-wc"]}},
+                  {"spark": {"jar": "${spark_examples_jar}", "class": "org.hpchadoop.spark.examples.SparkPi",
+                             "args": ["6"]}},
+                  {"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
                    "args": ["-m", "2", "-r", "0", "-mt", "600000"]}]})
     submitted = dave.hpc_hadoop("submit", str(job), env=env)
     assert submitted.returncode == 0, submitted.stdout + submitted.stderr
     job_id = re.search(r"submitted slurm job (\d+)", submitted.stdout).group(1)  # type: ignore[union-attr]
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + 420
         run_dir = None
         while time.monotonic() < deadline:
             dirs = cluster_dirs(shared_root)
@@ -319,6 +318,7 @@ def test_launcher_killed_by_the_batch_system_leaves_nothing_and_shows_lost(users
                 break
             time.sleep(0.5)
         assert run_dir is not None and container_hosts(run_dir, "org.apache.hadoop.mapred.YarnChild"), "no task ran"
+        spark_steps_ran_on_both_nodes(run_dir, gcide_corpus)
         # SIGKILL to the batch shell, the launcher and every agent, as `scancel --signal=KILL --full` means to: that
         # command is a cancellation for Slurm, whose SIGTERM reached the batch shell first in one CI run (the
         # launcher then tore down: state cancelled, 143). The nodes share this PID namespace: root kills them here.
@@ -337,7 +337,7 @@ def test_launcher_killed_by_the_batch_system_leaves_nothing_and_shows_lost(users
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (job_id in queued_jobs() or processes_of(run_dir)):
         time.sleep(0.5)
-    assert processes_of(run_dir) == [], "processes survived the job's end"
+    assert processes_of(run_dir) == [] and leftovers(run_dir) == [], "processes survived the job's end"
     assert job_id not in queued_jobs()
     listed = dave.hpc_hadoop("list", "--json", env=env)
     (entry,) = [json.loads(line) for line in listed.stdout.splitlines()]
@@ -347,6 +347,22 @@ def test_launcher_killed_by_the_batch_system_leaves_nothing_and_shows_lost(users
     logs = dave.hpc_hadoop("logs", entry["cluster_id"], "--daemon", "resourcemanager", env=env)
     assert logs.returncode == 0 and "resourcemanager.log <==" in logs.stdout, logs.stderr
     assert json.loads((run_dir / "run.json").read_text())["state"] == "running"  # never reached teardown
+
+
+def spark_steps_ran_on_both_nodes(run_dir: Path, gcide_corpus: Path) -> None:
+    """The two Spark steps of the launcher-killed test's cluster succeeded (run.json is written after each step), each
+    with executors on both nodes; the word count is the independent one."""
+    steps = run_report(run_dir)["steps"]
+    assert [(s["kind"], s["state"]) for s in steps[:2]] == [("pyspark", "succeeded"), ("spark", "succeeded")], steps
+    walls = ", ".join(f"{s['kind']} {s['name']} {s['wall_s']:.1f} s" for s in steps[:2])
+    print(f"\nwall times on 2 Slurm nodes over GlusterFS: {walls}")
+    assert tab_counts(run_dir / "output" / "spark-wc", "part-*") == expected_counts(gcide_corpus)
+    pi_log = Path(steps[1]["log"]).read_text()
+    assert abs(float(pi_log.split("Pi is roughly ", 1)[1].split()[0]) - 3.14159) < 0.05
+    logs = spark_events(run_dir)
+    for step in steps[:2]:
+        hosts = executor_hosts(logs[step["application_id"]])
+        assert len(hosts) == 2, f"{step['name']}: executors on {hosts}"
 
 
 def doctor_in_allocation(job: Path) -> tuple[dict[str, str], str]:

@@ -3,10 +3,12 @@
 
 One cluster runs the three kinds of step a Python user has (issue 14): a PySpark word count, SparkPi from a jar, and
 Hadoop streaming with Python mapper and reducer; each result is checked against an independent count. A second one
-runs out of walltime in the middle of a PySpark step: the executors and the Python workers must go with it. On the
-3-node Slurm test cluster over GlusterFS (tests/cluster/), an ordinary user runs the PySpark word count and SparkPi,
-with executors on several nodes. One bench runs the Spark workloads (spark-kmeans, spark-terasort) on one cluster.
-(spark-submit and the pyspark shell through ``hpc-hadoop exec`` run on test_interactive.py's local cluster.)
+runs out of walltime in the middle of a PySpark step: the executors and the Python workers must go with it.
+
+Elsewhere since issue 38: on Slurm nodes over GlusterFS, an ordinary user's PySpark word count and SparkPi (executors
+on both nodes) are the first steps of test_slurm.py's launcher-killed cluster; the Spark workloads of ``bench``
+(spark-kmeans, spark-terasort) run in test_bench.py's tiny sweep of every workload; spark-submit and the pyspark shell
+through ``hpc-hadoop exec`` run on test_interactive.py's local cluster.
 """
 
 from __future__ import annotations
@@ -15,10 +17,7 @@ import functools
 import getpass
 import json
 import re
-import shutil
-import subprocess
 import time
-import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -26,11 +25,8 @@ import psutil
 import pytest
 import yaml
 
-from tests.conftest import REPO, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
+from tests.conftest import REPO, hpc_hadoop, only_run_dir, processes_of, run_report
 from tests.integration.test_local_end_to_end import python_wordcount
-from tests.integration.test_shuffle import records
-from tests.jobs import SMALL
-from tests.users import make_user, user_dir
 
 pytestmark = pytest.mark.hadoop
 
@@ -192,94 +188,3 @@ def test_walltime_ends_a_pyspark_step(spark_runtime: Path, hadoop_runtime: Path,
     assert Path(step["log"]).stat().st_size > 0
     assert (run_dir / "logs" / "localhost" / "nodemanager.log").stat().st_size > 0
     assert leftovers(run_dir) == []
-
-
-@pytest.mark.slurm
-@pytest.mark.own_cluster("Spark on 3 Slurm nodes, as hhdave")
-def test_pyspark_wordcount_and_sparkpi_on_three_slurm_nodes_over_glusterfs(
-        spark_runtime: Path, hadoop_runtime: Path, slurm_cluster: list[str], gcide_corpus: Path,
-        request: pytest.FixtureRequest) -> None:
-    """Submitted by ``hhdave`` (not root): /usr/bin/python3 on every node imports pyspark from the shared Spark
-    install, the executors spread over the nodes (one 1536 MiB executor fits a 2560 MiB NodeManager), and the
-    event log in the cluster directory says where they ran. Prints the steps' wall times. (Hadoop's own word count on
-    this corpus is checked in test_local_end_to_end.py, MapReduce on these three nodes in test_slurm.py; the word
-    count wall times of both engines on one cluster are in benchmarks/README.md.)"""
-    dave = make_user("hhdave")
-    root = fresh_pfs_dir(request.node.name)
-    root.chmod(0o755)
-    home = user_dir(root, dave)
-    corpus = home / "gcide.txt"
-    with open(corpus, "wb") as out:
-        subprocess.run(["gzip", "-dc", str(gcide_corpus)], stdout=out, check=True)
-    dave.own(corpus, 0o600)
-    job = {"name": "spark3", "scheduler": "slurm", "nodes": 3, "walltime": "00:20:00",
-           "filesystem": {"root": str(root)},
-           "hadoop": SMALL,
-           "steps": [{"pyspark": {"script": str(EXAMPLES / "python" / "wordcount.py"),
-                                  "args": [str(corpus), "${run_dir}/output/spark-wc"]}},
-                     {"spark": {"jar": "${spark_examples_jar}", "class": "org.hpchadoop.spark.examples.SparkPi",
-                                "args": ["6"]}}]}
-    path = home / "spark3.yaml"
-    path.write_text(yaml.safe_dump(job))
-    dave.own(path, 0o600)
-    result = dave.hpc_hadoop("submit", str(path), "--wait", timeout=900)
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    (run_dir,) = sorted(p for p in root.glob("*/hpc-hadoop/*") if p.is_dir())
-    report = run_report(run_dir)
-    assert report["state"] == "succeeded" and len(report["nodes"]) == 3
-    assert [s["state"] for s in report["steps"]] == ["succeeded"] * 2
-    walls = ", ".join(f"{s['kind']} {s['name']} {s['wall_s']:.1f} s" for s in report["steps"])
-    print(f"\nwall times on 3 Slurm nodes over GlusterFS: {walls}")
-    assert tab_counts(run_dir / "output" / "spark-wc", "part-*") == expected_counts(gcide_corpus)
-    pi_log = Path(report["steps"][1]["log"]).read_text()
-    assert abs(float(pi_log.split("Pi is roughly ", 1)[1].split()[0]) - 3.14159) < 0.05
-    logs = spark_events(run_dir)
-    for step in report["steps"]:
-        hosts = executor_hosts(logs[step["application_id"]])
-        assert len(hosts) >= 2, f"{step['name']}: executors on {hosts}"
-    assert leftovers(run_dir) == []
-    assert subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdout.strip() == ""
-    shutil.rmtree(root, ignore_errors=True)
-
-
-@pytest.mark.own_cluster("a bench brings up the cluster of its sweep")
-def test_bench_spark_kmeans_and_spark_terasort_on_one_cluster(spark_runtime: Path, hadoop_runtime: Path,
-                                                              pfs_root: Path, tmp_path: Path) -> None:
-    """One bench, one cluster, the tiny scale: the spark-kmeans and spark-terasort workloads each give a row in
-    results.jsonl like every workload's. MLlib's KMeans does exactly the asked iterations on the kmeans workload's
-    points (Mahout's side, and Hadoop's TeraSort, run in test_bench.py). The Spark sort's output passed TeraValidate
-    with TeraGen's checksum, and, kept (``keep_data``), is checked here on its own: its records are the input's,
-    sorted by key, in one file per partition."""
-    bench = tmp_path / "bench.yaml"
-    job = {"scheduler": "local", "filesystem": {"root": str(pfs_root)}}
-    bench.write_text(yaml.safe_dump({"name": "ci-spark", "workloads": ["spark-kmeans", "spark-terasort"],
-                                     "profile": "tiny", "repeats": 1, "keep_data": True, "job": job}))
-    out = tmp_path / "out"
-    result = hpc_hadoop("bench", "run", str(bench), "--out", str(out), timeout=600)
-    print(result.stdout[-3000:])
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    kmeans, sort = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    assert kmeans["workload"] == "spark-kmeans" and kmeans["state"] == "succeeded", kmeans.get("error")
-    assert kmeans["iterations"] == kmeans["params"]["iterations"] == 5 and kmeans["cost"] > 0
-    assert kmeans["wall_s"] > 0 and kmeans["application_id"].startswith("application_") and kmeans["bringup_s"] > 0
-    assert sort["workload"] == "spark-terasort" and sort["state"] == "succeeded", sort.get("error")
-    assert sort["cluster_id"] == kmeans["cluster_id"]
-    rows = sort["params"]["rows"]
-    assert rows <= 50_000 and sort["input_bytes"] == rows * 100 and sort["output_records"] == rows
-    assert sort["valid"] is True and sort["checksum"] == f"{sort['input_checksum']:x}"
-    assert sort["wall_s"] > sort["spark_jobs_s"] > 0 and sort["sort_mb_s"] > 0 and sort["spark_jobs"] >= 2
-    # node-local shuffle: the shared filesystem saw the input (twice: Spark samples it for the range bounds) and
-    # the output
-    assert sort["local_dirs_shared"] is False and sort["pfs_bytes"] == 3 * sort["input_bytes"]
-    assert sort["shuffle_bytes"] > 0 and sort["validate_s"] > 0
-    work = Path(sort["work_dir"])
-    generated, ordered = records(work / "gen", "part-m-*"), records(work / "sorted", "part-r-*")
-    assert len(ordered) == rows and sorted(ordered) == sorted(generated)
-    assert [r[:10] for r in ordered] == sorted(r[:10] for r in generated)
-    assert len(list((work / "sorted").glob("part-r-*"))) == sort["params"]["reduces"]
-    assert sum(zlib.crc32(r) for r in generated) == sort["input_checksum"]  # TeraGen's counter is the CRC-32 sum
-    run_dir = only_run_dir(pfs_root)
-    assert (run_dir / "spark-conf" / "spark-defaults.conf").is_file()
-    assert {kmeans["application_id"], sort["application_id"]} <= set(spark_events(run_dir))
-    assert leftovers(run_dir) == []
-
