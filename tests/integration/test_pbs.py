@@ -55,24 +55,34 @@ def write_job(tmp_path: Path, pfs_root: Path, **fields: object) -> Path:
     return job
 
 
-@pytest.mark.own_cluster("a PBS job of its own (stand-in OpenPBS, no job history)")
-def test_wordcount_through_standin_pbs_pro(pfs_root: Path, tmp_path: Path, hadoop_runtime: Path) -> None:
+@pytest.mark.own_cluster("a PBS job of its own (stand-in OpenPBS, no job history); its step that exits 3 ends it")
+def test_wordcount_then_a_step_that_exits_3_through_standin_pbs_pro(pfs_root: Path, tmp_path: Path,
+                                                                    hadoop_runtime: Path, exit_jar: Path) -> None:
     """``submit --wait`` on stand-in OpenPBS (flavor detected from ``qstat --version``; no job history, its
     default), agent via ``pbs_tmrsh``; inside the job nothing is found on the login shell's ``PATH``. Grid Engine's
     ``qsub``, ``qstat`` and ``qdel`` (``/usr/bin``, the real ones) come first on ``PATH``, as OpenPBS's own
     ``/etc/profile.d/pbs.sh`` leaves a login shell where both are installed: every PBS command is PBS's (issue 37
     item 6: the code before ran Grid Engine's ``qsub``, which printed ``Your job 3 ("batch.sh") has been submitted``).
-    The default security's checks answer through files (item 5: ``pbs_tmrsh`` relays nothing)."""
+    The default security's checks answer through files (item 5: ``pbs_tmrsh`` relays nothing).
+
+    The word count, then a step that exits 3 (issue 17 item 10, on PBS Pro; issue 38 merged its cluster of its own
+    here): without job history the server forgets the job at once, and ``--wait`` takes the exit code from run.json.
+    (``Exit_status = 3`` read from a server that keeps history is tests/unit/schedulers/test_pbs.py's, through the
+    same stand-ins; Torque's ``exit_status`` is :func:`test_submit_wait_of_a_step_that_exits_3_on_torque`'s.)"""
     state = tmp_path / "standin"
     job = write_job(tmp_path, pfs_root)
+    spec = yaml.safe_load(job.read_text())
+    spec["steps"].append({"jar": str(exit_jar), "class": "ExitWith", "args": [3]})
+    job.write_text(yaml.safe_dump(spec))
     env = standin_env(state, "pbspro")
     assert Path("/usr/bin/qsub").exists() and Path("/usr/bin/qconf").exists(), "Grid Engine's clients (install.sh)"
     env["PATH"] = f"/usr/bin:/bin:{STANDINS}:{os.environ['PATH']}"
     result = hpc_hadoop("submit", str(job), "--wait", env=env, timeout=600)
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert result.returncode == 3, result.stdout[-4000:] + result.stderr[-2000:]
     run_dir = only_run_dir(pfs_root)
     report = run_report(run_dir)
-    assert report["state"] == "succeeded" and report["scheduler"] == "pbs" and report["job_id"] == "1.standin"
+    assert report["state"] == "failed" and report["scheduler"] == "pbs" and report["job_id"] == "1.standin"
+    assert report["exit_code"] == 3 and [s["returncode"] for s in report["steps"]] == [0, 3], report["steps"]
     counts = dict(line.split("\t") for p in (run_dir / "output" / "wordcount").glob("part-r-*")
                   for line in p.read_text().splitlines())
     assert counts["the"] == "3"
@@ -83,7 +93,8 @@ def test_wordcount_through_standin_pbs_pro(pfs_root: Path, tmp_path: Path, hadoo
     submitted = yaml.safe_load((run_dir / "job.yaml").read_text())
     assert submitted["pbs"]["commands"]["pbs_tmrsh"] == str(STANDINS / "pbs_tmrsh")
     assert "job 1.standin: running" in result.stdout
-    assert "job 1.standin: no longer known to the batch system; run.json: succeeded, exit code 0" in result.stdout
+    assert "job 1.standin: no longer known to the batch system; run.json: failed, exit code 3" in result.stdout
+    assert "job 1.standin: completed" not in result.stdout
     assert processes_of(run_dir) == []
 
 
@@ -229,12 +240,15 @@ def leftovers(work: Path) -> Iterator[None]:
             continue
 
 
-@pytest.mark.parametrize("flavor", ["torque", "pbspro"])
 @pytest.mark.usefixtures("leftovers")
 @pytest.mark.own_cluster("a step that exits 3 ends the PBS job (job history kept)")
-def test_submit_wait_of_a_step_that_exits_3(submitter: Submitter, work: Path, exit_jar: Path, flavor: str) -> None:
+def test_submit_wait_of_a_step_that_exits_3_on_torque(submitter: Submitter, work: Path, exit_jar: Path) -> None:
     """Issue 17 item 10: OpenPBS prints ``Exit_status = 3``; read as Torque's ``exit_status`` only, the job was
-    ``completed`` (the server keeps job history here, so that ``qstat -x -f`` shows the finished job)."""
+    ``completed`` (the server keeps job history here, so that ``qstat -x -f`` shows the finished job). On Torque, as
+    a PBS user; PBS Pro's exit 3 is the second step of
+    :func:`test_wordcount_then_a_step_that_exits_3_through_standin_pbs_pro` (since issue 38), and its ``Exit_status``
+    through the stand-ins with history kept is tests/unit/schedulers/test_pbs.py's."""
+    flavor = "torque"
     env = submitter.env(work, flavor, PBS_STANDIN_HISTORY="1")
     job = job_file(submitter, work, "exit3", flavor, [{"jar": str(exit_jar), "class": "ExitWith", "args": [3]}])
     result = submitter.hpc_hadoop("submit", str(job), "--wait", env=env)
