@@ -196,6 +196,18 @@ def processes_of(run_dir: Path) -> list[str]:
     return found
 
 
+#: The Spark runtime ``install.sh`` installs (PyPI's pyspark).
+SPARK_HOME = REPO / "spark-runtime" / "pyspark"
+
+
+@pytest.fixture(scope="session")
+def spark_runtime() -> Path:
+    """The Spark runtime ``install.sh`` installs; fails (never skips) when it is missing."""
+    if not (SPARK_HOME / "bin" / "spark-submit").is_file():
+        pytest.fail(f"no Spark runtime at {SPARK_HOME}: run ./install.sh")
+    return SPARK_HOME
+
+
 @pytest.fixture(scope="session")
 def gcide_corpus() -> Path:
     """The dict-gcide dictionary (Debian package): the wordcount example's real English corpus."""

@@ -29,6 +29,10 @@ _MAIN_CLASSES = {
     "org.apache.hadoop.hdfs.server.datanode.DataNode": "DataNode",
     "org.apache.hadoop.mapreduce.v2.app.MRAppMaster": "MRAppMaster",
     "org.apache.hadoop.mapred.YarnChild": "YarnChild",
+    # Spark on YARN's containers (spark-submit in client mode: the ApplicationMaster is ExecutorLauncher)
+    "org.apache.spark.deploy.yarn.ExecutorLauncher": "SparkApplicationMaster",
+    "org.apache.spark.deploy.yarn.ApplicationMaster": "SparkApplicationMaster",
+    "org.apache.spark.executor.YarnCoarseGrainedExecutorBackend": "SparkExecutor",
 }
 
 

@@ -34,7 +34,7 @@ import yaml
 from tests.conftest import REPO, RUNTIME, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
 from tests.integration.attacks import attacks_fail, mallory_on_node, sleep_job_argv
 from tests.integration.test_slurm import queued_jobs, slurm_cluster  # noqa: F401 - fixture
-from tests.integration.test_spark import leftovers, spark_runtime  # noqa: F401 - fixture
+from tests.integration.test_spark import leftovers
 from tests.jobs import SMALL
 from tests.users import TestUser, make_user, shared_base, user_dir
 
@@ -331,8 +331,10 @@ def bob_cannot_touch(bob: TestUser, run_dir: Path, bob_dir: Path, app: str) -> N
 
 def check_ports(report: dict, plan: dict) -> None:
     """Every port the cluster listened on is in ``run.json``; the daemons' own ports are on the node's address
-    and in the cluster's port block; only the ShuffleHandler and the ApplicationMaster's and tasks' ports listen on
-    every interface (launcher/node/listeners.py)."""
+    and in the cluster's port block; only the ShuffleHandler listens on every interface among them
+    (launcher/node/listeners.py). The applications' own ports (the MapReduce ApplicationMaster's and tasks', which
+    Hadoop binds to every interface; Spark's driver, ApplicationMaster and executors, on ephemeral ports) are
+    theirs, not the block's."""
     ports = report["ports"]
     print("\n".join(f"{p['node']} {p['process']} {p['address']}:{p['port']}" for p in ports))
     seen = {p["process"] for p in ports}
@@ -340,8 +342,10 @@ def check_ports(report: dict, plan: dict) -> None:
     block = range(plan["ports"]["base"], plan["ports"]["base"] + 32)
     address = plan["nodes"][0]["address"]
     shuffle = plan["ports"]["base"] + 8
+    applications = {"MRAppMaster", "YarnChild", "SparkApplicationMaster", "SparkExecutor"}
+    assert seen <= {"ResourceManager", "NodeManager", "JobHistoryServer", *applications}, ports
     for entry in ports:
-        if entry["process"] in ("MRAppMaster", "YarnChild"):  # Hadoop binds these to every interface
+        if entry["process"] in applications:
             continue
         if (entry["process"], entry["port"]) == ("NodeManager", shuffle):  # the ShuffleHandler: no address key
             assert entry["address"] in ("0.0.0.0", "::"), entry

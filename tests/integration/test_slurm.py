@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,13 +29,7 @@ from tests import jobs
 # slurm_cluster stay importable from here for modules that import them from this one.
 from tests.conftest import CLUSTER, PFS, REPO, fresh_pfs_dir, hpc_hadoop, processes_of, run_report, slurm_cluster  # noqa: F401
 from tests.integration.attacks import HANDOFF, SQUATTER
-from tests.integration.test_spark import (
-    executor_hosts,
-    expected_counts,
-    leftovers,
-    spark_events,
-    tab_counts,  # noqa: F401 - spark_runtime: a fixture
-)
+from tests.integration.test_spark import executor_hosts, expected_counts, leftovers, spark_events, tab_counts
 from tests.jobs import SMALL
 from tests.users import TestUser, make_user, user_dir
 
@@ -149,7 +144,7 @@ def test_the_example_sbatch_script_runs_the_word_count_on_its_allocation(users_r
     sweep, maps on several nodes test_shuffle.py's)."""
     mine = users_root / dave.name
     out = mine / "example-%j.out"
-    cache = mine / "cache"  # a user's first cluster: no class-data-sharing archive yet
+    cache = dave.home / f".cache-example-{os.getpid()}"  # a user's first cluster: no class-data-sharing archive yet
     # No site archives (install.sh's, launcher.runtime.cds_build): a first run as it is without them.
     env = {"PATH": f"{REPO / '.venv' / 'bin'}:/usr/local/bin:/usr/bin:/bin",  # as after `module load hpc-hadoop`
            "XDG_STATE_HOME": str(dave.home / ".local" / "state" / f"example-{os.getpid()}"),
@@ -176,6 +171,7 @@ def test_the_example_sbatch_script_runs_the_word_count_on_its_allocation(users_r
     assert report["bringup_s"] > 0 and report["since_allocation_s"] >= report["bringup_s"]
     first_cluster_kept_its_archives(run_dir, report, cache)
     assert processes_of(run_dir) == [] and job_id not in queued_jobs()
+    shutil.rmtree(cache, ignore_errors=True)
 
 
 def first_cluster_kept_its_archives(run_dir: Path, report: dict, cache: Path) -> None:

@@ -30,16 +30,7 @@ from tests.integration.test_local_end_to_end import python_wordcount
 
 pytestmark = pytest.mark.hadoop
 
-SPARK_HOME = REPO / "spark-runtime" / "pyspark"
 EXAMPLES = REPO / "examples"
-
-
-@pytest.fixture(scope="session")
-def spark_runtime() -> Path:
-    """The Spark runtime ``install.sh`` installs; fails (never skips) when it is missing."""
-    if not (SPARK_HOME / "bin" / "spark-submit").is_file():
-        pytest.fail(f"no Spark runtime at {SPARK_HOME}: run ./install.sh")
-    return SPARK_HOME
 
 
 def tab_counts(directory: Path, pattern: str) -> Counter[str]:
