@@ -23,13 +23,17 @@ The root itself (``filesystem.root``, ``filesystem.local_dirs``, ``$TMPDIR``, ``
 site's (often mode 1777, owned by root or an administrator) and every user's directory goes in it. A root whose
 non-root owner is not the user, or one writable by others without the sticky bit (OrangeFS has none), lets its owner
 or anyone rename ``<root>/<user>`` at any time: docs/admin-guide.md (Security notes) says what a site must do then.
-A missing root is made as before (``mkdir -p``, the umask's mode).
+A missing root is made as before (``mkdir -p``, the umask's mode). What the root must allow is checked once, before
+anything is planned, by :func:`check_root` (issue 39): the user must be able to make ``<root>/<user>`` in it (or, for
+a root not yet made, the root in its nearest existing parent); a root the user cannot write (another user's 0755, a
+0555 one) is refused in one line naming it, its owner and mode, and the fix.
 
 Imports only the standard library and :mod:`launcher.util.errors`.
 """
 
 from __future__ import annotations
 
+import getpass
 import os
 import pwd
 import stat
@@ -216,5 +220,70 @@ def make_private_dir(root: str | Path, path: str | Path, *, field: str | None = 
     return made
 
 
-__all__ = ["PRIVATE_DIR_MODE", "check_private_dir", "check_private_tree", "levels", "make_private_dir", "owner_name",
-           "refusal"]
+def may_write(path: str | Path, info: os.stat_result) -> bool:
+    """Whether this process may make an entry in the directory ``path`` (whose ``stat`` is ``info``): for a user other
+    than root, the kernel's answer (``os.access(W_OK | X_OK)``: its mode, ACLs, a read-only mount); for root, whom the
+    kernel lets write anywhere, also what the mode says as it would to an unprivileged user of that uid and those groups
+    (owner bits if the uid owns it, else group bits if one of its groups does, else the others' bits): a root owned by
+    another user with mode 0755, or by root with mode 0555, is not written to even by root."""
+    if not os.access(path, os.W_OK | os.X_OK):
+        return False
+    if os.getuid() != 0:
+        return True
+    mode = info.st_mode
+    if info.st_uid == os.getuid():
+        bits = stat.S_IWUSR | stat.S_IXUSR
+    elif info.st_gid in {os.getgid(), *os.getgroups()}:
+        bits = stat.S_IWGRP | stat.S_IXGRP
+    else:
+        bits = stat.S_IWOTH | stat.S_IXOTH
+    return mode & bits == bits
+
+
+def check_root(root: str | Path, *, field: str | None = "filesystem.root", file: str | None = None) -> Path:
+    """Check that the user can put their own directory (``<root>/<user>``) in ``root``, before anything is planned
+    (issue 39: ``submit`` in another user's ``/tmp/hpc-hadoop-pfs`` ended in a ``PermissionError`` traceback): a root
+    that exists must be a directory (a symbolic link to one is fine: the root is the site's, ``/scratch`` often is
+    one) this process may write (:func:`may_write`); for a root not yet made, its nearest existing parent must be
+    one, where ``mkdir -p`` makes it (``/tmp``, mode 1777, is). The root's owner is not checked: a 1777 root is
+    every user's, whoever owns it (docs/admin-guide.md, Security notes).
+
+    Args:
+        root: ``filesystem.root``, absolute and expanded (:func:`launcher.plan.cluster_plan.expand_root`).
+        field, file: for the error line.
+
+    Returns:
+        The directory that was checked: ``root``, or its nearest existing parent.
+
+    Raises:
+        UserError: that directory is not one, or is not writable by the user: one line naming it, its owner (user
+            name, or uid) and mode (octal), and the fix.
+    """
+    root = Path(os.path.abspath(root))
+    probe = root
+    while not os.path.lexists(probe) and probe != probe.parent:
+        probe = probe.parent
+    try:
+        info = os.stat(probe)
+    except OSError as exc:  # a dangling link, a level we may not search
+        raise UserError(f"{probe} cannot be read ({exc.strerror})", field=field, file=file,
+                        fix="set filesystem.root to a directory you can write") from None
+    mode, owner = stat.S_IMODE(info.st_mode), owner_name(info.st_uid)
+    facts = f"owner {owner}, mode {mode:04o}"
+    what = f"{root}" if probe == root else f"{root} does not exist and {probe}, where it would be made,"
+    if not stat.S_ISDIR(info.st_mode):
+        raise UserError(f"{root if probe == root else f'{probe}, above {root},'} is {_kind(info)}, not a directory "
+                        f"({facts})", field=field, file=file,
+                        fix="set filesystem.root to a directory you can write")
+    if may_write(probe, info):
+        return probe
+    theirs = info.st_uid != os.getuid()
+    fix = (f"ask {owner} to `chmod 1777 {probe}` (every user's, as /tmp is) or set filesystem.root to a directory of "
+           "your own" if theirs else f"`chmod u+w {probe}`, or set filesystem.root to a directory you can write")
+    why = f": hpc-hadoop cannot make {root / getpass.getuser()} in it" if probe == root else ""
+    raise UserError(f"{what} is not writable by you ({facts}){why}",
+                    field=field, file=file, fix=fix)
+
+
+__all__ = ["PRIVATE_DIR_MODE", "check_private_dir", "check_private_tree", "check_root", "levels", "make_private_dir",
+           "may_write", "owner_name", "refusal"]
