@@ -285,5 +285,43 @@ def check_root(root: str | Path, *, field: str | None = "filesystem.root", file:
                     field=field, file=file, fix=fix)
 
 
-__all__ = ["PRIVATE_DIR_MODE", "check_private_dir", "check_private_tree", "check_root", "levels", "make_private_dir",
-           "may_write", "owner_name", "refusal"]
+def check_trusted(path: str | Path, *, what: str, field: str | None = None) -> os.stat_result:
+    """Check that ``path`` (a file or directory that changes what every user's jobs do: the site's layer, issue 39)
+    can be changed only by its owner: neither it nor, if it is a symbolic link, what it points to is writable by its
+    group or others; a symbolic link itself is root's or this user's; and no directory above it lets others rename it
+    (writable by group or others without the sticky bit). Its owner may be anyone (root, the site's software account):
+    the site chose it.
+
+    Args:
+        what: what it is, for the error line (``site config``).
+        field: the variable or field that named it (``$HPC_HADOOP_SITE_DIR``).
+
+    Returns:
+        The ``stat`` of what it is (the link followed).
+
+    Raises:
+        UserError: one line naming it, its owner and mode, and the fix.
+        OSError: it cannot be read (``FileNotFoundError``: it does not exist).
+    """
+    path = Path(os.path.abspath(path))
+    link = os.lstat(path)
+    if stat.S_ISLNK(link.st_mode) and link.st_uid not in (0, os.getuid()):
+        raise UserError(f"{path} is a symbolic link of {owner_name(link.st_uid)}'s: a {what} must not be another "
+                        "user's", file=str(path), field=field, fix=f"replace the link by the {what} itself")
+    info = os.stat(path)
+    for level, facts in ((path, info), *((parent, os.stat(parent)) for parent in Path(os.path.realpath(path)).parents)):
+        mode = stat.S_IMODE(facts.st_mode)
+        sticky = level != path and mode & stat.S_ISVTX
+        writable = [who for who, bit in (("its group", stat.S_IWGRP), ("others", stat.S_IWOTH)) if mode & bit]
+        if writable and not sticky:
+            owner = owner_name(facts.st_uid)
+            ask = "" if facts.st_uid == os.getuid() else f"ask {owner} to "
+            which = f"this {what} is" if level == path else f"{level}, a directory above this {what}, is"
+            raise UserError(f"{which} writable by {' and '.join(writable)} (owner {owner}, mode {mode:04o}): they "
+                            "could change every user's jobs", file=str(path), field=field,
+                            fix=f"{ask}`chmod go-w {level}`")
+    return info
+
+
+__all__ = ["PRIVATE_DIR_MODE", "check_private_dir", "check_private_tree", "check_root", "check_trusted", "levels",
+           "make_private_dir", "may_write", "owner_name", "refusal"]
