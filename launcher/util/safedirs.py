@@ -253,13 +253,20 @@ def check_root(root: str | Path, *, field: str | None = "filesystem.root", file:
         field, file: for the error line.
 
     Returns:
-        The directory that was checked: ``root``, or its nearest existing parent.
+        The directory that was checked: ``<root>/<user>`` when it is there already (then ``root`` need not be
+        writable: a site's 0755 ``/scratch`` holding each user's own directory), else ``root``, or its nearest
+        existing parent.
 
     Raises:
         UserError: that directory is not one, or is not writable by the user: one line naming it, its owner (user
             name, or uid) and mode (octal), and the fix.
     """
     root = Path(os.path.abspath(root))
+    mine = root / getpass.getuser()
+    if os.path.isdir(mine) and not os.path.islink(mine):
+        # The user's level is there (a site that makes /scratch/<user> under a 0755 root, or an earlier run): the
+        # root itself need not be writable; what is in it is checked as the user's (check_private_dir).
+        return mine
     probe = root
     while not os.path.lexists(probe) and probe != probe.parent:
         probe = probe.parent

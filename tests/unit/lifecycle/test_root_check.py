@@ -105,3 +105,13 @@ def test_doctor_says_it_in_the_same_words(tmp_path: Path, write_yaml: Callable[.
     result = CliRunner().invoke(main, ["doctor", "--set", f"filesystem.root={root}"])
     line = next(line for line in result.stdout.splitlines() if " filesystem " in line)
     assert "fail" in line and f"{root} is not writable by you (owner " in line and "mode 0555" in line
+
+
+@needs_root
+def test_a_root_the_user_cannot_write_is_fine_when_their_own_directory_is_in_it(tmp_path: Path) -> None:
+    """A site that makes each user's directory under a 0755 root (``/scratch/<user>``, as the integration tests'
+    ``hhcarol`` and ``hhdave`` have it): the root is not the user's to write, their own level is there."""
+    root = foreign_root(tmp_path)
+    mine = root / pwd.getpwuid(os.getuid()).pw_name
+    mine.mkdir(mode=0o700)
+    assert check_root(root) == mine
