@@ -127,7 +127,7 @@ def job_options(func: F) -> F:
         click.option("--scheduler", type=click.Choice(list(SCHEDULERS)), help="Batch system."),
         click.option("--nodes", type=int, help="Number of nodes."),
         click.option("--walltime", help="Walltime: HH:MM:SS, D-HH:MM, 90m, 2h; a bare number is minutes."),
-        click.option("--site", help="Site preset from site-configs/ (see `hpc-hadoop sites`)."),
+        click.option("--site", help="Site preset: the site's own or a shipped one (see `hpc-hadoop sites`)."),
         click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
                      help="Override any job-file field, e.g. --set hadoop.map_memory=2g (repeatable)."),
         define_option,

@@ -17,12 +17,12 @@ from pathlib import Path
 
 from launcher.config.spec import JobSpec
 from launcher.filesystems import check_shared_root, check_striping, current_layout, decide, filesystem_of
-from launcher.filesystems.detect import existing_parent
 from launcher.filesystems.operations import DIRECTORY_MODES, FILE_MODES, NEVER_TRIED, try_operations
 from launcher.plan.cluster_plan import PORT_BLOCK, FilesystemPlan, choose_ports, expand_root, spec_offsets
 from launcher.runtime.hadoop import discover
 from launcher.schedulers.allocation import Allocation
 from launcher.util.errors import UserError
+from launcher.util.safedirs import check_root
 from launcher.util.units import format_size
 
 
@@ -57,9 +57,10 @@ def _filesystem(spec: JobSpec) -> list[Check]:
         root = expand_root(spec.filesystem.root)
     except UserError as exc:
         return [Check("filesystem", "fail", exc.message, exc.fix)]
-    probe = existing_parent(root)
-    if not os.access(probe, os.W_OK):
-        return [Check("filesystem", "fail", f"{probe} is not writable", "set filesystem.root to a directory you own")]
+    try:
+        probe = check_root(root)  # the line every other command refuses such a root with (launcher.lifecycle.front)
+    except UserError as exc:
+        return [Check("filesystem", "fail", exc.message, exc.fix)]
     found = decide(spec.filesystem, check_flock=True, check=False)
     status = "ok" if found.free_bytes > 10 << 30 else "warn"
     checks = [Check("filesystem", status, f"{root} on {found.label} (statfs magic {found.magic}), mounted at "

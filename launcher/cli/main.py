@@ -40,6 +40,7 @@ LAZY_COMMANDS = {
         ("exec", "exec_command"), ("logs", "logs"), ("stop", "stop"), ("clean", "clean"),
         ("completion", "completion"), ("ui", "ui"))},
     "runtime": "launcher.cli.runtime:runtime",
+    "config": "launcher.cli.layers:config_command",
 }
 
 
@@ -252,13 +253,18 @@ def reference() -> None:
 
 
 @main.command()
+@reports_errors
 def sites() -> None:
-    """List the site presets in site-configs/."""
-    from launcher.config.load import site_presets
+    """List the site presets: the site's own (site-configs/ of $HPC_HADOOP_SITE_DIR, else /etc/hpc-hadoop) and the
+    shipped ones; a site's preset named as a shipped one replaces it, and the list says so."""
+    from launcher.config.load import preset_listing
 
-    for name, path in site_presets().items():
-        first = next((line.lstrip("# ").strip() for line in path.read_text().splitlines() if line.startswith("#")), "")
-        click.echo(f"{name:<28} {first}")
+    for preset in preset_listing():
+        lines = preset.path.read_text().splitlines()
+        first = next((line.lstrip("# ").strip() for line in lines if line.startswith("#")), "")
+        if preset.origin == "site":
+            first = f"[site: {preset.path}{'; replaces the shipped one' if preset.shadows else ''}] {first}"
+        click.echo(f"{preset.name:<28} {first}".rstrip())
 
 
 @main.group()

@@ -1,7 +1,8 @@
-"""Loading a job file: its layers (built-in defaults, site preset, user defaults, the job file, ``--set`` and ``-D``)
-merged, paths made absolute against the job file's directory, validated into a :class:`launcher.config.spec.JobSpec`,
-and a validation error turned into one line naming the layer, the field and the fix (issue 38: the loader apart from
-the model; the layers are described in :mod:`launcher.config.spec`).
+"""Loading a job file: its layers (built-in defaults, site preset, the site's defaults, user defaults, the job file,
+``--set`` and ``-D``) merged, paths made absolute against the job file's directory, validated into a
+:class:`launcher.config.spec.JobSpec`, and a validation error turned into one line naming the layer, the field and the
+fix (issue 38: the loader apart from the model; the layers are described in :mod:`launcher.config.spec`; the site's
+layer in :mod:`launcher.config.site`).
 """
 
 from __future__ import annotations
@@ -10,15 +11,17 @@ import copy
 import difflib
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
+from launcher.config.site import site_config_file, site_layer_presets
 from launcher.config.spec import _STEP_MODELS, CONFIG_FILES, SITE_DIR, JobSpec, _step_kind
 from launcher.util.errors import UserError
-from launcher.util.userdirs import config_file
+from launcher.util.userdirs import config_file, default_config_file
 from launcher.util.yamlio import YAMLError, load_yaml
 
 
@@ -129,9 +132,67 @@ def user_config_path() -> Path:
     return config_file()
 
 
+def user_config_warning() -> str | None:
+    """The line saying that ``$HPC_HADOOP_CONFIG`` hides the user's own defaults: when it names a file other than
+    ``~/.config/hpc-hadoop/config.yaml`` (:func:`launcher.util.userdirs.default_config_file`) and that file exists,
+    only the one ``$HPC_HADOOP_CONFIG`` names is read (issue 39: a user's ``map_memory: 768m`` became 1024 without a
+    word). ``None`` when nothing is hidden."""
+    env = os.environ.get("HPC_HADOOP_CONFIG")
+    own = default_config_file()
+    if not env or not own.is_file() or os.path.abspath(env) == os.path.abspath(own):
+        return None
+    return (f"$HPC_HADOOP_CONFIG={env} is read as your config instead of {own}, which is not read (fix: unset "
+            f"HPC_HADOOP_CONFIG, or move what you need into {env}; a site's defaults go in $HPC_HADOOP_SITE_DIR)")
+
+
+#: The warnings already printed by this process (:func:`_warn_once`).
+_WARNED: set[str] = set()
+
+
+def _warn_once(line: str) -> None:
+    """``warning: <line>`` on standard error, once a process (a command loads its job file more than once)."""
+    if line not in _WARNED:
+        _WARNED.add(line)
+        print(f"warning: {line}", file=sys.stderr, flush=True)
+
+
+class Preset(NamedTuple):
+    """A site preset of :func:`preset_listing`.
+
+    Attributes:
+        name: what ``site:`` names.
+        path: its file.
+        origin: ``"site"`` (the site layer's ``site-configs/``) or ``"shipped"`` (the package's).
+        shadows: the shipped preset of the same name it replaces, or ``None``.
+    """
+
+    name: str
+    path: Path
+    origin: str
+    shadows: Path | None
+
+
+def preset_listing() -> list[Preset]:
+    """Every site preset, by name: the shipped ones (``site-configs/`` of the package) and the site layer's
+    (:func:`launcher.config.site.site_layer_presets`), a site's preset replacing a shipped one of its name.
+
+    Raises:
+        UserError: the site layer is refused (:func:`launcher.config.site.site_layer_dir`).
+    """
+    shipped = {p.stem: p for p in sorted(SITE_DIR.glob("*.yaml"))}
+    site = site_layer_presets()
+    listed = [Preset(name, path, "site", shipped.get(name)) for name, path in site.items()]
+    listed += [Preset(name, path, "shipped", None) for name, path in shipped.items() if name not in site]
+    return sorted(listed)
+
+
 def site_presets() -> dict[str, Path]:
-    """The site presets shipped in ``site-configs/``: name → file."""
-    return {p.stem: p for p in sorted(SITE_DIR.glob("*.yaml"))}
+    """The site presets: name → file (:func:`preset_listing`: the site layer's win over the shipped ones).
+
+    Raises:
+        UserError: the site layer is refused.
+    """
+    return {preset.name: preset.path for preset in preset_listing()}
 
 
 def _lookup(tree: Mapping[str, Any], loc: tuple[Any, ...]) -> bool:
@@ -215,15 +276,15 @@ def _model_at(model: type[BaseModel], loc: list[Any], data: Mapping[str, Any]) -
     return current if isinstance(current, type) and issubclass(current, BaseModel) else None
 
 
-def _validation_error(exc: ValidationError, layers: list[tuple[str, dict[str, Any]]], job_name: str,
+def _validation_error(exc: ValidationError, layers: list[Layer], job_name: str,
                       merged: Mapping[str, Any]) -> UserError:
     """The first validation error as one :class:`UserError`, naming the highest layer that set the field."""
     error = exc.errors()[0]
     loc = tuple(p for p in error["loc"] if p not in _STEP_MODELS)
     origin = job_name
-    for name, layer in reversed(layers):
-        if _lookup(layer, loc):
-            origin = name
+    for layer in reversed(layers):
+        if _lookup(layer.data, loc):
+            origin = layer.name
             break
     message, fix = _describe(error, JobSpec, merged)
     field = ".".join(str(p + 1) if isinstance(p, int) else (str(p) or "''") for p in loc) or None
@@ -233,8 +294,7 @@ def _validation_error(exc: ValidationError, layers: list[tuple[str, dict[str, An
     return UserError(message, file=origin, field=field, fix=fix)
 
 
-def _apply_defines(merged: dict[str, Any], defines: Sequence[str], layers: list[tuple[str, dict[str, Any]]],
-                   ) -> dict[str, Any]:
+def _apply_defines(merged: dict[str, Any], defines: Sequence[str], layers: list[Layer]) -> dict[str, Any]:
     """``merged`` with the ``-D`` properties on top; the layer ``-D`` is added to ``layers`` (for error origins)."""
     from launcher.config.properties import runtime_home
 
@@ -243,7 +303,7 @@ def _apply_defines(merged: dict[str, Any], defines: Sequence[str], layers: list[
     tree: dict[str, Any] = {}
     for define in defines:
         tree = deep_merge(tree, parse_define(define, home))
-    layers.append(("-D", tree))
+    layers.append(Layer("-D", tree, "-D"))
     return deep_merge(merged, tree)
 
 
@@ -327,32 +387,89 @@ def _did_you_mean(given: str, valid: list[str]) -> str:
     return f"did you mean {close[0]!r}? " if close else ""
 
 
-def _layers(job_name: str, job: dict[str, Any], cli: dict[str, Any],
-            site_flag: str = "--set") -> list[tuple[str, dict[str, Any]]]:
-    """The layers of a job, lowest first, as ``(name, data)``: the site preset (``site:`` of the command line, the
-    job file or the user config), the user config (:func:`user_config_path`), the job file, the command line.
+class Layer(NamedTuple):
+    """One layer of a job (:func:`job_layers`).
+
+    Attributes:
+        name: what an error names as its file: the file's path, ``command line`` or ``-D``.
+        data: its fields, as read (a nested mapping).
+        kind: which layer it is: one of :data:`LAYER_KINDS`.
+    """
+
+    name: str
+    data: dict[str, Any]
+    kind: str
+
+
+#: The layers, lowest first, by kind (the model's defaults are below them all: ``built-in default``).
+LAYER_KINDS = ("site preset", "site config", "user config", "job file", "command line", "-D")
+
+
+def _layers(job_name: str, job: dict[str, Any], cli: dict[str, Any], site_flag: str = "--set") -> list[Layer]:
+    """The layers of a job, lowest first: the site preset (``site:`` of the command line, the job file, the user
+    config or the site config), the site config (:func:`launcher.config.site.site_config_file`), the user config
+    (:func:`user_config_path`), the job file, the command line. A user config that ``$HPC_HADOOP_CONFIG`` hides is
+    said in a warning (:func:`user_config_warning`).
 
     Raises:
-        UserError: an unknown site preset (names the layer that asked for it).
+        UserError: an unknown site preset (names the layer that asked for it); a refused site layer.
     """
-    layers: list[tuple[str, dict[str, Any]]] = []
+    layers: list[Layer] = []
+    site_path = site_config_file()
+    site_config = _read_yaml(site_path, "site config") if site_path is not None else {}
     user_path = user_config_path()
     user = _read_yaml(user_path, "user config") if user_path.is_file() else {}
-    site = cli.get("site") or job.get("site") or user.get("site")
+    hidden = user_config_warning()
+    if hidden:
+        _warn_once(hidden)
+    site = cli.get("site") or job.get("site") or user.get("site") or site_config.get("site")
     if site:
         presets = site_presets()
         if site not in presets:
-            origin = site_flag if cli.get("site") else job_name if job.get("site") else str(user_path)
+            origin = (site_flag if cli.get("site") else job_name if job.get("site")
+                      else str(user_path) if user.get("site") else str(site_path))
             raise UserError(f"unknown site preset {site!r}", file=origin, field="site",
                             fix=_did_you_mean(site, list(presets))
                             + f"use one of: {', '.join(presets) or '(none installed)'}")
-        layers.append((str(presets[site]), _read_yaml(presets[site], "site preset")))
+        layers.append(Layer(str(presets[site]), _read_yaml(presets[site], "site preset"), "site preset"))
+    if site_config:
+        layers.append(Layer(str(site_path), site_config, "site config"))
     if user:
-        layers.append((str(user_path), user))
-    layers.append((job_name, job))
+        layers.append(Layer(str(user_path), user, "user config"))
+    layers.append(Layer(job_name, job, "job file"))
     if cli:
-        layers.append(("command line", cli))
+        layers.append(Layer("command line", cli, "command line"))
     return layers
+
+
+def job_layers(job_file: str | Path | None, *, sets: Sequence[str] = (), overrides: Mapping[str, Any] | None = None,
+               data: Mapping[str, Any] | None = None,
+               defines: Sequence[str] = ()) -> tuple[list[Layer], dict[str, Any]]:
+    """The layers of a job file, lowest first (:func:`_layers`, then ``-D``'s), and their merge, not validated
+    (arguments as :func:`load_spec`'s).
+
+    Raises:
+        UserError: unreadable YAML, an unknown preset, a refused site layer, a bad ``--set`` or ``-D``.
+    """
+    job_name = str(job_file) if job_file is not None else "<job>"
+    job = dict(data) if data is not None else _read_yaml(Path(str(job_file)), "job file")
+    if data is None:
+        job = absolute_paths(job, Path(str(job_file)).absolute().parent)
+    cli: dict[str, Any] = {}
+    if overrides:
+        cli = deep_merge(cli, {k: v for k, v in overrides.items() if v is not None})
+    for assignment in sets:
+        cli = deep_merge(cli, parse_set(assignment))
+    # --site, unless a later --set site=... replaced it: the flag a bad preset name is blamed on
+    set_site = any(assignment.partition("=")[0].strip() == "site" for assignment in sets)
+    site_flag = "--site" if overrides and overrides.get("site") is not None and not set_site else "--set"
+    layers = _layers(job_name, job, cli, site_flag)
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged = deep_merge(merged, layer.data)
+    if defines:
+        merged = _apply_defines(merged, defines, layers)
+    return layers, merged
 
 
 def load_spec(job_file: str | Path | None, *, sets: Sequence[str] = (), overrides: Mapping[str, Any] | None = None,
@@ -379,23 +496,18 @@ def load_spec(job_file: str | Path | None, *, sets: Sequence[str] = (), override
             names the layer that gave the bad value, the field and a fix.
     """
     job_name = str(job_file) if job_file is not None else "<job>"
-    job = dict(data) if data is not None else _read_yaml(Path(str(job_file)), "job file")
-    if data is None:
-        job = absolute_paths(job, Path(str(job_file)).absolute().parent)
-    cli: dict[str, Any] = {}
-    if overrides:
-        cli = deep_merge(cli, {k: v for k, v in overrides.items() if v is not None})
-    for assignment in sets:
-        cli = deep_merge(cli, parse_set(assignment))
-    # --site, unless a later --set site=... replaced it: the flag a bad preset name is blamed on
-    set_site = any(assignment.partition("=")[0].strip() == "site" for assignment in sets)
-    site_flag = "--site" if overrides and overrides.get("site") is not None and not set_site else "--set"
-    layers = _layers(job_name, job, cli, site_flag)
-    merged: dict[str, Any] = {}
-    for _, layer in layers:
-        merged = deep_merge(merged, layer)
-    if defines:
-        merged = _apply_defines(merged, defines, layers)
+    layers, merged = job_layers(job_file, sets=sets, overrides=overrides, data=data, defines=defines)
+    return validate_layers(layers, merged, job_name, require_steps=require_steps), [layer.name for layer in layers]
+
+
+def validate_layers(layers: list[Layer], merged: dict[str, Any], job_name: str, *, require_steps: bool = True
+                    ) -> JobSpec:
+    """``merged`` (the merge of ``layers``: :func:`job_layers`) validated into a :class:`JobSpec`.
+
+    Raises:
+        UserError: a field fails validation (names the highest layer that set it, the field and a fix); no steps
+            with ``require_steps``.
+    """
     try:
         spec = JobSpec.model_validate(merged)
     except ValidationError as exc:
@@ -404,4 +516,4 @@ def load_spec(job_file: str | Path | None, *, sets: Sequence[str] = (), override
         missing = "steps" not in merged or merged["steps"] is None
         raise UserError("required field is missing" if missing else "no steps to run", file=job_name, field="steps",
                         fix="add it" if missing else "give at least one (or keep a cluster up with `hpc-hadoop start`)")
-    return spec, [name for name, _ in layers]
+    return spec

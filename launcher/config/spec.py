@@ -3,12 +3,18 @@
 Layers, lowest first (later wins; mappings merge key by key, lists are replaced whole):
 
 1. built-in defaults (the field defaults below);
-2. the site preset ``site-configs/<site>.yaml``, chosen by ``site:`` in any higher layer;
-3. the user's defaults ``~/.config/hpc-hadoop/config.yaml`` (or ``$HPC_HADOOP_CONFIG``);
-4. the job file;
-5. ``--set key.sub=value`` flags on the command line (the value is read as a YAML 1.2 scalar) and
+2. the site preset ``site-configs/<site>.yaml``, chosen by ``site:`` in any higher layer: the site layer's
+   (``<site dir>/site-configs/``) or, else, the one shipped in the package;
+3. the site's defaults ``<site dir>/config.yaml``, the site dir ``/etc/hpc-hadoop`` unless
+   ``$HPC_HADOOP_SITE_DIR`` names another (:mod:`launcher.config.site`);
+4. the user's defaults ``~/.config/hpc-hadoop/config.yaml`` (or ``$HPC_HADOOP_CONFIG``, with a warning when it
+   hides that file: :func:`launcher.config.load.user_config_warning`);
+5. the job file;
+6. ``--set key.sub=value`` flags on the command line (the value is read as a YAML 1.2 scalar) and
    ``-D key=value`` (a Hadoop property, put into the ``*-site.xml`` that knows it:
    :func:`launcher.config.load.parse_define`).
+
+``hpc-hadoop config`` shows the layers and where each value came from (:mod:`launcher.config.explain`).
 
 Every YAML file is read with the YAML 1.2 core schema (:mod:`launcher.util.yamlio`): ``1:30:00`` is a string.
 
@@ -757,7 +763,8 @@ class JobSpec(_Model):
     """A whole job file, validated. Frozen: nothing changes it after loading."""
 
     name: str = Field(description="Job name: letters, digits, `-`, `_`, `.`; used in the cluster id.")
-    site: str | None = Field(None, description="Site preset from `site-configs/` (see `hpc-hadoop sites`).")
+    site: str | None = Field(None, description="Site preset from `site-configs/`, the site's own or a shipped one "
+                             "(see `hpc-hadoop sites`).")
     scheduler: SchedulerName = Field(
         "local", description="Batch system: `local` (this machine, no scheduler), "
         f"{', '.join(f'`{name}`' for name in BATCH_SCHEDULERS)}.")

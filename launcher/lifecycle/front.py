@@ -4,18 +4,23 @@ steps, as one typed :class:`Front`, made by :func:`front_door` and nothing else.
 
 What differs between the commands is a row of :data:`ENTRANCES` (one :class:`Entrance` a command), not code:
 
-=================  ======================  ===========  ========================  ==============  ==========
-command            settle (PBS's flavour)  batch check  allocation                taken from it   new dir
-=================  ======================  ===========  ========================  ==============  ==========
-``submit``         asked                   ``check``    the stand-in (login node) no              yes
-``start``          asked                   ``check``    the stand-in              no              yes
-``start`` here     asked                   no           this process's            no (``run``)    yes
-``run``            no (``job.yaml`` says)  no           this process's            yes             no
-``render``         asked, else assumed     if installed the stand-in              no              no
-``render --run``   no                      no           this process's            yes             no
-``doctor``         asked, else assumed     if installed the stand-in              no              no
-``bench``          no                      no           this process's (trimmed)  no              no
-=================  ======================  ===========  ========================  ==============  ==========
+=================  ======================  ===========  ========================  ==============  ==========  ====
+command            settle (PBS's flavour)  batch check  allocation                taken from it   new dir     root
+=================  ======================  ===========  ========================  ==============  ==========  ====
+``submit``         asked                   ``check``    the stand-in (login node) no              yes         yes
+``start``          asked                   ``check``    the stand-in              no              yes         yes
+``start`` here     asked                   no           this process's            no (``run``)    yes         yes
+``run``            no (``job.yaml`` says)  no           this process's            yes             no          yes
+``render``         asked, else assumed     if installed the stand-in              no              no          yes
+``render --run``   no                      no           this process's            yes             no          yes
+``doctor``         asked, else assumed     if installed the stand-in              no              no          no
+``bench``          no                      no           this process's (trimmed)  no              no          yes
+=================  ======================  ===========  ========================  ==============  ==========  ====
+
+"root": ``filesystem.root`` is checked first (:func:`launcher.util.safedirs.check_root`): one the user cannot write
+(another user's 0755 directory, a 0555 one) is refused in one line naming it, its owner and mode, and the fix, before
+anything else is asked or planned (issue 39); not for ``run --run-dir`` (the directory ``submit`` made is there, and
+checked as the user's) nor ``doctor`` (its ``filesystem`` line says it, with the same words).
 
 The local backend has no batch system: its allocation is this machine whatever the row says, its settle changes
 nothing, and it has no batch check. Validation and the plan are :func:`launcher.lifecycle.validate.prepare` (which
@@ -41,6 +46,7 @@ from launcher.schedulers.allocation import Allocation
 from launcher.schedulers.base import BatchScheduler, MissingCommand, Scheduler, Settled
 from launcher.schedulers.inside import take_allocation
 from launcher.steps.commands import ResolvedStep
+from launcher.util.safedirs import check_root
 
 
 class Seen(str, Enum):
@@ -77,6 +83,8 @@ class Entrance:
         take: apply ``run``'s rule to the allocation (:func:`launcher.schedulers.inside.take_allocation`).
         new_dir: the command makes a new cluster directory (``submit``, ``start``): the plan is made for it, and
             without ``flock``'s probe (nothing may be written before the directory is).
+        root: ``filesystem.root`` is checked to be one the user can write (:func:`launcher.util.safedirs.check_root`)
+            before anything else.
     """
 
     settle: Settle
@@ -84,6 +92,7 @@ class Entrance:
     seen: Seen
     take: bool
     new_dir: bool
+    root: bool = True
 
 
 #: Every command's entrance, by name (the table of the module's docstring).
@@ -94,7 +103,7 @@ ENTRANCES: dict[str, Entrance] = {
     "run": Entrance(Settle.NO, None, Seen.HERE, take=True, new_dir=False),
     "render": Entrance(Settle.PREVIEW, "installed", Seen.STAND_IN, take=False, new_dir=False),
     "render-run": Entrance(Settle.NO, None, Seen.HERE, take=True, new_dir=False),
-    "doctor": Entrance(Settle.PREVIEW, "installed", Seen.STAND_IN, take=False, new_dir=False),
+    "doctor": Entrance(Settle.PREVIEW, "installed", Seen.STAND_IN, take=False, new_dir=False, root=False),
     "bench": Entrance(Settle.NO, None, Seen.HERE, take=False, new_dir=False),
 }
 
@@ -152,11 +161,15 @@ def front_door(command: str, spec: JobSpec, job_file: Path | str = "job file", *
 
     Raises:
         KeyError: an unknown ``command`` (a bug).
-        UserError: bad input, found before anything is written: not inside an allocation of the job's batch system
+        UserError: bad input, found before anything is written: a ``filesystem.root`` the user cannot write
+            (:func:`launcher.util.safedirs.check_root`; first, on every row but ``doctor`` and ``run --run-dir``), not
+            inside an allocation of the job's batch system
             (a row that plans on this process's), a request the batch system can never satisfy, missing Java or
             Hadoop, existing outputs, missing jars or inputs, memory too small, a directory that is not the user's.
     """
     entrance = ENTRANCES[command]
+    if entrance.root and not (run_dir is not None and not entrance.new_dir):
+        check_root(cluster_plan.expand_root(spec.filesystem.root), file=str(job_file))
     scheduler = get_scheduler(spec.scheduler)
     spec, allocation, settled = _settled(entrance, scheduler, spec, notes)
     if nodes is not None and len(allocation.nodes) > nodes:

@@ -23,13 +23,17 @@ The root itself (``filesystem.root``, ``filesystem.local_dirs``, ``$TMPDIR``, ``
 site's (often mode 1777, owned by root or an administrator) and every user's directory goes in it. A root whose
 non-root owner is not the user, or one writable by others without the sticky bit (OrangeFS has none), lets its owner
 or anyone rename ``<root>/<user>`` at any time: docs/admin-guide.md (Security notes) says what a site must do then.
-A missing root is made as before (``mkdir -p``, the umask's mode).
+A missing root is made as before (``mkdir -p``, the umask's mode). What the root must allow is checked once, before
+anything is planned, by :func:`check_root` (issue 39): the user must be able to make ``<root>/<user>`` in it (or, for
+a root not yet made, the root in its nearest existing parent); a root the user cannot write (another user's 0755, a
+0555 one) is refused in one line naming it, its owner and mode, and the fix.
 
 Imports only the standard library and :mod:`launcher.util.errors`.
 """
 
 from __future__ import annotations
 
+import getpass
 import os
 import pwd
 import stat
@@ -216,5 +220,115 @@ def make_private_dir(root: str | Path, path: str | Path, *, field: str | None = 
     return made
 
 
-__all__ = ["PRIVATE_DIR_MODE", "check_private_dir", "check_private_tree", "levels", "make_private_dir", "owner_name",
-           "refusal"]
+def may_write(path: str | Path, info: os.stat_result) -> bool:
+    """Whether this process may make an entry in the directory ``path`` (whose ``stat`` is ``info``): for a user other
+    than root, the kernel's answer (``os.access(W_OK | X_OK)``: its mode, ACLs, a read-only mount); for root, whom the
+    kernel lets write anywhere, also what the mode says as it would to an unprivileged user of that uid and those groups
+    (owner bits if the uid owns it, else group bits if one of its groups does, else the others' bits): a root owned by
+    another user with mode 0755, or by root with mode 0555, is not written to even by root."""
+    if not os.access(path, os.W_OK | os.X_OK):
+        return False
+    if os.getuid() != 0:
+        return True
+    mode = info.st_mode
+    if info.st_uid == os.getuid():
+        bits = stat.S_IWUSR | stat.S_IXUSR
+    elif info.st_gid in {os.getgid(), *os.getgroups()}:
+        bits = stat.S_IWGRP | stat.S_IXGRP
+    else:
+        bits = stat.S_IWOTH | stat.S_IXOTH
+    return mode & bits == bits
+
+
+def check_root(root: str | Path, *, field: str | None = "filesystem.root", file: str | None = None) -> Path:
+    """Check that the user can put their own directory (``<root>/<user>``) in ``root``, before anything is planned
+    (issue 39: ``submit`` in another user's ``/tmp/hpc-hadoop-pfs`` ended in a ``PermissionError`` traceback): a root
+    that exists must be a directory (a symbolic link to one is fine: the root is the site's, ``/scratch`` often is
+    one) this process may write (:func:`may_write`); for a root not yet made, its nearest existing parent must be
+    one, where ``mkdir -p`` makes it (``/tmp``, mode 1777, is). The root's owner is not checked: a 1777 root is
+    every user's, whoever owns it (docs/admin-guide.md, Security notes).
+
+    Args:
+        root: ``filesystem.root``, absolute and expanded (:func:`launcher.plan.cluster_plan.expand_root`).
+        field, file: for the error line.
+
+    Returns:
+        The directory that was checked: ``<root>/<user>`` when it is there already (then ``root`` need not be
+        writable: a site's 0755 ``/scratch`` holding each user's own directory), else ``root``, or its nearest
+        existing parent.
+
+    Raises:
+        UserError: that directory is not one, or is not writable by the user: one line naming it, its owner (user
+            name, or uid) and mode (octal), and the fix.
+    """
+    root = Path(os.path.abspath(root))
+    mine = root / getpass.getuser()
+    if os.path.isdir(mine) and not os.path.islink(mine):
+        # The user's level is there (a site that makes /scratch/<user> under a 0755 root, or an earlier run): the
+        # root itself need not be writable; what is in it is checked as the user's (check_private_dir).
+        return mine
+    probe = root
+    while not os.path.lexists(probe) and probe != probe.parent:
+        probe = probe.parent
+    try:
+        info = os.stat(probe)
+    except OSError as exc:  # a dangling link, a level we may not search
+        raise UserError(f"{probe} cannot be read ({exc.strerror})", field=field, file=file,
+                        fix="set filesystem.root to a directory you can write") from None
+    mode, owner = stat.S_IMODE(info.st_mode), owner_name(info.st_uid)
+    facts = f"owner {owner}, mode {mode:04o}"
+    what = f"{root}" if probe == root else f"{root} does not exist and {probe}, where it would be made,"
+    if not stat.S_ISDIR(info.st_mode):
+        raise UserError(f"{root if probe == root else f'{probe}, above {root},'} is {_kind(info)}, not a directory "
+                        f"({facts})", field=field, file=file,
+                        fix="set filesystem.root to a directory you can write")
+    if may_write(probe, info):
+        return probe
+    theirs = info.st_uid != os.getuid()
+    fix = (f"ask {owner} to `chmod 1777 {probe}` (every user's, as /tmp is) or set filesystem.root to a directory of "
+           "your own" if theirs else f"`chmod u+w {probe}`, or set filesystem.root to a directory you can write")
+    why = f": hpc-hadoop cannot make {root / getpass.getuser()} in it" if probe == root else ""
+    raise UserError(f"{what} is not writable by you ({facts}){why}",
+                    field=field, file=file, fix=fix)
+
+
+def check_trusted(path: str | Path, *, what: str, field: str | None = None) -> os.stat_result:
+    """Check that ``path`` (a file or directory that changes what every user's jobs do: the site's layer, issue 39)
+    can be changed only by its owner: neither it nor, if it is a symbolic link, what it points to is writable by its
+    group or others; a symbolic link itself is root's or this user's; and no directory above it lets others rename it
+    (writable by group or others without the sticky bit). Its owner may be anyone (root, the site's software account):
+    the site chose it.
+
+    Args:
+        what: what it is, for the error line (``site config``).
+        field: the variable or field that named it (``$HPC_HADOOP_SITE_DIR``).
+
+    Returns:
+        The ``stat`` of what it is (the link followed).
+
+    Raises:
+        UserError: one line naming it, its owner and mode, and the fix.
+        OSError: it cannot be read (``FileNotFoundError``: it does not exist).
+    """
+    path = Path(os.path.abspath(path))
+    link = os.lstat(path)
+    if stat.S_ISLNK(link.st_mode) and link.st_uid not in (0, os.getuid()):
+        raise UserError(f"{path} is a symbolic link of {owner_name(link.st_uid)}'s: a {what} must not be another "
+                        "user's", file=str(path), field=field, fix=f"replace the link by the {what} itself")
+    info = os.stat(path)
+    for level, facts in ((path, info), *((parent, os.stat(parent)) for parent in Path(os.path.realpath(path)).parents)):
+        mode = stat.S_IMODE(facts.st_mode)
+        sticky = level != path and mode & stat.S_ISVTX
+        writable = [who for who, bit in (("its group", stat.S_IWGRP), ("others", stat.S_IWOTH)) if mode & bit]
+        if writable and not sticky:
+            owner = owner_name(facts.st_uid)
+            ask = "" if facts.st_uid == os.getuid() else f"ask {owner} to "
+            which = f"this {what} is" if level == path else f"{level}, a directory above this {what}, is"
+            raise UserError(f"{which} writable by {' and '.join(writable)} (owner {owner}, mode {mode:04o}): they "
+                            "could change every user's jobs", file=str(path), field=field,
+                            fix=f"{ask}`chmod go-w {level}`")
+    return info
+
+
+__all__ = ["PRIVATE_DIR_MODE", "check_private_dir", "check_private_tree", "check_root", "check_trusted", "levels",
+           "make_private_dir", "may_write", "owner_name", "refusal"]

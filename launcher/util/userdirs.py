@@ -6,7 +6,9 @@ On Linux (``platformdirs``' XDG rules, ``$XDG_*`` honoured when it is an absolut
 * :func:`cache_dir`: ``$XDG_CACHE_HOME/hpc-hadoop`` (default ``~/.cache/hpc-hadoop``): class-data-sharing archives
   (``cds/``, :mod:`launcher.runtime.cds`), the benchmarks' Mahout build (``mahout-0.13.0/``);
 * :func:`config_file`: ``$HPC_HADOOP_CONFIG``, else ``$XDG_CONFIG_HOME/hpc-hadoop/config.yaml`` (default
-  ``~/.config/hpc-hadoop/config.yaml``): the user's defaults (:mod:`launcher.config.spec`);
+  ``~/.config/hpc-hadoop/config.yaml``: :func:`default_config_file`): the user's defaults (:mod:`launcher.config.spec`);
+* :func:`site_dir`: ``$HPC_HADOOP_SITE_DIR``, else ``/etc/hpc-hadoop``: the site's layer (``config.yaml``,
+  ``site-configs/``), not the user's, read by :mod:`launcher.config.site`;
 * :func:`clusters_dir`: ``$XDG_STATE_HOME/hpc-hadoop/clusters`` (default ``~/.local/state/hpc-hadoop/clusters``):
   the index of the user's clusters (:mod:`launcher.lifecycle.clusters.index`);
 * :func:`node_record_dir`: ``/var/tmp/hpc-hadoop-<user>``: a run's final record kept on its node when the cluster
@@ -35,11 +37,28 @@ def cache_dir() -> Path:
     return platformdirs.user_cache_path(APP, appauthor=False)
 
 
+#: The site's layer when ``$HPC_HADOOP_SITE_DIR`` does not name another (:func:`site_dir`).
+DEFAULT_SITE_DIR = Path("/etc/hpc-hadoop")
+
+
 def config_file() -> Path:
-    """The user's defaults: ``$HPC_HADOOP_CONFIG``, else ``$XDG_CONFIG_HOME/hpc-hadoop/config.yaml`` (default
-    ``~/.config/hpc-hadoop/config.yaml``); the file may not exist."""
+    """The user's defaults: ``$HPC_HADOOP_CONFIG``, else :func:`default_config_file`; the file may not exist."""
     env = os.environ.get("HPC_HADOOP_CONFIG")
-    return Path(env) if env else platformdirs.user_config_path(APP, appauthor=False) / "config.yaml"
+    return Path(env) if env else default_config_file()
+
+
+def default_config_file() -> Path:
+    """``$XDG_CONFIG_HOME/hpc-hadoop/config.yaml`` (default ``~/.config/hpc-hadoop/config.yaml``), whatever
+    ``$HPC_HADOOP_CONFIG`` says; the file may not exist."""
+    return platformdirs.user_config_path(APP, appauthor=False) / "config.yaml"
+
+
+def site_dir() -> Path:
+    """The site's layer: ``$HPC_HADOOP_SITE_DIR`` (what a site's module sets), else :data:`DEFAULT_SITE_DIR`
+    (``/etc/hpc-hadoop``); the directory may not exist, and a relative value is returned as it is (the loader refuses
+    it: :func:`launcher.config.site.site_layer_dir`)."""
+    env = os.environ.get("HPC_HADOOP_SITE_DIR")
+    return Path(env) if env else DEFAULT_SITE_DIR
 
 
 def clusters_dir() -> Path:

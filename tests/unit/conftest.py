@@ -34,6 +34,8 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
     the umask it started with (making a cluster directory sets 077 for the process:
     :func:`launcher.util.safedirs.private_umask`)."""
     monkeypatch.setenv("HPC_HADOOP_CONFIG", str(tmp_path / "no-user-config.yaml"))
+    monkeypatch.setenv("HPC_HADOOP_SITE_DIR", str(tmp_path / "no-site-dir"))  # the site layer (launcher.config.site)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # the user config that HPC_HADOOP_CONFIG hides
     # the index of clusters (launcher.lifecycle.clusters.index)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # class-data-sharing archives (launcher.runtime.cds)
