@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from rich.console import Console
+from rich.markup import escape
 
 from benchmarks.profiles import PROFILES, profile
 from benchmarks.results import append_row, print_summary, read_rows, summarize_rows, write_csv, write_hibench_report
@@ -542,18 +543,22 @@ class Harness:
 def write_outputs(out_dir: Path, rows: list[dict[str, Any]], console: Console) -> list[Path]:
     """Summary table on ``console``; ``summary.csv``, ``hibench.report`` and PNG plots in ``out_dir``.
 
-    The table, CSV and report are written first and in any case; without matplotlib (an install that left it
-    out) the plots are skipped with a one-line note instead of ending a finished benchmark in a traceback.
+    The table, CSV and report are written first and in any case; without matplotlib (the optional extra
+    ``plots``, which an install may leave out) the plots are skipped with a one-line note saying how to get them,
+    instead of ending a finished benchmark in a traceback.
     """
     summaries = summarize_rows(rows)
     print_summary(console, summaries)
     write_csv(out_dir / "summary.csv", summaries)
     write_hibench_report(out_dir / "hibench.report", rows)
     try:
+        import matplotlib  # noqa: F401 - only to know it is there: benchmarks.plots may be imported already
+
         from benchmarks.plots import plot_all
     except ImportError as exc:
-        console.print(f"[yellow]note:[/] plots skipped ({exc}): `pip install matplotlib`, then "
-                      f"`hpc-hadoop bench plot {out_dir}`")
+        console.print("[yellow]note:[/] " + escape(f"plots skipped ({exc}): `pip install 'hpc-hadoop[plots]'` "
+                                                   f"(matplotlib), then `hpc-hadoop bench plot {out_dir}`"),
+                      soft_wrap=True, highlight=False)
         pngs: list[Path] = []
     else:
         pngs = plot_all(rows, out_dir)

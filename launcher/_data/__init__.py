@@ -1,2 +1,2 @@
-"""Package data, mapped here at build time by ``setup.py`` from the checkout's ``templates/``, ``site-configs/`` and
-``hadoop-fs-shim/``; read only through :mod:`launcher.util.resources`."""
+"""Package data, mapped here at build time by ``setup.py`` from the checkout's ``templates/``, ``site-configs/``,
+``examples/`` and ``hadoop-fs-shim/``; read only through :mod:`launcher.util.resources`."""

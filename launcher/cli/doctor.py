@@ -21,7 +21,9 @@ from launcher.filesystems.operations import DIRECTORY_MODES, FILE_MODES, NEVER_T
 from launcher.plan.cluster_plan import PORT_BLOCK, FilesystemPlan, choose_ports, expand_root, spec_offsets
 from launcher.runtime.hadoop import discover
 from launcher.schedulers.allocation import Allocation
+from launcher.util import resources
 from launcher.util.errors import UserError
+from launcher.util.resources import HADOOP_SUBDIR
 from launcher.util.safedirs import check_root
 from launcher.util.units import format_size
 
@@ -45,9 +47,23 @@ def _java_and_hadoop(spec: JobSpec) -> list[Check]:
     if runtime.java_version > 17:
         checks[0] = Check("java", "warn", f"Java {runtime.java_version}: Hadoop 3.4 supports 8, 11 and 17",
                           "set hadoop.java_home to a JDK 17")
-    checks.append(Check("hadoop runtime", "ok", f"Hadoop {runtime.version} at {runtime.home}"))
+    checks.append(_shadowed(runtime.home, runtime.version)
+                  or Check("hadoop runtime", "ok", f"Hadoop {runtime.version} at {runtime.home}"))
     checks.append(Check("examples", "ok", f"{runtime.examples_jar.name}, {runtime.tests_jar.name}"))
     return checks
+
+
+def _shadowed(home: Path, version: str) -> Check | None:
+    """A ``warn`` when the runtime in use is the user's own (``hpc-hadoop runtime install``: the user prefix) while
+    the site's (the site prefix) is there too: the user's wins the search (:func:`launcher.runtime.hadoop.
+    runtime_candidates`) and, with it, the site's class-data-sharing archives go unused (issue 39: ``doctor`` said
+    ``ok``); ``None`` otherwise."""
+    mine, site = resources.user_prefix() / HADOOP_SUBDIR, resources.site_prefix() / HADOOP_SUBDIR
+    if not site.is_dir() or Path(os.path.realpath(home)) != Path(os.path.realpath(mine)):
+        return None
+    return Check("hadoop runtime", "warn", f"Hadoop {version} at {mine}: your own runtime (`hpc-hadoop runtime "
+                 f"install`) is used, not the site's at {site} with its class-data-sharing archives",
+                 f"remove yours, `rm -rf {mine}`, to use the site's")
 
 
 def _filesystem(spec: JobSpec) -> list[Check]:

@@ -41,6 +41,7 @@ LAZY_COMMANDS = {
         ("completion", "completion"), ("ui", "ui"))},
     "runtime": "launcher.cli.runtime:runtime",
     "config": "launcher.cli.layers:config_command",
+    "examples": "launcher.cli.examples:examples_command",
 }
 
 

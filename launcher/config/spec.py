@@ -180,6 +180,11 @@ def stripe_aligned_block_size(stripe: int, floor: int = DEFAULT_LOCAL_BLOCK_SIZE
     return -(-floor // stripe) * stripe
 
 
+#: ``filesystem.root`` when no layer sets it: a local directory standing in for the parallel filesystem (the
+#: ``local`` backend's); the shipped examples leave the root to the site's layers (issue 39).
+DEFAULT_ROOT = "/tmp/hpc-hadoop-pfs"
+
+
 class FilesystemSpec(_Model):
     """Where the cluster keeps its files: the parallel filesystem (docs/architecture.md, Parallel filesystem decisions).
 
@@ -187,9 +192,11 @@ class FilesystemSpec(_Model):
     ``history``, ``app-logs``, ``logs/<host>`` and ``nm-local/<host>`` under it.
     """
 
-    root: str = Field("/tmp", description="Directory on the shared (parallel) filesystem; "
+    root: str = Field(DEFAULT_ROOT, description="Directory on the shared (parallel) filesystem; "
                       "`$VAR` and `~` are expanded, a relative path means the job file's directory. The `local` "
-                      "backend uses a local directory. Its path (and `local_dirs`'s) may not hold a space, a "
+                      "backend uses a local directory: the default, `/tmp/hpc-hadoop-pfs`, stands in for the "
+                      "parallel filesystem on one machine; a site sets its own in its preset or site config (the "
+                      "shipped examples leave it to them). Its path (and `local_dirs`'s) may not hold a space, a "
                       "backtick, a backslash or any of `[ ] { } * ? , : % # ^ | \" < >`, which Hadoop writes "
                       "URL-encoded or splits on. `<root>/<user>`, `<root>/<user>/hpc-hadoop` and the cluster "
                       "directory are made one level at a time, mode 0700, and each one already there must be yours, "

@@ -1,13 +1,12 @@
 """Where the package data and the runtimes are: the one module that knows the installed layout.
 
-Package data (the Jinja2 templates, the site presets, the shim's pom, sources and built jar) ships inside the
-package and is found with :func:`importlib.util.find_spec` (the package's directory, without importing it):
-``setup.py`` maps the checkout's ``templates/``,
-``site-configs/`` and ``hadoop-fs-shim/`` to the subpackages ``launcher._data.templates``,
-``launcher._data.site_configs`` and ``launcher._data.shim``. A wheel carries copies of them; an editable install
-(``pip install -e .``, what ``install.sh`` does) reads the checkout's directories in place. ``$HPC_HADOOP_SHARE``,
-when set, still names a directory holding ``templates/`` and ``site-configs/`` that wins over the package's
-(docs/admin-guide.md).
+Package data (the Jinja2 templates, the site presets, the examples, the shim's pom, sources and built jar) ships
+inside the package and is found with :func:`importlib.util.find_spec` (the package's directory, without importing
+it): ``setup.py`` maps the checkout's ``templates/``, ``site-configs/``, ``examples/`` and ``hadoop-fs-shim/`` to the
+subpackages ``launcher._data.templates``, ``launcher._data.site_configs``, ``launcher._data.examples`` and
+``launcher._data.shim``. A wheel carries copies of them; an editable install (``pip install -e .``, what
+``install.sh`` does) reads the checkout's directories in place. ``$HPC_HADOOP_SHARE``, when set, still names a
+directory holding ``templates/`` and ``site-configs/`` that wins over the package's (docs/admin-guide.md).
 
 The runtimes (Hadoop's jars, Spark) are too large for a wheel; they are looked for, in this order after the job
 file's ``hadoop.home`` and the environment (:func:`launcher.runtime.find_hadoop_home`), in
@@ -32,6 +31,8 @@ import sys
 from pathlib import Path
 
 import platformdirs
+
+from launcher.util.errors import UserError
 
 #: The name of the application's directories (platformdirs' ``appname``).
 APP = "hpc-hadoop"
@@ -73,6 +74,35 @@ def templates_dir() -> Path:
 def site_configs_dir() -> Path:
     """The site presets (``<name>.yaml``): ``site-configs/`` of the checkout."""
     return _package_dir("site_configs", "site-configs")
+
+
+#: The shipped examples, as globs inside ``examples/`` of the checkout (``setup.py`` ships the same): the job files,
+#: the Python files their steps name (``python/``) and the batch scripts (``batch/``).
+EXAMPLE_GLOBS = ("*.yaml", "python/*.py", "batch/*")
+
+
+def examples_dir() -> Path:
+    """The shipped examples (``examples/`` of the checkout; the package data ``launcher._data.examples`` of an
+    install from a wheel): ``$HPC_HADOOP_SHARE/examples`` when that directory exists, else the package's, else
+    ``examples/`` of the checkout (an editable install made before the examples were package data) or of the source
+    tree the package is imported from (``PYTHONPATH``).
+
+    Raises:
+        UserError: none of them exists (a package built without its examples): one line naming the fix.
+    """
+    share = os.environ.get("HPC_HADOOP_SHARE")
+    if share and (Path(share) / "examples").is_dir():
+        return Path(share) / "examples"
+    spec = importlib.util.find_spec("launcher._data.examples")
+    for location in (spec.submodule_search_locations or []) if spec is not None else []:
+        if Path(location).is_dir():
+            return Path(location)
+    source = Path(__file__).resolve().parents[2]  # the source tree this package is imported from, if one
+    for root in (checkout(), source if (source / "setup.py").is_file() else None):
+        if root is not None and (root / "examples").is_dir():
+            return root / "examples"
+    raise UserError(f"this hpc-hadoop ({Path(__file__).resolve().parents[1]}) has no examples",
+                    fix="reinstall it from a wheel built with them (or take examples/ from its source checkout)")
 
 
 def shim_project_dir() -> Path:

@@ -94,6 +94,53 @@ def test_without_matplotlib_the_summary_is_written_and_plots_skipped(tmp_path: P
     assert not list(tmp_path.glob("*.png"))
 
 
+def test_without_matplotlib_itself_the_plots_are_skipped_in_one_line(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39 item 7: matplotlib is the optional extra ``plots``. With it gone (``import matplotlib`` raises
+    ImportError) the summary, CSV and report are written even though ``benchmarks.plots`` was imported before, and
+    one line says the plots were skipped and how to get them."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from benchmarks.harness import write_outputs
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    out = StringIO()
+    assert write_outputs(tmp_path, _rows(), Console(file=out, width=80)) == []
+    assert (tmp_path / "summary.csv").stat().st_size > 0 and (tmp_path / "hibench.report").stat().st_size > 0
+    assert not list(tmp_path.glob("*.png"))
+    (line,) = [line for line in out.getvalue().splitlines() if "plots skipped" in line]
+    assert "pip install 'hpc-hadoop[plots]'" in line and f"hpc-hadoop bench plot {tmp_path}" in line, line
+
+
+#: A program that blocks matplotlib (as a venv without the ``plots`` extra has none) and then runs the command line.
+NO_MATPLOTLIB = "import sys; sys.modules['matplotlib'] = None; from launcher.cli.main import main; main()"
+
+
+def test_a_venv_without_matplotlib_runs_the_command_line_and_bench_plot(tmp_path: Path) -> None:
+    """The whole command line (``--help``, ``examples``, ``bench plot``) imports without matplotlib; ``bench plot``
+    writes the CSV and the report and says the plots were skipped."""
+    import json
+    import os
+    import subprocess
+
+    from tests.conftest import REPO
+
+    with (tmp_path / "results.jsonl").open("w") as rows:
+        rows.writelines(json.dumps(row) + "\n" for row in _rows())
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HPC_HADOOP_SHARE": str(REPO)}
+    for args in (["--help"], ["examples"], ["bench", "--help"]):
+        proc = subprocess.run([sys.executable, "-c", NO_MATPLOTLIB, *args], capture_output=True, text=True, env=env,
+                              timeout=120, check=False)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, (args, proc.stderr)
+    proc = subprocess.run([sys.executable, "-c", NO_MATPLOTLIB, "bench", "plot", str(tmp_path)], capture_output=True,
+                          text=True, env=env, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "plots skipped" in proc.stdout and "hpc-hadoop[plots]" in proc.stdout, proc.stdout
+    assert (tmp_path / "summary.csv").stat().st_size > 0 and not list(tmp_path.glob("*.png"))
+
+
 # -- issue 29 item 4: plots worth printing, checked from their matplotlib objects ---------------------------------
 
 def _times(x_key: str, xs: tuple[int, ...], walls: tuple[float, ...], workload: str = "terasort") -> list[dict]:

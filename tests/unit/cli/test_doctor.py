@@ -71,3 +71,59 @@ def test_doctor_says_the_realms_keys_stay_off_every_shared_filesystem(
                         lambda path, **_: None)
     warned = doctor._realm_keys(spec)
     assert warned is not None and warned.status == "warn" and warned.fix and "TMPDIR" in warned.fix
+
+
+# -- issue 39 item 7: a user's own runtime that shadows the site's is a warning -----------------------------------
+
+def _runtime_at(home: Path) -> Path:
+    """Our runtime's layout (``lib/``, ``VERSION``) with empty jars: what ``discover`` reads; nothing runs it."""
+    (home / "lib").mkdir(parents=True)
+    (home / "VERSION").write_text("3.4.2\n")
+    for name in ("hadoop-mapreduce-examples-3.4.2.jar", "hadoop-mapreduce-client-jobclient-3.4.2-tests.jar",
+                 "hadoop-streaming-3.4.2.jar"):
+        (home / "lib" / name).write_bytes(b"")
+    return home
+
+
+@pytest.fixture
+def prefixes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """No checkout runtime; the user prefix (``$XDG_DATA_HOME``, tests/unit/conftest.py) and a site prefix in
+    ``tmp_path``, neither with a runtime yet."""
+    from launcher.runtime import hadoop
+    from launcher.util import resources
+
+    monkeypatch.setattr(hadoop, "BUILT_RUNTIME", tmp_path / "no-checkout" / "hadoop-runtime")
+    monkeypatch.setattr(resources, "site_prefix", lambda: tmp_path / "venv" / "share" / "hpc-hadoop" / "runtime")
+    return {"user": resources.user_prefix() / "hadoop", "site": resources.site_prefix() / "hadoop"}
+
+
+def _runtime_line(tmp_path: Path) -> list[str]:
+    result = CliRunner().invoke(main, ["doctor", "--set", f"filesystem.root={tmp_path}"])
+    lines = result.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.split()[1:3] == ["hadoop", "runtime"])
+    return lines[at:at + 2]
+
+
+def test_doctor_warns_when_the_users_runtime_shadows_the_sites(tmp_path: Path, prefixes: dict[str, Path]) -> None:
+    """The user's ``runtime install`` wins the search over the site's runtime and its archives: ``warn``, naming both
+    and the command that removes the user's; ``ok`` when only one of them is there, or when the site's is used."""
+    _runtime_at(prefixes["site"])
+    ok = _runtime_line(tmp_path)
+    assert ok[0].split()[0] == "ok" and str(prefixes["site"]) in ok[0], ok
+    _runtime_at(prefixes["user"])
+    warned = _runtime_line(tmp_path)
+    assert warned[0].split()[0] == "warn", warned
+    assert str(prefixes["user"]) in warned[0] and str(prefixes["site"]) in warned[0], warned
+    assert "class-data-sharing archives" in warned[0]
+    assert warned[1].split() == ["fix:", "remove", "yours,", "`rm", "-rf", f"{prefixes['user']}`,", "to", "use",
+                                 "the", "site's"], warned
+
+
+def test_doctor_is_ok_with_the_users_runtime_alone(tmp_path: Path, prefixes: dict[str, Path],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    _runtime_at(prefixes["user"])
+    line = _runtime_line(tmp_path)[0]
+    assert line.split()[0] == "ok" and str(prefixes["user"]) in line, line
+    _runtime_at(prefixes["site"])
+    monkeypatch.setenv("HPC_HADOOP_HOME", str(prefixes["site"]))  # the site's named: the user's shadows nothing
+    assert _runtime_line(tmp_path)[0].split()[0] == "ok"

@@ -53,7 +53,7 @@ def test_minimal_job_from_data_gets_builtin_defaults() -> None:
     assert spec.nodes == 1
     assert spec.walltime == 3600
     assert spec.hadoop.map_memory == GiB
-    assert spec.filesystem.root == "/tmp"
+    assert spec.filesystem.root == "/tmp/hpc-hadoop-pfs"
     assert spec.batch.signal_lead == 180
     step = spec.steps[0]
     assert isinstance(step, ExampleStep)
