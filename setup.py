@@ -1,9 +1,9 @@
 """Packaging of hpc-hadoop (console script ``hpc-hadoop``).
 
-The templates, the site presets and the shim (its pom, sources and built jar) keep their places in the checkout
-(``templates/``, ``site-configs/``, ``hadoop-fs-shim/``) and are mapped into the package at build time as
-subpackages of ``launcher._data`` (:mod:`launcher.util.resources` reads them with ``importlib.resources``), so a wheel
-carries them and an editable install (``pip install -e .``) reads them in place.
+The templates, the site presets, the examples and the shim (its pom, sources and built jar) keep their places in the
+checkout (``templates/``, ``site-configs/``, ``examples/``, ``hadoop-fs-shim/``) and are mapped into the package at
+build time as subpackages of ``launcher._data`` (:mod:`launcher.util.resources` reads them with
+``importlib.resources``), so a wheel carries them and an editable install (``pip install -e .``) reads them in place.
 """
 
 from setuptools import find_packages, setup
@@ -12,6 +12,9 @@ from setuptools import find_packages, setup
 DATA = {
     "launcher._data.templates": ("templates", ["**/*.j2"]),
     "launcher._data.site_configs": ("site-configs", ["*.yaml"]),
+    # The examples (`hpc-hadoop examples [copy DIR]`): job files, the Python files their steps name, batch scripts
+    # (launcher.util.resources.EXAMPLE_GLOBS).
+    "launcher._data.examples": ("examples", ["*.yaml", "python/*.py", "batch/*"]),
     # The shim: its jar (built by `mvn package`, for a site's Hadoop install) and what `hpc-hadoop runtime install`
     # builds the runtime from (launcher/runtime/install.py): the pom and the main sources.
     "launcher._data.shim": ("hadoop-fs-shim", ["pom.xml", "target/hpc-hadoop-fs-shim-*.jar",
@@ -39,13 +42,13 @@ setup(
         "cryptography>=41",  # AES-GCM sealed files: the realm's keys to the other nodes (launcher/util/sealed.py)
         "platformdirs>=3.0",
         "rich>=13.0",
-        "matplotlib>=3.7",  # bench plots: part of a normal install (issue 17 item 8)
     ],
     # mfusepy: the FUSE file system standing in for OrangeFS in the tests (tests/standins/orangefs_fuse.py);
     # selenium: drives the headless Chromium of the `hpc-hadoop ui` browser test (tests/integration/test_interactive.py)
     # pytest-xdist: the unit tier on a second worker while the `hadoop` tests run on the first (pyproject.toml)
     extras_require={"test": ["pytest>=7.4", "pytest-xdist>=3.5", "ruff>=0.4", "mypy>=1.10", "import-linter>=2.1",
-                             "types-PyYAML", "mfusepy>=3.1", "selenium>=4.20"],
-                    "plots": []},
+                             "types-PyYAML", "mfusepy>=3.1", "selenium>=4.20", "matplotlib>=3.7"],
+                    # bench plots (benchmarks/plots.py): without it `bench` writes every result and skips the plots
+                    "plots": ["matplotlib>=3.7"]},
     entry_points={"console_scripts": ["hpc-hadoop=launcher.cli.main:main"]},
 )

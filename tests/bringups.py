@@ -92,20 +92,16 @@ def _distributed(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Where the counting happens: in a session of its own, from its start; under pytest-xdist, in the one worker
-    that is handed the ``hadoop`` tests (conftest.py puts them in one ``xdist_group``), from its first of them,
-    while the controller merges what it counted (:func:`pytest_testnodedown`). The other worker, running unit tests
-    meanwhile, does not count: it would credit the clusters of the first to its own tests."""
-    global _counter, _merged
+    """Where the counting happens: in the process that runs the ``hadoop`` tests, from the first of them on
+    (:func:`pytest_runtest_protocol`); under pytest-xdist that is the one worker handed them (conftest.py puts them in
+    one ``xdist_group``), and the controller merges what it counted (:func:`pytest_testnodedown`). A process that
+    runs none does not count: the unit tier, beside a suite's clusters (the other xdist worker, or a developer's run
+    while another runs the integration tests), would credit their clusters to its own tests."""
+    global _merged
     config.addinivalue_line("markers", "own_cluster(why): the test's body starts a cluster of its own, for the reason "
                             "given (tests/bringups.py; any other test reads a shared one)")
-    if hasattr(config, "workerinput"):
-        return
-    if _distributed(config):
+    if not hasattr(config, "workerinput") and _distributed(config):
         _merged = []
-    elif _counter is None:
-        _counter = BringUpCounter()
-        _counter.start()
 
 
 def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
@@ -115,9 +111,9 @@ def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item) -> None:
-    """In an xdist worker: start counting at its first ``hadoop`` test (the group of them comes to one worker)."""
+    """Start counting at the process's first ``hadoop`` test (under xdist the group of them comes to one worker)."""
     global _counter
-    if _counter is None and hasattr(item.config, "workerinput") and item.get_closest_marker("hadoop"):
+    if _counter is None and _merged is None and item.get_closest_marker("hadoop"):
         _counter = BringUpCounter()
         _counter.start()
         _counter.current = item.nodeid
@@ -190,7 +186,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         _counter.stop()
         records = _counter.records()
     else:
-        return
+        records = []  # no hadoop test ran here
     modules = Counter(test.split("::")[0].split("@")[0] for test, _ in records)
     terminalreporter.write_sep("=", f"cluster bring-ups: {len(records)} (ResourceManagers started)")
     if records:

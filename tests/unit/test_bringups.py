@@ -23,6 +23,8 @@ MODULE = '''
 import subprocess, sys, time
 import pytest
 
+pytestmark = pytest.mark.hadoop  # the counter counts where the hadoop tests run
+
 JAVA = {java!r}
 
 
@@ -68,6 +70,7 @@ def test_a_cluster_of_its_own_needs_a_reason(pytester: pytest.Pytester, tmp_path
     java.parent.mkdir()
     java.symlink_to(sys.executable)
     pytester.makeconftest("from tests.bringups import *  # noqa: F401,F403\n")
+    pytester.makeini("[pytest]\nmarkers =\n    hadoop: starts clusters\n")
     pytester.makepyfile(test_fake=MODULE.format(java=str(java), rm=STAND_IN_RM))
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     monkeypatch.setenv("HPC_HADOOP_TEST_RM_CLASS", STAND_IN_RM)
