@@ -20,7 +20,8 @@ import psutil
 
 from launcher.util.network import WILDCARD_ADDRESSES
 
-#: Java main classes of the processes a cluster starts, by the name the report shows.
+#: Java main classes (and the Python module of PySpark's workers) of the processes a cluster starts, by the name the
+#: report shows.
 _MAIN_CLASSES = {
     "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager": "ResourceManager",
     "org.apache.hadoop.yarn.server.nodemanager.NodeManager": "NodeManager",
@@ -33,6 +34,7 @@ _MAIN_CLASSES = {
     "org.apache.spark.deploy.yarn.ExecutorLauncher": "SparkApplicationMaster",
     "org.apache.spark.deploy.yarn.ApplicationMaster": "SparkApplicationMaster",
     "org.apache.spark.executor.YarnCoarseGrainedExecutorBackend": "SparkExecutor",
+    "pyspark.daemon": "PySparkWorker",  # python3 -m pyspark.daemon, an executor's Python workers
 }
 
 
@@ -57,8 +59,8 @@ class Listener:
 
 
 def process_name(proc: psutil.Process) -> str:
-    """The report name of a process: the Hadoop daemon or container its Java main class names, else the
-    executable's name.
+    """The report name of a process: the Hadoop daemon or container its Java main class names (a PySpark worker: its
+    module), else the executable's name.
 
     Raises:
         psutil.Error: the process is gone or not ours.

@@ -342,7 +342,7 @@ def check_ports(report: dict, plan: dict) -> None:
     block = range(plan["ports"]["base"], plan["ports"]["base"] + 32)
     address = plan["nodes"][0]["address"]
     shuffle = plan["ports"]["base"] + 8
-    applications = {"MRAppMaster", "YarnChild", "SparkApplicationMaster", "SparkExecutor"}
+    applications = {"MRAppMaster", "YarnChild", "SparkApplicationMaster", "SparkExecutor", "PySparkWorker"}
     assert seen <= {"ResourceManager", "NodeManager", "JobHistoryServer", *applications}, ports
     for entry in ports:
         if entry["process"] in applications:
