@@ -33,6 +33,7 @@ pytest_plugins = ["tests.bringups"]
 
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups into the test ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``-n 2 --dist loadgroup``, pyproject.toml), every ``hadoop`` test goes to one worker, in
     order: one cluster at a time on the machine, and the module- and session-scoped clusters held where their tests
