@@ -22,7 +22,7 @@ import click
 from launcher.cli.common import reports_errors
 from launcher.util.errors import UserError
 from launcher.util.resources import EXAMPLE_GLOBS, examples_dir
-from launcher.util.safedirs import may_write, owner_name
+from launcher.util.safedirs import check_private_dir, make_private_dir, may_write, nearest_level, owner_name
 
 #: Modes of a copied example: a script that starts with ``#!`` (the batch scripts) is executable, the rest is not.
 SCRIPT_MODE, FILE_MODE = 0o755, 0o644
@@ -95,9 +95,7 @@ def _check_target(target: Path) -> None:
     Raises:
         UserError: exit code 2.
     """
-    probe = target
-    while not os.path.lexists(probe) and probe != probe.parent:
-        probe = probe.parent
+    probe = nearest_level(target)
     info = os.stat(probe) if os.path.exists(probe) else os.lstat(probe)
     facts = f"owner {owner_name(info.st_uid)}, mode {stat.S_IMODE(info.st_mode):04o}"
     what = str(target) if probe == target else f"{probe}, where {target} would be made,"
@@ -109,9 +107,23 @@ def _check_target(target: Path) -> None:
                         fix="name a directory of your own, e.g. ~/hh-examples")
 
 
+def _own_levels(top: Path, target: Path, directory: Path) -> None:
+    """``directory`` (``DIR`` or one below it) made and checked one level at a time below ``top``, ``DIR``'s
+    nearest existing level (:func:`launcher.util.safedirs.make_private_dir`: each level ours, not a symbolic link,
+    not writable by others; made 0700 when missing): in a 1777 ``/tmp`` another user may have made ``DIR`` first,
+    and would then change the job files this user runs. A ``DIR`` that exists already is checked itself."""
+    if top == target:
+        check_private_dir(target, field="DIR")
+        if directory != target:
+            make_private_dir(target, directory, field="DIR")
+    else:
+        make_private_dir(top, directory, field="DIR")
+
+
 def copy_examples(target: Path, *, force: bool = False) -> list[tuple[str, Path]]:
-    """Copy every shipped example into ``target`` (made if missing, with the examples' subdirectories), each copy the
-    user's with mode 0644 (0755 for a ``#!`` script). A file already there is kept unless ``force``: nothing of the
+    """Copy every shipped example into ``target`` (made if missing, with the examples' subdirectories, one level at a
+    time, each checked to be the user's: :func:`_own_levels`), each copy the user's with mode 0644 (0755 for a ``#!``
+    script). A file already there is kept unless ``force``: nothing of the
     user's is lost (a symbolic link there is replaced by the file, never written through).
 
     Args:
@@ -127,12 +139,16 @@ def copy_examples(target: Path, *, force: bool = False) -> list[tuple[str, Path]
     """
     examples = shipped_examples()
     _check_target(target)
+    target = Path(os.path.abspath(target))
+    top = nearest_level(target)
     done: list[tuple[str, Path]] = []
+    checked: set[Path] = set()
     for example in examples:
         dest = target / example.name
         try:
-            _check_target(dest.parent)
-            dest.parent.mkdir(parents=True, exist_ok=True)
+            if dest.parent not in checked:
+                _own_levels(top, target, dest.parent)
+                checked.add(dest.parent)
             there = os.path.lexists(dest)
             if there and dest.is_dir() and not dest.is_symlink():
                 raise UserError(f"{dest} is a directory", field="DIR",

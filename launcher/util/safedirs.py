@@ -240,6 +240,15 @@ def may_write(path: str | Path, info: os.stat_result) -> bool:
     return mode & bits == bits
 
 
+def nearest_level(path: str | Path) -> Path:
+    """``path`` when it exists (a symbolic link counts), else its nearest existing parent: where ``mkdir -p`` would
+    make it. ``path`` is made absolute first."""
+    probe = Path(os.path.abspath(path))
+    while not os.path.lexists(probe) and probe != probe.parent:
+        probe = probe.parent
+    return probe
+
+
 def check_root(root: str | Path, *, field: str | None = "filesystem.root", file: str | None = None) -> Path:
     """Check that the user can put their own directory (``<root>/<user>``) in ``root``, before anything is planned
     (issue 39: ``submit`` in another user's ``/tmp/hpc-hadoop-pfs`` ended in a ``PermissionError`` traceback): a root
@@ -267,9 +276,7 @@ def check_root(root: str | Path, *, field: str | None = "filesystem.root", file:
         # The user's level is there (a site that makes /scratch/<user> under a 0755 root, or an earlier run): the
         # root itself need not be writable; what is in it is checked as the user's (check_private_dir).
         return mine
-    probe = root
-    while not os.path.lexists(probe) and probe != probe.parent:
-        probe = probe.parent
+    probe = nearest_level(root)
     try:
         info = os.stat(probe)
     except OSError as exc:  # a dangling link, a level we may not search
@@ -331,4 +338,4 @@ def check_trusted(path: str | Path, *, what: str, field: str | None = None) -> o
 
 
 __all__ = ["PRIVATE_DIR_MODE", "check_private_dir", "check_private_tree", "check_root", "check_trusted", "levels",
-           "make_private_dir", "may_write", "owner_name", "refusal"]
+           "make_private_dir", "may_write", "nearest_level", "owner_name", "refusal"]

@@ -196,3 +196,15 @@ def statvfs_gone(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
         monkeypatch.setattr(filesystems.os, "statvfs", statvfs)
 
     return make_gone
+
+
+@pytest.fixture
+def spark_home(tmp_path: Path) -> Path:
+    """A Spark install as PyPI's pyspark lays it out, with our examples jar beside it (files only: nothing runs)."""
+    home = tmp_path / "spark-runtime" / "pyspark"
+    for name in ("bin/spark-submit", "jars/spark-core_2.13-4.1.1.jar", "python/lib/pyspark.zip",
+                 "python/lib/py4j-0.10.9.9-src.zip"):
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_bytes(b"")
+    (home.parent / "hpc-hadoop-spark-examples.jar").write_bytes(b"")
+    return home

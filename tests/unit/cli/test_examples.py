@@ -36,18 +36,6 @@ def invoke(args: list[str]) -> Result:
 
 
 @pytest.fixture
-def spark_home(tmp_path: Path) -> Path:
-    """A Spark install as PyPI's pyspark lays it out, with our examples jar beside it (files only: nothing runs)."""
-    home = tmp_path / "spark-runtime" / "pyspark"
-    for name in ("bin/spark-submit", "jars/spark-core_2.13-4.1.1.jar", "python/lib/pyspark.zip",
-                 "python/lib/py4j-0.10.9.9-src.zip"):
-        (home / name).parent.mkdir(parents=True, exist_ok=True)
-        (home / name).write_bytes(b"")
-    (home.parent / "hpc-hadoop-spark-examples.jar").write_bytes(b"")
-    return home
-
-
-@pytest.fixture
 def site_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_yaml: Callable[..., Path]) -> Path:
     """A site layer (``$HPC_HADOOP_SITE_DIR``) whose config sets ``filesystem.root`` (the site's "Lustre")."""
     site_dir = tmp_path / "etc-hpc-hadoop"
@@ -232,3 +220,29 @@ def test_the_copied_examples_relative_paths_work_from_dir(tmp_path: Path, site_r
     assert spark.exit_code == 0, spark.output
     assert str(target / "python" / "wordcount.py") in spark.output
     assert str(target / "python" / "mapper.py") in spark.output
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="a directory of another user needs chown (the suite runs as root)")
+def test_copy_into_a_shared_directory_uses_no_level_another_user_made_or_can_change(tmp_path: Path) -> None:
+    """DIR in a 1777 directory (``/tmp``): a DIR another user made first, one that is a symbolic link, and one its
+    group can write are refused in one line, nothing copied; a new DIR is made one level at a time, 0700."""
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    theirs = shared / "hh-examples"
+    theirs.mkdir()
+    os.chmod(theirs, 0o777)  # writable by this user too: what the level-by-level check refuses is whose it is
+    os.chown(theirs, 65534, 65534)  # nobody
+    link = shared / "linked"
+    link.symlink_to(tmp_path)
+    group = shared / "group"
+    group.mkdir()
+    os.chmod(group, 0o775)
+    for target, said in ((theirs, "is not yours"), (link, "is a symbolic link"), (group, "writable by its group")):
+        result = CliRunner().invoke(main, ["examples", "copy", str(target)])
+        assert result.exit_code == 2 and said in result.output, result.output
+        assert len(result.output.strip().splitlines()) == 1 and not (target / "wordcount.yaml").exists()
+    new = shared / "mine" / "examples"
+    result = invoke(["examples", "copy", str(new)])
+    assert result.exit_code == 0, result.output
+    assert {stat.S_IMODE(p.stat().st_mode) for p in (shared / "mine", new, new / "python")} == {0o700}

@@ -14,18 +14,6 @@ from launcher.steps.commands import resolve_steps
 from tests.conftest import REPO
 
 
-@pytest.fixture
-def spark_home(tmp_path: Path) -> Path:
-    """A Spark install as PyPI's pyspark lays it out, with our examples jar beside it (files only: nothing runs)."""
-    home = tmp_path / "spark-runtime" / "pyspark"
-    for name in ("bin/spark-submit", "jars/spark-core_2.13-4.1.1.jar", "python/lib/pyspark.zip",
-                 "python/lib/py4j-0.10.9.9-src.zip"):
-        (home / name).parent.mkdir(parents=True, exist_ok=True)
-        (home / name).write_bytes(b"")
-    (home.parent / "hpc-hadoop-spark-examples.jar").write_bytes(b"")
-    return home
-
-
 @pytest.mark.parametrize("example", sorted(p.name for p in (REPO / "examples").glob("*.yaml")))
 def test_every_example_writes_its_results_outside_the_cluster_directory(
         example: str, tmp_path: Path, spark_home: Path, make_test_plan: Callable[..., ClusterPlan]) -> None:
