@@ -52,7 +52,6 @@ from launcher.lifecycle.progress import ConsoleObserver
 from launcher.lifecycle.runner import ClusterRun
 from launcher.plan.cluster_plan import FilesystemPlan, expand_root
 from launcher.plan.hdfs import hdfs_mode
-from launcher.schedulers import get_scheduler
 from launcher.schedulers.allocation import Allocation
 from launcher.util.errors import HpcHadoopError, UserError
 from launcher.util.units import parse_size
@@ -301,10 +300,12 @@ class Harness:
         groups = self.clusters()
         total = self.bench.repeats * sum(
             len({relevant(w, self.bench.profile, p) for p in all_points}) for w in self.bench.workloads)
-        self.check_allocation(max(key[0] for key in groups), next(iter(groups))[1])
+        # Every cluster's front half before the first one starts: a point the allocation cannot hold (more nodes than
+        # it has, sweep.nodes) is refused before any cluster or dd runs.
+        fronts = {key: front_door("bench", self.job_spec(*key), overwrite=True, nodes=key[0]) for key in groups}
         done = 0
         for (nodes, fs_mode, local_dirs), group in groups.items():
-            front = front_door("bench", self.job_spec(nodes, fs_mode, local_dirs), overwrite=True, nodes=nodes)
+            front = fronts[(nodes, fs_mode, local_dirs)]
             spec, allocation = front.spec, front.allocation
             needs_cluster = any(WORKLOADS[w].needs_cluster for w in self.bench.workloads)
             self.console.print(f"[bold]{nodes} node(s), {fs_mode}"
@@ -442,20 +443,6 @@ class Harness:
                         lines.append(f"    {workload}: {commands}")
         lines.append(f"{runs} run(s) on {len(groups)} cluster configuration(s); nothing started (--dry-run)")
         return lines
-
-    def check_allocation(self, nodes: int, fs_mode: str) -> None:
-        """Refuse, before any cluster starts, a sweep whose largest node count exceeds the allocation's nodes
-        (a cluster would come up on fewer nodes than its rows say).
-
-        Raises:
-            UserError: names the node counts and the fix (ask the batch system for more nodes).
-        """
-        spec = self.job_spec(nodes, fs_mode)
-        have = len(get_scheduler(spec.scheduler).allocation(spec).nodes)
-        if have < nodes:
-            raise UserError(f"the allocation has {have} node(s); the sweep asks for up to {nodes}",
-                            field="sweep.nodes", fix=f"ask the batch system for {nodes} nodes (e.g. sbatch -N {nodes})"
-                            " or drop the larger node counts")
 
     @staticmethod
     def _describe(point: dict[str, Any]) -> str:

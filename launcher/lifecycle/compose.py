@@ -16,7 +16,6 @@ once per run), the cluster's life is :class:`launcher.lifecycle.runner.ClusterRu
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from launcher.config.spec import JobSpec
@@ -25,36 +24,20 @@ from launcher.lifecycle.observer import Observer
 from launcher.lifecycle.report import RunReport
 from launcher.lifecycle.runner import ClusterRun, execute, materialize
 from launcher.plan.cluster_plan import ClusterPlan
-from launcher.schedulers.allocation import Allocation
-from launcher.steps.commands import ResolvedStep
 
 
-@dataclass(frozen=True)
-class Prepared:
-    """A run planned and written, not yet started.
-
-    Attributes:
-        allocation: the nodes it runs on.
-        plan: its plan (``plan.json`` written).
-        steps: the job file's resolved steps.
-        notes: the notes of the configuration's one rendering, for ``run.json``.
-    """
-
-    allocation: Allocation
-    plan: ClusterPlan
-    steps: list[ResolvedStep]
-    notes: list[str]
-
-
-def prepare_run(front: Front) -> Prepared:
+def prepare_run(front: Front) -> list[str]:
     """Write the cluster directory of ``front`` (:func:`launcher.lifecycle.runner.materialize`: the rendered
-    configuration, ``plan.json``), a run through ``run`` or ``bench``'s entrance.
+    configuration, ``plan.json``), a run through ``run`` or ``bench``'s entrance; the plan, the allocation and the
+    steps stay ``front``'s.
+
+    Returns:
+        The notes of the configuration's one rendering, for ``run.json``.
 
     Raises:
         UserError: as :func:`~launcher.lifecycle.runner.materialize`.
     """
-    notes = materialize(front.plan, submitted=front.submitted)
-    return Prepared(front.allocation, front.plan, front.steps, notes)
+    return materialize(front.plan, submitted=front.submitted)
 
 
 def run_here(spec: JobSpec, job_file: Path, *, overwrite: bool, run_dir: Path | None = None, hold: bool = False,
@@ -80,11 +63,11 @@ def run_here(spec: JobSpec, job_file: Path, *, overwrite: bool, run_dir: Path | 
         UserError: bad input, found before anything starts.
     """
     front = front_door("run", spec, job_file, overwrite=overwrite, run_dir=run_dir, taken=taken)
-    ready = prepare_run(front)
+    notes = prepare_run(front)
     if announce is not None:
-        announce(ready.plan)
-    return execute(ready.plan, ready.steps, overwrite=overwrite, observer=observer,
-                   allocation_start=front.allocation.start_time, hold=hold, notes=ready.notes)
+        announce(front.plan)
+    return execute(front.plan, front.steps, overwrite=overwrite, observer=observer,
+                   allocation_start=front.allocation.start_time, hold=hold, notes=notes)
 
 
 def open_cluster(front: Front, *, observer: Observer | None = None) -> ClusterRun:
@@ -94,5 +77,4 @@ def open_cluster(front: Front, *, observer: Observer | None = None) -> ClusterRu
     Raises:
         UserError: as :func:`prepare_run`.
     """
-    ready = prepare_run(front)
-    return ClusterRun(ready.plan, observer=observer, notes=ready.notes)
+    return ClusterRun(front.plan, observer=observer, notes=prepare_run(front))

@@ -46,6 +46,7 @@ from launcher.schedulers.allocation import Allocation
 from launcher.schedulers.base import BatchScheduler, MissingCommand, Scheduler, Settled
 from launcher.schedulers.inside import take_allocation
 from launcher.steps.commands import ResolvedStep
+from launcher.util.errors import UserError
 from launcher.util.safedirs import check_root
 
 
@@ -58,6 +59,16 @@ class Seen(str, Enum):
     #: The allocation this process runs in (:meth:`Scheduler.allocation`): a batch script, an ``salloc`` shell, or
     #: this machine on the local backend.
     HERE = "here"
+
+
+class Check(str, Enum):
+    """When a command runs the batch system's own check of the request (:meth:`BatchScheduler.check`: more nodes
+    than the partition has...)."""
+
+    #: Always: a batch system whose commands are missing is an error (``submit``, ``start``).
+    ALWAYS = "always"
+    #: Where the batch system's commands are installed; skipped elsewhere (``render``, ``doctor`` on a laptop).
+    INSTALLED = "installed"
 
 
 class Settle(str, Enum):
@@ -77,8 +88,7 @@ class Entrance:
 
     Attributes:
         settle: how the job is settled.
-        check: the batch system's own check of the request (:meth:`BatchScheduler.check`: more nodes than the
-            partition has...): ``"always"``, ``"installed"`` (skipped where its commands are not) or ``None``.
+        check: when the batch system's own check of the request runs (:class:`Check`); ``None``: never.
         seen: the allocation planned on.
         take: apply ``run``'s rule to the allocation (:func:`launcher.schedulers.inside.take_allocation`).
         new_dir: the command makes a new cluster directory (``submit``, ``start``): the plan is made for it, and
@@ -88,7 +98,7 @@ class Entrance:
     """
 
     settle: Settle
-    check: str | None
+    check: Check | None
     seen: Seen
     take: bool
     new_dir: bool
@@ -97,13 +107,13 @@ class Entrance:
 
 #: Every command's entrance, by name (the table of the module's docstring).
 ENTRANCES: dict[str, Entrance] = {
-    "submit": Entrance(Settle.ASK, "always", Seen.STAND_IN, take=False, new_dir=True),
-    "start": Entrance(Settle.ASK, "always", Seen.STAND_IN, take=False, new_dir=True),
+    "submit": Entrance(Settle.ASK, Check.ALWAYS, Seen.STAND_IN, take=False, new_dir=True),
+    "start": Entrance(Settle.ASK, Check.ALWAYS, Seen.STAND_IN, take=False, new_dir=True),
     "start-here": Entrance(Settle.ASK, None, Seen.HERE, take=False, new_dir=True),
     "run": Entrance(Settle.NO, None, Seen.HERE, take=True, new_dir=False),
-    "render": Entrance(Settle.PREVIEW, "installed", Seen.STAND_IN, take=False, new_dir=False),
+    "render": Entrance(Settle.PREVIEW, Check.INSTALLED, Seen.STAND_IN, take=False, new_dir=False),
     "render-run": Entrance(Settle.NO, None, Seen.HERE, take=True, new_dir=False),
-    "doctor": Entrance(Settle.PREVIEW, "installed", Seen.STAND_IN, take=False, new_dir=False, root=False),
+    "doctor": Entrance(Settle.PREVIEW, Check.INSTALLED, Seen.STAND_IN, take=False, new_dir=False, root=False),
     "bench": Entrance(Settle.NO, None, Seen.HERE, take=False, new_dir=False),
 }
 
@@ -152,7 +162,9 @@ def front_door(command: str, spec: JobSpec, job_file: Path | str = "job file", *
         run_dir: the cluster directory ``submit``/``start`` made, for ``run --run-dir`` (else a new one is planned:
             a new cluster id for the rows that make a directory, the run's own otherwise).
         notes: where a previewed settle says which dialect it assumed (``render``).
-        nodes: use only the first ``nodes`` nodes of the allocation (a benchmark point smaller than it).
+        nodes: use only the first ``nodes`` nodes of the allocation (a benchmark point smaller than it); an
+            allocation with fewer is refused (``sweep.nodes``: a cluster would come up on fewer nodes than its rows
+            say).
         taken: called with the line saying what was taken from a batch system's allocation, as soon as it is known
             (before the checks: a batch job's log says it first, whatever is refused after it).
 
@@ -162,8 +174,8 @@ def front_door(command: str, spec: JobSpec, job_file: Path | str = "job file", *
     Raises:
         KeyError: an unknown ``command`` (a bug).
         UserError: bad input, found before anything is written: a ``filesystem.root`` the user cannot write
-            (:func:`launcher.util.safedirs.check_root`; first, on every row but ``doctor`` and ``run --run-dir``), not
-            inside an allocation of the job's batch system
+            (:func:`launcher.util.safedirs.check_root`; first, on every row but ``doctor`` and ``run --run-dir``), an
+            allocation with fewer than ``nodes`` nodes, not inside an allocation of the job's batch system
             (a row that plans on this process's), a request the batch system can never satisfy, missing Java or
             Hadoop, existing outputs, missing jars or inputs, memory too small, a directory that is not the user's.
     """
@@ -172,7 +184,11 @@ def front_door(command: str, spec: JobSpec, job_file: Path | str = "job file", *
         check_root(cluster_plan.expand_root(spec.filesystem.root), file=str(job_file))
     scheduler = get_scheduler(spec.scheduler)
     spec, allocation, settled = _settled(entrance, scheduler, spec, notes)
-    if nodes is not None and len(allocation.nodes) > nodes:
+    if nodes is not None:
+        if len(allocation.nodes) < nodes:
+            raise UserError(f"the allocation has {len(allocation.nodes)} node(s); the {command} asks for up to {nodes}",
+                            field="sweep.nodes", fix=f"ask the batch system for {nodes} nodes (e.g. sbatch -N {nodes})"
+                            " or drop the larger node counts")
         allocation = dataclasses.replace(allocation, nodes=allocation.nodes[:nodes])
     line = None
     if entrance.take:
@@ -205,11 +221,11 @@ def _settled(entrance: Entrance, scheduler: Scheduler, spec: JobSpec,
         try:
             scheduler.check(spec)
         except MissingCommand:
-            if entrance.check != "installed":
+            if entrance.check is not Check.INSTALLED:
                 raise
     if entrance.seen is Seen.STAND_IN:
         return spec, scheduler.preview_allocation(spec), settled
     return spec, scheduler.allocation(spec), settled
 
 
-__all__ = ["ENTRANCES", "Entrance", "Front", "Seen", "Settle", "front_door"]
+__all__ = ["ENTRANCES", "Check", "Entrance", "Front", "Seen", "Settle", "front_door"]

@@ -149,7 +149,8 @@ spec, _ = load_spec(job, require_steps=False)
 if kind == "submitted":
     print(make_cluster_dir(front_door("start-here", spec, job), job, command="start"))
     sys.exit(0)
-ready = prepare_run(front_door("run", spec, job))
+ready = front_door("run", spec, job)
+prepare_run(ready)
 report = new_report(ready.plan, hold=True)
 report.bringup_s = 1.0
 report.write()

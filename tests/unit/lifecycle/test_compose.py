@@ -19,7 +19,8 @@ from launcher.render import config as render_module
 def test_a_prepared_run_lives_in_the_one_cluster_directory_formula(tmp_path: Path) -> None:
     spec, _ = load_spec(None, data={"name": "composed", "filesystem": {"root": str(tmp_path)},
                                     "steps": [{"example": "pi", "args": ["1", "10"]}]})
-    ready = prepare_run(front_door("run", spec))
+    ready = front_door("run", spec)
+    prepare_run(ready)
     assert Path(ready.plan.run_dir) == cluster_dir(str(tmp_path), ready.plan.cluster_id)
     assert Path(ready.plan.run_dir).parent == clusters_root(str(tmp_path)) == submit_module.clusters_dir(spec)
     assert clusters_root(str(tmp_path)) == tmp_path / getpass.getuser() / "hpc-hadoop"

@@ -12,7 +12,7 @@ import pytest
 
 from launcher.config.spec import JobSpec
 from launcher.lifecycle import front as front_module
-from launcher.lifecycle.front import ENTRANCES, Seen, Settle, front_door
+from launcher.lifecycle.front import ENTRANCES, Check, Seen, Settle, front_door
 from launcher.runtime.hadoop import HadoopRuntime
 from launcher.schedulers.base import MissingCommand
 from launcher.schedulers.slurm import SlurmScheduler
@@ -112,6 +112,17 @@ def test_run_on_the_local_backend_takes_this_machine_and_a_submitted_directory(m
     assert said == []  # the line goes to the log only for a batch system's allocation
 
 
+def test_a_benchmark_point_takes_the_first_nodes_and_one_larger_than_the_allocation_is_refused(
+        make_spec: Callable[..., JobSpec]) -> None:
+    """``bench``'s ``nodes``: the first ``nodes`` of the allocation; more than it has is one line naming
+    ``sweep.nodes`` (before any cluster starts: the harness opens every cluster's front door first)."""
+    spec = make_spec(scheduler="local", nodes=1)
+    assert len(front_door("bench", spec, nodes=1).allocation.nodes) == 1
+    with pytest.raises(UserError, match=r"the allocation has 1 node\(s\); the bench asks for up to 2") as err:
+        front_door("bench", spec, nodes=2)
+    assert err.value.field == "sweep.nodes"
+
+
 def test_the_table_says_which_rows_settle_check_take_and_make_a_directory() -> None:
     assert {name for name, e in ENTRANCES.items() if e.new_dir} == {"submit", "start", "start-here"}
     assert {name for name, e in ENTRANCES.items() if e.take} == {"run", "render-run"}
@@ -119,4 +130,4 @@ def test_the_table_says_which_rows_settle_check_take_and_make_a_directory() -> N
     assert {name for name, e in ENTRANCES.items() if e.seen is Seen.STAND_IN} == {"submit", "start", "render",
                                                                                  "doctor"}
     assert {name: e.check for name, e in ENTRANCES.items() if e.check} == {
-        "submit": "always", "start": "always", "render": "installed", "doctor": "installed"}
+        "submit": Check.ALWAYS, "start": Check.ALWAYS, "render": Check.INSTALLED, "doctor": Check.INSTALLED}
