@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -246,3 +248,41 @@ def test_copy_into_a_shared_directory_uses_no_level_another_user_made_or_can_cha
     result = invoke(["examples", "copy", str(new)])
     assert result.exit_code == 0, result.output
     assert {stat.S_IMODE(p.stat().st_mode) for p in (shared / "mine", new, new / "python")} == {0o700}
+
+
+# -- the batch scripts' default job leaves the root to the layers too --------------------------------------------
+
+#: ``hpc-hadoop`` for the batch scripts: ``config`` is the real command of this checkout, ``run`` prints its arguments.
+FAKE_RUN = """#!/bin/bash
+if [ "$1" = run ]; then shift; printf '%s\\n' "$@"; exit 0; fi
+exec {python} -m launcher.cli "$@"
+"""
+
+
+@pytest.mark.parametrize("script", ["slurm.sbatch", "pbs.qsub", "sge.qsub"])
+@pytest.mark.parametrize("layer", ["none", "site", "none-no-scratch"])
+def test_a_batch_scripts_default_job_takes_the_layers_root_else_scratch(tmp_path: Path, script: str, layer: str,
+                                                                        site_root: Path) -> None:
+    """No argument: the copied word count, ``filesystem.root`` left to the site config when it names one; with no
+    layer naming one, ``$SCRATCH/hpc-hadoop`` (``--set``); neither: one line saying so, exit 1 (bash's ``:?``)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "hpc-hadoop").write_text(FAKE_RUN.format(python=sys.executable))
+    (bin_dir / "hpc-hadoop").chmod(0o755)
+    work = tmp_path / "work"
+    invoke(["examples", "copy", str(work)])
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PBS_O_WORKDIR": str(work),
+           "PYTHONPATH": str(REPO), "SCRATCH": str(tmp_path / "scratch"), "HOME": str(tmp_path / "home")}
+    if layer != "site":
+        env["HPC_HADOOP_SITE_DIR"] = str(tmp_path / "no-site")
+    if layer == "none-no-scratch":
+        del env["SCRATCH"]
+    done = subprocess.run(["bash", str(work / "batch" / script)], cwd=work, env=env, capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+    if layer == "none-no-scratch":
+        assert done.returncode == 1 and "no layer names a filesystem.root: set SCRATCH" in done.stderr, done.stderr
+        return
+    assert done.returncode == 0, done.stderr
+    expected = ["wordcount.yaml"] + ([] if layer == "site" else
+                                     ["--set", f"filesystem.root={tmp_path / 'scratch'}/hpc-hadoop"])
+    assert done.stdout.splitlines() == expected
