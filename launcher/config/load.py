@@ -230,9 +230,9 @@ def _describe(error: Mapping[str, Any], model: type[BaseModel], data: Mapping[st
     fix = _FIXES.get(kind)
     if kind == "extra_forbidden":
         parent = _model_at(model, loc[:-1], data)
-        valid = ", ".join(sorted(f.alias or n for n, f in parent.model_fields.items())) if parent else ""
+        names = sorted(f.alias or n for n, f in parent.model_fields.items()) if parent else []
         message = f"unknown field {loc[-1]!r}"
-        fix = f"valid fields here: {valid}" if valid else "remove it"
+        fix = f"{_did_you_mean(str(loc[-1]), names)}valid fields here: {', '.join(names)}" if names else "remove it"
     elif kind == "missing":
         message = "required field is missing"
     elif kind == "literal_error":
@@ -241,6 +241,11 @@ def _describe(error: Mapping[str, Any], model: type[BaseModel], data: Mapping[st
         close = difflib.get_close_matches(str(error.get("input")), re.findall(r"'([^']*)'", fix), n=1)
         if close:
             fix = f"did you mean {close[0]!r}? ({fix})"
+    elif kind == "model_type":  # a section (filesystem:, hadoop:, a step's body...) given as a list or a scalar
+        message = f"{error.get('input')!r}: this is a section, a mapping of its own fields"
+        parent = _model_at(model, loc, data)
+        names = sorted(f.alias or n for n, f in parent.model_fields.items()) if parent else []
+        fix = "use key: value lines" + (f" of its fields: {', '.join(names)}" if names else "")
     elif kind in ("int_parsing", "int_type", "bool_parsing", "string_type", "list_type", "dict_type"):
         message = f"{error.get('input')!r}: {message.lower()}"
     elif kind in _BOUNDS and fix is None:
@@ -307,10 +312,17 @@ def _apply_defines(merged: dict[str, Any], defines: Sequence[str], layers: list[
     return deep_merge(merged, tree)
 
 
-def _absolute(value: object, base: Path) -> object:
-    """``value`` against ``base`` when it is a relative path; anything else as it is (absolute paths, ``$VAR``,
-    ``${run_dir}``, ``~``, URLs such as ``file:///x``, non-strings)."""
-    if not isinstance(value, str) or not value or value.startswith(("/", "$", "~")) or "://" in value:
+def _absolute(value: object, base: Path, *, home: bool = True) -> object:
+    """``value`` against ``base`` when it is a relative path; ``~`` and ``~user`` expanded to the home directory
+    when ``home`` (the steps run as the user who loads the job file, so it is the same home; issue 40: ``input:
+    [~/data/x]`` was "does not exist"); anything else as it is (absolute paths, ``$VAR``, ``${run_dir}``, URLs such
+    as ``file:///x``, non-strings). ``filesystem`` paths pass ``home=False``:
+    :func:`launcher.plan.cluster_plan.expand_root` expands them, ``$VAR`` too, where they are used."""
+    if not isinstance(value, str) or not value or "://" in value:
+        return value
+    if value.startswith("~"):
+        return os.path.expanduser(value) if home else value
+    if value.startswith(("/", "$")):
         return value
     return os.path.normpath(base / value)
 
@@ -333,6 +345,35 @@ def _absolute_example_args(step: dict[str, Any], base: Path) -> None:
     step["args"] = [_absolute(a, base) if i in chosen else a for i, a in enumerate(args)]
 
 
+#: Step kinds whose ``args`` are the program's own, passed as they are (a built-in example's paths are made absolute).
+_OWN_ARGS = ("jar", "spark", "pyspark")
+
+
+def relative_arg_warnings(job: Mapping[str, Any], base: Path, file: str) -> list[str]:
+    """One warning line for each relative argument of a ``jar``, ``spark`` or ``pyspark`` step that names a file or
+    directory relative to ``base`` (the job file's directory): the program gets it as written and runs in its
+    cluster directory (``<root>/<user>/hpc-hadoop/<cluster id>``), where it names something else (issue 40: Spark's
+    ``Path does not exist: file:/…/hpc-hadoop/data/licenses.txt`` after a 165 s run). Options (``-x``), absolute
+    paths, ``$VAR``/``${...}``, ``~`` and URLs are left alone."""
+    lines = []
+    steps = job.get("steps")
+    for number, step in enumerate(steps if isinstance(steps, list) else [], start=1):
+        if not isinstance(step, dict):
+            continue
+        inner = next((step[k] for k in ("spark", "pyspark") if isinstance(step.get(k), dict)), step)
+        if not any(k in step for k in _OWN_ARGS) or not isinstance(inner.get("args"), list):
+            continue
+        where = "args" if inner is step else f"{next(k for k in ('spark', 'pyspark') if k in step)}.args"
+        for arg in inner["args"]:
+            if (not isinstance(arg, str) or not arg or arg.startswith(("-", "/", "$", "~")) or "://" in arg
+                    or not (base / arg).exists()):
+                continue
+            lines.append(f"{file}: steps.{number}.{where}: {arg!r} is passed as written and the step runs in its "
+                         f"cluster directory, where it is not {os.path.normpath(base / arg)} (fix: write "
+                         f"{os.path.normpath(base / arg)})")
+    return lines
+
+
 def absolute_paths(job: dict[str, Any], base: Path) -> dict[str, Any]:
     """A job file's relative paths made absolute against ``base`` (the job file's directory), so that they mean
     the same in the cluster directory, where the run happens, as next to the job file: ``filesystem.root``,
@@ -349,7 +390,7 @@ def absolute_paths(job: dict[str, Any], base: Path) -> dict[str, Any]:
     if isinstance(fs, dict):
         for key in ("root", "input_dir", "output_dir", "local_dirs"):
             if key in fs and not (key == "local_dirs" and fs[key] == "shared"):  # a keyword, not a path
-                fs[key] = _absolute(fs[key], base)
+                fs[key] = _absolute(fs[key], base, home=False)
     steps = job.get("steps")
     for step in steps if isinstance(steps, list) else []:  # anything else is refused by the model, by name
         if isinstance(step, dict):
@@ -454,7 +495,10 @@ def job_layers(job_file: str | Path | None, *, sets: Sequence[str] = (), overrid
     job_name = str(job_file) if job_file is not None else "<job>"
     job = dict(data) if data is not None else _read_yaml(Path(str(job_file)), "job file")
     if data is None:
-        job = absolute_paths(job, Path(str(job_file)).absolute().parent)
+        base = Path(str(job_file)).absolute().parent
+        for line in relative_arg_warnings(job, base, job_name):
+            _warn_once(line)
+        job = absolute_paths(job, base)
     cli: dict[str, Any] = {}
     if overrides:
         cli = deep_merge(cli, {k: v for k, v in overrides.items() if v is not None})

@@ -497,7 +497,11 @@ class SgeSpec(_Model):
 
 class _StepBase(_Model):
     name: str | None = Field(None, description="Step name used in logs and the report.")
-    args: list[str] = Field(default_factory=list, description="Program arguments; `${run_dir}` etc. are expanded.")
+    args: list[str] = Field(default_factory=list, description="Program arguments; `${run_dir}` etc. are expanded. "
+                            "A built-in example's input and output paths are made absolute against the job file's "
+                            "directory; a jar's arguments are passed as written, and the step runs in its cluster "
+                            "directory: give absolute paths (a relative one naming a file beside the job file is "
+                            "warned about).")
     properties: dict[str, PropertyValue] = Field(default_factory=dict,
                                                  description="Per-job properties, passed as `-D key=value`.")
     output: str | None = Field(None, description="The step's output directory; it must not exist "
@@ -589,7 +593,9 @@ class SparkSpec(_Model):
 class _SparkAppSpec(_Model):
     """What every Spark application step has: its arguments, executors and output directory."""
 
-    args: list[str] = Field(default_factory=list, description="Program arguments; `${run_dir}` etc. are expanded.")
+    args: list[str] = Field(default_factory=list, description="Program arguments, passed as written; `${run_dir}` "
+                            "etc. are expanded. The application runs in the step's cluster directory: give absolute "
+                            "paths (a relative one naming a file beside the job file is warned about).")
     executors: Executors = Field("auto", description="Executors: `auto` (one per NodeManager vcore group, "
                                  "sized from the plan) or a number.")
     output: str | None = Field(None, description="The step's output directory; it must not exist "

@@ -173,7 +173,8 @@ def test_error_line_names_file_field_and_fix(tmp_path: Path, pfs_root: Path, wri
     job = write_yaml(tmp_path / "job.yaml", valid_job(pfs_root, nodez=1))
     result = invoke(["render", str(job)])
     line = result.stderr.strip()
-    assert line.startswith(f"error: {job}: nodez: unknown field 'nodez' (fix: valid fields here: ")
+    assert line.startswith(f"error: {job}: nodez: unknown field 'nodez' (fix: did you mean 'nodes'? "
+                           "valid fields here: ")
 
 
 def test_error_text_with_closing_bracket_tag_is_printed_verbatim(tmp_path: Path, pfs_root: Path,

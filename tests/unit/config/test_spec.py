@@ -150,6 +150,32 @@ def test_unknown_field_in_a_step_lists_that_step_kinds_fields(tmp_path: Path, st
     assert f"valid fields here: {valid}" in str(err)
 
 
+@pytest.mark.parametrize(("data", "field", "meant"), [
+    ({**MINIMAL, "walltme": "1:00:00"}, "walltme", "walltime"),
+    ({**MINIMAL, "hadoop": {"map_memroy": "2g"}}, "hadoop.map_memroy", "map_memory"),
+    ({"name": "wc", "steps": [{"streaming": {"mapper": "cat", "input": "/a", "output": "/b", "reducr": "wc"}}]},
+     "steps.1.streaming.reducr", "reducer"),
+])
+def test_an_unknown_field_says_which_valid_one_it_was_likely_meant_to_be(tmp_path: Path, data: dict[str, Any],
+                                                                         field: str, meant: str) -> None:
+    """Issue 40: ``walltme`` listed all 17 names and no "did you mean", as ``-D`` properties already had."""
+    err, _ = job_error(tmp_path, data)
+    assert err.field == field and err.fix is not None and err.fix.startswith(f"did you mean {meant!r}? valid fields")
+
+
+@pytest.mark.parametrize(("text", "field", "names"), [
+    ("filesystem: [a]\n", "filesystem", "root"),
+    ("hadoop: 5\n", "hadoop", "map_memory"),
+])
+def test_a_section_given_as_a_list_or_a_number_names_its_fields(tmp_path: Path, text: str, field: str,
+                                                                 names: str) -> None:
+    """Issue 40: ``Input should be a valid dictionary or instance of FilesystemSpec``: a class name and no fix."""
+    err, _ = job_error(tmp_path, text="name: wc\nsteps: [{example: pi, args: [1, 10]}]\n" + text)
+    assert err.field == field and "this is a section, a mapping of its own fields" in str(err)
+    assert "Spec" not in str(err) and err.fix is not None and err.fix.startswith("use key: value lines of its fields:")
+    assert names in err.fix
+
+
 def test_unknown_field_in_second_step_is_numbered_from_one(tmp_path: Path) -> None:
     err, _ = job_error(tmp_path, {"name": "wc", "steps": [{"example": "pi"}, {"example": "pi", "oops": 1}]})
     assert err.field == "steps.2.oops"
@@ -643,7 +669,23 @@ def test_variables_and_absolute_paths_are_kept(tmp_path: Path, write_yaml: Calla
                                                      {"example": "wordcount", "args": ["file:///in", "~/out"]}]})
     spec, _ = load_spec(job)
     assert spec.filesystem.root == "$HOME/pfs" and spec.steps[0].jar == "${examples_jar}"
-    assert spec.steps[0].output == "/abs/out" and spec.steps[1].args == ["file:///in", "~/out"]
+    assert spec.steps[0].output == "/abs/out" and spec.steps[1].args == ["file:///in", str(Path.home() / "out")]
+
+
+def test_a_step_path_with_a_tilde_is_the_users_home_and_the_root_keeps_its_own(
+        tmp_path: Path, write_yaml: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 40: ``input: [~/data/x]`` in a streaming step was "input ~/data/x does not exist" (``filesystem.root``
+    expanded ``~``, step paths did not). ``filesystem.root`` is kept as written (expanded where it is used, with its
+    ``$VAR``s: ``config --explain`` shows both)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home" / "data").mkdir(parents=True)
+    (tmp_path / "home" / "data" / "x").write_text("a b\n")
+    job = write_yaml(tmp_path / "j.yaml", {"name": "tilde", "filesystem": {"root": "~/pfs"}, "steps": [
+        {"streaming": {"input": ["~/data/x"], "output": "~/out", "mapper": "cat"}}]})
+    spec, _ = load_spec(job)
+    assert spec.filesystem.root == "~/pfs"
+    assert spec.steps[0].streaming.input == [str(tmp_path / "home" / "data" / "x")]
+    assert spec.steps[0].streaming.output == str(tmp_path / "home" / "out")
 
 
 # -- issue 11, folded from tests/unit/test_real_site.py: Issue #11, "right on a real site": YAML 1.2 reading,
