@@ -18,8 +18,9 @@ and the install reported ``ready``). So the archives are *static* ones, made by 
    load (``-XX:DumpLoadedClassList``, written as classes load: no exit to wait for) and a
    :class:`launcher.runtime.cds.Recipe` (the JVM flags its archive key covers, the jar classpath it starts with).
 2. For each archive, a standalone dump (:func:`dump_command`): ``java <flags> -Xshare:dump
-   -XX:SharedClassListFile=<list> -XX:SharedArchiveFile=<staged .jsa> -cp <jars>``, measured 1-3 s a JVM on 2 idle
-   cores (load makes it slower, never missing: :data:`DUMP_TIMEOUT`); the staged archive, once the JDK maps it
+   -XX:SharedClassListFile=<list> -XX:SharedArchiveFile=<staged .jsa> -cp <jars>``, measured 4-13 s a JVM (47 s for
+   the six after a 24 s training run; 2 cores, ``nice -n 19``, load ~1); load makes it slower, never missing
+   (:data:`DUMP_TIMEOUT`). The staged archive, once the JDK maps it
    (:func:`launcher.runtime.cds.maps`), goes to ``<site>/<key>/<name>.jsa`` (0644 in 0755 directories), where
    :func:`launcher.runtime.cds.cds_flags` and the others look for site archives; key directories of an older runtime or
    JDK are removed.
@@ -69,7 +70,7 @@ from launcher.util.safedirs import check_private_dir
 DAEMONS = ("resourcemanager", "nodemanager", "historyserver")
 #: Seconds the training run may take (measured ~40-50 s on 2 idle cores, cold: room for a host at load 10 and more).
 TRAINING_TIMEOUT = 900.0
-#: Seconds one dump may take: measured 1-3 s on 2 idle cores; a standalone process, which load only slows down.
+#: Seconds one dump may take: measured 4-13 s (2 cores, load ~1); a standalone process, which load only slows down.
 DUMP_TIMEOUT = 1800.0
 #: Training runs at most: the first, and one more for what is still missing (issue 39).
 ATTEMPTS = 2
