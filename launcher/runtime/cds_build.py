@@ -99,6 +99,7 @@ class BuildResult:
         up_to_date: nothing was built: every archive was there and mapped (or the JDK is older than 13, which makes
             none).
         reasons: why each missing archive is missing (``no class list``, ``the dump exited with 1: ...``), by name.
+        training_runs: how many training runs it took (0 when up to date; 2 when something was retried).
     """
 
     installed: list[Path]
@@ -106,6 +107,7 @@ class BuildResult:
     seconds: float
     up_to_date: bool
     reasons: dict[str, str] = field(default_factory=dict)
+    training_runs: int = 0
 
     @property
     def size_bytes(self) -> int:
@@ -315,12 +317,14 @@ def build(runtime: HadoopRuntime, site: Path, *, force: bool = False) -> BuildRe
     installed: dict[str, Path] = {}
     reasons: dict[str, str] = {}
     run_errors: list[str] = []
+    runs = 0
     try:
         _site_dir(site)
         with tempfile.TemporaryDirectory(prefix="hpc-hadoop-cds-") as tmp:
             for attempt in range(1, ATTEMPTS + 1):
                 work = Path(tmp) / f"run{attempt}"
                 work.mkdir()
+                runs = attempt
                 try:
                     lists = train(runtime, work)
                 except RuntimeError as exc:  # what it recorded before it failed is used all the same
@@ -342,15 +346,16 @@ def build(runtime: HadoopRuntime, site: Path, *, force: bool = False) -> BuildRe
                             f"{', '.join(Path(rel).name for rel in missing)})")
     return BuildResult(installed=sorted(installed.values()), missing=[Path(rel).name for rel in missing],
                        seconds=time.monotonic() - began, up_to_date=False,
-                       reasons={Path(rel).name: reasons.get(rel, "not built") for rel in missing})
+                       reasons={Path(rel).name: reasons.get(rel, "not built") for rel in missing}, training_runs=runs)
 
 
 def summary(result: BuildResult, site: Path) -> str:
     """The one line ``main`` prints for ``result`` (stdout on success, stderr when an archive is missing)."""
     if result.up_to_date:
         return f"hpc-hadoop cds_build: the archives in {site} are up to date"
+    runs = f"{result.training_runs} training run{'s' if result.training_runs != 1 else ''}"
     line = (f"hpc-hadoop cds_build: {len(result.installed)} archives ({result.size_bytes >> 20} MiB) in {site}, built "
-            f"in {result.seconds:.0f} s")
+            f"in {result.seconds:.0f} s ({runs})")
     if not result.missing:
         return line
     why = "; ".join(f"{name} ({result.reasons.get(name, 'not built')})" for name in result.missing)

@@ -221,7 +221,7 @@ def test_what_is_missing_gets_one_more_training_run_then_is_a_failure(
                                             bad_dumps={1: {"historyserver.jsa"}, 2: {"nodemanager.jsa"}}))
     fake.bad_dumps[1].add("nodemanager.jsa")
     result = build(runtime, site, force=True)
-    assert fake.runs == 2
+    assert fake.runs == 2 == result.training_runs
     # The second run dumps only what the first left missing.
     assert sorted(a for run, a in fake.dumped if run == 2) == ["historyserver.jsa", "nodemanager.jsa",
                                                                "resourcemanager.jsa"]
@@ -236,7 +236,8 @@ def test_what_is_missing_gets_one_more_training_run_then_is_a_failure(
     assert main([]) == 1
     out, err = capsys.readouterr()
     assert out == "" and len(err.splitlines()) == 1
-    assert "missing after 2 training runs: nodemanager.jsa (it does not map); fix: re-run" in err
+    assert "built in " in err and " s (2 training runs); missing after 2 training runs: nodemanager.jsa (it does not " \
+        "map); fix: re-run" in err
 
 
 def test_a_build_that_succeeds_is_one_training_run_and_then_up_to_date(
@@ -251,6 +252,7 @@ def test_a_build_that_succeeds_is_one_training_run_and_then_up_to_date(
     assert main([]) == 0 and fake.runs == 1
     out, err = capsys.readouterr()
     assert err == "" and out.startswith("hpc-hadoop cds_build: 5 archives (") and f"in {site}, built in" in out
+    assert out.endswith(" s (1 training run)\n")
     assert up_to_date(runtime, site) and not (site / "0123456789abcdef").exists()
     modes = {oct(p.stat().st_mode & 0o777) for p in site.glob("*/*.jsa")}
     assert modes == {"0o644"} and {oct(p.stat().st_mode & 0o777) for p in [site, *site.glob("*")]} == {"0o755"}
@@ -305,4 +307,5 @@ def test_old_key_directories_go_and_the_summary_says_what_is_missing(fake_runtim
     assert sorted(p.name for p in site.iterdir()) == sorted(["notakey", keep[0].parent.name])
     line = summary(BuildResult(installed=[], missing=["a.jsa", "b.jsa"], seconds=3.2, up_to_date=False,
                                reasons={"a.jsa": "no class list"}), site)
-    assert "built in 3 s; missing after 2 training runs: a.jsa (no class list); b.jsa (not built); fix:" in line
+    assert ("built in 3 s (0 training runs); missing after 2 training runs: a.jsa (no class list); b.jsa (not built); "
+            "fix:") in line
