@@ -93,11 +93,11 @@ if [[ ! -f $examples_jar || -n $(find spark-examples/src -newer "$examples_jar" 
   jar cf "$examples_jar" -C spark-runtime/examples-classes .
   rm -rf spark-runtime/examples-classes
 fi
-# The daemons', the MapReduce ApplicationMaster's and the job client's class-data-sharing archives, built once for
+# The daemons', the MapReduce ApplicationMaster's and the job clients' class-data-sharing archives, built once for
 # every user into hadoop-fs-shim/target/hadoop-runtime/cds/ (docs/admin-guide.md): a user's first run starts as fast
-# as their tenth. Skipped when the archives of this runtime and JDK are there; a failure is only a warning.
+# as their tenth. Static archives from a training run's class lists (issue 39: no longer written at the daemons' exit,
+# which a loaded host missed); skipped when the archives of this runtime and JDK are there. An archive still missing
+# after a second training run fails the install: cds_build's one line on stderr names each and the fix.
 echo "install.sh: class-data-sharing archives for every user (python -m launcher.runtime.cds_build)"
-if ! .venv/bin/python -m launcher.runtime.cds_build </dev/null; then
-  echo "install.sh: warning: no class-data-sharing archives for the users (runs work, each user's first one is slower); retry: .venv/bin/python -m launcher.runtime.cds_build" >&2
-fi
+.venv/bin/python -m launcher.runtime.cds_build </dev/null || exit 1
 echo "install.sh: ready: $(.venv/bin/hpc-hadoop --version), Hadoop $(cat hadoop-fs-shim/target/hadoop-runtime/VERSION), Spark $spark_version"

@@ -24,26 +24,33 @@ ResourceManager's 64 MB, issue 25) makes every JVM that maps it die with SIGSEGV
 **Site archives.** ``install.sh`` builds the archives once for every user of an install
 (:mod:`launcher.runtime.cds_build`) into ``<runtime>/cds/<key>/`` (:func:`site_root`, read-only for the users); a JVM
 uses the site's archive when one has its key, else the user's own cache as above. ``$HPC_HADOOP_CDS_SITE`` names another
-site directory; empty, none (each user's first run writes the archives).
+site directory; empty, none (each user's first run writes the archives). Site archives are *static* ones, made by the
+JDK from a recorded class list (``java -Xshare:dump -XX:SharedClassListFile=<list>``), not at a daemon's exit: during
+the build's training run ``$HPC_HADOOP_CDS_CLASSLIST`` names a directory, and every JVM that would get an archive
+(daemons, ApplicationMaster, job client) records the classes it loads there instead (``-XX:DumpLoadedClassList``,
+:func:`record_classes`), beside a :class:`Recipe` saying which JVM flags and jar classpath its archive is made with.
 """
 
 from __future__ import annotations
 
 import glob
 import hashlib
+import json
 import os
 import stat
 import subprocess
 import time
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from launcher.runtime.hadoop import HadoopRuntime
 from launcher.util.userdirs import cache_dir
 
-#: JVM flags that select an archive; removed from commands that must not make one (``NameNode -format``).
-CDS_FLAG_PREFIXES = ("-XX:SharedArchiveFile=", "-XX:ArchiveClassesAtExit=")
+#: JVM flags that select an archive or record a class list; removed from commands that must not make one (``NameNode
+#: -format``).
+CDS_FLAG_PREFIXES = ("-XX:SharedArchiveFile=", "-XX:ArchiveClassesAtExit=", "-XX:DumpLoadedClassList=")
 #: Exit codes after which a just-written archive may be complete (0, or SIGTERM's 143 from the JVM's handler); it is
 #: published only if the JDK also maps it (:func:`maps`).
 CLEAN_EXITS = (0, 143, -15)
@@ -52,6 +59,10 @@ SITE_ENV = "HPC_HADOOP_CDS_SITE"
 #: Suffix of the marker a user's cache keeps for a site archive a daemon died on (:func:`set_aside`): the site's file
 #: is not the user's to move, so later runs skip it and write the user's own.
 SITE_REFUSED = ".site-refused"
+#: The environment variable naming the directory where every JVM that would get an archive records the classes it loads
+#: instead of using or writing one (:func:`record_classes`; set by :mod:`launcher.runtime.cds_build`'s training run);
+#: unset or empty: archives as usual.
+CLASSLIST_ENV = "HPC_HADOOP_CDS_CLASSLIST"
 #: Seconds :func:`maps` may take (measured 0.05-0.07 s for a 64 MB ResourceManager archive, 2 cores, JDK 17).
 MAPS_TIMEOUT = 60.0
 
@@ -69,6 +80,93 @@ def site_root(runtime: HadoopRuntime) -> Path | None:
     if value is not None:
         return Path(value) if value else None
     return Path(runtime.home) / "cds"
+
+
+def classlist_root() -> Path | None:
+    """The class-list directory (``$HPC_HADOOP_CDS_CLASSLIST``), ``None`` when it is unset or empty."""
+    value = os.environ.get(CLASSLIST_ENV)
+    return Path(value) if value else None
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How the static archive ``<key>/<name>.jsa`` is made from the class lists ``<key>/<name>.<token>.classlist``
+    that the JVMs of that name recorded (:func:`record_classes`).
+
+    Attributes:
+        key: the archive's key directory (:func:`archive_key` of the JVM's flags), as the runtime looks it up.
+        name: ``resourcemanager``, ``mrappmaster``, ``client-<digest>``...: the archive is ``<name>.jsa``.
+        flags: the JVM flags that key covers (a daemon's ``--add-opens`` set, a job client's ``-XX:`` flags; none for
+            the ApplicationMaster, keyed by name only).
+        classpath: the jar classpath the JVM starts with (globs such as ``lib/*`` as the runtime writes them), up to its
+            first directory: the JDK uses an archive only when the classpath starts with the one it was made with, and
+            refuses to make one with a non-empty directory on it.
+    """
+
+    key: str
+    name: str
+    flags: tuple[str, ...]
+    classpath: str
+
+    @property
+    def archive(self) -> str:
+        """The archive's file name, ``<name>.jsa``."""
+        return f"{self.name}.jsa"
+
+    def path(self, root: Path) -> Path:
+        """Where this recipe is kept below the class-list directory ``root``: ``<key>/<name>.json``."""
+        return root / self.key / f"{self.name}.json"
+
+    def save(self, root: Path) -> Path:
+        """Write the recipe below ``root`` (replacing an earlier one of the same JVM: the same content).
+
+        Raises:
+            OSError: ``root`` cannot be written.
+        """
+        path = self.path(root)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staged = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}")
+        staged.write_text(json.dumps({"key": self.key, "name": self.name, "flags": list(self.flags),
+                                      "classpath": self.classpath}))
+        os.replace(staged, path)
+        return path
+
+    @classmethod
+    def load(cls, path: Path) -> Recipe:
+        """Read a recipe :meth:`save` wrote.
+
+        Raises:
+            OSError: it cannot be read. ValueError: it is not a recipe.
+        """
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict) or not isinstance(data.get("flags"), list):
+            raise ValueError(f"{path}: not a class-list recipe")
+        return cls(key=str(data["key"]), name=str(data["name"]), flags=tuple(str(f) for f in data["flags"]),
+                   classpath=str(data["classpath"]))
+
+    def class_lists(self, root: Path) -> list[Path]:
+        """The class lists the JVMs of this recipe recorded below ``root``, oldest name first."""
+        return sorted((root / self.key).glob(f"{self.name}.*.classlist"))
+
+
+def record_classes(key: str, name: str, flags: Sequence[str], classpath: str) -> Path | None:
+    """In class-list mode (:func:`classlist_root`): save the :class:`Recipe` of the JVM ``name`` and return the class
+    list it records to (``<root>/<key>/<name>.<token>.classlist``, for ``-XX:DumpLoadedClassList``; one per JVM, so that
+    two ApplicationMasters, or two nodes, never write one file).
+
+    Returns:
+        The class list's path; ``None`` outside class-list mode or when the directory cannot be written (the JVM then
+        starts without sharing, and the build finds its list missing).
+    """
+    root = classlist_root()
+    if root is None:
+        return None
+    recipe = Recipe(key=key, name=name, flags=tuple(flags), classpath=classpath)
+    try:
+        recipe.save(root)
+    except OSError:
+        return None
+    return root / key / f"{name}.{uuid.uuid4().hex[:12]}.classlist"
 
 
 def _refused_marker(key: str, name: str) -> Path:
@@ -128,14 +226,22 @@ def cds_flags(runtime: HadoopRuntime, daemon: str, node: str, token: str,
         token: makes the temporary archive's name unique (the cluster id).
         flags: the daemon's other JVM flags (part of the key: ``--add-opens`` changes what may be archived).
 
+    In class-list mode (:func:`classlist_root`, the site build's training run) the daemon neither uses nor writes an
+    archive: it records the classes it loads (``-XX:DumpLoadedClassList``, :func:`record_classes`; its jar classpath is
+    :func:`jar_entries`, which :func:`launcher.render.daemons.daemon_classpath` puts first).
+
     Returns:
         ``(flags, temporary archive or None, archive)``: the agent publishes the temporary archive with
-        :func:`publish` after the daemon exited; without a temporary archive, ``archive`` is the one used. Empty
-        flags when the JDK is older than 13 or the cache directory cannot be made.
+        :func:`publish` after the daemon exited; without a temporary archive, ``archive`` is the one used (in
+        class-list mode, the class list). Empty flags when the JDK is older than 13 or the cache directory (the
+        class-list directory) cannot be made.
     """
     if runtime.java_version < 13:
         return [], None, Path()
     key = archive_key(runtime, flags)
+    if classlist_root() is not None:
+        recorded = record_classes(key, daemon, flags, ":".join(jar_entries(runtime)))
+        return ([f"-XX:DumpLoadedClassList={recorded}"], None, recorded) if recorded else ([], None, Path())
     site = _site_archive(runtime, key, f"{daemon}.jsa")
     if site is not None:
         return [f"-XX:SharedArchiveFile={site}"], None, site
@@ -208,7 +314,9 @@ def client_archive_flags(runtime: HadoopRuntime, argv: Sequence[str]) -> list[st
     and its classpath's jars, with the size and mtime of each jar file (a user's job jar, rebuilt, gets a new
     archive); directories, which come last (each cluster's ``conf/``), are left out, so one archive serves every
     cluster. The classpath must start with the runtime's jars (the JDK's rule). The archive is written to
-    ``<archive>.<token>.tmp`` and moved into place by :func:`publish_client_archive` after a clean exit.
+    ``<archive>.<token>.tmp`` and moved into place by :func:`publish_client_archive` after a clean exit. In class-list
+    mode (:func:`classlist_root`) the client records the classes it loads instead (:func:`record_classes`), its recipe
+    naming the classpath's entries up to the first directory.
 
     Returns:
         The flags to put after ``java`` (empty before JDK 13, when ``argv`` has no ``-cp`` and main class, or when
@@ -220,16 +328,11 @@ def client_archive_flags(runtime: HadoopRuntime, argv: Sequence[str]) -> list[st
     at = args.index("-cp")
     classpath, main_class = args[at + 1], args[at + 2]
     flags = tuple(a for a in args[1:at] if a.startswith(("-XX:", "--add-")))
-    digest = hashlib.sha256(main_class.encode())
-    for entry in classpath.split(":"):
-        try:
-            info = os.stat(entry)
-        except OSError:  # a jar glob (``lib/*``: its jars are in the runtime's key) or a missing entry
-            digest.update(f"|{entry}".encode())
-            continue
-        if not stat.S_ISDIR(info.st_mode):  # directories (conf/) hold no archived class: not part of the key
-            digest.update(f"|{entry}|{info.st_size}|{info.st_mtime_ns}".encode())
-    key, name = archive_key(runtime, flags), f"client-{digest.hexdigest()[:16]}.jsa"
+    digest, jars = _client_digest(main_class, classpath)
+    key, name = archive_key(runtime, flags), f"client-{digest}.jsa"
+    if classlist_root() is not None:
+        recorded = record_classes(key, name.removesuffix(".jsa"), flags, ":".join(jars))
+        return [f"-XX:DumpLoadedClassList={recorded}"] if recorded else []
     site = _site_archive(runtime, key, name)
     if site is not None:
         return [f"-XX:SharedArchiveFile={site}"]
@@ -241,6 +344,29 @@ def client_archive_flags(runtime: HadoopRuntime, argv: Sequence[str]) -> list[st
     except OSError:
         return []
     return [f"-XX:ArchiveClassesAtExit={archive}.{uuid.uuid4().hex[:12]}.tmp"]
+
+
+def _client_digest(main_class: str, classpath: str) -> tuple[str, list[str]]:
+    """A job client's archive name digest (16 hex digits: its main class and classpath, each file entry's size and
+    mtime, directories left out) and its classpath's jars up to the first entry that is neither a jar glob (``lib/*``)
+    nor a file (a directory, a missing entry): what its static archive is made with (:class:`Recipe`)."""
+    digest = hashlib.sha256(main_class.encode())
+    jars: list[str] = []
+    prefix = True
+    for entry in classpath.split(":"):
+        try:
+            info = os.stat(entry)
+        except OSError:  # a jar glob (``lib/*``: its jars are in the runtime's key) or a missing entry
+            digest.update(f"|{entry}".encode())
+            prefix = prefix and entry.endswith("/*")
+        else:
+            if stat.S_ISDIR(info.st_mode):  # directories (conf/) hold no archived class: not part of the key
+                prefix = False
+                continue
+            digest.update(f"|{entry}|{info.st_size}|{info.st_mtime_ns}".encode())
+        if prefix:
+            jars.append(entry)
+    return digest.hexdigest()[:16], jars
 
 
 def publish_client_archive(argv: Sequence[str], returncode: int | None) -> bool:
@@ -287,7 +413,9 @@ def am_archive_option(runtime: HadoopRuntime) -> str:
     the runtime's jars first (``-cp <jars>:$CLASSPATH``: ``$CLASSPATH`` is the container's, expanded by the
     container's launch script) and then uses the archive (``-XX:SharedArchiveFile``) or, when there is none and no
     other AM was asked in the last :data:`AM_DUMP_WINDOW_S` seconds, asks this AM to write it at exit
-    (``-XX:ArchiveClassesAtExit=<archive>.<token>.tmp``; :func:`publish_am_archives` moves it into place). Measured
+    (``-XX:ArchiveClassesAtExit=<archive>.<token>.tmp``; :func:`publish_am_archives` moves it into place). In
+    class-list mode (:func:`classlist_root`) every AM records the classes it loads instead (:func:`record_classes`,
+    the jars above as its classpath, no JVM flag in its key). Measured
     on a one-map job (2 cores, JDK 17): the AM's CPU time 3.5–3.7 s without, 2.1–2.4 s with the archive.
 
     Returns:
@@ -298,6 +426,9 @@ def am_archive_option(runtime: HadoopRuntime) -> str:
     if runtime.java_version < 13:
         return AM_NO_ARCHIVE
     jars = ":".join(jar_entries(runtime))
+    if classlist_root() is not None:  # the site build's training run: record the AM's classes (record_classes)
+        recorded = record_classes(archive_key(runtime, AM_KEY_FLAGS), AM_ARCHIVE.removesuffix(".jsa"), (), jars)
+        return f"-cp {jars}:$CLASSPATH -XX:DumpLoadedClassList={recorded}" if recorded else AM_NO_ARCHIVE
     site = _site_archive(runtime, archive_key(runtime, AM_KEY_FLAGS), AM_ARCHIVE)
     if site is not None:
         return f"-cp {jars}:$CLASSPATH -XX:SharedArchiveFile={site}"

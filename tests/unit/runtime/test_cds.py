@@ -33,7 +33,6 @@ from launcher.runtime.cds import (
     site_archive_path,
     site_root,
 )
-from launcher.runtime.cds_build import expected, install, up_to_date
 from launcher.runtime.hadoop import HadoopRuntime
 
 
@@ -230,32 +229,3 @@ def test_the_first_application_master_writes_the_archive_and_later_ones_use_it(f
     assert not publish_am_archives(runtime)  # written just now: an AM may still be writing it
     assert publish_am_archives(runtime, settle_s=0.0) and not tmp.exists()
     assert am_archive_option(runtime) == f"-cp {jars}:$CLASSPATH -XX:SharedArchiveFile={am_archive_path(runtime)}"
-
-
-def test_site_archives_are_installed_world_readable_once_and_old_keys_removed(
-        fake_runtime: HadoopRuntime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``launcher.runtime.cds_build`` (``install.sh``): what a training run wrote, once the JDK maps it, goes to the
-    site's
-    directory for every user (0644 files in 0755 directories); a file that does not map stays out; an older key's
-    directory goes; re-running finds the archives up to date (nothing rebuilt)."""
-    runtime = _real_java(fake_runtime)
-    site = tmp_path / "site"
-    site.mkdir(mode=0o700)
-    (site / "0123456789abcdef").mkdir()  # the archives of an older runtime
-    built = tmp_path / "built"
-    wanted = expected(runtime, site)
-    for path in wanted:
-        (built / path.parent.name).mkdir(parents=True, exist_ok=True)
-        _real_archive(runtime, built / path.parent.name / path.name)
-    cut = built / wanted[0].parent.name / "client-0000000000000000.jsa"
-    cut.write_bytes(wanted[0].parent.name.encode() * 100)
-    assert not up_to_date(runtime, site)
-    installed = install(runtime, built, site)
-    assert sorted(installed) == sorted(wanted) and up_to_date(runtime, site)
-    assert not (site / "0123456789abcdef").exists() and not (site / cut.parent.name / cut.name).exists()
-    assert {oct(p.stat().st_mode & 0o777) for p in installed} == {"0o644"}
-    assert {oct(p.parent.stat().st_mode & 0o777) for p in installed} | {oct(site.stat().st_mode & 0o777)} == {"0o755"}
-    monkeypatch.setenv("HPC_HADOOP_CDS_SITE", str(site))
-    used, tmp, archive = cds_flags(runtime, "nodemanager", "n1", "c", runtime.daemon_flags())
-    assert used == [f"-XX:SharedArchiveFile={site / wanted[1].parent.name / 'nodemanager.jsa'}"] and tmp is None
-    assert am_archive_option(runtime).endswith(f"-XX:SharedArchiveFile={wanted[-1]}")
