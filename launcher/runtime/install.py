@@ -28,6 +28,7 @@ from launcher.runtime.hadoop import HadoopRuntime, discover, find_java_home
 from launcher.runtime.staging import publish, replace_dir
 from launcher.util.errors import HpcHadoopError, UserError
 from launcher.util.resources import HADOOP_SUBDIR, SHIM_JAR_GLOB, SPARK_VERSION, shim_project_dir
+from launcher.util.states import State
 
 #: The pom's XML namespace (``<project xmlns=...>``).
 POM_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
@@ -150,8 +151,28 @@ def _build(maven: str, project: Path, work: Path) -> Path:
 
 # -- every part of a prefix: ``runtime install`` and ``runtime status`` ----------------------------------------------
 
-#: The states of a part that leave the prefix complete; the others are ``missing`` and ``failed``.
-DONE = ("installed", "built", "up to date", "skipped", "not applicable")
+class PartState(State):
+    """A part of a runtime prefix (:class:`Part`): in place (``installed``, ``built`` now, or ``up to date``),
+    ``skipped`` (not asked for and not there), ``not applicable`` (archives under a JDK < 13 or with
+    ``$HPC_HADOOP_CDS_SITE`` empty), or not in place (``missing``, ``failed``: the prefix is incomplete)."""
+
+    INSTALLED = "installed"
+    BUILT = "built"
+    UP_TO_DATE = "up to date"
+    SKIPPED = "skipped"
+    NOT_APPLICABLE = "not applicable"
+    MISSING = "missing"
+    FAILED = "failed"
+
+    @property
+    def complete(self) -> bool:
+        """False for ``missing`` and ``failed``."""
+        return self not in (PartState.MISSING, PartState.FAILED)
+
+    @property
+    def present(self) -> bool:
+        """The part is there: ``installed``, ``built`` or ``up to date``."""
+        return self in (PartState.INSTALLED, PartState.BUILT, PartState.UP_TO_DATE)
 
 
 @dataclass(frozen=True)
@@ -163,9 +184,7 @@ class Part:
             ``class-data-sharing archives``.
         label: the start of its line, naming where it is, e.g. ``Hadoop 3.4.2 runtime in /p/hadoop``.
         path: where it is (or goes).
-        state: ``installed``, ``built``, ``up to date`` (in place); ``skipped`` (not asked for and not there);
-            ``not applicable`` (archives under a JDK < 13 or with ``$HPC_HADOOP_CDS_SITE`` empty); ``missing``,
-            ``failed`` (the prefix is incomplete).
+        state: its :class:`PartState`.
         detail: what is missing, why it failed, was skipped or does not apply; ``""`` when nothing is to be said.
         fix: what to do about a missing or failed part.
     """
@@ -173,26 +192,26 @@ class Part:
     name: str
     label: str
     path: Path
-    state: str
+    state: PartState
     detail: str = ""
     fix: str | None = None
 
     @property
     def complete(self) -> bool:
         """False when the part is missing or failed."""
-        return self.state in DONE
+        return self.state.complete
 
     def line(self) -> str:
         """The terminal line: ``<label>: <state>``, the detail after it (a failure's may span lines: a tool's
         output)."""
         if not self.detail:
             return f"{self.label}: {self.state}"
-        return f"{self.label}: {self.state}: {self.detail}" if self.state == "failed" else \
+        return f"{self.label}: {self.state}: {self.detail}" if self.state is PartState.FAILED else \
             f"{self.label}: {self.state} ({self.detail})"
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready form (``runtime status --json``)."""
-        return {"name": self.name, "path": str(self.path), "state": self.state, "complete": self.complete,
+        return {"name": self.name, "path": str(self.path), "state": str(self.state), "complete": self.complete,
                 "detail": self.detail, "fix": self.fix}
 
 
@@ -218,20 +237,20 @@ def prefix_parts(prefix: Path, *, build: bool, spark: bool = True, archives: boo
     from launcher.runtime import spark_install
 
     def settle(part: Part, why: str | None, *, wanted: bool, flag: str, needs: str | None, note: str | None,
-               action: Callable[[], bool], made: str) -> Part:
+               action: Callable[[], bool], made: PartState) -> Part:
         """``part`` up to date (``why`` is None), else missing or skipped (not built, or what it ``needs`` is not
         there), else built by ``action`` (True: it changed; then its state is ``made``)."""
         if why is None:
             result = part
         elif not (build and wanted) or needs:
             detail = f"{why}; needs {needs}" if needs else why
-            result = replace(part, state="missing", detail=detail, fix=command) if wanted else \
-                replace(part, state="skipped", detail=f"{flag}; {detail}")
+            result = replace(part, state=PartState.MISSING, detail=detail, fix=command) if wanted else \
+                replace(part, state=PartState.SKIPPED, detail=f"{flag}; {detail}")
         else:
             if note:
                 say(note)
             try:
-                result = replace(part, state=made if action() else "up to date")
+                result = replace(part, state=made if action() else PartState.UP_TO_DATE)
             except (UserError, OSError) as exc:
                 result = _failed(part, exc, prefix)
         say(result.line())
@@ -240,23 +259,23 @@ def prefix_parts(prefix: Path, *, build: bool, spark: bool = True, archives: boo
     version = pinned_version(shim_project_dir() / "pom.xml")
     home = prefix / HADOOP_SUBDIR
     lacking = missing(home, version) if home.is_dir() else ["not there"]
-    hadoop = settle(Part("Hadoop runtime", f"Hadoop {version} runtime in {home}", home, "up to date"),
+    hadoop = settle(Part("Hadoop runtime", f"Hadoop {version} runtime in {home}", home, PartState.UP_TO_DATE),
                     ", ".join(lacking) or None, wanted=True, flag="", needs=None,
                     note=f"building the Hadoop runtime into {home} (mvn package; a first run downloads ~100 MB)",
-                    action=lambda: install(prefix).changed, made="installed")
+                    action=lambda: install(prefix).changed, made=PartState.INSTALLED)
     spark_home = spark_install.spark_home(prefix)
     lacking = spark_install.spark_missing(spark_home) if spark_home.is_dir() else ["not there"]
-    spark_part = settle(Part("Spark", f"Spark {SPARK_VERSION} in {spark_home}", spark_home, "up to date"),
+    spark_part = settle(Part("Spark", f"Spark {SPARK_VERSION} in {spark_home}", spark_home, PartState.UP_TO_DATE),
                         ", ".join(lacking) or None, wanted=spark, flag="--no-spark", needs=None,
                         note=f"installing Spark {SPARK_VERSION} into {spark_home.parent} (pip install --target; a "
                              "first run downloads ~450 MB)",
-                        action=lambda: spark_install.install_spark(prefix).changed, made="installed")
+                        action=lambda: spark_install.install_spark(prefix).changed, made=PartState.INSTALLED)
     jar = spark_install.examples_jar(prefix)
-    jar_part = settle(Part("Spark examples jar", f"Spark examples jar {jar}", jar, "up to date"),
+    jar_part = settle(Part("Spark examples jar", f"Spark examples jar {jar}", jar, PartState.UP_TO_DATE),
                       spark_install.jar_missing(prefix), wanted=spark, flag="--no-spark",
-                      needs=None if spark_part.state in ("up to date", "installed") else "Spark", note=None,
+                      needs=None if spark_part.state.present else "Spark", note=None,
                       action=lambda: spark_install.install_examples_jar(prefix, find_java_home()).changed,
-                      made="built")
+                      made=PartState.BUILT)
     cds = _archives_part(prefix, hadoop, build=build, wanted=archives, command=command, say=say)
     say(cds.line())
     return [hadoop, spark_part, jar_part, cds]
@@ -266,9 +285,9 @@ def _failed(part: Part, exc: UserError | OSError, prefix: Path) -> Part:
     """``part`` failed with ``exc``: a tool's error (its message and fix), or a file of the prefix that cannot be
     written."""
     if isinstance(exc, UserError):
-        return replace(part, state="failed", detail=exc.message, fix=exc.fix)
+        return replace(part, state=PartState.FAILED, detail=exc.message, fix=exc.fix)
     where = exc.filename if exc.filename is not None else prefix
-    return replace(part, state="failed", detail=f"{where}: {exc.strerror or exc}",
+    return replace(part, state=PartState.FAILED, detail=f"{where}: {exc.strerror or exc}",
                    fix=f"run it as the account that owns {prefix}, or choose a prefix you can write")
 
 
@@ -277,22 +296,22 @@ def _archives_part(prefix: Path, hadoop: Part, *, build: bool, wanted: bool, com
     """The class-data-sharing archives of the prefix's runtime (:func:`launcher.runtime.cds.site_root`:
     ``<prefix>/hadoop/cds``, or ``$HPC_HADOOP_CDS_SITE``), built when ``build`` and ``wanted`` and not up to date."""
     site = prefix / HADOOP_SUBDIR / "cds"
-    part = Part("class-data-sharing archives", f"class-data-sharing archives in {site}", site, "missing",
+    part = Part("class-data-sharing archives", f"class-data-sharing archives in {site}", site, PartState.MISSING,
                 fix=command)
-    skipped = replace(part, state="skipped", detail="--no-archives")
-    if hadoop.state not in ("up to date", "installed"):
+    skipped = replace(part, state=PartState.SKIPPED, detail="--no-archives")
+    if not hadoop.state.present:
         return replace(part, detail="needs the Hadoop runtime") if wanted else skipped
     try:
         runtime = discover(str(hadoop.path))
     except UserError as exc:
-        return replace(part, state="failed", detail=exc.message, fix=exc.fix) if wanted else skipped
+        return replace(part, state=PartState.FAILED, detail=exc.message, fix=exc.fix) if wanted else skipped
     looked = archives_of(runtime)
     if isinstance(looked, str):
-        return replace(part, state="not applicable", detail=looked, fix=None)
+        return replace(part, state=PartState.NOT_APPLICABLE, detail=looked, fix=None)
     found, state = looked
     part = replace(part, label=f"class-data-sharing archives in {found}", path=found)
     if not state.missing:
-        return replace(part, label=_archives_label(state.archives, found), state="up to date")
+        return replace(part, label=_archives_label(state.archives, found), state=PartState.UP_TO_DATE)
     if not (build and wanted):
         detail = "not built yet" if not state.archives else f"{', '.join(state.missing)} not there or not mapped"
         return replace(part, detail=detail) if wanted else replace(skipped, detail=f"--no-archives; {detail}")
@@ -300,11 +319,11 @@ def _archives_part(prefix: Path, hadoop: Part, *, build: bool, wanted: bool, com
     try:
         state = _cds_archives(runtime, found, build=True)
     except (OSError, RuntimeError) as exc:
-        return replace(part, state="failed", detail=str(exc), fix=f"retry: {command}")
+        return replace(part, state=PartState.FAILED, detail=str(exc), fix=f"retry: {command}")
     if state.missing:
-        return replace(part, label=_archives_label(state.archives, found), state="failed",
+        return replace(part, label=_archives_label(state.archives, found), state=PartState.FAILED,
                        detail=f"the training run made no {', '.join(state.missing)}", fix=f"retry: {command}")
-    return replace(part, label=_archives_label(state.archives, found), state="built")
+    return replace(part, label=_archives_label(state.archives, found), state=PartState.BUILT)
 
 
 def _archives_label(archives: tuple[Path, ...], site: Path) -> str:

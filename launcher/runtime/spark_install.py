@@ -72,12 +72,12 @@ def spark_missing(home: Path, version: str = SPARK_VERSION) -> list[str]:
             if not (home / name).is_file()]
 
 
-def install_spark(prefix: Path, *, python: str = sys.executable, version: str = SPARK_VERSION) -> PartResult:
+def install_spark(prefix: Path, *, python: str | None = None, version: str = SPARK_VERSION) -> PartResult:
     """Put PyPI's ``pyspark==version`` into ``<prefix>/spark`` unless a complete one is there.
 
     Args:
         prefix: the runtime prefix.
-        python: the interpreter whose pip installs it (the running one).
+        python: the interpreter whose pip installs it; default: the running one (``sys.executable``).
         version: Spark's version.
 
     Raises:
@@ -92,7 +92,8 @@ def install_spark(prefix: Path, *, python: str = sys.executable, version: str = 
     with tempfile.TemporaryDirectory(prefix=".spark-install-", dir=prefix) as tmp:
         work = Path(tmp)
         stage = work / SPARK_SUBDIR
-        argv = [python, "-m", "pip", "install", "--no-input", "-q", "--target", str(stage), f"pyspark=={version}"]
+        argv = [python or sys.executable, "-m", "pip", "install", "--no-input", "-q", "--target", str(stage),
+                f"pyspark=={version}"]
         _run(argv, work / "pip.log", PIP_TIMEOUT_S, what=f"installing Spark {version}",
              fix="check access to PyPI (or the index pip is configured with: PIP_INDEX_URL, pip.conf)")
         lacking = spark_missing(stage / "pyspark", version)
