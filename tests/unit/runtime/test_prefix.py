@@ -248,3 +248,20 @@ def test_an_interpreter_that_cannot_run_is_a_user_error(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="cannot run"):
         spark_install.install_spark(prefix, python=sys.executable + "-no-such-interpreter")
     assert os.listdir(prefix) == []
+
+
+def test_installing_into_the_user_prefix_warns_when_the_site_has_a_runtime(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39: a user's own ``runtime install`` shadows the site's runtime and its archives; it says so."""
+    from launcher.util import resources
+
+    site = tmp_path / "venv" / "share" / "hpc-hadoop" / "runtime"
+    _hadoop(site / "hadoop")
+    monkeypatch.setattr(resources, "site_prefix", lambda: site)
+    _complete_but_archives(resources.user_prefix())
+    result = CliRunner().invoke(main, ["runtime", "install", "--no-archives"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (f"warning: the site prefix {site} has a runtime; yours in {resources.user_prefix()} will "
+                             "be used instead of it and its class-data-sharing archives (`hpc-hadoop runtime status "
+                             "--site` shows it)\n")
+    assert CliRunner().invoke(main, ["runtime", "install", "--site", "--no-spark", "--no-archives"]).stderr == ""
