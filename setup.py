@@ -1,7 +1,8 @@
 """Packaging of hpc-hadoop (console script ``hpc-hadoop``).
 
-The templates, the site presets, the examples and the shim (its pom, sources and built jar) keep their places in the
-checkout (``templates/``, ``site-configs/``, ``examples/``, ``hadoop-fs-shim/``) and are mapped into the package at
+The templates, the site presets, the examples, the shim (its pom, sources and built jar) and the Spark examples'
+sources keep their places in the checkout (``templates/``, ``site-configs/``, ``examples/``, ``hadoop-fs-shim/``,
+``spark-examples/``) and are mapped into the package at
 build time as subpackages of ``launcher._data`` (:mod:`launcher.util.resources` reads them with
 ``importlib.resources``), so a wheel carries them and an editable install (``pip install -e .``) reads them in place.
 """
@@ -19,6 +20,9 @@ DATA = {
     # builds the runtime from (launcher/runtime/install.py): the pom and the main sources.
     "launcher._data.shim": ("hadoop-fs-shim", ["pom.xml", "target/hpc-hadoop-fs-shim-*.jar",
                                                "src/main/**/*"]),
+    # The sources of our Spark examples jar, which `hpc-hadoop runtime install` compiles against the Spark it installs
+    # (launcher/runtime/spark_install.py; Maven Central has no spark-examples jar for Spark 4).
+    "launcher._data.spark_examples": ("spark-examples", ["src/**/*.java"]),
 }
 
 setup(

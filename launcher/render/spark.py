@@ -68,15 +68,18 @@ from launcher.plan.cluster_plan import ClusterPlan
 from launcher.render.daemons import hadoop_env
 from launcher.runtime.hadoop import NO_CONTAINER_SUPPORT, shim_jar
 from launcher.util.errors import UserError
-from launcher.util.resources import SPARK_SUBDIR, checkout_spark, prefixes
+from launcher.util.resources import SPARK_EXAMPLES_JAR, SPARK_SUBDIR, checkout_spark, prefixes
 
 #: Where ``install.sh`` puts Spark: PyPI's ``pyspark`` (Spark built for Hadoop 3, its ``bin/``, ``jars/`` and
 #: ``python/lib``) installed with ``pip install --target spark-runtime``; our examples jar beside it (``None``
 #: in an install from a wheel).
 BUILT_SPARK = checkout_spark()
-#: Our examples jar (``org.hpchadoop.spark.examples.SparkPi``), built by ``install.sh`` from ``spark-examples/``:
-#: Maven Central has no ``spark-examples`` jar for Spark 4.
-EXAMPLES_JAR_NAME = "hpc-hadoop-spark-examples.jar"
+#: Our examples jar (``org.hpchadoop.spark.examples.SparkPi``), built from ``spark-examples/`` by ``install.sh`` in a
+#: checkout and by ``hpc-hadoop runtime install`` in a prefix, beside ``pyspark/``: Maven Central has no
+#: ``spark-examples`` jar for Spark 4 (:data:`launcher.util.resources.SPARK_EXAMPLES_JAR`).
+EXAMPLES_JAR_NAME = SPARK_EXAMPLES_JAR
+#: The fix named when no examples jar is installed beside the Spark in use.
+NO_EXAMPLES_JAR_FIX = "hpc-hadoop runtime install, or ./install.sh in a checkout"
 #: YARN's memory overhead of a Spark container: ``max(384 MiB, 10% of the heap)`` (Spark's
 #: ``spark.executor.memoryOverhead`` default, ``MEMORY_OVERHEAD_MIN`` and ``MEMORY_OVERHEAD_FACTOR``).
 OVERHEAD_MIN_MB = 384
@@ -120,7 +123,7 @@ def discover_spark(spec: JobSpec) -> SparkRuntime:
 
     Raises:
         UserError: the install named has no ``bin/spark-submit`` or no ``jars/spark-core_*.jar``, or none is found
-            (the fix: ``./install.sh`` or ``spark.home``).
+            (the fix: ``hpc-hadoop runtime install``, ``./install.sh`` or ``spark.home``).
     """
     explicit = spec.spark.home if spec.spark else None
     for origin, value in (("spark.home", explicit), ("$SPARK_HOME", os.environ.get("SPARK_HOME"))):
@@ -130,8 +133,8 @@ def discover_spark(spec: JobSpec) -> SparkRuntime:
         if home is not None and home.is_dir():
             return _spark_at(home, "spark.home")
     raise UserError("no Spark runtime found", field="spark.home",
-                    fix="run ./install.sh (it installs Spark in spark-runtime/), or set spark.home to a Spark 4 "
-                        "install built for Hadoop 3")
+                    fix="run `hpc-hadoop runtime install` (or ./install.sh in a checkout), or set spark.home to a "
+                        "Spark 4 install built for Hadoop 3")
 
 
 def _spark_at(home: Path, origin: str) -> SparkRuntime:

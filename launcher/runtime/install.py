@@ -19,11 +19,16 @@ import shutil
 import subprocess
 import tempfile
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from launcher.util.errors import UserError
-from launcher.util.resources import HADOOP_SUBDIR, SHIM_JAR_GLOB, shim_project_dir
+from launcher.runtime.cds import SITE_ENV, jar_entries, maps, site_root
+from launcher.runtime.hadoop import HadoopRuntime, discover, find_java_home
+from launcher.runtime.staging import publish, replace_dir
+from launcher.util.errors import HpcHadoopError, UserError
+from launcher.util.resources import HADOOP_SUBDIR, SHIM_JAR_GLOB, SPARK_VERSION, shim_project_dir
+from launcher.util.states import State
 
 #: The pom's XML namespace (``<project xmlns=...>``).
 POM_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
@@ -111,7 +116,8 @@ def install(prefix: Path, *, mvn: str = "mvn") -> InstallResult:
         lacking = missing(built, version)
         if lacking:
             raise UserError(f"the built runtime in {built} lacks {', '.join(lacking)}", fix="report this as a bug")
-        _replace(home, built, work)
+        publish(built)
+        replace_dir(home, built, work)
     return InstallResult(home=home, version=version, changed=True)
 
 
@@ -143,9 +149,258 @@ def _build(maven: str, project: Path, work: Path) -> Path:
     return runtime
 
 
-def _replace(home: Path, built: Path, work: Path) -> None:
-    """Move ``built`` to ``home``; an old (incomplete or other version) runtime there is moved into ``work`` first
-    and so removed with it."""
-    if home.exists() or home.is_symlink():
-        home.rename(work / "old")
-    built.rename(home)
+# -- every part of a prefix: ``runtime install`` and ``runtime status`` ----------------------------------------------
+
+class PartState(State):
+    """A part of a runtime prefix (:class:`Part`): in place (``installed``, ``built`` now, or ``up to date``),
+    ``skipped`` (not asked for and not there), ``not applicable`` (archives under a JDK < 13 or with
+    ``$HPC_HADOOP_CDS_SITE`` empty), or not in place (``missing``, ``failed``: the prefix is incomplete)."""
+
+    INSTALLED = "installed"
+    BUILT = "built"
+    UP_TO_DATE = "up to date"
+    SKIPPED = "skipped"
+    NOT_APPLICABLE = "not applicable"
+    MISSING = "missing"
+    FAILED = "failed"
+
+    @property
+    def complete(self) -> bool:
+        """False for ``missing`` and ``failed``."""
+        return self not in (PartState.MISSING, PartState.FAILED)
+
+    @property
+    def present(self) -> bool:
+        """The part is there: ``installed``, ``built`` or ``up to date``."""
+        return self in (PartState.INSTALLED, PartState.BUILT, PartState.UP_TO_DATE)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a runtime prefix and its state, one line of ``runtime install`` and ``runtime status``.
+
+    Attributes:
+        name: the part, as the closing line names it: ``Hadoop runtime``, ``Spark``, ``Spark examples jar``,
+            ``class-data-sharing archives``.
+        label: the start of its line, naming where it is, e.g. ``Hadoop 3.4.2 runtime in /p/hadoop``.
+        path: where it is (or goes).
+        state: its :class:`PartState`.
+        detail: what is missing, why it failed, was skipped or does not apply; ``""`` when nothing is to be said.
+        fix: what to do about a missing or failed part.
+    """
+
+    name: str
+    label: str
+    path: Path
+    state: PartState
+    detail: str = ""
+    fix: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        """False when the part is missing or failed."""
+        return self.state.complete
+
+    def line(self) -> str:
+        """The terminal line: ``<label>: <state>``, the detail after it (a failure's may span lines: a tool's
+        output)."""
+        if not self.detail:
+            return f"{self.label}: {self.state}"
+        return f"{self.label}: {self.state}: {self.detail}" if self.state is PartState.FAILED else \
+            f"{self.label}: {self.state} ({self.detail})"
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready form (``runtime status --json``)."""
+        return {"name": self.name, "path": str(self.path), "state": str(self.state), "complete": self.complete,
+                "detail": self.detail, "fix": self.fix}
+
+
+def prefix_parts(prefix: Path, *, build: bool, spark: bool = True, archives: bool = True, command: str,
+                 say: Callable[[str], None] = lambda line: None) -> list[Part]:
+    """Every part of ``prefix``, in order: the Hadoop runtime, Spark, our Spark examples jar, the class-data-sharing
+    archives of that runtime; each one installed first when ``build`` is true and it is not complete (a part that is
+    complete is not touched: a second run writes nothing). A part that fails does not stop the ones that do not need
+    it (the archives need the runtime; the jar needs Spark).
+
+    Args:
+        prefix: the runtime prefix.
+        build: install what is missing (``runtime install``); otherwise only look (``runtime status``).
+        spark: Spark and the examples jar are wanted (``--no-spark``: looked at, not installed, ``skipped`` when
+            not there).
+        archives: the archives are wanted (``--no-archives``: likewise).
+        command: the command that installs the missing parts, for the fixes (``hpc-hadoop runtime install --site``).
+        say: called with each part's :meth:`Part.line` as soon as it is known, and with a note before a long build.
+
+    Raises:
+        UserError: the package is broken (the shim's pom pins no version; no Spark examples sources).
+    """
+    from launcher.runtime import spark_install
+
+    def settle(part: Part, why: str | None, *, wanted: bool, flag: str, needs: str | None, note: str | None,
+               action: Callable[[], bool], made: PartState) -> Part:
+        """``part`` up to date (``why`` is None), else missing or skipped (not built, or what it ``needs`` is not
+        there), else built by ``action`` (True: it changed; then its state is ``made``)."""
+        if why is None:
+            result = part
+        elif not (build and wanted) or needs:
+            detail = f"{why}; needs {needs}" if needs else why
+            result = replace(part, state=PartState.MISSING, detail=detail, fix=command) if wanted else \
+                replace(part, state=PartState.SKIPPED, detail=f"{flag}; {detail}")
+        else:
+            if note:
+                say(note)
+            try:
+                result = replace(part, state=made if action() else PartState.UP_TO_DATE)
+            except (UserError, OSError) as exc:
+                result = _failed(part, exc, prefix)
+        say(result.line())
+        return result
+
+    version = pinned_version(shim_project_dir() / "pom.xml")
+    home = prefix / HADOOP_SUBDIR
+    lacking = missing(home, version) if home.is_dir() else ["not there"]
+    hadoop = settle(Part("Hadoop runtime", f"Hadoop {version} runtime in {home}", home, PartState.UP_TO_DATE),
+                    ", ".join(lacking) or None, wanted=True, flag="", needs=None,
+                    note=f"building the Hadoop runtime into {home} (mvn package; a first run downloads ~100 MB)",
+                    action=lambda: install(prefix).changed, made=PartState.INSTALLED)
+    spark_home = spark_install.spark_home(prefix)
+    lacking = spark_install.spark_missing(spark_home) if spark_home.is_dir() else ["not there"]
+    spark_part = settle(Part("Spark", f"Spark {SPARK_VERSION} in {spark_home}", spark_home, PartState.UP_TO_DATE),
+                        ", ".join(lacking) or None, wanted=spark, flag="--no-spark", needs=None,
+                        note=f"installing Spark {SPARK_VERSION} into {spark_home.parent} (pip install --target; a "
+                             "first run downloads ~450 MB)",
+                        action=lambda: spark_install.install_spark(prefix).changed, made=PartState.INSTALLED)
+    jar = spark_install.examples_jar(prefix)
+    jar_part = settle(Part("Spark examples jar", f"Spark examples jar {jar}", jar, PartState.UP_TO_DATE),
+                      spark_install.jar_missing(prefix), wanted=spark, flag="--no-spark",
+                      needs=None if spark_part.state.present else "Spark", note=None,
+                      action=lambda: spark_install.install_examples_jar(prefix, find_java_home()).changed,
+                      made=PartState.BUILT)
+    cds = _archives_part(prefix, hadoop, build=build, wanted=archives, command=command, say=say)
+    say(cds.line())
+    return [hadoop, spark_part, jar_part, cds]
+
+
+def _failed(part: Part, exc: UserError | OSError, prefix: Path) -> Part:
+    """``part`` failed with ``exc``: a tool's error (its message and fix), or a file of the prefix that cannot be
+    written."""
+    if isinstance(exc, UserError):
+        return replace(part, state=PartState.FAILED, detail=exc.message, fix=exc.fix)
+    where = exc.filename if exc.filename is not None else prefix
+    return replace(part, state=PartState.FAILED, detail=f"{where}: {exc.strerror or exc}",
+                   fix=f"run it as the account that owns {prefix}, or choose a prefix you can write")
+
+
+def _archives_part(prefix: Path, hadoop: Part, *, build: bool, wanted: bool, command: str,
+                   say: Callable[[str], None]) -> Part:
+    """The class-data-sharing archives of the prefix's runtime (:func:`launcher.runtime.cds.site_root`:
+    ``<prefix>/hadoop/cds``, or ``$HPC_HADOOP_CDS_SITE``), built when ``build`` and ``wanted`` and not up to date."""
+    site = prefix / HADOOP_SUBDIR / "cds"
+    part = Part("class-data-sharing archives", f"class-data-sharing archives in {site}", site, PartState.MISSING,
+                fix=command)
+    skipped = replace(part, state=PartState.SKIPPED, detail="--no-archives")
+    if not hadoop.state.present:
+        return replace(part, detail="needs the Hadoop runtime") if wanted else skipped
+    try:
+        runtime = discover(str(hadoop.path))
+    except UserError as exc:
+        return replace(part, state=PartState.FAILED, detail=exc.message, fix=exc.fix) if wanted else skipped
+    looked = archives_of(runtime)
+    if isinstance(looked, str):
+        return replace(part, state=PartState.NOT_APPLICABLE, detail=looked, fix=None)
+    found, state = looked
+    part = replace(part, label=f"class-data-sharing archives in {found}", path=found)
+    if not state.missing:
+        return replace(part, label=_archives_label(state.archives, found), state=PartState.UP_TO_DATE)
+    if not (build and wanted):
+        detail = "not built yet" if not state.archives else f"{', '.join(state.missing)} not there or not mapped"
+        return replace(part, detail=detail) if wanted else replace(skipped, detail=f"--no-archives; {detail}")
+    say(f"building the class-data-sharing archives into {found} (a training run on the local backend, ~1 min)")
+    try:
+        state = _cds_archives(runtime, found, build=True)
+    except (OSError, RuntimeError) as exc:
+        return replace(part, state=PartState.FAILED, detail=str(exc), fix=f"retry: {command}")
+    if state.missing:
+        return replace(part, label=_archives_label(state.archives, found), state=PartState.FAILED,
+                       detail=f"the training run made no {', '.join(state.missing)}", fix=f"retry: {command}")
+    return replace(part, label=_archives_label(state.archives, found), state=PartState.BUILT)
+
+
+def _archives_label(archives: tuple[Path, ...], site: Path) -> str:
+    """``class-data-sharing archives: N (M MiB) in SITE``."""
+    return f"class-data-sharing archives: {len(archives)} ({archives_mib(archives)} MiB) in {site}"
+
+
+def archives_mib(archives: tuple[Path, ...]) -> int:
+    """The archives' size, MiB (rounded down)."""
+    return sum(path.stat().st_size for path in archives) >> 20
+
+
+@dataclass(frozen=True)
+class CdsState:
+    """The class-data-sharing archives of a site directory (:func:`archives_of`).
+
+    Attributes:
+        archives: the expected ones (the daemons' and the MapReduce ApplicationMaster's) in place that the JDK maps.
+        missing: the names of the expected ones that are not (``resourcemanager.jsa``...).
+        built: they were built now.
+    """
+
+    archives: tuple[Path, ...]
+    missing: tuple[str, ...]
+    built: bool
+
+
+def archives_of(runtime: HadoopRuntime) -> tuple[Path, CdsState] | str:
+    """Where the archives of ``runtime`` are looked for (:func:`launcher.runtime.cds.site_root`: ``<runtime>/cds``
+    or ``$HPC_HADOOP_CDS_SITE``) and which are there; or why none are used (``$HPC_HADOOP_CDS_SITE`` empty, a JDK
+    below 13, which cannot write them). Starts ``java -Xshare:on -version`` once per archive (~0.06 s each)."""
+    site = site_root(runtime)
+    if site is None or runtime.java_version < 13:
+        return f"${SITE_ENV} is empty" if site is None else f"JDK {runtime.java_version} < 13"
+    return site, _cds_archives(runtime, site, build=False)
+
+
+def _cds_archives(runtime: HadoopRuntime, site: Path, *, build: bool) -> CdsState:
+    """The one adapter around :mod:`launcher.runtime.cds_build` (its ``expected``, ``train`` and ``install`` of
+    today): the daemons' and the ApplicationMaster's archives of ``runtime`` in ``site``, built first when ``build``
+    and they are not all there and mapped. When ``cds_build.build(runtime, site, force=False) -> BuildResult``
+    lands (branch i39-cds), the ``build`` branch here becomes that call.
+
+    Raises:
+        RuntimeError: the training run failed (its last line in the message).
+        OSError: ``site`` cannot be written.
+    """
+    from launcher.runtime import cds_build
+
+    def look(built: bool) -> CdsState:
+        jars = ":".join(jar_entries(runtime))
+        expected = cds_build.expected(runtime, site)
+        present = tuple(path for path in expected if path.is_file() and maps(runtime.java, path, jars))
+        return CdsState(present, tuple(path.name for path in expected if path not in present), built)
+
+    state = look(False)
+    if not build or not state.missing:
+        return state
+    site.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="hpc-hadoop-cds-") as tmp:
+        cds_build.install(runtime, cds_build.train(runtime, Path(tmp)), site)
+    return look(True)
+
+
+class PrefixIncomplete(HpcHadoopError):
+    """A runtime prefix lacks parts after ``runtime install``, or at ``runtime status``: exit code 1 (not bad input;
+    an install that did not finish)."""
+
+    exit_code = 1
+
+
+def incomplete(prefix: Path, parts: list[Part]) -> PrefixIncomplete | None:
+    """The one-line error for a prefix whose parts (:func:`prefix_parts`) are not all complete (``None`` when they
+    are): the missing and failed parts named, and their fixes."""
+    bad = [part for part in parts if not part.complete]
+    if not bad:
+        return None
+    fixes = "; ".join(dict.fromkeys(part.fix for part in bad if part.fix))
+    return PrefixIncomplete(f"{prefix} lacks {', '.join(part.name for part in bad)}"
+                            + (f" (fix: {fixes})" if fixes else ""))

@@ -275,13 +275,17 @@ def _spark(step: SparkStep | PySparkStep, where: str, values: Mapping[str, str],
     """A ``spark:`` or ``pyspark:`` step's ``spark-submit`` command line (:func:`launcher.render.spark.submit_command`).
 
     Raises:
-        UserError: the jar or script does not exist, or the step's executors do not fit a NodeManager.
+        UserError: the jar or script does not exist (``${spark_examples_jar}`` empty: no examples jar is installed),
+            or the step's executors do not fit a NodeManager.
     """
-    from launcher.render.spark import submit_command
+    from launcher.render.spark import NO_EXAMPLES_JAR_FIX, submit_command
 
     if isinstance(step, SparkStep):
         s, key = step.spark, "spark"
         jar = expand(s.jar, values, f"{where}.spark.jar")
+        if not jar and runtime.examples_jar is None and "${spark_examples_jar}" in s.jar:
+            raise UserError(f"${{spark_examples_jar}} is empty: no Spark examples jar is installed beside the Spark at "
+                            f"{runtime.home}", file=job_file, field=f"{where}.spark.jar", fix=NO_EXAMPLES_JAR_FIX)
         if not Path(jar).is_file():
             raise UserError(f"jar {jar or '(empty)'} does not exist", file=job_file, field=f"{where}.spark.jar",
                             fix="give the path of an existing Spark application jar (${spark_examples_jar} works)")

@@ -19,8 +19,10 @@ file's ``hadoop.home`` and the environment (:func:`launcher.runtime.find_hadoop_
    installed in, so one ``hpc-hadoop runtime install --site`` by the software account serves every user of that
    install, at the same path on every node that mounts it.
 
-Inside a prefix the Hadoop runtime is ``hadoop/`` (the layout of ``hadoop-fs-shim/target/hadoop-runtime``) and
-Spark is ``spark/pyspark`` (the layout of ``spark-runtime/pyspark``).
+Inside a prefix the Hadoop runtime is ``hadoop/`` (the layout of ``hadoop-fs-shim/target/hadoop-runtime``),
+Spark is ``spark/pyspark`` with our examples jar beside it, ``spark/`` + :data:`SPARK_EXAMPLES_JAR` (the layout of
+``spark-runtime/`` in a checkout), and the class-data-sharing archives are ``hadoop/cds/``
+(:func:`launcher.runtime.cds.site_root`): ``hpc-hadoop runtime install`` puts every part there.
 """
 
 from __future__ import annotations
@@ -42,6 +44,14 @@ HADOOP_SUBDIR = "hadoop"
 SPARK_SUBDIR = "spark"
 #: The shim jar's name pattern (``hpc-hadoop-fs-shim-<version>.jar``), as Maven names it.
 SHIM_JAR_GLOB = "hpc-hadoop-fs-shim-*.jar"
+#: The Spark ``install.sh`` (its ``spark_version``) and ``hpc-hadoop runtime install`` put in place: PyPI's
+#: ``pyspark`` of this version (Spark built for Hadoop 3), in ``spark-runtime/pyspark`` of a checkout and
+#: ``<prefix>/spark/pyspark`` of a prefix.
+SPARK_VERSION = "4.1.1"
+#: Our Spark examples jar (``org.hpchadoop.spark.examples.SparkPi``, ``KMeans``, ``TeraSort``; Maven Central has no
+#: ``spark-examples`` jar for Spark 4), beside the ``pyspark`` directory: ``spark-runtime/`` of a checkout,
+#: ``<prefix>/spark/`` of a prefix. Built from ``spark-examples/src`` (:func:`spark_examples_sources`).
+SPARK_EXAMPLES_JAR = "hpc-hadoop-spark-examples.jar"
 
 
 def _package_dir(name: str, share_subdir: str) -> Path:
@@ -109,6 +119,29 @@ def shim_project_dir() -> Path:
     """The shim's Maven project as shipped: ``pom.xml``, ``src/main/`` and, when it was built before the package,
     ``target/hpc-hadoop-fs-shim-*.jar`` (``hadoop-fs-shim/`` of the checkout)."""
     return _package_dir("shim", "hadoop-fs-shim")
+
+
+def spark_examples_sources() -> Path:
+    """The Java sources of our Spark examples jar (``spark-examples/src`` of the checkout; the package data
+    ``launcher._data.spark_examples``, its ``src/``, of an install from a wheel): ``$HPC_HADOOP_SHARE/spark-examples``
+    when that directory exists, else the package's, else ``spark-examples/`` of the checkout or of the source tree the
+    package is imported from (``PYTHONPATH``, or an editable install made before the sources were package data).
+
+    Raises:
+        UserError: none of them has a ``src/`` (a package built without them): one line naming the fix.
+    """
+    share = os.environ.get("HPC_HADOOP_SHARE")
+    candidates = [Path(share) / "spark-examples"] if share else []
+    spec = importlib.util.find_spec("launcher._data.spark_examples")
+    candidates += [Path(location) for location in (spec.submodule_search_locations or [])] if spec else []
+    source = Path(__file__).resolve().parents[2]
+    candidates += [root / "spark-examples" for root in (checkout(), source if (source / "setup.py").is_file() else None)
+                   if root is not None]
+    for candidate in candidates:
+        if (candidate / "src").is_dir():
+            return candidate / "src"
+    raise UserError(f"this hpc-hadoop ({Path(__file__).resolve().parents[1]}) has no Spark examples sources",
+                    fix="reinstall it from a wheel built with them (spark-examples/src of its source checkout)")
 
 
 def packaged_shim_jar() -> Path | None:

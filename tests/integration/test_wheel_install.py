@@ -4,7 +4,8 @@ the local backend for the word count.
 
 The wheel must carry the templates, the site presets and the shim (``launcher/resources.py``): with no runtime,
 ``render`` fails in one line naming ``hpc-hadoop runtime install``; with the checkout's runtime put in carol's user
-prefix (where ``runtime install`` puts one; its Maven build is not run here, it downloads ~100 MB), ``render``,
+prefix (where ``runtime install`` puts one; its Maven build is not run here, it downloads ~100 MB; nor Spark's pip
+install, ~450 MB), ``render``,
 ``doctor`` and the word-count example run, and nothing they write names the checkout but the runtime's jars.
 """
 
@@ -21,7 +22,7 @@ import yaml
 
 from tests.conftest import REPO, processes_of, run_report
 from tests.jobs import SMALL
-from tests.users import make_user, shared_base, user_dir
+from tests.users import TestUser, make_user, shared_base, user_dir
 
 pytestmark = pytest.mark.hadoop
 
@@ -54,6 +55,21 @@ def _venv_with_the_wheel(base: Path, runtime: Path) -> Path:
     return venv
 
 
+def _runtime_install_is_up_to_date(user: TestUser, hpc_hadoop: str, env: dict[str, str], prefix: Path) -> None:
+    """``runtime install`` in ``user``'s prefix holding a complete Hadoop runtime says it is up to date; ``status``
+    says Spark is missing (exit 1, one line). Spark (~450 MB from PyPI) and the archives' training run are left
+    out: the EasyBuild test installs every part for real; the runtime here is the checkout's, whose archives are not
+    the user's to build."""
+    up_to_date = _ok(user.run([hpc_hadoop, "runtime", "install", "--no-spark", "--no-archives"], env=env),
+                     "runtime install")
+    said = " ".join(up_to_date.split())
+    assert "Hadoop 3.4.2 runtime in " + str(prefix / "hadoop") + ": up to date" in said
+    assert "Spark 4.1.1 in " + str(prefix / "spark" / "pyspark") + ": skipped (--no-spark; not there)" in said
+    status = user.run([hpc_hadoop, "runtime", "status"], env=env)
+    assert status.returncode == 1 and status.stderr.count("\n") == 1, status
+    assert status.stderr.startswith(f"error: {prefix} lacks Spark, Spark examples jar"), status.stderr
+
+
 @pytest.mark.own_cluster("a site install outside the checkout")
 def test_wheel_outside_the_checkout_renders_and_counts_words(hadoop_runtime: Path) -> None:
     carol = make_user("hhcarol")
@@ -67,11 +83,14 @@ def test_wheel_outside_the_checkout_renders_and_counts_words(hadoop_runtime: Pat
         # The package and its data come from the venv, not from the checkout.
         where = carol.run([str(venv / "bin" / "python"), "-c", "from launcher.util import resources as r; "
                            "print(r.__file__, r.templates_dir(), r.site_configs_dir(), r.packaged_shim_jar(), "
-                           "r.checkout())"], env=env)
-        module, templates, sites, jar, checkout = _ok(where, "launcher.util.resources").split()
+                           "r.checkout(), r.spark_examples_sources())"], env=env)
+        module, templates, sites, jar, checkout, spark_sources = _ok(where, "launcher.util.resources").split()
         package = Path(module).parents[1]
         assert package.is_relative_to(venv) and checkout == "None"
         assert (templates, sites) == (str(package / "_data" / "templates"), str(package / "_data" / "site_configs"))
+        # what `runtime install` compiles the Spark examples jar from
+        assert Path(spark_sources) == package / "_data" / "spark_examples" / "src" and \
+            Path(spark_sources, "org/hpchadoop/spark/examples/SparkPi.java").is_file()
         assert Path(jar).parent == package / "_data" / "shim" / "target" and Path(jar).is_file()
         words = home / "words.txt"
         words.write_text(TEXT)
@@ -98,8 +117,7 @@ def test_wheel_outside_the_checkout_renders_and_counts_words(hadoop_runtime: Pat
         shutil.chown(home / "data", carol.uid, carol.gid)
         for part in (prefix.parent, prefix):
             shutil.chown(part, carol.uid, carol.gid)
-        up_to_date = _ok(carol.run([hpc_hadoop, "runtime", "install"], env=env), "runtime install")
-        assert "Hadoop 3.4.2 runtime in " + str(prefix / "hadoop") + ": up to date" in " ".join(up_to_date.split())
+        _runtime_install_is_up_to_date(carol, hpc_hadoop, env, prefix)
 
         rendered = _ok(carol.run([hpc_hadoop, "render", str(job)], env=env), "render")
         assert "==> conf/core-site.xml <==" in rendered and "==> conf/yarn-site.xml <==" in rendered

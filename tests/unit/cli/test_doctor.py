@@ -127,3 +127,58 @@ def test_doctor_is_ok_with_the_users_runtime_alone(tmp_path: Path, prefixes: dic
     _runtime_at(prefixes["site"])
     monkeypatch.setenv("HPC_HADOOP_HOME", str(prefixes["site"]))  # the site's named: the user's shadows nothing
     assert _runtime_line(tmp_path)[0].split()[0] == "ok"
+
+
+def _lines(tmp_path: Path, *names: str) -> dict[str, str]:
+    """doctor's lines whose check is one of ``names`` (a check's name may be two words), with the fix line after."""
+    out = CliRunner().invoke(main, ["doctor", "--set", f"filesystem.root={tmp_path}"]).stdout.splitlines()
+    found = {}
+    for at, line in enumerate(out):
+        for name in sorted(names, key=len, reverse=True):  # "spark examples" before "spark"
+            if " ".join(line.split()[1:1 + len(name.split())]) == name:
+                fix = out[at + 1].strip() if at + 1 < len(out) and out[at + 1].strip().startswith("fix:") else ""
+                found[name] = " ".join(line.split()) + (f" | {fix}" if fix else "")
+                break
+    return found
+
+
+def _spark_at(home: Path, *, jar: bool) -> None:
+    for name in ("bin/spark-submit", "jars/spark-core_2.13-4.1.1.jar"):
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_bytes(b"")
+    if jar:
+        (home.parent / "hpc-hadoop-spark-examples.jar").write_bytes(b"")
+
+
+def test_doctor_names_spark_its_examples_jar_and_the_runtimes_archives(
+        tmp_path: Path, prefixes: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39: Spark, ``${spark_examples_jar}`` and the class-data-sharing archives of the runtime in use each get a
+    line; a user's own Spark that shadows the site's is a warning, as for the Hadoop runtime."""
+    from launcher.render import spark
+
+    monkeypatch.setattr(spark, "BUILT_SPARK", tmp_path / "no-checkout" / "pyspark")
+    _runtime_at(prefixes["site"])
+    found = _lines(tmp_path, "spark", "spark examples", "cds archives")
+    assert found["spark"].startswith("warn spark no Spark runtime found: spark: and pyspark: steps cannot run")
+    assert "fix: run `hpc-hadoop runtime install`" in found["spark"]
+    assert "spark examples" not in found
+    cds = prefixes["site"] / "cds"
+    assert found["cds archives"].startswith(f"warn cds archives resourcemanager.jsa, nodemanager.jsa, "
+                                            f"historyserver.jsa, mrappmaster.jsa not in {cds}")
+    assert found["cds archives"].endswith("| fix: hpc-hadoop runtime install --site")
+
+    site_spark = prefixes["site"].parent / "spark" / "pyspark"
+    _spark_at(site_spark, jar=False)
+    found = _lines(tmp_path, "spark", "spark examples")
+    assert found["spark"] == f"ok spark Spark 4.1.1 at {site_spark}"
+    assert found["spark examples"] == (f"warn spark examples no Spark examples jar beside {site_spark}: "
+                                       "${spark_examples_jar} is empty | fix: hpc-hadoop runtime install, or "
+                                       "./install.sh in a checkout")
+
+    mine = prefixes["user"].parent / "spark" / "pyspark"
+    _spark_at(mine, jar=True)
+    found = _lines(tmp_path, "spark", "spark examples")
+    assert found["spark"] == (f"warn spark Spark 4.1.1 at {mine}: your own (`hpc-hadoop runtime install`) is used, "
+                              f"not the site's at {site_spark.parent} | fix: remove yours, `rm -rf {mine.parent}`, "
+                              "to use the site's")
+    assert found["spark examples"] == f"ok spark examples {mine.parent / 'hpc-hadoop-spark-examples.jar'}"

@@ -265,6 +265,19 @@ def test_a_missing_script_or_jar_names_the_field(plan_with: Callable[..., Cluste
     assert err.value.field == "steps.1.spark.jar"
 
 
+def test_an_empty_spark_examples_jar_says_none_is_installed(plan_with: Callable[..., ClusterPlan],
+                                                           spark_home: Path) -> None:
+    """Issue 39: a Spark without our examples jar beside it (a prefix whose `runtime install` predates Spark) gives an
+    empty ``${spark_examples_jar}``; the error says so and names the install command, not "jar (empty)"."""
+    (spark_home.parent / "hpc-hadoop-spark-examples.jar").unlink()
+    with pytest.raises(UserError) as err:
+        resolve(plan_with([{"spark": {"jar": "${spark_examples_jar}", "class": "SparkPi"}}]))
+    assert err.value.field == "steps.1.spark.jar"
+    assert err.value.message == (f"${{spark_examples_jar}} is empty: no Spark examples jar is installed beside the "
+                                 f"Spark at {spark_home}")
+    assert err.value.fix == "hpc-hadoop runtime install, or ./install.sh in a checkout"
+
+
 def test_an_existing_output_is_refused(plan_with: Callable[..., ClusterPlan], script: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()

@@ -63,9 +63,10 @@ def test_cli_says_up_to_date(tmp_path: Path) -> None:
     prefix = tmp_path / "prefix"
     _complete(prefix / "hadoop")
     before = _tree(prefix)
-    result = CliRunner().invoke(main, ["runtime", "install", "--prefix", str(prefix)])
+    result = CliRunner().invoke(main, ["runtime", "install", "--prefix", str(prefix), "--no-spark", "--no-archives"])
     assert result.exit_code == 0, result.output
     assert f"Hadoop {VERSION} runtime in {prefix / 'hadoop'}: up to date" in result.output
+    assert f"Spark 4.1.1 in {prefix / 'spark' / 'pyspark'}: skipped (--no-spark; not there)" in result.output
     assert _tree(prefix) == before
 
 
