@@ -362,13 +362,13 @@ def archives_of(runtime: HadoopRuntime) -> tuple[Path, CdsState] | str:
 
 
 def _cds_archives(runtime: HadoopRuntime, site: Path, *, build: bool) -> CdsState:
-    """The one adapter around :mod:`launcher.runtime.cds_build` (its ``expected``, ``train`` and ``install`` of
-    today): the daemons' and the ApplicationMaster's archives of ``runtime`` in ``site``, built first when ``build``
-    and they are not all there and mapped. When ``cds_build.build(runtime, site, force=False) -> BuildResult``
-    lands (branch i39-cds), the ``build`` branch here becomes that call.
+    """The daemons' and the ApplicationMaster's archives of ``runtime`` in ``site``
+    (:func:`launcher.runtime.cds_build.expected`), built first when ``build`` and they are not all there and mapped
+    (:func:`launcher.runtime.cds_build.build`: static dumps from a training run's class lists, retried once).
 
     Raises:
-        RuntimeError: the training run failed (its last line in the message).
+        RuntimeError: the archives could not be built at all (:class:`launcher.runtime.cds_build.CdsBuildError`:
+            both training runs failed; its message says why).
         OSError: ``site`` cannot be written.
     """
     from launcher.runtime import cds_build
@@ -382,9 +382,10 @@ def _cds_archives(runtime: HadoopRuntime, site: Path, *, build: bool) -> CdsStat
     state = look(False)
     if not build or not state.missing:
         return state
-    site.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="hpc-hadoop-cds-") as tmp:
-        cds_build.install(runtime, cds_build.train(runtime, Path(tmp)), site)
+    try:
+        cds_build.build(runtime, site)
+    except cds_build.CdsBuildError as exc:
+        raise RuntimeError(str(exc)) from None
     return look(True)
 
 
