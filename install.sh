@@ -7,7 +7,8 @@
 #   the JDK class-data-sharing archives of the daemons for every user (hadoop-fs-shim/target/hadoop-runtime/cds).
 # With --test, also what the test suite uses: Slurm + munge, GlusterFS, Grid Engine, libfuse 3 and acl (the OrangeFS
 # stand-in, tests/standins/orangefs_fuse.py, and its non-root user), Chromium and its WebDriver (the `hpc-hadoop ui`
-# browser test), pytest, ruff, mfusepy, selenium.
+# browser test), pytest, ruff, mfusepy, selenium, and Lmod + EasyBuild 5.4 for the site-install test
+# (tests/cluster/site-up.sh).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -48,7 +49,7 @@ packages=(openjdk-17-jdk-headless maven python3-venv python3-pip dict-gcide gzip
 if (( with_tests )); then
   packages+=(slurmctld slurmd slurm-client munge glusterfs-server glusterfs-client
              gridengine-master gridengine-exec gridengine-client attr util-linux psmisc fuse3 libfuse3-3 acl
-             chromium chromium-driver)
+             chromium chromium-driver lmod)
 fi
 missing=()
 for pkg in "${packages[@]}"; do
@@ -100,4 +101,10 @@ fi
 # after a second training run fails the install: cds_build's one line on stderr names each and the fix.
 echo "install.sh: class-data-sharing archives for every user (python -m launcher.runtime.cds_build)"
 .venv/bin/python -m launcher.runtime.cds_build </dev/null || exit 1
+# The site-install test's tools (tests/integration/test_site.py): Lmod, EasyBuild in /opt/easybuild-venv and a
+# download cache outside the checkout (wheelhouse, a file:// copy of ~/.m2 just filled by the build above).
+if (( with_tests )); then
+  echo "install.sh: Lmod, EasyBuild and the site test's download cache (tests/cluster/site-up.sh)"
+  bash tests/cluster/site-up.sh
+fi
 echo "install.sh: ready: $(.venv/bin/hpc-hadoop --version), Hadoop $(cat hadoop-fs-shim/target/hadoop-runtime/VERSION), Spark $spark_version"

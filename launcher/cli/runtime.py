@@ -102,3 +102,23 @@ def runtime_status(prefix: Path | None, site: bool, no_spark: bool, no_archives:
                                "parts": [part.to_dict() for part in parts]}, indent=2))
     if error is not None:
         raise error
+
+
+@runtime.command("module")
+@click.option("--site-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="The site layer the module names in HPC_HADOOP_SITE_DIR (default: none, /etc/hpc-hadoop is read).")
+@click.option("--java-home", type=click.Path(file_okay=False, path_type=Path),
+              help="A JDK for JAVA_HOME, where the site has no Java module.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write it here (mode 0644).")
+@click.option("--force", is_flag=True, help="Replace the --output file if it exists.")
+@reports_errors
+def runtime_module(site_dir: Path | None, java_home: Path | None, output: Path | None, force: bool) -> None:
+    """An Lmod module file (Lua) for this install, on stdout or into --output (launcher/runtime/modulefile.py)."""
+    from launcher.runtime.modulefile import render, write
+
+    text = render(site_dir=site_dir, java_home=java_home)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        write(text, output, force=force)
+        console.print(f"module file written: {output}", soft_wrap=True)
