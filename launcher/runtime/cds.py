@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launcher.runtime.hadoop import HadoopRuntime
+from launcher.util.files import replace_private
 from launcher.util.userdirs import cache_dir
 
 #: JVM flags that select an archive or record a class list; removed from commands that must not make one (``NameNode
@@ -125,10 +126,9 @@ class Recipe:
         """
         path = self.path(root)
         path.parent.mkdir(parents=True, exist_ok=True)
-        staged = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}")
-        staged.write_text(json.dumps({"key": self.key, "name": self.name, "flags": list(self.flags),
-                                      "classpath": self.classpath}))
-        os.replace(staged, path)
+        replace_private(path, json.dumps({"key": self.key, "name": self.name, "flags": list(self.flags),
+                                          "classpath": self.classpath}),
+                        tmp=path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}"))  # two threads, one pid
         return path
 
     @classmethod

@@ -63,8 +63,8 @@ from launcher.runtime.cds import (
     site_root,
 )
 from launcher.runtime.hadoop import HadoopRuntime, discover
+from launcher.runtime.staging import make_shared_dir
 from launcher.util.errors import HpcHadoopError
-from launcher.util.safedirs import check_private_dir
 
 #: The daemons of a ``yarn``-mode cluster (the archives a site always gets).
 DAEMONS = ("resourcemanager", "nodemanager", "historyserver")
@@ -252,15 +252,14 @@ def dump(runtime: HadoopRuntime, recipe: Recipe, lists: Sequence[Path], target: 
 
 
 def _site_dir(path: Path) -> None:
-    """Make the site directory (or a key directory in it) 0755 when it is missing, and check it is ours.
+    """Make the site directory (or a key directory in it) 0755, one level at a time, each checked to be ours
+    (:func:`launcher.runtime.staging.make_shared_dir`).
 
     Raises:
-        UserError: it is a symbolic link, not ours or writable by others
-            (:func:`launcher.util.safedirs.check_private_dir`).
+        UserError: a level is a symbolic link, not ours or writable by others.
         OSError: it cannot be made.
     """
-    path.mkdir(parents=True, exist_ok=True)
-    check_private_dir(path, field=SITE_ENV)
+    make_shared_dir(path, field=SITE_ENV)
     path.chmod(0o755)
 
 

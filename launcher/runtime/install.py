@@ -25,7 +25,7 @@ from pathlib import Path
 
 from launcher.runtime.cds import SITE_ENV, jar_entries, maps, site_root
 from launcher.runtime.hadoop import HadoopRuntime, discover, find_java_home
-from launcher.runtime.staging import publish, replace_dir
+from launcher.runtime.staging import make_shared_dir, publish, replace_dir
 from launcher.util.errors import HpcHadoopError, UserError
 from launcher.util.resources import HADOOP_SUBDIR, SHIM_JAR_GLOB, SPARK_VERSION, shim_project_dir
 from launcher.util.states import State
@@ -109,7 +109,7 @@ def install(prefix: Path, *, mvn: str = "mvn") -> InstallResult:
     if maven is None:
         raise UserError(f"{mvn} not found on PATH (it builds the runtime from Maven Central)",
                         fix="install Maven 3 and a JDK 17 (apt-get install maven openjdk-17-jdk-headless)")
-    prefix.mkdir(parents=True, exist_ok=True)
+    make_shared_dir(prefix, field="--prefix")
     with tempfile.TemporaryDirectory(prefix=".hadoop-install-", dir=prefix) as tmp:
         work = Path(tmp)
         built = _build(maven, project, work)
@@ -363,8 +363,9 @@ def archives_of(runtime: HadoopRuntime) -> tuple[Path, CdsState] | str:
 
 def _cds_archives(runtime: HadoopRuntime, site: Path, *, build: bool) -> CdsState:
     """The daemons' and the ApplicationMaster's archives of ``runtime`` in ``site``
-    (:func:`launcher.runtime.cds_build.expected`), built first when ``build`` and they are not all there and mapped
-    (:func:`launcher.runtime.cds_build.build`: static dumps from a training run's class lists, retried once).
+    (:func:`launcher.runtime.cds_build.expected`) that are there and mapped; with ``build`` (the caller found one
+    missing), all of them built first (:func:`launcher.runtime.cds_build.build`: static dumps from a training run's
+    class lists, retried once) and what it says is missing (the job clients' archives too).
 
     Raises:
         RuntimeError: the archives could not be built at all (:class:`launcher.runtime.cds_build.CdsBuildError`:
@@ -379,14 +380,14 @@ def _cds_archives(runtime: HadoopRuntime, site: Path, *, build: bool) -> CdsStat
         present = tuple(path for path in expected if path.is_file() and maps(runtime.java, path, jars))
         return CdsState(present, tuple(path.name for path in expected if path not in present), built)
 
-    state = look(False)
-    if not build or not state.missing:
-        return state
-    try:
-        cds_build.build(runtime, site)
+    if not build:
+        return look(False)
+    try:  # the caller found one missing: every archive is rebuilt, as build() does whenever one is
+        result = cds_build.build(runtime, site, force=True)
     except cds_build.CdsBuildError as exc:
         raise RuntimeError(str(exc)) from None
-    return look(True)
+    present = tuple(path for path in cds_build.expected(runtime, site) if path.name not in result.missing)
+    return CdsState(present, tuple(result.missing), True)
 
 
 class PrefixIncomplete(HpcHadoopError):

@@ -28,7 +28,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from launcher.runtime.staging import publish, replace_dir
+from launcher.runtime.staging import make_shared_dir, publish, replace_dir
 from launcher.util.errors import UserError
 from launcher.util.resources import SPARK_EXAMPLES_JAR, SPARK_SUBDIR, SPARK_VERSION, spark_examples_sources
 
@@ -88,7 +88,7 @@ def install_spark(prefix: Path, *, python: str | None = None, version: str = SPA
     home = spark_home(prefix)
     if not spark_missing(home, version):
         return PartResult(path=home, changed=False)
-    prefix.mkdir(parents=True, exist_ok=True)
+    make_shared_dir(prefix, field="--prefix")
     with tempfile.TemporaryDirectory(prefix=".spark-install-", dir=prefix) as tmp:
         work = Path(tmp)
         stage = work / SPARK_SUBDIR

@@ -9,6 +9,37 @@ import os
 import stat
 from pathlib import Path
 
+from launcher.util.errors import UserError
+from launcher.util.safedirs import check_private_dir, make_private_dir, nearest_level, owner_name
+
+#: The mode of a prefix's directories that :func:`make_shared_dir` makes: every user of a site install reads them.
+SHARED_DIR_MODE = 0o755
+
+
+def make_shared_dir(path: Path, *, field: str | None = None) -> None:
+    """Make the directory ``path`` (a runtime prefix, a site archive directory) that other users read: each missing
+    level one at a time from its nearest existing parent (:func:`launcher.util.safedirs.make_private_dir`), every one
+    checked to be ours, not a symbolic link and not writable by others before the next is made in it, then set to
+    0755; an existing ``path`` is checked the same way (:func:`launcher.util.safedirs.check_private_dir`), and the
+    existing parent the first level goes into must not be writable by others unless it is sticky (``/tmp``). Under a
+    root another user can write (``--prefix /tmp/x``), a level she made first is refused, never used.
+
+    Raises:
+        UserError: a level is refused (one line naming it, its owner and mode, ``field``).
+        OSError: a level cannot be made.
+    """
+    top = nearest_level(path)
+    if top == Path(os.path.abspath(path)):
+        check_private_dir(path, field=field)
+        return
+    info = os.stat(top)
+    if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:  # others could rename what we make in it
+        raise UserError(f"{top} is writable by others without the sticky bit (owner {owner_name(info.st_uid)}, mode "
+                        f"{stat.S_IMODE(info.st_mode):04o}): {path} would be made in it", field=field,
+                        fix="name a directory below one of your own, or below a sticky one such as /tmp")
+    for level in make_private_dir(top, path, field=field):
+        level.chmod(SHARED_DIR_MODE)
+
 
 def replace_dir(home: Path, built: Path, work: Path) -> None:
     """Move the directory ``built`` to ``home`` (both in the same prefix, so a rename); an old (incomplete or other

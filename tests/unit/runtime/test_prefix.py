@@ -265,3 +265,35 @@ def test_installing_into_the_user_prefix_warns_when_the_site_has_a_runtime(tmp_p
                              "be used instead of it and its class-data-sharing archives (`hpc-hadoop runtime status "
                              "--site` shows it)\n")
     assert CliRunner().invoke(main, ["runtime", "install", "--site", "--no-spark", "--no-archives"]).stderr == ""
+
+
+def test_a_prefix_is_made_one_level_at_a_time_and_a_level_another_user_made_is_refused(tmp_path: Path) -> None:
+    """``runtime install --prefix /tmp/x`` (and the site archive directory): each level made 0755 and checked to be
+    ours; one a neighbour made first, or a link, is refused in one line, and nothing is made in it."""
+    import os
+
+    import pytest
+
+    from launcher.runtime.staging import make_shared_dir
+    from launcher.util.errors import UserError
+
+    made = tmp_path / "a" / "b"
+    make_shared_dir(made, field="--prefix")
+    assert all(os.stat(p).st_mode & 0o777 == 0o755 for p in (tmp_path / "a", made))
+    make_shared_dir(made, field="--prefix")  # there already, ours: fine
+    squatted = tmp_path / "squat"
+    squatted.mkdir(mode=0o777)
+    os.chmod(squatted, 0o777)
+    with pytest.raises(UserError, match="squat is writable by others without the sticky bit"):
+        make_shared_dir(squatted / "prefix", field="--prefix")
+    assert not (squatted / "prefix").exists()
+    (squatted / "hers").mkdir()
+    os.chown(squatted / "hers", 65534, 65534)  # nobody's: a neighbour's
+    with pytest.raises(UserError, match="hers"):
+        make_shared_dir(squatted / "hers", field="--prefix")
+    os.chmod(squatted, 0o1777)  # a sticky scratch, as /tmp: the levels below it are ours
+    make_shared_dir(squatted / "mine" / "prefix", field="--prefix")
+    assert os.stat(squatted / "mine").st_uid == os.getuid()
+    (tmp_path / "link").symlink_to(made)
+    with pytest.raises(UserError, match="link"):  # the prefix itself a link: never followed
+        make_shared_dir(tmp_path / "link", field="--prefix")
