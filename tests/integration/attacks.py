@@ -412,8 +412,11 @@ for site in sorted(pathlib.Path("conf").glob("*-site.xml")):
         if prop.findtext("name") == name:
             value = prop.findtext("value")
 nodes = [node["name"] for node in json.loads(pathlib.Path("plan.json").read_text())["nodes"]]
-(handoff / "nodes").write_text(json.dumps(nodes))
-(handoff / "address").write_text(value)
+# Each file whole or not there: the test polls for it and reads it at once (a write_text seen between its create and
+# its write read "" in the CI of 2026-12-02: `invalid literal for int() with base 10: ''`).
+for entry, text in (("nodes", json.dumps(nodes)), ("address", value)):
+    (handoff / f".{entry}").write_text(text)
+    (handoff / f".{entry}").rename(handoff / entry)
 deadline = time.time() + 120
 while not (handoff / "bound").exists() and time.time() < deadline:
     time.sleep(0.05)
