@@ -50,6 +50,10 @@ _SPARK_TASKS = re.compile(r"Finished task \S+ in stage (\d+)\.\d+ .*\((\d+)/(\d+
 _SPARK_STAGE = re.compile(r"Submitting (\d+) missing tasks? from (?:ResultStage|ShuffleMapStage) (\d+) ")
 #: ... and as it ends: ``ResultStage 1 (collect at wordcount.py:30) finished in 1140 ms``.
 _SPARK_STAGE_DONE = re.compile(r"(?:ResultStage|ShuffleMapStage) (\d+) \(.*\) finished in ")
+#: The driver's scheduler backend as an executor registers with it (Spark 4.1.1, client mode: ``INFO
+#: YarnSchedulerBackend$YarnDriverEndpoint: Registered executor NettyRpcEndpointRef(spark-client://Executor)
+#: (10.0.0.2:60630) with ID 1, ResourceProfileId 0``).
+_SPARK_EXECUTOR = re.compile(r"Registered executor .* with ID \S+")
 
 
 #: :class:`StepResult`'s fields of a Spark step's progress (``None``/0 for any other step).
@@ -75,6 +79,10 @@ class StepResult(BaseModel):
             cluster health check (``None`` when not sampled).
         reduce_shuffle_bytes: the bytes its reducers shuffled (the job's ``Reduce shuffle bytes`` counter, as the
             MapReduce client prints it at the job's end); ``None`` for a map-only job, or when it was not printed.
+        executors / executors_wanted: a Spark step's executors registered with its driver so far (its scheduler's
+            ``Registered executor`` lines) and those it asked for (``--num-executors`` of its command line,
+            :func:`executors_asked`; ``None`` when it names none): what a step that started no stage waits for (issue
+            40). Not written into ``run.json``.
         shuffle: for a MapReduce job with reducers that succeeded, which shuffle its reducers used and the bytes they
             read directly from the shared filesystem and over HTTP, in sum and per reducer
             (:func:`launcher.steps.shuffle.step_shuffle`), or ``None``.
@@ -108,7 +116,22 @@ class StepResult(BaseModel):
     cause: dict[str, str] | None = None
     shuffle: ShuffleRecord | None = None
     history_error: str | None = None
+    executors: int = Field(default=0, exclude=True)
+    executors_wanted: int | None = Field(default=None, exclude=True)
     lines: list[str] = Field(default_factory=list, repr=False, exclude=True)
+
+
+def executors_asked(argv: list[str]) -> int | None:
+    """The executors a ``spark-submit`` command line asks for: its ``--num-executors N`` (what
+    :func:`launcher.render.spark.submit_command` always writes), else a ``--conf spark.executor.instances=N``; ``None``
+    when it names neither (or a value that is not a number)."""
+    asked: str | None = None
+    for i, word in enumerate(argv[:-1]):
+        if word == "--num-executors":
+            asked = argv[i + 1]
+        elif word == "--conf" and argv[i + 1].startswith("spark.executor.instances="):
+            asked = argv[i + 1].partition("=")[2]
+    return int(asked) if asked is not None and asked.isdigit() else None
 
 
 def claim_path(output: str) -> Path:
@@ -190,8 +213,8 @@ CLIENT_KILL_WAIT_STALLED = 1.0
 
 
 def _read_spark_line(result: StepResult, line: str) -> bool:
-    """A Spark driver's scheduler line (a stage submitted, a task finished, a stage finished) recorded in
-    ``result``'s ``stage`` fields; whether it was one."""
+    """A Spark driver's scheduler line (a stage submitted, a task finished, a stage finished, an executor registered)
+    recorded in ``result``'s ``stage`` fields (``executors``); whether it was one."""
     if m := _SPARK_TASKS.search(line):
         result.stage, result.stage_done, result.stage_tasks = int(m.group(1)), int(m.group(2)), int(m.group(3))
     elif m := _SPARK_STAGE.search(line):
@@ -200,6 +223,9 @@ def _read_spark_line(result: StepResult, line: str) -> bool:
         result.stages_done += 1
         if result.stage == int(m.group(1)):
             result.stage_done = result.stage_tasks
+    elif _SPARK_EXECUTOR.search(line):
+        result.executors += 1
+        return True
     else:
         return False
     result.map_pct = 100 * result.stage_done // max(1, result.stage_tasks)
@@ -292,7 +318,8 @@ class StepRunner:
     def _run(self, step: ResolvedStep, deadline: float | None, health: Callable[[], None] | None) -> StepResult:
         """:meth:`run` once the outputs are claimed."""
         result = StepResult(name=step.name, kind=step.kind, argv=step.argv, log=str(step.log),
-                            outputs=list(step.outputs), state=StepState.RUNNING)
+                            outputs=list(step.outputs), state=StepState.RUNNING,
+                            executors_wanted=executors_asked(step.argv) if step.kind in SPARK_KINDS else None)
         self.current = result
         step.log.parent.mkdir(parents=True, exist_ok=True)
         began = time.time()

@@ -142,3 +142,46 @@ def test_the_jvms_cds_warnings_are_never_a_steps_error_line(tmp_path: Path) -> N
                  "[10.486s][warning][cds] Skipping org/apache/commons/io/FileExistsException: Not linked"):
         _read_client_line(result, line)
     assert result.lines == ["26/11/27 11:38:05 ERROR streaming.StreamJob: Job not successful!"]
+
+
+#: The driver's lines of a real Spark 4.1.1 step (spark-kmeans of test_bench.py's tiny sweep on the local backend,
+#: ``--num-executors 1``; spark-submit's output, client mode), from its submission to its first stage, trimmed.
+SPARK_EXECUTOR_LINES = """\
+26/12/02 13:16:17 INFO YarnClientImpl: Submitted application application_1796217276586_0023
+26/12/02 13:16:21 INFO ServerInfo: Adding filter to /executors: org.apache.spark.deploy.yarn.AmIpFilter
+26/12/02 13:16:23 INFO YarnSchedulerBackend$YarnDriverEndpoint: Registered executor \
+NettyRpcEndpointRef(spark-client://Executor) (127.0.0.1:60630) with ID 1, ResourceProfileId 0
+26/12/02 13:16:23 INFO YarnClientSchedulerBackend: SchedulerBackend is ready for scheduling beginning after reached \
+minRegisteredResourcesRatio: 0.8
+26/12/02 13:16:24 INFO DAGScheduler: Submitting 2 missing tasks from ResultStage 0 (MapPartitionsRDD[7] at map at \
+KMeans.scala:224) (first 15 tasks are for partitions Vector(0, 1))
+""".splitlines()
+
+
+def _details(result: StepResult, lines: list[str]) -> list[str]:
+    from launcher.lifecycle.progress import step_detail
+
+    return [step_detail(result)[0] for line in lines if _read_client_line(result, line)]
+
+
+def test_a_spark_step_before_its_first_stage_says_it_waits_for_executors() -> None:
+    """Issue 40: a Spark step showed ``no stage started yet`` for a minute while its executors started: the executors
+    it asked for (``--num-executors`` of its command line) and those registered with the driver so far."""
+    from launcher.lifecycle.progress import step_detail
+    from launcher.steps.jobs import executors_asked
+
+    argv = ["spark-submit", "--master", "yarn", "--num-executors", "1", "--executor-cores", "2", "x.py"]
+    assert executors_asked(argv) == 1
+    assert executors_asked(["spark-submit", "--conf", "spark.executor.instances=3", "x.py"]) == 3
+    assert executors_asked(["spark-submit", "x.py"]) is None
+    result = StepResult(name="kmeans", kind="spark", argv=argv, log="1.log", outputs=[], state="running",
+                        executors_wanted=executors_asked(argv))
+    assert step_detail(result)[0] == "no stage started yet"  # not at YARN yet: no executor asked for
+    app = "application_1796217276586_0023"
+    assert _details(result, SPARK_EXECUTOR_LINES) == [f"waiting for executors: 0/1  {app}",
+                                                      f"no stage started yet  {app}", f"stage 0: 0/2 tasks  {app}"]
+    assert "executors" not in result.model_dump()  # progress only: run.json keeps its keys
+    # Two asked for (the 3-node Slurm cluster's Spark steps): the same recorded line, registered once, is 1/2.
+    two = StepResult(name="wc", kind="pyspark", argv=[], log="2.log", outputs=[], state="running", executors_wanted=2)
+    assert _details(two, SPARK_EXECUTOR_LINES[:3]) == [f"waiting for executors: 0/2  {app}",
+                                                       f"waiting for executors: 1/2  {app}"]
