@@ -27,6 +27,8 @@ class ConsoleObserver(Observer):
 
     #: Seconds :meth:`close` waits for the lines still to be written.
     FLUSH_SECONDS = 10.0
+    #: Lines of a step's program's own output (:meth:`output`) shown on the terminal; the step log has them all.
+    OUTPUT_LINES = 200
 
     def __init__(self, console: Console) -> None:
         self.console = console
@@ -34,6 +36,7 @@ class ConsoleObserver(Observer):
         self.lock = threading.Lock()
         self.began = time.time()
         self.last: dict[str, tuple[object, ...]] = {}
+        self.printed: dict[str, int] = {}  # lines of each step's own output seen (:meth:`output`), by its log
         self.bars: Progress | None = None
         self.tasks: dict[str, TaskID] = {}
         self.lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
@@ -85,6 +88,24 @@ class ConsoleObserver(Observer):
         with self.lock:
             if self.bars is not None and self.bars.live.is_started:
                 self.bars.console.print(text, highlight=False, markup=False)
+            else:
+                self._line(text)
+
+    def output(self, result: StepResult, line: str) -> None:
+        """Print a line a step's program printed (a Spark driver's standard output, issue 40) as ``name> line``:
+        above the live display on a terminal, else a timestamped line; after :data:`OUTPUT_LINES` of a step, one line
+        saying the rest is in its log (it always has all of them)."""
+        with self.lock:
+            shown = self.printed.get(result.log, 0)
+            self.printed[result.log] = shown + 1
+            if shown > self.OUTPUT_LINES:
+                return
+            text = (f"{result.name}> {line}" if shown < self.OUTPUT_LINES
+                    else f"{result.name}> ... (the rest of what it prints: {result.log})")
+            if self.bars is not None and self.bars.live.is_started:
+                self.bars.console.print(text, highlight=False, markup=False, soft_wrap=True)
+            elif self.bars is not None:
+                self.console.print(text, highlight=False, markup=False, soft_wrap=True)
             else:
                 self._line(text)
 

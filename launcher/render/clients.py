@@ -180,6 +180,22 @@ def yarn_logs_command(plan: ClusterPlan, application: str, *, running: bool = Tr
     return argv, env
 
 
+def fs_text_command(plan: ClusterPlan, path: str | Path) -> tuple[list[str], dict[str, str]]:
+    """``bin/hadoop fs -text file://PATH`` of the cluster and its environment: Hadoop's own reader of a SequenceFile
+    (each record as ``key<TAB>value``, the classes' ``toString``) or a compressed file (its codec found by name), for
+    ``hpc-hadoop results`` (issue 40). It needs no daemon (the path is on the shared filesystem, ``file://``), so it
+    reads the outputs of a cluster that has stopped too; only ERROR records (``HADOOP_ROOT_LOGGER``), so that what
+    it prints is the file's text.
+
+    Returns:
+        ``(argv, env)``.
+    """
+    argv = [str(bin_dir(plan) / "hadoop"), "fs", "-text", f"file://{path}"]
+    env = apply_environment(client_environment(plan))
+    env["HADOOP_ROOT_LOGGER"] = "ERROR,console"
+    return argv, env
+
+
 def tail_logs(lines: Iterable[str], keep: int) -> Iterator[str]:
     """``yarn logs`` output (lines without their newline) with each log file's contents, between its
     ``LogContents:`` and ``End of LogType:`` lines, cut to its last ``keep`` lines (``0``: all); a log's trailing

@@ -205,6 +205,8 @@ def _close_quietly(handle: IO[bytes]) -> Iterator[None]:
 
 
 ProgressCallback = Callable[[StepResult], None]
+#: Called with a step and one line its program printed on its standard output (a Spark driver's: issue 40).
+OutputCallback = Callable[[StepResult, str], None]
 #: Seconds between two checks that the cluster is whole while a step runs (reads ``agents/<node>.json``).
 HEALTH_SECONDS = 1.0
 #: Seconds a killed job client may take to end while the shared filesystem is stalled (a process blocked in a
@@ -259,9 +261,17 @@ def _read_client_line(result: StepResult, line: str) -> bool:
 class StepRunner:
     """Runs resolved steps against a running cluster and follows their progress.
 
+    A Spark step's client (``spark-submit``, the driver in client mode) has its standard output and its standard error
+    read apart (issue 40): what the program prints (a PySpark script's ``print``, SparkPi's ``Pi is roughly``; PySpark
+    passes its Python driver's output on to the JVM's) is on its standard output, Spark's log4j records on its
+    standard error (Spark's default log4j2 configuration, which ``spark-conf/`` keeps). Each line of the first goes to
+    ``on_output`` as well; both go into the step log, and both are read for progress. Any other client's two streams
+    are one (its log only).
+
     Args:
         plan: the cluster plan.
         on_progress: called (from a reader thread) whenever progress, ids or state change.
+        on_output: called (from a reader thread) with each line a Spark step's program printed on its standard output.
         stalled: true while the shared filesystem is stalled (:meth:`launcher.lifecycle.health.Health.stalled`): a
         step
             killed then neither asks YARN to kill its application (the client reads ``conf/`` from the stalled
@@ -272,25 +282,33 @@ class StepRunner:
     """
 
     def __init__(self, plan: ClusterPlan, on_progress: ProgressCallback | None = None,
-                 stalled: Callable[[], object] | None = None, gone: Callable[[], object] | None = None) -> None:
+                 stalled: Callable[[], object] | None = None, gone: Callable[[], object] | None = None,
+                 on_output: OutputCallback | None = None) -> None:
         self.plan = plan
         self.on_progress = on_progress or (lambda result: None)
+        self.on_output = on_output or (lambda result, line: None)
+        self.log_lock = threading.Lock()  # a Spark client's two readers write into one step log
         self.stalled = stalled or (lambda: None)
         self.gone = gone or (lambda: None)
         self.proc: subprocess.Popen[bytes] | None = None
         self.group = False
         self.current: StepResult | None = None
 
-    def _follow(self, result: StepResult, stream: object, log: object) -> None:
+    def _follow(self, result: StepResult, stream: object, log: object, *, echo: bool = False) -> None:
+        """Read one output stream of the client to its end: each line into the step log (``log``; a write that fails
+        stops the logging, not the reading), read for progress, and, when ``echo``, passed to ``on_output``."""
         logging = True
         for raw in iter(stream.readline, b""):  # type: ignore[attr-defined]
             line = raw.decode(errors="replace").rstrip()
             if logging:
                 try:
-                    log.write(raw)  # type: ignore[attr-defined]
+                    with self.log_lock:
+                        log.write(raw)  # type: ignore[attr-defined]
                 except OSError as err:  # a full filesystem: keep reading, or the client blocks on its pipe
                     logging = False
                     result.lines.append(f"(the step log {result.log} stopped here: {err.strerror})")
+            if echo:
+                self.on_output(result, line)
             if _read_client_line(result, line):
                 self.on_progress(result)
 
@@ -334,12 +352,17 @@ class StepRunner:
             # PySpark driver is a Python child of its JVM, and both must end when the step is killed (:meth:`kill`
             # signals the group). Every client gets SIGTERM if this process dies, SIGKILL included (the thread that
             # starts it waits for it): a killed launcher leaves no job client behind on the local backend either.
-            self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE if spark else subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, cwd=self.plan.run_dir,
                                          preexec_fn=tied_child(os.getpid(), True, own_group=spark))
             self.group = spark
-            reader = threading.Thread(target=self._follow, args=(result, self.proc.stdout, log), daemon=True)
-            reader.start()
+            readers = [threading.Thread(target=self._follow, args=(result, self.proc.stdout, log),
+                                        kwargs={"echo": spark}, daemon=True)]
+            if spark:  # Spark's log4j records: the log only
+                readers.append(threading.Thread(target=self._follow, args=(result, self.proc.stderr, log), daemon=True))
+            for reader in readers:
+                reader.start()
             try:
                 self._wait(deadline, health)
             except BaseException:
@@ -347,7 +370,8 @@ class StepRunner:
                 result.wall_s = time.time() - began
                 raise
             finally:
-                reader.join(timeout=5)
+                for reader in readers:
+                    reader.join(timeout=5)
         result.returncode = self.proc.returncode
         result.wall_s = time.time() - began
         publish_client_archive(argv, result.returncode)
