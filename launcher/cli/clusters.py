@@ -22,7 +22,7 @@ import click
 
 from launcher.cli.common import console, detect_scheduler, job_options, load, reports_errors
 from launcher.util.errors import UserError
-from launcher.util.states import ClusterState, RunState, exit_code_of
+from launcher.util.states import ClusterState, RunState, StepState, exit_code_of
 
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
@@ -358,7 +358,7 @@ def _show_results(plan: ClusterPlan, step: StepOutputs, count: int, *, active: b
             continue
         size = sum(f.stat().st_size for f in files)
         parts = f"{len(files)} file{'s' if len(files) != 1 else ''}, " if path.is_dir() else ""
-        partial = "" if step.state == "succeeded" else f"; the step {step.state}: it may be partial"
+        partial = "" if step.state == StepState.SUCCEEDED else f"; the step {step.state}: it may be partial"
         click.echo(f"{head} {output} ({parts}{format_size(size)}{partial}) <==")
         lines, more = first_lines(plan, files, count)
         for line in lines:

@@ -25,7 +25,7 @@ from launcher.util.files import replace_private
 from launcher.util.network import WILDCARD_ADDRESSES
 from launcher.util.records import Record
 from launcher.util.safedirs import make_private_dir
-from launcher.util.states import RunState, exit_code_of
+from launcher.util.states import RunState, StepState, exit_code_of
 from launcher.util.userdirs import node_record_dir, node_work_root
 
 #: Final states of a run (``stopped``: an interactive cluster ended by ``hpc-hadoop stop``): the terminal
@@ -261,7 +261,7 @@ def result_lines(report: RunReport) -> list[str]:
     for entry in entries:
         where = (", ".join(entry.outputs) if entry.outputs
                  else f"no output; what it printed: {entry.log}" if entry.log else "no output")
-        if entry.outputs and entry.state != "succeeded":
+        if entry.outputs and entry.state != StepState.SUCCEEDED:
             where += f" ({entry.state}: may be partial or missing)"
         lines.append(f"  {entry.number} {entry.name}: {where}")
     if any(entry.outputs for entry in entries):
