@@ -167,7 +167,8 @@ def make_cluster_dir(front: Front, job_file: Path, *, command: str = "submit") -
     (:func:`with_java`), its first line naming the job file by its absolute path (:data:`RESOLVED_FROM`: where
     ``hpc-hadoop notebook`` keeps notebooks by default). The cluster directory and each level above it below
     ``filesystem.root`` are made one at a time, mode 0700, and refused unless ours, not a link and not writable by
-    others (:func:`launcher.plan.cluster_plan.make_cluster_directory`). ``hpc-hadoop run --run-dir`` takes it from there.
+    others (:func:`launcher.plan.cluster_plan.make_cluster_directory`).
+    ``hpc-hadoop run --run-dir`` takes it from there.
 
     Returns:
         The new cluster directory ``<root>/<user>/hpc-hadoop/<cluster id>``.

@@ -39,6 +39,7 @@ from launcher.plan.cluster_plan import ClusterPlan, NodePlan
 from launcher.render.clients import apply_environment, client_environment
 from launcher.render.daemons import DaemonCommand
 from launcher.render.spark import SparkRuntime
+from launcher.runtime.jupyter_install import jupyter_missing
 from launcher.util.errors import UserError
 from launcher.util.resources import JUPYTER_SUBDIR, checkout_jupyter, prefixes
 
@@ -59,9 +60,6 @@ KERNEL_NAME = "hpc-hadoop"
 #: Seconds a kernel may take to start: its SparkSession is made at start, a YARN application whose executors must
 #: register (about 20 s on the 3-node test cluster).
 KERNEL_STARTUP_S = 300
-#: What :func:`jupyter_missing` requires of a JupyterLab runtime directory.
-JUPYTER_FILES = ("jupyterlab/__init__.py", "ipykernel_launcher.py", "nbclient/__init__.py",
-                 "share/jupyter/lab/static/package.json")
 
 #: The kernel's start-up file (IPython's ``exec_files``): ``spark`` and ``sc`` on the cluster's YARN, from the
 #: cluster's ``spark-conf/`` (``SPARK_CONF_DIR``), as ``hpc-hadoop exec ID -- pyspark`` makes them.
@@ -89,11 +87,6 @@ class JupyterRuntime:
     def data_path(self) -> Path:
         """``share/jupyter`` (labextensions, nbconvert templates: on ``JUPYTER_PATH``)."""
         return self.home / "share" / "jupyter"
-
-
-def jupyter_missing(home: Path) -> list[str]:
-    """What the directory ``home`` lacks of :data:`JUPYTER_FILES` (empty when it is a complete JupyterLab runtime)."""
-    return [name for name in JUPYTER_FILES if not (home / name).is_file()]
 
 
 def discover_jupyter() -> JupyterRuntime:
