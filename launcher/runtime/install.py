@@ -218,8 +218,9 @@ class Part:
 def prefix_parts(prefix: Path, *, build: bool, spark: bool = True, archives: bool = True, command: str,
                  say: Callable[[str], None] = lambda line: None) -> list[Part]:
     """Every part of ``prefix``, in order: the Hadoop runtime, Spark, our Spark examples jar, JupyterLab
-    (:mod:`launcher.runtime.jupyter_install`: ``hpc-hadoop notebook``), the class-data-sharing archives of that runtime; each one installed first when ``build`` is true and it is not complete (a part that is
-    complete is not touched: a second run writes nothing). A part that fails does not stop the ones that do not need
+    (:mod:`launcher.runtime.jupyter_install`: ``hpc-hadoop notebook``), the class-data-sharing archives of that
+    runtime; each one installed first when ``build`` is true and it is not complete (a part that is complete is not
+    touched: a second run writes nothing). A part that fails does not stop the ones that do not need
     it (the archives need the runtime; the jar needs Spark).
 
     Args:

@@ -1,5 +1,5 @@
-"""JupyterLab in a runtime prefix: a part of ``hpc-hadoop runtime install`` (:func:`launcher.runtime.install.prefix_parts`)
-for ``hpc-hadoop notebook``.
+"""JupyterLab in a runtime prefix: a part of ``hpc-hadoop runtime install``
+(:func:`launcher.runtime.install.prefix_parts`) for ``hpc-hadoop notebook``.
 
 PyPI's ``jupyterlab``, ``ipykernel`` and ``nbclient`` of the pinned versions
 (:data:`launcher.util.resources.JUPYTER_REQUIREMENTS`), installed with the running interpreter's pip (``python -m pip

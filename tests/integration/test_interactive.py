@@ -32,7 +32,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO, RUNTIME, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
-from tests.integration.attacks import attacks_fail, mallory_on_node, sleep_job_argv
+from tests.integration.attacks import attacks_fail, mallory_http, mallory_on_node, sleep_job_argv
 from tests.integration.test_slurm import queued_jobs, slurm_cluster  # noqa: F401 - fixture
 from tests.integration.test_spark import leftovers
 from tests.jobs import SMALL
@@ -379,8 +379,10 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
     hadoop = {**SMALL, "nodemanager_memory": "1536m"}
     # Issue 37 item 9: on the test cluster's second network (ib0, 10.78.0.0/24, host names nI-ib), the default
     # security: per-cluster.
+    # Issue 40 item 1: notebook: true, JupyterLab with the cluster, its notebooks beside the job file (tmp_path).
     job.write_text(yaml.safe_dump({"name": "sinter", "scheduler": "slurm", "nodes": 3, "walltime": "00:15:00",
-                                   "interface": "ib0", "filesystem": {"root": str(root)}, "hadoop": hadoop}))
+                                   "interface": "ib0", "filesystem": {"root": str(root)}, "hadoop": hadoop,
+                                   "notebook": True}))
     started = hpc_hadoop("start", str(job), env=env, timeout=600)
     print(started.stdout)
     assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
@@ -410,11 +412,13 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
         refused = hpc_hadoop("clean", cid, "--yes", env=env)
         assert refused.returncode == 2 and "stop it first" in refused.stderr and run_dir.is_dir()
         browse_cluster_ui(cid, run_dir, env)
+        notebooks_on_the_cluster(cid, run_dir, root / "words.txt", listed["nodes"][0], env, tmp_path)
     finally:
         stopped = hpc_hadoop("stop", cid, env=env, timeout=300)
     print(stopped.stdout)
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
     assert processes_of(run_dir) == [] and job_id not in queued_jobs()
+    assert not jupyter_processes(), jupyter_processes()  # JupyterLab and its kernels stopped with the cluster
     assert not any(work.exists() for work in work_dirs), "node-local working directories left after stop"
     report = run_report(run_dir)
     assert report["state"] == "stopped" and report["leftover_processes"] == 0
@@ -423,6 +427,165 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
     (after,) = clusters(env)
     assert after["state"] == "stopped" and after["active"] is False
     assert "stopped" in hpc_hadoop("list", env=env).stdout
+
+
+def word_count_notebook(path: Path, words: Path) -> None:
+    """A notebook (for the kernel ``hpc-hadoop``) whose cells count the words of ``words`` with PySpark on the
+    cluster's YARN (the kernel's ``spark``) and print the counts, sorted, with the Spark master and the cluster the
+    kernel's environment names (what ``hpc-hadoop env`` exports)."""
+    cells = [
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": f"counts = dict(spark.sparkContext.textFile('file://{words}').flatMap(str.split)\n"
+                   "    .map(lambda word: (word, 1)).reduceByKey(lambda a, b: a + b).collect())"},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": "import os\nprint(spark.sparkContext.master, os.environ['HPC_HADOOP_CLUSTER'])\n"
+                   "print(sorted(counts.items()))"},
+    ]
+    path.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "cells": cells, "metadata": {
+        "kernelspec": {"name": "hpc-hadoop", "display_name": "PySpark", "language": "python"}}}))
+
+
+def python_count(words: Path) -> str:
+    """What the notebook's output cell must print: the counts of ``words`` by Python, sorted, as a list of pairs."""
+    from collections import Counter
+
+    return str(sorted(Counter(words.read_text().split()).items()))
+
+
+def notebook_executed_on_the_master(cluster_id: str, notebook: Path, words: Path, env: dict[str, str]) -> None:
+    """``hpc-hadoop notebook ID --execute``: nbclient on the master node with the cluster's kernel; the executed
+    notebook is written beside the user's (never over it), and its output cell holds Python's count of the same file.
+    Prints both."""
+    before = notebook.read_text()
+    ran = hpc_hadoop("notebook", cluster_id, "--execute", str(notebook), env=env, timeout=600)
+    print(ran.stdout)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    executed = notebook.with_name(notebook.name.removesuffix(".ipynb") + ".executed.ipynb")
+    assert notebook.read_text() == before and f"written to {executed}" in ran.stdout
+    cells = json.loads(executed.read_text())["cells"]
+    printed = "".join(out.get("text", "") for out in cells[1]["outputs"] if out.get("output_type") == "stream")
+    expected = python_count(words)
+    print(f"nbclient output cell: {printed.splitlines()[-1][:300]}...\nPython's count:       {expected[:300]}...")
+    assert printed.splitlines() == [f"yarn {cluster_id}", expected], printed[:3000]
+
+
+def jupyterlab_refuses_without_its_token(run_dir: Path, node: str) -> None:
+    """Another user on the master node (``hhmallory`` on ``node``) reaches JupyterLab's port but, without its token,
+    gets 403 from its API (and no page); prints what she got."""
+    from launcher.plan.cluster_plan import ClusterPlan
+
+    plan = ClusterPlan.load(run_dir)
+    address, port = IB_ADDRESS(node), plan.ports.notebook_web
+    mallory = make_user("hhmallory")
+    base = shared_base("hh-notebook")
+    try:
+        attacker = mallory_on_node(mallory, user_dir(base, mallory), node)
+        urls = [f"http://{address}:{port}/_/{address}:{port}/api/kernels",
+                f"http://{address}:{port}/_/{address}:{port}/api/contents"]
+        answers = mallory_http(attacker, [{"method": "GET", "url": url} for url in urls], 60)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    print("\n".join(f"mallory on {node}: GET {url} without the token: {a['status']} {a['reason']}"
+                    for url, a in zip(urls, answers, strict=True)))
+    assert [a["status"] for a in answers] == [403, 403], answers
+
+
+def run_notebook_in_jupyterlab(browser: UiBrowser, url: str, name: str, expected: str, shot: Path) -> str:
+    """In ``browser``: JupyterLab's URL as ``ui`` printed it (``url``, with the proxy's token) opened on the notebook
+    ``name``, Run → Run All Cells, the output cell read once it shows ``expected`` (at most 300 s: the kernel makes its
+    SparkSession first); a screenshot in ``shot`` whatever happens. Returns the output cell's text."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def first(css: str) -> Any:
+        return lambda d: next(iter(d.find_elements(By.CSS_SELECTOR, css)), False)
+
+    def output(driver: Any) -> str | bool:
+        texts = [e.text for e in driver.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output")]
+        return next((t for t in texts if expected in t), False)
+
+    try:
+        browser.driver.get(url.replace("/lab?", f"/lab/tree/{name}?"))
+        browser.until(first(".jp-Notebook .jp-CodeCell .cm-content"), f"{name} open in JupyterLab")
+        assert browser.driver.current_url.startswith(f"http://127.0.0.1:{browser.port}/_/")
+        menu = browser.until(lambda d: next((e for e in d.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-itemLabel")
+                                             if e.text == "Run"), False), "the Run menu")
+        menu.click()
+        item = browser.until(lambda d: next((e for e in d.find_elements(By.CSS_SELECTOR, ".lm-Menu-itemLabel")
+                                             if e.text == "Run All Cells"), False), "Run All Cells")
+        item.click()
+        try:
+            found = WebDriverWait(browser.driver, 300, poll_frequency=1).until(output)
+        except TimeoutException:
+            raise AssertionError(f"no output cell with {expected[:80]!r}: {browser.text()}") from None
+        return str(found)
+    finally:
+        browser.driver.save_screenshot(str(shot))
+        print(f"JupyterLab screenshot: {shot}")
+
+
+def browse_jupyterlab(cluster_id: str, run_dir: Path, notebook: Path, words: Path, env: dict[str, str],
+                      shots: Path) -> None:
+    """JupyterLab through ``hpc-hadoop ui`` in headless Chromium: ``ui`` prints its URL (under the proxy's token), the
+    proxy refuses it without that token, and in the browser the notebook's cells run on the cluster's YARN and print
+    Python's count of the words (a screenshot kept in ``shots``)."""
+    from launcher.plan.cluster_plan import ClusterPlan
+
+    plan = ClusterPlan.load(run_dir)
+    printed_by_ui: list[str] = []
+    ui, _, url = start_ui(cluster_id, env, printed_by_ui)
+    browser: UiBrowser | None = None
+    try:
+        port = int(urlsplit(url).port or 0)
+        lab = f"http://127.0.0.1:{port}/_/{plan.master.address}:{plan.ports.notebook_web}/lab"
+        assert f"JupyterLab:           {lab}?token={url.split('?token=')[1]}" in printed_by_ui, printed_by_ui
+        with httpx.Client(trust_env=False, follow_redirects=False) as stranger:
+            refused = stranger.get(lab)
+            assert refused.status_code == 403, (refused.status_code, refused.text[:500])
+        print(f"JupyterLab through ui without the ui token: {refused.status_code}")
+        browser = UiBrowser(port, shots)
+        output = run_notebook_in_jupyterlab(browser, f"{lab}?token={url.split('?token=')[1]}", notebook.name,
+                                            python_count(words), shots / "jupyterlab.png")
+        print(f"JupyterLab's output cell in the browser: {output[:300]}...")
+        assert output.splitlines() == [f"yarn {cluster_id}", python_count(words)], output[:3000]
+    finally:
+        if browser is not None:
+            browser.quit()
+        ui.send_signal(signal.SIGINT)
+        ended, _ = ui.communicate(timeout=30)
+    assert ui.returncode == 0 and "stopped" in ended, ended
+
+
+def notebooks_on_the_cluster(cluster_id: str, run_dir: Path, words: Path, master: str, env: dict[str, str],
+                             job_dir: Path) -> None:
+    """Issue 40 item 1, on the cluster started with ``notebook: true``: JupyterLab runs (``hpc-hadoop notebook`` says
+    so, its notebooks beside the job file), a word-count notebook executed by nbclient on the master
+    (:func:`notebook_executed_on_the_master`), JupyterLab's port refused to another user on the master without its
+    token (:func:`jupyterlab_refuses_without_its_token`), and the same notebook run in JupyterLab through ``ui``
+    (:func:`browse_jupyterlab`)."""
+    began = time.monotonic()
+    notebook = job_dir / "wordcount.ipynb"
+    word_count_notebook(notebook, words)
+    running = hpc_hadoop("notebook", cluster_id, env=env, timeout=180)
+    print(running.stdout)
+    assert running.returncode == 0 and "JupyterLab is running" in running.stdout, running.stdout + running.stderr
+    assert f"notebooks in {job_dir}" in running.stdout
+    notebook_executed_on_the_master(cluster_id, notebook, words, env)
+    jupyterlab_refuses_without_its_token(run_dir, master)
+    browse_jupyterlab(cluster_id, run_dir, notebook, words, env, job_dir / "jupyterlab-screenshots")
+    print(f"the notebook part took {time.monotonic() - began:.1f} s")
+
+
+def jupyter_processes() -> list[str]:
+    """The command lines of JupyterLab servers, kernels and notebook executions running on this machine (every node
+    of the test cluster shares its process table)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        line = " ".join(proc.info["cmdline"] or [])
+        if any(word in line for word in ("-m jupyterlab", "ipykernel_launcher", "notebook_exec.py")):
+            found.append(line[:300])
+    return found
 
 
 def IB_ADDRESS(node: str) -> str:  # noqa: N802 - reads as the table it is (tests/cluster/README.md)
@@ -489,8 +652,10 @@ def ctrl_c_as_in_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def start_ui(cluster_id: str, env: dict[str, str]) -> tuple[subprocess.Popen[str], str, str]:
-    """``hpc-hadoop ui ID`` in the background; returns it, the ssh command and the URL it printed."""
+def start_ui(cluster_id: str, env: dict[str, str],
+             lines: list[str] | None = None) -> tuple[subprocess.Popen[str], str, str]:
+    """``hpc-hadoop ui ID`` in the background; returns it, the ssh command and the URL it printed (every line it
+    printed up to the URL added to ``lines``)."""
     ui = subprocess.Popen([sys.executable, "-m", "launcher.cli", "ui", cluster_id], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, env={**os.environ, **env}, cwd=REPO,
                           preexec_fn=ctrl_c_as_in_a_terminal)
@@ -501,6 +666,8 @@ def start_ui(cluster_id: str, env: dict[str, str]) -> tuple[subprocess.Popen[str
         if line.startswith("then open:"):
             break
     print("\n".join(printed))
+    if lines is not None:
+        lines += printed
     ssh = next((line.split(":", 1)[1].strip() for line in printed if line.startswith("on your laptop, run:")), "")
     url = printed[-1].split(None, 2)[-1] if printed and printed[-1].startswith("then open:") else ""
     assert ssh and url, "\n".join(printed)
