@@ -505,16 +505,25 @@ def run_notebook_in_jupyterlab(browser: UiBrowser, url: str, name: str, expected
         texts = [e.text for e in driver.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output")]
         return next((t for t in texts if expected in t), False)
 
+    def click(css: str, label: str) -> Any:
+        """Click the element ``css`` showing ``label``, once no dialog is in the way (JupyterLab's kernel choice,
+        should it ask: its default, our kernel, accepted)."""
+        def attempt(driver: Any) -> bool:
+            for button in driver.find_elements(By.CSS_SELECTOR, ".jp-Dialog .jp-mod-accept"):
+                button.click()
+            found = next((e for e in driver.find_elements(By.CSS_SELECTOR, css) if e.text == label), None)
+            if found is None or driver.find_elements(By.CSS_SELECTOR, ".jp-Dialog"):
+                return False
+            found.click()
+            return True
+        return browser.until(attempt, label)
+
     try:
         browser.driver.get(url.replace("/lab?", f"/lab/tree/{name}?"))
         browser.until(first(".jp-Notebook .jp-CodeCell .cm-content"), f"{name} open in JupyterLab")
         assert browser.driver.current_url.startswith(f"http://127.0.0.1:{browser.port}/_/")
-        menu = browser.until(lambda d: next((e for e in d.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-itemLabel")
-                                             if e.text == "Run"), False), "the Run menu")
-        menu.click()
-        item = browser.until(lambda d: next((e for e in d.find_elements(By.CSS_SELECTOR, ".lm-Menu-itemLabel")
-                                             if e.text == "Run All Cells"), False), "Run All Cells")
-        item.click()
+        click(".lm-MenuBar-itemLabel", "Run")
+        click(".lm-Menu-itemLabel", "Run All Cells")
         try:
             found = WebDriverWait(browser.driver, 300, poll_frequency=1).until(output)
         except TimeoutException:
