@@ -22,6 +22,7 @@ import click
 from launcher.cli.clusters import _plan_of, id_argument
 from launcher.cli.common import console, reports_errors
 from launcher.util.errors import HpcHadoopError, UserError
+from launcher.util.states import State
 
 if TYPE_CHECKING:
     from launcher.plan.cluster_plan import ClusterPlan
@@ -44,27 +45,36 @@ def _master_record(plan: ClusterPlan) -> Any:
     return AgentRecord.read_or_none(plan.path("agents", f"{plan.master.name}.json"))
 
 
-def server_state(plan: ClusterPlan) -> tuple[str, str]:
-    """What the master's agent says of JupyterLab: ``("running", "")`` once its process listens on the notebook port,
-    ``("exited", why)``, ``("refused", note)``, or ``("starting", "")``."""
+class ServerState(State):
+    """JupyterLab as the master's agent reports it (:func:`server_state`)."""
+
+    STARTING = "starting"
+    RUNNING = "running"
+    EXITED = "exited"
+    REFUSED = "refused"
+
+
+def server_state(plan: ClusterPlan) -> tuple[ServerState, str]:
+    """What the master's agent says of JupyterLab: running once its process listens on the notebook port, exited (and
+    why), refused (the agent's note), else starting."""
     from launcher.render.notebook import DAEMON
 
     record = _master_record(plan)
     if record is None:
-        return "starting", ""
+        return ServerState.STARTING, ""
     daemon = record.daemons.get(DAEMON)
     if daemon is None:
-        return ("refused", record.notebook_note) if record.notebook_note else ("starting", "")
+        return (ServerState.REFUSED, record.notebook_note) if record.notebook_note else (ServerState.STARTING, "")
     if daemon.returncode is not None:
-        return "exited", f"exit code {daemon.returncode}; its log: {daemon.out}"
+        return ServerState.EXITED, f"exit code {daemon.returncode}; its log: {daemon.out}"
     if any(seen.process == "JupyterLab" and seen.port == plan.ports.notebook_web for seen in record.listening):
-        return "running", ""
-    return "starting", ""
+        return ServerState.RUNNING, ""
+    return ServerState.STARTING, ""
 
 
-def start_server(plan: ClusterPlan, directory: Path, timeout: float = SERVER_WAIT_S) -> str:
-    """Ask for JupyterLab over ``directory`` unless one runs, and wait until it listens. Returns ``"running"`` (it ran
-    already) or ``"started"``.
+def start_server(plan: ClusterPlan, directory: Path, timeout: float = SERVER_WAIT_S) -> bool:
+    """Ask for JupyterLab over ``directory`` unless one runs, and wait until it listens. Returns True when it was
+    started now, False when it ran already.
 
     Raises:
         UserError: the directory refused, or the agent refused to start it.
@@ -72,18 +82,18 @@ def start_server(plan: ClusterPlan, directory: Path, timeout: float = SERVER_WAI
     """
     from launcher.render.notebook import request_server
 
-    if server_state(plan)[0] == "running":
-        return "running"
+    if server_state(plan)[0] is ServerState.RUNNING:
+        return False
     request_server(plan, directory)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         time.sleep(LOOK_S)
         state, why = server_state(plan)
-        if state == "running":
-            return "started"
-        if state == "refused":
+        if state is ServerState.RUNNING:
+            return True
+        if state is ServerState.REFUSED:
             raise UserError(why, field="notebook", fix="see the agent's log: hpc-hadoop logs ID --daemon agent")
-        if state == "exited":
+        if state is ServerState.EXITED:
             raise HpcHadoopError(f"JupyterLab exited: {why}")
     raise HpcHadoopError(f"JupyterLab did not listen on {plan.master.name}:{plan.ports.notebook_web} within "
                          f"{timeout:.0f} s (hpc-hadoop logs {plan.cluster_id} --daemon jupyterlab)")
@@ -170,7 +180,7 @@ def notebook(cluster: str | None, directory: Path | None, notebook: Path | None,
         return
     where = directory or _job_dir(plan)
     started = start_server(plan, where)
-    console.print(f"JupyterLab {'is running' if started == 'running' else 'started'} on {plan.master.name} "
+    console.print(f"JupyterLab {'started' if started else 'is running'} on {plan.master.name} "
                   f"(port {plan.ports.notebook_web}); notebooks in {_server_dir(plan) or where}\n"
                   f"open it:  hpc-hadoop ui {plan.cluster_id}   (it prints JupyterLab's URL)\n"
                   f"it stops with the cluster: hpc-hadoop stop {plan.cluster_id}", soft_wrap=True)

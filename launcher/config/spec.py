@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Literal, Union, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args
 
 from pydantic import (
     BaseModel,
@@ -36,9 +36,11 @@ from pydantic import (
     Discriminator,
     Field,
     PlainSerializer,
+    SerializerFunctionWrapHandler,
     Tag,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -836,6 +838,15 @@ class JobSpec(_Model):
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", value):
             raise ValueError(f"{value!r} is not a valid name (letters, digits, '-', '_', '.'; at most 64)")
         return value
+
+    @model_serializer(mode="wrap")
+    def _without_no_notebook(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The dump (``plan.json``'s ``spec``, a cluster's ``job.yaml``) without ``notebook`` when there is none: a
+        spec without one is written as releases before the field wrote it."""
+        data: dict[str, Any] = handler(self)
+        if data.get("notebook") is None:
+            data.pop("notebook", None)
+        return data
 
     @field_validator("notebook", mode="before")
     @classmethod

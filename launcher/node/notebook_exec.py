@@ -56,7 +56,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     """Execute ``request["notebook"]`` and write it to ``request["output"]``; returns the result record."""
     import nbformat
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+    from nbclient.exceptions import CellControlSignal, CellExecutionError
 
     source, output = Path(request["notebook"]), Path(request["output"])
     nb = nbformat.read(source, as_version=4)
@@ -67,7 +67,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
         client.execute()
     except CellExecutionError:
         error = first_error(nb)
-    except (CellTimeoutError, DeadKernelError, RuntimeError, TimeoutError) as exc:
+    except (CellControlSignal, RuntimeError) as exc:  # a cell's time out; a kernel that died or never started
         error = first_error(nb) or {"cell": None, "ename": type(exc).__name__, "evalue": str(exc), "traceback": []}
     write_private(output, nbformat.writes(nb))
     return {"ok": error is None, "cells": len(nb.cells), "output": str(output), "error": error}
