@@ -77,8 +77,9 @@ def start_server(plan: ClusterPlan, directory: Path, timeout: float = SERVER_WAI
     started now, False when it ran already.
 
     Raises:
-        UserError: the directory refused, or the agent refused to start it.
-        HpcHadoopError: it exited, or did not listen within ``timeout`` seconds.
+        UserError: the directory refused.
+        HpcHadoopError: the agent refused to start it (its line), it exited, or did not listen within ``timeout``
+            seconds.
     """
     from launcher.render.notebook import request_server
 
@@ -91,8 +92,8 @@ def start_server(plan: ClusterPlan, directory: Path, timeout: float = SERVER_WAI
         state, why = server_state(plan)
         if state is ServerState.RUNNING:
             return True
-        if state is ServerState.REFUSED:
-            raise UserError(why, field="notebook", fix="see the agent's log: hpc-hadoop logs ID --daemon agent")
+        if state is ServerState.REFUSED:  # the agent's line names what and the fix
+            raise HpcHadoopError(why)
         if state is ServerState.EXITED:
             raise HpcHadoopError(f"JupyterLab exited: {why}")
     raise HpcHadoopError(f"JupyterLab did not listen on {plan.master.name}:{plan.ports.notebook_web} within "

@@ -418,7 +418,7 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
     print(stopped.stdout)
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
     assert processes_of(run_dir) == [] and job_id not in queued_jobs()
-    assert not jupyter_processes(), jupyter_processes()  # JupyterLab and its kernels stopped with the cluster
+    assert jupyter_processes(run_dir) == []  # JupyterLab, its kernels and the executions stopped with the cluster
     assert not any(work.exists() for work in work_dirs), "node-local working directories left after stop"
     report = run_report(run_dir)
     assert report["state"] == "stopped" and report["leftover_processes"] == 0
@@ -586,14 +586,21 @@ def notebooks_on_the_cluster(cluster_id: str, run_dir: Path, words: Path, master
     print(f"the notebook part took {time.monotonic() - began:.1f} s")
 
 
-def jupyter_processes() -> list[str]:
-    """The command lines of JupyterLab servers, kernels and notebook executions running on this machine (every node
-    of the test cluster shares its process table)."""
+def jupyter_processes(run_dir: Path) -> list[str]:
+    """The command lines of the JupyterLab server, kernels and notebook executions of the cluster in ``run_dir`` that
+    are alive on this machine (every node of the test cluster shares its process table): those whose environment
+    names the cluster (``HPC_HADOOP_RUN_DIR``, as ``hpc-hadoop env`` exports it)."""
     found = []
-    for proc in psutil.process_iter(["cmdline"]):
+    for proc in psutil.process_iter(["cmdline", "status"]):
         line = " ".join(proc.info["cmdline"] or [])
-        if any(word in line for word in ("-m jupyterlab", "ipykernel_launcher", "notebook_exec.py")):
-            found.append(line[:300])
+        if proc.info["status"] == psutil.STATUS_ZOMBIE or not any(
+                word in line for word in ("-m jupyterlab", "ipykernel_launcher", "notebook_exec.py")):
+            continue
+        try:
+            if proc.environ().get("HPC_HADOOP_RUN_DIR") == str(run_dir):
+                found.append(line[:300])
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
     return found
 
 
