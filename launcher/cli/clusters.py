@@ -178,6 +178,8 @@ def start(job_file: Path, scheduler: str | None, nodes: int | None, walltime: st
         + f"\nResourceManager: {status.rm_web}\nJobHistory:      {status.jhs_web}"
         + f"\nuse it:   eval \"$(hpc-hadoop env {cid})\"   then yarn node -list, hadoop jar ..."
         + f"\n     or   hpc-hadoop exec {cid} -- yarn node -list"
+        + (f"\nJupyterLab (notebooks in {spec.notebook.dir}): hpc-hadoop ui {cid} prints its URL"
+           if spec.notebook is not None else "")
         + f"\nstop it:  hpc-hadoop stop {cid}", soft_wrap=True)
 
 
