@@ -43,11 +43,12 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.hadoop
 
-#: The browser test's job: Hadoop's SleepJob, 4 maps of 15 s, no reduce, not in uber mode (``fast_start`` turns it on
-#: for tiny jobs, and in uber mode the maps run one after the other inside the ApplicationMaster's container: 4 x 15 s
-#: and no container but the AM's). AM + 4 maps of 512 MB on NodeManagers that offer 1536 MB each: at most 3 containers
-#: on the ResourceManager's node, at least 2 on the others.
-SLEEP_JOB = ("org.apache.hadoop.mapreduce.SleepJob", "-Dmapreduce.job.ubertask.enable=false", "-m", "4", "-r", "0",
+#: The browser test's job: Hadoop's SleepJob, 5 maps of 15 s, no reduce, not in uber mode (``fast_start`` turns it on
+#: for tiny jobs, and in uber mode the maps run one after the other inside the ApplicationMaster's container: 5 x 15 s
+#: and no container but the AM's). AM + 5 maps of 512 MB on NodeManagers that offer 2048 MB each (the least that holds
+#: a Spark ApplicationMaster and one executor: the cluster has a notebook): at most 4 containers on the
+#: ResourceManager's node, at least 2 on the others.
+SLEEP_JOB = ("org.apache.hadoop.mapreduce.SleepJob", "-Dmapreduce.job.ubertask.enable=false", "-m", "5", "-r", "0",
              "-mt", "15000")
 
 
@@ -376,7 +377,7 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
     env = {"XDG_STATE_HOME": str(tmp_path / "state")}
     root = fresh_pfs_dir("interactive")
     job = tmp_path / "sinter.yaml"
-    hadoop = {**SMALL, "nodemanager_memory": "1536m"}
+    hadoop = {**SMALL, "nodemanager_memory": "2048m"}  # a Spark ApplicationMaster and an executor (the notebook's)
     # Issue 37 item 9: on the test cluster's second network (ib0, 10.78.0.0/24, host names nI-ib), the default
     # security: per-cluster.
     # Issue 40 item 1: notebook: true, JupyterLab with the cluster, its notebooks beside the job file (tmp_path).
