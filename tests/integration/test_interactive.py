@@ -92,6 +92,10 @@ def daemons_run_node_local(run_dir: Path) -> list[Path]:
         for name, daemon in status["daemons"].items():
             proc = psutil.Process(daemon["pid"])
             assert proc.cwd() == str(work), name
+            if name == "jupyterlab":  # not a JVM: a client of the cluster, with what `hpc-hadoop env` exports
+                assert proc.environ()["HADOOP_CONF_DIR"] == str(run_dir / "conf")
+                assert proc.environ()["JUPYTER_RUNTIME_DIR"] == str(work / "jupyter" / "runtime")
+                continue
             assert proc.environ()["HADOOP_CONF_DIR"] == str(work / "conf"), name
             assert f"-Djava.io.tmpdir={work / 'tmp'}" in proc.cmdline(), name
             if plan["spec"]["security"] == "per-cluster":  # issue 27 item 1: its keytab is the node-local copy
