@@ -468,7 +468,8 @@ def notebook_executed_on_the_master(cluster_id: str, notebook: Path, words: Path
     executed = notebook.with_name(notebook.name.removesuffix(".ipynb") + ".executed.ipynb")
     assert notebook.read_text() == before and f"written to {executed}" in ran.stdout
     cells = json.loads(executed.read_text())["cells"]
-    printed = "".join(out.get("text", "") for out in cells[1]["outputs"]  # stderr holds what the JVM logs
+    printed = "".join("".join(out.get("text", ""))  # a list of lines as nbformat writes it, or one string
+                      for out in cells[1]["outputs"]  # stderr holds what the JVM logs
                       if out.get("output_type") == "stream" and out.get("name") == "stdout")
     expected = python_count(words)
     print(f"nbclient output cell: {printed.splitlines()[-1][:300]}...\nPython's count:       {expected[:300]}...")
