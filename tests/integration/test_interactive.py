@@ -531,6 +531,11 @@ def run_notebook_in_jupyterlab(browser: UiBrowser, url: str, name: str, expected
         browser.driver.get(url.replace("/lab?", f"/lab/tree/{name}?"))
         browser.until(first(".jp-Notebook .jp-CodeCell .cm-content"), f"{name} open in JupyterLab")
         assert browser.driver.current_url.startswith(f"http://127.0.0.1:{browser.port}/_/")
+        try:  # the kernel makes its SparkSession as it starts: a Run All Cells sent before it is idle is lost
+            WebDriverWait(browser.driver, 300, poll_frequency=1).until(
+                lambda d: "| Idle" in d.find_element(By.CSS_SELECTOR, ".jp-StatusBar-Widget, #jp-main-statusbar").text)
+        except TimeoutException:
+            raise AssertionError(f"the kernel never became idle: {browser.text()}") from None
         click(".lm-MenuBar-itemLabel", "Run")
         click(".lm-Menu-itemLabel", "Run All Cells")
         try:
