@@ -4,6 +4,7 @@
 #   the Python package in ./.venv (console script .venv/bin/hpc-hadoop),
 #   the Hadoop 3.4.2 runtime assembled from Maven Central (hadoop-fs-shim/target/hadoop-runtime),
 #   Spark 4.1.1 from PyPI's pyspark (spark-runtime/pyspark) and its examples jar,
+#   JupyterLab, ipykernel and nbclient from PyPI (jupyter-runtime/, hpc-hadoop notebook),
 #   the JDK class-data-sharing archives of the daemons for every user (hadoop-fs-shim/target/hadoop-runtime/cds).
 # With --test, also what the test suite uses: Slurm + munge, GlusterFS, Grid Engine, libfuse 3 and acl (the OrangeFS
 # stand-in, tests/standins/orangefs_fuse.py, and its non-root user), Chromium and its WebDriver (the `hpc-hadoop ui`
@@ -93,6 +94,17 @@ if [[ ! -f $examples_jar || -n $(find spark-examples/src -newer "$examples_jar" 
   javac -nowarn -d spark-runtime/examples-classes -cp "spark-runtime/pyspark/jars/*" $(find spark-examples/src -name '*.java')
   jar cf "$examples_jar" -C spark-runtime/examples-classes .
   rm -rf spark-runtime/examples-classes
+fi
+# JupyterLab (hpc-hadoop notebook, docs/user-guide.md): PyPI's jupyterlab, ipykernel and nbclient in
+# jupyter-runtime/, outside .venv as Spark is, so that the kernel's /usr/bin/python3 on the master node imports them
+# beside pyspark. The pins are launcher.util.resources.JUPYTER_REQUIREMENTS; reinstalled only when they change.
+jupyter_pins=$(.venv/bin/python -c 'from launcher.util.resources import JUPYTER_REQUIREMENTS as r; print(" ".join(r))')
+if [[ "$(cat jupyter-runtime/.hpc-hadoop-pins 2>/dev/null)" != "$jupyter_pins" ]]; then
+  echo "install.sh: installing JupyterLab (pip install --target jupyter-runtime $jupyter_pins)"
+  rm -rf jupyter-runtime
+  # shellcheck disable=SC2086 # the pins are words
+  .venv/bin/python -m pip install -q --disable-pip-version-check --target jupyter-runtime $jupyter_pins
+  echo "$jupyter_pins" >jupyter-runtime/.hpc-hadoop-pins
 fi
 # The daemons', the MapReduce ApplicationMaster's and the job clients' class-data-sharing archives, built once for
 # every user into hadoop-fs-shim/target/hadoop-runtime/cds/ (docs/admin-guide.md): a user's first run starts as fast

@@ -179,6 +179,8 @@ def start(job_file: Path, scheduler: str | None, nodes: int | None, walltime: st
         + f"\nResourceManager: {status.rm_web}\nJobHistory:      {status.jhs_web}"
         + f"\nuse it:   eval \"$(hpc-hadoop env {cid})\"   then yarn node -list, hadoop jar ..."
         + f"\n     or   hpc-hadoop exec {cid} -- yarn node -list"
+        + (f"\nJupyterLab (notebooks in {spec.notebook.dir}): hpc-hadoop ui {cid} prints its URL"
+           if spec.notebook is not None else "")
         + f"\nstop it:  hpc-hadoop stop {cid}", soft_wrap=True)
 
 
@@ -377,25 +379,35 @@ def _show_results(plan: ClusterPlan, step: StepOutputs, count: int, *, active: b
 def ui(cluster: str | None, port: int) -> None:
     """Serve every web UI of a running cluster (ResourceManager, NodeManagers, JobHistoryServer, the applications'
     UIs) on one port of this login node, for the browser of your laptop: prints the one `ssh -L` command to run
-    there and the URL to open (it carries a secret token, once), then serves until Ctrl-C."""
+    there and the URL to open (it carries a secret token, once), and JupyterLab's when the cluster has one
+    (`hpc-hadoop notebook`), then serves until Ctrl-C."""
     import errno
 
-    from launcher.cli.webproxy import WebProxy, cluster_endpoints, login_host, ssh_command, upstream_auth
+    from launcher.cli.webproxy import (
+        WebProxy,
+        cluster_endpoints,
+        login_host,
+        notebook_headers,
+        ssh_command,
+        upstream_auth,
+    )
 
     plan = _plan_of(cluster, need_up=True)
     endpoints = cluster_endpoints(plan)
     try:
         proxy = WebProxy(endpoints, f"{plan.master.address}:{plan.ports.rm_web}", port=port,
-                         auth=upstream_auth(plan))
+                         auth=upstream_auth(plan), notebook=notebook_headers(plan))
     except OSError as exc:
         if exc.errno != errno.EADDRINUSE:
             raise
         raise UserError(f"port {port} of 127.0.0.1 is taken", field="--port",
                         fix="leave --port out (a free port is chosen) or pick another") from None
     login = login_host()
+    notebook = proxy.notebook_url
     click.echo(f"cluster {plan.cluster_id}: its web UIs on 127.0.0.1:{proxy.port} of {login} (only with the token)\n"
                f"on your laptop, run:  {ssh_command(proxy.port, login)}\n"
-               f"then open:            {proxy.url}\n"
+               + (f"JupyterLab:           {notebook}\n" if notebook else "")
+               + f"then open:            {proxy.url}\n"
                "Ctrl-C stops it", nl=True)
     sys.stdout.flush()
     try:

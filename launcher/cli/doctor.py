@@ -114,7 +114,20 @@ def _spark(spec: JobSpec) -> list[Check]:
                             "${spark_examples_jar} is empty", NO_EXAMPLES_JAR_FIX))
     else:
         checks.append(Check("spark examples", "ok", str(spark.examples_jar)))
-    return checks
+    return [*checks, _jupyter(spec)]
+
+
+def _jupyter(spec: JobSpec) -> Check:
+    """The JupyterLab ``hpc-hadoop notebook`` would run (:func:`launcher.render.notebook.discover_jupyter`): a ``fail``
+    when there is none and the job has ``notebook:``, a ``warn`` when it has not (only notebooks need it)."""
+    from launcher.render.notebook import discover_jupyter
+
+    try:
+        jupyter = discover_jupyter()
+    except UserError as exc:
+        return Check("jupyterlab", "fail" if spec.notebook is not None else "warn",
+                     exc.message + ("" if spec.notebook is not None else ": hpc-hadoop notebook cannot run"), exc.fix)
+    return Check("jupyterlab", "ok", f"JupyterLab at {jupyter.home}")
 
 
 def _filesystem(spec: JobSpec) -> list[Check]:

@@ -39,6 +39,7 @@ LAZY_COMMANDS = {
         ("start", "start"), ("list", "list_clusters"), ("status", "status"), ("env", "env_command"),
         ("exec", "exec_command"), ("logs", "logs"), ("stop", "stop"), ("clean", "clean"),
         ("completion", "completion"), ("ui", "ui"), ("results", "results_command"))},
+    "notebook": "launcher.cli.notebook:notebook",
     "runtime": "launcher.cli.runtime:runtime",
     "config": "launcher.cli.layers:config_command",
     "examples": "launcher.cli.examples:examples_command",

@@ -36,7 +36,7 @@ def _where(func: F) -> F:
                           "them at PREFIX/hadoop and PREFIX/spark/pyspark."),
         click.option("--site", is_flag=True, help="The site prefix, <venv>/share/hpc-hadoop/runtime: for every user "
                      "of this install (install it as the account that owns the install)."),
-        click.option("--no-spark", is_flag=True, help="Leave out Spark and the Spark examples jar."),
+        click.option("--no-spark", is_flag=True, help="Leave out Spark, the Spark examples jar and JupyterLab."),
         click.option("--no-archives", is_flag=True, help="Leave out the class-data-sharing archives."),
     )):
         func = option(func)

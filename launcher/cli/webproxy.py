@@ -22,6 +22,15 @@ laptop serves every page of the cluster:
 - **Upstream authentication is per request**: :data:`UpstreamAuth` gives the cookies to send with each forwarded
   request (under ``security: per-cluster``, a signed ``hadoop.auth`` minted for that request; under ``simple``
   none, and the daemons see Hadoop's anonymous ``dr.who``).
+- **JupyterLab** (``hpc-hadoop notebook``, :mod:`launcher.render.notebook`) is one more endpoint, marked
+  ``notebook``: it runs with ``base_url`` ``/_/<address>:<port>/``, so its requests are forwarded with their whole
+  path and nothing in its pages is rewritten; each carries ``Authorization: token <JupyterLab's token>``, added here
+  (:data:`UpstreamHeaders`, :func:`notebook_headers`) only once the port is known to be held by the owner's JupyterLab
+  (:class:`launcher.plan.daemon_sockets.DaemonSockets`, whatever ``security:`` says); the token is cut out of what
+  JupyterLab answers (its page configuration carries it), so the browser only ever has the proxy's cookie. A
+  WebSocket (``Upgrade: websocket``: the kernels' channels) is relayed as raw bytes both ways after the handshake
+  (:func:`is_websocket`, :meth:`_Handler.relay_websocket`), and only from a page of this proxy (its ``Origin``:
+  :func:`same_origin`).
 """
 
 from __future__ import annotations
@@ -64,6 +73,17 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy
 UpstreamAuth = Callable[[str, int], Mapping[str, str]]
 
 
+#: The headers to send upstream with one request to a ``notebook`` endpoint ``(address, port)`` (JupyterLab's
+#: ``Authorization``); raises :class:`UpstreamRefused` when the port is not the owner's JupyterLab's.
+UpstreamHeaders = Callable[[str, int], Mapping[str, str]]
+#: Headers of a WebSocket handshake that are not passed on (the proxy's own cookie and the browser's origin stay here;
+#: ``Host`` is the upstream's).
+WEBSOCKET_DROPPED = frozenset({"host", "cookie", "origin", "referer", "authorization", "proxy-authorization",
+                               "connection", "upgrade"})
+#: Bytes read at a time when relaying a WebSocket.
+RELAY_CHUNK = 65536
+
+
 class UpstreamRefused(Exception):
     """A forwarded request was not sent: the daemon's port is not the owner's daemon's socket (the message says
     whose it is, or that nothing listens)."""
@@ -99,6 +119,34 @@ class Endpoint:
     role: str
     address: str
     port: int
+    notebook: bool = False
+
+
+def is_websocket(upgrade: str | None, connection: str | None) -> bool:
+    """True for a WebSocket handshake (RFC 6455 §4.1): the ``Upgrade`` header ``websocket`` and the ``Connection``
+    header naming ``upgrade`` among its tokens (both compared without case)."""
+    tokens = {token.strip().lower() for token in (connection or "").split(",")}
+    return (upgrade or "").strip().lower() == "websocket" and "upgrade" in tokens
+
+
+def same_origin(origin: str | None, port: int) -> bool:
+    """True when a WebSocket's ``Origin`` is a page of the proxy on ``port`` (``http://127.0.0.1:<port>`` or
+    ``http://localhost:<port>``, what the tunnel gives the laptop); a handshake without ``Origin`` (no browser) is
+    let through, its cookie checked as any request's."""
+    if origin is None:
+        return True
+    return origin.rstrip("/").lower() in (f"http://127.0.0.1:{port}", f"http://localhost:{port}")
+
+
+def upstream_path(endpoint: Endpoint, host_port: str, rest: str) -> str:
+    """The path sent upstream for ``/_/<host_port><rest>``: the whole of it for a ``notebook`` endpoint (JupyterLab's
+    ``base_url`` is that prefix), ``rest`` for Hadoop's daemons."""
+    return f"{PREFIX}{host_port}{rest}" if endpoint.notebook else rest
+
+
+def strip_secret(body: bytes, secret: str | None) -> bytes:
+    """``body`` with every occurrence of ``secret`` (JupyterLab's token, in its page configuration) removed."""
+    return body.replace(secret.encode(), b"") if secret else body
 
 
 def _names(name: str, address: str) -> list[str]:
@@ -133,7 +181,65 @@ def cluster_endpoints(plan: ClusterPlan) -> dict[str, Endpoint]:
     add(master.name, addresses[master.name], plan.ports.jhs_web, "JobHistoryServer")
     for node in plan.nodemanagers:
         add(node.name, addresses[node.name], plan.ports.nm_web, f"NodeManager {node.name}")
+    if notebook_token(plan) is not None:  # JupyterLab was started: only under the address its base_url names
+        address = addresses[master.name]
+        endpoints[f"{address.lower()}:{plan.ports.notebook_web}"] = Endpoint(
+            role="JupyterLab", address=address, port=plan.ports.notebook_web, notebook=True)
     return endpoints
+
+
+def notebook_endpoint(endpoints: Mapping[str, Endpoint]) -> str | None:
+    """The ``host:port`` of the JupyterLab endpoint among ``endpoints``, or ``None``."""
+    return next((key for key, endpoint in endpoints.items() if endpoint.notebook), None)
+
+
+def notebook_token(plan: ClusterPlan) -> str | None:
+    """JupyterLab's token as the master's agent wrote it (``notebook/token``), or ``None`` when there is none (no
+    server was started); read only when the file is the owner's, not a link and 0600.
+
+    Raises:
+        UpstreamRefused: the file is not the owner's, a link, or readable by others.
+    """
+    import os
+    import stat
+
+    from launcher.render.notebook import NOTEBOOK_SUBDIR, TOKEN_FILE
+
+    path = plan.path(NOTEBOOK_SUBDIR, TOKEN_FILE)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise UpstreamRefused(f"{path}: {exc.strerror}; nothing was sent to JupyterLab") from None
+    with os.fdopen(fd) as file:
+        info = os.fstat(file.fileno())
+        if info.st_uid != os.geteuid() or not stat.S_ISREG(info.st_mode) or info.st_mode & 0o077:
+            raise UpstreamRefused(f"{path} is not your private file (owner uid {info.st_uid}, mode "
+                                  f"{info.st_mode & 0o777:04o}); nothing was sent to JupyterLab")
+        return file.read().strip() or None
+
+
+def notebook_headers(plan: ClusterPlan) -> UpstreamHeaders:
+    """The headers of each request to ``plan``'s JupyterLab: ``Authorization: token <its token>``
+    (:func:`notebook_token`), once its port is known to be held by the owner's JupyterLab
+    (:class:`launcher.plan.daemon_sockets.DaemonSockets`: from the kernel on this node, from the master's agent
+    elsewhere); :class:`UpstreamRefused` otherwise, and nothing is sent there."""
+    from launcher.plan.daemon_sockets import DaemonSockets, WebEndpoint
+
+    sockets = DaemonSockets(plan)
+
+    def headers(address: str, port: int) -> dict[str, str]:
+        endpoint = WebEndpoint("jupyterlab", plan.master.name, address, port)
+        verdict = sockets.check(endpoint)
+        if not verdict.ours:
+            raise UpstreamRefused(f"not forwarded to {endpoint}: {verdict.why}; nothing was sent there")
+        token = notebook_token(plan)
+        if token is None:
+            raise UpstreamRefused(f"not forwarded to {endpoint}: no token (notebook/token); nothing was sent there")
+        return {"Authorization": f"token {token}"}
+
+    return headers
 
 
 #: ``http://host:port`` (also with JavaScript-escaped slashes, ``http:\/\/host:port``), followed by a path, a quote or
@@ -206,11 +312,13 @@ class WebProxy:
     """
 
     def __init__(self, endpoints: Mapping[str, Endpoint], home: str, *, port: int = 0, token: str | None = None,
-                 auth: UpstreamAuth | None = None, bind: str = "127.0.0.1") -> None:
+                 auth: UpstreamAuth | None = None, notebook: UpstreamHeaders | None = None,
+                 bind: str = "127.0.0.1") -> None:
         self.endpoints = dict(endpoints)
         self.home = home.lower()
         self.token = token or secrets.token_urlsafe(TOKEN_BYTES)
         self.auth = auth
+        self.notebook = notebook
         self.http = httpx.Client(timeout=UPSTREAM_TIMEOUT, trust_env=False, follow_redirects=False)
         self.server = _Server((bind, port), self)
         self.port = int(self.server.server_address[1])
@@ -221,6 +329,13 @@ class WebProxy:
     def url(self) -> str:
         """The URL to open (once) in the browser: ``http://127.0.0.1:<port>/?token=<token>``."""
         return f"http://127.0.0.1:{self.port}/?token={self.token}"
+
+    @property
+    def notebook_url(self) -> str | None:
+        """JupyterLab's URL with the proxy's token (``.../_/<address>:<port>/lab?token=...``), when the cluster has a
+        notebook endpoint."""
+        key = notebook_endpoint(self.endpoints)
+        return f"http://127.0.0.1:{self.port}{PREFIX}{key}/lab?token={self.token}" if key else None
 
     def valid(self, token: str | None) -> bool:
         """True when ``token`` is this proxy's (compared in constant time)."""
@@ -328,7 +443,8 @@ class _Handler(BaseHTTPRequestHandler):
         if endpoint is None:
             self.answer(HTTPStatus.NOT_FOUND, f"not found: {host_port} is not a web server of this cluster")
             return
-        self.forward(host_port, endpoint, rest + (f"?{parts.query}" if parts.query else ""))
+        self.forward(host_port, endpoint, upstream_path(endpoint, host_port, rest)
+                     + (f"?{parts.query}" if parts.query else ""))
 
     def take_token(self, token: str, path: str, query: list[tuple[str, str]]) -> None:
         """``?token=``: the right one sets the cookie and redirects to the same page without it (:func:`local_path`:
@@ -349,20 +465,39 @@ class _Handler(BaseHTTPRequestHandler):
         self.redirect(f"{PREFIX}{referer[0]}{path}" + (f"?{query}" if query else ""),
                       status=HTTPStatus.TEMPORARY_REDIRECT)
 
-    def forward(self, host_port: str, endpoint: Endpoint, path: str) -> None:
-        """Send the request to ``endpoint`` (its cookies but the proxy's own, plus :attr:`WebProxy.auth`'s, minted
-        for this request) and relay the answer."""
+    def upstream_credentials(self, endpoint: Endpoint) -> tuple[dict[str, str], dict[str, str]] | None:
+        """The cookies and headers a request to ``endpoint`` carries (:attr:`WebProxy.auth`'s cookies for Hadoop's
+        daemons, :attr:`WebProxy.notebook`'s headers for JupyterLab); ``None`` after answering 502 when they may not
+        go there (:class:`UpstreamRefused`)."""
         proxy = self.proxy
         try:
-            minted = proxy.auth(endpoint.address, endpoint.port) if proxy.auth is not None else {}
+            if endpoint.notebook:
+                if proxy.notebook is None:
+                    raise UpstreamRefused(f"no way to authenticate to {endpoint.role}; nothing was sent there")
+                return {}, dict(proxy.notebook(endpoint.address, endpoint.port))
+            return dict(proxy.auth(endpoint.address, endpoint.port) if proxy.auth is not None else {}), {}
         except UpstreamRefused as refused:  # not even the browser's cookies go there
             self.answer(HTTPStatus.BAD_GATEWAY, str(refused))
+            return None
+
+    def forward(self, host_port: str, endpoint: Endpoint, path: str) -> None:
+        """Send the request to ``endpoint`` (its cookies but the proxy's own, plus :meth:`upstream_credentials`,
+        minted for this request) and relay the answer; a WebSocket handshake is relayed as a connection
+        (:meth:`relay_websocket`)."""
+        proxy = self.proxy
+        credentials = self.upstream_credentials(endpoint)
+        if credentials is None:
             return
-        headers = [(k, v) for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP]
+        minted, extra = credentials
+        if is_websocket(self.headers.get("Upgrade"), self.headers.get("Connection")):
+            self.relay_websocket(endpoint, path, extra)
+            return
+        headers = [(k, v) for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP | {"authorization"}]
         sent = {name: value for name, value in self.cookies().items() if name != proxy.cookie}
         sent.update(minted)
         if sent:
             headers.append(("Cookie", "; ".join(f"{k}={v}" for k, v in sent.items())))
+        headers.extend(extra.items())
         headers.append(("Accept-Encoding", "identity"))
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length > 0 else None
@@ -376,9 +511,58 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             self.relay_head(host_port, response)
-            self.relay_body(host_port, response)
+            self.relay_body(host_port, response, secret=extra.get("Authorization", "").removeprefix("token ")
+                            if endpoint.notebook else None)
         finally:
             response.close()
+
+    def relay_websocket(self, endpoint: Endpoint, path: str, extra: Mapping[str, str]) -> None:
+        """A WebSocket through the proxy: the handshake sent to ``endpoint`` on a connection of its own (the browser's
+        headers but :data:`WEBSOCKET_DROPPED`, plus ``extra``: JupyterLab's ``Authorization``), its answer passed back
+        as it came, and after a ``101`` every byte relayed both ways until either side closes. Refused (403) when its
+        ``Origin`` is not this proxy's (:func:`same_origin`)."""
+        import socket as sockets
+
+        if not same_origin(self.headers.get("Origin"), self.proxy.port):
+            self.answer(HTTPStatus.FORBIDDEN, f"forbidden: a WebSocket from {self.headers.get('Origin')}")
+            return
+        lines = [f"GET {path} HTTP/1.1", f"Host: {endpoint.address}:{endpoint.port}", "Connection: Upgrade",
+                 "Upgrade: websocket"]
+        lines += [f"{k}: {v}" for k, v in self.headers.items() if k.lower() not in WEBSOCKET_DROPPED]
+        lines += [f"{k}: {v}" for k, v in extra.items()]
+        try:
+            upstream = sockets.create_connection((endpoint.address, endpoint.port), timeout=UPSTREAM_TIMEOUT)
+        except OSError as exc:
+            self.answer(HTTPStatus.BAD_GATEWAY, f"{endpoint.role} at {endpoint.address}:{endpoint.port} did not "
+                                                f"answer: {exc}")
+            return
+        self.close_connection = True
+        with upstream:
+            upstream.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+            head = b""
+            while b"\r\n\r\n" not in head and len(head) < RELAY_CHUNK:
+                chunk = upstream.recv(RELAY_CHUNK)
+                if not chunk:
+                    break
+                head += chunk
+            self.connection.sendall(head)
+            if not head.startswith((b"HTTP/1.1 101", b"HTTP/1.0 101")):
+                return
+            upstream.settimeout(None)
+            self.connection.settimeout(None)
+            back = threading.Thread(target=_pump_socket, args=(upstream, self.connection), daemon=True)
+            back.start()
+            try:
+                while chunk := self.rfile.read1(RELAY_CHUNK):
+                    upstream.sendall(chunk)
+            except OSError:
+                pass
+            finally:
+                try:
+                    upstream.shutdown(sockets.SHUT_RDWR)
+                except OSError:
+                    pass
+                back.join(timeout=5)
 
     def relay_head(self, host_port: str, response: httpx.Response) -> None:
         """Status and headers: hop-by-hop ones dropped, ``Location`` rewritten, cookies without ``Domain``."""
@@ -393,18 +577,30 @@ class _Handler(BaseHTTPRequestHandler):
                 value = re.sub(r";\s*domain=[^;]*", "", value, flags=re.IGNORECASE)
             self.send_header(name, value)
 
-    def relay_body(self, host_port: str, response: httpx.Response) -> None:
-        """The body: HTML and scripts with their links rewritten; anything else streamed as it comes."""
+    def relay_body(self, host_port: str, response: httpx.Response, secret: str | None = None) -> None:
+        """The body: HTML and scripts with their links rewritten; anything else streamed as it comes
+        (:meth:`relay_stream`). From JupyterLab (``secret``: its token), HTML and JSON with the token cut out
+        (:func:`strip_secret`) and no link rewritten."""
         kind = response.headers.get("Content-Type", "").lower()
-        if any(t in kind for t in REWRITTEN_TYPES):
+        if secret is not None and any(t in kind for t in ("text/html", "json")):
+            self.send_whole(strip_secret(response.read(), secret))
+        elif secret is None and any(t in kind for t in REWRITTEN_TYPES):
             encoding = response.encoding or "utf-8"
             text = response.read().decode(encoding, errors="replace")
-            body = rewrite_links(text, self.proxy.endpoints, base=host_port).encode(encoding, errors="replace")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
-            return
+            text = rewrite_links(text, self.proxy.endpoints, base=host_port)
+            self.send_whole(text.encode(encoding, errors="replace"))
+        else:
+            self.relay_stream(response)
+
+    def send_whole(self, body: bytes) -> None:
+        """A body read whole: its length, the end of the headers, the body (none for ``HEAD``)."""
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def relay_stream(self, response: httpx.Response) -> None:
+        """A body streamed as it comes: with its length when the upstream gave one, else chunked."""
         length = response.headers.get("Content-Length")
         if length is not None and "content-encoding" not in response.headers:
             self.send_header("Content-Length", length)
@@ -423,6 +619,21 @@ class _Handler(BaseHTTPRequestHandler):
             if chunk:
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
         self.wfile.write(b"0\r\n\r\n")
+
+
+def _pump_socket(source: socket.socket, target: socket.socket) -> None:
+    """Copy what ``source`` sends to ``target`` until ``source`` closes (a WebSocket's upstream half), then shut
+    ``target``'s writing down."""
+    try:
+        while chunk := source.recv(RELAY_CHUNK):
+            target.sendall(chunk)
+    except OSError:
+        pass
+    finally:
+        try:
+            target.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
 
 
 def login_host() -> str:

@@ -379,8 +379,8 @@ def absolute_paths(job: dict[str, Any], base: Path) -> dict[str, Any]:
     the same in the cluster directory, where the run happens, as next to the job file: ``filesystem.root``,
     ``input_dir``, ``output_dir``, ``local_dirs``; ``kerberos.keytab`` and ``kerberos.krb5_conf``; each step's
     ``jar`` and ``output``; a streaming step's ``input``, ``output`` and ``files``; a built-in example's input and
-    output arguments. A jar step's ``args`` and the
-    mapper/reducer commands are passed as they are.
+    output arguments; ``notebook.dir``, the job file's directory when not given (``notebook: true``). A jar step's
+    ``args`` and the mapper/reducer commands are passed as they are.
     """
     job = copy.deepcopy(job)
     kerberos = job.get("kerberos")
@@ -395,6 +395,11 @@ def absolute_paths(job: dict[str, Any], base: Path) -> dict[str, Any]:
     for step in steps if isinstance(steps, list) else []:  # anything else is refused by the model, by name
         if isinstance(step, dict):
             _absolute_step_paths(step, base)
+    notebook = job.get("notebook")
+    if notebook is True or (isinstance(notebook, dict) and notebook.get("dir") is None):
+        job["notebook"] = {**(notebook if isinstance(notebook, dict) else {}), "dir": str(base)}
+    elif isinstance(notebook, dict):
+        _absolute_keys(notebook, ("dir",), base)
     return job
 
 

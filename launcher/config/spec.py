@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Literal, Union, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args
 
 from pydantic import (
     BaseModel,
@@ -36,9 +36,11 @@ from pydantic import (
     Discriminator,
     Field,
     PlainSerializer,
+    SerializerFunctionWrapHandler,
     Tag,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -590,6 +592,22 @@ class SparkSpec(_Model):
         return one_line_path(value)
 
 
+class NotebookSpec(_Model):
+    """`notebook:` (or `notebook: true`): JupyterLab on the cluster's master node, started with the cluster and
+    stopped with it, its kernel's `spark` a SparkSession on the cluster's YARN (`hpc-hadoop notebook`, reached
+    through `hpc-hadoop ui`). Implies Spark's defaults when the job has no `spark:` section."""
+
+    dir: str | None = Field(
+        None, description="Where the notebooks are kept (JupyterLab's root directory, on a filesystem the master "
+        "node mounts); a relative path means the job file's directory; default: the job file's directory. Never "
+        "inside the cluster directory, which `hpc-hadoop clean` deletes.")
+
+    @field_validator("dir")
+    @classmethod
+    def _dir_one_line(cls, value: str | None) -> str | None:
+        return one_line_path(value)
+
+
 class _SparkAppSpec(_Model):
     """What every Spark application step has: its arguments, executors and output directory."""
 
@@ -807,7 +825,9 @@ class JobSpec(_Model):
     pbs: PbsSpec = Field(default_factory=PbsSpec)
     sge: SgeSpec = Field(default_factory=SgeSpec)
     spark: SparkSpec | None = Field(None, description="Spark on YARN; a job with a `spark:` or `pyspark:` step "
-                                    "gets the defaults.")
+                                    "or a `notebook:` gets the defaults.")
+    notebook: NotebookSpec | None = Field(None, description="JupyterLab on the master node with the cluster "
+                                          "(`notebook: true`, or its fields).")
     steps: list[Step] = Field(
         default_factory=list, description="Hadoop jobs run in order; a failing step stops the run. Required by "
         "`submit` and `run`; `start` (an interactive cluster) runs them, if any, once the cluster is up.")
@@ -817,6 +837,25 @@ class JobSpec(_Model):
     def _name_ok(cls, value: str) -> str:
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", value):
             raise ValueError(f"{value!r} is not a valid name (letters, digits, '-', '_', '.'; at most 64)")
+        return value
+
+    @model_serializer(mode="wrap")
+    def _without_no_notebook(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The dump (``plan.json``'s ``spec``, a cluster's ``job.yaml``) without ``notebook`` when there is none: a
+        spec without one is written as releases before the field wrote it."""
+        data: dict[str, Any] = handler(self)
+        if data.get("notebook") is None:
+            data.pop("notebook", None)
+        return data
+
+    @field_validator("notebook", mode="before")
+    @classmethod
+    def _notebook_flag(cls, value: object) -> object:
+        """``notebook: true`` is ``notebook: {}``; ``false`` (or ``null``) is no notebook."""
+        if value is True:
+            return {}
+        if value is False:
+            return None
         return value
 
     @field_validator("steps", mode="before")
@@ -907,6 +946,7 @@ SPARK_KINDS = ("spark", "pyspark")
 
 
 def uses_spark(spec: JobSpec) -> bool:
-    """True when the job has a ``spark:`` section or a ``spark:``/``pyspark:`` step: only then is Spark looked
-    for, ``spark-conf/`` written and :mod:`launcher.render.spark` imported (re-exported there)."""
-    return spec.spark is not None or any(isinstance(s, (SparkStep, PySparkStep)) for s in spec.steps)
+    """True when the job has a ``spark:`` or ``notebook:`` section or a ``spark:``/``pyspark:`` step: only then is
+    Spark looked for, ``spark-conf/`` written and :mod:`launcher.render.spark` imported (re-exported there)."""
+    return (spec.spark is not None or spec.notebook is not None
+            or any(isinstance(s, (SparkStep, PySparkStep)) for s in spec.steps))

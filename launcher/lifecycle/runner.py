@@ -203,6 +203,10 @@ def materialize(plan: ClusterPlan, *, submitted: bool = False) -> list[str]:
         from launcher.render.spark import write_spark_conf  # a run without Spark does not import it
 
         write_spark_conf(plan)
+    if plan.spec.notebook is not None and plan.spec.notebook.dir is not None:  # JupyterLab with the cluster
+        from launcher.render.notebook import request_server
+
+        request_server(plan, Path(plan.spec.notebook.dir))
     register(plan.cluster_id, run_dir, plan.scheduler, plan.job_id)
     return notes
 

@@ -8,6 +8,7 @@ everything a run keeps. Inside the allocation the script calls ``hpc-hadoop run 
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import sys
@@ -143,14 +144,31 @@ def remove_cluster_dir(run_dir: Path, made: list[Path]) -> None:
             break
 
 
+#: The first line of a cluster directory's ``job.yaml``: the job file it was resolved from (absolute) and the command.
+RESOLVED_FROM = re.compile(r"^# Resolved from (?P<job_file>/.*) \(every layer applied\) by hpc-hadoop \S+\.$")
+
+
+def job_file_of(run_dir: Path) -> Path | None:
+    """The job file a cluster directory's ``job.yaml`` was resolved from (:data:`RESOLVED_FROM`), or ``None`` (a
+    directory of an older release, whose line may name it relative to where the command ran)."""
+    try:
+        with open(run_dir / "job.yaml") as file:
+            found = RESOLVED_FROM.match(file.readline().rstrip("\n"))
+    except OSError:
+        return None
+    return Path(found.group("job_file")) if found else None
+
+
 def make_cluster_dir(front: Front, job_file: Path, *, command: str = "submit") -> Path:
     """Make the cluster directory ``front`` planned (``submit``'s or ``start``'s front half: everything checkable
     checked, with the plan on the batch system's stand-in nodes or the allocation this process is in; the
     directories already there that the run would use are the user's: :func:`launcher.lifecycle.validate.
     check_own_dirs`), holding ``job.yaml`` (mode 0600), the fully resolved job file with the JDK found here
-    (:func:`with_java`). The cluster directory and each level above it below ``filesystem.root`` are made one at a
-    time, mode 0700, and refused unless ours, not a link and not writable by others
-    (:func:`launcher.plan.cluster_plan.make_cluster_directory`). ``hpc-hadoop run --run-dir`` takes it from there.
+    (:func:`with_java`), its first line naming the job file by its absolute path (:data:`RESOLVED_FROM`: where
+    ``hpc-hadoop notebook`` keeps notebooks by default). The cluster directory and each level above it below
+    ``filesystem.root`` are made one at a time, mode 0700, and refused unless ours, not a link and not writable by
+    others (:func:`launcher.plan.cluster_plan.make_cluster_directory`).
+    ``hpc-hadoop run --run-dir`` takes it from there.
 
     Returns:
         The new cluster directory ``<root>/<user>/hpc-hadoop/<cluster id>``.
@@ -162,7 +180,7 @@ def make_cluster_dir(front: Front, job_file: Path, *, command: str = "submit") -
     spec = with_java(front.spec, front.plan.runtime)
     cluster_plan.make_cluster_directory(run_dir, file=str(job_file))
     create_private(run_dir / "job.yaml",
-                  f"# Resolved from {job_file} (every layer applied) by hpc-hadoop {command}.\n"
+                  f"# Resolved from {job_file.absolute()} (every layer applied) by hpc-hadoop {command}.\n"
                   + dump_yaml(spec.model_dump(mode="json", by_alias=True)))
     return run_dir
 

@@ -43,6 +43,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -206,6 +207,12 @@ class Agent:
         self.restarted: set[str] = set()
         self.killed: set[str] = set()  # daemons SIGKILLed at the end of their grace (:meth:`terminate`)
         self.hurry = False
+        #: JupyterLab and the notebook executions (``hpc-hadoop notebook``), on the master only: their requests are
+        #: looked for on a thread of their own (:class:`NotebookRequests`); they exit without stopping the node.
+        self.requests = NotebookRequests(plan.path("notebook")) if node.name == plan.master.name else None
+        self.runs: dict[str, subprocess.Popen[bytes] | None] = {}  # None: refused (its result says why)
+        self.notebook_note: str | None = None
+        self._server_request: int | None = None  # the mtime of the server request last started
 
     def _on_signal(self, signum: int, _frame: object) -> None:
         if self.state is AgentState.STOPPING:  # asked again (the launcher's escalation): no grace, no archive written
@@ -228,7 +235,8 @@ class Agent:
                              work_dir=str(self.work_dir) if self.work_dir else None, work_note=self.work_note,
                              nm_local_dir=self.nm_local_dir, nm_note=self.nm_note, archive_notes=self.archive_notes,
                              listening=[ListeningRecord(**entry.to_dict()) for entry in sorted(self.listening)],
-                             foreign_ports=self.foreign_ports, address=self.address)
+                             foreign_ports=self.foreign_ports, address=self.address,
+                             notebook_note=self.notebook_note)
         self.status.put(record.to_json(indent=1))
 
     def start(self) -> None:
@@ -264,6 +272,8 @@ class Agent:
             self.spawn(daemon_command(self.plan, self.node, name, address, self.work_dir, self.nm_local_dir))
         self.state = AgentState.RUNNING
         self.write_status()
+        if self.requests is not None:
+            self.requests.start()
 
     def spawn(self, command: DaemonCommand) -> None:
         """Start ``command`` (output appended to its ``.out`` file) as the daemon ``command.name``."""
@@ -455,9 +465,13 @@ class Agent:
         is gone; by a signal otherwise), ``None`` while the node runs on."""
         if self.stop_reason is not None:
             return self.stop_reason
+        if self.requests is not None:
+            self.serve_notebook_requests()
         for name, proc in list(self.procs.items()):
             if proc.poll() is not None and self.stop_reason is None and self.restart_without_archive(name):
                 continue
+            if proc.poll() is not None and name in OPTIONAL_DAEMONS:
+                continue  # JupyterLab: its exit code is in the state file (its DaemonRecord); the cluster runs on
             if proc.poll() is not None:
                 self.failed[name] = proc.returncode
                 self.failed_at.setdefault(name, time.time())
@@ -469,6 +483,96 @@ class Agent:
         elif time.monotonic() - self._sampled >= LISTEN_SAMPLE_SECONDS:
             self.sample_listeners()
         return self.stop_reason
+
+    def serve_notebook_requests(self) -> None:
+        """Start what ``notebook/`` asks for (:class:`NotebookRequests`): JupyterLab when the server request is new (or
+        rewritten since the last start) and none runs, an execution for each ``run-<id>.json`` not started yet. What
+        cannot be started is said in :attr:`notebook_note` (the state file: ``hpc-hadoop notebook`` prints it)."""
+        from launcher.render import notebook
+
+        assert self.requests is not None
+        server, runs = self.requests.take()
+        running = notebook.DAEMON in self.procs and self.procs[notebook.DAEMON].poll() is None
+        if server is not None and server != self._server_request and not running:
+            self._server_request = server
+            self.start_notebook_server()
+        for name in runs:
+            if name not in self.runs:
+                self.start_notebook_run(name)
+
+    def _notebook_parts(self) -> tuple[Any, Any, Any]:
+        """Spark, the JupyterLab runtime and the private directories (made 0700 one level at a time below the working
+        directory, each checked) for the notebook's processes.
+
+        Raises:
+            UserError: no working directory (JupyterLab's files are never put on the shared filesystem), no Spark or
+                no JupyterLab runtime, a directory refused.
+            OSError: a directory cannot be made.
+        """
+        from launcher.render import notebook
+        from launcher.render.spark import discover_spark
+
+        if self.work_dir is None:
+            raise UserError(f"no node-local working directory on {self.node.name} ({self.work_note}): JupyterLab's "
+                            "private files are never put on the shared filesystem", field="notebook",
+                            fix="give the master node a writable $TMPDIR")
+        spark, jupyter = discover_spark(self.plan.spec), notebook.discover_jupyter()
+        paths = notebook.jupyter_paths(self.work_dir)
+        for level in paths.all():
+            make_private_dir(self.work_dir, level)
+        notebook.write_kernel(self.plan, paths, notebook.python_of(self.plan))
+        return spark, jupyter, paths
+
+    def start_notebook_server(self) -> None:
+        """Start JupyterLab (:func:`launcher.render.notebook.server_command`) with a new token, written first for the
+        ``ui`` proxy (``notebook/token``, 0600); a refusal goes to :attr:`notebook_note`."""
+        import json
+        import secrets
+
+        from launcher.render import notebook
+
+        state = self.plan.path(notebook.NOTEBOOK_SUBDIR)
+        try:
+            request = json.loads((state / notebook.SERVER_REQUEST).read_text())
+            notebooks = notebook.check_notebooks_dir(self.plan, request["dir"], field="notebook.dir")
+            spark, jupyter, paths = self._notebook_parts()
+            token = secrets.token_urlsafe(32)
+            replace_private(state / notebook.TOKEN_FILE, token)
+            address = self.address or self.node.address
+            self.spawn(notebook.server_command(self.plan, self.node, spark, jupyter, paths, address, notebooks, token))
+            self.notebook_note = None
+            say(f"hpc-hadoop agent {self.node.name}: JupyterLab started on {address}:{self.plan.ports.notebook_web} "
+                f"(notebooks in {notebooks})")
+        except (OSError, UserError, ValueError, KeyError) as exc:
+            self.notebook_note = f"JupyterLab not started: {exc}"
+            say(f"hpc-hadoop agent {self.node.name}: {self.notebook_note}")
+        self.write_status()
+
+    def start_notebook_run(self, name: str) -> None:
+        """Start the execution that ``notebook/<name>`` asks for (:func:`launcher.render.notebook.execute_argv`); its
+        output in ``logs/<host>/<name>.log``; a refusal is written as its result, so that the CLI waiting for it
+        says why."""
+        import json
+
+        from launcher.render import notebook
+
+        state = self.plan.path(notebook.NOTEBOOK_SUBDIR)
+        request = state / name
+        try:
+            spark, jupyter, paths = self._notebook_parts()
+            env = notebook.environment(self.plan, spark, jupyter, paths)
+            log = Path(self.node.log_dir) / f"{name.removesuffix('.json')}.log"
+            with open(log, "ab") as out:
+                self.runs[name] = subprocess.Popen(notebook.execute_argv(self.plan, request), env=env, stdout=out,
+                                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.cwd)
+        except (OSError, UserError) as exc:
+            self.runs[name] = None  # never tried again
+            result: dict[str, object] = {"ok": False, "cells": 0, "output": None,
+                      "error": {"cell": None, "ename": "refused", "evalue": str(exc), "traceback": []}}
+            try:
+                replace_private(state / (name.removesuffix(".json") + notebook.RESULT_SUFFIX), json.dumps(result))
+            except OSError as err:
+                say(f"hpc-hadoop agent {self.node.name}: cannot write the result of {name}: {err}")
 
     def note_foreign_ports(self) -> None:
         """Record the ports of the cluster's block that another user's process holds on this node now
@@ -553,6 +657,58 @@ class Agent:
 
         return poll(pending, done=lambda left: not left or self.hurry, interval=POLL_SECONDS, backoff=1.0,
                     timeout=timeout).value == []
+
+
+#: Daemons whose exit does not stop the node (their exit code is in the state file): JupyterLab.
+OPTIONAL_DAEMONS = ("jupyterlab",)
+#: Seconds between two looks at ``notebook/`` (:class:`NotebookRequests`).
+REQUEST_POLL_SECONDS = 1.0
+
+
+class NotebookRequests:
+    """The master agent's look at the cluster directory's ``notebook/`` for requests (``hpc-hadoop notebook``), every
+    :data:`REQUEST_POLL_SECONDS`, on a daemon thread: a stalled shared filesystem stalls this thread, never the agent's
+    supervision or its stop.
+
+    Args:
+        directory: ``<run dir>/notebook``.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._lock = threading.Lock()
+        self._server: int | None = None
+        self._runs: list[str] = []
+
+    def start(self) -> None:
+        """Start looking (a daemon thread)."""
+        threading.Thread(target=self._loop, name="notebook-requests", daemon=True).start()
+
+    def look(self) -> None:
+        """One look: the server request's mtime (ns), the execution requests' names."""
+        try:
+            names = sorted(os.listdir(self.directory))
+        except OSError:
+            return
+        server = None
+        if "server.json" in names:
+            try:
+                server = os.stat(self.directory / "server.json").st_mtime_ns
+            except OSError:
+                server = None
+        runs = [n for n in names if n.startswith("run-") and n.endswith(".json") and not n.endswith(".result.json")]
+        with self._lock:
+            self._server, self._runs = server, runs
+
+    def take(self) -> tuple[int | None, list[str]]:
+        """What the last look found."""
+        with self._lock:
+            return self._server, list(self._runs)
+
+    def _loop(self) -> None:
+        while True:
+            self.look()
+            time.sleep(REQUEST_POLL_SECONDS)
 
 
 def _agent_state(plan: ClusterPlan, node: str) -> AgentState:

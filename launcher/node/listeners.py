@@ -35,6 +35,9 @@ _MAIN_CLASSES = {
     "org.apache.spark.deploy.yarn.ApplicationMaster": "SparkApplicationMaster",
     "org.apache.spark.executor.YarnCoarseGrainedExecutorBackend": "SparkExecutor",
     "pyspark.daemon": "PySparkWorker",  # python3 -m pyspark.daemon, an executor's Python workers
+    # hpc-hadoop notebook (launcher.render.notebook): python3 -m jupyterlab, its kernels (python3 -m ipykernel_launcher)
+    "jupyterlab": "JupyterLab",
+    "ipykernel_launcher": "NotebookKernel",
 }
 
 

@@ -71,6 +71,8 @@ DAEMON_PORTS: Mapping[str, Mapping[str, int]] = MappingProxyType({
     "historyserver": {"jhs": 9, "jhs_web": 10, "jhs_admin": 11},
     "namenode": {"nn": 12, "nn_web": 13},
     "datanode": {"dn": 14, "dn_web": 15, "dn_ipc": 16},
+    # started on request by the master's agent (launcher.render.notebook), not a role of the plan's nodes
+    "jupyterlab": {"notebook_web": 17},
 })
 #: Every port name of :data:`DAEMON_PORTS` with its offset.
 PORT_OFFSETS: Mapping[str, int] = MappingProxyType({name: offset for ports in DAEMON_PORTS.values()
@@ -88,8 +90,9 @@ class Ports(_Part):
     """One cluster's ports: a block of :data:`PORT_BLOCK` consecutive ports from ``base``, each daemon's port at its
     offset of :data:`DAEMON_PORTS`: ResourceManager scheduler +0, resource tracker +1, client +2, admin +3, web +4;
     NodeManager +5, localizer +6, web +7, ShuffleHandler +8; JobHistoryServer +9, web +10, admin +11;
-    NameNode +12, NameNode web +13, DataNode +14, DataNode web +15, DataNode IPC +16 (``hdfs`` mode).
-    ``plan.json`` holds ``base`` only; ``ports.<name>`` (``ports.rm_web``...) is the port of that name.
+    NameNode +12, NameNode web +13, DataNode +14, DataNode web +15, DataNode IPC +16 (``hdfs`` mode); JupyterLab
+    +17 (``hpc-hadoop notebook``). ``plan.json`` holds ``base`` only; ``ports.<name>`` (``ports.rm_web``...) is the
+    port of that name.
 
     Raises:
         AttributeError: ``ports.<name>`` of a name that is no port (nor another attribute).
@@ -815,8 +818,10 @@ def node_roles(spec: JobSpec, index: int, count: int) -> tuple[str, ...]:
 
 def spec_offsets(spec: JobSpec, count: int) -> frozenset[int]:
     """The offsets of the port block a cluster of ``count`` nodes for ``spec`` uses (:func:`used_offsets` of the
-    roles of its nodes, :func:`node_roles`; the second node stands for every node after the master)."""
-    return used_offsets(role for index in range(min(count, 2)) for role in node_roles(spec, index, count))
+    roles of its nodes, :func:`node_roles`; the second node stands for every node after the master; JupyterLab's with a
+    ``notebook:``)."""
+    return used_offsets([*(role for index in range(min(count, 2)) for role in node_roles(spec, index, count)),
+                         *(["jupyterlab"] if spec.notebook else [])])
 
 
 def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, filesystem: FilesystemPlan, *,
@@ -862,7 +867,8 @@ def _make_plan(spec: JobSpec, allocation: Allocation, runtime: HadoopRuntime, fi
     return ClusterPlan(cluster_id=cluster_id, user=user, run_dir=str(run_dir), scheduler=allocation.scheduler,
                        job_id=allocation.job_id, fanout=allocation.fanout, deadline=allocation.deadline,
                        master=planned[0], nodes=tuple(planned),
-                       ports=choose_ports(used_offsets(r for n in planned for r in n.roles)),
+                       ports=choose_ports(used_offsets([*(r for n in planned for r in n.roles),
+                                                        *(["jupyterlab"] if spec.notebook else [])])),
                        memory=size_memory(spec, allocation), filesystem=filesystem, runtime=runtime, spec=spec,
                        cores_per_node=allocation.cores_per_node, fanout_program=allocation.fanout_program,
                        preview=allocation.preview)

@@ -51,6 +51,7 @@ WEB_DAEMONS = {
     "nodemanager": ("nm_web", "NodeManager"),
     "namenode": ("nn_web", "NameNode"),
     "datanode": ("dn_web", "DataNode"),
+    "jupyterlab": ("notebook_web", "JupyterLab"),  # started on request by the master's agent (hpc-hadoop notebook)
 }
 
 
@@ -226,7 +227,8 @@ class DaemonSockets:
         record = AgentRecord.read_or_none(self.plan.path("agents", f"{endpoint.node}.json"))
         if record is None:
             return Verdict(False, f"no record of {endpoint.node}'s agent yet")
-        if endpoint.daemon in record.failed:
+        daemon = record.daemons.get(endpoint.daemon)
+        if endpoint.daemon in record.failed or (daemon is not None and daemon.returncode is not None):
             return Verdict(False, f"the {endpoint.daemon} of {endpoint.node} has exited")
         if record.state != AgentState.RUNNING:
             return Verdict(False, f"{endpoint.node}'s agent is {record.state}")

@@ -217,16 +217,17 @@ class Part:
 
 def prefix_parts(prefix: Path, *, build: bool, spark: bool = True, archives: bool = True, command: str,
                  say: Callable[[str], None] = lambda line: None) -> list[Part]:
-    """Every part of ``prefix``, in order: the Hadoop runtime, Spark, our Spark examples jar, the class-data-sharing
-    archives of that runtime; each one installed first when ``build`` is true and it is not complete (a part that is
-    complete is not touched: a second run writes nothing). A part that fails does not stop the ones that do not need
+    """Every part of ``prefix``, in order: the Hadoop runtime, Spark, our Spark examples jar, JupyterLab
+    (:mod:`launcher.runtime.jupyter_install`: ``hpc-hadoop notebook``), the class-data-sharing archives of that
+    runtime; each one installed first when ``build`` is true and it is not complete (a part that is complete is not
+    touched: a second run writes nothing). A part that fails does not stop the ones that do not need
     it (the archives need the runtime; the jar needs Spark).
 
     Args:
         prefix: the runtime prefix.
         build: install what is missing (``runtime install``); otherwise only look (``runtime status``).
-        spark: Spark and the examples jar are wanted (``--no-spark``: looked at, not installed, ``skipped`` when
-            not there).
+        spark: Spark, the examples jar and JupyterLab are wanted (``--no-spark``: looked at, not installed,
+            ``skipped`` when not there).
         archives: the archives are wanted (``--no-archives``: likewise).
         command: the command that installs the missing parts, for the fixes (``hpc-hadoop runtime install --site``).
         say: called with each part's :meth:`Part.line` as soon as it is known, and with a note before a long build.
@@ -276,9 +277,19 @@ def prefix_parts(prefix: Path, *, build: bool, spark: bool = True, archives: boo
                       needs=None if spark_part.state.present else "Spark", note=None,
                       action=lambda: spark_install.install_examples_jar(prefix, find_java_home()).changed,
                       made=PartState.BUILT)
+    from launcher.runtime import jupyter_install
+
+    jupyter = jupyter_install.jupyter_home(prefix)
+    lacking = jupyter_install.jupyter_missing(jupyter, pinned=True) if jupyter.is_dir() else ["not there"]
+    jupyter_part = settle(Part("JupyterLab", f"JupyterLab ({jupyter_install.pins()}) in {jupyter}", jupyter,
+                               PartState.UP_TO_DATE),
+                          ", ".join(lacking) or None, wanted=spark, flag="--no-spark", needs=None,
+                          note=f"installing JupyterLab into {jupyter} (pip install --target; a first run downloads "
+                               "~60 MB)",
+                          action=lambda: jupyter_install.install_jupyter(prefix).changed, made=PartState.INSTALLED)
     cds = _archives_part(prefix, hadoop, build=build, wanted=archives, command=command, say=say)
     say(cds.line())
-    return [hadoop, spark_part, jar_part, cds]
+    return [hadoop, spark_part, jar_part, jupyter_part, cds]
 
 
 def _failed(part: Part, exc: UserError | OSError, prefix: Path) -> Part:

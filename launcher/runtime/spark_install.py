@@ -94,7 +94,7 @@ def install_spark(prefix: Path, *, python: str | None = None, version: str = SPA
         stage = work / SPARK_SUBDIR
         argv = [python or sys.executable, "-m", "pip", "install", "--no-input", "-q", "--target", str(stage),
                 f"pyspark=={version}"]
-        _run(argv, work / "pip.log", PIP_TIMEOUT_S, what=f"installing Spark {version}",
+        run_tool(argv, work / "pip.log", PIP_TIMEOUT_S, what=f"installing Spark {version}",
              fix="check access to PyPI (or the index pip is configured with: PIP_INDEX_URL, pip.conf)")
         lacking = spark_missing(stage / "pyspark", version)
         if lacking:
@@ -174,17 +174,17 @@ def install_examples_jar(prefix: Path, java_home: Path, *, version: str = SPARK_
         (classes / "META-INF").mkdir(parents=True)
         (classes / STAMP).write_text(sources_stamp(sources, version))
         fix = "report this as a bug (javac of the Spark examples against the installed Spark)"
-        _run([str(tools["javac"]), "-nowarn", "-d", str(classes), "-cp", f"{home / 'jars'}/*", *files],
+        run_tool([str(tools["javac"]), "-nowarn", "-d", str(classes), "-cp", f"{home / 'jars'}/*", *files],
              work / "javac.log", JAVAC_TIMEOUT_S, what="compiling the Spark examples", fix=fix)
         staged = work / jar.name
-        _run([str(tools["jar"]), "cf", str(staged), "-C", str(classes), "."], work / "jar.log", JAVAC_TIMEOUT_S,
+        run_tool([str(tools["jar"]), "cf", str(staged), "-C", str(classes), "."], work / "jar.log", JAVAC_TIMEOUT_S,
              what="packing the Spark examples jar", fix=fix)
         publish(staged)
         os.replace(staged, jar)
     return PartResult(path=jar, changed=True)
 
 
-def _run(argv: list[str], log: Path, timeout: float, *, what: str, fix: str) -> None:
+def run_tool(argv: list[str], log: Path, timeout: float, *, what: str, fix: str) -> None:
     """Run ``argv`` (stdin closed), its output into ``log``.
 
     Raises:

@@ -158,7 +158,8 @@ class AgentRecord(Record):
     archives dropped; ``listening``: every port seen listening on the node; ``foreign_ports``: ports of the cluster's
     block held on the node by another user's process when a daemon exited (port, as text, → her uid: a daemon that
     could not bind). ``address``: under the job file's ``interface:``, the node's address on it, where its daemons
-    bind (a node other than the master has only its name in the plan); ``None`` otherwise. ``updated``: epoch seconds.
+    bind (a node other than the master has only its name in the plan); ``None`` otherwise. ``notebook_note``: why the
+    master's agent did not start JupyterLab or an execution (``hpc-hadoop notebook``). ``updated``: epoch seconds.
     Schema policy: :class:`Record`; every field has a default, so a partial file (an older agent's) reads too.
     """
 
@@ -178,6 +179,7 @@ class AgentRecord(Record):
     listening: list[ListeningRecord] = Field(default_factory=list)
     foreign_ports: dict[str, int] = Field(default_factory=dict)
     address: str | None = None
+    notebook_note: str | None = None
 
     def dump(self) -> dict[str, Any]:
         """:meth:`Record.dump`, without ``foreign_ports`` when there are none nor ``address`` when it is ``None`` (a
@@ -187,4 +189,6 @@ class AgentRecord(Record):
             data.pop("foreign_ports", None)
         if data.get("address") is None:
             data.pop("address", None)
+        if data.get("notebook_note") is None:
+            data.pop("notebook_note", None)
         return data

@@ -52,6 +52,14 @@ SPARK_VERSION = "4.1.1"
 #: ``spark-examples`` jar for Spark 4), beside the ``pyspark`` directory: ``spark-runtime/`` of a checkout,
 #: ``<prefix>/spark/`` of a prefix. Built from ``spark-examples/src`` (:func:`spark_examples_sources`).
 SPARK_EXAMPLES_JAR = "hpc-hadoop-spark-examples.jar"
+#: A prefix's subdirectory of JupyterLab (``hpc-hadoop notebook``): PyPI's ``jupyterlab``, ``ipykernel`` and
+#: ``nbclient`` installed with ``pip install --target``, as Spark is, so that every node's ``/usr/bin/python3`` (the
+#: kernel's, which imports ``pyspark`` from Spark's ``python/lib``) imports them with nothing else on its path:
+#: ``jupyter-runtime/`` of a checkout (``install.sh``), ``<prefix>/jupyter`` of a prefix.
+JUPYTER_SUBDIR = "jupyter"
+#: The pinned distributions of that part (``install.sh`` and ``runtime install`` install these; ``site-up.sh`` puts
+#: their wheels in the site test's wheelhouse).
+JUPYTER_REQUIREMENTS = ("jupyterlab==4.6.6", "ipykernel==7.4.0", "nbclient==0.11.0")
 
 
 def _package_dir(name: str, share_subdir: str) -> Path:
@@ -173,6 +181,13 @@ def checkout_spark() -> Path | None:
     a checkout."""
     root = checkout()
     return root / "spark-runtime" / "pyspark" if root is not None else None
+
+
+def checkout_jupyter() -> Path | None:
+    """The JupyterLab ``install.sh`` installs in a checkout (``jupyter-runtime/``, may not exist); ``None`` outside a
+    checkout."""
+    root = checkout()
+    return root / "jupyter-runtime" if root is not None else None
 
 
 def user_prefix() -> Path:

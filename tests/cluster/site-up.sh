@@ -3,7 +3,8 @@
 # has it: Lmod (Debian's lmod), EasyBuild 5.4 (pip, into /opt/easybuild-venv, from Debian's /usr/bin/python3 so
 # that every account can run it), and a download cache outside the checkout, prepared once, that the test's
 # fresh software account installs from without going to the registries again:
-#   $HH_SITE_CACHE/wheelhouse  wheels of hpc-hadoop's dependencies for /usr/bin/python3 and of pyspark (pip's own
+#   $HH_SITE_CACHE/wheelhouse  wheels of hpc-hadoop's dependencies for /usr/bin/python3, of pyspark and of
+#                              JupyterLab, ipykernel and nbclient (pip's own
 #                              PIP_FIND_LINKS + PIP_NO_INDEX read it)
 #   $HH_SITE_CACHE/m2          a copy of root's populated ~/.m2/repository (Maven reads it as a file:// mirror named
 #                              in the software account's ~/.m2/settings.xml)
@@ -51,6 +52,9 @@ reqs=$CACHE/requirements.txt
 print('\n'.join(r for r in requires('hpc-hadoop') if 'extra ==' not in r))" >"$reqs.new" 2>>"$LOG" \
   || fail "$META_PY cannot read hpc-hadoop's requirements (run ./install.sh first)"
 echo "pyspark==$SPARK_VERSION" >>"$reqs.new"
+# JupyterLab, ipykernel and nbclient (hpc-hadoop notebook): the pins runtime install --site installs
+PYTHONPATH="$REPO" "$META_PY" -c "from launcher.util.resources import JUPYTER_REQUIREMENTS
+print('\n'.join(JUPYTER_REQUIREMENTS))" >>"$reqs.new" 2>>"$LOG" || fail "$META_PY cannot read the JupyterLab pins"
 mv "$reqs.new" "$reqs"
 chmod 0644 "$reqs"
 wheels_complete() {

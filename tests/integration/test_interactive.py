@@ -32,7 +32,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO, RUNTIME, fresh_pfs_dir, hpc_hadoop, only_run_dir, processes_of, run_report
-from tests.integration.attacks import attacks_fail, mallory_on_node, sleep_job_argv
+from tests.integration.attacks import attacks_fail, mallory_http, mallory_on_node, sleep_job_argv
 from tests.integration.test_slurm import queued_jobs, slurm_cluster  # noqa: F401 - fixture
 from tests.integration.test_spark import leftovers
 from tests.jobs import SMALL
@@ -43,11 +43,12 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.hadoop
 
-#: The browser test's job: Hadoop's SleepJob, 4 maps of 15 s, no reduce, not in uber mode (``fast_start`` turns it on
-#: for tiny jobs, and in uber mode the maps run one after the other inside the ApplicationMaster's container: 4 x 15 s
-#: and no container but the AM's). AM + 4 maps of 512 MB on NodeManagers that offer 1536 MB each: at most 3 containers
-#: on the ResourceManager's node, at least 2 on the others.
-SLEEP_JOB = ("org.apache.hadoop.mapreduce.SleepJob", "-Dmapreduce.job.ubertask.enable=false", "-m", "4", "-r", "0",
+#: The browser test's job: Hadoop's SleepJob, 5 maps of 15 s, no reduce, not in uber mode (``fast_start`` turns it on
+#: for tiny jobs, and in uber mode the maps run one after the other inside the ApplicationMaster's container: 5 x 15 s
+#: and no container but the AM's). AM + 5 maps of 512 MB on NodeManagers that offer 2048 MB each (the least that holds
+#: a Spark ApplicationMaster and one executor: the cluster has a notebook): at most 4 containers on the
+#: ResourceManager's node, at least 2 on the others.
+SLEEP_JOB = ("org.apache.hadoop.mapreduce.SleepJob", "-Dmapreduce.job.ubertask.enable=false", "-m", "5", "-r", "0",
              "-mt", "15000")
 
 
@@ -91,6 +92,10 @@ def daemons_run_node_local(run_dir: Path) -> list[Path]:
         for name, daemon in status["daemons"].items():
             proc = psutil.Process(daemon["pid"])
             assert proc.cwd() == str(work), name
+            if name == "jupyterlab":  # not a JVM: a client of the cluster, with what `hpc-hadoop env` exports
+                assert proc.environ()["HADOOP_CONF_DIR"] == str(run_dir / "conf")
+                assert proc.environ()["JUPYTER_RUNTIME_DIR"] == str(work / "jupyter" / "runtime")
+                continue
             assert proc.environ()["HADOOP_CONF_DIR"] == str(work / "conf"), name
             assert f"-Djava.io.tmpdir={work / 'tmp'}" in proc.cmdline(), name
             if plan["spec"]["security"] == "per-cluster":  # issue 27 item 1: its keytab is the node-local copy
@@ -376,11 +381,13 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
     env = {"XDG_STATE_HOME": str(tmp_path / "state")}
     root = fresh_pfs_dir("interactive")
     job = tmp_path / "sinter.yaml"
-    hadoop = {**SMALL, "nodemanager_memory": "1536m"}
+    hadoop = {**SMALL, "nodemanager_memory": "2048m"}  # a Spark ApplicationMaster and an executor (the notebook's)
     # Issue 37 item 9: on the test cluster's second network (ib0, 10.78.0.0/24, host names nI-ib), the default
     # security: per-cluster.
+    # Issue 40 item 1: notebook: true, JupyterLab with the cluster, its notebooks beside the job file (tmp_path).
     job.write_text(yaml.safe_dump({"name": "sinter", "scheduler": "slurm", "nodes": 3, "walltime": "00:15:00",
-                                   "interface": "ib0", "filesystem": {"root": str(root)}, "hadoop": hadoop}))
+                                   "interface": "ib0", "filesystem": {"root": str(root)}, "hadoop": hadoop,
+                                   "notebook": True}))
     started = hpc_hadoop("start", str(job), env=env, timeout=600)
     print(started.stdout)
     assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
@@ -410,11 +417,13 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
         refused = hpc_hadoop("clean", cid, "--yes", env=env)
         assert refused.returncode == 2 and "stop it first" in refused.stderr and run_dir.is_dir()
         browse_cluster_ui(cid, run_dir, env)
+        notebooks_on_the_cluster(cid, run_dir, root / "words.txt", listed["nodes"][0], env, tmp_path)
     finally:
         stopped = hpc_hadoop("stop", cid, env=env, timeout=300)
     print(stopped.stdout)
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
     assert processes_of(run_dir) == [] and job_id not in queued_jobs()
+    assert jupyter_processes(run_dir) == []  # JupyterLab, its kernels and the executions stopped with the cluster
     assert not any(work.exists() for work in work_dirs), "node-local working directories left after stop"
     report = run_report(run_dir)
     assert report["state"] == "stopped" and report["leftover_processes"] == 0
@@ -423,6 +432,191 @@ def test_slurm_interactive_life_cycle(slurm_cluster: list[str], tmp_path: Path) 
     (after,) = clusters(env)
     assert after["state"] == "stopped" and after["active"] is False
     assert "stopped" in hpc_hadoop("list", env=env).stdout
+
+
+def word_count_notebook(path: Path, words: Path) -> None:
+    """A notebook (for the kernel ``hpc-hadoop``) whose cells count the words of ``words`` with PySpark on the
+    cluster's YARN (the kernel's ``spark``) and print the counts, sorted, with the Spark master and the cluster the
+    kernel's environment names (what ``hpc-hadoop env`` exports)."""
+    cells = [
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": f"counts = dict(spark.sparkContext.textFile('file://{words}').flatMap(str.split)\n"
+                   "    .map(lambda word: (word, 1)).reduceByKey(lambda a, b: a + b).collect())"},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": "import os\nprint(spark.sparkContext.master, os.environ['HPC_HADOOP_CLUSTER'])\n"
+                   "print(sorted(counts.items()))"},
+    ]
+    path.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "cells": cells, "metadata": {
+        "kernelspec": {"name": "hpc-hadoop", "display_name": "PySpark", "language": "python"}}}))
+
+
+def python_count(words: Path) -> str:
+    """What the notebook's output cell must print: the counts of ``words`` by Python, sorted, as a list of pairs."""
+    from collections import Counter
+
+    return str(sorted(Counter(words.read_text().split()).items()))
+
+
+def notebook_executed_on_the_master(cluster_id: str, notebook: Path, words: Path, env: dict[str, str]) -> None:
+    """``hpc-hadoop notebook ID --execute``: nbclient on the master node with the cluster's kernel; the executed
+    notebook is written beside the user's (never over it), and its output cell holds Python's count of the same file.
+    Prints both."""
+    before = notebook.read_text()
+    ran = hpc_hadoop("notebook", cluster_id, "--execute", str(notebook), env=env, timeout=600)
+    print(ran.stdout)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    executed = notebook.with_name(notebook.name.removesuffix(".ipynb") + ".executed.ipynb")
+    assert notebook.read_text() == before and f"written to {executed}" in ran.stdout
+    cells = json.loads(executed.read_text())["cells"]
+    printed = "".join("".join(out.get("text", ""))  # a list of lines as nbformat writes it, or one string
+                      for out in cells[1]["outputs"]  # stderr holds what the JVM logs
+                      if out.get("output_type") == "stream" and out.get("name") == "stdout")
+    expected = python_count(words)
+    print(f"nbclient output cell: {printed.splitlines()[-1][:300]}...\nPython's count:       {expected[:300]}...")
+    assert printed.splitlines() == [f"yarn {cluster_id}", expected], printed[:3000]
+
+
+def jupyterlab_refuses_without_its_token(run_dir: Path, node: str) -> None:
+    """Another user on the master node (``hhmallory`` on ``node``) reaches JupyterLab's port but, without its token,
+    gets 403 from its API (and no page); prints what she got."""
+    from launcher.plan.cluster_plan import ClusterPlan
+
+    plan = ClusterPlan.load(run_dir)
+    address, port = IB_ADDRESS(node), plan.ports.notebook_web
+    mallory = make_user("hhmallory")
+    base = shared_base("hh-notebook")
+    try:
+        attacker = mallory_on_node(mallory, user_dir(base, mallory), node)
+        urls = [f"http://{address}:{port}/_/{address}:{port}/api/kernels",
+                f"http://{address}:{port}/_/{address}:{port}/api/contents"]
+        answers = mallory_http(attacker, [{"method": "GET", "url": url} for url in urls], 60)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    print("\n".join(f"mallory on {node}: GET {url} without the token: {a['status']} {a['reason']}"
+                    for url, a in zip(urls, answers, strict=True)))
+    assert [a["status"] for a in answers] == [403, 403], answers
+
+
+def run_notebook_in_jupyterlab(browser: UiBrowser, url: str, name: str, expected: str, shot: Path) -> str:
+    """In ``browser``: JupyterLab's URL as ``ui`` printed it (``url``, with the proxy's token) opened on the notebook
+    ``name``, Run → Run All Cells, the outputs read once one shows ``expected`` (at most 300 s: the kernel makes its
+    SparkSession first); a screenshot in ``shot`` whatever happens. Returns the outputs' text, one per line group."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def first(css: str) -> Any:
+        return lambda d: next(iter(d.find_elements(By.CSS_SELECTOR, css)), False)
+
+    def output(driver: Any) -> str | bool:
+        """The text of every output once one of them shows ``expected`` (the JVM's log lines, on stderr, are outputs
+        of their own)."""
+        texts = [e.text for e in driver.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output")]
+        return "\n".join(texts) if any(expected in t for t in texts) else False
+
+    def click(css: str, label: str) -> Any:
+        """Click the element ``css`` showing ``label``, once no dialog is in the way (JupyterLab's kernel choice,
+        should it ask: its default, our kernel, accepted)."""
+        def attempt(driver: Any) -> bool:
+            for button in driver.find_elements(By.CSS_SELECTOR, ".jp-Dialog .jp-mod-accept"):
+                button.click()
+            found = next((e for e in driver.find_elements(By.CSS_SELECTOR, css) if e.text == label), None)
+            if found is None or driver.find_elements(By.CSS_SELECTOR, ".jp-Dialog"):
+                return False
+            found.click()
+            return True
+        return browser.until(attempt, label)
+
+    try:
+        browser.driver.get(url.replace("/lab?", f"/lab/tree/{name}?"))
+        browser.until(first(".jp-Notebook .jp-CodeCell .cm-content"), f"{name} open in JupyterLab")
+        assert browser.driver.current_url.startswith(f"http://127.0.0.1:{browser.port}/_/")
+        try:  # the kernel makes its SparkSession as it starts: a Run All Cells sent before it is idle is lost
+            WebDriverWait(browser.driver, 300, poll_frequency=1).until(
+                lambda d: "| Idle" in d.find_element(By.CSS_SELECTOR, ".jp-StatusBar-Widget, #jp-main-statusbar").text)
+        except TimeoutException:
+            raise AssertionError(f"the kernel never became idle: {browser.text()}") from None
+        click(".lm-MenuBar-itemLabel", "Run")
+        click(".lm-Menu-itemLabel", "Run All Cells")
+        try:
+            found = WebDriverWait(browser.driver, 300, poll_frequency=1).until(output)
+        except TimeoutException:
+            raise AssertionError(f"no output cell with {expected[:80]!r}: {browser.text()}") from None
+        return str(found)
+    finally:
+        browser.driver.save_screenshot(str(shot))
+        print(f"JupyterLab screenshot: {shot}")
+
+
+def browse_jupyterlab(cluster_id: str, run_dir: Path, notebook: Path, words: Path, env: dict[str, str],
+                      shots: Path) -> None:
+    """JupyterLab through ``hpc-hadoop ui`` in headless Chromium: ``ui`` prints its URL (under the proxy's token), the
+    proxy refuses it without that token, and in the browser the notebook's cells run on the cluster's YARN and print
+    Python's count of the words (a screenshot kept in ``shots``)."""
+    from launcher.plan.cluster_plan import ClusterPlan
+
+    plan = ClusterPlan.load(run_dir)
+    printed_by_ui: list[str] = []
+    ui, _, url = start_ui(cluster_id, env, printed_by_ui)
+    browser: UiBrowser | None = None
+    try:
+        port = int(urlsplit(url).port or 0)
+        lab = f"http://127.0.0.1:{port}/_/{plan.master.address}:{plan.ports.notebook_web}/lab"
+        assert f"JupyterLab:           {lab}?token={url.split('?token=')[1]}" in printed_by_ui, printed_by_ui
+        with httpx.Client(trust_env=False, follow_redirects=False) as stranger:
+            refused = stranger.get(lab)
+            assert refused.status_code == 403, (refused.status_code, refused.text[:500])
+        print(f"JupyterLab through ui without the ui token: {refused.status_code}")
+        browser = UiBrowser(port, shots)
+        output = run_notebook_in_jupyterlab(browser, f"{lab}?token={url.split('?token=')[1]}", notebook.name,
+                                            python_count(words), shots / "jupyterlab.png")
+        shown = output.splitlines()
+        print(f"JupyterLab's output cell in the browser: {shown[-1][:300]}...")
+        assert python_count(words) in shown and f"yarn {cluster_id}" in shown, output[:3000]
+    finally:
+        if browser is not None:
+            browser.quit()
+        ui.send_signal(signal.SIGINT)
+        ended, _ = ui.communicate(timeout=30)
+    assert ui.returncode == 0 and "stopped" in ended, ended
+
+
+def notebooks_on_the_cluster(cluster_id: str, run_dir: Path, words: Path, master: str, env: dict[str, str],
+                             job_dir: Path) -> None:
+    """Issue 40 item 1, on the cluster started with ``notebook: true``: JupyterLab runs (``hpc-hadoop notebook`` says
+    so, its notebooks beside the job file), a word-count notebook executed by nbclient on the master
+    (:func:`notebook_executed_on_the_master`), JupyterLab's port refused to another user on the master without its
+    token (:func:`jupyterlab_refuses_without_its_token`), and the same notebook run in JupyterLab through ``ui``
+    (:func:`browse_jupyterlab`)."""
+    began = time.monotonic()
+    notebook = job_dir / "wordcount.ipynb"
+    word_count_notebook(notebook, words)
+    running = hpc_hadoop("notebook", cluster_id, env=env, timeout=180)
+    print(running.stdout)
+    assert running.returncode == 0 and "JupyterLab is running" in running.stdout, running.stdout + running.stderr
+    assert f"notebooks in {job_dir}" in running.stdout
+    notebook_executed_on_the_master(cluster_id, notebook, words, env)
+    jupyterlab_refuses_without_its_token(run_dir, master)
+    browse_jupyterlab(cluster_id, run_dir, notebook, words, env, job_dir / "jupyterlab-screenshots")
+    print(f"the notebook part took {time.monotonic() - began:.1f} s")
+
+
+def jupyter_processes(run_dir: Path) -> list[str]:
+    """The command lines of the JupyterLab server, kernels and notebook executions of the cluster in ``run_dir`` that
+    are alive on this machine (every node of the test cluster shares its process table): those whose environment
+    names the cluster (``HPC_HADOOP_RUN_DIR``, as ``hpc-hadoop env`` exports it)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        line = " ".join(proc.info["cmdline"] or [])
+        if proc.info["status"] == psutil.STATUS_ZOMBIE or not any(
+                word in line for word in ("-m jupyterlab", "ipykernel_launcher", "notebook_exec.py")):
+            continue
+        try:
+            if proc.environ().get("HPC_HADOOP_RUN_DIR") == str(run_dir):
+                found.append(line[:300])
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
 
 
 def IB_ADDRESS(node: str) -> str:  # noqa: N802 - reads as the table it is (tests/cluster/README.md)
@@ -489,8 +683,10 @@ def ctrl_c_as_in_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def start_ui(cluster_id: str, env: dict[str, str]) -> tuple[subprocess.Popen[str], str, str]:
-    """``hpc-hadoop ui ID`` in the background; returns it, the ssh command and the URL it printed."""
+def start_ui(cluster_id: str, env: dict[str, str],
+             lines: list[str] | None = None) -> tuple[subprocess.Popen[str], str, str]:
+    """``hpc-hadoop ui ID`` in the background; returns it, the ssh command and the URL it printed (every line it
+    printed up to the URL added to ``lines``)."""
     ui = subprocess.Popen([sys.executable, "-m", "launcher.cli", "ui", cluster_id], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, env={**os.environ, **env}, cwd=REPO,
                           preexec_fn=ctrl_c_as_in_a_terminal)
@@ -501,6 +697,8 @@ def start_ui(cluster_id: str, env: dict[str, str]) -> tuple[subprocess.Popen[str
         if line.startswith("then open:"):
             break
     print("\n".join(printed))
+    if lines is not None:
+        lines += printed
     ssh = next((line.split(":", 1)[1].strip() for line in printed if line.startswith("on your laptop, run:")), "")
     url = printed[-1].split(None, 2)[-1] if printed and printed[-1].startswith("then open:") else ""
     assert ssh and url, "\n".join(printed)

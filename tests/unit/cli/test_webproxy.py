@@ -361,3 +361,184 @@ def test_the_token_redirect_stays_on_the_proxy(proxy: WebProxy, path: str, locat
     status, headers = raw_get(proxy, f"{path}?a=1&token={proxy.token}")
     assert (status, headers["Location"]) == (302, f"{location}?a=1")
     assert headers["Location"][1:2] not in ("/", "\\")
+
+
+# -- JupyterLab through the proxy (issue 40 item 1) -------------------------------------------------------------------
+
+def test_websocket_and_notebook_decisions() -> None:
+    """What makes a request a WebSocket handshake, whose ``Origin`` may open one, the path sent to JupyterLab (its
+    ``base_url`` is the proxy's prefix: the whole path) and to Hadoop's daemons (the rest), the token cut out."""
+    from launcher.cli.webproxy import is_websocket, same_origin, strip_secret, upstream_path
+
+    assert is_websocket("websocket", "Upgrade") and is_websocket("WebSocket", "keep-alive, Upgrade")
+    assert not is_websocket("websocket", "keep-alive") and not is_websocket(None, "Upgrade")
+    assert not is_websocket("h2c", "Upgrade") and not is_websocket("", None)
+    assert same_origin("http://127.0.0.1:8080", 8080) and same_origin("http://localhost:8080/", 8080)
+    assert same_origin(None, 8080)  # no browser: the cookie is checked as for any request
+    assert not same_origin("http://127.0.0.1:8081", 8080) and not same_origin("https://evil.example", 8080)
+    assert not same_origin("null", 8080)
+    lab = Endpoint("JupyterLab", "10.0.0.1", 9017, notebook=True)
+    rm = Endpoint("ResourceManager", "10.0.0.1", 9004)
+    assert upstream_path(lab, "10.0.0.1:9017", "/lab/tree/x.ipynb") == "/_/10.0.0.1:9017/lab/tree/x.ipynb"
+    assert upstream_path(rm, "10.0.0.1:9004", "/cluster") == "/cluster"
+    assert strip_secret(b'{"token": "s3cr3t", "x": "s3cr3ts3cr3t"}', "s3cr3t") == b'{"token": "", "x": ""}'
+    assert strip_secret(b"body", None) == b"body" and strip_secret(b"body", "") == b"body"
+
+
+class LabUpstream:
+    """A real HTTP and WebSocket-handshake server on 127.0.0.1 answering as JupyterLab under ``base_url``
+    ``/_/127.0.0.1:<port>/``: a page whose configuration holds its token, and a ``101`` after which it echoes every
+    byte in upper case; each request's head recorded."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.heads: list[dict[str, str]] = []
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.sock.getsockname()[1])
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn: socket.socket) -> None:
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    return
+                data += chunk
+            head = data.split(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
+            fields = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in head[1:])}
+            fields["request"] = head[0]
+            self.heads.append(fields)
+            if fields.get("upgrade") == "websocket":
+                conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+                while chunk := conn.recv(4096):
+                    conn.sendall(chunk.upper())
+                return
+            body = json.dumps({"token": self.token, "path": head[0].split()[1]}).encode()
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                         b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@contextlib.contextmanager
+def lab_proxy(lab: LabUpstream, headers: Callable[[str, int], dict[str, str]]) -> Iterator[WebProxy]:
+    key = f"127.0.0.1:{lab.port}"
+    proxy = WebProxy({key: Endpoint("JupyterLab", "127.0.0.1", lab.port, notebook=True)}, key,
+                     notebook=headers).start()
+    try:
+        yield proxy
+    finally:
+        proxy.close()
+
+
+def test_jupyterlab_gets_its_token_from_the_proxy_and_the_browser_never_sees_it() -> None:
+    """The browser has the proxy's cookie only: the request reaches JupyterLab with its whole path (``base_url``) and
+    ``Authorization: token`` added by the proxy (not the browser's own ``Authorization`` nor the proxy's cookie), the
+    answer has the token cut out; 403 without the proxy's cookie, 502 and nothing sent when the port is not the
+    owner's JupyterLab's."""
+    lab = LabUpstream("jupyter-s3cr3t")
+    asked: list[tuple[str, int]] = []
+
+    def ours(address: str, port: int) -> dict[str, str]:
+        asked.append((address, port))
+        return {"Authorization": "token jupyter-s3cr3t"}
+
+    try:
+        with lab_proxy(lab, ours) as proxy:
+            assert proxy.notebook_url == f"http://127.0.0.1:{proxy.port}/_/127.0.0.1:{lab.port}/lab?token={proxy.token}"
+            with client(proxy) as stranger:
+                assert stranger.get(f"/_/127.0.0.1:{lab.port}/api/kernels").status_code == 403
+            assert lab.heads == []
+            with logged_in(proxy) as browser:
+                page = browser.get(f"/_/127.0.0.1:{lab.port}/lab/tree/a.ipynb", headers={"Authorization": "x"})
+            assert page.status_code == 200 and page.json() == {"token": "", "path": f"/_/127.0.0.1:{lab.port}/lab"
+                                                                                    "/tree/a.ipynb"}
+            assert "jupyter-s3cr3t" not in page.text and asked == [("127.0.0.1", lab.port)]
+            (head,) = lab.heads
+            assert head["authorization"] == "token jupyter-s3cr3t" and proxy.cookie not in head.get("cookie", "")
+
+        def refused(address: str, port: int) -> dict[str, str]:
+            raise UpstreamRefused(f"not forwarded to 127.0.0.1:{port}: held by another user's process (mallory)")
+
+        with lab_proxy(lab, refused) as proxy, logged_in(proxy) as browser:
+            answer = browser.get(f"/_/127.0.0.1:{lab.port}/lab")
+        assert answer.status_code == 502 and "mallory" in answer.text and len(lab.heads) == 1
+    finally:
+        lab.close()
+
+
+def handshake(proxy: WebProxy, path: str, origin: str, cookie: str) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=10)
+    sock.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{proxy.port}\r\nUpgrade: websocket\r\n"
+                  f"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                  f"Sec-WebSocket-Version: 13\r\nOrigin: {origin}\r\nCookie: {cookie}\r\n\r\n").encode())
+    return sock
+
+
+def read_head(sock: socket.socket) -> bytes:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def test_a_websocket_is_relayed_both_ways_after_the_handshake() -> None:
+    """``Upgrade: websocket`` (a kernel's channels): the handshake goes to JupyterLab with its token and without the
+    browser's cookie and origin, its ``101`` comes back, then bytes flow both ways as they are; from another origin,
+    403 and nothing reaches JupyterLab."""
+    lab = LabUpstream("t0k")
+    try:
+        with lab_proxy(lab, lambda a, p: {"Authorization": "token t0k"}) as proxy:
+            cookie = f"{proxy.cookie}={proxy.token}"
+            path = f"/_/127.0.0.1:{lab.port}/api/kernels/k1/channels?session_id=s"
+            with handshake(proxy, path, "http://evil.example", cookie) as sock:
+                assert read_head(sock).startswith(b"HTTP/1.1 403")
+            assert lab.heads == []
+            with handshake(proxy, path, f"http://127.0.0.1:{proxy.port}", cookie) as sock:
+                assert read_head(sock).startswith(b"HTTP/1.1 101")
+                sock.sendall(b"frame one")
+                echoed = b""
+                while len(echoed) < len(b"FRAME ONE"):
+                    echoed += sock.recv(4096)
+                assert echoed == b"FRAME ONE"
+            (head,) = lab.heads
+            assert head["request"] == f"GET {path} HTTP/1.1" and head["authorization"] == "token t0k"
+            assert "cookie" not in head and "origin" not in head and head["host"] == f"127.0.0.1:{lab.port}"
+    finally:
+        lab.close()
+
+
+def test_the_notebook_token_file_is_read_only_when_it_is_private(make_spec: Callable[..., JobSpec],
+                                                                  make_test_plan: Callable[..., ClusterPlan]) -> None:
+    """``notebook/token`` (the master's agent writes it): none before JupyterLab starts, no JupyterLab endpoint then;
+    read when 0600 (then the endpoint is there, under the master's address only); refused when others may read it."""
+    import os
+    from pathlib import Path
+
+    from launcher.cli.webproxy import notebook_endpoint, notebook_token
+
+    plan = make_test_plan(make_spec(nodes=2))
+    state = Path(plan.run_dir, "notebook")
+    state.mkdir(parents=True, exist_ok=True)
+    assert notebook_token(plan) is None and notebook_endpoint(cluster_endpoints(plan)) is None
+    (state / "token").write_text("abc\n")
+    os.chmod(state / "token", 0o600)
+    assert notebook_token(plan) == "abc"
+    key = notebook_endpoint(cluster_endpoints(plan))
+    assert key == f"{plan.master.address}:{plan.ports.notebook_web}"
+    os.chmod(state / "token", 0o644)
+    with pytest.raises(UpstreamRefused, match="mode 0644"):
+        notebook_token(plan)

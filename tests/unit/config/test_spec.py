@@ -1086,3 +1086,27 @@ def test_site_refuses_the_hdfs_comparison_mode(tmp_path: Path) -> None:
         load_spec(job)
     assert info.value.field == "filesystem" and "security: site cannot secure mode: hdfs" in info.value.message
     assert "set security: simple" in info.value.message
+
+
+def test_notebook_section_flag_fields_and_directory(tmp_path: Path) -> None:
+    """Issue 40 item 1: ``notebook: true`` keeps notebooks in the job file's directory, a relative ``dir`` is the job
+    file's, ``false`` is none; a notebook implies Spark's defaults; an unknown field is one line naming it."""
+    from launcher.config.spec import uses_spark
+
+    def job(**fields: Any) -> JobSpec:
+        path = tmp_path / "sub" / "j.yaml"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(yaml.safe_dump({"name": "nb", "filesystem": {"root": str(tmp_path)}, **fields}))
+        spec, _ = load_spec(path, require_steps=False)
+        return spec
+
+    flag = job(notebook=True)
+    assert flag.notebook is not None and flag.notebook.dir == str(tmp_path / "sub") and uses_spark(flag)
+    assert job(notebook={}).notebook.dir == str(tmp_path / "sub")  # type: ignore[union-attr]
+    assert job(notebook={"dir": "nbs"}).notebook.dir == str(tmp_path / "sub" / "nbs")  # type: ignore[union-attr]
+    assert job(notebook={"dir": "/abs/nbs"}).notebook.dir == "/abs/nbs"  # type: ignore[union-attr]
+    off = job(notebook=False)
+    assert off.notebook is None and not uses_spark(off)
+    with pytest.raises(UserError, match="dirr") as bad:
+        job(notebook={"dirr": "x"})
+    assert "dir" in str(bad.value)

@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from launcher.cli.main import main
-from launcher.runtime import spark_install
+from launcher.runtime import jupyter_install, spark_install
 from launcher.runtime.install import pinned_version
 from launcher.util.errors import UserError
 from launcher.util.resources import SPARK_EXAMPLES_JAR, SPARK_VERSION, shim_project_dir, spark_examples_sources
@@ -166,10 +166,19 @@ def test_a_jre_cannot_build_the_jar(tmp_path: Path) -> None:
     assert "openjdk-17-jdk-headless" in str(info.value.fix)
 
 
+def _jupyter(home: Path) -> None:
+    """A JupyterLab directory with the files ``jupyter_missing`` checks and today's pins."""
+    for name in jupyter_install.JUPYTER_FILES:
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_bytes(b"")
+    (home / jupyter_install.PINS_FILE).write_text(jupyter_install.pins() + "\n")
+
+
 def _complete_but_archives(prefix: Path) -> None:
     _hadoop(prefix / "hadoop")
     _spark(prefix / "spark" / "pyspark")
     _stamped_jar(prefix / "spark" / SPARK_EXAMPLES_JAR)
+    _jupyter(prefix / "jupyter")
 
 
 def test_status_names_every_part_and_a_second_install_writes_nothing(tmp_path: Path) -> None:
@@ -184,6 +193,7 @@ def test_status_names_every_part_and_a_second_install_writes_nothing(tmp_path: P
         f"Hadoop {VERSION} runtime in {prefix / 'hadoop'}: up to date",
         f"Spark {SPARK_VERSION} in {prefix / 'spark' / 'pyspark'}: up to date",
         f"Spark examples jar {prefix / 'spark' / SPARK_EXAMPLES_JAR}: up to date",
+        f"JupyterLab ({jupyter_install.pins()}) in {prefix / 'jupyter'}: up to date",
         f"class-data-sharing archives in {cds}: skipped (--no-archives; not built yet)"]
     again = runner.invoke(main, ["runtime", "install", "--prefix", str(prefix), "--no-archives"])
     assert again.exit_code == 0, again.output
@@ -207,10 +217,10 @@ def test_status_of_an_empty_prefix_and_its_json(tmp_path: Path) -> None:
     assert report["prefix"] == str(prefix) and report["complete"] is False
     assert [(p["name"], p["state"], p["detail"]) for p in report["parts"]] == [
         ("Hadoop runtime", "missing", "not there"), ("Spark", "missing", "not there"),
-        ("Spark examples jar", "missing", "not there; needs Spark"),
+        ("Spark examples jar", "missing", "not there; needs Spark"), ("JupyterLab", "missing", "not there"),
         ("class-data-sharing archives", "missing", "needs the Hadoop runtime")]
-    assert result.stderr == (f"error: {prefix} lacks Hadoop runtime, Spark, Spark examples jar, class-data-sharing "
-                             f"archives (fix: hpc-hadoop runtime install --prefix {prefix})\n")
+    assert result.stderr == (f"error: {prefix} lacks Hadoop runtime, Spark, Spark examples jar, JupyterLab, "
+                             f"class-data-sharing archives (fix: hpc-hadoop runtime install --prefix {prefix})\n")
     assert not prefix.exists()  # status makes nothing
 
 
@@ -230,9 +240,37 @@ def test_install_goes_on_past_a_failed_part_and_exits_1_naming_it(tmp_path: Path
     assert lines[2].startswith(f"Spark {SPARK_VERSION} in {prefix / 'spark' / 'pyspark'}: failed: installing Spark")
     assert "Could not find a version" in result.stdout
     assert f"Spark examples jar {prefix / 'spark' / SPARK_EXAMPLES_JAR}: missing (not there; needs Spark)" in lines
-    assert result.stderr.startswith(f"error: {prefix} lacks Spark, Spark examples jar (fix: check access to PyPI")
+    assert result.stderr.startswith(f"error: {prefix} lacks Spark, Spark examples jar, JupyterLab (fix: check access "
+                                    "to PyPI")
     assert result.stderr.count("\n") == 1
     assert sorted(os.listdir(prefix)) == ["hadoop"]
+
+
+def test_jupyterlab_is_installed_by_pip_with_its_pins_and_not_again(tmp_path: Path) -> None:
+    """JupyterLab's part: pip's ``--target`` with the pins (:data:`launcher.util.resources.JUPYTER_REQUIREMENTS`),
+    staged and renamed whole, the pins kept beside it; complete, it is not installed again; other pins reinstall it."""
+    from launcher.util.resources import JUPYTER_REQUIREMENTS
+
+    prefix = tmp_path / "prefix"
+    layout = "".join(f"mkdir -p $target/{Path(name).parent} && touch $target/{name} && "
+                     for name in jupyter_install.JUPYTER_FILES) + "true\n"
+    python = _fake_pip(tmp_path, layout)
+    result = jupyter_install.install_jupyter(prefix, python=str(python))
+    assert result == spark_install.PartResult(path=prefix / "jupyter", changed=True)
+    args = (tmp_path / "pip.args").read_text()
+    assert "--target" in args and all(pin in args for pin in JUPYTER_REQUIREMENTS)
+    assert jupyter_install.jupyter_missing(prefix / "jupyter", pinned=True) == []
+    assert sorted(os.listdir(prefix)) == ["jupyter"]  # no stage left
+    assert not jupyter_install.install_jupyter(prefix, python=str(tmp_path / "no-python")).changed
+    (prefix / "jupyter" / jupyter_install.PINS_FILE).write_text("jupyterlab==0.1\n")
+    assert jupyter_install.jupyter_missing(prefix / "jupyter", pinned=True) == ["other pins"]
+
+
+def test_install_sh_pins_the_same_jupyterlab() -> None:
+    """install.sh installs JupyterLab from the same pins into jupyter-runtime/ (what discover_jupyter finds first)."""
+    script = (REPO / "install.sh").read_text()
+    assert "from launcher.util.resources import JUPYTER_REQUIREMENTS" in script
+    assert "--target jupyter-runtime" in script and jupyter_install.PINS_FILE in script
 
 
 def test_install_sh_pins_the_same_spark_and_jar_name() -> None:

@@ -1,0 +1,81 @@
+"""JupyterLab in a runtime prefix: a part of ``hpc-hadoop runtime install``
+(:func:`launcher.runtime.install.prefix_parts`) for ``hpc-hadoop notebook``.
+
+PyPI's ``jupyterlab``, ``ipykernel`` and ``nbclient`` of the pinned versions
+(:data:`launcher.util.resources.JUPYTER_REQUIREMENTS`), installed with the running interpreter's pip (``python -m pip
+install --target``, as ``install.sh`` does into a checkout's ``jupyter-runtime/`` and as Spark is installed:
+:mod:`launcher.runtime.spark_install`) into ``<prefix>/jupyter``, so that the kernel's ``/usr/bin/python3`` on the
+master node imports them, beside PySpark, with nothing but that directory on its path. The pins are kept in the
+directory (:data:`PINS_FILE`): other pins reinstall it. pip reads its own configuration (``PIP_INDEX_URL``,
+``PIP_FIND_LINKS``, ``PIP_NO_INDEX``: a site's mirror or wheelhouse). About 220 MB. Staged in a temporary directory
+inside the prefix and renamed into place (:mod:`launcher.runtime.staging`).
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+from launcher.runtime.spark_install import PIP_TIMEOUT_S, PartResult, run_tool
+from launcher.runtime.staging import make_shared_dir, publish, replace_dir
+from launcher.util.errors import UserError
+from launcher.util.resources import JUPYTER_REQUIREMENTS, JUPYTER_SUBDIR
+
+#: What a complete JupyterLab runtime directory has (``share/jupyter/lab/static``: JupyterLab's built application).
+JUPYTER_FILES = ("jupyterlab/__init__.py", "ipykernel_launcher.py", "nbclient/__init__.py",
+                 "share/jupyter/lab/static/package.json")
+#: The file in the directory that names the pins it was installed with (one line: the requirements, space-separated;
+#: what ``install.sh`` writes too).
+PINS_FILE = ".hpc-hadoop-pins"
+
+
+def jupyter_home(prefix: Path) -> Path:
+    """JupyterLab's directory in ``prefix``: ``<prefix>/jupyter``."""
+    return prefix / JUPYTER_SUBDIR
+
+
+def pins() -> str:
+    """The pins as :data:`PINS_FILE` holds them."""
+    return " ".join(JUPYTER_REQUIREMENTS)
+
+
+def jupyter_missing(home: Path, *, pinned: bool = False) -> list[str]:
+    """What the directory ``home`` lacks of :data:`JUPYTER_FILES` (empty when it is complete); with ``pinned``, also
+    :data:`PINS_FILE` naming today's pins (``"other pins"`` when it names others)."""
+    lacking = [name for name in JUPYTER_FILES if not (home / name).is_file()]
+    if pinned and not lacking:
+        try:
+            if (home / PINS_FILE).read_text().strip() != pins():
+                lacking.append("other pins")
+        except OSError:
+            lacking.append(PINS_FILE)
+    return lacking
+
+
+def install_jupyter(prefix: Path, *, python: str | None = None) -> PartResult:
+    """Put :data:`~launcher.util.resources.JUPYTER_REQUIREMENTS` into ``<prefix>/jupyter`` unless they are there.
+
+    Raises:
+        UserError: pip failed or timed out (the end of its output in the message), or what it installed lacks a part.
+        OSError: the prefix cannot be written.
+    """
+    home = jupyter_home(prefix)
+    if not jupyter_missing(home, pinned=True):
+        return PartResult(path=home, changed=False)
+    make_shared_dir(prefix, field="--prefix")
+    with tempfile.TemporaryDirectory(prefix=".jupyter-install-", dir=prefix) as tmp:
+        work = Path(tmp)
+        stage = work / JUPYTER_SUBDIR
+        argv = [python or sys.executable, "-m", "pip", "install", "--no-input", "-q", "--target", str(stage),
+                *JUPYTER_REQUIREMENTS]
+        run_tool(argv, work / "pip.log", PIP_TIMEOUT_S, what="installing JupyterLab",
+             fix="check access to PyPI (or the index pip is configured with: PIP_INDEX_URL, pip.conf)")
+        lacking = jupyter_missing(stage)
+        if lacking:
+            raise UserError(f"JupyterLab as pip installed it in {stage} lacks {', '.join(lacking)}",
+                            fix="report this as a bug")
+        (stage / PINS_FILE).write_text(pins() + "\n")
+        publish(stage)
+        replace_dir(home, stage, work)
+    return PartResult(path=home, changed=True)
