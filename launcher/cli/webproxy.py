@@ -194,8 +194,9 @@ def notebook_endpoint(endpoints: Mapping[str, Endpoint]) -> str | None:
 
 
 def notebook_token(plan: ClusterPlan) -> str | None:
-    """JupyterLab's token as the master's agent wrote it (``notebook/token``), or ``None`` when there is none (no
-    server was started); read only when the file is the owner's, not a link and 0600.
+    """JupyterLab's token as the master's agent wrote it (:func:`launcher.render.notebook.token_path`, in the owner's
+    state directory), or ``None`` when there is none (no server was started); read only when the file is the
+    owner's, not a link and 0600.
 
     Raises:
         UpstreamRefused: the file is not the owner's, a link, or readable by others.
@@ -203,9 +204,13 @@ def notebook_token(plan: ClusterPlan) -> str | None:
     import os
     import stat
 
-    from launcher.render.notebook import NOTEBOOK_SUBDIR, TOKEN_FILE
+    from launcher.render.notebook import token_path
+    from launcher.util.errors import UserError
 
-    path = plan.path(NOTEBOOK_SUBDIR, TOKEN_FILE)
+    try:
+        path = token_path(plan)
+    except UserError as exc:
+        raise UpstreamRefused(f"{exc.message}; nothing was sent to JupyterLab") from None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except FileNotFoundError:
@@ -236,7 +241,7 @@ def notebook_headers(plan: ClusterPlan) -> UpstreamHeaders:
             raise UpstreamRefused(f"not forwarded to {endpoint}: {verdict.why}; nothing was sent there")
         token = notebook_token(plan)
         if token is None:
-            raise UpstreamRefused(f"not forwarded to {endpoint}: no token (notebook/token); nothing was sent there")
+            raise UpstreamRefused(f"not forwarded to {endpoint}: no JupyterLab token; nothing was sent there")
         return {"Authorization": f"token {token}"}
 
     return headers

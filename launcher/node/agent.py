@@ -525,7 +525,8 @@ class Agent:
 
     def start_notebook_server(self) -> None:
         """Start JupyterLab (:func:`launcher.render.notebook.server_command`) with a new token, written first for the
-        ``ui`` proxy (``notebook/token``, 0600); a refusal goes to :attr:`notebook_note`."""
+        ``ui`` proxy (:func:`launcher.render.notebook.write_token`: the owner's state directory, 0600, never the
+        shared filesystem); a refusal goes to :attr:`notebook_note`."""
         import json
         import secrets
 
@@ -537,7 +538,7 @@ class Agent:
             notebooks = notebook.check_notebooks_dir(self.plan, request["dir"], field="notebook.dir")
             spark, jupyter, paths = self._notebook_parts()
             token = secrets.token_urlsafe(32)
-            replace_private(state / notebook.TOKEN_FILE, token)
+            notebook.write_token(self.plan, token)
             address = self.address or self.node.address
             self.spawn(notebook.server_command(self.plan, self.node, spark, jupyter, paths, address, notebooks, token))
             self.notebook_note = None

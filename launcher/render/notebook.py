@@ -15,8 +15,10 @@ How it fits (docs/architecture.md, Notebooks):
   and ``IPYTHONDIR`` are below the agent's working directory (:func:`jupyter_paths`: made and checked 0700 by the agent,
   deleted with it), never on the shared filesystem. The token is passed in the environment (``JUPYTER_TOKEN``, which
   only the owner reads in ``/proc``), never on a command line; the ``ui`` proxy on the login node reads its copy from
-  ``notebook/token`` (0600 in the 0700 cluster directory, as the web servers' cookie secrets are): the shared
-  filesystem is the one channel between the master and the login node.
+  the owner's state directory (:func:`token_path`: ``$XDG_STATE_HOME/hpc-hadoop/clusters/<id>.krb/jupyterlab.token``,
+  0600 in 0700, where the web servers' cookie secrets have their clients' copies,
+  :func:`launcher.security.kdc.publish_keys`), never in the cluster directory: a shared FUSE client may cache a
+  permission answer across users (real OrangeFS does), so modes there keep no secret.
 * **Reached through ``ui`` only.** The server listens on the master's address at ``ports.notebook_web`` (the port
   block's offset 17, :data:`launcher.plan.cluster_plan.DAEMON_PORTS`), with ``base_url`` ``/_/<address>:<port>/``
   (:func:`base_url`): the path under which the proxy forwards it, so every link JupyterLab makes stays inside the proxy
@@ -50,8 +52,8 @@ DAEMON = "jupyterlab"
 NOTEBOOK_SUBDIR = "notebook"
 #: The request for the server: ``{"dir": <notebooks directory>}``; rewritten to start a server that has exited again.
 SERVER_REQUEST = "server.json"
-#: The JupyterLab token's copy for the ``ui`` proxy (0600).
-TOKEN_FILE = "token"
+#: The JupyterLab token's copy for the ``ui`` proxy (0600), in the owner's state directory (:func:`token_path`).
+TOKEN_FILE = "jupyterlab.token"
 #: An execution's request: ``run-<id>.json``; its result: ``run-<id>.result.json``.
 RUN_PREFIX = "run-"
 RESULT_SUFFIX = ".result.json"
@@ -108,6 +110,38 @@ def discover_jupyter() -> JupyterRuntime:
 def notebook_state_dir(plan: ClusterPlan) -> Path:
     """``notebook/`` in the cluster directory."""
     return plan.path(NOTEBOOK_SUBDIR)
+
+
+def token_path(plan: ClusterPlan) -> Path:
+    """Where the master's agent writes JupyterLab's token for the ``ui`` proxy and the proxy reads it:
+    :data:`TOKEN_FILE` in :attr:`launcher.security.kerberos.SecurityPlan.client_dir` (the owner's state directory,
+    beside the cookie secrets' copies; not the shared filesystem of the cluster directory).
+
+    Raises:
+        UserError: the plan names no such directory.
+    """
+    client = plan.security.client_dir
+    if client is None:
+        raise UserError("no private state directory for JupyterLab's token", field="notebook",
+                        fix="set $XDG_STATE_HOME (or $HOME) to a directory of your own")
+    return client / TOKEN_FILE
+
+
+def write_token(plan: ClusterPlan, token: str) -> Path:
+    """Write ``token`` to :func:`token_path` (its directory made one level at a time below the state directory's
+    parent and checked ours, 0700, no link: :func:`launcher.util.safedirs.make_private_dir`; the file 0600 from its
+    creation). Returns the path.
+
+    Raises:
+        UserError: a level of the directory is refused; OSError: it cannot be written.
+    """
+    from launcher.util.files import replace_private
+    from launcher.util.safedirs import make_private_dir
+
+    path = token_path(plan)
+    make_private_dir(path.parent.parent, path.parent, field="notebook")
+    replace_private(path, token)
+    return path
 
 
 def base_url(address: str, port: int) -> str:

@@ -523,22 +523,25 @@ def test_a_websocket_is_relayed_both_ways_after_the_handshake() -> None:
 
 def test_the_notebook_token_file_is_read_only_when_it_is_private(make_spec: Callable[..., JobSpec],
                                                                   make_test_plan: Callable[..., ClusterPlan]) -> None:
-    """``notebook/token`` (the master's agent writes it): none before JupyterLab starts, no JupyterLab endpoint then;
-    read when 0600 (then the endpoint is there, under the master's address only); refused when others may read it."""
+    """JupyterLab's token file (the master's agent writes it, :func:`launcher.render.notebook.write_token`): in the
+    owner's state directory, never in the cluster directory on the shared filesystem; none before JupyterLab starts,
+    no JupyterLab endpoint then; read when 0600 (then the endpoint is there, under the master's address only);
+    refused when others may read it."""
     import os
     from pathlib import Path
 
     from launcher.cli.webproxy import notebook_endpoint, notebook_token
+    from launcher.render.notebook import token_path, write_token
 
     plan = make_test_plan(make_spec(nodes=2))
-    state = Path(plan.run_dir, "notebook")
-    state.mkdir(parents=True, exist_ok=True)
     assert notebook_token(plan) is None and notebook_endpoint(cluster_endpoints(plan)) is None
-    (state / "token").write_text("abc\n")
-    os.chmod(state / "token", 0o600)
+    path = write_token(plan, "abc\n")
+    assert path == token_path(plan) and path.parent == plan.security.client_dir
+    assert not path.is_relative_to(Path(plan.run_dir))
+    assert os.stat(path).st_mode & 0o777 == 0o600 and os.stat(path.parent).st_mode & 0o777 == 0o700
     assert notebook_token(plan) == "abc"
     key = notebook_endpoint(cluster_endpoints(plan))
     assert key == f"{plan.master.address}:{plan.ports.notebook_web}"
-    os.chmod(state / "token", 0o644)
+    os.chmod(path, 0o644)
     with pytest.raises(UpstreamRefused, match="mode 0644"):
         notebook_token(plan)
