@@ -214,9 +214,10 @@ def cluster_endpoints(plan: ClusterPlan) -> dict[str, Endpoint]:
     return endpoints
 
 
-#: ``http://host:port`` (also with JavaScript-escaped slashes, ``http:\/\/host:port``), followed by a path, a quote or
-#: the end of the URL.
-_ABSOLUTE = re.compile(r"https?:(\\?/)\\?/([A-Za-z0-9.-]+):(\d{1,5})(?![\d])")
+#: ``http://host:port`` (also with JavaScript-escaped slashes, ``http:\/\/host:port``), or protocol-relative
+#: ``//host:port`` where a URL starts (the ResourceManager's nodes page links each NodeManager as ``href='//n2:8042'``),
+#: followed by a path, a quote or the end of the URL.
+_ABSOLUTE = re.compile(r"(?:https?:|(?<![\w:/\\]))(\\?/)\\?/([A-Za-z0-9.-]+):(\d{1,5})(?![\d])")
 #: An absolute path in an HTML attribute (``href="/x"``, ``src='/x'``, also escaped in a JavaScript string:
 #: ``href=\"/x\"``, ``href=\'\/x\'``) that is neither protocol-relative (``//host``) nor already the proxy's (``/_/``).
 _ROOT_PATH = re.compile(r"""(\b(?:href|src|action)\s*=\s*(?:\\?["'])?)(\\?/)(?!\\?/|_\\?/)""", re.IGNORECASE)

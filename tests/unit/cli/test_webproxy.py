@@ -292,6 +292,13 @@ def test_pure_helpers() -> None:
     known = ["n2:8042", "10.77.0.12:8042"]
     assert rewrite_links("see http://N2:8042/node and https://n2:80420/x", known) == \
         "see /_/N2:8042/node and https://n2:80420/x"
+    # Protocol-relative, as the ResourceManager's nodes page links a NodeManager (``href='//' + httpAddress``, Hadoop
+    # 3.4.2's NodesPage), also JavaScript-escaped; not inside another URL.
+    assert rewrite_links("<a href='//n2:8042'>n2:8042</a> '\\/\\/n2:8042\\/node'", known) == \
+        "<a href='/_/n2:8042'>n2:8042</a> '\\/_\\/n2:8042\\/node'"
+    assert rewrite_links("<a href='//n2:8042'>", known, prefix="/rnode/n1/9/_/") == "<a href='/rnode/n1/9/_/n2:8042'>"
+    assert rewrite_links("file://n2:8042/x ftp://n2:8042 a//n2:8042 //n3:8042", known) == \
+        "file://n2:8042/x ftp://n2:8042 a//n2:8042 //n3:8042"
     assert rewrite_location("http://10.77.0.12:8042/jobhistory", known, "n1:1") == "/_/10.77.0.12:8042/jobhistory"
     assert rewrite_location("http://elsewhere:8042/x", known, "n1:1") == "http://elsewhere:8042/x"
     assert ssh_command(18080, "login1") == "ssh -N -L 18080:127.0.0.1:18080 login1"
