@@ -487,8 +487,8 @@ class _Handler(BaseHTTPRequestHandler):
         is a page of the proxy, else to its home; a wrong or missing password, another method or a body over
         :data:`LOGIN_MAX_BYTES` gets 403."""
         proxy = self.proxy
-        length = int(self.headers.get("Content-Length") or 0) if (self.headers.get("Content-Length") or
-                                                                  "0").isdigit() else -1
+        declared = self.headers.get("Content-Length") or "0"
+        length = int(declared) if declared.isdigit() else -1
         if self.command != "POST" or not 0 <= length <= LOGIN_MAX_BYTES:
             self.answer(HTTPStatus.FORBIDDEN, "forbidden: connect with the button of your Open OnDemand session "
                                               "(it POSTs the password here)")
