@@ -156,8 +156,9 @@ def stage_and_submit(user: TestUser, app: Path) -> tuple[Path, str]:
     native = submit["script"]["native"]
     assert native == ["--nodes=2", "--ntasks-per-node=1", "--exclusive", "--mem=0"], native
     script = (staged / "script.sh").read_text()
-    assert os.access(staged / "script.sh", os.X_OK) and "hpc-hadoop start hadoop.yaml" in script
-    print("\nrendered script.sh (first lines):\n" + "\n".join(script.splitlines()[:16]))
+    assert os.access(staged / "script.sh", os.X_OK)
+    assert 'hpc-hadoop start --scheduler "${scheduler}" hadoop.yaml' in script
+    print("\nrendered script.sh (first lines):\n" + "\n".join(script.splitlines()[:26]))
     assert "nodes: 2\nwalltime: \"1h\"\nspark: {}\n" in (staged / "before.sh").read_text()
     argv = ["sbatch", "--parsable", "-D", str(staged), "-J", "sys/dashboard/sys/hpc-hadoop", "-o",
             str(staged / "output.log"), "-t", "01:00:00", "--export", "NONE", *native]
