@@ -227,8 +227,8 @@ def test_the_ondemand_app_serves_the_yarn_ui_through_the_rnode_proxy_with_its_pa
     """Stage the app for a session of 2 nodes, 1 hour, Spark on, and submit its job script with ``sbatch`` as OnDemand
     does (:func:`stage_and_submit`); once ``connection.yml`` is written (:func:`connection_of`), ``view.html.erb``
     rendered with it posts its password to ``/rnode/<host>/<port>/login``, where the proxy answers
-    (:func:`the_proxy_answers`); ``scancel`` (deleting the session) leaves no process of the user's on any node and
-    the cluster not active."""
+    (:func:`the_proxy_answers`); ``scancel`` (deleting the session) stops the cluster (``stopped``, its final
+    ``run.json`` written) and leaves no process of the user's on any node."""
     user = ood_user
     app = as_the_centre_edits_it(user)
     began = time.monotonic()
@@ -257,6 +257,12 @@ def test_the_ondemand_app_serves_the_yarn_ui_through_the_rnode_proxy_with_its_pa
             if p.info["username"] == user.name]
     assert left == [], f"processes of {user.name} left: {left}"
     ended = json.loads(user.hpc_hadoop("status", job_id, "--json").stdout)
-    print(f"after scancel: cluster {ended['cluster_id']} {ended['state']} ({ended.get('detail') or ''})")
-    assert not ended["active"], ended
-    print((staged / "output.log").read_text(errors="replace")[-3000:])
+    report = json.loads((run_dir / "run.json").read_text())
+    print(f"after scancel: cluster {ended['cluster_id']} {ended['state']}; run.json {report['state']}, teardown "
+          f"{report['teardown_s']:.2f} s")
+    output = (staged / "output.log").read_text(errors="replace")
+    print(output[-3000:])
+    # The job script passed the SIGTERM on and waited (before.sh's trap): script.sh asked for the stop, and the held
+    # run tore the cluster down and wrote its final run.json before the batch system's KillWait ran out.
+    assert "got SIGTERM: script.sh stops the cluster" in output and "got SIGTERM: stopping the cluster" in output
+    assert ended["state"] == report["state"] == "stopped", (ended, report["state"])
