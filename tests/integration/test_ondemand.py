@@ -54,11 +54,19 @@ def ood_user() -> TestUser:
     return user
 
 
-def as_the_centre_edits_it(user: TestUser) -> Path:
+@pytest.fixture
+def portal() -> Iterator[Path]:
+    """A directory every user may read (0755, under /tmp) for the app's copy and the form's values; removed after."""
+    base = shared_base("ood")
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def as_the_centre_edits_it(portal: Path) -> Path:
     """A copy of ``ondemand/`` (readable by everyone, as ``/var/www/ood/apps/sys/<name>``) with script.sh.erb's setup
     line as a centre edits it: hpc-hadoop from this checkout's ``.venv`` (no module system on the test nodes), and the
     variables that make a git worktree's code the one that runs (:data:`tests.users.PASSED_ON`)."""
-    app = shared_base("ood-app") / "hpc-hadoop"
+    app = portal / "hpc-hadoop"
     shutil.copytree(APP, app)
     script = app / "template" / "script.sh.erb"
     text = script.read_text()
@@ -141,14 +149,14 @@ def users_root(slurm_cluster: list[str], ood_user: TestUser) -> Iterator[Path]: 
     (config / "config.yaml").unlink()
 
 
-def stage_and_submit(user: TestUser, app: Path) -> tuple[Path, str]:
+def stage_and_submit(user: TestUser, app: Path, portal: Path) -> tuple[Path, str]:
     """Stage the app for a session (:data:`FORM`) in the user's OnDemand data directory and submit its job script as
     ood_core's Slurm adapter does: the script on stdin, the session's directory, its ``output.log``, the walltime from
     ``bc_num_hours``, ``--export NONE``, then the submit file's ``native`` options. Returns the session's directory
     and the job id."""
     staged = user.home / "ondemand" / "data" / "sys" / "dashboard" / "batch_connect" / "sys" / "hpc-hadoop" / \
         "output" / str(uuid.uuid4())
-    context = shared_base("ood-context") / "context.json"
+    context = portal / "context.json"
     context.write_text(json.dumps(FORM))
     context.chmod(0o644)
     submit = json.loads(ruby(user, "stage", str(app), str(staged), str(context)))
@@ -223,16 +231,16 @@ def the_proxy_answers(user: TestUser, form: Form, conn: dict[str, str]) -> None:
 
 @pytest.mark.own_cluster("the cluster of an Open OnDemand session, ended by the session's scancel")
 def test_the_ondemand_app_serves_the_yarn_ui_through_the_rnode_proxy_with_its_password_and_stops_on_scancel(
-        users_root: Path, ood_user: TestUser) -> None:
+        users_root: Path, ood_user: TestUser, portal: Path) -> None:
     """Stage the app for a session of 2 nodes, 1 hour, Spark on, and submit its job script with ``sbatch`` as OnDemand
     does (:func:`stage_and_submit`); once ``connection.yml`` is written (:func:`connection_of`), ``view.html.erb``
     rendered with it posts its password to ``/rnode/<host>/<port>/login``, where the proxy answers
     (:func:`the_proxy_answers`); ``scancel`` (deleting the session) stops the cluster (``stopped``, its final
     ``run.json`` written) and leaves no process of the user's on any node."""
     user = ood_user
-    app = as_the_centre_edits_it(user)
+    app = as_the_centre_edits_it(portal)
     began = time.monotonic()
-    staged, job_id = stage_and_submit(user, app)
+    staged, job_id = stage_and_submit(user, app, portal)
     run_dir: Path | None = None
     try:
         conn = connection_of(staged, job_id, began)
