@@ -1,5 +1,5 @@
-"""The interactive commands: ``start``, ``list``, ``status``, ``env``, ``exec``, ``logs``, ``ui``, ``stop``,
-``clean``, and ``completion`` (shell completion scripts from Click).
+"""The interactive commands: ``start``, ``list``, ``status``, ``env``, ``exec``, ``logs``, ``results``, ``ui``,
+``stop``, ``clean``, and ``completion`` (shell completion scripts from Click).
 
 ``ID`` is a cluster id, a unique prefix of one, or its batch job id; with exactly one cluster running it may be
 left out, in every command (:func:`launcher.lifecycle.clusters.status.find`); shell completion offers the ids of the
@@ -22,12 +22,13 @@ import click
 
 from launcher.cli.common import console, detect_scheduler, job_options, load, reports_errors
 from launcher.util.errors import UserError
-from launcher.util.states import ClusterState, RunState, exit_code_of
+from launcher.util.states import ClusterState, RunState, StepState, exit_code_of
 
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
 
     from launcher.cli.webproxy import WebProxy
+    from launcher.lifecycle.clusters.results import StepOutputs
     from launcher.lifecycle.clusters.status import ClusterStatus
     from launcher.lifecycle.report import RunReport
     from launcher.plan.cluster_plan import ClusterPlan
@@ -302,6 +303,71 @@ def logs(cluster: str | None, node: str | None, daemon: str | None, lines: int |
         click.echo("\n".join(text[-last:] if last > 0 else text))
 
 
+@click.command("results")
+@id_argument
+@click.argument("step", metavar="[STEP]", required=False)
+@click.option("-n", "--lines", "count", type=click.IntRange(min=0), default=20, show_default=True,
+              help="First lines of each step's output; 0 = all.")
+@reports_errors
+def results_command(cluster: str | None, step: str | None, count: int) -> None:
+    """Show where a cluster's step outputs are and their first lines: text parts (part-r-00000, part-*) merged in
+    order, SequenceFiles and compressed files through Hadoop's `hadoop fs -text`; running or stopped. STEP: a step's
+    number or name (as `logs --app`); without it, every step. Exits 1 when an output is not there (yet)."""
+    from launcher.lifecycle.clusters.results import choose_step, steps_of
+
+    found = find_cluster(cluster)
+    plan = _plan_of(found.cluster_id)  # its directory checked as yours: its bin/hadoop reads SequenceFiles
+    steps = steps_of(plan, _read_report(Path(found.run_dir)))
+    chosen = [choose_step(steps, step, where=f"{found.run_dir}/run.json")] if step is not None else steps
+    if not chosen:
+        click.echo(f"cluster {found.cluster_id} has no steps ({found.state})")
+        sys.exit(1)
+    codes = [_show_results(plan, s, count, active=found.active) for s in chosen]
+    sys.exit(max(codes))
+
+
+def _show_results(plan: ClusterPlan, step: StepOutputs, count: int, *, active: bool) -> int:
+    """Print one step's outputs: a ``==> step N name: PATH (files, size) <==`` line and its first ``count`` lines
+    (:func:`launcher.lifecycle.clusters.results.first_lines`), each output in turn; or one line saying it declares
+    none, has not ended (``active``: the cluster is up, so it runs or is still to come) or left nothing there.
+
+    Returns:
+        0 when every output was shown (or it declares none), 1 when one is not there (yet).
+    """
+    from launcher.lifecycle.clusters.results import first_lines, output_files
+    from launcher.util.units import format_size
+
+    head = f"==> step {step.number} {step.name}:"
+    if not step.outputs:
+        click.echo(f"{head} no output; what it printed: {step.log} <==")
+        return 0
+    if step.state is None:
+        started = Path(step.log).exists()
+        click.echo(f"{head} {', '.join(step.outputs)}: "
+                   + ("still running: its output is not complete yet" if started and active else
+                      "has not started yet" if active else
+                      "did not end: the run ended while it ran" if started else
+                      "never ran: the run ended before it") + " <==")
+        return 1
+    shown = 0
+    for output in step.outputs:
+        path = Path(output)
+        files = output_files(path) if path.exists() else []
+        if not files:
+            click.echo(f"{head} {output}: " + ("holds no part files" if path.exists() else "does not exist")
+                       + f" (the step {step.state}) <==")
+            continue
+        size = sum(f.stat().st_size for f in files)
+        parts = f"{len(files)} file{'s' if len(files) != 1 else ''}, " if path.is_dir() else ""
+        partial = "" if step.state == StepState.SUCCEEDED else f"; the step {step.state}: it may be partial"
+        click.echo(f"{head} {output} ({parts}{format_size(size)}{partial}) <==")
+        lines, more = first_lines(plan, files, count)
+        for line in lines:
+            click.echo(line)
+        if more:
+            click.echo(f"... (the first {count} lines; -n 0 shows all)")
+        shown += 1
+    return 0 if shown == len(step.outputs) else 1
 #: Seconds between two looks at the cluster's state by ``ui --while-up``.
 UI_WATCH_S = 10.0
 

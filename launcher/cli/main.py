@@ -38,7 +38,7 @@ LAZY_COMMANDS = {
     **{name: f"launcher.cli.clusters:{attribute}" for name, attribute in (
         ("start", "start"), ("list", "list_clusters"), ("status", "status"), ("env", "env_command"),
         ("exec", "exec_command"), ("logs", "logs"), ("stop", "stop"), ("clean", "clean"),
-        ("completion", "completion"), ("ui", "ui"))},
+        ("completion", "completion"), ("ui", "ui"), ("results", "results_command"))},
     "runtime": "launcher.cli.runtime:runtime",
     "config": "launcher.cli.layers:config_command",
     "examples": "launcher.cli.examples:examples_command",

@@ -72,13 +72,16 @@ def runtime_install(prefix: Path | None, site: bool, no_spark: bool, no_archives
     PyPI), the Spark examples jar (javac), the class-data-sharing archives (a training run); a complete part is left
     as it is ("up to date"). Exit 1 when a part is missing at the end."""
     from launcher.runtime.install import incomplete, prefix_parts
+    from launcher.runtime.staging import install_lock
     from launcher.util.resources import HADOOP_SUBDIR, site_prefix
 
     target, command = _target(prefix, site, no_spark, no_archives)
     if prefix is None and not site and (site_prefix() / HADOOP_SUBDIR).is_dir():
         click.echo(f"warning: the site prefix {site_prefix()} has a runtime; yours in {target} will be used instead of "
                    "it and its class-data-sharing archives (`hpc-hadoop runtime status --site` shows it)", err=True)
-    parts = prefix_parts(target, build=True, spark=not no_spark, archives=not no_archives, command=command, say=_say)
+    with install_lock(target, say=_say):
+        parts = prefix_parts(target, build=True, spark=not no_spark, archives=not no_archives, command=command,
+                             say=_say)
     error = incomplete(target, parts)
     if error is not None:
         raise error

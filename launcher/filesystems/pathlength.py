@@ -127,8 +127,11 @@ def known_limit(found: FilesystemPlan) -> tuple[int, str] | None:
 def try_path(directory: Path, length: int) -> str | None:
     """Make a path ``length`` bytes below ``directory`` (directories of up to 100 bytes, a file last), check that it is
     there under its full name, and remove it; ``None`` when that worked, else what went wrong (the error, or
-    "made under another name": a name cut short)."""
-    top = Path(tempfile.mkdtemp(prefix=".hh-path-", dir=directory))
+    "made under another name": a name cut short; ``directory`` itself not one, issue 40: ``ENOTDIR``)."""
+    try:
+        top = Path(tempfile.mkdtemp(prefix=".hh-path-", dir=directory))
+    except OSError as exc:
+        return f"{errno.errorcode.get(exc.errno or 0, exc.errno)} ({exc.strerror})"
     try:
         left, path = length - len(os.fsencode(top.name)), top  # bytes still to go below ``path``
         while left > 102:

@@ -18,6 +18,9 @@ class Observer:
     def progress(self, result: StepResult) -> None:
         """A step's progress, ids or state changed (called from a reader thread)."""
 
+    def output(self, result: StepResult, line: str) -> None:
+        """A line a step's program printed (a Spark driver's standard output; called from a reader thread)."""
+
     def warn(self, text: str) -> None:
         """Something the user should know now (the shared filesystem stalled)."""
 

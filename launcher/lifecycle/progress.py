@@ -27,6 +27,8 @@ class ConsoleObserver(Observer):
 
     #: Seconds :meth:`close` waits for the lines still to be written.
     FLUSH_SECONDS = 10.0
+    #: Lines of a step's program's own output (:meth:`output`) shown on the terminal; the step log has them all.
+    OUTPUT_LINES = 200
 
     def __init__(self, console: Console) -> None:
         self.console = console
@@ -34,6 +36,7 @@ class ConsoleObserver(Observer):
         self.lock = threading.Lock()
         self.began = time.time()
         self.last: dict[str, tuple[object, ...]] = {}
+        self.printed: dict[str, int] = {}  # lines of each step's own output seen (:meth:`output`), by its log
         self.bars: Progress | None = None
         self.tasks: dict[str, TaskID] = {}
         self.lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
@@ -88,6 +91,24 @@ class ConsoleObserver(Observer):
             else:
                 self._line(text)
 
+    def output(self, result: StepResult, line: str) -> None:
+        """Print a line a step's program printed (a Spark driver's standard output, issue 40) as ``name> line``:
+        above the live display on a terminal, else a timestamped line; after :data:`OUTPUT_LINES` of a step, one line
+        saying the rest is in its log (it always has all of them)."""
+        with self.lock:
+            shown = self.printed.get(result.log, 0)
+            self.printed[result.log] = shown + 1
+            if shown > self.OUTPUT_LINES:
+                return
+            text = (f"{result.name}> {line}" if shown < self.OUTPUT_LINES
+                    else f"{result.name}> ... (the rest of what it prints: {result.log})")
+            if self.bars is not None and self.bars.live.is_started:
+                self.bars.console.print(text, highlight=False, markup=False, soft_wrap=True)
+            elif self.bars is not None:
+                self.console.print(text, highlight=False, markup=False, soft_wrap=True)
+            else:
+                self._line(text)
+
     def progress(self, result: StepResult) -> None:
         """Update the step's bar, or print a line (:func:`step_line`) when its progress moved by a tenth
         (:func:`progress_key`), its Spark stage or its state changed. A step that ended without submitting a job (no
@@ -120,13 +141,20 @@ class ConsoleObserver(Observer):
 def step_detail(result: StepResult) -> tuple[str, str]:
     """What a step's progress line says, and how it stands: ``("map  50% reduce   0%  application_1_0001",
     "running")``; for a Spark step its stage and tasks (:class:`~launcher.steps.jobs.StepResult`'s ``stage`` fields):
-    ``("stage 2: 3/8 tasks, 2 stages done  application_1_0002", "running")``, ``no stage started yet`` before the
-    first; for a step that ended without submitting a job, ``("", "failed (exit code 1, no job submitted)")``."""
+    ``("stage 2: 3/8 tasks, 2 stages done  application_1_0002", "running")``; before the first stage what it waits
+    for (issue 40): ``waiting for executors: 1/2`` once YARN has its application and while fewer executors than it
+    asked for have registered with the driver (``executors``/``executors_wanted``), else ``no stage started yet``;
+    for a step that ended without submitting a job, ``("", "failed (exit code 1, no job submitted)")``."""
     if result.kind in SPARK_KINDS:
         plural = "s" if result.stages_done != 1 else ""
         done = f", {result.stages_done} stage{plural} done" if result.stages_done else ""
-        detail = ("no stage started yet" if result.stage is None
-                  else f"stage {result.stage}: {result.stage_done}/{result.stage_tasks} tasks{done}")
+        wanted = result.executors_wanted
+        if result.stage is not None:
+            detail = f"stage {result.stage}: {result.stage_done}/{result.stage_tasks} tasks{done}"
+        elif result.application_id and wanted and result.executors < wanted:
+            detail = f"waiting for executors: {result.executors}/{wanted}"
+        else:
+            detail = "no stage started yet"
     else:
         detail = f"map {result.map_pct:3d}% reduce {result.reduce_pct:3d}%"
     if result.application_id:
@@ -139,8 +167,10 @@ def step_detail(result: StepResult) -> tuple[str, str]:
 
 def progress_key(result: StepResult) -> tuple[object, ...]:
     """What must change for a batch log to get a new line of a step: its state, its application, and its progress
-    in tenths (map and reduce; for a Spark step, its stage, the stages done and the tenth of the stage's tasks)."""
+    in tenths (map and reduce; for a Spark step, its stage, the stages done and the tenth of the stage's tasks, and
+    before its first stage the executors registered)."""
     if result.kind in SPARK_KINDS:
         tenth = 10 * result.stage_done // max(1, result.stage_tasks)
-        return str(result.state), result.application_id, result.stage, result.stages_done, tenth
+        executors = result.executors if result.stage is None else None
+        return str(result.state), result.application_id, result.stage, result.stages_done, tenth, executors
     return str(result.state), result.application_id, result.map_pct // 10, result.reduce_pct // 10

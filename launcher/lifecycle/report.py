@@ -25,7 +25,7 @@ from launcher.util.files import replace_private
 from launcher.util.network import WILDCARD_ADDRESSES
 from launcher.util.records import Record
 from launcher.util.safedirs import make_private_dir
-from launcher.util.states import RunState, exit_code_of
+from launcher.util.states import RunState, StepState, exit_code_of
 from launcher.util.userdirs import node_record_dir, node_work_root
 
 #: Final states of a run (``stopped``: an interactive cluster ended by ``hpc-hadoop stop``): the terminal
@@ -179,11 +179,14 @@ class RunReport(Record):
         return 1
 
     def to_json(self, indent: int | None = 2) -> str:
-        """JSON text of ``run.json``: the record, ``exit_code`` (:attr:`exit_code`) and ``hpc_hadoop_version``
-        (this release's)."""
+        """JSON text of ``run.json``: the record, ``exit_code`` (:attr:`exit_code`), ``hpc_hadoop_version`` (this
+        release's) and, last, ``results``: each step's outputs (:func:`step_results`; derived from ``steps``, written
+        again on every write)."""
         data = self.dump()
+        data.pop("results", None)  # read back from an earlier write: derived, written last again
         data["exit_code"] = self.exit_code
         data["hpc_hadoop_version"] = __version__
+        data["results"] = [entry.model_dump() for entry in step_results(self)]
         return json.dumps(data, indent=indent)
 
     def write(self, path: str | Path | None = None, *, indent: int | None = 2) -> Path:
@@ -224,6 +227,46 @@ class RunReport(Record):
         self.error = (f"{error}; no final record kept (the cluster directory cannot be written, nor "
                       f"{' nor '.join(str(p.parent) for p in tried)})")
         return None
+
+
+class StepResults(BaseModel):
+    """Where one step's results are (``run.json`` ``results``, the summary's ``results:`` lines, issue 40): its
+    ``number`` (its place in ``steps``, 1-based: what ``hpc-hadoop results ID STEP`` and ``logs --app STEP`` take) and
+    ``name``, its ``outputs`` (directories or files, absolute; none for a step that declares no output: ``pi``, a
+    ``jar`` or Spark step without ``output:``) and its client ``log`` (``steps/NN-name.log``: what it printed)."""
+
+    number: int
+    name: str
+    state: str
+    outputs: list[str]
+    log: str
+
+
+def step_results(report: RunReport) -> list[StepResults]:
+    """Each recorded step's :class:`StepResults`, in the order of ``report.steps``."""
+    return [StepResults(number=number, name=step.name, state=str(step.state), outputs=list(step.outputs),
+                        log=step.log) for number, step in enumerate(report.steps, start=1)]
+
+
+def result_lines(report: RunReport) -> list[str]:
+    """The summary's last lines (issue 40): ``results:``, then one line per step, ``  1 wordcount: /path/out`` (two
+    outputs: both, ``, ``-separated); a step without an output says so and where what it printed is (``  2 SparkPi:
+    no output; what it printed: /run/steps/02-SparkPi.log``); a step that did not succeed says so after its path
+    (``(failed: may be partial or missing)``). Then how to read them (``hpc-hadoop results ID [STEP]``). No lines for
+    a run without steps."""
+    entries = step_results(report)
+    if not entries:
+        return []
+    lines = ["results:"]
+    for entry in entries:
+        where = (", ".join(entry.outputs) if entry.outputs
+                 else f"no output; what it printed: {entry.log}" if entry.log else "no output")
+        if entry.outputs and entry.state != StepState.SUCCEEDED:
+            where += f" ({entry.state}: may be partial or missing)"
+        lines.append(f"  {entry.number} {entry.name}: {where}")
+    if any(entry.outputs for entry in entries):
+        lines.append(f"  first lines of each: hpc-hadoop results {report.cluster_id} [STEP]")
+    return lines
 
 
 def local_record_paths(cluster_id: str) -> list[Path]:
@@ -361,7 +404,8 @@ def _filesystem_lines(fs: FilesystemRecord, console: Console) -> None:
 
 
 def summary(report: RunReport, console: Console) -> None:
-    """Print the run summary: state, timings, one row per step, where the logs are."""
+    """Print the run summary: state, timings, one row per step, where the logs are, and last where each step's
+    results are (:func:`result_lines`)."""
     table = Table(title=f"{report.name}: {report.state}", title_justify="left", show_edge=False)
     for column in ("step", "state", "exit", "wall (s)", "application"):
         table.add_column(column, justify="right" if column in ("exit", "wall (s)") else "left")
@@ -387,3 +431,5 @@ def summary(report: RunReport, console: Console) -> None:
                       soft_wrap=True, markup=False)
     else:
         console.print(f"run directory: {report.run_dir}  (run.json, logs/, steps/, history/)")
+    for line in result_lines(report):
+        console.print(line, soft_wrap=True, markup=False, highlight=False)

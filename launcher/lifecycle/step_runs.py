@@ -45,7 +45,8 @@ class StepRuns:
         self.record = record
         self.check_stop = check_stop
         self.deadline = deadline
-        self.runner = StepRunner(plan, observer.progress, stalled=health.stalled, gone=health.filesystem_gone)
+        self.runner = StepRunner(plan, observer.progress, stalled=health.stalled, gone=health.filesystem_gone,
+                                 on_output=observer.output)
         self._count = count
 
     def java_step(self, name: str, args: Sequence[str], *, main_class: str = RUN_JAR,
@@ -100,7 +101,7 @@ class StepRuns:
         self.observer.phase(label or f"steps {', '.join(str(s.index) for s in steps)} at once")
         cancelled = threading.Event()
         runners = [StepRunner(self.plan, self.observer.progress, stalled=self.health.stalled,
-                              gone=self.health.filesystem_gone)
+                              gone=self.health.filesystem_gone, on_output=self.observer.output)
                    for _ in steps]
         with ThreadPoolExecutor(max_workers=max(1, len(steps)), thread_name_prefix="step") as pool:
             futures = [pool.submit(self._run_with, runner, step, overwrite=overwrite, cancelled=cancelled)

@@ -86,17 +86,27 @@ def write_wrappers(plan: ClusterPlan) -> Path:
     return directory
 
 
+#: The job files' jar variables that ``hpc-hadoop env`` exports too, by the name it exports each as (issue 40): the
+#: same files ``${examples_jar}``, ``${tests_jar}``, ``${streaming_jar}`` and ``${spark_examples_jar}`` name in a
+#: job file (:meth:`launcher.plan.cluster_plan.ClusterPlan.variables`, :func:`launcher.render.spark.spark_variables`).
+JAR_EXPORTS = {"EXAMPLES_JAR": "examples_jar", "TESTS_JAR": "tests_jar", "STREAMING_JAR": "streaming_jar",
+               "SPARK_EXAMPLES_JAR": "spark_examples_jar"}
+
+
 def client_environment(plan: ClusterPlan) -> dict[str, str]:
     """Variables a shell needs to use the cluster: ``HADOOP_CONF_DIR``, ``JAVA_HOME``, ``HADOOP_HOME``,
     ``HPC_HADOOP_CLASSPATH`` (conf dir + runtime jars, for ``java -cp``), ``HPC_HADOOP_CLUSTER`` (the id),
     ``HPC_HADOOP_RUN_DIR``, and ``PATH`` with ``bin/`` (the wrappers) and the JDK first; under
     ``security: per-cluster`` ``KRB5CCNAME`` (the owner's ticket cache), ``KRB5_CONFIG`` and ``HADOOP_OPTS`` (the
     realm's ``krb5.conf``); for a cluster with
-    ``spark-conf/`` also Spark's (:func:`launcher.render.spark.spark_environment`) and its ``bin/`` on ``PATH``.
+    ``spark-conf/`` also Spark's (:func:`launcher.render.spark.spark_environment`) and its ``bin/`` on ``PATH``;
+    ``EXAMPLES_JAR``, ``TESTS_JAR``, ``STREAMING_JAR`` and, for a cluster with Spark that has an examples jar,
+    ``SPARK_EXAMPLES_JAR`` (:data:`JAR_EXPORTS`: the files of the job files' ``${...}`` of the same names).
 
     ``PATH`` is given as a prefix ending in ``:$PATH`` (unexpanded) so the lines can be ``eval``'d.
     """
     runtime = plan.runtime
+    jars = plan.variables()
     variables = {
         "HPC_HADOOP_CLUSTER": plan.cluster_id,
         "HPC_HADOOP_RUN_DIR": plan.run_dir,
@@ -110,11 +120,13 @@ def client_environment(plan: ClusterPlan) -> dict[str, str]:
     if plan.security.kerberos:  # Hadoop's own scripts and the user's java read the realm's krb5.conf from it
         variables["HADOOP_OPTS"] = " ".join(plan.security.jvm_flags())
     if plan.spark_conf_dir.is_dir():  # a cluster whose job uses Spark: spark-submit, pyspark, spark-shell
-        from launcher.render.spark import discover_spark, spark_environment
+        from launcher.render.spark import discover_spark, spark_environment, spark_variables
 
         spark = discover_spark(plan.spec)
         variables.update(spark_environment(plan, spark))
         variables["PATH"] = f"{bin_dir(plan)}:{runtime.java_home / 'bin'}:{spark.home / 'bin'}:$PATH"
+        jars.update(spark_variables(spark))
+    variables.update({name: jars[key] for name, key in JAR_EXPORTS.items() if jars.get(key)})
     return variables
 
 
@@ -165,6 +177,22 @@ def yarn_logs_command(plan: ClusterPlan, application: str, *, running: bool = Tr
     else:
         env["HADOOP_CLIENT_OPTS"] = f"{opts} -Dhpc.rm.connect.max-wait.ms=0 -Dhpc.ipc.connect.max.retries=0"
         env["HADOOP_ROOT_LOGGER"] = "ERROR,console"
+    return argv, env
+
+
+def fs_text_command(plan: ClusterPlan, path: str | Path) -> tuple[list[str], dict[str, str]]:
+    """``bin/hadoop fs -text file://PATH`` of the cluster and its environment: Hadoop's own reader of a SequenceFile
+    (each record as ``key<TAB>value``, the classes' ``toString``) or a compressed file (its codec found by name), for
+    ``hpc-hadoop results`` (issue 40). It needs no daemon (the path is on the shared filesystem, ``file://``), so it
+    reads the outputs of a cluster that has stopped too; only ERROR records (``HADOOP_ROOT_LOGGER``), so that what
+    it prints is the file's text.
+
+    Returns:
+        ``(argv, env)``.
+    """
+    argv = [str(bin_dir(plan) / "hadoop"), "fs", "-text", f"file://{path}"]
+    env = apply_environment(client_environment(plan))
+    env["HADOOP_ROOT_LOGGER"] = "ERROR,console"
     return argv, env
 
 

@@ -1,12 +1,16 @@
 """Putting a built part of a runtime prefix in place (:mod:`launcher.runtime.install`,
 :mod:`launcher.runtime.spark_install`): built in a temporary directory inside the prefix, its modes set, then renamed
-into place whole, so that an interrupted or failed install leaves no half part that the launcher would pick up.
+into place whole, so that an interrupted or failed install leaves no half part that the launcher would pick up; two
+installs into one prefix take turns (:func:`install_lock`).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from launcher.util.errors import UserError
@@ -71,3 +75,31 @@ def publish(root: Path) -> None:
             mode |= 0o111
         if mode != stat.S_IMODE(info.st_mode):
             os.chmod(path, mode)
+
+
+@contextmanager
+def install_lock(prefix: Path, *, say: Callable[[str], None] = lambda line: None) -> Iterator[None]:
+    """Hold ``prefix``'s install lock: an exclusive ``flock`` of the prefix directory itself (made and checked by
+    :func:`make_shared_dir` first; no file is added to it). A second ``runtime install`` into the same prefix waits
+    until the first is done, then finds its parts complete and writes nothing (without it, both would build every
+    part and the last rename would win). The kernel drops the lock when its holder ends, however it ends.
+
+    Args:
+        prefix: the runtime prefix.
+        say: called once with a line saying what it waits for, when another install holds the lock.
+
+    Raises:
+        UserError: the prefix is refused (:func:`make_shared_dir`).
+        OSError: the prefix cannot be made or opened.
+    """
+    make_shared_dir(prefix)
+    fd = os.open(prefix, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f"waiting for another runtime install into {prefix} to finish")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -110,7 +110,10 @@ def first_cause(text: str) -> str | None:
 def python_traceback(text: str) -> str | None:
     """The exception of the first Python traceback in ``text`` (a container's ``stderr``): the first line after
     ``Traceback (most recent call last):`` that is not indented, with the innermost frame's file name and line
-    (``NameError: name 'x' is not defined (mapper.py, line 6)``); ``None`` without a traceback."""
+    (``NameError: name 'x' is not defined (mapper.py, line 6)``); else the error Python reports without a traceback,
+    a script that does not compile (issue 40: ``  File ".../mapper_bad.py", line 8``, the code, a caret, then
+    ``SyntaxError: '(' was never closed`` → ``SyntaxError: '(' was never closed (mapper_bad.py, line 8)``; an
+    ``IndentationError`` likewise); ``None`` without either."""
     lines = text.splitlines()
     for i, line in enumerate(lines):
         if not line.startswith("Traceback (most recent call last):"):
@@ -123,6 +126,28 @@ def python_traceback(text: str) -> str | None:
             elif following.strip() and not following[:1].isspace():
                 where = f" ({Path(frame['path']).name}, line {frame['line']})" if frame else ""
                 return f"{following.strip()}{where}"
+    return _compile_error(lines)
+
+
+#: The line Python ends a report of a script that does not compile with (``SyntaxError: '(' was never closed``,
+#: ``IndentationError: unexpected indent``, ``TabError: ...``).
+_COMPILE_ERROR = re.compile(r"^(SyntaxError|IndentationError|TabError): ")
+
+
+def _compile_error(lines: list[str]) -> str | None:
+    """A compile error Python printed without a traceback (the script itself did not compile): its ``File "...",
+    line N`` line, the indented code and caret lines after it, then the error line; the error with the file's base
+    name and the line, or ``None``."""
+    for i, line in enumerate(lines):
+        frame = _FRAME.match(line)
+        if not frame:
+            continue
+        for following in lines[i + 1:]:
+            if following[:1].isspace():
+                continue
+            if _COMPILE_ERROR.match(following):
+                return f"{following.strip()} ({Path(frame['path']).name}, line {frame['line']})"
+            break
     return None
 
 

@@ -50,6 +50,10 @@ _SPARK_TASKS = re.compile(r"Finished task \S+ in stage (\d+)\.\d+ .*\((\d+)/(\d+
 _SPARK_STAGE = re.compile(r"Submitting (\d+) missing tasks? from (?:ResultStage|ShuffleMapStage) (\d+) ")
 #: ... and as it ends: ``ResultStage 1 (collect at wordcount.py:30) finished in 1140 ms``.
 _SPARK_STAGE_DONE = re.compile(r"(?:ResultStage|ShuffleMapStage) (\d+) \(.*\) finished in ")
+#: The driver's scheduler backend as an executor registers with it (Spark 4.1.1, client mode: ``INFO
+#: YarnSchedulerBackend$YarnDriverEndpoint: Registered executor NettyRpcEndpointRef(spark-client://Executor)
+#: (10.0.0.2:60630) with ID 1, ResourceProfileId 0``).
+_SPARK_EXECUTOR = re.compile(r"Registered executor .* with ID \S+")
 
 
 #: :class:`StepResult`'s fields of a Spark step's progress (``None``/0 for any other step).
@@ -75,6 +79,10 @@ class StepResult(BaseModel):
             cluster health check (``None`` when not sampled).
         reduce_shuffle_bytes: the bytes its reducers shuffled (the job's ``Reduce shuffle bytes`` counter, as the
             MapReduce client prints it at the job's end); ``None`` for a map-only job, or when it was not printed.
+        executors / executors_wanted: a Spark step's executors registered with its driver so far (its scheduler's
+            ``Registered executor`` lines) and those it asked for (``--num-executors`` of its command line,
+            :func:`executors_asked`; ``None`` when it names none): what a step that started no stage waits for (issue
+            40). Not written into ``run.json``.
         shuffle: for a MapReduce job with reducers that succeeded, which shuffle its reducers used and the bytes they
             read directly from the shared filesystem and over HTTP, in sum and per reducer
             (:func:`launcher.steps.shuffle.step_shuffle`), or ``None``.
@@ -108,7 +116,22 @@ class StepResult(BaseModel):
     cause: dict[str, str] | None = None
     shuffle: ShuffleRecord | None = None
     history_error: str | None = None
+    executors: int = Field(default=0, exclude=True)
+    executors_wanted: int | None = Field(default=None, exclude=True)
     lines: list[str] = Field(default_factory=list, repr=False, exclude=True)
+
+
+def executors_asked(argv: list[str]) -> int | None:
+    """The executors a ``spark-submit`` command line asks for: its ``--num-executors N`` (what
+    :func:`launcher.render.spark.submit_command` always writes), else a ``--conf spark.executor.instances=N``; ``None``
+    when it names neither (or a value that is not a number)."""
+    asked: str | None = None
+    for i, word in enumerate(argv[:-1]):
+        if word == "--num-executors":
+            asked = argv[i + 1]
+        elif word == "--conf" and argv[i + 1].startswith("spark.executor.instances="):
+            asked = argv[i + 1].partition("=")[2]
+    return int(asked) if asked is not None and asked.isdigit() else None
 
 
 def claim_path(output: str) -> Path:
@@ -182,6 +205,8 @@ def _close_quietly(handle: IO[bytes]) -> Iterator[None]:
 
 
 ProgressCallback = Callable[[StepResult], None]
+#: Called with a step and one line its program printed on its standard output (a Spark driver's: issue 40).
+OutputCallback = Callable[[StepResult, str], None]
 #: Seconds between two checks that the cluster is whole while a step runs (reads ``agents/<node>.json``).
 HEALTH_SECONDS = 1.0
 #: Seconds a killed job client may take to end while the shared filesystem is stalled (a process blocked in a
@@ -190,8 +215,8 @@ CLIENT_KILL_WAIT_STALLED = 1.0
 
 
 def _read_spark_line(result: StepResult, line: str) -> bool:
-    """A Spark driver's scheduler line (a stage submitted, a task finished, a stage finished) recorded in
-    ``result``'s ``stage`` fields; whether it was one."""
+    """A Spark driver's scheduler line (a stage submitted, a task finished, a stage finished, an executor registered)
+    recorded in ``result``'s ``stage`` fields (``executors``); whether it was one."""
     if m := _SPARK_TASKS.search(line):
         result.stage, result.stage_done, result.stage_tasks = int(m.group(1)), int(m.group(2)), int(m.group(3))
     elif m := _SPARK_STAGE.search(line):
@@ -200,6 +225,9 @@ def _read_spark_line(result: StepResult, line: str) -> bool:
         result.stages_done += 1
         if result.stage == int(m.group(1)):
             result.stage_done = result.stage_tasks
+    elif _SPARK_EXECUTOR.search(line):
+        result.executors += 1
+        return True
     else:
         return False
     result.map_pct = 100 * result.stage_done // max(1, result.stage_tasks)
@@ -233,9 +261,17 @@ def _read_client_line(result: StepResult, line: str) -> bool:
 class StepRunner:
     """Runs resolved steps against a running cluster and follows their progress.
 
+    A Spark step's client (``spark-submit``, the driver in client mode) has its standard output and its standard error
+    read apart (issue 40): what the program prints (a PySpark script's ``print``, SparkPi's ``Pi is roughly``; PySpark
+    passes its Python driver's output on to the JVM's) is on its standard output, Spark's log4j records on its
+    standard error (Spark's default log4j2 configuration, which ``spark-conf/`` keeps). Each line of the first goes to
+    ``on_output`` as well; both go into the step log, and both are read for progress. Any other client's two streams
+    are one (its log only).
+
     Args:
         plan: the cluster plan.
         on_progress: called (from a reader thread) whenever progress, ids or state change.
+        on_output: called (from a reader thread) with each line a Spark step's program printed on its standard output.
         stalled: true while the shared filesystem is stalled (:meth:`launcher.lifecycle.health.Health.stalled`): a
         step
             killed then neither asks YARN to kill its application (the client reads ``conf/`` from the stalled
@@ -246,25 +282,33 @@ class StepRunner:
     """
 
     def __init__(self, plan: ClusterPlan, on_progress: ProgressCallback | None = None,
-                 stalled: Callable[[], object] | None = None, gone: Callable[[], object] | None = None) -> None:
+                 stalled: Callable[[], object] | None = None, gone: Callable[[], object] | None = None,
+                 on_output: OutputCallback | None = None) -> None:
         self.plan = plan
         self.on_progress = on_progress or (lambda result: None)
+        self.on_output = on_output or (lambda result, line: None)
+        self.log_lock = threading.Lock()  # a Spark client's two readers write into one step log
         self.stalled = stalled or (lambda: None)
         self.gone = gone or (lambda: None)
         self.proc: subprocess.Popen[bytes] | None = None
         self.group = False
         self.current: StepResult | None = None
 
-    def _follow(self, result: StepResult, stream: object, log: object) -> None:
+    def _follow(self, result: StepResult, stream: object, log: object, *, echo: bool = False) -> None:
+        """Read one output stream of the client to its end: each line into the step log (``log``; a write that fails
+        stops the logging, not the reading), read for progress, and, when ``echo``, passed to ``on_output``."""
         logging = True
         for raw in iter(stream.readline, b""):  # type: ignore[attr-defined]
             line = raw.decode(errors="replace").rstrip()
             if logging:
                 try:
-                    log.write(raw)  # type: ignore[attr-defined]
+                    with self.log_lock:
+                        log.write(raw)  # type: ignore[attr-defined]
                 except OSError as err:  # a full filesystem: keep reading, or the client blocks on its pipe
                     logging = False
                     result.lines.append(f"(the step log {result.log} stopped here: {err.strerror})")
+            if echo:
+                self.on_output(result, line)
             if _read_client_line(result, line):
                 self.on_progress(result)
 
@@ -292,7 +336,8 @@ class StepRunner:
     def _run(self, step: ResolvedStep, deadline: float | None, health: Callable[[], None] | None) -> StepResult:
         """:meth:`run` once the outputs are claimed."""
         result = StepResult(name=step.name, kind=step.kind, argv=step.argv, log=str(step.log),
-                            outputs=list(step.outputs), state=StepState.RUNNING)
+                            outputs=list(step.outputs), state=StepState.RUNNING,
+                            executors_wanted=executors_asked(step.argv) if step.kind in SPARK_KINDS else None)
         self.current = result
         step.log.parent.mkdir(parents=True, exist_ok=True)
         began = time.time()
@@ -307,12 +352,17 @@ class StepRunner:
             # PySpark driver is a Python child of its JVM, and both must end when the step is killed (:meth:`kill`
             # signals the group). Every client gets SIGTERM if this process dies, SIGKILL included (the thread that
             # starts it waits for it): a killed launcher leaves no job client behind on the local backend either.
-            self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE if spark else subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, cwd=self.plan.run_dir,
                                          preexec_fn=tied_child(os.getpid(), True, own_group=spark))
             self.group = spark
-            reader = threading.Thread(target=self._follow, args=(result, self.proc.stdout, log), daemon=True)
-            reader.start()
+            readers = [threading.Thread(target=self._follow, args=(result, self.proc.stdout, log),
+                                        kwargs={"echo": spark}, daemon=True)]
+            if spark:  # Spark's log4j records: the log only
+                readers.append(threading.Thread(target=self._follow, args=(result, self.proc.stderr, log), daemon=True))
+            for reader in readers:
+                reader.start()
             try:
                 self._wait(deadline, health)
             except BaseException:
@@ -320,7 +370,8 @@ class StepRunner:
                 result.wall_s = time.time() - began
                 raise
             finally:
-                reader.join(timeout=5)
+                for reader in readers:
+                    reader.join(timeout=5)
         result.returncode = self.proc.returncode
         result.wall_s = time.time() - began
         publish_client_archive(argv, result.returncode)

@@ -170,7 +170,9 @@ def check_private_tree(root: str | Path, path: str | Path, *, field: str | None 
         The levels that exist (all checked).
 
     Raises:
-        UserError: a level is refused (the first one, from the top).
+        UserError: a level is refused (the first one, from the top); or ``root``, or a level above ``path``, is a file
+            (``filesystem.root: ../../etc/passwd``: ``lstat`` below it fails with ``ENOTDIR``, issue 40), named with
+            its owner and mode.
         OSError: ``lstat`` fails on a level (``FileNotFoundError`` without ``missing_ok``).
         ValueError: ``path`` is not below ``root``.
     """
@@ -182,8 +184,26 @@ def check_private_tree(root: str | Path, path: str | Path, *, field: str | None 
             if missing_ok:
                 break
             raise
+        except NotADirectoryError:
+            raise _not_a_directory_above(level, field=field, file=file) from None
         found.append(level)
     return found
+
+
+def _not_a_directory_above(level: Path, *, field: str | None, file: str | None) -> UserError:
+    """The refusal of ``level``, which cannot be looked at because a path above it is not a directory (``ENOTDIR``):
+    that path named, what it is, its owner and mode."""
+    above = level.parent
+    while above != above.parent and not os.path.lexists(above):
+        above = above.parent
+    try:
+        info = os.lstat(above)
+    except OSError as exc:
+        return UserError(f"{above}, above {level}, cannot be read ({exc.strerror})", field=field, file=file,
+                         fix=f"set {field} to a directory you can write" if field else "give a directory")
+    facts = f"owner {owner_name(info.st_uid)}, mode {stat.S_IMODE(info.st_mode):04o}"
+    return UserError(f"{above}, above {level}, is {_kind(info)}, not a directory ({facts})", field=field, file=file,
+                     fix=f"set {field} to a directory you can write" if field else "give a directory")
 
 
 def make_private_dir(root: str | Path, path: str | Path, *, field: str | None = None, file: str | None = None,

@@ -22,8 +22,8 @@ import pytest
 
 from tests import jobs
 from tests.conftest import REPO, hpc_hadoop, only_run_dir, processes_of, run_report
+from tests.integration.test_shuffle import RERUN_MAPS, RERUN_RECORDS, LocalRun
 from tests.integration.test_shuffle import ROWS as SORT_ROWS
-from tests.integration.test_shuffle import LocalRun
 from tests.jobs import wait_until
 
 pytestmark = pytest.mark.hadoop
@@ -82,6 +82,23 @@ def test_wordcount_example_matches_an_independent_count(hadoop_runtime: Path, pf
         assert [line for line in lines if event in line], f"no {event!r} line in:\n{result.stdout}"
     assert not [line for line in lines if "ports" in line.split(":", 1)[0]], result.stdout
     assert [line for line in lines if re.search(r"\] wordcount: map 100% reduce 100%  application_", line)]
+    # Issue 40: the summary ends with where each step's results are; `results` shows them, the cluster gone.
+    assert lines[-3:] == ["results:", f"  1 wordcount: {results}",
+                          f"  first lines of each: hpc-hadoop results {run_dir.name} [STEP]"], lines[-5:]
+    assert run_report(run_dir)["results"] == [{"number": 1, "name": "wordcount", "state": "succeeded",
+                                               "outputs": [str(results)], "log": report["steps"][0]["log"]}]
+    shown = hpc_hadoop("results", run_dir.name, "wordcount", "-n", "0", env=env)
+    assert shown.returncode == 0, shown.stdout[-2000:] + shown.stderr
+    header, *body = shown.stdout.splitlines()
+    parts = sorted(results.glob("part-r-*"))
+    assert header.startswith(f"==> step 1 wordcount: {results} ({len(parts)} file") and header.endswith(" <=="), header
+    assert body == [line for part in parts for line in part.read_text().splitlines()]  # merged in part order
+    shown_counts = Counter({word: int(n) for word, _, n in (line.rpartition("\t") for line in body)})
+    assert len(body) == len(expected) and shown_counts == expected
+    first = hpc_hadoop("results", run_dir.name, "1", env=env)  # 20 lines by default
+    assert first.returncode == 0 and first.stdout.splitlines()[1:] == body[:20] + [
+        "... (the first 20 lines; -n 0 shows all)"], first.stdout
+    print(f"\nhpc-hadoop results {run_dir.name} 1:\n{first.stdout}")
     cleaned = hpc_hadoop("clean", "--yes", env=env)
     assert cleaned.returncode == 0, cleaned.stdout + cleaned.stderr
     assert f"{run_dir}: delete all (" in cleaned.stdout and cleaned.stdout.splitlines()[-1] == "cleaned 1 directory"
@@ -133,6 +150,33 @@ def test_terasort_with_two_reducers_validates_then_a_failing_step_stops_the_run(
     assert "NameError: name 'undefined_name' is not defined" in shown.stdout
     sections = re.findall(r"^LogContents:\n(.*?)^End of LogType:", shown.stdout, re.MULTILINE | re.DOTALL)
     assert len(sections) >= 10 and max(len(body.rstrip("\n").splitlines()) for body in sections) == 5, sections
+
+
+def test_results_shows_sequence_files_through_hadoops_reader(local_run: LocalRun) -> None:
+    """Issue 40, on test_shuffle.py's local cluster (stopped): ``results ID seqsort`` shows the examples' ``sort``
+    output, a SequenceFile of ``Text`` keys and values, as ``hadoop fs -text`` reads it: every input record once, in
+    key order; the summary's results lines and a bad STEP as the docs say."""
+    run_dir = local_run.run_dir
+    report = local_run.check_ran_to_the_failing_step()
+    number = 1 + [s["name"] for s in report["steps"]].index("seqsort")
+    (part,) = sorted((run_dir / "output" / "seqsort").glob("part-r-*"))
+    assert part.read_bytes()[:3] == b"SEQ"
+    shown = hpc_hadoop("results", report["cluster_id"], "seqsort", "-n", "0", timeout=120)
+    assert shown.returncode == 0, shown.stdout[-2000:] + shown.stderr[-2000:]
+    header, *body = shown.stdout.splitlines()
+    assert header.startswith(f"==> step {number} seqsort: {run_dir}/output/seqsort (1 file, "), header
+    source = run_dir.parents[2] / "rerun-input"  # <root>/rerun-input: the re-run step's input (test_shuffle.py)
+    records = [line for path in sorted(source.glob("part-*.txt")) for line in path.read_text().splitlines()]
+    assert len(records) == RERUN_MAPS * RERUN_RECORDS and sorted(body) == sorted(records)  # every record, as text
+    keys = [line.partition("\t")[0] for line in body]
+    assert keys == sorted(keys)
+    print(f"\nhpc-hadoop results {report['cluster_id']} seqsort -n 3:\n"
+          + hpc_hadoop("results", report["cluster_id"], str(number), "-n", "3", timeout=120).stdout)
+    summary = local_run.result.stdout.splitlines()
+    assert f"  {number} seqsort: {run_dir}/output/seqsort" in summary
+    assert f"  {number + 2} bad-mapper: {run_dir}/out1 (failed: may be partial or missing)" in summary
+    bad = hpc_hadoop("results", report["cluster_id"], "nosuch")
+    assert bad.returncode == 2 and len(bad.stderr.splitlines()) == 1 and "(steps: 1 teragen, 2 terasort," in bad.stderr
 
 
 def _sleep_job(tmp_path: Path, root: Path, name: str, walltime: str, seconds: int) -> Path:

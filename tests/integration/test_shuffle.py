@@ -177,6 +177,17 @@ def rerun_input(directory: Path) -> dict[str, int]:
     return expected
 
 
+def sequence_sort(source: Path) -> dict:
+    """The examples' ``sort`` of ``key<TAB>value`` text files (``KeyValueTextInputFormat``) into a SequenceFile of
+    ``Text`` keys and values (its default output format): a job's output only Hadoop's reader shows as text (issue
+    40, ``hpc-hadoop results``). One reducer, so that the job runs in uber mode (4 s, not the 14 s of two reducers'
+    containers); a ``jar:`` step, as its options are not paths."""
+    return {"name": "seqsort", "jar": "${examples_jar}", "output": "${run_dir}/output/seqsort",
+            "args": ["sort", "-r", "1", "-inFormat", "org.apache.hadoop.mapreduce.lib.input.KeyValueTextInputFormat",
+                     "-outKey", "org.apache.hadoop.io.Text", "-outValue", "org.apache.hadoop.io.Text", str(source),
+                     "${run_dir}/output/seqsort"]}
+
+
 #: The steps of :func:`local_run` after the sorts: the re-run step, then a step whose Python mapper fails on its
 #: first line, then one that never runs (the failed step ends the run).
 LOCAL_TAIL = ("reducer-rerun", "bad-mapper")
@@ -204,8 +215,10 @@ class LocalRun:
 
 def run_local_cluster(tmp_path_factory: pytest.TempPathFactory) -> LocalRun:
     """The session's ``local_run`` (tests/conftest.py): one local-backend cluster (``filesystem.local_dirs:
-    shared``, so ``hadoop.shuffle: auto`` = ``shared-fs``; two reducers a job) that runs :func:`sort_steps`, a
-    streaming step whose reducer fails its first attempt on purpose (:data:`FAILING_REDUCER`), a streaming step whose
+    shared``, so ``hadoop.shuffle: auto`` = ``shared-fs``; two reducers a job) that runs :func:`sort_steps`, the
+    examples' ``sort`` of the re-run input into SequenceFiles (:data:`SEQUENCE_SORT`, read by ``hpc-hadoop results``
+    in test_local_end_to_end.py), a streaming step whose reducer fails its first attempt on purpose
+    (:data:`FAILING_REDUCER`), a streaming step whose
     Python mapper raises ``NameError`` on its first line while the JVM still writes 1.2 MB to it, and a step that
     never runs: one bring-up for the two tests that follow and test_local_end_to_end.py's failing step."""
     base = tmp_path_factory.mktemp("shuffle-local")
@@ -229,7 +242,8 @@ def run_local_cluster(tmp_path_factory: pytest.TempPathFactory) -> LocalRun:
     job = {"scheduler": "local", "name": "shuffle-local",
            "filesystem": {"root": str(root), "local_dirs": "shared"},
            "hadoop": {**SMALL, "properties": {"mapred-site": {"mapreduce.job.reduces": 2}}},
-           "steps": [*sort_steps("${run_dir}", "127.0.0.1=/nonexistent,localhost=/nonexistent"), rerun, *failing]}
+           "steps": [*sort_steps("${run_dir}", "127.0.0.1=/nonexistent,localhost=/nonexistent"),
+                     sequence_sort(root / "rerun-input"), rerun, *failing]}
     path = base / "job.yaml"
     path.write_text(yaml.safe_dump(job))
     return LocalRun(hpc_hadoop("submit", str(path)), only_run_dir(root), expected)

@@ -118,12 +118,27 @@ def test_pyspark_wordcount_sparkpi_and_python_streaming(spark_runtime: Path, had
         assert [line for line in spark_lines if re.search(rf"\] {name}: stage \d+: \d+/\d+ tasks", line)], \
             result.stdout
     assert not [line for line in spark_lines if " map " in line] and len(spark_lines) == len(set(spark_lines))
+    # Issue 40: before its first stage a Spark step says what it waits for; what the programs print reaches the
+    # terminal (PySpark's print, SparkPi's println), Spark's log4j records do not; the summary ends with the results.
+    for name in ("wordcount", "SparkPi"):
+        assert [line for line in spark_lines if re.search(rf"\] {name}: waiting for executors: 0/1  application_",
+                                                          line)], "\n".join(spark_lines)
+    printed = [line.split("] ", 1)[1] for line in result.stdout.splitlines() if re.search(r"\] \w+> ", line)]
+    print("\n".join(printed))
+    assert [line for line in printed if line.startswith("SparkPi> Pi is roughly 3.1")], printed
+    assert printed[0].startswith("wordcount> counted the words of "), printed
+    assert not [line for line in result.stdout.splitlines() if re.search(r" (INFO|WARN) \w+: ", line)], \
+        result.stdout[-3000:]
     expected = expected_counts(gcide_corpus)
     results = pfs_root / getpass.getuser() / "results" / run_dir.name  # outside the cluster directory (issue 28)
     spark_counts = tab_counts(results / "spark-wc", "part-*")
     assert len(spark_counts) == len(expected) and spark_counts == expected
     streaming_counts = tab_counts(results / "streaming", "part-*")
     assert len(streaming_counts) == len(expected) and streaming_counts == expected
+    assert result.stdout.splitlines()[-5:-1] == [
+        "results:", f"  1 wordcount: {results / 'spark-wc'}",
+        f"  2 SparkPi: no output; what it printed: {steps['SparkPi']['log']}",
+        f"  3 streaming: {results / 'streaming'}"], result.stdout[-2000:]
     pi_log = Path(steps["SparkPi"]["log"]).read_text()
     estimate = float(pi_log.split("Pi is roughly ", 1)[1].split()[0])
     assert abs(estimate - 3.14159) < 0.02, estimate

@@ -162,3 +162,10 @@ def test_a_history_that_never_reached_done_is_named_in_one_line(tmp_path: Path) 
     done.mkdir(parents=True)
     (done / f"{job}-1795751289384-root-word+count-1795751296198-1-1-SUCCEEDED-root.default-1.jhist").write_text("")
     assert history_not_kept(tmp_path, job, wait_s=0) is None
+
+
+def test_the_probe_in_a_file_says_so_instead_of_raising(tmp_path: Path) -> None:
+    """Issue 40: the probe's directory is a file (``filesystem.root: ../../etc/passwd``): what went wrong, not the
+    ``NotADirectoryError`` of ``tempfile.mkdtemp``."""
+    (tmp_path / "passwd").write_text("x")
+    assert try_path(tmp_path / "passwd", 300) == "ENOTDIR (Not a directory)"

@@ -79,6 +79,23 @@ def test_env_lines_evaluate_in_a_shell(plan: ClusterPlan) -> None:
     assert env["PATH"].endswith(":/bin") and "CLASSPATH" not in env
 
 
+def test_env_exports_the_jars_job_files_name(plan: ClusterPlan) -> None:
+    """Issue 40: ``env`` exports ``$EXAMPLES_JAR``, ``$TESTS_JAR`` and ``$STREAMING_JAR``, the files
+    ``${examples_jar}``... name in a job file (one source: the plan's variables); a cluster without Spark has no
+    ``$SPARK_EXAMPLES_JAR``."""
+    env = client_environment(plan)
+    runtime = plan.runtime
+    assert (env["EXAMPLES_JAR"], env["TESTS_JAR"], env["STREAMING_JAR"]) == \
+        (str(runtime.examples_jar), str(runtime.tests_jar), str(runtime.streaming_jar))
+    values = plan.variables()
+    assert [env[name] for name in ("EXAMPLES_JAR", "TESTS_JAR", "STREAMING_JAR")] == \
+        [values["examples_jar"], values["tests_jar"], values["streaming_jar"]]
+    assert "SPARK_EXAMPLES_JAR" not in env
+    out = subprocess.run(["sh", "-c", "\n".join(export_lines(env)) + '\necho "$EXAMPLES_JAR"'], capture_output=True,
+                         text=True, env={"PATH": "/usr/bin:/bin"})
+    assert out.stdout.strip() == str(runtime.examples_jar)
+
+
 def test_exec_without_a_running_cluster_is_a_one_line_error() -> None:
     result = CliRunner().invoke(main, ["exec", "--", "yarn", "node", "-list"])
     assert result.exit_code == 2 and "no running cluster" in result.output

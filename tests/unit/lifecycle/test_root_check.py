@@ -115,3 +115,26 @@ def test_a_root_the_user_cannot_write_is_fine_when_their_own_directory_is_in_it(
     mine = root / pwd.getpwuid(os.getuid()).pw_name
     mine.mkdir(mode=0o700)
     assert check_root(root) == mine
+
+
+def test_a_relative_root_naming_a_file_is_one_line_in_render_and_doctor(tmp_path: Path,
+                                                                       write_yaml: Callable[..., Path]) -> None:
+    """Issue 40: ``filesystem.root: ../../etc/passwd`` (a file, relative to the job file): ``render`` ends with one
+    line and exit 2, ``doctor JOB`` with ``fail`` lines, neither with the ``NotADirectoryError`` traceback of the path
+    probe or of the cluster directory's check below a file."""
+    (tmp_path / "passwd").write_text("root:x:0:0::/root:/bin/sh\n")
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    job_file = write_yaml(tmp_path / "a" / "b" / "job.yaml", {"name": "rootfile", "scheduler": "local",
+                                                              "filesystem": {"root": "../../passwd"},
+                                                              "steps": [{"example": "pi"}]})
+    rendered = CliRunner().invoke(main, ["render", str(job_file)])
+    assert rendered.exit_code == 2 and "Traceback" not in rendered.output, rendered.output
+    (line,) = rendered.stderr.splitlines()
+    assert line.startswith(f"error: {job_file}: filesystem.root: {tmp_path / 'passwd'} is a regular file, not a "
+                           "directory (owner "), line
+    assert line.endswith("(fix: set filesystem.root to a directory you can write)"), line
+    doctor = CliRunner().invoke(main, ["doctor", str(job_file)])
+    assert doctor.exit_code == 1 and isinstance(doctor.exception, SystemExit), (doctor.exception, doctor.output)
+    fails = [line for line in doctor.stdout.splitlines() if line.startswith("fail")]
+    assert [line.split()[1] for line in fails] == ["filesystem", "job"], doctor.stdout
+    assert f"{tmp_path / 'passwd'}, above {tmp_path / 'passwd'}/" in fails[1] and "is a regular file" in fails[1]

@@ -21,6 +21,7 @@ from launcher.render.spark import (
     discover_spark,
     size_executors,
     spark_defaults,
+    spark_variables,
     uses_spark,
     write_spark_conf,
 )
@@ -239,6 +240,9 @@ def test_spark_conf_and_client_environment(plan_with: Callable[..., ClusterPlan]
     assert env["PYSPARK_ARCHIVES_PATH"] == (f"local:{spark_home}/python/lib/pyspark.zip,"
                                             f"local:{spark_home}/python/lib/py4j-0.10.9.9-src.zip")
     assert env["PYTHONPATH"] == f"{spark_home}/python/lib/pyspark.zip:{spark_home}/python/lib/py4j-0.10.9.9-src.zip"
+    # issue 40: the jar ${spark_examples_jar} names in a job file, as $SPARK_EXAMPLES_JAR
+    assert env["SPARK_EXAMPLES_JAR"] == str(spark_home.parent / "hpc-hadoop-spark-examples.jar") == \
+        spark_variables(discover_spark(plan.spec))["spark_examples_jar"]
 
 
 def test_a_job_without_spark_never_looks_for_it(make_spec: SpecFactory, make_test_plan: PlanFactory,

@@ -297,3 +297,34 @@ def test_a_prefix_is_made_one_level_at_a_time_and_a_level_another_user_made_is_r
     (tmp_path / "link").symlink_to(made)
     with pytest.raises(UserError, match="link"):  # the prefix itself a link: never followed
         make_shared_dir(tmp_path / "link", field="--prefix")
+
+
+def test_two_installs_into_one_prefix_take_turns(tmp_path: Path) -> None:
+    """Issue 39's leftover: a second ``runtime install`` into a prefix waits for the first (saying so) instead of
+    building every part beside it; the lock adds nothing to the prefix."""
+    import fcntl
+    import threading
+
+    from launcher.runtime.staging import install_lock
+
+    prefix = tmp_path / "prefix"
+    said: list[str] = []
+    entered = threading.Event()
+
+    def second() -> None:
+        with install_lock(prefix, say=said.append):
+            entered.set()
+
+    with install_lock(prefix):
+        other = threading.Thread(target=second)
+        other.start()
+        assert not entered.wait(0.5)  # held: the second waits
+        assert said == [f"waiting for another runtime install into {prefix} to finish"]
+    other.join(timeout=10)
+    assert entered.is_set()
+    fd = os.open(prefix, os.O_RDONLY)
+    try:  # released: free for anyone
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(fd)
+    assert list(prefix.iterdir()) == []

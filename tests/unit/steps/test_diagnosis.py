@@ -10,6 +10,7 @@ deprecation lines, lines cut at 300 characters."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -257,3 +258,39 @@ def test_the_last_attempt_comes_first_when_the_client_named_only_an_earlier_one(
     })
     cause = diagnose(plan, app, f"Container id: {first}\n")
     assert cause is not None and (cause.container, cause.line) == (second, "java.io.IOException: two")
+
+
+#: A streaming mapper that does not compile, as the task's ``stderr`` holds it: Python 3.11's own report (no
+#: ``Traceback`` line: the script never ran), after the JVM's log4j warnings (issue 40's new user).
+SYNTAX_ERROR_STDERR = """\
+log4j:WARN No appenders could be found for logger (org.apache.hadoop.mapred.YarnChild).
+log4j:WARN Please initialize the log4j system properly.
+  File "/tmp/hadoop/nm-local/usercache/ada/appcache/application_1_0001/container_1_0001_01_000002/mapper_bad.py", \
+line 8
+    print(f"{len(w)}\\t1"
+         ^
+SyntaxError: '(' was never closed
+"""
+
+
+def test_a_mapper_that_does_not_compile_names_its_file_and_line(tmp_path: Path) -> None:
+    """Issue 40: the cause was ``print(f"{len(w)}\\t1" | ^ | SyntaxError: '(' was never closed`` (the last three
+    lines): the error keeps where it is, the file's base name and the line, as a traceback's cause does; on the
+    recorded stderr and on what this machine's python3 says of the same script."""
+    syslog = ("2026-12-02 15:00:01,000 ERROR [main] org.apache.hadoop.streaming.PipeMapRed: "
+              "java.lang.RuntimeException: PipeMapRed.waitOutputThreads(): subprocess failed with code 1\n")
+    assert container_cause({"syslog": syslog, "stderr": SYNTAX_ERROR_STDERR}) == \
+        ("stderr", "SyntaxError: '(' was never closed (mapper_bad.py, line 8)")
+    script = tmp_path / "mapper_bad.py"
+    script.write_text('import sys\n\n\ndef main():\n    for line in sys.stdin:\n        for w in line.split():\n'
+                      '            if w:\n                print(f"{len(w)}\\t1"\n\n\nmain()\n')
+    said = subprocess.run(["python3", str(script)], input="a b\n", capture_output=True, text=True, check=False)
+    assert said.returncode == 1 and "Traceback" not in said.stderr, said.stderr
+    assert container_cause({"syslog": syslog, "stderr": "log4j:WARN x\n" + said.stderr}) == \
+        ("stderr", "SyntaxError: '(' was never closed (mapper_bad.py, line 8)")
+    indented = '  File "/x/reducer.py", line 3\n    return 1\nIndentationError: unexpected indent\n'
+    assert python_traceback(indented) == "IndentationError: unexpected indent (reducer.py, line 3)"
+    # a module the mapper imports that does not compile: a traceback whose innermost frame is the error's place
+    imported = ('Traceback (most recent call last):\n  File "/x/mapper.py", line 2, in <module>\n    import lib\n'
+                '  File "/x/lib.py", line 5\n    def f(:\n          ^\nSyntaxError: invalid syntax\n')
+    assert python_traceback(imported) == "SyntaxError: invalid syntax (lib.py, line 5)"

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from launcher.config.spec import JobSpec
+from launcher.plan.cluster_plan import ClusterPlan
 from launcher.steps.commands import ResolvedStep
 from launcher.steps.jobs import (
     StepResult,
@@ -142,3 +146,95 @@ def test_the_jvms_cds_warnings_are_never_a_steps_error_line(tmp_path: Path) -> N
                  "[10.486s][warning][cds] Skipping org/apache/commons/io/FileExistsException: Not linked"):
         _read_client_line(result, line)
     assert result.lines == ["26/11/27 11:38:05 ERROR streaming.StreamJob: Job not successful!"]
+
+
+#: The driver's lines of a real Spark 4.1.1 step (spark-kmeans of test_bench.py's tiny sweep on the local backend,
+#: ``--num-executors 1``; spark-submit's output, client mode), from its submission to its first stage, trimmed.
+SPARK_EXECUTOR_LINES = """\
+26/12/02 13:16:17 INFO YarnClientImpl: Submitted application application_1796217276586_0023
+26/12/02 13:16:21 INFO ServerInfo: Adding filter to /executors: org.apache.spark.deploy.yarn.AmIpFilter
+26/12/02 13:16:23 INFO YarnSchedulerBackend$YarnDriverEndpoint: Registered executor \
+NettyRpcEndpointRef(spark-client://Executor) (127.0.0.1:60630) with ID 1, ResourceProfileId 0
+26/12/02 13:16:23 INFO YarnClientSchedulerBackend: SchedulerBackend is ready for scheduling beginning after reached \
+minRegisteredResourcesRatio: 0.8
+26/12/02 13:16:24 INFO DAGScheduler: Submitting 2 missing tasks from ResultStage 0 (MapPartitionsRDD[7] at map at \
+KMeans.scala:224) (first 15 tasks are for partitions Vector(0, 1))
+""".splitlines()
+
+
+def _details(result: StepResult, lines: list[str]) -> list[str]:
+    from launcher.lifecycle.progress import step_detail
+
+    return [step_detail(result)[0] for line in lines if _read_client_line(result, line)]
+
+
+def test_a_spark_step_before_its_first_stage_says_it_waits_for_executors() -> None:
+    """Issue 40: a Spark step showed ``no stage started yet`` for a minute while its executors started: the executors
+    it asked for (``--num-executors`` of its command line) and those registered with the driver so far."""
+    from launcher.lifecycle.progress import step_detail
+    from launcher.steps.jobs import executors_asked
+
+    argv = ["spark-submit", "--master", "yarn", "--num-executors", "1", "--executor-cores", "2", "x.py"]
+    assert executors_asked(argv) == 1
+    assert executors_asked(["spark-submit", "--conf", "spark.executor.instances=3", "x.py"]) == 3
+    assert executors_asked(["spark-submit", "x.py"]) is None
+    result = StepResult(name="kmeans", kind="spark", argv=argv, log="1.log", outputs=[], state="running",
+                        executors_wanted=executors_asked(argv))
+    assert step_detail(result)[0] == "no stage started yet"  # not at YARN yet: no executor asked for
+    app = "application_1796217276586_0023"
+    assert _details(result, SPARK_EXECUTOR_LINES) == [f"waiting for executors: 0/1  {app}",
+                                                      f"no stage started yet  {app}", f"stage 0: 0/2 tasks  {app}"]
+    assert "executors" not in result.model_dump()  # progress only: run.json keeps its keys
+    # Two asked for (the 3-node Slurm cluster's Spark steps): the same recorded line, registered once, is 1/2.
+    two = StepResult(name="wc", kind="pyspark", argv=[], log="2.log", outputs=[], state="running", executors_wanted=2)
+    assert _details(two, SPARK_EXECUTOR_LINES[:3]) == [f"waiting for executors: 0/2  {app}",
+                                                       f"waiting for executors: 1/2  {app}"]
+
+
+# -- issue 40: a PySpark script's own print reaches the terminal, Spark's log4j records only the step log.
+
+
+def test_a_spark_clients_printed_lines_reach_the_terminal_and_its_log_records_only_its_log(
+        make_spec: Callable[..., JobSpec], make_test_plan: Callable[..., ClusterPlan], spark_home: Path,
+        tmp_path: Path) -> None:
+    """A Spark step's client writes what its program prints on its standard output, Spark's log4j records on its
+    standard error (here a shell script in spark-submit's place, writing both as Spark 4.1.1 does): the printed lines
+    go to ``on_output``, everything into the step log, and the log4j records are still read for progress."""
+    from launcher.lifecycle.progress import ConsoleObserver
+
+    (tmp_path / "wc.py").write_text("print('hi')\n")
+    plan = make_test_plan(make_spec(spark={"home": str(spark_home)},
+                                    steps=[{"pyspark": {"script": str(tmp_path / "wc.py")}}]))
+    Path(plan.run_dir).mkdir(parents=True)
+    client = ("echo '26/12/02 15:00:01 INFO YarnClientImpl: Submitted application application_1_0001' >&2; "
+              "echo 'the 3 most common words: the, of, a'; "
+              "echo '26/12/02 15:00:09 INFO DAGScheduler: Job 1 finished: collect at wc.py:9, took 80 ms' >&2; "
+              "echo 'wrote 42 words'")
+    step = ResolvedStep(index=1, name="wc", kind="pyspark", argv=["sh", "-c", client], inputs=(), outputs=(),
+                        log=tmp_path / "steps" / "01-wc.log")
+    out = io.StringIO()
+    observer = ConsoleObserver(Console(file=out, width=200))
+    result = StepRunner(plan, observer.progress, on_output=observer.output).run(step)
+    observer.close()
+    assert result.returncode == 0 and result.application_id == "application_1_0001"
+    terminal = [line.split("] ", 1)[1] for line in out.getvalue().splitlines()]
+    assert [line for line in terminal if line.startswith("wc> ")] == ["wc> the 3 most common words: the, of, a",
+                                                                     "wc> wrote 42 words"], terminal
+    assert not [line for line in terminal if " INFO " in line], terminal
+    log = step.log.read_text()
+    assert "INFO DAGScheduler: Job 1 finished" in log and "wrote 42 words" in log
+
+
+def test_a_steps_printed_lines_on_the_terminal_stop_after_a_few_hundred() -> None:
+    """The terminal shows at most ``OUTPUT_LINES`` lines of a step's own output, then one line naming its log."""
+    from launcher.lifecycle.progress import ConsoleObserver
+
+    out = io.StringIO()
+    observer = ConsoleObserver(Console(file=out, width=200))
+    result = StepResult(name="wc", kind="pyspark", argv=[], log="/r/steps/01-wc.log", outputs=[])
+    for n in range(ConsoleObserver.OUTPUT_LINES + 50):
+        observer.output(result, f"line {n}")
+    observer.close()
+    lines = [line.split("] ", 1)[1] for line in out.getvalue().splitlines()]
+    assert len(lines) == ConsoleObserver.OUTPUT_LINES + 1 and lines[0] == "wc> line 0"
+    assert lines[-1] == "wc> ... (the rest of what it prints: /r/steps/01-wc.log)"

@@ -45,8 +45,10 @@ def test_run_json_of_the_release_before_reads_and_writes_back_the_same_keys(tmp_
     assert len(report.ports) == 23 and all(p.port > 0 for p in report.ports)
     written = json.loads(report.write(tmp_path / "run.json").read_text())
     before = raw("run.json")
-    assert set(written) == set(before) | {"schema"} and written["schema"] == Record.SCHEMA
-    assert {k: v for k, v in written.items() if k != "schema"} == before
+    # issue 40: ``results`` (each step's outputs, derived from ``steps``) is new, and written last
+    assert set(written) == set(before) | {"schema", "results"} and written["schema"] == Record.SCHEMA
+    assert list(written)[-1] == "results" and [r["outputs"] for r in written["results"]] == [step.outputs]
+    assert {k: v for k, v in written.items() if k not in ("schema", "results")} == before
     assert RunReport.read(tmp_path / "run.json").schema_version == Record.SCHEMA
 
 
