@@ -261,9 +261,14 @@ def test_the_ondemand_app_serves_the_yarn_ui_through_the_rnode_proxy_with_its_pa
           "sbatch)")
     assert run_dir is not None
     wait_until(lambda: not processes_of(run_dir), 30, "the cluster's processes to end")
-    left = [" ".join(p.info["cmdline"] or [])[:160] for p in psutil.process_iter(["username", "cmdline"])
-            if p.info["username"] == user.name]
-    assert left == [], f"processes of {user.name} left: {left}"
+
+    def left() -> list[str]:
+        """Live processes of the user on any node (the nodes share this PID namespace); a zombie is not live."""
+        return [f"{p.pid} {' '.join(p.info['cmdline'] or [])[:160]}"
+                for p in psutil.process_iter(["username", "cmdline", "status"])
+                if p.info["username"] == user.name and p.info["status"] != psutil.STATUS_ZOMBIE]
+
+    wait_until(lambda: not left(), 30, f"the processes of {user.name} to end (left: {left()})")
     ended = json.loads(user.hpc_hadoop("status", job_id, "--json").stdout)
     report = json.loads((run_dir / "run.json").read_text())
     print(f"after scancel: cluster {ended['cluster_id']} {ended['state']}; run.json {report['state']}, teardown "
