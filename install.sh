@@ -50,7 +50,7 @@ packages=(openjdk-17-jdk-headless maven python3-venv python3-pip dict-gcide gzip
 if (( with_tests )); then
   packages+=(slurmctld slurmd slurm-client munge glusterfs-server glusterfs-client
              gridengine-master gridengine-exec gridengine-client attr util-linux psmisc fuse3 libfuse3-3 acl
-             chromium chromium-driver lmod)
+             chromium chromium-driver lmod ruby)
 fi
 missing=()
 for pkg in "${packages[@]}"; do

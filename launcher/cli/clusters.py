@@ -27,6 +27,7 @@ from launcher.util.states import ClusterState, RunState, StepState, exit_code_of
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
 
+    from launcher.cli.webproxy import WebProxy
     from launcher.lifecycle.clusters.results import StepOutputs
     from launcher.lifecycle.clusters.status import ClusterStatus
     from launcher.lifecycle.report import RunReport
@@ -369,53 +370,125 @@ def _show_results(plan: ClusterPlan, step: StepOutputs, count: int, *, active: b
             click.echo(f"... (the first {count} lines; -n 0 shows all)")
         shown += 1
     return 0 if shown == len(step.outputs) else 1
+#: Seconds between two looks at the cluster's state by ``ui --while-up``.
+UI_WATCH_S = 10.0
 
 
 @click.command()
 @id_argument
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default="a free one",
               help="Port of the proxy on 127.0.0.1 (the same on the laptop's end of the tunnel).")
+@click.option("--bind", metavar="ADDRESS", default="127.0.0.1", show_default=True,
+              help="Address or host name to listen on: this node's, for Open OnDemand's proxy (the ondemand/ app); "
+                   "the default is reached only through ssh.")
+@click.option("--base-url", metavar="PATH", default="/", show_default=True,
+              help="Path to serve under (Open OnDemand: /rnode/<host>/<port>/): every link, redirect and cookie "
+                   "the proxy writes stays under it.")
+@click.option("--password-file", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE",
+              help="A 0600 file of yours whose first line is the password a browser POSTs to <base-url>login "
+                   "(Open OnDemand's connection password), instead of the printed token.")
+@click.option("--while-up", is_flag=True, help="Stop serving once the cluster is no longer up (its teardown "
+              "began or it ended): a batch job that serves the UIs ends with its cluster.")
 @reports_errors
-def ui(cluster: str | None, port: int) -> None:
+def ui(cluster: str | None, port: int, bind: str, base_url: str, password_file: Path | None,
+       while_up: bool) -> None:
     """Serve every web UI of a running cluster (ResourceManager, NodeManagers, JobHistoryServer, the applications'
     UIs) on one port of this login node, for the browser of your laptop: prints the one `ssh -L` command to run
     there and the URL to open (it carries a secret token, once), and JupyterLab's when the cluster has one
-    (`hpc-hadoop notebook`), then serves until Ctrl-C."""
+    (`hpc-hadoop notebook`), then serves until Ctrl-C.
+
+    Inside an Open OnDemand job (the ondemand/ app): --bind this node, --base-url /rnode/<host>/<port>/,
+    --password-file the session's password, --while-up."""
     import errno
 
     from launcher.cli.webproxy import (
         WebProxy,
+        base_path,
         cluster_endpoints,
         login_host,
         notebook_headers,
+        read_password_file,
         ssh_command,
         upstream_auth,
     )
 
+    try:
+        base = base_path(base_url)
+    except ValueError as exc:
+        raise UserError(str(exc), field="--base-url", fix="e.g. --base-url /rnode/$host/$port/") from None
+    password = read_password_file(password_file) if password_file is not None else None
+    address = _bind_address(bind)
     plan = _plan_of(cluster, need_up=True)
     endpoints = cluster_endpoints(plan)
     try:
         proxy = WebProxy(endpoints, f"{plan.master.address}:{plan.ports.rm_web}", port=port,
-                         auth=upstream_auth(plan), notebook=notebook_headers(plan))
+                         auth=upstream_auth(plan), notebook=notebook_headers(plan), bind=address, base=base,
+                         password=password)
     except OSError as exc:
-        if exc.errno != errno.EADDRINUSE:
+        if exc.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL):
             raise
-        raise UserError(f"port {port} of 127.0.0.1 is taken", field="--port",
-                        fix="leave --port out (a free port is chosen) or pick another") from None
-    login = login_host()
+        raise UserError(f"port {port} of {address} is taken" if exc.errno == errno.EADDRINUSE else
+                        f"{address} is not an address of this node", field="--port" if exc.errno == errno.EADDRINUSE
+                        else "--bind", fix="leave --port out (a free port is chosen) or pick another"
+                        if exc.errno == errno.EADDRINUSE else "give this node's name or address") from None
     notebook = proxy.notebook_url
-    click.echo(f"cluster {plan.cluster_id}: its web UIs on 127.0.0.1:{proxy.port} of {login} (only with the token)\n"
-               f"on your laptop, run:  {ssh_command(proxy.port, login)}\n"
-               + (f"JupyterLab:           {notebook}\n" if notebook else "")
-               + f"then open:            {proxy.url}\n"
-               "Ctrl-C stops it", nl=True)
+    lab = f"JupyterLab:           {notebook}\n" if notebook else ""
+    if password is not None:
+        click.echo(f"cluster {plan.cluster_id}: its web UIs on {address}:{proxy.port} under {base} (only with the "
+                   f"password of {password_file})" + (f"\nJupyterLab: {notebook}" if notebook else ""), nl=True)
+    elif address == "127.0.0.1":
+        login = login_host()
+        click.echo(f"cluster {plan.cluster_id}: its web UIs on 127.0.0.1:{proxy.port} of {login} (only with the "
+                   f"token)\non your laptop, run:  {ssh_command(proxy.port, login)}\n{lab}"
+                   f"then open:            {proxy.url}", nl=True)
+    else:
+        click.echo(f"cluster {plan.cluster_id}: its web UIs on {address}:{proxy.port} (only with the token)\n{lab}"
+                   f"open:  {proxy.url}", nl=True)
     sys.stdout.flush()
+    if while_up:
+        _serve_while_up(proxy, plan.cluster_id)
     try:
         proxy.serve_forever()
     except KeyboardInterrupt:
         click.echo("stopped")
     finally:
         proxy.close()
+
+
+def _bind_address(bind: str) -> str:
+    """The IPv4 address ``ui --bind`` names (an address as it is, a host name resolved).
+
+    Raises:
+        UserError: the name does not resolve.
+    """
+    from launcher.util.network import resolve
+
+    try:
+        return resolve(bind)
+    except OSError:
+        raise UserError(f"{bind} does not resolve to an address", field="--bind",
+                        fix="give this node's host name or IPv4 address") from None
+
+
+def _serve_while_up(proxy: WebProxy, cluster_id: str) -> None:
+    """Stop ``proxy`` (serving in this thread) once its cluster is no longer up, looked at every :data:`UI_WATCH_S`
+    seconds (:func:`launcher.util.polling.poll`) on a thread of its own; what stopped it is printed. A cluster the
+    index no longer finds (a few looks in a row) counts as ended."""
+    import threading
+
+    from launcher.util import polling
+
+    def watch() -> None:
+        try:
+            state = str(polling.poll(lambda: find_cluster(cluster_id, announce=False), done=lambda s: not s.state.up,
+                                     interval=UI_WATCH_S, max_interval=UI_WATCH_S, errors=(UserError,)).value.state)
+        except UserError as gone:
+            state = f"not found ({gone})"
+        click.echo(f"cluster {cluster_id} is {state}: the proxy stops")
+        sys.stdout.flush()
+        proxy.server.shutdown()
+
+    threading.Thread(target=watch, name="ui-while-up", daemon=True).start()
 
 
 @click.command()

@@ -31,24 +31,37 @@ laptop serves every page of the cluster:
   WebSocket (``Upgrade: websocket``: the kernels' channels) is relayed as raw bytes both ways after the handshake
   (:func:`is_websocket`, :meth:`_Handler.relay_websocket`), and only from a page of this proxy (its ``Origin``:
   :func:`same_origin`).
+- **Behind Open OnDemand** (issue 40 item 2, the ``ondemand/`` app): bound to the node's address (``bind``), served
+  under a base path (``base``: ``/rnode/<host>/<port>/``, :func:`base_path`; every link, redirect and cookie path the
+  proxy writes stays under it, and a request that still carries it, as ``/node/`` sends them, has it taken off), and
+  opened with OnDemand's password instead of the printed token (``password``, :func:`read_password_file`): a POST of
+  ``password`` to ``<base>login`` (:data:`LOGIN_PATH`) sets the proxy's cookie and redirects; anything else without
+  that cookie gets 403. The portal's own cookies (its session, its single sign-on), which the browser sends to every
+  path of the portal, are not forwarded there: only those a daemon set through the proxy (:meth:`WebProxy.learn`).
 """
 
 from __future__ import annotations
 
+import functools
 import hmac
+import os
 import re
 import secrets
 import socket
+import stat
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
+
+from launcher.util.errors import UserError
 
 if TYPE_CHECKING:
     from launcher.plan.cluster_plan import ClusterPlan
@@ -61,6 +74,12 @@ PREFIX = "/_/"
 REWRITTEN_TYPES = ("text/html", "javascript", "application/xhtml")
 #: Seconds an upstream daemon may take to answer one request (a container log page of a busy NodeManager).
 UPSTREAM_TIMEOUT = 60.0
+#: The path (under the base) a browser POSTs the password to: Open OnDemand's convention (``view.html.erb``'s form).
+LOGIN_PATH = "/login"
+#: Bytes of a login form's body read at most (``password=<32 characters>`` is 41).
+LOGIN_MAX_BYTES = 4096
+#: Characters a password file's password has at least (Open OnDemand's ``create_passwd`` default is 8).
+PASSWORD_MIN_CHARS = 8
 #: Request and response headers that belong to one connection, not to the message (RFC 9110 §7.6.1), or that
 #: the proxy sets itself.
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
@@ -104,6 +123,65 @@ def local_path(path: str) -> str:
     a browser reads as another host: ``/\\evil.example/`` is ``//evil.example/``, an open redirect), the rest as it
     came (``/_/host:port/page``); ``/`` for an empty one."""
     return "/" + _LEADING_NOT_PATH.sub("", path)
+
+
+#: A base path: segments of unreserved URL characters, each followed by ``/`` (``/rnode/n1/34567/``).
+_BASE_PATH = re.compile(r"/(?:[A-Za-z0-9._~-]+/)*")
+
+
+def base_path(value: str) -> str:
+    """``value`` as the proxy's base path: one leading and one trailing ``/`` (``/rnode/n1/34567`` →
+    ``/rnode/n1/34567/``); ``/`` for the root.
+
+    Raises:
+        ValueError: not an absolute path of letters, digits and ``._~-`` segments (no ``//``, ``..``, query or
+            fragment: every link the proxy writes starts with it).
+    """
+    path = value if value.endswith("/") else value + "/"
+    if not _BASE_PATH.fullmatch(path) or any(part in (".", "..") for part in path.split("/")):
+        raise ValueError(f"{value!r} is not a base path: give an absolute path such as /rnode/<host>/<port>/")
+    return path
+
+
+def read_password_file(path: Path) -> str:
+    """The password in ``path`` (its first line, without the line break): a regular file of this user's, not a
+    symbolic link, that neither its group nor others may read (mode 0600 or stricter), opened without following a
+    link and checked on the open file, so that what is checked is what is read. A password is never taken from a
+    command line, which every user of the node reads in ``/proc``.
+
+    Raises:
+        UserError: the file is missing, a link, not a regular file, not this user's, readable by others, or holds
+            fewer than :data:`PASSWORD_MIN_CHARS` characters (one line naming the file, its owner and mode, the fix).
+    """
+    field = "--password-file"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise UserError(f"{path} does not exist", field=field, fix="write the password there first "
+                        "(umask 077; the OnDemand app's before.sh does)") from None
+    except OSError as exc:
+        raise UserError(f"{path} cannot be opened: {exc.strerror}" + (" (a symbolic link: no link is followed)"
+                        if os.path.islink(path) else ""), field=field,
+                        fix="give the password file itself, a regular file of yours") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        mode = stat.S_IMODE(info.st_mode)
+        if not stat.S_ISREG(info.st_mode):
+            raise UserError(f"{path} is not a regular file", field=field, fix="give a regular file of yours")
+        if info.st_uid != os.geteuid():
+            from launcher.util.safedirs import owner_name
+
+            raise UserError(f"{path} is not yours (owner {owner_name(info.st_uid)}, mode {mode:04o})", field=field,
+                            fix="write the password into a file of your own")
+        if mode & 0o077:
+            raise UserError(f"{path} has mode {mode:04o}: others could read the password", field=field,
+                            fix=f"chmod 600 {path}")
+        text = handle.read(LOGIN_MAX_BYTES).decode("utf-8", errors="replace")
+    password = text.split("\n", 1)[0].rstrip("\r")
+    if len(password) < PASSWORD_MIN_CHARS:
+        raise UserError(f"{path} holds a password of {len(password)} characters", field=field,
+                        fix=f"write one of at least {PASSWORD_MIN_CHARS} random characters on its first line")
+    return password
 
 
 @dataclass(frozen=True)
@@ -247,15 +325,25 @@ def notebook_headers(plan: ClusterPlan) -> UpstreamHeaders:
     return headers
 
 
-#: ``http://host:port`` (also with JavaScript-escaped slashes, ``http:\/\/host:port``), followed by a path, a quote or
-#: the end of the URL.
-_ABSOLUTE = re.compile(r"https?:(\\?/)\\?/([A-Za-z0-9.-]+):(\d{1,5})(?![\d])")
+#: ``http://host:port`` (also with JavaScript-escaped slashes, ``http:\/\/host:port``), or protocol-relative
+#: ``//host:port`` where a URL starts (the ResourceManager's nodes page links each NodeManager as ``href='//n2:8042'``),
+#: followed by a path, a quote or the end of the URL.
+_ABSOLUTE = re.compile(r"(?:https?:|(?<![\w:/\\]))(\\?/)\\?/([A-Za-z0-9.-]+):(\d{1,5})(?![\d])")
 #: An absolute path in an HTML attribute (``href="/x"``, ``src='/x'``, also escaped in a JavaScript string:
 #: ``href=\"/x\"``, ``href=\'\/x\'``) that is neither protocol-relative (``//host``) nor already the proxy's (``/_/``).
 _ROOT_PATH = re.compile(r"""(\b(?:href|src|action)\s*=\s*(?:\\?["'])?)(\\?/)(?!\\?/|_\\?/)""", re.IGNORECASE)
 
 
-def rewrite_links(text: str, endpoints: Iterable[str], base: str | None = None) -> str:
+@functools.lru_cache(maxsize=8)
+def _root_path(prefix: str) -> re.Pattern[str]:
+    """:data:`_ROOT_PATH` for the proxy's ``prefix`` (``/rnode/n1/34567/_/``): a path already under it is left alone."""
+    if prefix == PREFIX:
+        return _ROOT_PATH
+    ours = r"\\?/".join(re.escape(part) for part in prefix.strip("/").split("/")) + r"\\?/"
+    return re.compile(r"""(\b(?:href|src|action)\s*=\s*(?:\\?["'])?)(\\?/)(?!\\?/|""" + ours + ")", re.IGNORECASE)
+
+
+def rewrite_links(text: str, endpoints: Iterable[str], base: str | None = None, prefix: str = PREFIX) -> str:
     """``text`` with its links to the cluster's endpoints made the proxy's.
 
     Args:
@@ -264,6 +352,8 @@ def rewrite_links(text: str, endpoints: Iterable[str], base: str | None = None) 
             a link to anything else is left as it is (the browser fails to follow it, nothing leaks).
         base: ``host:port`` of the endpoint that served ``text``: its absolute paths in ``href``, ``src`` and
             ``action`` attributes become ``/_/<base>/...``; ``None``: they are left alone.
+        prefix: what the proxy's paths start with: :data:`PREFIX`, or under a base path ``<base path>_/``
+            (``/rnode/n1/34567/_/``, :attr:`WebProxy.prefix`).
 
     Returns:
         ``http://n2:18207/node`` → ``/_/n2:18207/node`` (``http:\\/\\/n2:18207`` → ``\\/_\\/n2:18207``).
@@ -274,28 +364,29 @@ def rewrite_links(text: str, endpoints: Iterable[str], base: str | None = None) 
         slash, host, port = match.group(1), match.group(2), match.group(3)
         if f"{host.lower()}:{port}" not in known:
             return match.group(0)
-        return f"{slash}_{slash}{host}:{port}"
+        return f"{prefix.replace('/', slash)}{host}:{port}"
 
     text = _ABSOLUTE.sub(absolute, text)
     if base is not None:
-        text = _ROOT_PATH.sub(lambda m: f"{m.group(1)}{m.group(2)}_{m.group(2)}{base}{m.group(2)}", text)
+        text = _root_path(prefix).sub(
+            lambda m: f"{m.group(1)}{prefix.replace('/', m.group(2))}{base}{m.group(2)}", text)
     return text
 
 
-def rewrite_location(location: str, endpoints: Iterable[str], base: str) -> str:
+def rewrite_location(location: str, endpoints: Iterable[str], base: str, prefix: str = PREFIX) -> str:
     """A ``Location`` header of a response from ``base``: a URL of a cluster endpoint, or an absolute path on
-    ``base``, made the proxy's (:func:`rewrite_links`); anything else is returned as it is."""
+    ``base``, made the proxy's (:func:`rewrite_links`, under ``prefix``); anything else is returned as it is."""
     if location.startswith("/") and not location.startswith("//"):
-        return f"{PREFIX}{base}{location}"
-    return rewrite_links(location, endpoints)
+        return f"{prefix}{base}{location}"
+    return rewrite_links(location, endpoints, prefix=prefix)
 
 
-def split_target(path: str) -> tuple[str, str] | None:
-    """``/_/<host>:<port>/<rest>`` → (``host:port`` lower case, ``/<rest>``); ``None`` if ``path`` is not of that
-    form."""
-    if not path.startswith(PREFIX):
+def split_target(path: str, prefix: str = PREFIX) -> tuple[str, str] | None:
+    """``/_/<host>:<port>/<rest>`` (``prefix``, then ``host:port``) → (``host:port`` lower case, ``/<rest>``);
+    ``None`` if ``path`` is not of that form."""
+    if not path.startswith(prefix):
         return None
-    target, _, rest = path[len(PREFIX):].partition("/")
+    target, _, rest = path[len(prefix):].partition("/")
     if not re.fullmatch(r"[A-Za-z0-9.-]+:\d{1,5}", target):
         return None
     return target.lower(), "/" + rest
@@ -310,30 +401,45 @@ class WebProxy:
         port: the port to listen on; 0: a free one chosen by the kernel.
         token: the secret of the printed URL; default: a new one of :data:`TOKEN_BYTES` random bytes.
         auth: the cookies each forwarded request carries (:data:`UpstreamAuth`); ``None``: none.
-        bind: the address to listen on (the loopback interface: only this machine, through ssh, reaches it).
+        bind: the address to listen on (the loopback interface: only this machine, through ssh, reaches it; behind
+            Open OnDemand, the node's address its proxy connects to).
+        base: the path the proxy is served under (:func:`base_path`; ``/rnode/<host>/<port>/`` behind Open
+            OnDemand): every path it writes starts with it.
+        password: the password a browser POSTs to ``<base>login`` (:func:`read_password_file`) instead of bringing
+            the token; ``None``: the token of the printed URL.
 
     Raises:
         OSError: the port is taken (``errno.EADDRINUSE``).
+        ValueError: ``base`` is not a base path.
     """
 
     def __init__(self, endpoints: Mapping[str, Endpoint], home: str, *, port: int = 0, token: str | None = None,
                  auth: UpstreamAuth | None = None, notebook: UpstreamHeaders | None = None,
-                 bind: str = "127.0.0.1") -> None:
+                 bind: str = "127.0.0.1", base: str = "/", password: str | None = None) -> None:
         self.endpoints = dict(endpoints)
         self.home = home.lower()
         self.token = token or secrets.token_urlsafe(TOKEN_BYTES)
         self.auth = auth
         self.notebook = notebook
+        self.base = base_path(base)
+        self.prefix = self.base + PREFIX[1:]
+        self.password = password
+        self.learned: set[str] = set()
+        self._learned_lock = threading.Lock()
         self.http = httpx.Client(timeout=UPSTREAM_TIMEOUT, trust_env=False, follow_redirects=False)
         self.server = _Server((bind, port), self)
+        self.bind = bind
         self.port = int(self.server.server_address[1])
         self.cookie = cookie_name(self.port)
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
-        """The URL to open (once) in the browser: ``http://127.0.0.1:<port>/?token=<token>``."""
-        return f"http://127.0.0.1:{self.port}/?token={self.token}"
+        """The URL to open (once) in the browser: ``http://127.0.0.1:<port>/?token=<token>``; with a password, the
+        base path on the bound address (``http://10.77.0.11:<port>/rnode/n1/<port>/``, no token)."""
+        if self.password is not None:
+            return f"http://{self.bind}:{self.port}{self.base}"
+        return f"http://{self.bind}:{self.port}{self.base}?token={self.token}"
 
     @property
     def notebook_url(self) -> str | None:
@@ -345,6 +451,35 @@ class WebProxy:
     def valid(self, token: str | None) -> bool:
         """True when ``token`` is this proxy's (compared in constant time)."""
         return token is not None and hmac.compare_digest(token.encode(), self.token.encode())
+
+    def valid_password(self, given: str | None) -> bool:
+        """True when the proxy has a password and ``given`` is it (compared in constant time)."""
+        return (self.password is not None and given is not None
+                and hmac.compare_digest(given.encode(), self.password.encode()))
+
+    def local(self, path: str) -> str:
+        """A request's path with the base path taken off when it carries it (Open OnDemand's ``/node/`` proxy sends
+        the whole path, its ``/rnode/`` proxy the rest only): ``/rnode/n1/34567/_/x`` → ``/_/x``."""
+        if self.base != "/" and (path + "/").startswith(self.base):
+            return "/" + path[len(self.base):]
+        return path
+
+    def learn(self, set_cookie: str) -> None:
+        """Remember the name of a cookie a daemon set (a ``Set-Cookie`` value): behind a base path, only such cookies
+        of the browser's go upstream (:meth:`upstream_cookies`)."""
+        name = set_cookie.split("=", 1)[0].strip()
+        if name:
+            with self._learned_lock:
+                self.learned.add(name)
+
+    def upstream_cookies(self, cookies: Mapping[str, str]) -> dict[str, str]:
+        """The browser's cookies that go on to a daemon: all but the proxy's own; behind a base path (a portal's
+        host, whose every path gets the portal's session cookies) only those a daemon set (:meth:`learn`)."""
+        sent = {name: value for name, value in cookies.items() if name != self.cookie}
+        if self.base == "/":
+            return sent
+        with self._learned_lock:
+            return {name: value for name, value in sent.items() if name in self.learned}
 
     def serve_forever(self) -> None:
         """Serve until :meth:`close` (or KeyboardInterrupt in the calling thread)."""
@@ -427,21 +562,26 @@ class _Handler(BaseHTTPRequestHandler):
     def handle_any(self) -> None:
         proxy = self.proxy
         parts = urlsplit(self.path)
+        path = proxy.local(parts.path)
         query = parse_qsl(parts.query, keep_blank_values=True)
+        if proxy.password is not None and path == LOGIN_PATH:
+            self.take_password(query)
+            return
         given = [value for key, value in query if key == "token"]
-        if given:
-            self.take_token(given[-1], parts.path, [(k, v) for k, v in query if k != "token"])
+        if given and proxy.password is None:
+            self.take_token(given[-1], path, [(k, v) for k, v in query if k != "token"])
             return
         if not proxy.valid(self.cookies().get(proxy.cookie)):
             self.answer(HTTPStatus.FORBIDDEN, "forbidden: open the URL hpc-hadoop ui printed (it carries the "
-                                              "token) in this browser first")
+                                              "token) in this browser first" if proxy.password is None else
+                        "forbidden: connect with the button of your Open OnDemand session (it sends the password)")
             return
-        if parts.path in ("", "/"):
-            self.redirect(f"{PREFIX}{proxy.home}/cluster")
+        if path in ("", "/"):
+            self.redirect(f"{proxy.prefix}{proxy.home}/cluster")
             return
-        target = split_target(parts.path)
+        target = split_target(path)
         if target is None:
-            self.from_referer(parts.path, parts.query)
+            self.from_referer(path, parts.query)
             return
         host_port, rest = target
         endpoint = proxy.endpoints.get(host_port)
@@ -457,17 +597,42 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.proxy.valid(token):
             self.answer(HTTPStatus.FORBIDDEN, "forbidden: wrong token (use the URL hpc-hadoop ui printed)")
             return
-        cookie = f"{self.proxy.cookie}={self.proxy.token}; Path=/; HttpOnly; SameSite=Strict"
-        self.redirect(urlunsplit(("", "", local_path(path), urlencode(query), "")), headers={"Set-Cookie": cookie})
+        cookie = f"{self.proxy.cookie}={self.proxy.token}; Path={self.proxy.base}; HttpOnly; SameSite=Strict"
+        self.redirect(urlunsplit(("", "", self.proxy.base + local_path(path)[1:], urlencode(query), "")),
+                      headers={"Set-Cookie": cookie})
+
+    def take_password(self, query: list[tuple[str, str]]) -> None:
+        """``POST <base>login`` with ``password=`` in its form (Open OnDemand's ``view.html.erb``): the right one sets
+        the cookie (the proxy's token, never the password) for the base path and redirects (303) to ``next`` when it
+        is a page of the proxy, else to its home; a wrong or missing password, another method or a body over
+        :data:`LOGIN_MAX_BYTES` gets 403."""
+        proxy = self.proxy
+        declared = self.headers.get("Content-Length") or "0"
+        length = int(declared) if declared.isdigit() else -1
+        if self.command != "POST" or not 0 <= length <= LOGIN_MAX_BYTES:
+            self.answer(HTTPStatus.FORBIDDEN, "forbidden: connect with the button of your Open OnDemand session "
+                                              "(it POSTs the password here)")
+            return
+        form = parse_qsl(self.rfile.read(length).decode("utf-8", errors="replace"), keep_blank_values=True)
+        given = [value for key, value in form if key == "password"]
+        if not proxy.valid_password(given[-1] if given else None):
+            self.answer(HTTPStatus.FORBIDDEN, "forbidden: wrong or missing password")
+            return
+        wanted = [value for key, value in query if key == "next"]
+        page = proxy.local(local_path(wanted[-1])) if wanted else "/"  # under the base, given with it or not
+        target = proxy.base + (local_path(page)[1:] if ".." not in page else "")
+        cookie = f"{proxy.cookie}={proxy.token}; Path={proxy.base}; HttpOnly; SameSite=Strict"
+        self.redirect(target, status=HTTPStatus.SEE_OTHER, headers={"Set-Cookie": cookie})
 
     def from_referer(self, path: str, query: str) -> None:
         """An absolute path a script built (``/static/x.js``): redirected (307 keeps method and body) under the
         endpoint of the page it came from."""
-        referer = split_target(urlsplit(self.headers.get("Referer", "")).path)
-        if referer is None or referer[0] not in self.proxy.endpoints:
-            self.answer(HTTPStatus.NOT_FOUND, f"not found: {path} (paths are /_/<host>:<port>/...)")
+        proxy = self.proxy
+        referer = split_target(proxy.local(urlsplit(self.headers.get("Referer", "")).path), PREFIX)
+        if referer is None or referer[0] not in proxy.endpoints:
+            self.answer(HTTPStatus.NOT_FOUND, f"not found: {path} (paths are {proxy.prefix}<host>:<port>/...)")
             return
-        self.redirect(f"{PREFIX}{referer[0]}{path}" + (f"?{query}" if query else ""),
+        self.redirect(f"{proxy.prefix}{referer[0]}{path}" + (f"?{query}" if query else ""),
                       status=HTTPStatus.TEMPORARY_REDIRECT)
 
     def upstream_credentials(self, endpoint: Endpoint) -> tuple[dict[str, str], dict[str, str]] | None:
@@ -498,7 +663,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.relay_websocket(endpoint, path, extra)
             return
         headers = [(k, v) for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP | {"authorization"}]
-        sent = {name: value for name, value in self.cookies().items() if name != proxy.cookie}
+        sent = proxy.upstream_cookies(self.cookies())
         sent.update(minted)
         if sent:
             headers.append(("Cookie", "; ".join(f"{k}={v}" for k, v in sent.items())))
@@ -577,9 +742,12 @@ class _Handler(BaseHTTPRequestHandler):
             if lower in HOP_BY_HOP:
                 continue
             if lower == "location":
-                value = rewrite_location(value, self.proxy.endpoints, host_port)
+                value = rewrite_location(value, self.proxy.endpoints, host_port, self.proxy.prefix)
             elif lower == "set-cookie":
                 value = re.sub(r";\s*domain=[^;]*", "", value, flags=re.IGNORECASE)
+                if self.proxy.base != "/":
+                    value = cookie_under(value, self.proxy.base)
+                    self.proxy.learn(value)
             self.send_header(name, value)
 
     def relay_body(self, host_port: str, response: httpx.Response, secret: str | None = None) -> None:
@@ -592,7 +760,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif secret is None and any(t in kind for t in REWRITTEN_TYPES):
             encoding = response.encoding or "utf-8"
             text = response.read().decode(encoding, errors="replace")
-            text = rewrite_links(text, self.proxy.endpoints, base=host_port)
+            text = rewrite_links(text, self.proxy.endpoints, base=host_port, prefix=self.proxy.prefix)
             self.send_whole(text.encode(encoding, errors="replace"))
         else:
             self.relay_stream(response)
@@ -639,6 +807,12 @@ def _pump_socket(source: socket.socket, target: socket.socket) -> None:
             target.shutdown(socket.SHUT_WR)
         except OSError:
             pass
+
+def cookie_under(set_cookie: str, base: str) -> str:
+    """A daemon's ``Set-Cookie`` value with its ``Path`` made ``base`` (``Path=/`` would reach every application of
+    the portal's host): ``a=1; Path=/`` → ``a=1; Path=/rnode/n1/34567/``."""
+    value = re.sub(r";\s*path=[^;]*", "", set_cookie, flags=re.IGNORECASE)
+    return f"{value}; Path={base}"
 
 
 def login_host() -> str:

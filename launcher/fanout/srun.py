@@ -28,7 +28,11 @@ class SrunLauncher(Launcher):
     stop_signal = signal.SIGUSR1
 
     def wrap(self, argv: Sequence[str], nodes: Sequence[str], *, options: StepOptions | None = None) -> list[str]:
-        """``srun --overlap --nodes=N --ntasks=N --ntasks-per-node=1 --nodelist=A,B [options] ARGV...``.
+        """``srun --overlap --export=ALL --nodes=N --ntasks=N --ntasks-per-node=1 --nodelist=A,B [options] ARGV...``.
+
+        ``--export=ALL``: the step gets this process's environment whatever the batch job was submitted with; a job
+        of ``sbatch --export=NONE`` (Open OnDemand's, some sites' default) has ``SLURM_EXPORT_ENV=NONE``, which every
+        ``srun`` in it would otherwise inherit (sbatch(1)), leaving the agents without the launcher's environment.
 
         ``options`` become, in this order and only when set: ``--kill-on-bad-exit=0|1``, ``--cpu-bind=``,
         ``--cpus-per-task=``, ``--job-name=``, ``--output=``.
@@ -39,8 +43,8 @@ class SrunLauncher(Launcher):
         if not nodes:
             raise ValueError("srun needs at least one node")
         count, opts = len(nodes), options or StepOptions()
-        command = [self.program or "srun", "--overlap", f"--nodes={count}", f"--ntasks={count}", "--ntasks-per-node=1",
-                   f"--nodelist={','.join(nodes)}"]
+        command = [self.program or "srun", "--overlap", "--export=ALL", f"--nodes={count}", f"--ntasks={count}",
+                   "--ntasks-per-node=1", f"--nodelist={','.join(nodes)}"]
         if opts.kill_on_bad_exit is not None:
             command.append(f"--kill-on-bad-exit={int(opts.kill_on_bad_exit)}")
         if opts.cpu_bind is not None:

@@ -48,8 +48,8 @@ exec sh -c "$*"
 def test_dd_command_for_each_launcher() -> None:
     quoted = [shlex.quote(w) for w in DD]
     assert _on_node("n2", "local", DD) == DD
-    assert _on_node("n2", "srun", DD) == ["srun", "--overlap", "--nodes=1", "--ntasks=1", "--ntasks-per-node=1",
-                                          "--nodelist=n2", *DD]
+    assert _on_node("n2", "srun", DD) == ["srun", "--overlap", "--export=ALL", "--nodes=1", "--ntasks=1",
+                                          "--ntasks-per-node=1", "--nodelist=n2", *DD]
     assert _on_node("n2", "pbsdsh", DD) == ["pbsdsh", "-h", "n2", *DD]
     assert _on_node("n2", "pbs_tmrsh", DD) == ["pbs_tmrsh", "n2", *quoted]
     assert _on_node("n2", "qrsh", DD) == ["qrsh", "-inherit", "-nostdin", "-V", "n2", *quoted]

@@ -199,3 +199,50 @@ def test_clean_lists_what_it_deletes_and_keeps_output_unless_all(make_cluster: C
     assert result.exit_code == 0, result.output
     assert f"{all_dir}: delete all (" in result.output and "keep" not in result.output
     assert not all_dir.exists()
+
+
+def test_ui_refuses_a_bad_base_url_or_password_file_in_one_line(tmp_path: Path) -> None:
+    """Issue 40 item 2: ``ui``'s Open OnDemand options, checked before any cluster is looked up (exit 2, one line
+    naming the option and the fix); a password file readable by others is never read."""
+    loose = tmp_path / "pw"
+    loose.write_text("a-long-enough-password\n")
+    loose.chmod(0o644)
+    for args, words in ((["--base-url", "/rnode/n1//9/"], "--base-url"),
+                        (["--password-file", str(loose)], "chmod 600"),
+                        (["--password-file", str(tmp_path / "none")], "does not exist"),
+                        (["--bind", "no-such-host.invalid"], "does not resolve")):
+        result = CliRunner().invoke(main, ["ui", *args])
+        assert result.exit_code == 2, (args, result.output)
+        assert words in result.output and "Traceback" not in result.output, result.output
+        assert len(result.output.strip().splitlines()) == 1, result.output
+
+
+def test_ui_while_up_stops_the_proxy_once_the_cluster_is_not_up(monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """``ui --while-up``: the proxy serves while the cluster's state is up and stops at the first look that finds it
+    not up (here: stopping), or not found any more."""
+    import types
+
+    from launcher.cli import clusters
+    from launcher.cli.webproxy import WebProxy
+    from launcher.util.errors import UserError
+    from launcher.util.states import ClusterState
+
+    monkeypatch.setattr(clusters, "UI_WATCH_S", 0.05)
+    for answers, said in (([ClusterState.READY, ClusterState.READY, ClusterState.STOPPING], "is stopping"),
+                          ([ClusterState.READY, None, None, None, None], "is not found")):
+        looks = iter(answers)
+
+        def look(cluster: str, *, announce: bool, looks: Iterator[ClusterState | None] = looks) -> object:
+            state = next(looks, ClusterState.STOPPED)
+            if state is None:
+                raise UserError(f"no cluster {cluster!r}")
+            return types.SimpleNamespace(state=state)
+
+        monkeypatch.setattr(clusters, "find_cluster", look)
+        proxy = WebProxy({}, "127.0.0.1:1")
+        clusters._serve_while_up(proxy, "c1")
+        proxy.serve_forever()  # returns once the watch stopped it
+        proxy.close()
+        assert f"cluster c1 {said}" in capsys.readouterr().out
+        assert next(looks, "none left") == "none left"  # every answer was looked at: not stopped early

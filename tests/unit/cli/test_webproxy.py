@@ -7,12 +7,14 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import os
 import socket
 import sys
 import threading
 import types
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
@@ -23,15 +25,19 @@ from launcher.cli.webproxy import (
     Endpoint,
     UpstreamRefused,
     WebProxy,
+    base_path,
     cluster_endpoints,
     cookie_name,
+    cookie_under,
     login_host,
+    read_password_file,
     rewrite_links,
     rewrite_location,
     split_target,
     ssh_command,
     upstream_auth,
 )
+from launcher.util.errors import UserError
 
 if TYPE_CHECKING:
     from launcher.config.spec import JobSpec
@@ -286,6 +292,13 @@ def test_pure_helpers() -> None:
     known = ["n2:8042", "10.77.0.12:8042"]
     assert rewrite_links("see http://N2:8042/node and https://n2:80420/x", known) == \
         "see /_/N2:8042/node and https://n2:80420/x"
+    # Protocol-relative, as the ResourceManager's nodes page links a NodeManager (``href='//' + httpAddress``, Hadoop
+    # 3.4.2's NodesPage), also JavaScript-escaped; not inside another URL.
+    assert rewrite_links("<a href='//n2:8042'>n2:8042</a> '\\/\\/n2:8042\\/node'", known) == \
+        "<a href='/_/n2:8042'>n2:8042</a> '\\/_\\/n2:8042\\/node'"
+    assert rewrite_links("<a href='//n2:8042'>", known, prefix="/rnode/n1/9/_/") == "<a href='/rnode/n1/9/_/n2:8042'>"
+    assert rewrite_links("file://n2:8042/x ftp://n2:8042 a//n2:8042 //n3:8042", known) == \
+        "file://n2:8042/x ftp://n2:8042 a//n2:8042 //n3:8042"
     assert rewrite_location("http://10.77.0.12:8042/jobhistory", known, "n1:1") == "/_/10.77.0.12:8042/jobhistory"
     assert rewrite_location("http://elsewhere:8042/x", known, "n1:1") == "http://elsewhere:8042/x"
     assert ssh_command(18080, "login1") == "ssh -N -L 18080:127.0.0.1:18080 login1"
@@ -545,3 +558,175 @@ def test_the_notebook_token_file_is_read_only_when_it_is_private(make_spec: Call
     os.chmod(path, 0o644)
     with pytest.raises(UpstreamRefused, match="mode 0644"):
         notebook_token(plan)
+
+
+# -- behind Open OnDemand (issue 40 item 2): --bind, --base-url, --password-file -------------------------------------
+
+#: The base path Open OnDemand's proxy serves the app under (``/rnode/<host>/<port>/``).
+BASE = "/rnode/n1/34567/"
+PASSWORD = "k3yOfTheSession0123456789abcdefX"
+
+
+@pytest.fixture
+def portal_proxy(servers: tuple[Upstream, Upstream, Upstream]) -> Iterator[WebProxy]:
+    """The proxy as the OnDemand app starts it: under :data:`BASE`, opened with :data:`PASSWORD`."""
+    rm, nm, _ = servers
+    with running_proxy(rm, nm, base=BASE, password=PASSWORD) as started:
+        yield started
+
+
+def login(browser: httpx.Client, password: str | None, path: str = f"{BASE}login", **form: str) -> httpx.Response:
+    """What view.html.erb's form sends: a POST of ``password`` (when given) to ``path``."""
+    return browser.post(path, data={**({"password": password} if password is not None else {}), **form})
+
+
+def test_the_password_posted_to_login_sets_a_cookie_for_the_base_path_and_redirects(
+        servers: tuple[Upstream, Upstream, Upstream], portal_proxy: WebProxy) -> None:
+    rm, nm, _ = servers
+    assert portal_proxy.url == f"http://127.0.0.1:{portal_proxy.port}{BASE}"  # no token in it
+    with client(portal_proxy) as browser:
+        answer = login(browser, PASSWORD)
+        assert answer.status_code == 303 and answer.headers["Location"] == BASE
+        cookie = answer.headers["Set-Cookie"]
+        # The cookie is the proxy's random token, never the password, and goes only to the base path.
+        assert cookie == f"{cookie_name(portal_proxy.port)}={portal_proxy.token}; Path={BASE}; HttpOnly; " \
+                         "SameSite=Strict"
+        assert PASSWORD not in cookie
+        browser.cookies.set(cookie_name(portal_proxy.port), portal_proxy.token)
+        # OnDemand's /rnode/ proxy takes the base off; its /node/ proxy sends it: both are the same page.
+        for home in ("/", BASE):
+            moved = browser.get(home)
+            assert moved.status_code == 302 and moved.headers["Location"] == f"{BASE}_/127.0.0.1:{rm.port}/cluster"
+        for page in (f"/_/127.0.0.1:{rm.port}/cluster", f"{BASE}_/127.0.0.1:{rm.port}/cluster"):
+            shown = browser.get(page)
+            assert shown.status_code == 200 and "Logs" in shown.text
+        assert rm.requests[-1]["path"] == "/cluster"
+        # `next`: a page of the proxy, given with the base or without; never another host.
+        nodes = f"{BASE}_/127.0.0.1:{rm.port}/cluster/nodes"
+        for wanted, location in ((nodes, nodes), ("/_/x:1/y", f"{BASE}_/x:1/y"),
+                                 ("//evil.example/", f"{BASE}evil.example/"),
+                                 ("/\\evil.example", f"{BASE}evil.example"), (f"{BASE}../../x", BASE)):
+            answer = login(browser, PASSWORD, f"{BASE}login?next={wanted}")
+            assert (answer.status_code, answer.headers["Location"]) == (303, location), wanted
+
+
+def test_without_the_password_or_with_a_wrong_one_the_login_and_every_page_are_403(
+        servers: tuple[Upstream, Upstream, Upstream], portal_proxy: WebProxy) -> None:
+    rm, nm, _ = servers
+    with client(portal_proxy) as stranger:
+        for password in (None, "", PASSWORD[:-1], PASSWORD + "x", PASSWORD.lower()):
+            answer = login(stranger, password)
+            assert answer.status_code == 403 and "Set-Cookie" not in answer.headers, password
+            assert "wrong or missing password" in answer.text
+        assert login(stranger, PASSWORD, "/login", password2="x").status_code == 303  # /rnode/ sends it so
+        stranger.cookies.clear()
+        assert stranger.get(f"{BASE}login").status_code == 403  # only a POST logs in
+        assert stranger.post(f"{BASE}login", content=b"password=" + b"x" * 5000,
+                             headers={"Content-Type": "application/x-www-form-urlencoded"}).status_code == 403
+        for path in ("/", BASE, f"{BASE}_/127.0.0.1:{rm.port}/cluster", f"/_/127.0.0.1:{rm.port}/cluster"):
+            answer = stranger.get(path)
+            assert answer.status_code == 403 and "Open OnDemand" in answer.text, path
+        # The token of the printed-URL mode opens nothing here (nobody was shown it, but it must not count).
+        assert stranger.get(f"{BASE}?token={portal_proxy.token}").status_code == 403
+    assert rm.requests == [] and nm.requests == []
+
+
+def test_behind_a_base_path_links_redirects_and_cookies_stay_under_it(
+        servers: tuple[Upstream, Upstream, Upstream], portal_proxy: WebProxy) -> None:
+    rm, nm, foreign = servers
+    with client(portal_proxy) as browser:
+        browser.cookies.set(cookie_name(portal_proxy.port), portal_proxy.token)
+        page = browser.get(f"/_/127.0.0.1:{rm.port}/cluster").text
+        assert f"href='{BASE}_/127.0.0.1:{nm.port}/node/containerlogs/container_1/u'" in page
+        assert f"href=\"{BASE}_/127.0.0.1:{rm.port}/cluster/app/application_1\"" in page
+        assert f"src='{BASE}_/127.0.0.1:{rm.port}/static/yarn.js'" in page
+        assert f"href=\\\"{BASE}_/127.0.0.1:{rm.port}/cluster/app/application_2\\\"" in page
+        escaped = BASE.replace("/", "\\/")
+        assert f"'{escaped}_\\/127.0.0.1:{nm.port}\\/node'" in page
+        assert f"href=\\'{escaped}_\\/127.0.0.1:{rm.port}\\/cluster\\/app\\/application_3\\'" in page
+        assert f"href='http://127.0.0.1:{foreign.port}/secret'" in page and "href='//example.org/x'" in page
+        assert (page.count(BASE), page.count(escaped)) == (4, 2)  # each link once: never a base under the base
+        moved = browser.get(f"/_/127.0.0.1:{nm.port}/redirect-absolute")
+        assert moved.headers["Location"] == f"{BASE}_/127.0.0.1:{nm.port}/node/allApplications"
+        moved = browser.get(f"{BASE}_/127.0.0.1:{rm.port}/redirect-path")
+        assert moved.headers["Location"] == f"{BASE}_/127.0.0.1:{rm.port}/cluster/apps"
+        # A daemon's cookie: no Domain, and the base path instead of the portal's root.
+        assert browser.get(f"/_/127.0.0.1:{rm.port}/cluster").headers["Set-Cookie"] == f"checked_app=true; Path={BASE}"
+        script = browser.get("/ws/v1/x", headers={"Referer": f"https://ood.example{BASE}_/127.0.0.1:{rm.port}/cluster"})
+        assert script.status_code == 307 and script.headers["Location"] == f"{BASE}_/127.0.0.1:{rm.port}/ws/v1/x"
+
+
+def test_behind_a_base_path_only_cookies_a_daemon_set_go_upstream(servers: tuple[Upstream, Upstream, Upstream],
+                                                                  portal_proxy: WebProxy) -> None:
+    """The browser sends the portal's cookies (its session, its single sign-on) to every path of the portal: none of
+    them reaches a daemon, only the proxy's own stays behind too, and a cookie a daemon set goes back to it."""
+    rm, _, _ = servers
+    with client(portal_proxy) as browser:
+        browser.cookies.set(cookie_name(portal_proxy.port), portal_proxy.token)
+        browser.cookies.set("_ood_session", "portal-secret")
+        browser.cookies.set("mod_auth_openidc_session", "sso-secret")
+        first = browser.get(f"/_/127.0.0.1:{rm.port}/ws/v1/cluster").json()
+        assert first["cookie"] is None
+        browser.get(f"/_/127.0.0.1:{rm.port}/cluster")  # sets checked_app
+        browser.cookies.set("checked_app", "true")
+        second = browser.get(f"/_/127.0.0.1:{rm.port}/ws/v1/cluster").json()
+    assert second["cookie"] == "checked_app=true"
+    assert "secret" not in json.dumps(rm.requests) and portal_proxy.token not in json.dumps(rm.requests)
+
+
+@pytest.mark.parametrize(("value", "path"), [("/", "/"), ("", "/"), ("/rnode/n1/34567", "/rnode/n1/34567/"),
+                                             ("/rnode/n1.ib/1/", "/rnode/n1.ib/1/"), ("rnode/x/", None),
+                                             ("/a//b/", None), ("/a/../b/", None), ("/a/?x=1", None),
+                                             ("/a b/", None), ("//evil.example/", None)])
+def test_base_path(value: str, path: str | None) -> None:
+    if path is None:
+        with pytest.raises(ValueError, match="not a base path"):
+            base_path(value)
+    else:
+        assert base_path(value) == path
+
+
+def test_the_password_file_is_read_only_when_private_and_ours(tmp_path: Path) -> None:
+    good = tmp_path / "pw"
+    good.write_text(PASSWORD + "\n")
+    good.chmod(0o600)
+    assert read_password_file(good) == PASSWORD
+    good.chmod(0o400)
+    assert read_password_file(good) == PASSWORD
+    cases: list[tuple[Path, str]] = []
+    loose = tmp_path / "loose"
+    loose.write_text(PASSWORD)
+    loose.chmod(0o640)
+    cases.append((loose, "has mode 0640: others could read the password"))
+    link = tmp_path / "link"
+    link.symlink_to(good)
+    cases.append((link, "a symbolic link"))
+    short = tmp_path / "short"
+    short.write_text("abc\n" + PASSWORD)
+    short.chmod(0o600)
+    cases.append((short, "holds a password of 3 characters"))
+    cases.append((tmp_path / "missing", "does not exist"))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo, 0o600)
+    cases.append((fifo, "not a regular file"))
+    for path, message in cases:
+        with pytest.raises(UserError, match=message) as refused:
+            read_password_file(path)
+        assert refused.value.field == "--password-file" and str(path) in str(refused.value), path
+
+
+def test_the_password_file_of_another_user_is_refused(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the file to another user")  # the suite runs as root in CI
+    theirs = tmp_path / "theirs"
+    theirs.write_text(PASSWORD)
+    theirs.chmod(0o600)
+    os.chown(theirs, 65534, 65534)
+    with pytest.raises(UserError, match=r"is not yours \(owner nobody, mode 0600\)"):
+        read_password_file(theirs)
+
+
+def test_cookie_under_a_base_path() -> None:
+    assert cookie_under("a=1; Path=/; HttpOnly", BASE) == f"a=1; HttpOnly; Path={BASE}"
+    assert cookie_under("a=1", BASE) == f"a=1; Path={BASE}"
+    assert cookie_under("a=1; path=/cluster; Secure", BASE) == f"a=1; Secure; Path={BASE}"

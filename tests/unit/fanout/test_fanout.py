@@ -123,11 +123,12 @@ def test_local_wrap_is_argv_as_is() -> None:
 
 def test_srun_wrap_one_step_over_all_nodes() -> None:
     assert SrunLauncher().wrap(["hostname"], ["n1", "n2"]) == [
-        "srun", "--overlap", "--nodes=2", "--ntasks=2", "--ntasks-per-node=1", "--nodelist=n1,n2", "hostname"]
+        "srun", "--overlap", "--export=ALL", "--nodes=2", "--ntasks=2", "--ntasks-per-node=1", "--nodelist=n1,n2",
+        "hostname"]
     options = StepOptions(output="/r/logs/agent-%N.out", cpus_per_task=8, job_name="j", kill_on_bad_exit=False,
                           cpu_bind="none")
     assert SrunLauncher().wrap(["a", "b c"], ["n3"], options=options) == [
-        "srun", "--overlap", "--nodes=1", "--ntasks=1", "--ntasks-per-node=1", "--nodelist=n3",
+        "srun", "--overlap", "--export=ALL", "--nodes=1", "--ntasks=1", "--ntasks-per-node=1", "--nodelist=n3",
         "--kill-on-bad-exit=0", "--cpu-bind=none", "--cpus-per-task=8", "--job-name=j",
         "--output=/r/logs/agent-%N.out", "a", "b c"]
     with pytest.raises(ValueError, match="at least one node"):
@@ -168,7 +169,7 @@ def test_per_node_launchers_take_exactly_one_node_and_stop_agents_by_pid(name: s
 def test_srun_agent_step(tmp_path: Path) -> None:
     group = AgentGroup(SrunLauncher(), "/pfs/run", ["n1", "n2", "n3"], AGENT_ARGV, cores=8)
     assert [c.argv for c in group.commands()] == [[
-        "srun", "--overlap", "--nodes=3", "--ntasks=3", "--ntasks-per-node=1", "--nodelist=n1,n2,n3",
+        "srun", "--overlap", "--export=ALL", "--nodes=3", "--ntasks=3", "--ntasks-per-node=1", "--nodelist=n1,n2,n3",
         "--kill-on-bad-exit=0", "--cpu-bind=none", "--cpus-per-task=8", "--job-name=hpc-hadoop-agents",
         "--output=/pfs/run/logs/agent-%N.out", *AGENT_ARGV]]
     assert group.command("n2") == group.command("n1") and group.commands()[0].env == {}
