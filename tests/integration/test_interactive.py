@@ -647,8 +647,10 @@ def registered_on_the_second_network(cluster_id: str, nodes: list[str], env: dic
 def word_count_on_the_second_network(cluster_id: str, root: Path, nodes: list[str], env: dict[str, str]) -> None:
     """A word count (2 reduces, so map output crosses nodes) through ``env``; prints what each node's two links
     carried meanwhile and checks YARN's traffic took ib0: every node's ib0 carried more than its eth0 (which keeps
-    Slurm's and srun's), and at least 64 KiB. The GlusterFS client is in the root namespace: file data takes
-    neither link."""
+    Slurm's and srun's), and the head's (the ResourceManager's end of every heartbeat, of the submission and of the
+    ApplicationMaster's calls) at least 64 KiB. Another node's share is the scheduler's choice: one that ran no
+    container carries only its NodeManager's heartbeats (n2 once: 64,269 bytes), so no per-node floor. The GlusterFS
+    client is in the root namespace: file data takes neither link."""
     examples = next(Path(REPO, "hadoop-fs-shim/target/hadoop-runtime/lib").glob("hadoop-mapreduce-examples-*.jar"))
     words = root / "words.txt"
     words.write_text("the quick brown fox jumps over the lazy dog\n" * 20000)
@@ -663,7 +665,8 @@ def word_count_on_the_second_network(cluster_id: str, root: Path, nodes: list[st
     for node in nodes:
         ib, eth = (a - b for a, b in zip(after[node], before[node], strict=True))
         print(f"{node}: ib0 ({IB_ADDRESS(node)}) carried {ib} bytes, eth0 {eth} bytes during the word count")
-        assert ib >= 64 * 1024 and ib > eth, (node, ib, eth)
+        assert ib > eth and ib > 0, (node, ib, eth)
+        assert node != nodes[0] or ib >= 64 * 1024, (node, ib, eth)
 
 
 def daemons_listened_on_the_second_network(report: dict[str, Any]) -> None:
