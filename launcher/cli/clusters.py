@@ -403,7 +403,6 @@ def ui(cluster: str | None, port: int, bind: str, base_url: str, password_file: 
 
     from launcher.cli.webproxy import (
         WebProxy,
-        base_path,
         cluster_endpoints,
         login_host,
         notebook_headers,
@@ -411,6 +410,7 @@ def ui(cluster: str | None, port: int, bind: str, base_url: str, password_file: 
         ssh_command,
         upstream_auth,
     )
+    from launcher.util.network import base_path
 
     try:
         base = base_path(base_url)
@@ -433,6 +433,9 @@ def ui(cluster: str | None, port: int, bind: str, base_url: str, password_file: 
                         if exc.errno == errno.EADDRINUSE else "give this node's name or address") from None
     notebook = proxy.notebook_url
     lab = f"JupyterLab:           {notebook}\n" if notebook else ""
+    mismatch = proxy.notebook_mismatch()
+    if mismatch:
+        console.print(f"[yellow]warning:[/] {mismatch}", soft_wrap=True)
     if password is not None:
         click.echo(f"cluster {plan.cluster_id}: its web UIs on {address}:{proxy.port} under {base} (only with the "
                    f"password of {password_file})" + (f"\nJupyterLab: {notebook}" if notebook else ""), nl=True)

@@ -72,20 +72,31 @@ def server_state(plan: ClusterPlan) -> tuple[ServerState, str]:
     return ServerState.STARTING, ""
 
 
-def start_server(plan: ClusterPlan, directory: Path, timeout: float = SERVER_WAIT_S) -> bool:
-    """Ask for JupyterLab over ``directory`` unless one runs, and wait until it listens. Returns True when it was
+def start_server(plan: ClusterPlan, directory: Path, timeout: float = SERVER_WAIT_S, base: str = "/") -> bool:
+    """Ask for JupyterLab over ``directory`` under the base path ``base`` (behind a portal:
+    :func:`launcher.render.notebook.base_url`) unless one runs, and wait until it listens. Returns True when it was
     started now, False when it ran already.
 
     Raises:
-        UserError: the directory refused.
+        UserError: the directory or ``base`` refused, or JupyterLab runs already under another base path.
         HpcHadoopError: the agent refused to start it (its line), it exited, or did not listen within ``timeout``
             seconds.
     """
-    from launcher.render.notebook import request_server
+    from launcher.render.notebook import request_server, server_base
+    from launcher.util.network import base_path
 
     if server_state(plan)[0] is ServerState.RUNNING:
+        running = server_base(plan)
+        try:
+            wanted = base_path(base)
+        except ValueError as exc:
+            raise UserError(str(exc), field="--base-url", fix="give a path such as /rnode/<host>/<port>/") from None
+        if running != wanted:
+            raise UserError(f"JupyterLab of {plan.cluster_id} runs under the base path {running}, not {wanted}",
+                            field="--base-url", fix=f"serve it with `hpc-hadoop ui {plan.cluster_id} --base-url "
+                            f"{running}`, or stop the cluster and start JupyterLab again")
         return False
-    request_server(plan, directory)
+    request_server(plan, directory, base)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         time.sleep(LOOK_S)
@@ -162,9 +173,12 @@ def _cell_error(result: dict[str, Any]) -> str:
 @click.option("--in-place", is_flag=True, help="With --execute: overwrite the notebook itself.")
 @click.option("--timeout", type=float, default=600.0, show_default=True,
               help="With --execute: seconds one cell may run.")
+@click.option("--base-url", metavar="PATH", default="/", show_default=True,
+              help="The path the `ui` proxy is served under behind a portal (Open OnDemand: /rnode/<host>/<port>/, "
+                   "as `ui --base-url`): JupyterLab's links are made under it.")
 @reports_errors
 def notebook(cluster: str | None, directory: Path | None, notebook: Path | None, output: Path | None,
-             in_place: bool, timeout: float) -> None:
+             in_place: bool, timeout: float, base_url: str) -> None:
     """JupyterLab on a running cluster's master node, its kernel's `spark` a SparkSession on the cluster's YARN (as
     `exec -- pyspark` has it); open it through `hpc-hadoop ui ID`. With --execute, run one notebook there instead."""
     plan = _plan_of(cluster, need_up=True)
@@ -180,10 +194,12 @@ def notebook(cluster: str | None, directory: Path | None, notebook: Path | None,
         console.print(f"executed {result.get('cells')} cells; written to {result['output']}", soft_wrap=True)
         return
     where = directory or _job_dir(plan)
-    started = start_server(plan, where)
+    started = start_server(plan, where, base=base_url)
     console.print(f"JupyterLab {'started' if started else 'is running'} on {plan.master.name} "
                   f"(port {plan.ports.notebook_web}); notebooks in {_server_dir(plan) or where}\n"
-                  f"open it:  hpc-hadoop ui {plan.cluster_id}   (it prints JupyterLab's URL)\n"
+                  f"open it:  hpc-hadoop ui {plan.cluster_id}"
+                  + (f" --base-url {base_url}" if base_url not in ("", "/") else "")
+                  + "   (it prints JupyterLab's URL)\n"
                   f"it stops with the cluster: hpc-hadoop stop {plan.cluster_id}", soft_wrap=True)
 
 

@@ -56,12 +56,13 @@ from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 
 from launcher.util.errors import UserError
+from launcher.util.network import base_path
 
 if TYPE_CHECKING:
     from launcher.plan.cluster_plan import ClusterPlan
@@ -125,24 +126,6 @@ def local_path(path: str) -> str:
     return "/" + _LEADING_NOT_PATH.sub("", path)
 
 
-#: A base path: segments of unreserved URL characters, each followed by ``/`` (``/rnode/n1/34567/``).
-_BASE_PATH = re.compile(r"/(?:[A-Za-z0-9._~-]+/)*")
-
-
-def base_path(value: str) -> str:
-    """``value`` as the proxy's base path: one leading and one trailing ``/`` (``/rnode/n1/34567`` →
-    ``/rnode/n1/34567/``); ``/`` for the root.
-
-    Raises:
-        ValueError: not an absolute path of letters, digits and ``._~-`` segments (no ``//``, ``..``, query or
-            fragment: every link the proxy writes starts with it).
-    """
-    path = value if value.endswith("/") else value + "/"
-    if not _BASE_PATH.fullmatch(path) or any(part in (".", "..") for part in path.split("/")):
-        raise ValueError(f"{value!r} is not a base path: give an absolute path such as /rnode/<host>/<port>/")
-    return path
-
-
 def read_password_file(path: Path) -> str:
     """The password in ``path`` (its first line, without the line break): a regular file of this user's, not a
     symbolic link, that neither its group nor others may read (mode 0600 or stricter), opened without following a
@@ -192,12 +175,16 @@ class Endpoint:
         role: what it is, for people (``ResourceManager``, ``NodeManager n2``, ``JobHistoryServer``).
         address: the IPv4 address the proxy connects to (the node's, from the plan).
         port: its web port (from the cluster's port block).
+        notebook: JupyterLab's: its requests keep their path (under ``base_url``) and carry its token.
+        base_url: JupyterLab's ``base_url`` (:func:`launcher.render.notebook.base_url`), the path its requests are
+            sent under; empty for Hadoop's daemons.
     """
 
     role: str
     address: str
     port: int
     notebook: bool = False
+    base_url: str = ""
 
 
 def is_websocket(upgrade: str | None, connection: str | None) -> bool:
@@ -207,19 +194,44 @@ def is_websocket(upgrade: str | None, connection: str | None) -> bool:
     return (upgrade or "").strip().lower() == "websocket" and "upgrade" in tokens
 
 
-def same_origin(origin: str | None, port: int) -> bool:
+def same_origin(origin: str | None, port: int, portal: Iterable[str] = ()) -> bool:
     """True when a WebSocket's ``Origin`` is a page of the proxy on ``port`` (``http://127.0.0.1:<port>`` or
-    ``http://localhost:<port>``, what the tunnel gives the laptop); a handshake without ``Origin`` (no browser) is
-    let through, its cookie checked as any request's."""
+    ``http://localhost:<port>``, what the tunnel gives the laptop) or, behind a portal, one of ``portal``
+    (:func:`portal_origins`: the portal's own origin, whose pages the proxy's are); a handshake without ``Origin``
+    (no browser) is let through, its cookie checked as any request's. A page of another site opening a WebSocket
+    here (cross-site WebSocket hijacking: the browser would send the cookie) is refused."""
     if origin is None:
         return True
-    return origin.rstrip("/").lower() in (f"http://127.0.0.1:{port}", f"http://localhost:{port}")
+    allowed = {f"http://127.0.0.1:{port}", f"http://localhost:{port}", *(o.lower() for o in portal)}
+    return origin.rstrip("/").lower() in allowed
+
+
+class _Headers(Protocol):
+    """What :func:`portal_origins` reads of a request's headers (``http.server``'s message, or a mapping)."""
+
+    def get(self, name: str, /) -> str | None: ...
+
+
+def portal_origins(headers: _Headers) -> set[str]:
+    """The origins a request's pages have behind a portal's reverse proxy: ``<X-Forwarded-Proto>://<X-Forwarded-Host>``
+    (Apache's mod_proxy adds ``X-Forwarded-Host``, the browser's ``Host``; Open OnDemand's mod_ood_proxy sets
+    ``X-Forwarded-Proto``: OSC/ondemand ``mod_ood_proxy/lib/ood/proxy.lua``), the first of each when a chain of
+    proxies gave several, and ``http://<Host>`` (the node's address, reached without the portal). Lower case."""
+    origins: set[str] = set()
+    host = (headers.get("X-Forwarded-Host") or "").split(",")[0].strip()
+    scheme = (headers.get("X-Forwarded-Proto") or "http").split(",")[0].strip().lower()
+    if host and scheme in ("http", "https"):
+        origins.add(f"{scheme}://{host}".lower())
+    own = headers.get("Host")
+    if own:
+        origins.add(f"http://{own.strip()}".lower())
+    return origins
 
 
 def upstream_path(endpoint: Endpoint, host_port: str, rest: str) -> str:
-    """The path sent upstream for ``/_/<host_port><rest>``: the whole of it for a ``notebook`` endpoint (JupyterLab's
-    ``base_url`` is that prefix), ``rest`` for Hadoop's daemons."""
-    return f"{PREFIX}{host_port}{rest}" if endpoint.notebook else rest
+    """The path sent upstream for ``<prefix><host_port><rest>``: ``rest`` under JupyterLab's ``base_url`` for a
+    ``notebook`` endpoint (its requests keep the path it serves under), ``rest`` for Hadoop's daemons."""
+    return f"{endpoint.base_url}{rest[1:]}" if endpoint.notebook else rest
 
 
 def strip_secret(body: bytes, secret: str | None) -> bytes:
@@ -242,9 +254,15 @@ def cluster_endpoints(plan: ClusterPlan) -> dict[str, Endpoint]:
     """The web endpoints of ``plan``'s cluster, keyed by every ``host:port`` that names one (lower case): the
     ResourceManager (``yarn.resourcemanager.webapp.address``; its web proxy ``/proxy/<application>/`` serves each
     running ApplicationMaster's and Spark driver's UI), the JobHistoryServer (``mapreduce.jobhistory.webapp.address``),
-    and the NodeManager of every node that runs one (``yarn.nodemanager.webapp.address``). No RPC port, nothing
-    outside the cluster. A node's address is where its daemons listen (under ``interface:``, as its agent recorded
-    it: :func:`launcher.plan.daemon_sockets.bound_addresses`)."""
+    and the NodeManager of every node that runs one (``yarn.nodemanager.webapp.address``), and JupyterLab once the
+    master's agent started it (under the base path its request named). No RPC port, nothing outside the cluster. A
+    node's address is where its daemons listen (under ``interface:``, as its agent recorded it:
+    :func:`launcher.plan.daemon_sockets.bound_addresses`).
+
+    Raises:
+        UpstreamRefused: JupyterLab's token file is not the owner's private file.
+        UserError: JupyterLab's request names a base that is not a base path.
+    """
     from launcher.plan.daemon_sockets import bound_addresses
 
     endpoints: dict[str, Endpoint] = {}
@@ -260,9 +278,12 @@ def cluster_endpoints(plan: ClusterPlan) -> dict[str, Endpoint]:
     for node in plan.nodemanagers:
         add(node.name, addresses[node.name], plan.ports.nm_web, f"NodeManager {node.name}")
     if notebook_token(plan) is not None:  # JupyterLab was started: only under the address its base_url names
+        from launcher.render.notebook import base_url, server_base
+
         address = addresses[master.name]
         endpoints[f"{address.lower()}:{plan.ports.notebook_web}"] = Endpoint(
-            role="JupyterLab", address=address, port=plan.ports.notebook_web, notebook=True)
+            role="JupyterLab", address=address, port=plan.ports.notebook_web, notebook=True,
+            base_url=base_url(address, plan.ports.notebook_web, server_base(plan)))
     return endpoints
 
 
@@ -443,10 +464,24 @@ class WebProxy:
 
     @property
     def notebook_url(self) -> str | None:
-        """JupyterLab's URL with the proxy's token (``.../_/<address>:<port>/lab?token=...``), when the cluster has a
-        notebook endpoint."""
+        """JupyterLab's URL with the proxy's token (``http://127.0.0.1:<port>/_/<address>:<port>/lab?token=...``),
+        when the cluster has a notebook endpoint; with a password, its path under the base
+        (``/rnode/n1/<port>/_/<address>:<port>/lab``, opened through the portal after the login)."""
         key = notebook_endpoint(self.endpoints)
-        return f"http://127.0.0.1:{self.port}{PREFIX}{key}/lab?token={self.token}" if key else None
+        if key is None:
+            return None
+        if self.password is not None:
+            return f"{self.prefix}{key}/lab"
+        return f"http://{self.bind}:{self.port}{self.prefix}{key}/lab?token={self.token}"
+
+    def notebook_mismatch(self) -> str | None:
+        """Why JupyterLab's pages would not load through this proxy: it serves under a ``base_url`` another base path
+        made (``hpc-hadoop notebook --base-url``); ``None`` when it serves under this proxy's (or there is none)."""
+        key = notebook_endpoint(self.endpoints)
+        if key is None or self.endpoints[key].base_url == f"{self.prefix}{key}/":
+            return None
+        made = self.endpoints[key].base_url.removesuffix(f"{PREFIX[1:]}{key}/")
+        return f"JupyterLab serves under the base path {made}, this proxy under {self.base}: give `--base-url {made}`"
 
     def valid(self, token: str | None) -> bool:
         """True when ``token`` is this proxy's (compared in constant time)."""
@@ -457,12 +492,25 @@ class WebProxy:
         return (self.password is not None and given is not None
                 and hmac.compare_digest(given.encode(), self.password.encode()))
 
+    def carries_base(self, path: str) -> bool:
+        """True when a request's path starts with the base path (Open OnDemand's ``/node/`` proxy sends the whole
+        path, its ``/rnode/`` proxy the rest only)."""
+        return self.base != "/" and (path + "/").startswith(self.base)
+
     def local(self, path: str) -> str:
-        """A request's path with the base path taken off when it carries it (Open OnDemand's ``/node/`` proxy sends
-        the whole path, its ``/rnode/`` proxy the rest only): ``/rnode/n1/34567/_/x`` → ``/_/x``."""
-        if self.base != "/" and (path + "/").startswith(self.base):
-            return "/" + path[len(self.base):]
-        return path
+        """A request's path with the base path taken off when it carries it (:meth:`carries_base`):
+        ``/rnode/n1/34567/_/x`` → ``/_/x``."""
+        return "/" + path[len(self.base):] if self.carries_base(path) else path
+
+    def outward(self, location: str, carried: bool) -> str:
+        """A ``Location`` the proxy writes (every one under the base) as the answer to a request whose path
+        ``carried`` the base or not: as it is, or without the base (``/rnode/n1/34567/_/x`` → ``/_/x``), because
+        Open OnDemand's ``/rnode/`` proxy, which took the base off the request, puts it in front of every
+        ``Location`` path of the answer itself (its ``Header edit Location``: OSC/ondemand
+        ``ood-portal-generator/templates/ood-portal.conf.erb``)."""
+        if carried or self.base == "/" or not location.startswith(self.base):
+            return location
+        return "/" + location[len(self.base):]
 
     def learn(self, set_cookie: str) -> None:
         """Remember the name of a cookie a daemon set (a ``Set-Cookie`` value): behind a base path, only such cookies
@@ -546,7 +594,21 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def redirect(self, location: str, status: int = HTTPStatus.FOUND, headers: Mapping[str, str] | None = None) -> None:
+        location = self.proxy.outward(location, self.carried)
         self.answer(status, f"see {location}", {"Location": location, **(headers or {})})
+
+    #: Whether the request's path carried the proxy's base path (:meth:`WebProxy.outward`).
+    carried = True
+
+    def own_cookie(self) -> str:
+        """The ``Set-Cookie`` value of the proxy's cookie: its token, for the base path only, ``HttpOnly``,
+        ``SameSite=Strict``, and ``Secure`` when the browser reached the portal over https (``X-Forwarded-Proto:
+        https``, which Open OnDemand's proxy sets: OSC/ondemand ``mod_ood_proxy/lib/ood/proxy.lua``), so that the
+        browser never sends it over plain http."""
+        proxy = self.proxy
+        secure = (self.headers.get("X-Forwarded-Proto") or "").split(",")[0].strip().lower() == "https"
+        return (f"{proxy.cookie}={proxy.token}; Path={proxy.base}; HttpOnly; SameSite=Strict"
+                + ("; Secure" if secure else ""))
 
     def cookies(self) -> dict[str, str]:
         """The request's cookies, values as sent (quoted ones keep their quotes); none when the header cannot be
@@ -562,6 +624,7 @@ class _Handler(BaseHTTPRequestHandler):
     def handle_any(self) -> None:
         proxy = self.proxy
         parts = urlsplit(self.path)
+        self.carried = proxy.carries_base(parts.path)
         path = proxy.local(parts.path)
         query = parse_qsl(parts.query, keep_blank_values=True)
         if proxy.password is not None and path == LOGIN_PATH:
@@ -597,9 +660,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.proxy.valid(token):
             self.answer(HTTPStatus.FORBIDDEN, "forbidden: wrong token (use the URL hpc-hadoop ui printed)")
             return
-        cookie = f"{self.proxy.cookie}={self.proxy.token}; Path={self.proxy.base}; HttpOnly; SameSite=Strict"
         self.redirect(urlunsplit(("", "", self.proxy.base + local_path(path)[1:], urlencode(query), "")),
-                      headers={"Set-Cookie": cookie})
+                      headers={"Set-Cookie": self.own_cookie()})
 
     def take_password(self, query: list[tuple[str, str]]) -> None:
         """``POST <base>login`` with ``password=`` in its form (Open OnDemand's ``view.html.erb``): the right one sets
@@ -621,8 +683,7 @@ class _Handler(BaseHTTPRequestHandler):
         wanted = [value for key, value in query if key == "next"]
         page = proxy.local(local_path(wanted[-1])) if wanted else "/"  # under the base, given with it or not
         target = proxy.base + (local_path(page)[1:] if ".." not in page else "")
-        cookie = f"{proxy.cookie}={proxy.token}; Path={proxy.base}; HttpOnly; SameSite=Strict"
-        self.redirect(target, status=HTTPStatus.SEE_OTHER, headers={"Set-Cookie": cookie})
+        self.redirect(target, status=HTTPStatus.SEE_OTHER, headers={"Set-Cookie": self.own_cookie()})
 
     def from_referer(self, path: str, query: str) -> None:
         """An absolute path a script built (``/static/x.js``): redirected (307 keeps method and body) under the
@@ -680,7 +741,7 @@ class _Handler(BaseHTTPRequestHandler):
                                                 f"answer: {exc}")
             return
         try:
-            self.relay_head(host_port, response)
+            self.relay_head(host_port, endpoint, response)
             self.relay_body(host_port, response, secret=extra.get("Authorization", "").removeprefix("token ")
                             if endpoint.notebook else None)
         finally:
@@ -693,7 +754,8 @@ class _Handler(BaseHTTPRequestHandler):
         ``Origin`` is not this proxy's (:func:`same_origin`)."""
         import socket as sockets
 
-        if not same_origin(self.headers.get("Origin"), self.proxy.port):
+        portal = portal_origins(self.headers) if self.proxy.base != "/" else set()
+        if not same_origin(self.headers.get("Origin"), self.proxy.port, portal):
             self.answer(HTTPStatus.FORBIDDEN, f"forbidden: a WebSocket from {self.headers.get('Origin')}")
             return
         lines = [f"GET {path} HTTP/1.1", f"Host: {endpoint.address}:{endpoint.port}", "Connection: Upgrade",
@@ -734,15 +796,18 @@ class _Handler(BaseHTTPRequestHandler):
                     pass
                 back.join(timeout=5)
 
-    def relay_head(self, host_port: str, response: httpx.Response) -> None:
-        """Status and headers: hop-by-hop ones dropped, ``Location`` rewritten, cookies without ``Domain``."""
+    def relay_head(self, host_port: str, endpoint: Endpoint, response: httpx.Response) -> None:
+        """Status and headers: hop-by-hop ones dropped, ``Location`` rewritten (JupyterLab's, under its ``base_url``,
+        already the proxy's) and made :meth:`WebProxy.outward`, cookies without ``Domain``."""
         self.send_response(response.status_code)
         for name, value in response.headers.multi_items():
             lower = name.lower()
             if lower in HOP_BY_HOP:
                 continue
             if lower == "location":
-                value = rewrite_location(value, self.proxy.endpoints, host_port, self.proxy.prefix)
+                if not (endpoint.notebook and value.startswith(endpoint.base_url)):
+                    value = rewrite_location(value, self.proxy.endpoints, host_port, self.proxy.prefix)
+                value = self.proxy.outward(value, self.carried)
             elif lower == "set-cookie":
                 value = re.sub(r";\s*domain=[^;]*", "", value, flags=re.IGNORECASE)
                 if self.proxy.base != "/":

@@ -53,6 +53,7 @@ from launcher.security.kerberos import SIMPLE_WARNING
 from launcher.steps.commands import RUN_JAR, ResolvedStep, check_step_inputs, setup_commands
 from launcher.steps.jobs import StepResult
 from launcher.util.errors import (
+    ClusterError,
     FilesystemLost,
     HpcHadoopError,
     StopRequested,
@@ -226,9 +227,14 @@ def hold_cluster(plan: ClusterPlan, cluster: Cluster, deadline: float | None, in
     :class:`~launcher.cluster.watch.FilesystemWatch` runs, its answers are used: the hold never waits on a stalled
     filesystem, and ``stalled`` (called each time) can show a stall.
 
+    A stop requested while the agents ended is a stop, not a failure: cancelling the batch job of an Open OnDemand
+    session (``scancel``) signals its script, which asks for the stop, and the agents' job step at once, and the
+    agents' end may be seen before the watch reads ``stop-requested`` again; so a failure is looked at again with
+    the file read now.
+
     Raises:
         WalltimeExpired: ``deadline`` (epoch seconds: the walltime minus the teardown lead) has passed.
-        ClusterError: a daemon died (names its log).
+        ClusterError: a daemon died (names its log) and no stop was requested.
     """
     checked = [time.monotonic()]
 
@@ -238,7 +244,12 @@ def hold_cluster(plan: ClusterPlan, cluster: Cluster, deadline: float | None, in
         if stalled is not None:
             stalled()
         if time.monotonic() - checked[0] > 5.0:  # agents' state files: a dead daemon ends the hold
-            cluster.raise_if_failed("while the cluster was held")
+            try:
+                cluster.raise_if_failed("while the cluster was held")
+            except ClusterError:
+                if plan.path(STOP_FILE).exists():
+                    return True
+                raise
             checked[0] = time.monotonic()
         return stop_requested(plan, cluster)
 

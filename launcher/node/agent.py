@@ -536,14 +536,16 @@ class Agent:
         try:
             request = json.loads((state / notebook.SERVER_REQUEST).read_text())
             notebooks = notebook.check_notebooks_dir(self.plan, request["dir"], field="notebook.dir")
+            base = notebook.server_base(self.plan)
             spark, jupyter, paths = self._notebook_parts()
             token = secrets.token_urlsafe(32)
             notebook.write_token(self.plan, token)
             address = self.address or self.node.address
-            self.spawn(notebook.server_command(self.plan, self.node, spark, jupyter, paths, address, notebooks, token))
+            self.spawn(notebook.server_command(self.plan, self.node, spark, jupyter, paths, address, notebooks, token,
+                                               base))
             self.notebook_note = None
             say(f"hpc-hadoop agent {self.node.name}: JupyterLab started on {address}:{self.plan.ports.notebook_web} "
-                f"(notebooks in {notebooks})")
+                f"under {notebook.base_url(address, self.plan.ports.notebook_web, base)} (notebooks in {notebooks})")
         except (OSError, UserError, ValueError, KeyError) as exc:
             self.notebook_note = f"JupyterLab not started: {exc}"
             say(f"hpc-hadoop agent {self.node.name}: {self.notebook_note}")

@@ -20,10 +20,12 @@ How it fits (docs/architecture.md, Notebooks):
   :func:`launcher.security.kdc.publish_keys`), never in the cluster directory: a shared FUSE client may cache a
   permission answer across users (real OrangeFS does), so modes there keep no secret.
 * **Reached through ``ui`` only.** The server listens on the master's address at ``ports.notebook_web`` (the port
-  block's offset 17, :data:`launcher.plan.cluster_plan.DAEMON_PORTS`), with ``base_url`` ``/_/<address>:<port>/``
+  block's offset 17, :data:`launcher.plan.cluster_plan.DAEMON_PORTS`), with ``base_url`` ``<base>_/<address>:<port>/``
   (:func:`base_url`): the path under which the proxy forwards it, so every link JupyterLab makes stays inside the proxy
-  and none needs rewriting. ``port_retries=0``: a port another user took first is a failure the agent records, never
-  another port.
+  and none needs rewriting. ``<base>`` is ``/``, or the path a portal serves the proxy under (``hpc-hadoop notebook
+  --base-url /rnode/<host>/<port>/``, the Open OnDemand app's), which the request records (:func:`server_base`) for
+  the proxy to forward under. ``port_retries=0``: a port another user took first is a failure the agent records,
+  never another port.
 * **Notebooks where the user says** (``--dir``, ``notebook.dir``; default: the job file's directory), never inside a
   cluster directory (:func:`check_notebooks_dir`).
 
@@ -50,7 +52,8 @@ from launcher.util.resources import JUPYTER_SUBDIR, checkout_jupyter, prefixes
 DAEMON = "jupyterlab"
 #: ``notebook/`` in the cluster directory: the requests, the token the proxy sends, the executions' results.
 NOTEBOOK_SUBDIR = "notebook"
-#: The request for the server: ``{"dir": <notebooks directory>}``; rewritten to start a server that has exited again.
+#: The request for the server: ``{"dir": <notebooks directory>, "base": <base path>}``; rewritten to start a server
+#: that has exited again.
 SERVER_REQUEST = "server.json"
 #: The JupyterLab token's copy for the ``ui`` proxy (0600), in the owner's state directory (:func:`token_path`).
 TOKEN_FILE = "jupyterlab.token"
@@ -144,10 +147,33 @@ def write_token(plan: ClusterPlan, token: str) -> Path:
     return path
 
 
-def base_url(address: str, port: int) -> str:
-    """JupyterLab's ``base_url``: ``/_/<address>:<port>/``, the path the ``ui`` proxy forwards it under
-    (:data:`launcher.cli.webproxy.PREFIX`), so its links stay inside the proxy."""
-    return f"/_/{address}:{port}/"
+def base_url(address: str, port: int, base: str = "/") -> str:
+    """JupyterLab's ``base_url``: ``<base>_/<address>:<port>/`` (``/_/10.77.0.11:10317/``; under a portal's base
+    ``/rnode/n1/53458/``: ``/rnode/n1/53458/_/10.77.0.11:10317/``), the path the ``ui`` proxy serves it under
+    (:data:`launcher.cli.webproxy.PREFIX` below its ``--base-url``), so its links stay inside the proxy. ``base`` is a
+    base path (:func:`launcher.cli.webproxy.base_path`)."""
+    return f"{base}_/{address}:{port}/"
+
+
+def server_base(plan: ClusterPlan) -> str:
+    """The base path of the server request (:data:`SERVER_REQUEST`'s ``base``): ``/`` when it names none or there is
+    no request (a request written by the release before has no ``base``).
+
+    Raises:
+        UserError: the request's ``base`` is not a base path.
+    """
+    from launcher.util.network import base_path
+
+    try:
+        request = json.loads(notebook_state_dir(plan).joinpath(SERVER_REQUEST).read_text())
+    except (OSError, ValueError):
+        return "/"
+    value = request.get("base", "/") if isinstance(request, dict) else "/"
+    try:
+        return base_path(str(value))
+    except ValueError as exc:
+        raise UserError(str(exc), field="notebook --base-url",
+                        fix="give a path such as /rnode/<host>/<port>/") from None
 
 
 def check_notebooks_dir(plan: ClusterPlan, directory: str | Path, *, field: str = "--dir") -> Path:
@@ -274,14 +300,15 @@ def python_of(plan: ClusterPlan) -> str:
     return spark.python if spark else "/usr/bin/python3"
 
 
-def server_argv(plan: ClusterPlan, jupyter: JupyterRuntime, address: str, notebooks: Path) -> list[str]:
+def server_argv(plan: ClusterPlan, jupyter: JupyterRuntime, address: str, notebooks: Path,
+                base: str = "/") -> list[str]:
     """JupyterLab's command line (no secret on it): listening on ``address`` at ``ports.notebook_web`` and nowhere
-    else, no other port tried, :func:`base_url` for the proxy, ``notebooks`` as its root, our kernel the only one, no
-    browser; ``allow_root`` only when the owner is root (a test cluster's)."""
+    else, no other port tried, :func:`base_url` (under ``base``) for the proxy, ``notebooks`` as its root, our kernel
+    the only one, no browser; ``allow_root`` only when the owner is root (a test cluster's)."""
     port = plan.ports.notebook_web
     argv = [python_of(plan), "-m", "jupyterlab", "--no-browser",
             f"--ServerApp.ip={address}", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-            f"--ServerApp.base_url={base_url(address, port)}", f"--ServerApp.root_dir={notebooks}",
+            f"--ServerApp.base_url={base_url(address, port, base)}", f"--ServerApp.root_dir={notebooks}",
             f"--LabApp.app_dir={jupyter.app_dir}",
             f"--KernelSpecManager.allowed_kernelspecs={KERNEL_NAME}", "--KernelSpecManager.ensure_native_kernel=False",
             f"--MappingKernelManager.default_kernel_name={KERNEL_NAME}",
@@ -293,13 +320,14 @@ def server_argv(plan: ClusterPlan, jupyter: JupyterRuntime, address: str, notebo
 
 
 def server_command(plan: ClusterPlan, node: NodePlan, spark: SparkRuntime, jupyter: JupyterRuntime,
-                   paths: JupyterPaths, address: str, notebooks: Path, token: str) -> DaemonCommand:
+                   paths: JupyterPaths, address: str, notebooks: Path, token: str, base: str = "/") -> DaemonCommand:
     """The JupyterLab "daemon" of the master's agent: :func:`server_argv` with :func:`environment` and the token in
     ``JUPYTER_TOKEN``; its output (JupyterLab logs to stderr) in ``logs/<host>/jupyterlab.log``."""
     env = environment(plan, spark, jupyter, paths)
     env["JUPYTER_TOKEN"] = token
     log = Path(node.log_dir) / f"{DAEMON}.log"
-    return DaemonCommand(name=DAEMON, argv=server_argv(plan, jupyter, address, notebooks), env=env, log=log, out=log)
+    return DaemonCommand(name=DAEMON, argv=server_argv(plan, jupyter, address, notebooks, base), env=env, log=log,
+                         out=log)
 
 
 def execute_script() -> Path:
@@ -318,22 +346,27 @@ def default_output(notebook: Path) -> Path:
     return notebook.with_name(f"{notebook.name.removesuffix('.ipynb')}.executed.ipynb")
 
 
-def request_server(plan: ClusterPlan, notebooks: Path) -> Path:
-    """Ask the master's agent for JupyterLab over ``notebooks`` (checked: :func:`check_notebooks_dir`): write
-    :data:`SERVER_REQUEST` (0600) in ``notebook/`` (made 0700 if missing); a rewrite starts a server that has exited
-    again. Returns the request's path.
+def request_server(plan: ClusterPlan, notebooks: Path, base: str = "/") -> Path:
+    """Ask the master's agent for JupyterLab over ``notebooks`` (checked: :func:`check_notebooks_dir`) under the base
+    path ``base`` (:func:`base_url`): write :data:`SERVER_REQUEST` (0600) in ``notebook/`` (made 0700 if missing); a
+    rewrite starts a server that has exited again. Returns the request's path.
 
     Raises:
-        UserError: ``notebooks`` refused.
+        UserError: ``notebooks`` refused, or ``base`` not a base path.
         OSError: the cluster directory cannot be written.
     """
     from launcher.util.files import replace_private
+    from launcher.util.network import base_path
 
     directory = check_notebooks_dir(plan, notebooks, field="notebook.dir")
+    try:
+        base = base_path(base)
+    except ValueError as exc:
+        raise UserError(str(exc), field="--base-url", fix="give a path such as /rnode/<host>/<port>/") from None
     state = notebook_state_dir(plan)
     state.mkdir(mode=0o700, exist_ok=True)
     path = state / SERVER_REQUEST
-    replace_private(path, json.dumps({"dir": str(directory)}) + "\n")
+    replace_private(path, json.dumps({"dir": str(directory), "base": base}) + "\n")
     return path
 
 

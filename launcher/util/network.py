@@ -1,11 +1,13 @@
 """Network helpers both the scheduler backends and the node agent use: the address of a node and of an interface,
-and the addresses that mean every interface.
+the addresses that mean every interface, and the base path a web server is served under behind a portal
+(:func:`base_path`: the ``ui`` proxy's and JupyterLab's).
 
 Imports only the standard library, ``psutil`` and :mod:`launcher.util.errors`, so that any module may use it.
 """
 
 from __future__ import annotations
 
+import re
 import socket
 
 import psutil
@@ -71,3 +73,21 @@ def node_address(name: str) -> str:
         raise UserError(f"node name {name} resolves to {address}, a loopback address other nodes cannot reach",
                         field="interface", fix=f"fix /etc/hosts on {name}, or set interface: (e.g. ib0, eth0)")
     return address
+
+
+#: A base path: segments of unreserved URL characters, each followed by ``/`` (``/rnode/n1/34567/``).
+_BASE_PATH = re.compile(r"/(?:[A-Za-z0-9._~-]+/)*")
+
+
+def base_path(value: str) -> str:
+    """``value`` as the proxy's base path: one leading and one trailing ``/`` (``/rnode/n1/34567`` →
+    ``/rnode/n1/34567/``); ``/`` for the root.
+
+    Raises:
+        ValueError: not an absolute path of letters, digits and ``._~-`` segments (no ``//``, ``..``, query or
+            fragment: every link the proxy writes starts with it).
+    """
+    path = value if value.endswith("/") else value + "/"
+    if not _BASE_PATH.fullmatch(path) or any(part in (".", "..") for part in path.split("/")):
+        raise ValueError(f"{value!r} is not a base path: give an absolute path such as /rnode/<host>/<port>/")
+    return path

@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import psutil
@@ -40,8 +41,10 @@ pytestmark = [pytest.mark.hadoop, pytest.mark.slurm]
 #: The app as it ships, and OnDemand's stand-in.
 APP = REPO / "ondemand"
 STANDIN = REPO / "tests" / "standins" / "ondemand" / "batch_connect.rb"
-#: What the session's form sent (the smallest cluster of the suite: 2 nodes; Spark on).
-FORM = {"bc_num_hours": "1", "bc_num_slots": "2", "hadoop_spark": "1"}
+#: What the session's form sent (the smallest cluster of the suite: 2 nodes; Spark and JupyterLab on).
+FORM = {"bc_num_hours": "1", "bc_num_slots": "2", "hadoop_spark": "1", "hadoop_jupyter": "1"}
+#: The portal's host as the browser names it (mod_proxy's ``X-Forwarded-Host``), reached over https.
+PORTAL = "ood.example.org"
 #: The line of ``template/script.sh.erb`` a centre edits (docs/admin-guide.md).
 SETUP_LINE = 'setup = "module load hpc-hadoop"'
 
@@ -102,29 +105,66 @@ class Form(HTMLParser):
             self.inputs[values.get("name", "")] = values.get("value", "")
 
 
-class RNode:
-    """Requests as OnDemand's ``/rnode/<host>/<port>/`` proxy sends them to the app: the base path taken off, the
-    browser's cookies for that path passed on in ``Cookie`` (the browser keeps them under the full path)."""
+#: The ``Location`` edit of OnDemand's ``/rnode/`` location (OSC/ondemand
+#: ``ood-portal-generator/templates/ood-portal.conf.erb``: ``Header edit Location "^([^/]+//[^/]+)|(?=/)|^([\./]{1,}
+#: (?<!/))" "<rnode_uri>/%{MATCH_HOST}e/%{MATCH_PORT}e"``): Apache's ``Header edit`` replaces the first match.
+RNODE_LOCATION = re.compile(r"^([^/]+//[^/]+)|(?=/)|^([\./]{1,}(?<!/))")
 
-    def __init__(self, host: str, port: int) -> None:
-        self.base = f"/rnode/{host}/{port}/"
-        self.http = httpx.Client(base_url=f"http://{socket.gethostbyname(host)}:{port}", trust_env=False,
+
+class RNode:
+    """A browser's requests as OnDemand's ``/rnode/<host>/<port>/`` location sends them to the app and its answers as
+    the browser gets them back, from OnDemand's source (OSC/ondemand ``ood-portal-generator/templates/
+    ood-portal.conf.erb`` and ``mod_ood_proxy/lib/node_proxy.lua``, ``lib/ood/proxy.lua``): the request's path
+    without the base (``MATCH_URI``), ``X-Forwarded-Proto: https`` and ``X-Forwarded-User`` (proxy.lua),
+    ``X-Forwarded-Host`` (Apache's mod_proxy: the browser's ``Host``); the answer's ``Location`` with the base put in
+    front of it (:data:`RNODE_LOCATION`) and each ``Set-Cookie`` without ``Domain`` and with ``Path=/rnode/<host>/
+    <port>`` whatever it said. The browser sends back the cookies of that path (``Cookie``)."""
+
+    def __init__(self, host: str, port: int, user: str) -> None:
+        self.root = f"/rnode/{host}/{port}"
+        self.base = self.root + "/"
+        self.address = socket.gethostbyname(host)
+        self.port = port
+        self.forwarded = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": PORTAL, "X-Forwarded-User": user}
+        self.http = httpx.Client(base_url=f"http://{self.address}:{port}", trust_env=False,
                                  follow_redirects=False, timeout=60)
         self.cookies: dict[str, str] = {}
 
     def path(self, full: str) -> str:
-        """The path the app gets for the browser's ``full`` one (a link or ``Location`` the app wrote)."""
+        """The path the app gets for the browser's ``full`` one (a link or ``Location`` the browser follows): what
+        follows the base (OnDemand's ``MATCH_URI``), the query kept."""
         assert full.startswith(self.base), f"{full} is not under OnDemand's {self.base}"
         return "/" + full[len(self.base):]
 
+    def cookie_header(self) -> dict[str, str]:
+        return {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else {}
+
     def send(self, method: str, full: str, **kwargs: object) -> httpx.Response:
-        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else {}
+        headers = {**self.forwarded, **self.cookie_header()}
         answer = self.http.request(method, self.path(full), headers=headers, **kwargs)  # type: ignore[arg-type]
+        if "location" in answer.headers:
+            answer.headers["Location"] = RNODE_LOCATION.sub(self.root, answer.headers["location"], count=1)
         for cookie in answer.headers.get_list("set-cookie"):
-            assert f"Path={self.base}" in cookie, cookie  # the browser sends it back only under the base path
             name, _, value = cookie.split(";", 1)[0].partition("=")
-            self.cookies[name] = value
+            self.cookies[name] = value  # the Path OnDemand sets is the base: sent back to every page under it
         return answer
+
+    def websocket(self, full: str, origin: str) -> bytes:
+        """A WebSocket handshake of a page with ``origin`` for ``full``, as OnDemand sends it on (proxy.lua's
+        ``ws://``: the path without the base, the forwarded headers, the browser's ``Origin`` and cookie); the head of
+        the answer."""
+        lines = [f"GET {self.path(full)} HTTP/1.1", f"Host: {self.address}:{self.port}", "Upgrade: websocket",
+                 "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13",
+                 f"Origin: {origin}", *(f"{k}: {v}" for k, v in {**self.forwarded, **self.cookie_header()}.items())]
+        with socket.create_connection((self.address, self.port), timeout=30) as sock:
+            sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+            head = b""
+            while b"\r\n\r\n" not in head:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                head += chunk
+        return head.split(b"\r\n\r\n", 1)[0]
 
 
 def queued(job_id: str) -> bool:
@@ -160,13 +200,16 @@ def stage_and_submit(user: TestUser, app: Path, portal: Path) -> tuple[Path, str
     context.write_text(json.dumps(FORM))
     context.chmod(0o644)
     submit = json.loads(ruby(user, "stage", str(app), str(staged), str(context)))
-    assert submit["batch_connect"] == {"template": "basic", "conn_params": ["hadoop_cluster"]}, submit
+    assert submit["batch_connect"] == {"template": "basic", "conn_params": ["hadoop_cluster", "hadoop_jupyter"]}, submit
     native = submit["script"]["native"]
     assert native == ["--nodes=2", "--ntasks-per-node=1", "--exclusive", "--mem=0"], native
     script = (staged / "script.sh").read_text()
     assert os.access(staged / "script.sh", os.X_OK)
     assert 'hpc-hadoop start --scheduler "${scheduler}" hadoop.yaml' in script
-    print("\nrendered script.sh (first lines):\n" + "\n".join(script.splitlines()[:26]))
+    assert 'hpc-hadoop notebook "${job}" --base-url "/rnode/${host}/${port}/" --dir "${HOME}"' in script
+    lines = script.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("hpc-hadoop start"))
+    print("\nrendered script.sh (from the setup line to the notebook):\n" + "\n".join(lines[12:start + 5]))
     assert "nodes: 2\nwalltime: \"1h\"\nspark: {}\n" in (staged / "before.sh").read_text()
     argv = ["sbatch", "--parsable", "-D", str(staged), "-J", "sys/dashboard/sys/hpc-hadoop", "-o",
             str(staged / "output.log"), "-t", "01:00:00", "--export", "NONE", *native]
@@ -194,13 +237,65 @@ def connection_of(staged: Path, job_id: str, began: float) -> dict[str, str]:
     return {key: str(value) for key, value in conn.items()}
 
 
+def forms_of(page: str) -> list[Form]:
+    """Every ``<form>`` of a page, in order (:class:`Form` reads the first of what it is fed)."""
+    forms = []
+    for chunk in page.split("</form>")[:-1]:
+        form = Form()
+        form.feed(chunk)
+        forms.append(form)
+    return forms
+
+
+def jupyterlab_answers(user: TestUser, form: Form, conn: dict[str, str]) -> None:
+    """JupyterLab through OnDemand's proxy, as the view's second button opens it: 403 without the password (and
+    JupyterLab itself, asked directly without its token, 403); the password's login redirects to JupyterLab's page,
+    which is served under the base (its page configuration's ``baseUrl``) with no token in it; its REST API answers;
+    a WebSocket from the portal's pages is relayed (101), one from another site's refused."""
+    base = f"/rnode/{conn['host']}/{conn['port']}/"
+    lab = conn["hadoop_jupyter"]
+    assert re.fullmatch(rf"{re.escape(base)}_/[\d.]+:\d+/lab", lab), lab
+    assert form.action == f"{base}login?next={quote(lab, safe='')}" and form.inputs == {"password": conn["password"]}
+    root = lab.removesuffix("lab")
+    stranger = RNode(conn["host"], int(conn["port"]), user.name)
+    refused = {"the page without the cookie": stranger.send("GET", lab),
+               "the API without the cookie": stranger.send("GET", f"{root}api/kernels"),
+               "the login without the password": stranger.send("POST", form.action, data={})}
+    address = root.removeprefix(f"{base}_/").rstrip("/")
+    direct = httpx.get(f"http://{address}{root}api/kernels", trust_env=False, timeout=30)
+    refused["JupyterLab itself without its token"] = direct
+    for what, answer in refused.items():
+        print(f"JupyterLab, {what}: {answer.status_code} {answer.text.strip()[:100]}")
+        assert answer.status_code == 403, what
+    browser = RNode(conn["host"], int(conn["port"]), user.name)
+    login = browser.send("POST", form.action, data=form.inputs)
+    print(f"JupyterLab, with the password: {login.status_code} Location: {login.headers.get('Location')}")
+    assert (login.status_code, login.headers["Location"]) == (303, lab)
+    page = browser.send("GET", lab)
+    assert page.status_code == 200 and "jupyter-config-data" in page.text, page.text[-2000:]
+    config = json.loads(re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>',
+                                  page.text, re.S).group(1))  # type: ignore[union-attr]
+    print(f"JupyterLab's page ({len(page.text)} bytes): baseUrl {config['baseUrl']}, token {config.get('token')!r}")
+    assert config["baseUrl"] == root and not config.get("token"), config
+    kernels = browser.send("GET", f"{root}api/kernels")
+    specs = browser.send("GET", f"{root}api/kernelspecs").json()
+    print(f"JupyterLab's API: kernels {kernels.status_code} {kernels.text.strip()}, kernel specs "
+          f"{sorted(specs['kernelspecs'])}")
+    assert kernels.status_code == 200 and kernels.json() == [] and list(specs["kernelspecs"]) == ["hpc-hadoop"]
+    events = f"{root}api/events/subscribe"
+    portal, other = browser.websocket(events, f"https://{PORTAL}"), browser.websocket(events, "https://evil.example")
+    print(f"a WebSocket from https://{PORTAL}: {portal.splitlines()[0]!r}; from https://evil.example: "
+          f"{other.splitlines()[0]!r}")
+    assert portal.startswith(b"HTTP/1.1 101") and other.startswith(b"HTTP/1.1 403")
+
+
 def the_proxy_answers(user: TestUser, form: Form, conn: dict[str, str]) -> None:
     """The proxy, as OnDemand's proxy reaches it: 403 without the password, with a wrong one, for a page without the
     cookie; the password the button posts sets the cookie (its own token, not the password), with which the
     ResourceManager's nodes page lists both nodes with links under the base path and a NodeManager's page opens."""
     base = f"/rnode/{conn['host']}/{conn['port']}/"
     assert form.action is not None
-    browser = RNode(conn["host"], int(conn["port"]))
+    browser = RNode(conn["host"], int(conn["port"]), user.name)
     refused = {"without a password": browser.send("POST", form.action, data={}),
                "with a wrong password": browser.send("POST", form.action,
                                                      data={"password": conn["password"][:-1] + "x"}),
@@ -212,6 +307,7 @@ def the_proxy_answers(user: TestUser, form: Form, conn: dict[str, str]) -> None:
     login = browser.send("POST", form.action, data=form.inputs)
     print(f"with the password: {login.status_code} Location: {login.headers.get('Location')}")
     assert login.status_code == 303 and login.headers["Location"] == base
+    assert "; Secure" in login.headers["Set-Cookie"]  # the portal is https (X-Forwarded-Proto): never sent over http
     assert list(browser.cookies) == [f"hpc-hadoop-ui-{conn['port']}"], browser.cookies
     assert conn["password"] not in str(browser.cookies)  # the cookie is the proxy's own token
     home = browser.send("GET", login.headers["Location"])
@@ -248,11 +344,12 @@ def test_the_ondemand_app_serves_the_yarn_ui_through_the_rnode_proxy_with_its_pa
         assert status["cluster_id"] == conn["hadoop_cluster"] and status["state"] == "ready", status
         assert status["nodes"] == ["n1", "n2"], status
         run_dir = Path(status["run_dir"])
-        form = Form()  # what the session's card shows: view.html.erb with connection.yml
-        form.feed(ruby(user, "view", str(app), str(staged / "connection.yml")))
-        assert form.action == f"/rnode/{conn['host']}/{conn['port']}/login", form.action
-        assert form.inputs == {"password": conn["password"]}, form.inputs
-        the_proxy_answers(user, form, conn)
+        # What the session's card shows: view.html.erb with connection.yml, a button for each web UI.
+        yarn, jupyter = forms_of(ruby(user, "view", str(app), str(staged / "connection.yml")))
+        assert yarn.action == f"/rnode/{conn['host']}/{conn['port']}/login", yarn.action
+        assert yarn.inputs == {"password": conn["password"]}, yarn.inputs
+        the_proxy_answers(user, yarn, conn)
+        jupyterlab_answers(user, jupyter, conn)
     finally:  # the session deleted: OnDemand cancels its job
         subprocess.run(["scancel", job_id], check=False)
     cancelled = time.monotonic()

@@ -381,7 +381,7 @@ def test_the_token_redirect_stays_on_the_proxy(proxy: WebProxy, path: str, locat
 def test_websocket_and_notebook_decisions() -> None:
     """What makes a request a WebSocket handshake, whose ``Origin`` may open one, the path sent to JupyterLab (its
     ``base_url`` is the proxy's prefix: the whole path) and to Hadoop's daemons (the rest), the token cut out."""
-    from launcher.cli.webproxy import is_websocket, same_origin, strip_secret, upstream_path
+    from launcher.cli.webproxy import is_websocket, portal_origins, same_origin, strip_secret, upstream_path
 
     assert is_websocket("websocket", "Upgrade") and is_websocket("WebSocket", "keep-alive, Upgrade")
     assert not is_websocket("websocket", "keep-alive") and not is_websocket(None, "Upgrade")
@@ -390,10 +390,21 @@ def test_websocket_and_notebook_decisions() -> None:
     assert same_origin(None, 8080)  # no browser: the cookie is checked as for any request
     assert not same_origin("http://127.0.0.1:8081", 8080) and not same_origin("https://evil.example", 8080)
     assert not same_origin("null", 8080)
-    lab = Endpoint("JupyterLab", "10.0.0.1", 9017, notebook=True)
+    lab = Endpoint("JupyterLab", "10.0.0.1", 9017, notebook=True, base_url="/_/10.0.0.1:9017/")
     rm = Endpoint("ResourceManager", "10.0.0.1", 9004)
     assert upstream_path(lab, "10.0.0.1:9017", "/lab/tree/x.ipynb") == "/_/10.0.0.1:9017/lab/tree/x.ipynb"
     assert upstream_path(rm, "10.0.0.1:9004", "/cluster") == "/cluster"
+    # Behind Open OnDemand, JupyterLab serves under the portal's base too: /rnode/ sent the rest only.
+    portal = Endpoint("JupyterLab", "10.0.0.1", 9017, notebook=True, base_url="/rnode/n1/4567/_/10.0.0.1:9017/")
+    assert upstream_path(portal, "10.0.0.1:9017", "/api/kernels") == "/rnode/n1/4567/_/10.0.0.1:9017/api/kernels"
+    # A page of the portal (its origin as its proxy forwards it) may open a WebSocket, another site's may not.
+    forwarded = {"Host": "10.0.0.1:4567", "X-Forwarded-Host": "ood.example.org, inner", "X-Forwarded-Proto": "https"}
+    origins = portal_origins(forwarded)  # type: ignore[arg-type]
+    assert origins == {"https://ood.example.org", "http://10.0.0.1:4567"}
+    assert same_origin("https://ood.example.org", 4567, origins) and same_origin("http://10.0.0.1:4567", 4567, origins)
+    assert not same_origin("http://ood.example.org", 4567, origins)  # the scheme is part of the origin
+    assert not same_origin("https://evil.example", 4567, origins) and not same_origin("https://evil.example", 4567)
+    assert portal_origins({"Host": "h:1", "X-Forwarded-Host": "p", "X-Forwarded-Proto": "gopher"}) == {"http://h:1"}
     assert strip_secret(b'{"token": "s3cr3t", "x": "s3cr3ts3cr3t"}', "s3cr3t") == b'{"token": "", "x": ""}'
     assert strip_secret(b"body", None) == b"body" and strip_secret(b"body", "") == b"body"
 
@@ -430,6 +441,11 @@ class LabUpstream:
             fields = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in head[1:])}
             fields["request"] = head[0]
             self.heads.append(fields)
+            target = head[0].split()[1]
+            if target.endswith("/redirect-me"):  # as JupyterLab redirects: to a path under its base_url
+                conn.sendall(b"HTTP/1.1 302 Found\r\nLocation: %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                             % target.replace("/redirect-me", "/lab").encode())
+                return
             if fields.get("upgrade") == "websocket":
                 conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
                 while chunk := conn.recv(4096):
@@ -444,10 +460,13 @@ class LabUpstream:
 
 
 @contextlib.contextmanager
-def lab_proxy(lab: LabUpstream, headers: Callable[[str, int], dict[str, str]]) -> Iterator[WebProxy]:
+def lab_proxy(lab: LabUpstream, headers: Callable[[str, int], dict[str, str]], base: str = "/",
+              **kwargs: object) -> Iterator[WebProxy]:
+    """A started proxy (under ``base``, with ``kwargs``) whose one endpoint is ``lab``, JupyterLab serving under
+    ``base``, closed on exit."""
     key = f"127.0.0.1:{lab.port}"
-    proxy = WebProxy({key: Endpoint("JupyterLab", "127.0.0.1", lab.port, notebook=True)}, key,
-                     notebook=headers).start()
+    endpoint = Endpoint("JupyterLab", "127.0.0.1", lab.port, notebook=True, base_url=f"{base}_/{key}/")
+    proxy = WebProxy({key: endpoint}, key, notebook=headers, base=base, **kwargs).start()  # type: ignore[arg-type]
     try:
         yield proxy
     finally:
@@ -490,11 +509,13 @@ def test_jupyterlab_gets_its_token_from_the_proxy_and_the_browser_never_sees_it(
         lab.close()
 
 
-def handshake(proxy: WebProxy, path: str, origin: str, cookie: str) -> socket.socket:
+def handshake(proxy: WebProxy, path: str, origin: str, cookie: str, **extra: str) -> socket.socket:
+    """A WebSocket handshake to ``proxy`` (``extra``: more headers, ``X_Forwarded_Host`` → ``X-Forwarded-Host``)."""
     sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=10)
+    more = "".join(f"{name.replace('_', '-')}: {value}\r\n" for name, value in extra.items())
     sock.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{proxy.port}\r\nUpgrade: websocket\r\n"
                   f"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                  f"Sec-WebSocket-Version: 13\r\nOrigin: {origin}\r\nCookie: {cookie}\r\n\r\n").encode())
+                  f"Sec-WebSocket-Version: 13\r\nOrigin: {origin}\r\nCookie: {cookie}\r\n{more}\r\n").encode())
     return sock
 
 
@@ -593,10 +614,11 @@ def test_the_password_posted_to_login_sets_a_cookie_for_the_base_path_and_redire
                          "SameSite=Strict"
         assert PASSWORD not in cookie
         browser.cookies.set(cookie_name(portal_proxy.port), portal_proxy.token)
-        # OnDemand's /rnode/ proxy takes the base off; its /node/ proxy sends it: both are the same page.
-        for home in ("/", BASE):
+        # OnDemand's /rnode/ proxy takes the base off and puts it in front of the answer's Location itself; its
+        # /node/ proxy sends the whole path and passes the Location on: both are the same page.
+        for home, base in (("/", "/"), (BASE, BASE)):
             moved = browser.get(home)
-            assert moved.status_code == 302 and moved.headers["Location"] == f"{BASE}_/127.0.0.1:{rm.port}/cluster"
+            assert moved.status_code == 302 and moved.headers["Location"] == f"{base}_/127.0.0.1:{rm.port}/cluster"
         for page in (f"/_/127.0.0.1:{rm.port}/cluster", f"{BASE}_/127.0.0.1:{rm.port}/cluster"):
             shown = browser.get(page)
             assert shown.status_code == 200 and "Logs" in shown.text
@@ -618,7 +640,8 @@ def test_without_the_password_or_with_a_wrong_one_the_login_and_every_page_are_4
             answer = login(stranger, password)
             assert answer.status_code == 403 and "Set-Cookie" not in answer.headers, password
             assert "wrong or missing password" in answer.text
-        assert login(stranger, PASSWORD, "/login", password2="x").status_code == 303  # /rnode/ sends it so
+        rnode = login(stranger, PASSWORD, "/login", password2="x")  # /rnode/ sends it so, and adds the base itself
+        assert (rnode.status_code, rnode.headers["Location"]) == (303, "/")
         stranger.cookies.clear()
         assert stranger.get(f"{BASE}login").status_code == 403  # only a POST logs in
         assert stranger.post(f"{BASE}login", content=b"password=" + b"x" * 5000,
@@ -646,14 +669,17 @@ def test_behind_a_base_path_links_redirects_and_cookies_stay_under_it(
         assert f"href=\\'{escaped}_\\/127.0.0.1:{rm.port}\\/cluster\\/app\\/application_3\\'" in page
         assert f"href='http://127.0.0.1:{foreign.port}/secret'" in page and "href='//example.org/x'" in page
         assert (page.count(BASE), page.count(escaped)) == (4, 2)  # each link once: never a base under the base
+        # A redirect: under the base when the request came with it (/node/), else without (/rnode/ adds it).
         moved = browser.get(f"/_/127.0.0.1:{nm.port}/redirect-absolute")
+        assert moved.headers["Location"] == f"/_/127.0.0.1:{nm.port}/node/allApplications"
+        moved = browser.get(f"{BASE}_/127.0.0.1:{nm.port}/redirect-absolute")
         assert moved.headers["Location"] == f"{BASE}_/127.0.0.1:{nm.port}/node/allApplications"
         moved = browser.get(f"{BASE}_/127.0.0.1:{rm.port}/redirect-path")
         assert moved.headers["Location"] == f"{BASE}_/127.0.0.1:{rm.port}/cluster/apps"
         # A daemon's cookie: no Domain, and the base path instead of the portal's root.
         assert browser.get(f"/_/127.0.0.1:{rm.port}/cluster").headers["Set-Cookie"] == f"checked_app=true; Path={BASE}"
         script = browser.get("/ws/v1/x", headers={"Referer": f"https://ood.example{BASE}_/127.0.0.1:{rm.port}/cluster"})
-        assert script.status_code == 307 and script.headers["Location"] == f"{BASE}_/127.0.0.1:{rm.port}/ws/v1/x"
+        assert script.status_code == 307 and script.headers["Location"] == f"/_/127.0.0.1:{rm.port}/ws/v1/x"
 
 
 def test_behind_a_base_path_only_cookies_a_daemon_set_go_upstream(servers: tuple[Upstream, Upstream, Upstream],
@@ -724,6 +750,50 @@ def test_the_password_file_of_another_user_is_refused(tmp_path: Path) -> None:
     os.chown(theirs, 65534, 65534)
     with pytest.raises(UserError, match=r"is not yours \(owner nobody, mode 0600\)"):
         read_password_file(theirs)
+
+
+def test_jupyterlab_behind_open_ondemand_serves_under_the_portals_base_with_the_password_only() -> None:
+    """The OnDemand app's JupyterLab (``notebook --base-url /rnode/<host>/<port>/``): its requests, which OnDemand's
+    /rnode/ proxy sends without the base, reach it under its base_url (base and all) with its token, only after the
+    password's login; its redirects come back without the base (OnDemand adds it: ood-portal.conf.erb's ``Header
+    edit Location``), under it to a request that carried it (/node/); the cookie is ``Secure`` behind https
+    (``X-Forwarded-Proto``, mod_ood_proxy's); a WebSocket from the portal's origin is relayed, from another site's
+    refused; and a proxy under another base says JupyterLab's pages would not load there."""
+    lab = LabUpstream("t0k")
+    key = f"127.0.0.1:{lab.port}"
+    portal = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "ood.example.org"}
+    try:
+        with lab_proxy(lab, lambda a, p: {"Authorization": "token t0k"}, base=BASE, password=PASSWORD) as proxy:
+            assert proxy.notebook_url == f"{BASE}_/{key}/lab" and proxy.notebook_mismatch() is None
+            with client(proxy) as browser:
+                assert browser.get(f"/_/{key}/api/kernels").status_code == 403 and lab.heads == []
+                wrong = browser.post(f"/login?next={BASE}_/{key}/lab", data={"password": PASSWORD[1:]}, headers=portal)
+                assert wrong.status_code == 403 and lab.heads == []
+                login = browser.post(f"/login?next={BASE}_/{key}/lab", data={"password": PASSWORD}, headers=portal)
+                assert (login.status_code, login.headers["Location"]) == (303, f"/_/{key}/lab")
+                assert login.headers["Set-Cookie"] == f"{proxy.cookie}={proxy.token}; Path={BASE}; HttpOnly; " \
+                                                      "SameSite=Strict; Secure"
+                browser.cookies.set(proxy.cookie, proxy.token)
+                kernels = browser.get(f"/_/{key}/api/kernels")
+                assert kernels.json() == {"token": "", "path": f"{BASE}_/{key}/api/kernels"}
+                assert lab.heads[-1]["authorization"] == "token t0k"
+                assert browser.get(f"/_/{key}/redirect-me").headers["Location"] == f"/_/{key}/lab"
+                assert browser.get(f"{BASE}_/{key}/redirect-me").headers["Location"] == f"{BASE}_/{key}/lab"
+            cookie = f"{proxy.cookie}={proxy.token}"
+            channels = f"/_/{key}/api/kernels/k1/channels"
+            with handshake(proxy, channels, "https://evil.example", cookie, X_Forwarded_Host="ood.example.org",
+                           X_Forwarded_Proto="https") as sock:
+                assert read_head(sock).startswith(b"HTTP/1.1 403")
+            with handshake(proxy, channels, "https://ood.example.org", cookie, X_Forwarded_Host="ood.example.org",
+                           X_Forwarded_Proto="https") as sock:
+                assert read_head(sock).startswith(b"HTTP/1.1 101")
+            assert lab.heads[-1]["request"] == f"GET {BASE}_/{key}/api/kernels/k1/channels HTTP/1.1"
+        with lab_proxy(lab, lambda a, p: {"Authorization": "token t0k"}, base=BASE) as proxy:
+            proxy.endpoints[key] = Endpoint("JupyterLab", "127.0.0.1", lab.port, notebook=True, base_url=f"/_/{key}/")
+            assert proxy.notebook_mismatch() == (f"JupyterLab serves under the base path /, this proxy under {BASE}: "
+                                                 "give `--base-url /`")
+    finally:
+        lab.close()
 
 
 def test_cookie_under_a_base_path() -> None:

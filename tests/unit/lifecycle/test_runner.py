@@ -95,3 +95,29 @@ def test_a_simple_cluster_warns_in_its_report_what_it_leaves_open(tmp_path: Path
         materialize(plan)
         assert (SIMPLE_WARNING in ClusterRun(plan).report.notes) is warned
     assert "HADOOP_USER_NAME" in SIMPLE_WARNING and "security: per-cluster" in SIMPLE_WARNING
+
+
+def test_agents_ending_while_a_stop_is_requested_is_a_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deleting an Open OnDemand session (``scancel``) signals its script, which writes ``stop-requested``, and the
+    agents' job step at once: the held run saw the agents gone first and ended ``failed`` ("the agents stopped while
+    the cluster was held"). A failure seen while the file is there ends the hold as a stop; without the file it is
+    still the failure."""
+    from launcher.lifecycle import runner
+    from launcher.util.errors import ClusterError
+
+    spec, _ = load_spec(None, data={"name": "held", "filesystem": {"root": str(tmp_path)},
+                                    "steps": [{"example": "pi", "args": ["1", "10"]}]})
+    plan, _ = prepare(spec, get_scheduler("local").allocation(spec))
+    materialize(plan)
+    session = ClusterRun(plan)
+
+    def agents_gone(when: str = "", tolerate_lost: bool = False) -> dict[str, object]:
+        raise ClusterError(f"the agents stopped {when}")
+
+    monkeypatch.setattr(session.cluster, "raise_if_failed", agents_gone)
+    clock = iter(float(i) * 10 for i in range(1000))
+    monkeypatch.setattr(runner.time, "monotonic", lambda: next(clock))
+    with pytest.raises(ClusterError, match="the agents stopped while the cluster was held"):
+        runner.hold_cluster(plan, session.cluster, None, interval=0.01)
+    plan.path(STOP_FILE).write_text("stop requested\n")
+    runner.hold_cluster(plan, session.cluster, None, interval=0.01)  # returns: the stop

@@ -127,8 +127,23 @@ def test_requests_to_the_masters_agent(make_spec: Callable[..., JobSpec], make_t
     plan = make_test_plan(make_spec(notebook=True))
     Path(plan.run_dir).mkdir(parents=True)
     (tmp_path / "nbs").mkdir()
+    assert notebook.server_base(plan) == "/"  # no request yet
     server = notebook.request_server(plan, tmp_path / "nbs")
-    assert json.loads(server.read_text()) == {"dir": str(tmp_path / "nbs")}
+    assert json.loads(server.read_text()) == {"dir": str(tmp_path / "nbs"), "base": "/"}
+    # Behind a portal (the OnDemand app's `notebook --base-url`): the base the server's base_url is made under.
+    notebook.request_server(plan, tmp_path / "nbs", "/rnode/n1/4567")
+    assert notebook.server_base(plan) == "/rnode/n1/4567/"
+    port = plan.ports.notebook_web
+    assert notebook.base_url("10.0.0.1", port, "/rnode/n1/4567/") == f"/rnode/n1/4567/_/10.0.0.1:{port}/"
+    with pytest.raises(UserError, match="not a base path") as refused:
+        notebook.request_server(plan, tmp_path / "nbs", "/rnode/../x")
+    assert refused.value.field == "--base-url"
+    server.write_text(json.dumps({"dir": str(tmp_path / "nbs")}))  # a request of the release before: no base
+    assert notebook.server_base(plan) == "/"
+    server.write_text(json.dumps({"dir": str(tmp_path / "nbs"), "base": "//evil.example/"}))
+    with pytest.raises(UserError, match="not a base path"):
+        notebook.server_base(plan)
+    notebook.request_server(plan, tmp_path / "nbs")
     request, result = notebook.request_run(plan, tmp_path / "nbs" / "a.ipynb", tmp_path / "nbs" / "a.out.ipynb",
                                            timeout=60, run_id="abc")
     assert request.name == "run-abc.json" and result.name == "run-abc.result.json" and not result.exists()
