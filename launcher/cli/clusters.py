@@ -138,7 +138,14 @@ def start(job_file: Path, scheduler: str | None, nodes: int | None, walltime: st
     from launcher.lifecycle.start import failure_tail, start_batch, start_detached, wait_until_up
 
     detected = detect_scheduler()
-    spec = load(job_file, scheduler, nodes, walltime, site, sets, require_steps=False, defines=defines)
+    try:
+        spec = load(job_file, scheduler, nodes, walltime, site, sets, require_steps=False, defines=defines)
+    except UserError:
+        if scheduler is not None or detected is None:
+            raise
+        # Inside an allocation, a job file that names no batch system is checked against the allocation's (as
+        # `run` does), not the `local` backend the loader assumed: `nodes: 2` is refused there, never here.
+        spec = load(job_file, detected, nodes, walltime, site, sets, require_steps=False, defines=defines)
     if spec.scheduler != "local" and detected and spec.scheduler != detected:
         raise UserError(f"this process runs inside a {detected} allocation but the job asks for "
                         f"{spec.scheduler}", file=str(job_file), field="scheduler",

@@ -452,3 +452,28 @@ def test_doctor_takes_nodes_as_render_and_submit_do(tmp_path: Path, pfs_root: Pa
     result = invoke(["doctor", str(job), "--nodes", "3"])
     line = next(line for line in result.stdout.splitlines() if "job file" in line)
     assert f"{job}: 3 node(s), 1 step(s)" in line, result.output
+
+
+def test_start_inside_an_allocation_checks_the_job_file_against_the_allocations_batch_system(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_yaml: Callable[..., Path]) -> None:
+    """Issue 40: ``hpc-hadoop start job.yaml`` in a batch script of 2 nodes, the job file naming no batch system
+    (``nodes: 2``), was refused as if for the ``local`` backend (one node) before the allocation was detected; as
+    ``run`` does, it is checked against the allocation's (and starts there), while a job file that names another
+    batch system is still refused in one line."""
+    import launcher.lifecycle.start as start_module
+
+    started: list[str] = []
+
+    def detached(spec: Any, job_file: Path, *, overwrite: bool) -> Path:
+        started.append(spec.scheduler)
+        raise SystemExit(0)  # what follows (waiting for the cluster) is not this test's
+
+    monkeypatch.setattr(start_module, "start_detached", detached)
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    job = write_yaml(tmp_path / "job.yaml", {"name": "inside", "nodes": 2, "filesystem": {"root": str(tmp_path)}})
+    result = CliRunner().invoke(main, ["start", str(job)])
+    assert result.exit_code == 0 and started == ["slurm"], result.output
+    other = write_yaml(tmp_path / "pbs.yaml", {"name": "inside", "scheduler": "pbs", "nodes": 2,
+                                               "filesystem": {"root": str(tmp_path)}})
+    refused = CliRunner().invoke(main, ["start", str(other)])
+    assert refused.exit_code == 2 and "runs inside a slurm allocation but the job asks for pbs" in refused.stderr
