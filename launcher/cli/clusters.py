@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
 
     from launcher.cli.webproxy import WebProxy
+    from launcher.config.spec import JobSpec
     from launcher.lifecycle.clusters.results import StepOutputs
     from launcher.lifecycle.clusters.status import ClusterStatus
     from launcher.lifecycle.report import RunReport
@@ -138,20 +139,7 @@ def start(job_file: Path, scheduler: str | None, nodes: int | None, walltime: st
     from launcher.lifecycle.start import failure_tail, start_batch, start_detached, wait_until_up
 
     detected = detect_scheduler()
-    try:
-        spec = load(job_file, scheduler, nodes, walltime, site, sets, require_steps=False, defines=defines)
-    except UserError:
-        if scheduler is not None or detected is None:
-            raise
-        # Inside an allocation, a job file that names no batch system is checked against the allocation's (as
-        # `run` does), not the `local` backend the loader assumed: `nodes: 2` is refused there, never here.
-        spec = load(job_file, detected, nodes, walltime, site, sets, require_steps=False, defines=defines)
-    if spec.scheduler != "local" and detected and spec.scheduler != detected:
-        raise UserError(f"this process runs inside a {detected} allocation but the job asks for "
-                        f"{spec.scheduler}", file=str(job_file), field="scheduler",
-                        fix=f"use --scheduler {detected}, or start from a login node")
-    if scheduler is None and detected and spec.scheduler == "local":
-        spec = load(job_file, detected, nodes, walltime, site, sets, require_steps=False, defines=defines)
+    spec = _start_spec(job_file, detected, scheduler, nodes, walltime, site, sets, defines)
     if spec.scheduler == "local" or spec.scheduler == detected:
         run_dir = start_detached(spec, job_file, overwrite=overwrite)
         console.print(f"starting cluster {run_dir.name} here ({spec.scheduler}); output: {run_dir}/start.out",
@@ -190,6 +178,30 @@ def start(job_file: Path, scheduler: str | None, nodes: int | None, walltime: st
         + (f"\nJupyterLab (notebooks in {spec.notebook.dir}): hpc-hadoop ui {cid} prints its URL"
            if spec.notebook is not None else "")
         + f"\nstop it:  hpc-hadoop stop {cid}", soft_wrap=True)
+
+
+def _start_spec(job_file: Path, detected: str | None, scheduler: str | None, nodes: int | None,
+                walltime: str | None, site: str | None, sets: tuple[str, ...], defines: tuple[str, ...]) -> JobSpec:
+    """The job file as ``start`` runs it: inside an allocation of ``detected`` (:func:`detect_scheduler`), a job file
+    that names no batch system (or ``local``) is the allocation's, checked against it (as ``run`` does), never against
+    the ``local`` backend the loader assumes (``nodes: 2`` is refused there).
+
+    Raises:
+        UserError: the job file is bad, or it (or ``--scheduler``) names another batch system than the allocation's.
+    """
+    try:
+        spec = load(job_file, scheduler, nodes, walltime, site, sets, require_steps=False, defines=defines)
+    except UserError:
+        if scheduler is not None or detected is None:
+            raise
+        spec = load(job_file, detected, nodes, walltime, site, sets, require_steps=False, defines=defines)
+    if spec.scheduler != "local" and detected and spec.scheduler != detected:
+        raise UserError(f"this process runs inside a {detected} allocation but the job asks for "
+                        f"{spec.scheduler}", file=str(job_file), field="scheduler",
+                        fix=f"use --scheduler {detected}, or start from a login node")
+    if scheduler is None and detected and spec.scheduler == "local":
+        spec = load(job_file, detected, nodes, walltime, site, sets, require_steps=False, defines=defines)
+    return spec
 
 
 @click.command("list")
