@@ -230,10 +230,19 @@ class JupyterPaths:
         """``data/kernels/hpc-hadoop``: ``kernel.json`` and the start-up file."""
         return self.data / "kernels" / KERNEL_NAME
 
+    @property
+    def notification_settings(self) -> Path:
+        """JupyterLab's user setting of its notifications (``config/lab/user-settings/@jupyterlab/
+        apputils-extension/notification.jupyterlab-settings``: JupyterLab's user settings are below
+        ``JUPYTER_CONFIG_DIR``)."""
+        return self.config / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension" / \
+            "notification.jupyterlab-settings"
+
     def all(self) -> list[Path]:
         """Every directory, parents first."""
+        settings = self.notification_settings.parent
         return [self.root, self.runtime, self.data, self.data / "kernels", self.kernel_dir, self.config,
-                self.ipython]
+                *reversed([settings, *settings.parents][:4]), self.ipython]
 
 
 def jupyter_paths(work_dir: Path) -> JupyterPaths:
@@ -281,11 +290,18 @@ def kernel_spec(plan: ClusterPlan, python: str, startup: Path) -> dict[str, obje
     }
 
 
+#: JupyterLab's notification settings on a cluster (schema ``@jupyterlab/apputils-extension:notification``): never
+#: fetch the Jupyter news feed nor check for updates, and never ask (its default, ``"none"``, asks every new user in a
+#: pop-up whether to fetch news from a website, which a compute node does not reach).
+NOTIFICATION_SETTINGS = {"fetchNews": "false", "checkForUpdates": False}
+
+
 def write_kernel(plan: ClusterPlan, paths: JupyterPaths, python: str) -> Path:
-    """Write the kernel spec and its start-up file into ``paths.kernel_dir`` (made by the caller, 0700), each 0600;
-    returns ``kernel.json``'s path."""
+    """Write the kernel spec and its start-up file into ``paths.kernel_dir`` (made by the caller, 0700), each 0600,
+    and JupyterLab's :data:`NOTIFICATION_SETTINGS`; returns ``kernel.json``'s path."""
     from launcher.util.files import replace_private
 
+    replace_private(paths.notification_settings, json.dumps(NOTIFICATION_SETTINGS) + "\n")
     startup = paths.kernel_dir / "hpc_hadoop_startup.py"
     replace_private(startup, KERNEL_STARTUP.format(cluster=plan.cluster_id))
     spec = paths.kernel_dir / "kernel.json"

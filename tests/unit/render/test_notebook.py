@@ -15,6 +15,7 @@ import pytest
 from launcher.render import notebook
 from launcher.render.spark import SparkRuntime
 from launcher.util.errors import UserError
+from tests.conftest import REPO
 
 if TYPE_CHECKING:
     from launcher.config.spec import JobSpec
@@ -50,6 +51,15 @@ def test_the_kernel_runs_ipykernel_with_the_startup_that_makes_spark(make_spec: 
     assert "SparkSession.builder" in text and "spark = " in text and "sc = spark.sparkContext" in text
     assert plan.cluster_id in text
     assert all(p.stat().st_mode & 0o777 == 0o600 for p in (written, startup))
+    # No pop-up asking a new user whether to fetch Jupyter's news from a website (the JupyterLab schema's setting,
+    # in the user settings JupyterLab reads below JUPYTER_CONFIG_DIR).
+    settings = paths.config / "lab/user-settings/@jupyterlab/apputils-extension/notification.jupyterlab-settings"
+    assert json.loads(settings.read_text()) == {"fetchNews": "false", "checkForUpdates": False}
+    schema = Path(REPO, "jupyter-runtime/share/jupyter/lab/schemas/@jupyterlab/apputils-extension/notification.json")
+    if schema.is_file():  # the checkout's runtime (install.sh): the names are JupyterLab's own
+        properties = json.loads(schema.read_text())["properties"]
+        assert {"false"} <= {choice["const"] for choice in properties["fetchNews"]["oneOf"]}
+        assert properties["checkForUpdates"]["type"] == "boolean"
 
 
 def test_the_server_command_line_holds_no_secret_and_one_port(make_spec: Callable[..., JobSpec],
