@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -165,6 +166,18 @@ def hpc_hadoop(*args: str, timeout: float = 600, env: dict[str, str] | None = No
     """Run the real ``hpc-hadoop`` command (this interpreter's entry point) and capture its output."""
     return subprocess.run([sys.executable, "-m", "launcher.cli", *args], capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, **(env or {})}, cwd=cwd, check=False)
+
+
+def read_http_head(sock: socket.socket) -> bytes:
+    """What ``sock`` sends up to the end of an HTTP head (its blank line; everything read when the peer closes
+    first): the status line and headers, and whatever of the body came in the same reads."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def run_dirs(root: Path) -> list[Path]:

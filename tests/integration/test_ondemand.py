@@ -32,7 +32,7 @@ import psutil
 import pytest
 import yaml
 
-from tests.conftest import REPO, fresh_pfs_dir, processes_of, slurm_cluster  # noqa: F401 - the fixture
+from tests.conftest import REPO, fresh_pfs_dir, processes_of, read_http_head, slurm_cluster  # noqa: F401 - the fixture
 from tests.jobs import SMALL, wait_until
 from tests.users import PASSED_ON, TestUser, make_user, shared_base, user_dir
 
@@ -158,13 +158,7 @@ class RNode:
                  f"Origin: {origin}", *(f"{k}: {v}" for k, v in {**self.forwarded, **self.cookie_header()}.items())]
         with socket.create_connection((self.address, self.port), timeout=30) as sock:
             sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
-            head = b""
-            while b"\r\n\r\n" not in head:
-                chunk = sock.recv(4096)
-                if not chunk:
-                    break
-                head += chunk
-        return head.split(b"\r\n\r\n", 1)[0]
+            return read_http_head(sock).split(b"\r\n\r\n", 1)[0]
 
 
 def queued(job_id: str) -> bool:

@@ -38,6 +38,7 @@ from launcher.cli.webproxy import (
     upstream_auth,
 )
 from launcher.util.errors import UserError
+from tests.conftest import read_http_head
 
 if TYPE_CHECKING:
     from launcher.config.spec import JobSpec
@@ -349,12 +350,7 @@ def raw_get(proxy: WebProxy, target: str) -> tuple[int, dict[str, str]]:
     """``GET target`` sent byte for byte (an HTTP client would normalize ``\\`` and ``//``): status and headers."""
     with socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as sock:
         sock.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{proxy.port}\r\nConnection: close\r\n\r\n".encode())
-        answer = b""
-        while b"\r\n\r\n" not in answer:
-            chunk = sock.recv(4096)
-            if not chunk:
-                break
-            answer += chunk
+        answer = read_http_head(sock)
     head = answer.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
     headers = dict(line.split(": ", 1) for line in head[1:])
     return int(head[0].split()[1]), headers
@@ -431,12 +427,9 @@ class LabUpstream:
 
     def _one(self, conn: socket.socket) -> None:
         with conn:
-            data = b""
-            while b"\r\n\r\n" not in data:
-                chunk = conn.recv(4096)
-                if not chunk:
-                    return
-                data += chunk
+            data = read_http_head(conn)
+            if b"\r\n\r\n" not in data:
+                return
             head = data.split(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
             fields = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in head[1:])}
             fields["request"] = head[0]
@@ -519,16 +512,6 @@ def handshake(proxy: WebProxy, path: str, origin: str, cookie: str, **extra: str
     return sock
 
 
-def read_head(sock: socket.socket) -> bytes:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(4096)
-        if not chunk:
-            break
-        data += chunk
-    return data
-
-
 def test_a_websocket_is_relayed_both_ways_after_the_handshake() -> None:
     """``Upgrade: websocket`` (a kernel's channels): the handshake goes to JupyterLab with its token and without the
     browser's cookie and origin, its ``101`` comes back, then bytes flow both ways as they are; from another origin,
@@ -539,10 +522,10 @@ def test_a_websocket_is_relayed_both_ways_after_the_handshake() -> None:
             cookie = f"{proxy.cookie}={proxy.token}"
             path = f"/_/127.0.0.1:{lab.port}/api/kernels/k1/channels?session_id=s"
             with handshake(proxy, path, "http://evil.example", cookie) as sock:
-                assert read_head(sock).startswith(b"HTTP/1.1 403")
+                assert read_http_head(sock).startswith(b"HTTP/1.1 403")
             assert lab.heads == []
             with handshake(proxy, path, f"http://127.0.0.1:{proxy.port}", cookie) as sock:
-                assert read_head(sock).startswith(b"HTTP/1.1 101")
+                assert read_http_head(sock).startswith(b"HTTP/1.1 101")
                 sock.sendall(b"frame one")
                 echoed = b""
                 while len(echoed) < len(b"FRAME ONE"):
@@ -783,10 +766,10 @@ def test_jupyterlab_behind_open_ondemand_serves_under_the_portals_base_with_the_
             channels = f"/_/{key}/api/kernels/k1/channels"
             with handshake(proxy, channels, "https://evil.example", cookie, X_Forwarded_Host="ood.example.org",
                            X_Forwarded_Proto="https") as sock:
-                assert read_head(sock).startswith(b"HTTP/1.1 403")
+                assert read_http_head(sock).startswith(b"HTTP/1.1 403")
             with handshake(proxy, channels, "https://ood.example.org", cookie, X_Forwarded_Host="ood.example.org",
                            X_Forwarded_Proto="https") as sock:
-                assert read_head(sock).startswith(b"HTTP/1.1 101")
+                assert read_http_head(sock).startswith(b"HTTP/1.1 101")
             assert lab.heads[-1]["request"] == f"GET {BASE}_/{key}/api/kernels/k1/channels HTTP/1.1"
         with lab_proxy(lab, lambda a, p: {"Authorization": "token t0k"}, base=BASE) as proxy:
             proxy.endpoints[key] = Endpoint("JupyterLab", "127.0.0.1", lab.port, notebook=True, base_url=f"/_/{key}/")
