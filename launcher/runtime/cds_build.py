@@ -19,8 +19,8 @@ and the install reported ``ready``). So the archives are *static* ones, made by 
    :class:`launcher.runtime.cds.Recipe` (the JVM flags its archive key covers, the jar classpath it starts with).
 2. For each archive, a standalone dump (:func:`dump_command`): ``java <flags> -Xshare:dump
    -XX:SharedClassListFile=<list> -XX:SharedArchiveFile=<staged .jsa> -cp <jars>``, measured 4-13 s a JVM (47 s for
-   the six after a 24 s training run; 2 cores, ``nice -n 19``, load ~1); load makes it slower, never missing
-   (:data:`DUMP_TIMEOUT`). The staged archive, once the JDK maps it
+   the six one after another after a 24 s training run; 2 cores, ``nice -n 19``, load ~1), now :data:`DUMP_WORKERS`
+   at a time; load makes it slower, never missing (:data:`DUMP_TIMEOUT`). The staged archive, once the JDK maps it
    (:func:`launcher.runtime.cds.maps`), goes to ``<site>/<key>/<name>.jsa`` (0644 in 0755 directories), where
    :func:`launcher.runtime.cds.cds_flags` and the others look for site archives; key directories of an older runtime or
    JDK are removed.
@@ -74,6 +74,9 @@ TRAINING_TIMEOUT = 900.0
 DUMP_TIMEOUT = 1800.0
 #: Training runs at most: the first, and one more for what is still missing (issue 39).
 ATTEMPTS = 2
+#: Dumps run at once: each is one busy JVM thread for most of its time (the JDK's static dump loads and links the
+#: class list on one thread), so up to the host's CPUs, at most 4 (a login node's build leaves the rest of it alone).
+DUMP_WORKERS = max(1, min(4, os.cpu_count() or 1))
 #: Milliseconds the SleepJob's one map lasts (the step is there for its job client's archive: the suite's and the
 #: benchmarks' SleepJob and TestDFSIO client on the jobclient tests jar).
 SLEEP_MS = 1000
@@ -275,18 +278,27 @@ def remove_old_keys(runtime: HadoopRuntime, site: Path, keep: Sequence[Path]) ->
 def _dump_missing(runtime: HadoopRuntime, site: Path, lists: Path, work: Path, todo: dict[str, Recipe | None],
                   installed: dict[str, Path], reasons: dict[str, str]) -> None:
     """One training run's dumps: each archive of ``todo`` (``<key>/<name>.jsa`` → its recipe, ``None`` when the run
-    recorded none) dumped from the class lists below ``lists`` (:func:`dump`) into ``site``; adds what is in place to
-    ``installed`` and why the others are not to ``reasons``.
+    recorded none) dumped from the class lists below ``lists`` (:func:`dump`) into ``site``, :data:`DUMP_WORKERS` at
+    a time; adds what is in place to ``installed`` and why the others are not to ``reasons``.
 
     Raises:
         OSError: ``site`` or ``work`` cannot be written. UserError: a key directory is not ours.
     """
+    from concurrent.futures import ThreadPoolExecutor
+
+    ready: dict[str, Recipe] = {}
     for rel, recipe in sorted(todo.items()):
         if recipe is None:
             reasons[rel] = "no class list"
             continue
         _site_dir(site / recipe.key)
-        why = dump(runtime, recipe, recipe.class_lists(lists), site / rel, work)
+        ready[rel] = recipe
+    with ThreadPoolExecutor(max_workers=DUMP_WORKERS, thread_name_prefix="cds-dump") as pool:
+        # Each dump has its own class list, log and staged file (named after its recipe): none shares a path.
+        answers = {rel: pool.submit(dump, runtime, recipe, recipe.class_lists(lists), site / rel, work)
+                   for rel, recipe in ready.items()}
+    for rel, answer in answers.items():
+        why = answer.result()
         if why is None:
             installed[rel] = site / rel
             reasons.pop(rel, None)

@@ -309,3 +309,43 @@ def test_old_key_directories_go_and_the_summary_says_what_is_missing(fake_runtim
                                reasons={"a.jsa": "no class list"}), site)
     assert ("built in 3 s (0 training runs); missing after 2 training runs: a.jsa (no class list); b.jsa (not built); "
             "fix:") in line
+
+
+def test_the_dumps_run_side_by_side_each_its_own_and_every_answer_is_kept(fake_runtime: HadoopRuntime, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A training run's dumps run :data:`DUMP_WORKERS` at a time (each is one busy JVM thread: six one after another
+    took 47 s on 2 cores); every dump gets its own recipe and target, and each answer (done, or why not) lands on its
+    own archive."""
+    import threading
+    import time
+
+    from launcher.runtime.cds import Recipe
+
+    running, most, lock = [0], [0], threading.Lock()
+    seen: list[tuple[str, Path]] = []
+
+    def dump(runtime: HadoopRuntime, recipe: Recipe, lists: object, target: Path, work: Path) -> str | None:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+            seen.append((recipe.name, target))
+        time.sleep(0.3)
+        with lock:
+            running[0] -= 1
+        return "it does not map" if recipe.name == "historyserver" else None
+
+    monkeypatch.setattr(cds_build, "dump", dump)
+    monkeypatch.setattr(cds_build, "DUMP_WORKERS", 2)
+    key = "0123456789abcdef"
+    names = ["resourcemanager", "nodemanager", "historyserver", "client-fedcba9876543210"]
+    todo: dict[str, Recipe | None] = {f"{key}/{n}.jsa": Recipe(key=key, name=n, flags=(), classpath="lib/*")
+                                      for n in names}
+    todo[f"{key}/mrappmaster.jsa"] = None
+    installed: dict[str, Path] = {}
+    reasons: dict[str, str] = {}
+    cds_build._dump_missing(fake_runtime, tmp_path / "site", tmp_path / "lists", tmp_path, todo, installed, reasons)
+    assert most[0] == 2  # two at a time, never more
+    assert sorted(name for name, _ in seen) == sorted(names)
+    assert all(target == tmp_path / "site" / key / f"{name}.jsa" for name, target in seen)
+    assert sorted(installed) == sorted(f"{key}/{n}.jsa" for n in names if n != "historyserver")
+    assert reasons == {f"{key}/historyserver.jsa": "it does not map", f"{key}/mrappmaster.jsa": "no class list"}
