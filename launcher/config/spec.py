@@ -292,7 +292,8 @@ class HadoopSpec(_Model):
         "containers_per_node × max(map, reduce) + ApplicationMaster, capped by the node's free RAM.")
     nodemanager_vcores: int | None = Field(None, ge=1, description="vcores a NodeManager offers; default: cores.")
     fast_start: bool = Field(True, description="Low-latency settings: 100 ms heartbeats and client "
-                             "polling, uber mode for tiny jobs, quick-start JVM flags for AM and tasks.")
+                             "polling, uber mode for tiny jobs, quick-start JVM flags (C1 only, serial GC) for the "
+                             "daemons, AM and tasks.")
     shuffle: Literal["auto", "http", "shared-fs"] = Field(
         "auto", description="How reducers get map outputs. `http`: Hadoop's shuffle, every map output fetched "
         "from the ShuffleHandler of the node that ran the map. `shared-fs`: each reducer reads map outputs "

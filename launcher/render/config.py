@@ -178,7 +178,7 @@ def render_config(plan: ClusterPlan, notes: list[str] | None = None) -> dict[str
     runtime = plan.runtime
     context: dict[str, Any] = {
         "plan": plan, "spec": spec, "runtime": runtime,
-        "classpath_csv": ",".join(runtime.classpath), "daemon_flags": runtime.daemon_flags(),
+        "classpath_csv": ",".join(runtime.classpath), "daemon_flags": runtime.daemon_flags(spec.hadoop.fast_start),
         "fs_uri": plan.fs_uri, "hdfs": plan.hdfs,
         "pfs_filesystem": PFS_FILESYSTEM, "pfs_abstract_filesystem": PFS_ABSTRACT_FILESYSTEM,
         "no_checksum_filesystem": NO_CHECKSUM_FILESYSTEM, "private_filesystem": PRIVATE_FILESYSTEM,

@@ -163,7 +163,7 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
     conf_dir, tmp_dir = work_paths(work_dir) if work_dir else (plan.conf_dir, None)
     node_tmp = tmp_dir or plan.path("tmp", node.name)
     log_dir = Path(node.log_dir)
-    flags = runtime.daemon_flags()
+    flags = runtime.daemon_flags(plan.spec.hadoop.fast_start)
     sharing: list[str] = []
     archive_tmp: Path | None = None
     archive: Path | None = None

@@ -121,7 +121,8 @@ class BuildResult:
 def expected(runtime: HadoopRuntime, site: Path) -> list[Path]:
     """The site archives every cluster uses: the daemons' and the ApplicationMaster's, for this runtime and JDK (the job
     clients' are built too, named by what the training run recorded, but not required to call the archives up to
-    date)."""
+    date). The daemons' are keyed by their flags with ``hadoop.fast_start`` at its default, on, as in the training
+    run."""
     flags = runtime.daemon_flags()
     return [*(site / archive_key(runtime, flags) / f"{name}.jsa" for name in DAEMONS),
             site / archive_key(runtime, AM_KEY_FLAGS) / AM_ARCHIVE]

@@ -24,6 +24,7 @@ from launcher.node.agent import Agent
 from launcher.plan.cluster_plan import ClusterPlan, node_work_root
 from launcher.render.config import render_config, write_files
 from launcher.render.daemons import DaemonCommand, client_command, daemon_command, format_command, hadoop_env
+from launcher.runtime.hadoop import QUICK_JIT_GC_FLAGS
 from launcher.security.kdc import Kdc, make_realm_dir, publish_keys
 from launcher.security.keytabs import open_node_keys
 from launcher.security.webauth import write_secrets
@@ -356,3 +357,19 @@ def test_kdc_stop_removes_the_node_local_copies_it_reaches(plan: ClusterPlan) ->
     assert all(copy.parent.parent.is_dir() for copy in copies)  # the agents remove their directories themselves
     for agent in agents:
         agent.remove_work_dir()
+
+
+def test_fast_start_daemons_run_c1_code_and_the_serial_collector(make_spec: Callable[..., JobSpec],
+                                                                  make_test_plan: PlanFactory) -> None:
+    """The daemons start with ``-XX:TieredStopAtLevel=1 -XX:+UseSerialGC`` under ``hadoop.fast_start`` (the default),
+    and so does ``HADOOP_OPTS`` of the ``bin/`` commands; without it the JDK's own JIT and collector. The flags key the
+    class-data-sharing archive, so the archive the daemon maps is the one built for the same flags."""
+    for fast in (True, False):
+        plan = make_test_plan(make_spec(hadoop={"fast_start": fast}))
+        for name in ("resourcemanager", "nodemanager", "historyserver"):
+            argv = daemon_command(plan, plan.master, name).argv
+            assert all((flag in argv) is fast for flag in QUICK_JIT_GC_FLAGS), (fast, name, argv)
+            assert (argv.index("-XX:+UseSerialGC") < argv.index("-cp")) if fast else "-Xshare:auto" not in argv
+        hadoop_env_sh = render_config(plan)["hadoop-env.sh"]
+        assert ("-XX:TieredStopAtLevel=1" in hadoop_env_sh) is fast
+    assert QUICK_JIT_GC_FLAGS == ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
