@@ -16,7 +16,6 @@ pinned version is left untouched ("up to date").
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -25,7 +24,7 @@ from pathlib import Path
 
 from launcher.runtime.cds import SITE_ENV, jar_entries, maps, site_root
 from launcher.runtime.hadoop import HadoopRuntime, discover, find_java_home
-from launcher.runtime.staging import make_shared_dir, publish, replace_dir
+from launcher.runtime.staging import make_shared_dir, publish, replace_dir, run_tool
 from launcher.util.errors import HpcHadoopError, UserError
 from launcher.util.resources import HADOOP_SUBDIR, SHIM_JAR_GLOB, SPARK_VERSION, shim_project_dir
 from launcher.util.states import State
@@ -34,8 +33,6 @@ from launcher.util.states import State
 POM_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
 #: A build downloads about 180 jars (~100 MB) on its first run; seconds before it is given up.
 MVN_TIMEOUT_S = 3600
-#: Lines of Maven's output shown when it fails.
-LOG_TAIL = 40
 
 
 @dataclass(frozen=True)
@@ -126,26 +123,16 @@ def _build(maven: str, project: Path, work: Path) -> Path:
     assembled runtime, ``work/hadoop``.
 
     Raises:
-        UserError: Maven failed or timed out (the last :data:`LOG_TAIL` lines of its output in the message).
+        UserError: Maven failed or timed out (the last lines of its output in the message: :func:`run_tool`).
     """
     copy = work / "project"
     (copy / "src").mkdir(parents=True)
     shutil.copy2(project / "pom.xml", copy / "pom.xml")
     shutil.copytree(project / "src" / "main", copy / "src" / "main")
     runtime = work / HADOOP_SUBDIR
-    log = work / "mvn.log"
     argv = [maven, "-B", "-q", "-f", str(copy / "pom.xml"), "package", "-DskipTests", f"-Druntime.dir={runtime}"]
-    try:
-        with log.open("w") as out:
-            proc = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                  timeout=MVN_TIMEOUT_S, check=False)
-        failed = proc.returncode != 0
-    except subprocess.TimeoutExpired:
-        failed = True
-    if failed:
-        tail = "\n".join(log.read_text(errors="replace").splitlines()[-LOG_TAIL:])
-        raise UserError(f"building the Hadoop runtime failed: {' '.join(argv)}\n{tail}",
-                        fix="check access to Maven Central (or a mirror in ~/.m2/settings.xml) and the JDK")
+    run_tool(argv, work / "mvn.log", MVN_TIMEOUT_S, what="building the Hadoop runtime",
+             fix="check access to Maven Central (or a mirror in ~/.m2/settings.xml) and the JDK")
     return runtime
 
 

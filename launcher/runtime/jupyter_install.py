@@ -13,13 +13,9 @@ inside the prefix and renamed into place (:mod:`launcher.runtime.staging`).
 
 from __future__ import annotations
 
-import sys
-import tempfile
 from pathlib import Path
 
-from launcher.runtime.spark_install import PIP_TIMEOUT_S, PartResult, run_tool
-from launcher.runtime.staging import make_shared_dir, publish, replace_dir
-from launcher.util.errors import UserError
+from launcher.runtime.staging import PartResult, pip_part
 from launcher.util.resources import JUPYTER_REQUIREMENTS, JUPYTER_SUBDIR
 
 #: What a complete JupyterLab runtime directory has (``share/jupyter/lab/static``: JupyterLab's built application).
@@ -63,19 +59,6 @@ def install_jupyter(prefix: Path, *, python: str | None = None) -> PartResult:
     home = jupyter_home(prefix)
     if not jupyter_missing(home, pinned=True):
         return PartResult(path=home, changed=False)
-    make_shared_dir(prefix, field="--prefix")
-    with tempfile.TemporaryDirectory(prefix=".jupyter-install-", dir=prefix) as tmp:
-        work = Path(tmp)
-        stage = work / JUPYTER_SUBDIR
-        argv = [python or sys.executable, "-m", "pip", "install", "--no-input", "-q", "--target", str(stage),
-                *JUPYTER_REQUIREMENTS]
-        run_tool(argv, work / "pip.log", PIP_TIMEOUT_S, what="installing JupyterLab",
-             fix="check access to PyPI (or the index pip is configured with: PIP_INDEX_URL, pip.conf)")
-        lacking = jupyter_missing(stage)
-        if lacking:
-            raise UserError(f"JupyterLab as pip installed it in {stage} lacks {', '.join(lacking)}",
-                            fix="report this as a bug")
-        (stage / PINS_FILE).write_text(pins() + "\n")
-        publish(stage)
-        replace_dir(home, stage, work)
+    pip_part(prefix, JUPYTER_SUBDIR, JUPYTER_REQUIREMENTS, what="JupyterLab", python=python,
+             lacking=jupyter_missing, stamp=(PINS_FILE, pins()))
     return PartResult(path=home, changed=True)

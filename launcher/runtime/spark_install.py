@@ -21,38 +21,18 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
-import sys
 import tempfile
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
-from launcher.runtime.staging import make_shared_dir, publish, replace_dir
+from launcher.runtime.staging import PartResult, pip_part, publish, run_tool
 from launcher.util.errors import UserError
 from launcher.util.resources import SPARK_EXAMPLES_JAR, SPARK_SUBDIR, SPARK_VERSION, spark_examples_sources
 
-#: Seconds pip may take (a first install downloads ~450 MB and builds the sdist's wheel).
-PIP_TIMEOUT_S = 3600
 #: Seconds ``javac`` and ``jar`` may take (3 small classes: ~5 s on 2 cores).
 JAVAC_TIMEOUT_S = 600
-#: Lines of a failed command's output shown.
-LOG_TAIL = 40
 #: The entry of our examples jar that says what it was built from: ``sources sha256 <hex>`` and ``spark <version>``.
 STAMP = "META-INF/hpc-hadoop-build.txt"
-
-
-@dataclass(frozen=True)
-class PartResult:
-    """What installing one part did.
-
-    Attributes:
-        path: where the part is (Spark's home, ``<prefix>/spark/pyspark``; the jar).
-        changed: ``False`` when it was complete already (nothing was written).
-    """
-
-    path: Path
-    changed: bool
 
 
 def spark_home(prefix: Path) -> Path:
@@ -88,20 +68,8 @@ def install_spark(prefix: Path, *, python: str | None = None, version: str = SPA
     home = spark_home(prefix)
     if not spark_missing(home, version):
         return PartResult(path=home, changed=False)
-    make_shared_dir(prefix, field="--prefix")
-    with tempfile.TemporaryDirectory(prefix=".spark-install-", dir=prefix) as tmp:
-        work = Path(tmp)
-        stage = work / SPARK_SUBDIR
-        argv = [python or sys.executable, "-m", "pip", "install", "--no-input", "-q", "--target", str(stage),
-                f"pyspark=={version}"]
-        run_tool(argv, work / "pip.log", PIP_TIMEOUT_S, what=f"installing Spark {version}",
-             fix="check access to PyPI (or the index pip is configured with: PIP_INDEX_URL, pip.conf)")
-        lacking = spark_missing(stage / "pyspark", version)
-        if lacking:
-            raise UserError(f"pyspark {version} as pip installed it in {stage} lacks {', '.join(lacking)}",
-                            fix="report this as a bug")
-        publish(stage)
-        replace_dir(prefix / SPARK_SUBDIR, stage, work)
+    pip_part(prefix, SPARK_SUBDIR, [f"pyspark=={version}"], what=f"Spark {version}", python=python,
+             lacking=lambda stage: spark_missing(stage / "pyspark", version))
     return PartResult(path=home, changed=True)
 
 
@@ -182,24 +150,3 @@ def install_examples_jar(prefix: Path, java_home: Path, *, version: str = SPARK_
         publish(staged)
         os.replace(staged, jar)
     return PartResult(path=jar, changed=True)
-
-
-def run_tool(argv: list[str], log: Path, timeout: float, *, what: str, fix: str) -> None:
-    """Run ``argv`` (stdin closed), its output into ``log``.
-
-    Raises:
-        UserError: it could not start, exited non-zero or ran longer than ``timeout`` seconds: ``what`` failed, the
-            command and the last :data:`LOG_TAIL` lines of its output, and ``fix``.
-    """
-    try:
-        with log.open("w") as out:
-            code = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                  timeout=timeout, check=False).returncode
-        why = f"exit {code}" if code else ""
-    except subprocess.TimeoutExpired:
-        why = f"more than {timeout:.0f} s"
-    except OSError as exc:
-        why = f"cannot run {argv[0]}: {exc.strerror}"
-    if why:
-        tail = "\n".join(log.read_text(errors="replace").splitlines()[-LOG_TAIL:]) if log.is_file() else ""
-        raise UserError(f"{what} failed ({why}): {' '.join(argv)}" + (f"\n{tail}" if tail else ""), fix=fix)

@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from launcher.cli.main import main
-from launcher.runtime import jupyter_install, spark_install
+from launcher.runtime import jupyter_install, spark_install, staging
 from launcher.runtime.install import pinned_version
 from launcher.util.errors import UserError
 from launcher.util.resources import SPARK_EXAMPLES_JAR, SPARK_VERSION, shim_project_dir, spark_examples_sources
@@ -231,7 +231,7 @@ def test_install_goes_on_past_a_failed_part_and_exits_1_naming_it(tmp_path: Path
     prefix = tmp_path / "prefix"
     _hadoop(prefix / "hadoop")
     failing = _fake_pip(tmp_path, "echo 'ERROR: Could not find a version that satisfies pyspark'; exit 1\n")
-    monkeypatch.setattr(spark_install.sys, "executable", str(failing))
+    monkeypatch.setattr(staging.sys, "executable", str(failing))
     result = CliRunner().invoke(main, ["runtime", "install", "--prefix", str(prefix), "--no-archives"])
     assert result.exit_code == 1, result.output
     lines = result.stdout.splitlines()
