@@ -43,7 +43,7 @@ class Archives:
 
     def publish(self) -> None:
         """At teardown, when the job asks for class-data sharing and the shared filesystem answers: publish the
-        ApplicationMasters' archives (:func:`launcher.runtime.cds.publish_am_archives`; no ApplicationMaster runs any
-        more)."""
+        ApplicationMasters' archives (:func:`launcher.runtime.cds.publish_am_archives`: this cluster's AMs have all
+        ended, another cluster's of the same user may still be writing)."""
         if self.plan.spec.hadoop.class_data_sharing and self.cluster.watch.stall() is None:
-            publish_am_archives(self.plan.runtime, settle_s=0.0)  # no ApplicationMaster runs any more
+            publish_am_archives(self.plan.runtime, ended=self.plan.cluster_id)

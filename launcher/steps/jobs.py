@@ -162,7 +162,7 @@ def claim_outputs(step: ResolvedStep, cluster_id: str, *, overwrite: bool) -> li
             try:
                 fd = os.open(claim, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             except FileExistsError:
-                holder = claim.read_text(errors="replace").strip() if claim.exists() else "another run"
+                holder = _claim_holder(claim)
                 raise UserError(f"output {out} already exists: {holder} is writing it", field=f"steps.{step.index}",
                                 fix=f"choose another output directory (or remove {claim} if that run is over)"
                                 ) from None
@@ -179,6 +179,16 @@ def claim_outputs(step: ResolvedStep, cluster_id: str, *, overwrite: bool) -> li
             claim.unlink(missing_ok=True)
         raise
     return made
+
+
+def _claim_holder(claim: Path) -> str:
+    """Who holds ``claim`` (its ``cluster <id>`` line), for the refusal; ``another run`` when it cannot say: the
+    claim is not written yet (just made by ``O_EXCL``), or is gone already (that run's step ended), or cannot be
+    read."""
+    try:
+        return claim.read_text(errors="replace").strip() or "another run"
+    except OSError:
+        return "another run"
 
 
 def _unlink_all(paths: list[Path]) -> None:
@@ -390,8 +400,8 @@ class StepRunner:
         if not self.plan.spec.hadoop.class_data_sharing or not argv or argv[0] != runtime.java:
             return argv
         publish_am_archives(runtime)
-        return [argv[0], *client_archive_flags(runtime, argv), f"-Dhpc.am.cds={am_archive_option(runtime)}",
-                *argv[1:]]
+        am_option = am_archive_option(runtime, self.plan.cluster_id)
+        return [argv[0], *client_archive_flags(runtime, argv), f"-Dhpc.am.cds={am_option}", *argv[1:]]
 
     def _wait(self, deadline: float | None, health: Callable[[], None] | None) -> None:
         """Wait for the client to exit, checking the deadline every 0.1 s and ``health`` every

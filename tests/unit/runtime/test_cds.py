@@ -229,3 +229,15 @@ def test_the_first_application_master_writes_the_archive_and_later_ones_use_it(f
     assert not publish_am_archives(runtime)  # written just now: an AM may still be writing it
     assert publish_am_archives(runtime, settle_s=0.0) and not tmp.exists()
     assert am_archive_option(runtime) == f"-cp {jars}:$CLASSPATH -XX:SharedArchiveFile={am_archive_path(runtime)}"
+
+
+def test_one_clusters_teardown_leaves_the_archive_another_clusters_am_is_writing(fake_runtime: HadoopRuntime) -> None:
+    """Two clusters of one user (two runs at once): the one whose teardown comes first publishes its own AMs' files
+    at once and leaves the other's, which its AM may be writing at exit this very moment (a file cut short, here), for
+    that cluster's own teardown; that one then drops it (the JDK does not map it)."""
+    runtime = _real_java(fake_runtime)
+    theirs = Path(am_archive_option(runtime, "racer2-1").rsplit("=", 1)[1])
+    assert theirs.name.startswith("mrappmaster.jsa.racer2-1-") and theirs.name.endswith(".tmp")
+    theirs.write_bytes(b"\0" * 4096)  # being written
+    assert not publish_am_archives(runtime, ended="racer1-1") and theirs.exists()
+    assert not publish_am_archives(runtime, ended="racer2-1") and not theirs.exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -75,6 +76,30 @@ def test_a_second_claim_on_the_same_output_is_the_existing_output_error(tmp_path
         claim_outputs(step(tmp_path, out), "run-b", overwrite=True)  # not even --overwrite takes it
     assert info.value.field == "steps.2"
     assert first[0].read_text() == "cluster run-a\n"  # the holder's claim is untouched
+
+
+def test_a_claim_not_yet_written_or_gone_on_the_way_still_refuses_naming_another_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two runs reach their step together: the holder's ``O_EXCL`` made the claim but has not written its line yet,
+    or its step ended and removed it between our ``O_EXCL`` and our read. Either way the refusal (exit 2) names
+    "another run"; never an empty name, never the ``FileNotFoundError`` of the read."""
+    out = tmp_path / "out"
+    claim = claim_path(str(out))
+    claim.touch()  # made, not written yet
+    with pytest.raises(UserError, match=f"output {out} already exists: another run is writing it"):
+        claim_outputs(step(tmp_path, out), "run-b", overwrite=False)
+    real_open = os.open
+
+    def holder_ends_meanwhile(path: str | os.PathLike[str], flags: int, mode: int = 0o777) -> int:
+        try:
+            return real_open(path, flags, mode)
+        except FileExistsError:
+            claim.unlink()  # the holder's step ended just after our O_EXCL
+            raise
+
+    monkeypatch.setattr(os, "open", holder_ends_meanwhile)
+    with pytest.raises(UserError, match=f"output {out} already exists: another run is writing it"):
+        claim_outputs(step(tmp_path, out), "run-b", overwrite=False)
 
 
 def test_an_output_written_meanwhile_is_refused_and_every_claim_released(tmp_path: Path) -> None:
