@@ -461,7 +461,8 @@ def publish_am_archives(runtime: HadoopRuntime, settle_s: float = AM_SETTLE_S, *
 
     Returns:
         True when the ApplicationMaster's archive is in place (this call's or another publisher's: two clusters'
-        teardowns may publish at once; the first move wins, the other finds the file gone and moves on).
+        teardowns may publish at once; the first move wins, the other finds the file gone and moves on). Never
+        raises ``OSError`` for a file it cannot read, move or remove: it stays for a later call, as before.
     """
     archive = am_archive_path(runtime)
     own = f"{AM_ARCHIVE}.{ended}-" if ended else None
@@ -475,7 +476,7 @@ def publish_am_archives(runtime: HadoopRuntime, settle_s: float = AM_SETTLE_S, *
                 archive.with_name(f"{AM_ARCHIVE}.requested").unlink(missing_ok=True)
             else:
                 tmp.unlink(missing_ok=True)
-        except FileNotFoundError:  # another publisher moved or dropped it first
+        except OSError:  # gone (another publisher moved or dropped it first) or unreadable: leave it
             continue
     return archive.is_file()
 
