@@ -49,8 +49,12 @@ CONFIG_TEMPLATES = {
     "hadoop-env.sh": "hadoop/hadoop-env.sh.j2",
 }
 
-#: Configuration files ``security: per-cluster`` adds to ``conf/`` (file name -> template): the service-level ACLs.
-SECURE_TEMPLATES = {"hadoop-policy.xml": "hadoop/hadoop-policy.xml.j2"}
+#: The ResourceManager's compiler directives (:func:`launcher.render.daemons.resourcemanager_jit_flags`), in ``conf/``.
+RM_JIT_DIRECTIVES = "resourcemanager-jit.json"
+#: Configuration files Kerberos (``security: per-cluster`` or ``site``) adds to ``conf/`` (file name -> template): the
+#: service-level ACLs and the ResourceManager's compiler directives.
+SECURE_TEMPLATES = {"hadoop-policy.xml": "hadoop/hadoop-policy.xml.j2",
+                    RM_JIT_DIRECTIVES: "hadoop/resourcemanager-jit.json.j2"}
 
 #: The shim's classes (hadoop-fs-shim).
 PFS_FILESYSTEM = "org.hpchadoop.fs.PfsFileSystem"

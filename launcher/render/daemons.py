@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launcher.plan.cluster_plan import ClusterPlan, NodePlan
+from launcher.render.config import RM_JIT_DIRECTIVES
 from launcher.runtime.cds import CDS_FLAG_PREFIXES, cds_flags
-from launcher.runtime.hadoop import FAST_START_FLAGS, NO_CONTAINER_SUPPORT
+from launcher.runtime.hadoop import FAST_START_FLAGS, NO_CONTAINER_SUPPORT, QUICK_JIT
 from launcher.security.kerberos import HTTP_SECRET_PROPERTY, NODE_KRB_PROPERTY
 
 #: Daemon name → main class (Hadoop 3.x).
@@ -134,6 +135,26 @@ def work_paths(work_dir: Path) -> tuple[Path, Path]:
     return work_dir / "conf", work_dir / "tmp"
 
 
+def resourcemanager_jit_flags(plan: ClusterPlan, flags: Sequence[str], conf_dir: Path) -> list[str]:
+    """The ResourceManager's JIT flags: ``flags`` (:meth:`launcher.runtime.hadoop.HadoopRuntime.daemon_flags`) with,
+    under Kerberos and ``hadoop.fast_start``, C2 back for ``java.math`` and the JDK's crypto only (the compiler
+    directives ``conf/resourcemanager-jit.json``, :data:`launcher.render.config.RM_JIT_DIRECTIVES`) instead of
+    :data:`launcher.runtime.hadoop.QUICK_JIT` for every method.
+
+    Why: under Kerberos ``yarn.resourcemanager.application-https.policy`` is ``LENIENT`` (yarn-site.xml.j2), and the
+    ResourceManager makes an RSA 2048 key pair for each ApplicationMaster before it launches it (Hadoop 3.4's
+    ``AMLauncher`` → ``ProxyCA.createChildKeyStore``). With C1 code only, ``BigInteger`` has none of C2's intrinsics:
+    on the 2-core CI machine the key pair took 1.3-2.2 s (JDK 17, a loop of ``KeyPairGenerator.generateKeyPair``), the
+    launch of an AM 0.8-3.5 s; with these directives 0.2-0.5 s, and 0.1-0.7 s per AM launch, in the
+    ResourceManager's log (``AMLauncher: Setting up`` to ``Done launching``). The rest stays at C1, so the bring-up
+    keeps what :data:`~launcher.runtime.hadoop.QUICK_JIT` gave it. Not part of the archive key
+    (:func:`launcher.runtime.cds.archive_key`): a class-data-sharing archive does not depend on the JIT."""
+    if not (plan.security.kerberos and plan.spec.hadoop.fast_start):
+        return list(flags)
+    return [*(flag for flag in flags if flag != QUICK_JIT), "-XX:+UnlockDiagnosticVMOptions",
+            f"-XX:CompilerDirectivesFile={conf_dir / RM_JIT_DIRECTIVES}", "-XX:CompileCommand=quiet"]
+
+
 def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | None = None,
                    work_dir: Path | None = None, nm_local_dir: str | None = None) -> DaemonCommand:
     """The command line of daemon ``name`` on ``node``.
@@ -172,7 +193,8 @@ def daemon_command(plan: ClusterPlan, node: NodePlan, name: str, address: str | 
     security = plan.security
     krb = [f"-D{NODE_KRB_PROPERTY}={security.node_krb_dir(work_dir)}",
            f"-D{HTTP_SECRET_PROPERTY}={security.node_secret(work_dir, name, node.name)}"] if security.kerberos else []
-    argv = [runtime.java, f"-Xmx{plan.memory.daemon_heap_mb}m", *flags, *sharing, *security.jvm_flags(), *krb,
+    jit = resourcemanager_jit_flags(plan, flags, conf_dir) if name == "resourcemanager" else flags
+    argv = [runtime.java, f"-Xmx{plan.memory.daemon_heap_mb}m", *jit, *sharing, *security.jvm_flags(), *krb,
             *([f"-Djava.io.tmpdir={tmp_dir}"] if tmp_dir else []), f"-XX:ErrorFile={log_dir}/hs_err_pid%p.log",
             f"-Dlog4j.configuration=file:{conf_dir / 'log4j.properties'}",
             f"-Dproc_{name}", f"-Dhadoop.log.dir={log_dir}", f"-Dhadoop.log.file={name}.log",

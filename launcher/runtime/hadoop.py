@@ -54,6 +54,9 @@ NO_CONTAINER_SUPPORT = "-XX:-UseContainerSupport"
 #: and HTTP and compute little, and three of them starting at once on a 2-core node had the ResourceManager active
 #: 8-9 s after exec with G1 and C2, 4-5 s with these (bring-up of examples/wordcount.yaml 9.6-12.6 s, now 7.0-8.3 s).
 QUICK_JIT_GC_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+#: The JIT half of :data:`QUICK_JIT_GC_FLAGS` (the ResourceManager trades it for compiler directives under Kerberos:
+#: :func:`launcher.render.daemons.resourcemanager_jit_flags`).
+QUICK_JIT = QUICK_JIT_GC_FLAGS[0]
 #: JIT/GC flags that cut JVM start-up for short-lived JVMs (client, AM, tasks).
 FAST_START_FLAGS = (*QUICK_JIT_GC_FLAGS, "-Xshare:auto")
 

@@ -22,7 +22,7 @@ import pytest
 from launcher.config.spec import JobSpec
 from launcher.node.agent import Agent
 from launcher.plan.cluster_plan import ClusterPlan, node_work_root
-from launcher.render.config import render_config, write_files
+from launcher.render.config import RM_JIT_DIRECTIVES, render_config, write_files
 from launcher.render.daemons import DaemonCommand, client_command, daemon_command, format_command, hadoop_env
 from launcher.runtime.hadoop import QUICK_JIT_GC_FLAGS
 from launcher.security.kdc import Kdc, make_realm_dir, publish_keys
@@ -363,13 +363,46 @@ def test_fast_start_daemons_run_c1_code_and_the_serial_collector(make_spec: Call
                                                                   make_test_plan: PlanFactory) -> None:
     """The daemons start with ``-XX:TieredStopAtLevel=1 -XX:+UseSerialGC`` under ``hadoop.fast_start`` (the default),
     and so does ``HADOOP_OPTS`` of the ``bin/`` commands; without it the JDK's own JIT and collector. The flags key the
-    class-data-sharing archive, so the archive the daemon maps is the one built for the same flags."""
+    class-data-sharing archive, so the archive the daemon maps is the one built for the same flags. (Under Kerberos
+    the ResourceManager trades C1-only for compiler directives: the next test.)"""
     for fast in (True, False):
-        plan = make_test_plan(make_spec(hadoop={"fast_start": fast}))
+        plan = make_test_plan(make_spec(security="simple", hadoop={"fast_start": fast}))
         for name in ("resourcemanager", "nodemanager", "historyserver"):
             argv = daemon_command(plan, plan.master, name).argv
             assert all((flag in argv) is fast for flag in QUICK_JIT_GC_FLAGS), (fast, name, argv)
             assert (argv.index("-XX:+UseSerialGC") < argv.index("-cp")) if fast else "-Xshare:auto" not in argv
+            assert not any(a.startswith("-XX:CompilerDirectivesFile=") for a in argv)
         hadoop_env_sh = render_config(plan)["hadoop-env.sh"]
         assert ("-XX:TieredStopAtLevel=1" in hadoop_env_sh) is fast
+
+
+def test_under_kerberos_the_resourcemanager_compiles_its_crypto_with_c2(plan: ClusterPlan) -> None:
+    """``security: per-cluster`` (the default): the ResourceManager makes an RSA key pair for every ApplicationMaster
+    (``application-https.policy: LENIENT``), which C1 code makes in 1.3-2.2 s on the CI machine. Its JVM gets the
+    rendered compiler directives (C2 for ``java.math`` and the JDK's crypto, C1 for the rest) in place of
+    ``-XX:TieredStopAtLevel=1``, from its node-local ``conf/``; the other daemons keep C1 only, and the archive key
+    (the flags before the directives) is the same for all. The real JDK reads the directives file: it says it added
+    both, and a ``-version`` with it exits 0."""
+    assert plan.security.kerberos
+    work = Path(plan.master.work_dir)
+    rm = daemon_command(plan, plan.master, "resourcemanager", work_dir=work).argv
+    directives = work / "conf" / RM_JIT_DIRECTIVES
+    assert "-XX:TieredStopAtLevel=1" not in rm and "-XX:+UseSerialGC" in rm
+    assert f"-XX:CompilerDirectivesFile={directives}" in rm and "-XX:+UnlockDiagnosticVMOptions" in rm
+    assert rm.index("-XX:+UnlockDiagnosticVMOptions") < rm.index(f"-XX:CompilerDirectivesFile={directives}")
+    for name in ("nodemanager", "historyserver"):
+        other = daemon_command(plan, plan.master, name, work_dir=work).argv
+        assert "-XX:TieredStopAtLevel=1" in other and not any("CompilerDirectives" in a for a in other)
+    rendered = plan.conf_dir / RM_JIT_DIRECTIVES
+    assert rendered.is_file()
+    shared = daemon_command(plan, plan.master, "resourcemanager").argv  # no work dir: the cluster directory's conf/
+    assert f"-XX:CompilerDirectivesFile={rendered}" in shared
+    jit = [a for a in shared if a.startswith(("-XX:+Unlock", "-XX:CompilerDirectivesFile", "-XX:CompileCommand"))]
+    java = shutil.which("java")  # the machine's JDK (the plan's is a stand-in directory)
+    assert java is not None, "no java on PATH: ./install.sh installs OpenJDK 17"
+    done = subprocess.run([java, *jit, "-version"], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 0 and "2 compiler directives added" in done.stdout, done.stdout + done.stderr
+
+
     assert QUICK_JIT_GC_FLAGS == ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
