@@ -144,11 +144,12 @@ def resourcemanager_jit_flags(plan: ClusterPlan, flags: Sequence[str], conf_dir:
     Why: under Kerberos ``yarn.resourcemanager.application-https.policy`` is ``LENIENT`` (yarn-site.xml.j2), and the
     ResourceManager makes an RSA 2048 key pair for each ApplicationMaster before it launches it (Hadoop 3.4's
     ``AMLauncher`` → ``ProxyCA.createChildKeyStore``). With C1 code only, ``BigInteger`` has none of C2's intrinsics:
-    on the 2-core CI machine the key pair took 1.3-2.2 s (JDK 17, a loop of ``KeyPairGenerator.generateKeyPair``), the
-    launch of an AM 0.8-3.5 s; with these directives 0.2-0.5 s, and 0.1-0.7 s per AM launch, in the
-    ResourceManager's log (``AMLauncher: Setting up`` to ``Done launching``). The rest stays at C1, so the bring-up
-    keeps what :data:`~launcher.runtime.hadoop.QUICK_JIT` gave it. Not part of the archive key
-    (:func:`launcher.runtime.cds.archive_key`): a class-data-sharing archive does not depend on the JIT."""
+    on the 2-core CI machine the key pair took 1.3-2.2 s (JDK 17, a loop of ``KeyPairGenerator.generateKeyPair``) and
+    the launch of an AM 0.8-3.5 s; with these directives the first key pairs 0.7-2.1 s (while C2 compiles), then
+    0.24-0.5 s, and an AM launch 0.09-0.68 s in the ResourceManager's log (``AMLauncher: Setting up`` to ``Done
+    launching``). The rest stays at C1, so the bring-up keeps what :data:`~launcher.runtime.hadoop.QUICK_JIT` gave it.
+    Not part of the archive key (:func:`launcher.runtime.cds.archive_key`): a class-data-sharing archive does not
+    depend on the JIT."""
     if not (plan.security.kerberos and plan.spec.hadoop.fast_start):
         return list(flags)
     return [*(flag for flag in flags if flag != QUICK_JIT), "-XX:+UnlockDiagnosticVMOptions",

@@ -49,14 +49,14 @@ PREFER_IPV4 = "-Djava.net.preferIPv4Stack=true"
 #: cgroup v1 mounts have a root of ``/..`` (cgroup namespaces, some container runtimes) JDK 17's detection
 #: throws a NullPointerException that kills the NodeManager at start.
 NO_CONTAINER_SUPPORT = "-XX:-UseContainerSupport"
+#: C1 code only: the JIT half of :data:`QUICK_JIT_GC_FLAGS`, which the ResourceManager trades for compiler directives
+#: under Kerberos (:func:`launcher.render.daemons.resourcemanager_jit_flags`).
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
 #: JIT and GC flags that cut a JVM's start-up: C1 code only (no C2 compile threads competing for the node's cores)
 #: and the serial collector (no parallel GC threads). What ``hadoop.fast_start`` gives the daemons too: they serve RPCs
 #: and HTTP and compute little, and three of them starting at once on a 2-core node had the ResourceManager active
 #: 8-9 s after exec with G1 and C2, 4-5 s with these (bring-up of examples/wordcount.yaml 9.6-12.6 s, now 7.0-8.3 s).
-QUICK_JIT_GC_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
-#: The JIT half of :data:`QUICK_JIT_GC_FLAGS` (the ResourceManager trades it for compiler directives under Kerberos:
-#: :func:`launcher.render.daemons.resourcemanager_jit_flags`).
-QUICK_JIT = QUICK_JIT_GC_FLAGS[0]
+QUICK_JIT_GC_FLAGS = (QUICK_JIT, "-XX:+UseSerialGC")
 #: JIT/GC flags that cut JVM start-up for short-lived JVMs (client, AM, tasks).
 FAST_START_FLAGS = (*QUICK_JIT_GC_FLAGS, "-Xshare:auto")
 
