@@ -312,12 +312,31 @@ def suspects(client_output: str, logs: Mapping[str, dict[str, str]]) -> list[str
     return sorted(logs, key=key)
 
 
+def last_attempt(plan: ClusterPlan, application: str) -> int:
+    """The number of ``application``'s last attempt, as the ResourceManager lists them
+    (``/ws/v1/cluster/apps/<application>/appattempts``: ``appAttempts.appAttempt[].id``), or 0 when it cannot be read
+    (unknown: the caller goes by what the job client named)."""
+    url = f"{plan.rm_web}/ws/v1/cluster/apps/{application}/appattempts"
+    try:
+        with web_client(plan, timeout=2.0) as http:
+            attempts = http.get(url).json()["appAttempts"]["appAttempt"]
+        return max((int(a["id"]) for a in attempts), default=0)
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        return 0
+
+
 def diagnose(plan: ClusterPlan, application: str, client_output: str, keep: Path | None = None) -> Cause | None:
     """The cause of a failed step: the first error of the process that failed first (:func:`container_cause`),
     for the step's error line and its record in ``run.json``. The containers are searched in :func:`suspects`'
     order (the last attempt's first, the ones the client names as failed first in each); logs are read where the
-    NodeManagers keep them, else aggregated; aggregated first when the node no longer keeps any container of the
-    last attempt the client names (the NodeManager has moved them already).
+    NodeManagers keep them, else aggregated.
+
+    The last attempt (the ResourceManager's, :func:`last_attempt`, or the latest the client names) is searched
+    alone first, in the node's logs and then YARN's aggregated ones, since its failure ended the step: while the
+    NodeManager aggregates the logs of the application that just ended, container by container (each local copy
+    deleted once uploaded), the last attempt's may be gone from the node, or half gone, while an earlier attempt's is
+    still there (CI of 2026-12-01 23:31 and of 2026-12-03 19:38 took the cause from attempt 1; the second time the
+    client had named no container of attempt 2). Only then are the earlier attempts searched.
 
     Args:
         keep: where the log file holding the cause is kept, as ``<keep>.<container>.<file>`` (:func:`keep_log`;
@@ -327,21 +346,23 @@ def diagnose(plan: ClusterPlan, application: str, client_output: str, keep: Path
         The cause, or ``None`` when no container log of the application has one.
     """
     command = f"hpc-hadoop logs {plan.cluster_id} --app {application}"
-    local = local_logs(plan, application)
-    readers: list[Callable[[], dict[str, dict[str, str]]]] = [lambda: local,
-                                                              lambda: aggregated_logs(plan, application)]
-    last = max((_attempt(c) for c in failed_containers(client_output)), default=0)
-    if last and not any(_attempt(c) == last for c in local):
-        # The NodeManagers are aggregating the logs of the application that just ended, container by container
-        # (each local copy deleted once uploaded): the last attempt's may be gone from the node while an earlier
-        # attempt's is still there (CI of 2026-12-01 23:31 took the cause from attempt 1): read YARN's first.
-        readers.reverse()
-    for read in readers:
-        logs = read()
-        for container in suspects(client_output, logs):
-            found = container_cause(logs[container])
-            if found:
-                name, line = found
-                path = keep_log(logs[container][name], Path(f"{keep}.{container}.{name}")) if keep else ""
-                return Cause(container, name, line, command, path)
+    read: dict[str, dict[str, dict[str, str]]] = {}
+    readers: dict[str, Callable[[], dict[str, dict[str, str]]]] = {
+        "local": lambda: local_logs(plan, application), "aggregated": lambda: aggregated_logs(plan, application)}
+
+    def logs_of(where: str) -> dict[str, dict[str, str]]:
+        if where not in read:
+            read[where] = readers[where]()
+        return read[where]
+
+    last = max([_attempt(c) for c in failed_containers(client_output)] + [last_attempt(plan, application)])
+    for earliest in dict.fromkeys((last, 0)):
+        for where in readers:
+            logs = logs_of(where)
+            for container in suspects(client_output, logs):
+                found = container_cause(logs[container]) if _attempt(container) >= earliest else None
+                if found:
+                    name, line = found
+                    path = keep_log(logs[container][name], Path(f"{keep}.{container}.{name}")) if keep else ""
+                    return Cause(container, name, line, command, path)
     return None

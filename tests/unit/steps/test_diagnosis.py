@@ -134,6 +134,45 @@ def test_the_last_attempt_is_read_from_yarn_when_the_node_keeps_only_an_earlier_
     assert kept is not None and kept.container == AM
 
 
+def test_the_resourcemanagers_last_attempt_is_searched_first_though_the_client_named_only_an_earlier_one(
+        make_spec: Callable[..., JobSpec], make_test_plan: Callable[..., ClusterPlan],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """CI of 2026-12-03 19:38 (tests/integration/test_orangefs.py): the client had named only attempt 1's container,
+    the node still kept attempt 1's log and half of attempt 2's (aggregation under way), and the cause named attempt
+    1. The last attempt is the ResourceManager's (:func:`last_attempt`), and its containers are searched alone first,
+    on the node and then in YARN's aggregated logs; an earlier attempt's cause only when the last has none."""
+    import launcher.steps.diagnosis as diagnosis
+
+    plan = make_test_plan(make_spec())
+    app = "application_1764072000000_0001"
+    second = AM.replace("_01_", "_02_")
+    userlogs = Path(plan.nodes[1].log_dir, "userlogs", app)
+    (userlogs / AM).mkdir(parents=True)
+    (userlogs / AM / "syslog").write_text(SYSLOG)
+    (userlogs / second).mkdir()
+    (userlogs / second / "prelaunch.err").write_text("")  # its syslog already uploaded and deleted
+    assert diagnosis.last_attempt(plan, app) == 0  # no ResourceManager: unknown, not an answer
+    later = SYSLOG.replace("/ofs/u/x/tmp/abc", "/ofs/u/x/tmp/second")
+    reads: list[str] = []
+
+    def aggregated(plan: ClusterPlan, app: str) -> dict[str, dict[str, str]]:
+        reads.append(app)
+        return {AM: {"syslog": SYSLOG}, second: {"syslog": later}}
+    monkeypatch.setattr(diagnosis, "aggregated_logs", aggregated)
+    monkeypatch.setattr(diagnosis, "last_attempt", lambda plan, app: 2)
+    cause = diagnose(plan, app, f"Exception from container-launch. Container id: {AM}\n")
+    assert cause is not None and cause.container == second
+    assert cause.line.endswith("/second (No such file or directory)")
+    monkeypatch.setattr(diagnosis, "aggregated_logs", lambda plan, app: {AM: {"syslog": SYSLOG}})
+    fallback = diagnose(plan, app, f"Container id: {AM}\n")  # the last attempt has no cause anywhere: attempt 1's
+    assert fallback is not None and fallback.container == AM
+    monkeypatch.setattr(diagnosis, "last_attempt", lambda plan, app: 1)
+    monkeypatch.setattr(diagnosis, "aggregated_logs", aggregated)
+    reads.clear()
+    local = diagnose(plan, app, f"Container id: {AM}\n")
+    assert local is not None and local.container == AM and reads == []  # the node's logs, no yarn logs
+
+
 def test_the_names_hpc_hadoop_chooses_in_container_paths_are_short(
         make_spec: Callable[..., JobSpec], make_test_plan: Callable[..., ClusterPlan], make_allocation: Callable[
             ..., Allocation], pfs_root: Path) -> None:
