@@ -1,12 +1,14 @@
 """An install from a wheel, outside the checkout, used by an ordinary user (issue 26 item 5): real ``pip wheel``,
-a fresh venv from Debian's ``/usr/bin/python3``, the non-root user ``hhcarol``, and real Hadoop 3.4.2 daemons on
-the local backend for the word count.
+a fresh venv from Debian's ``/usr/bin/python3``, the non-root user ``hhcarol``.
 
 The wheel must carry the templates, the site presets and the shim (``launcher/resources.py``): with no runtime,
 ``render`` fails in one line naming ``hpc-hadoop runtime install``; with the checkout's runtime put in carol's user
 prefix (where ``runtime install`` puts one; its Maven build is not run here, it downloads ~100 MB; nor Spark's pip
 install, ~450 MB), ``render``,
-``doctor`` and the word-count example run, and nothing they write names the checkout but the runtime's jars.
+``doctor`` and ``sites`` run, and nothing ``render`` writes names the checkout but the runtime's jars.
+
+Its word count (a cluster of its own until issue 38) is tests/integration/test_site.py's: the EasyBuild install is
+this wheel too, outside the checkout, and two ordinary users count words with it, exactly, nothing left running.
 """
 
 from __future__ import annotations
@@ -14,13 +16,12 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from collections import Counter
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import REPO, processes_of, run_report
+from tests.conftest import REPO
 from tests.jobs import SMALL
 from tests.users import TestUser, make_user, shared_base, user_dir
 
@@ -70,8 +71,7 @@ def _runtime_install_is_up_to_date(user: TestUser, hpc_hadoop: str, env: dict[st
     assert status.stderr.startswith(f"error: {prefix} lacks Spark, Spark examples jar"), status.stderr
 
 
-@pytest.mark.own_cluster("a site install outside the checkout")
-def test_wheel_outside_the_checkout_renders_and_counts_words(hadoop_runtime: Path) -> None:
+def test_wheel_outside_the_checkout_renders_and_checks(hadoop_runtime: Path) -> None:
     carol = make_user("hhcarol")
     base = shared_base("hh-wheel")
     try:
@@ -126,16 +126,8 @@ def test_wheel_outside_the_checkout_renders_and_counts_words(hadoop_runtime: Pat
         sites = _ok(carol.run([hpc_hadoop, "sites"], env=env), "sites")
         assert "generic-lustre" in sites
 
-        _ok(carol.run([hpc_hadoop, "submit", str(job)], env=env, timeout=600), "submit")
-        (run_dir,) = (home / carol.name / "hpc-hadoop").iterdir()
-        report = run_report(run_dir)
-        assert report["state"] == "succeeded" and [s["state"] for s in report["steps"]] == ["succeeded"]
-        counts: Counter[str] = Counter()
-        for part in (run_dir / "output" / "wordcount").glob("part-r-*"):
-            for line in part.read_text().splitlines():
-                word, _, count = line.rpartition("\t")
-                counts[word] += int(count)
-        assert counts == Counter(TEXT.split())
-        assert processes_of(run_dir) == []
+        # Nothing rendered names the checkout but the runtime's jars (a template or preset read from it would).
+        assert str(REPO) not in rendered.replace(str(hadoop_runtime), ""), [
+            line for line in rendered.splitlines() if str(REPO) in line.replace(str(hadoop_runtime), "")][:5]
     finally:
         shutil.rmtree(base, ignore_errors=True)
