@@ -463,6 +463,31 @@ def test_stop_reads_what_the_submission_settled_once_for_all_its_polls(monkeypat
     assert len(parsed) == (0 if release == "this" else 2)  # job.yaml: only in a directory of the release before
 
 
+def test_stop_asks_no_more_once_the_batch_system_did_not_answer_the_cancel(monkeypatch: pytest.MonkeyPatch,
+                                                                         fake_time: FakeTime, tmp_path: Path) -> None:
+    """``slurmctld`` stopped (tests/integration/test_silent_batch_systems.py): each look at the cluster waits on
+    Slurm's clients (about 18 s there) and ``stop --timeout 2`` took 63 s, the last 18 s a look after the cancel had
+    gone unanswered, which could only say the same. The cluster's state is the look's before the cancel: unknown,
+    active; the stop file is written (the holder tears down when it reads it)."""
+    run_dir = tmp_path / "c"
+    run_dir.mkdir()
+    cluster_index.register("c", run_dir, "slurm", "7", interactive=True)
+    silent = ClusterStatus(cluster_id="c", run_dir=str(run_dir), scheduler="slurm", job_id="7",
+                           state=ClusterState.UNKNOWN, detail="batch system not answering since 12:00:00")
+    asked: list[str] = []  # what stop asked the batch system, in order
+    monkeypatch.setattr(cluster_stop, "_look", lambda entry, backends: asked.append("look") or silent)
+    no_answer = NoAnswer(("scancel", "7"), 1, "",
+                         "scancel: error: Unable to contact slurm controller (connect failure)")
+    monkeypatch.setattr(cluster_stop, "_cancel", lambda status, backends: asked.append(f"cancel {status.job_id}")
+                        or no_answer)
+    said: list[str] = []
+    after = cluster_stop.request_stop(silent, timeout=2.0, poll=0.5, on_wait=said.append)
+    assert after is silent and after.active
+    assert said[0] == "teardown requested" and said[-1].startswith("the batch system did not answer the cancel: ")
+    assert (run_dir / cluster_stop.STOP_FILE).is_file()
+    assert asked[0] == "look" and asked[-1] == "cancel 7" and asked.count("cancel 7") == 1, asked  # no look after
+
+
 # -- allocation: one for every batch backend ------------------------------------------------------------
 
 @pytest.fixture
