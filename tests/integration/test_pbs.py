@@ -68,7 +68,8 @@ def test_wordcount_then_a_step_that_exits_3_through_standin_pbs_pro(pfs_root: Pa
     The word count, then a step that exits 3 (issue 17 item 10, on PBS Pro; issue 38 merged its cluster of its own
     here): without job history the server forgets the job at once, and ``--wait`` takes the exit code from run.json.
     (``Exit_status = 3`` read from a server that keeps history is tests/unit/schedulers/test_pbs.py's, through the
-    same stand-ins; Torque's ``exit_status`` is :func:`test_submit_wait_of_a_step_that_exits_3_on_torque`'s.)"""
+    same stand-ins; ``submit --wait`` of a Torque job whose step exited 3, its ``exit_status`` kept by the server, is
+    tests/unit/lifecycle/test_submit.py's, through the same stand-ins.)"""
     state = tmp_path / "standin"
     job = write_job(tmp_path, pfs_root)
     spec = yaml.safe_load(job.read_text())
@@ -238,26 +239,6 @@ def leftovers(work: Path) -> Iterator[None]:
                 proc.kill()
         except psutil.Error:
             continue
-
-
-@pytest.mark.usefixtures("leftovers")
-@pytest.mark.own_cluster("a step that exits 3 ends the PBS job (job history kept)")
-def test_submit_wait_of_a_step_that_exits_3_on_torque(submitter: Submitter, work: Path, exit_jar: Path) -> None:
-    """Issue 17 item 10: OpenPBS prints ``Exit_status = 3``; read as Torque's ``exit_status`` only, the job was
-    ``completed`` (the server keeps job history here, so that ``qstat -x -f`` shows the finished job). On Torque, as
-    a PBS user; PBS Pro's exit 3 is the second step of
-    :func:`test_wordcount_then_a_step_that_exits_3_through_standin_pbs_pro` (since issue 38), and its ``Exit_status``
-    through the stand-ins with history kept is tests/unit/schedulers/test_pbs.py's."""
-    flavor = "torque"
-    env = submitter.env(work, flavor, PBS_STANDIN_HISTORY="1")
-    job = job_file(submitter, work, "exit3", flavor, [{"jar": str(exit_jar), "class": "ExitWith", "args": [3]}])
-    result = submitter.hpc_hadoop("submit", str(job), "--wait", env=env)
-    assert result.returncode == 3, result.stdout[-4000:] + result.stderr[-2000:]
-    assert "job 1.standin: failed" in result.stdout and "job 1.standin: completed" not in result.stdout
-    run_dir = the_run_dir(submitter, work)
-    report = run_report(run_dir)
-    assert (report["state"], report["exit_code"], report["steps"][0]["returncode"]) == ("failed", 3, 3)
-    assert processes_of(run_dir) == []
 
 
 @pytest.mark.usefixtures("leftovers")

@@ -1,7 +1,9 @@
 """The site path, walked as a site walks it (issue 39): a software account installs hpc-hadoop with EasyBuild from
 the wheel built from this checkout, into an empty prefix; EasyBuild writes the Lmod module; the account puts a site
 config and a preset in the site layer and renders the template module too (``hpc-hadoop runtime module``); two users
-who are not root load the module through Lmod, copy the examples and run the word count, each their first run.
+who are not root load the module through Lmod (one EasyBuild's, one the template) and copy the examples; the first runs
+the word count, her first run, and the second ``doctor``, which finds the same install and the site's archives (his
+word count was the same run as hers: issue 38 took its bring-up).
 
 Nothing is simulated: Debian's Lmod, EasyBuild 5.4 from PyPI (``tests/cluster/site-up.sh`` installs both, and a
 download cache outside the checkout that pip and Maven read through their own mechanisms: ``PIP_FIND_LINKS`` +
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -189,10 +192,12 @@ class Site:
 
 
 def _first_run(site: Site, user: TestUser, home: Path, modulepath: Path, own_value: str | None,
-               expected: Counter[str], figures: dict[str, object]) -> None:
+               expected: Counter[str] | None, figures: dict[str, object]) -> None:
     """``user``'s first steps through the module in ``modulepath``: ``module avail``/``load``, the layers of
     :data:`FIELD` (``own_value`` in the user's config, else the site's), ``examples copy``, the word count (exact, the
-    site's archives only, no ``~/.cache``, nothing left running), and a root another user owns refused in one line."""
+    site's archives only, no ``~/.cache``, nothing left running; with ``expected`` ``None``, ``doctor`` instead,
+    which must find the install's runtime and the site's archives), and a root another user owns refused in one
+    line."""
     if own_value:
         config = home / ".config" / "hpc-hadoop" / "config.yaml"
         config.parent.mkdir(parents=True)
@@ -209,6 +214,22 @@ def _first_run(site: Site, user: TestUser, home: Path, modulepath: Path, own_val
     value_line = [line for line in shown.splitlines() if line.strip().startswith(FIELD)]
     assert value_line and value_line[0].split()[1:3] == ([own_value, "user"] if own_value else ["640m", "site"]), shown
 
+    if expected is None:
+        doctor = _ok(_bash(user, home, f"{load}module load hpc-hadoop\nhpc-hadoop doctor"), f"doctor as {user.name}")
+        figures[f"{user.name}_doctor"] = doctor
+        runtime = site.cds.parent
+        assert f"ok hadoop runtime  Hadoop 3.4.2 at {runtime}" in doctor, doctor
+        assert re.search(rf"ok cds archives +4 \(\d+ MiB\) in {re.escape(str(site.cds))} ", doctor), doctor
+        assert not (home / ".cache").exists(), sorted(str(p) for p in (home / ".cache").rglob("*"))
+    else:
+        _count_words(site, user, home, load, expected, figures)
+    _refuse_anothers_root(site, user, home, load, figures)
+
+
+def _count_words(site: Site, user: TestUser, home: Path, load: str, expected: Counter[str],
+                 figures: dict[str, object]) -> None:
+    """:func:`_first_run`'s word count: ``submit`` of the copied example, exact counts, the site's archives only, no
+    ``~/.cache``, nothing left running."""
     started = time.monotonic()
     watch = ArchiveWatch(user, home, f"{load}module load hpc-hadoop\nhpc-hadoop submit ~/hh-examples/wordcount.yaml")
     out = watch.wait()
@@ -223,7 +244,9 @@ def _first_run(site: Site, user: TestUser, home: Path, modulepath: Path, own_val
     assert watch.archives and all(a.startswith(f"{site.cds}/") for a in watch.archives), watch.archives
     assert processes_of(run_dir) == []
 
-    # A root another user owns (0755) is refused in one line, before anything is planned.
+
+def _refuse_anothers_root(site: Site, user: TestUser, home: Path, load: str, figures: dict[str, object]) -> None:
+    """A root another user owns (0755) is refused in one line, before anything is planned."""
     theirs = site.root.parent / "soft-root"
     theirs.mkdir(exist_ok=True)
     site.soft.own(theirs, 0o755)
@@ -234,8 +257,8 @@ def _first_run(site: Site, user: TestUser, home: Path, modulepath: Path, own_val
     figures[f"{user.name}_refusal"] = other.stderr.strip()
 
 
-@pytest.mark.own_cluster("a site's install and two users' first runs on it")
-def test_site_installs_with_easybuild_and_two_users_count_words_through_lmod(
+@pytest.mark.own_cluster("a site's install (its archives' training run) and a user's first run on it")
+def test_site_installs_with_easybuild_and_two_users_load_it_through_lmod_one_counting_words(
         site_tools: None, hadoop_runtime: Path, gcide_corpus: Path) -> None:
     soft, erin, frank = make_user("hhsoft"), make_user("hherin"), make_user("hhfrank")
     base = shared_base("hh-site")
@@ -267,11 +290,14 @@ def test_site_installs_with_easybuild_and_two_users_count_words_through_lmod(
 
         expected = python_wordcount(gcide_corpus)
         _first_run(site, erin, _home(base, erin), modules, "768m", expected, figures)
-        _first_run(site, frank, _home(base, frank), template.parents[1], None, expected, figures)
+        # frank's module is the template one: the same install, so doctor, not a second word count (issue 38).
+        _first_run(site, frank, _home(base, frank), template.parents[1], None, None, figures)
         print(f"\nsite path figures: eb install {figures['eb_install_s']:.1f} s; "
-              + "; ".join(f"{k} {v}" for k, v in figures.items() if k != "eb_install_s" and not k.endswith("module")))
+              + "; ".join(f"{k} {v}" for k, v in figures.items()
+                        if k != "eb_install_s" and not k.endswith(("module", "doctor"))))
         for name in (erin.name, frank.name):
             print(f"--- {name}: module avail / load / config --explain ---\n{figures[f'{name}_module']}")
+        print(f"--- {frank.name}: doctor ---\n{figures[f'{frank.name}_doctor']}")
         print("--- eb (tail) ---\n" + "\n".join(eb_out.splitlines()[-12:]))
     finally:
         _kill_leftovers([soft, erin, frank], base)

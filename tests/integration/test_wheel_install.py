@@ -8,7 +8,7 @@ install, ~450 MB), ``render``,
 ``doctor`` and ``sites`` run, and nothing ``render`` writes names the checkout but the runtime's jars.
 
 Its word count (a cluster of its own until issue 38) is tests/integration/test_site.py's: the EasyBuild install is
-this wheel too, outside the checkout, and two ordinary users count words with it, exactly, nothing left running.
+this wheel too, outside the checkout, and an ordinary user counts words with it, exactly, nothing left running.
 """
 
 from __future__ import annotations

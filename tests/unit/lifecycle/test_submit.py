@@ -99,19 +99,27 @@ def test_a_refused_submission_keeps_the_users_own_directories(pbs_standins: Call
 
 # -- issue 37 item 8: one state and one exit code per way a run ends, in run.json, submit --wait, list and status --
 
-def _ended_run(tmp_path: Path, ending: BaseException | None, *, hold: bool = False) -> Path:
+def _ended_run(tmp_path: Path, ending: BaseException | None, *, hold: bool = False,
+               step_exit: int | None = None) -> Path:
     """A cluster directory whose run ``ending`` ended (``None``: a held cluster stopped by ``hpc-hadoop stop`` once
-    up, as :meth:`ClusterRun.hold` leaves it), its ``run.json`` written by the runner itself (no daemons)."""
+    up, as :meth:`ClusterRun.hold` leaves it; with ``step_exit``, a run whose one step exited so, as
+    :func:`launcher.lifecycle.runner.run_steps` records it), its ``run.json`` written by the runner itself (no
+    daemons)."""
+    from launcher.lifecycle.report import StepRecord
     from launcher.lifecycle.runner import ClusterRun, materialize, prepare
     from launcher.schedulers import get_scheduler
-    from launcher.util.states import RunState
+    from launcher.util.states import RunState, StepState
 
     spec, _ = load_spec(None, data={"name": "ending", "filesystem": {"root": str(tmp_path)},
                                     "steps": [{"example": "pi", "args": ["1", "10"]}]})
     plan, _ = prepare(spec, get_scheduler("local").allocation(spec))
     materialize(plan)
     session = ClusterRun(plan, hold=hold)
-    if ending is None:
+    if step_exit is not None:
+        session.report.bringup_s = 1.0
+        session.report.steps.append(StepRecord(name="exit3", state=StepState.FAILED, returncode=step_exit))
+        session.fail(f"step 1 (exit3) failed with exit code {step_exit}; read {plan.run_dir}/steps/01-exit3.log")
+    elif ending is None:
         session.report.bringup_s = 1.0
         session.report.state = RunState.STOPPED  # what hold() sets once `stop` asked
     session.__exit__(type(ending) if ending else None, ending, None)
@@ -175,6 +183,56 @@ def test_a_cluster_ended_by_stop_shows_the_runs_state_in_submit_wait(tmp_path: P
     report = json.loads((run_dir / "run.json").read_text())
     assert (report["state"], report["exit_code"]) == (word, code)
     assert _follow_and_list(monkeypatch, run_dir, batch_end) == (code, f"job 10.pbshost: {word}", word)
+
+
+def test_submit_wait_of_a_torque_job_whose_step_exited_3_prints_failed_and_exits_3(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17 item 10 on Torque, whose server keeps the finished job (``job_state = C``, ``exit_status = 3``):
+    ``submit --wait`` (:func:`follow`, through the stand-in ``qstat``) prints the job running, then ``failed`` (never
+    ``completed``), and exits 3, the exit code ``run.json`` records for the failed step. (Until issue 38 this was
+    tests/integration/test_pbs.py's cluster of its own; PBS Pro's server without job history, which forgets the job at
+    once, is the second step of that module's ``test_wordcount_then_a_step_that_exits_3_through_standin_pbs_pro``.)"""
+    import json
+    import subprocess
+    import threading
+    import time
+
+    from launcher.schedulers.pbs import PbsScheduler
+
+    state = tmp_path / "standin"
+    monkeypatch.setenv("PATH", f"{PBS_STANDINS}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PBS_STANDIN_DIR", str(state))
+    monkeypatch.setenv("PBS_STANDIN_FLAVOR", "torque")
+    monkeypatch.setenv("PBS_STANDIN_HISTORY", "1")
+    run_dir = _ended_run(tmp_path, None, step_exit=3)
+    report = json.loads((run_dir / "run.json").read_text())
+    assert (report["state"], report["exit_code"]) == ("failed", 3)
+    # The job's script ends (exit 3, as the batch script does after a failed run) once follow() has shown it running.
+    gate, script = tmp_path / "gate", tmp_path / "batch.sh"
+    script.write_text(f"#!/bin/bash\n#PBS -N exit3\n#PBS -o {tmp_path}/job.out\n"
+                      f"while [ ! -e {gate} ]; do sleep 0.1; done\nexit 3\n")
+    job_id = subprocess.run(["qsub", str(script)], capture_output=True, text=True, check=True).stdout.strip()
+    out = io.StringIO()
+
+    def open_the_gate() -> None:
+        deadline = time.monotonic() + 60
+        while "running" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        gate.touch()
+
+    opener = threading.Thread(target=open_the_gate, daemon=True)
+    opener.start()
+    try:
+        code = submit_module.follow(PbsScheduler(), job_id, run_dir, tmp_path / "job.out",
+                                    Console(file=out, width=300, highlight=False))
+    finally:
+        gate.touch()
+        opener.join(timeout=5)
+    said = out.getvalue().splitlines()
+    assert code == 3, said
+    assert said == [f"job {job_id}: running", f"job {job_id}: failed"], said
+    assert "exit_status = 3" in subprocess.run(["qstat", "-f", job_id], capture_output=True, text=True,
+                                               check=False).stdout
 
 
 def test_an_old_run_json_that_says_interrupted_for_a_sigterm_reads_as_it_is(tmp_path: Path,
