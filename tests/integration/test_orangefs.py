@@ -3,8 +3,8 @@ client ``pvfs2fuse`` (tests/standins/orangefs_fuse.py; OrangeFS cannot be instal
 refuses the sticky bit (and its client exits after 8 refusals, as OrangeFS 2.10's does), mounts as plain ``fuse``
 from ``pvfs2fuse#tcp://...``, keeps the ``user.pvfs2.*`` attributes of directories and gives each new file at most
 4 data files (4 data servers), in its ``system.pvfs2.dh``/``md``.
-TeraSort runs on it as root through the shim, and a small wordcount, TeraSort and a failing step as a user
-who is not root.
+TeraSort runs on it as root through the shim with shared local dirs (then a wordcount, and a step whose history is cut
+short), and a small wordcount, TeraSort and a failing step as a user who is not root.
 
 Data is tiny: a Python FUSE passthrough is slow.
 """
@@ -111,21 +111,39 @@ def dfiles_now(path: Path) -> int:
     return len(os.getxattr(path, "system.pvfs2.dh")) // 8
 
 
-@pytest.mark.own_cluster("filesystem.mode shim with striping on OrangeFS")
-def test_terasort_through_the_shim_on_orangefs(hadoop_runtime: Path, ofs_root: Path, tmp_path: Path) -> None:
-    """Issue 17 items 4 and 5: TeraGen (to input/) and TeraSort (to output/, 2 reducers) through the pfs:// shim with
+@pytest.mark.own_cluster("filesystem.mode shim with striping and shared local_dirs on OrangeFS; its last step fails")
+def test_terasort_through_the_shim_with_shared_local_dirs_on_orangefs_then_a_cut_history_fails(
+        hadoop_runtime: Path, ofs_root: Path, tmp_path: Path) -> None:
+    """One cluster, four steps (issue 38: one bring-up for what were two tests).
+
+    Issue 17 items 4 and 5: TeraGen (to input/) and TeraSort (to output/, 2 reducers) through the pfs:// shim with
     striping asked for input (2 data files) and output (8, on 4 servers). The report gives the layout asked for
-    and the one files really get (4); directories Hadoop makes under input/ get the input layout, not output's."""
+    and the one files really get (4); directories Hadoop makes under input/ get the input layout, not output's.
+
+    Issue 25 item 3: with `filesystem.local_dirs: shared` every job failed even with a 3-byte root (the
+    ApplicationMaster's web temp directory 251 bytes below the mount): a wordcount with its local dirs on the mount
+    succeeds and its history reaches history/done. A step whose history file's name the client cuts short (the job's
+    name made long, and Hadoop told to keep 200 bytes of it: the issue's run with a 70-byte root, whose .jhist ended
+    in `.j`) is a failure that says so, not a success."""
+    corpus = ofs_root / "corpus.txt"
+    corpus.write_text(TEXT)
+    long_name = "a-job-with-a-long-name-" + "n" * 140
     job = write_job(tmp_path, {
         "name": "ts", "hadoop": {**SMALL, "properties": {"mapred-site": {"mapreduce.job.reduces": 2}}},
-        "filesystem": {"root": str(ofs_root), "mode": "shim",
+        "filesystem": {"root": str(ofs_root), "mode": "shim", "local_dirs": "shared",
                        "striping": {"input": {"count": 2, "size": "1m"}, "output": {"count": 8, "size": "1m"}}},
         "steps": [{"example": "teragen", "args": ["-Dmapreduce.job.maps=2", "5000", "${run_dir}/input/teragen"]},
-                  {"example": "terasort", "args": ["${run_dir}/input/teragen", "${run_dir}/output/sorted"]}]})
+                  {"example": "terasort", "args": ["${run_dir}/input/teragen", "${run_dir}/output/sorted"]},
+                  {"example": "wordcount", "args": [str(corpus), "${run_dir}/output/wc"]},
+                  {"name": "long", "streaming": {"mapper": "cat", "input": [str(corpus)],
+                                                 "output": "${run_dir}/output/long", "reducers": 0},
+                   "properties": {"mapreduce.job.name": long_name, "mapreduce.jobhistory.jobname.limit": 200}}]})
     result = hpc_hadoop("submit", str(job))
     run_dir = only_run_dir(ofs_root)
     report = run_report(run_dir)
-    assert result.returncode == 0, (report.get("error"), result.stdout[-3000:], result.stderr[-3000:])
+    states = [s["state"] for s in report["steps"]]
+    assert states == ["succeeded"] * 3 + ["failed"], (report.get("error"), result.stdout[-3000:],
+                                                       result.stderr[-3000:])
     generated = records(run_dir / "input" / "teragen", "part-m-*")
     ordered = records(run_dir / "output" / "sorted", "part-r-*")
     assert len(generated) == 5000 and sorted(generated) == sorted(ordered)
@@ -147,7 +165,31 @@ def test_terasort_through_the_shim_on_orangefs(hadoop_runtime: Path, ofs_root: P
     # each part is smaller than one 1 MiB strip (5000 records of 100 bytes): still stuffed, as on a real server
     parts = [*(run_dir / "input" / "teragen").glob("part-m-*"), *(run_dir / "output" / "sorted").glob("part-r-*")]
     assert all(p.stat().st_size < 1 << 20 for p in parts) and {dfiles_now(p) for p in parts} == {1}
+    shared_local_dirs_keep_the_history_and_a_cut_one_fails(run_dir, report, result)
     assert processes_of(run_dir) == []
+
+
+def shared_local_dirs_keep_the_history_and_a_cut_one_fails(run_dir: Path, report: dict,
+                                                           result: subprocess.CompletedProcess[str]) -> None:
+    """Steps 3 and 4 of
+    :func:`test_terasort_through_the_shim_with_shared_local_dirs_on_orangefs_then_a_cut_history_fails`: the wordcount
+    whose local dirs are on the mount kept its history; the one whose history file's name was cut short failed."""
+    first, second = report["steps"][2:]
+    assert first["state"] == "succeeded" and first["returncode"] == 0, (report.get("error"), result.stdout[-3000:])
+    assert list((run_dir / "history" / "done").rglob(f"{first['job_id']}-*.jhist"))
+    assert list(run_dir.glob("nm-local/*/usercache"))  # the containers ran in the cluster directory
+    assert word_counts(run_dir / "output" / "wc") == Counter(TEXT.split())
+    # the last job ran to its end, but its history file was made under a name cut short and never reached done/
+    assert second["returncode"] == 0 and second["state"] == "failed", second
+    assert result.returncode == 1 and report["state"] == "failed"
+    left = sorted(p.name for p in (run_dir / "history" / "intermediate").rglob(f"{second['job_id']}*"))
+    assert not list((run_dir / "history").rglob(f"{second['job_id']}-*.jhist")), left
+    assert report["error"] == (f"step 4 (long) ran, but the job history of {second['job_id']} was not kept: no .jhist "
+                               f"in {run_dir / 'history' / 'done'} 20 s after the job, and "
+                               f"{run_dir / 'history' / 'intermediate'} has only {', '.join(left[:3])} of it; "
+                               f"read {run_dir / 'steps' / '04-long.log'}"), report["error"]
+    assert report["error"] in result.stdout.replace("\n", "") or report["error"] in result.stderr.replace("\n", "")
+    print(report["error"])
 
 
 #: The user who is not root (made by the test when missing).
@@ -334,43 +376,3 @@ def test_a_root_too_deep_for_the_mount_is_refused_in_one_line(hadoop_runtime: Pa
     assert doctor.returncode == 1 and lines["path"].split()[0] == "fail", doctor.stdout
     assert f"filesystem.root: {deep} is 123 bytes below the mount point {orangefs}" in lines["path"], doctor.stdout
     print(doctor.stdout)
-
-
-@pytest.mark.own_cluster("local_dirs shared on an ordinary root; a lost one fails the run")
-def test_shared_local_dirs_on_an_ordinary_root_keep_the_history_and_a_lost_one_fails(
-        hadoop_runtime: Path, ofs_root: Path, tmp_path: Path) -> None:
-    """With `filesystem.local_dirs: shared` every job failed even with a 3-byte root (the ApplicationMaster's web temp
-    directory 251 bytes below the mount): a wordcount with its local dirs on the mount succeeds and its history
-    reaches history/done. A step whose history file's name the client cuts short (the job's name made long, and
-    Hadoop told to keep 200 bytes of it: the issue's run with a 70-byte root, whose .jhist ended in `.j`) is a
-    failure that says so, not a success."""
-    corpus = ofs_root / "corpus.txt"
-    corpus.write_text(TEXT)
-    long_name = "a-job-with-a-long-name-" + "n" * 140
-    job = write_job(tmp_path, {
-        "name": "wcs", "filesystem": {"root": str(ofs_root), "local_dirs": "shared"}, "hadoop": SMALL,
-        "steps": [{"example": "wordcount", "args": [str(corpus), "${run_dir}/output/wc"]},
-                  {"name": "long", "streaming": {"mapper": "cat", "input": [str(corpus)],
-                                                 "output": "${run_dir}/output/long", "reducers": 0},
-                   "properties": {"mapreduce.job.name": long_name, "mapreduce.jobhistory.jobname.limit": 200}}]})
-    result = hpc_hadoop("submit", str(job))
-    run_dir = only_run_dir(ofs_root)
-    report = run_report(run_dir)
-    assert len(report["steps"]) == 2, (report.get("error"), result.stdout[-3000:])
-    first, second = report["steps"]
-    assert first["state"] == "succeeded" and first["returncode"] == 0, (report.get("error"), result.stdout[-3000:])
-    assert list((run_dir / "history" / "done").rglob(f"{first['job_id']}-*.jhist"))
-    assert list(run_dir.glob("nm-local/*/usercache"))  # the containers ran in the cluster directory
-    assert word_counts(run_dir / "output" / "wc") == Counter(TEXT.split())
-    # the second job ran to its end, but its history file was made under a name cut short and never reached done/
-    assert second["returncode"] == 0 and second["state"] == "failed", second
-    assert result.returncode == 1 and report["state"] == "failed"
-    left = sorted(p.name for p in (run_dir / "history" / "intermediate").rglob(f"{second['job_id']}*"))
-    assert not list((run_dir / "history").rglob(f"{second['job_id']}-*.jhist")), left
-    assert report["error"] == (f"step 2 (long) ran, but the job history of {second['job_id']} was not kept: no .jhist "
-                               f"in {run_dir / 'history' / 'done'} 20 s after the job, and "
-                               f"{run_dir / 'history' / 'intermediate'} has only {', '.join(left[:3])} of it; "
-                               f"read {run_dir / 'steps' / '02-long.log'}"), report["error"]
-    assert report["error"] in result.stdout.replace("\n", "") or report["error"] in result.stderr.replace("\n", "")
-    print(report["error"])
-    assert processes_of(run_dir) == []
