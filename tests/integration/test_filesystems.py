@@ -1,5 +1,6 @@
 """The filesystem layer with real daemons and real filesystems: detection on the GlusterFS test mount (FUSE),
-TeraSort through the ``pfs://`` shim (``filesystem.mode: shim``). No mocks. (TestDFSIO on HDFS daemons whose
+TeraSort through the ``pfs://`` shim (``filesystem.mode: shim``: :func:`check_terasort_through_the_shim`, the first
+steps of test_faults.py's GlusterFS stall since issue 38). No mocks. (TestDFSIO on HDFS daemons whose
 NameNode/DataNode directories sit in the cluster directory, ``filesystem.mode: hdfs``, is test_bench.py's HDFS
 sweep: one cluster for both since issue 38.)
 """
@@ -15,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from launcher.filesystems import detect
-from tests import jobs
-from tests.conftest import PFS, hpc_hadoop, only_run_dir, processes_of, run_report
+from tests.conftest import PFS, hpc_hadoop
 from tests.jobs import SMALL
 
 pytestmark = pytest.mark.hadoop
@@ -55,10 +55,6 @@ def test_doctor_shows_the_detected_filesystem(gluster_dir: Path) -> None:
     assert "striping not applicable" in lines["striping"] and lines["flock"].split()[0] == "ok"
 
 
-def write_job(tmp_path: Path, job: dict) -> Path:
-    return jobs.write_job(tmp_path, job, {"scheduler": "local"})
-
-
 def records(directory: Path, pattern: str) -> list[bytes]:
     """TeraSort's 100-byte records of the files matching ``pattern`` in ``directory``, file by file."""
     data = b"".join(p.read_bytes() for p in sorted(directory.glob(pattern)))
@@ -66,29 +62,25 @@ def records(directory: Path, pattern: str) -> list[bytes]:
     return [data[i:i + 100] for i in range(0, len(data), 100)]
 
 
-@pytest.mark.own_cluster("filesystem.mode shim on GlusterFS")
-def test_terasort_through_the_pfs_shim_over_glusterfs(hadoop_runtime: Path, gluster_dir: Path, tmp_path: Path) -> None:
-    """TeraGen → TeraSort (2 reducers) with fs.defaultFS=pfs:/// over the real GlusterFS mount (the stand-in
-    for Lustre) and 4 MiB splits from split_size; the output
-    is checked in Python: the same 100000 records as TeraGen wrote, in key order across both partitions.
+#: The ``filesystem`` fields (but ``root``) of a run through the ``pfs://`` shim (``fs.defaultFS=pfs:///``) with 4 MiB
+#: splits from ``split_size``, and a stripe setting for the output directory, on a filesystem that has none.
+SHIM_FILESYSTEM = {"mode": "shim", "split_size": "4m", "striping": {"output": {"count": 2, "size": "1m"}}}
+#: Two reducers a job.
+SHIM_HADOOP = {**SMALL, "properties": {"mapred-site": {"mapreduce.job.reduces": 2}}}
+#: TeraGen (100000 records, 2 maps) → TeraSort, the first two steps of the run.
+SHIM_STEPS = [
+    {"example": "teragen", "args": ["-Dmapreduce.job.maps=2", "100000", "${run_dir}/output/gen"]},
+    {"example": "terasort", "args": ["${run_dir}/output/gen", "${run_dir}/output/sorted"]},
+]
 
-    A stripe setting for the output directory is requested on a filesystem that has none: the report must
-    say "striping not applicable" for it rather than drop it.
-    """
-    job = write_job(tmp_path, {
-        "name": "terasort-shim",
-        "filesystem": {"root": str(gluster_dir), "mode": "shim", "split_size": "4m",
-                       "striping": {"output": {"count": 2, "size": "1m"}}},
-        "hadoop": {**SMALL, "properties": {"mapred-site": {"mapreduce.job.reduces": 2}}},
-        "steps": [
-            {"example": "teragen", "args": ["-Dmapreduce.job.maps=2", "100000", "${run_dir}/output/gen"]},
-            {"example": "terasort", "args": ["${run_dir}/output/gen", "${run_dir}/output/sorted"]},
-        ]})
-    result = hpc_hadoop("submit", str(job))
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    run_dir = only_run_dir(gluster_dir)
-    report = run_report(run_dir)
-    assert [s["state"] for s in report["steps"]] == ["succeeded"] * 2
+
+def check_terasort_through_the_shim(run_dir: Path, report: dict) -> None:
+    """:data:`SHIM_STEPS` through the shim over the real GlusterFS mount (the stand-in for Lustre), a cluster of its
+    own until issue 38, now the first steps of test_faults.py's
+    :func:`~tests.integration.test_faults.test_parallel_filesystem_stalling_mid_job`: the output is checked in Python
+    (the same 100000 records as TeraGen wrote, in key order across both partitions), and the report says "striping not
+    applicable" for the output's stripe setting rather than drop it."""
+    assert [s["state"] for s in report["steps"][:2]] == ["succeeded"] * 2, report["steps"]
     assert "<value>pfs:///</value>" in (run_dir / "conf" / "core-site.xml").read_text()
     out = run_dir / "output"
     assert len(list((out / "sorted").glob("part-r-*"))) == 2
@@ -102,9 +94,9 @@ def test_terasort_through_the_pfs_shim_over_glusterfs(hadoop_runtime: Path, glus
     assert "number of splits:4" in (run_dir / "steps" / "02-terasort.log").read_text()
     # Staging and history worked through pfs://: both jobs' history files were written (the JobHistoryServer
     # moves them from intermediate/ to done/ every 2 s, which a cluster torn down at once may not wait for).
-    assert len(list((run_dir / "history").rglob("job_*.jhist"))) == 2
+    for step in report["steps"][:2]:
+        assert list((run_dir / "history").rglob(f"{step['job_id']}*.jhist")), step["job_id"]
     fs = report["filesystem"]
     assert fs["mode"] == "shim" and fs["class"] == "generic"
     output = next(d for d in fs["directories"] if d["role"] == "output")
     assert output["status"] == "striping not applicable" and output["requested"]["count"] == 2
-    assert processes_of(run_dir) == []
