@@ -30,7 +30,7 @@ from launcher.security.webauth import web_auth
 from launcher.util.errors import ClusterError
 from launcher.util.polling import poll
 from launcher.util.processes import end
-from launcher.util.records import AgentRecord
+from launcher.util.records import LOSABLE, AgentRecord
 from launcher.util.sockets import user_name
 
 POLL_SECONDS = 0.2
@@ -65,10 +65,6 @@ def agent_group(plan: ClusterPlan, fanout: str | None = None) -> AgentGroup:
     launcher = get_launcher(fanout) if fanout else get_launcher(plan.fanout, program=plan.fanout_program)
     return AgentGroup(launcher, plan.run_dir, [n.name for n in plan.nodes], agent_argv(plan),
                       cores=plan.cores_per_node)
-
-
-#: Daemons a cluster can lose on a node other than the master while a step runs (YARN re-runs the work).
-LOSABLE = frozenset({"nodemanager"})
 
 
 class Cluster:
@@ -130,13 +126,14 @@ class Cluster:
         return sorted(found, key=lambda e: (e["node"], e["port"], e["process"], e["address"]))
 
     def lost_nodes(self, states: dict[str, AgentRecord] | None = None) -> dict[str, dict[str, Any]]:
-        """Nodes that lost their NodeManager while a step ran and that YARN can do without: not the master, and
-        nothing but a NodeManager failed there (:data:`LOSABLE`). ``{node: {"daemon", "exit", "at"}}`` (``at``:
+        """Nodes that lost their NodeManager while a step ran and that YARN can do without: nothing but a NodeManager
+        failed there (:data:`~launcher.util.records.LOSABLE`); on the master (``nodemanager_on_master``) its agent
+        keeps the ResourceManager and the JobHistoryServer running. ``{node: {"daemon", "exit", "at"}}`` (``at``:
         epoch seconds when its agent saw it exit). ``states``: :meth:`agent_states` when already read."""
         lost = {}
         for node, state in (self.states() if states is None else states).items():
             failed = state.failed
-            if node != self.plan.master.name and failed and set(failed) <= LOSABLE:
+            if failed and set(failed) <= LOSABLE:
                 daemon = next(iter(failed))
                 at = state.failed_at.get(daemon)
                 lost[node] = {"daemon": daemon, "exit": failed[daemon], "at": at}
@@ -166,10 +163,10 @@ class Cluster:
         """Raise if a daemon exited or the agents are gone.
 
         Args:
-            tolerate_lost: while a step runs: a NodeManager lost on a node other than the master
-                (:meth:`lost_nodes`) is not an error as long as another NodeManager runs; YARN re-runs the
-                lost node's tasks once the ResourceManager declares it lost (``yarn.nm.liveness-monitor.
-                expiry-interval-ms``).
+            tolerate_lost: while a step runs: a lost NodeManager (:meth:`lost_nodes`, the master's too) is not an
+                error as long as another NodeManager runs; YARN re-runs the lost node's tasks once the
+                ResourceManager declares it lost (at once: :meth:`decommission`). The master's agent must still run
+                (its ResourceManager); a lost worker's has stopped.
 
         Returns:
             The tolerated lost nodes (:meth:`lost_nodes`; empty without ``tolerate_lost``).
@@ -196,7 +193,7 @@ class Cluster:
                                for port, uid in sorted(state.foreign_ports.items()))
                 raise ClusterError(f"{daemon} on {node} exited with code {rc} {when}{held}; read {record.log}"
                                    f" ({_tail(Path(record.log)) or _tail(Path(record.out))})")
-        if not self.fanout.running(ignore=set(lost)):
+        if not self.fanout.running(ignore=set(lost) - {self.plan.master.name}):
             log = self.fanout.log_file
             agents = sorted(self.plan.path("logs").glob("agent-*.out"))
             tail = _tail(log) or next((f"{p.name}: {_tail(p)}" for p in agents if _tail(p)), "")

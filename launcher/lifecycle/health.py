@@ -97,8 +97,8 @@ class Health:
         return stall
 
     def during_step(self, when: str, runner: StepRunner) -> None:
-        """Each second while a step runs: raise if the cluster is no longer whole (a lost NodeManager off the
-        master is tolerated, and its node decommissioned at once: :meth:`Cluster.decommission`); note the fewest
+        """Each second while a step runs: raise if the cluster is no longer whole (a lost NodeManager is tolerated,
+        the master's too, and its node decommissioned at once: :meth:`Cluster.decommission`); note the fewest
         bytes free on the filesystem root (``min_free_bytes``). What it reads of the shared filesystem comes from
         the cluster's :class:`~launcher.cluster.watch.FilesystemWatch`: it never waits on a stalled filesystem."""
         lost = self.cluster.raise_if_failed(when, tolerate_lost=True)

@@ -64,7 +64,7 @@ from launcher.util.files import replace_private
 from launcher.util.network import interface_address
 from launcher.util.polling import poll
 from launcher.util.processes import end
-from launcher.util.records import AgentRecord, DaemonRecord, ListeningRecord
+from launcher.util.records import LOSABLE, AgentRecord, DaemonRecord, ListeningRecord
 from launcher.util.safedirs import PRIVATE_UMASK, make_private_dir
 from launcher.util.sealed import SealError
 from launcher.util.sockets import listeners
@@ -206,6 +206,8 @@ class Agent:
         self.archive_notes: list[str] = []
         self.restarted: set[str] = set()
         self.killed: set[str] = set()  # daemons SIGKILLed at the end of their grace (:meth:`terminate`)
+        self.reaper: subprocess.Popen[bytes] | None = None  # :func:`start_reaper`'s (kept when a NodeManager is lost)
+        self._lost_ended = False  # the containers of a NodeManager lost while the node runs on: ended
         self.hurry = False
         #: JupyterLab and the notebook executions (``hpc-hadoop notebook``), on the master only: their requests are
         #: looked for on a thread of their own (:class:`NotebookRequests`); they exit without stopping the node.
@@ -462,20 +464,17 @@ class Agent:
         """One look of :meth:`supervise`: record the daemons that exited (restarting one that died mapping its
         class-data-sharing archive), see whether the launcher process is gone, sample the listeners every
         :data:`LISTEN_SAMPLE_SECONDS`. Returns :attr:`stop_reason` (set here when a daemon exited or the launcher
-        is gone; by a signal otherwise), ``None`` while the node runs on."""
+        is gone; by a signal otherwise), ``None`` while the node runs on: also after its NodeManager alone died on
+        a node whose other daemons run (:meth:`runs_on_without_its_nodemanager`)."""
         if self.stop_reason is not None:
             return self.stop_reason
         if self.requests is not None:
             self.serve_notebook_requests()
-        for name, proc in list(self.procs.items()):
-            if proc.poll() is not None and self.stop_reason is None and self.restart_without_archive(name):
-                continue
-            if proc.poll() is not None and name in OPTIONAL_DAEMONS:
-                continue  # JupyterLab: its exit code is in the state file (its DaemonRecord); the cluster runs on
-            if proc.poll() is not None:
-                self.failed[name] = proc.returncode
-                self.failed_at.setdefault(name, time.time())
-        if self.failed:
+        self.record_exits()
+        runs_on = self.runs_on_without_its_nodemanager()
+        if runs_on and not self._lost_ended:
+            self.end_lost_containers()
+        if self.failed and not runs_on:
             self.note_foreign_ports()
             self.stop_reason = "daemon exited: " + ", ".join(f"{n} ({rc})" for n, rc in self.failed.items())
         elif self.watch_pid and not psutil.pid_exists(self.watch_pid):
@@ -483,6 +482,38 @@ class Agent:
         elif time.monotonic() - self._sampled >= LISTEN_SAMPLE_SECONDS:
             self.sample_listeners()
         return self.stop_reason
+
+    def record_exits(self) -> None:
+        """Record in :attr:`failed` the daemons that exited, but one started again without its class-data-sharing
+        archive (:meth:`restart_without_archive`) and JupyterLab (its exit code is in the state file, its
+        ``DaemonRecord``; the cluster runs on)."""
+        for name, proc in list(self.procs.items()):
+            if proc.poll() is not None and self.stop_reason is None and self.restart_without_archive(name):
+                continue
+            if proc.poll() is not None and name not in OPTIONAL_DAEMONS:
+                self.failed[name] = proc.returncode
+                self.failed_at.setdefault(name, time.time())
+
+    def runs_on_without_its_nodemanager(self) -> bool:
+        """True when nothing but the NodeManager failed here (:data:`launcher.util.records.LOSABLE`) and another of the
+        node's daemons still runs: the master's ResourceManager and JobHistoryServer (``nodemanager_on_master``), a
+        DataNode. The node is then not stopped: its NodeManager is lost as a worker's is (the launcher decommissions
+        it and YARN re-runs its work), its other daemons serve on. A worker with its NodeManager alone stops."""
+        return bool(self.failed) and set(self.failed) <= LOSABLE and any(
+            proc.poll() is None for name, proc in self.procs.items() if name not in self.failed)
+
+    def end_lost_containers(self) -> None:
+        """End the containers of the NodeManager lost while the node runs on, as a lost node's agent does at its stop:
+        SIGKILL to every descendant but the daemons still running, the notebook executions and the reaper, with
+        theirs (:func:`kill_descendants`); then the state file says the NodeManager failed."""
+        self._lost_ended = True
+        keep = [proc for name, proc in self.procs.items() if name not in self.failed]
+        keep += [run for run in self.runs.values() if run is not None]
+        keep += [self.reaper] if self.reaper is not None else []
+        ended = kill_descendants(keep=[proc.pid for proc in keep if proc.poll() is None])
+        say(f"hpc-hadoop agent on {self.node.name}: lost " + ", ".join(f"{n} ({rc})" for n, rc in self.failed.items())
+            + f"; {ended} of its processes ended, the node's other daemons run on")
+        self.write_status()
 
     def serve_notebook_requests(self) -> None:
         """Start what ``notebook/`` asks for (:class:`NotebookRequests`): JupyterLab when the server request is new (or
@@ -734,9 +765,18 @@ def start_reaper(node: NodePlan) -> subprocess.Popen[bytes] | None:
         return None
 
 
-def kill_descendants(timeout: float = 5.0) -> int:
-    """SIGKILL every remaining descendant of this process and reap it; returns how many there were."""
-    children = psutil.Process().children(recursive=True)
+def kill_descendants(timeout: float = 5.0, keep: list[int] | None = None) -> int:
+    """SIGKILL every remaining descendant of this process but the processes ``keep`` (pids) and their descendants,
+    and reap them; returns how many there were."""
+    kept = set(keep or [])
+
+    def doomed(child: psutil.Process) -> bool:
+        try:  # its ancestry as of now: a child a kept process started after the listing below is not in it
+            return child.pid not in kept and not kept & {parent.pid for parent in child.parents()}
+        except psutil.NoSuchProcess:
+            return False
+
+    children = [child for child in psutil.Process().children(recursive=True) if doomed(child)]
     end(children, signum=None, kill_wait=timeout)
     return len(children)
 
@@ -758,7 +798,7 @@ def main(argv: list[str] | None = None) -> int:
     agent = Agent(plan, node, args.watch_pid)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
         signal.signal(signum, agent._on_signal)
-    start_reaper(node)
+    agent.reaper = start_reaper(node)
     agent.start()
     code = agent.supervise()
     if not agent.status.flush(STATUS_FLUSH_SECONDS):

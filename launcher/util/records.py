@@ -147,6 +147,11 @@ class ListeningRecord(BaseModel):
     port: int
 
 
+#: Daemons a cluster can lose on a node while a step runs (YARN re-runs the work): the node's agent runs on when
+#: its other daemons do (the master's), the launcher decommissions the node (:mod:`launcher.lifecycle.health`).
+LOSABLE = frozenset({"nodemanager"})
+
+
 class AgentRecord(Record):
     """``agents/<node>.json``: a node's agent and its daemons, rewritten by the agent at each change.
 

@@ -213,67 +213,6 @@ def container_hosts(run_dir: Path, main_class: str) -> set[str]:
     return hosts
 
 
-@pytest.mark.own_cluster("a NodeManager is killed")
-def test_nodemanager_of_the_application_master_lost_mid_job_the_job_completes(users_root: Path,
-                                                                              dave: TestUser) -> None:
-    """Issue 13 item 2: SIGKILL to the NodeManager of the node that runs the ApplicationMaster (no NodeManager on the
-    master, so the AM is on n2 or n3). Its agent ends the node's containers, as a lost node would; the launcher sees
-    the loss within a second and decommissions the node (conf/nodes.exclude, yarn rmadmin -refreshNodes) instead of
-    waiting for yarn.nm.liveness-monitor.expiry-interval-ms; then a second ApplicationMaster attempt starts and
-    recovers the finished tasks from the first one's history on the shared filesystem. The step succeeds, run.json
-    names the lost node, nothing is left. Submitted by ``hhdave``, not root. (Item 1, a lost node that runs map
-    tasks but not the ApplicationMaster, is ``test_shuffle.py``'s NodeManager killed mid-shuffle, on the 3-node
-    cluster its sorts hold: one bring-up less, issue 38.) A cluster of its own, without a NodeManager on the master:
-    as the last step of that cluster (whose master runs one), YARN placed the ApplicationMaster on the master once in
-    CI (stop 51), and a NodeManager lost on the master ends the run (docs/reliability.md)."""
-    shared_root = users_root
-    job = users_job(dave, users_root, {
-        "name": "lost-am", "nodes": 3, "walltime": "00:20:00", "filesystem": {"root": str(users_root)},
-        "nodemanager_on_master": False,
-        # Two containers a node, no uber mode: the maps spread over the nodes, each in a YarnChild of its own.
-        "hadoop": {**SMALL,
-                   "containers_per_node": 2,
-                   "properties": {"mapred-site": {"mapreduce.job.ubertask.enable": False}}},
-        "steps": [{"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob",
-                   "args": ["-m", "6", "-r", "1", "-mt", "10000", "-rt", "1000"]}]})
-    launcher = subprocess.Popen([str(REPO / ".venv" / "bin" / "python"), "-m", "launcher.cli", "submit", str(job),
-                                 "--wait"], cwd=dave.home, env=dave.env(), user=dave.uid, group=dave.gid,
-                                extra_groups=[], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        victim, run_dir = None, None
-        deadline = time.monotonic() + 300
-        while victim is None and time.monotonic() < deadline and launcher.poll() is None:
-            time.sleep(0.5)
-            dirs = cluster_dirs(shared_root)
-            if not dirs:
-                continue
-            run_dir = dirs[0]
-            am_hosts = container_hosts(run_dir, "org.apache.hadoop.mapreduce.v2.app.MRAppMaster")
-            task_hosts = container_hosts(run_dir, "org.apache.hadoop.mapred.YarnChild")
-            candidates = sorted((am_hosts if task_hosts else set()) - {"n1"})
-            victim = candidates[0] if candidates else None
-        assert victim is not None and run_dir is not None, "no node ran the ApplicationMaster and a task"
-        agent = json.loads((run_dir / "agents" / f"{victim}.json").read_text())
-        os.kill(agent["daemons"]["nodemanager"]["pid"], signal.SIGKILL)
-        killed = time.time()
-        output, _ = launcher.communicate(timeout=600)
-    finally:
-        if launcher.poll() is None:
-            launcher.kill()
-    report = run_report(run_dir)
-    # the recovery figure for docs/reliability.md
-    print(f"NodeManager on {victim} (the ApplicationMaster's) killed; the step ended "
-          f"{report['ended'] - killed:.1f} s later (run total {report['total_s']:.1f} s)")
-    assert launcher.returncode == 0, output[-4000:]
-    assert report["state"] == "succeeded" and report["steps"][0]["state"] == "succeeded", report
-    (lost,) = report["lost_nodes"]
-    assert lost["node"] == victim and lost["daemon"] == "nodemanager" and lost["exit"] == -9
-    assert any(f"nodemanager on {victim} lost during step 1" in note for note in report["notes"])
-    history = "".join(p.read_text(errors="replace") for p in run_dir.glob("history/**/*.jhist"))
-    assert re.search(r"appattempt_\d+_\d+_000002", history), "no second ApplicationMaster attempt"
-    assert processes_of(run_dir) == [] and queued_jobs() == []
-
-
 @pytest.mark.own_cluster("Spark steps, then the batch system kills its launcher")
 def test_spark_steps_then_the_launcher_killed_by_the_batch_system_leaves_nothing_and_shows_lost(
         users_root: Path, dave: TestUser, spark_runtime: Path, gcide_corpus: Path) -> None:

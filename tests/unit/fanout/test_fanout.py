@@ -305,11 +305,13 @@ def test_cluster_runs_the_agents_through_the_plans_launcher(make_test_plan: Call
     assert agent_group(plan, "local").command("n1")[-4:-2] == ["--node", "n1"]
 
 
-def test_a_lost_nodemanager_off_the_master_is_tolerated_while_a_step_runs(
+def test_a_lost_nodemanager_is_tolerated_while_a_step_runs_the_masters_while_its_agent_runs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make_test_plan: Callable[..., ClusterPlan],
         make_spec: Callable[..., JobSpec]) -> None:
     """Issue 13 item 1: n3's agent (a real process) exits after its NodeManager died; the cluster is still whole
-    enough for a step (n1, the master, and n2 run), but not for bring-up, and not when the master's is lost."""
+    enough for a step (n1, the master, and n2 run), but not for bring-up. The master's NodeManager lost too (stop 51's
+    CI: the ApplicationMaster's node was the master): tolerated while its agent runs on (the ResourceManager), not
+    once that agent is gone or another daemon of the master failed; every NodeManager lost ends the step."""
     plan = make_test_plan(make_spec())
     group, _, _ = start_per_node(tmp_path, monkeypatch, ["n1", "n2", "n3"])
     cluster = Cluster(plan, fanout=group)
@@ -327,9 +329,24 @@ def test_a_lost_nodemanager_off_the_master_is_tolerated_while_a_step_runs(
         assert group.running(ignore={"n3"}) and not group.running(ignore={"n2"})
         with pytest.raises(ClusterError, match="nodemanager on n3 exited with code -9 during bring-up"):
             cluster.raise_if_failed()
-        (agents / "n1.json").write_text(json.dumps({"failed": {"nodemanager": 1},
-                                                    "daemons": {"nodemanager": {"log": "nm.log", "out": "nm.out"}}}))
+        daemons = {d: {"log": f"{d}.log", "out": f"{d}.out"} for d in ("nodemanager", "resourcemanager")}
+        (agents / "n1.json").write_text(json.dumps({"pid": group.agent_pid("n1"), "failed": {"nodemanager": 1},
+                                                    "daemons": daemons}))
+        assert sorted(cluster.raise_if_failed("while step 1 ran", tolerate_lost=True)) == ["n1", "n3"]
+        (agents / "n1.json").write_text(json.dumps({"pid": group.agent_pid("n1"),
+                                                    "failed": {"nodemanager": 1, "resourcemanager": -9},
+                                                    "daemons": daemons}))
         with pytest.raises(ClusterError, match="nodemanager on n1 exited with code 1 while step 1 ran"):
+            cluster.raise_if_failed("while step 1 ran", tolerate_lost=True)
+        (agents / "n1.json").write_text(json.dumps({"pid": group.agent_pid("n1"), "failed": {"nodemanager": 1},
+                                                    "daemons": daemons}))
+        (agents / "n2.json").write_text(json.dumps({"failed": {"nodemanager": -9}, "daemons": daemons}))
+        with pytest.raises(ClusterError, match=r"every NodeManager is lost while step 1 ran \(n1, n2, n3\)"):
+            cluster.raise_if_failed("while step 1 ran", tolerate_lost=True)
+        (agents / "n2.json").write_text(json.dumps({"pid": group.agent_pid("n2"), "failed": {}}))
+        os.kill(group.agent_pid("n1") or 0, signal.SIGKILL)
+        wait_for(lambda: not group.running(ignore={"n3"}))
+        with pytest.raises(ClusterError, match="the agents stopped while step 1 ran"):
             cluster.raise_if_failed("while step 1 ran", tolerate_lost=True)
     finally:
         group.stop(timeout=5)
