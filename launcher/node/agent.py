@@ -486,8 +486,11 @@ class Agent:
     def record_exits(self) -> None:
         """Record in :attr:`failed` the daemons that exited, but one started again without its class-data-sharing
         archive (:meth:`restart_without_archive`) and JupyterLab (its exit code is in the state file, its
-        ``DaemonRecord``; the cluster runs on)."""
+        ``DaemonRecord``; the cluster runs on). A daemon already recorded is not looked at again (a lost NodeManager
+        of a node that runs on: its archive is not checked with a JVM each second)."""
         for name, proc in list(self.procs.items()):
+            if name in self.failed:
+                continue
             if proc.poll() is not None and self.stop_reason is None and self.restart_without_archive(name):
                 continue
             if proc.poll() is not None and name not in OPTIONAL_DAEMONS:

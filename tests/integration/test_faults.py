@@ -108,8 +108,11 @@ class Launcher:
 
 
 def step_log_says(root: Path, text: str, step: int = 1) -> Callable[[], bool]:
+    """Whether the log of step ``step`` of the one run below ``root`` (``<root>/<user>/hpc-hadoop/<cluster>/steps/``)
+    has ``text``. The glob goes no deeper than ``steps/``: an ``rglob`` of the whole root walked into an earlier
+    step's ``logs/<host>/userlogs/application_*`` as YARN removed it (FileNotFoundError, stop 52's CI)."""
     def check() -> bool:
-        logs = list(root.rglob(f"steps/{step:02d}-*.log"))
+        logs = list(root.glob(f"*/hpc-hadoop/*/steps/{step:02d}-*.log"))
         return bool(logs) and text in logs[0].read_text(errors="replace")
     return check
 
