@@ -207,7 +207,6 @@ class Agent:
         self.restarted: set[str] = set()
         self.killed: set[str] = set()  # daemons SIGKILLed at the end of their grace (:meth:`terminate`)
         self.reaper: subprocess.Popen[bytes] | None = None  # :func:`start_reaper`'s (kept when a NodeManager is lost)
-        self._lost_ended = False  # the containers of a NodeManager lost while the node runs on: ended
         self.hurry = False
         #: JupyterLab and the notebook executions (``hpc-hadoop notebook``), on the master only: their requests are
         #: looked for on a thread of their own (:class:`NotebookRequests`); they exit without stopping the node.
@@ -470,9 +469,9 @@ class Agent:
             return self.stop_reason
         if self.requests is not None:
             self.serve_notebook_requests()
-        self.record_exits()
+        exited = self.record_exits()
         runs_on = self.runs_on_without_its_nodemanager()
-        if runs_on and not self._lost_ended:
+        if runs_on and exited:
             self.end_lost_containers()
         if self.failed and not runs_on:
             self.note_foreign_ports()
@@ -483,11 +482,13 @@ class Agent:
             self.sample_listeners()
         return self.stop_reason
 
-    def record_exits(self) -> None:
+    def record_exits(self) -> set[str]:
         """Record in :attr:`failed` the daemons that exited, but one started again without its class-data-sharing
         archive (:meth:`restart_without_archive`) and JupyterLab (its exit code is in the state file, its
         ``DaemonRecord``; the cluster runs on). A daemon already recorded is not looked at again (a lost NodeManager
-        of a node that runs on: its archive is not checked with a JVM each second)."""
+        of a node that runs on: its archive is not checked with a JVM each second). Returns the daemons recorded
+        now."""
+        exited = set()
         for name, proc in list(self.procs.items()):
             if name in self.failed:
                 continue
@@ -496,6 +497,8 @@ class Agent:
             if proc.poll() is not None and name not in OPTIONAL_DAEMONS:
                 self.failed[name] = proc.returncode
                 self.failed_at.setdefault(name, time.time())
+                exited.add(name)
+        return exited
 
     def runs_on_without_its_nodemanager(self) -> bool:
         """True when nothing but the NodeManager failed here (:data:`launcher.util.records.LOSABLE`) and another of the
@@ -509,7 +512,6 @@ class Agent:
         """End the containers of the NodeManager lost while the node runs on, as a lost node's agent does at its stop:
         SIGKILL to every descendant but the daemons still running, the notebook executions and the reaper, with
         theirs (:func:`kill_descendants`); then the state file says the NodeManager failed."""
-        self._lost_ended = True
         keep = [proc for name, proc in self.procs.items() if name not in self.failed]
         keep += [run for run in self.runs.values() if run is not None]
         keep += [self.reaper] if self.reaper is not None else []
