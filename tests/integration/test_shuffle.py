@@ -460,7 +460,7 @@ def slurm_run(slurm_cluster: list[str], dave: TestUser) -> SlurmRun:
                   {"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob", "name": "sleep-lost",
                    "args": ["-m", str(LOST_MAPS), "-r", "1", "-mt", "1000", "-rt", "500"]},
                   {"jar": "${tests_jar}", "class": "org.apache.hadoop.mapreduce.SleepJob", "name": "am-lost",
-                   "args": ["-m", "6", "-r", "1", "-mt", "10000", "-rt", "1000"]}]})
+                   "args": ["-m", "6", "-r", "1", "-mt", "3000", "-rt", "1000"]}]})
     sleep_job = f"_{len(SLURM_SORTS) + 1:04d}_"  # in the SleepJob's application, container and attempt ids
     am_job = f"_{len(SLURM_SORTS) + 2:04d}_"  # the same, of the last SleepJob, whose ApplicationMaster's node is lost
     launcher = dave.popen([str(REPO / ".venv" / "bin" / "python"), "-m", "launcher.cli", "submit", str(job),

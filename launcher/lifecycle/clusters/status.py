@@ -61,6 +61,8 @@ class ClusterStatus:
         observed: what the look learned that is worth keeping (an
             :class:`~launcher.lifecycle.clusters.index.Observation`, for
             :func:`launcher.lifecycle.clusters.index.record`), or ``None``; not shown.
+        batch: what the batch system answered this look (a :class:`BatchAnswer`), ``None`` when it was not asked (a
+            final record, the local backend); not shown.
     """
 
     cluster_id: str
@@ -77,6 +79,7 @@ class ClusterStatus:
     jhs_web: str | None = None
     interactive: bool = False
     observed: Observation | None = field(default=None, repr=False, compare=False)
+    batch: BatchAnswer | None = field(default=None, repr=False, compare=False)
 
     @property
     def active(self) -> bool:
@@ -84,8 +87,9 @@ class ClusterStatus:
         return self.state.active
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (``list --json``): the state as its plain string (:attr:`observed` left out)."""
-        shown = {key: value for key, value in self.__dict__.items() if key != "observed"}
+        """JSON-ready form (``list --json``): the state as its plain string (:attr:`observed` and :attr:`batch` left
+        out)."""
+        shown = {key: value for key, value in self.__dict__.items() if key not in ("observed", "batch")}
         return {**shown, "state": self.state.value, "active": self.active}
 
 
@@ -359,7 +363,7 @@ def _from_the_batch_system(status: ClusterStatus, job_id: str, entry: IndexEntry
     ``status`` (``unknown``: no answer, since when kept in :attr:`ClusterStatus.observed`; ``pending``; ``cancelled``
     while queued, to record), else ``(alive, why it is gone)``."""
     answer = (job_state or (lambda name, job: batch_state(name, job, run_dir)))(status.scheduler, job_id)
-    batch = answer.state
+    status.batch, batch = answer, answer.state
     if not answer.answered:
         since = float(entry.no_answer_since or time.time())
         _learn(status, asked=True, no_answer_since=since)

@@ -21,6 +21,7 @@ from launcher.lifecycle.clusters.index import IndexEntry, index_entries, record,
 from launcher.lifecycle.clusters.status import (
     STOP_FILE,
     Backends,
+    BatchAnswer,
     ClusterStatus,
     ReadOnce,
     batch_state,
@@ -40,12 +41,32 @@ RELEASED: frozenset[JobState] = frozenset(
     {JobState.COMPLETED, JobState.FAILED, JobState.CANCELLED, JobState.TIMEOUT, JobState.UNKNOWN})
 
 
-def _look(entry: IndexEntry, backends: Backends) -> ClusterStatus:
-    """:func:`status_of` ``entry``, the batch system asked through ``backends``, then what it learned kept
-    (:func:`launcher.lifecycle.clusters.index.record`, into ``entry`` too: the next poll says the same "not answering
-    since")."""
-    status = status_of(entry, job_state=lambda scheduler, job_id: batch_state(scheduler, job_id, entry.run_dir,
-                                                                              backends=backends))
+class _UntilSilent:
+    """The batch system's answers for the teardown polls of one ``stop``: asked (through ``backends``) until it does
+    not answer once; from then on that no-answer stands, not asked again. With ``slurmctld`` stopped each ask waits on
+    Slurm's clients (``squeue`` 18 s on the test cluster, ``MessageTimeout=10``; ``scancel`` 9 s), so ``stop --timeout
+    2`` took 45 s, three asks. The teardown's end is still seen (the final ``run.json``), and the cancel after the
+    timeout asks afresh. ``silent``: the no-answer the look before the stop got (:attr:`ClusterStatus.batch`)."""
+
+    def __init__(self, backends: Backends, run_dir: str, silent: BatchAnswer | None = None) -> None:
+        self.backends, self.run_dir = backends, run_dir
+        self.silent = silent if silent is not None and not silent.answered else None
+
+    def __call__(self, scheduler: str, job_id: str) -> BatchAnswer:
+        """A :data:`~launcher.lifecycle.clusters.status.JobStateOf`: the batch job's state, or the no-answer kept."""
+        if self.silent is None:
+            answer = batch_state(scheduler, job_id, self.run_dir, backends=self.backends)
+            self.silent = None if answer.answered else answer
+            return answer
+        return self.silent
+
+
+def _look(entry: IndexEntry, backends: Backends, asking: _UntilSilent | None = None) -> ClusterStatus:
+    """:func:`status_of` ``entry``, the batch system asked through ``backends`` (or ``asking``), then what it learned
+    kept (:func:`launcher.lifecycle.clusters.index.record`, into ``entry`` too: the next poll says the same "not
+    answering since")."""
+    status = status_of(entry, job_state=asking or (
+        lambda scheduler, job_id: batch_state(scheduler, job_id, entry.run_dir, backends=backends)))
     record(status.observed, entry)
     return status
 
@@ -67,7 +88,9 @@ def request_stop(status: ClusterStatus, *, timeout: float = 120.0, poll: float =
     Returns:
         The cluster's state afterwards; when the batch system did not answer the cancel, the state of the look before
         it (still active, e.g. ``unknown``), not asked again: with ``slurmctld`` stopped each look waits on Slurm's
-        clients (about 18 s on the test cluster, ``MessageTimeout=10``), and ``stop --timeout 2`` took 63 s.
+        clients (about 18 s on the test cluster, ``MessageTimeout=10``), and ``stop --timeout 2`` took 63 s. While
+        the batch system does not answer (the look that found ``status``, or a poll), the teardown's polls do not ask
+        it again (:class:`_UntilSilent`): they read the cluster directory alone.
 
     Raises:
         OSError: ``stop-requested`` cannot be written into the cluster directory.
@@ -88,7 +111,8 @@ def request_stop(status: ClusterStatus, *, timeout: float = 120.0, poll: float =
     (run_dir / STOP_FILE).write_text(f"stop requested at {time.strftime('%Y-%m-%dT%H:%M:%S')} "
                                      f"by pid {os.getpid()} on {os.uname().nodename}\n")
     notify("teardown requested")
-    teardown = polling.poll(lambda: _look(entry, backends), done=lambda current: not current.active,
+    asking = _UntilSilent(backends, entry.run_dir, status.batch)
+    teardown = polling.poll(lambda: _look(entry, backends, asking), done=lambda current: not current.active,
                             interval=poll, backoff=1.0, timeout=timeout)
     if teardown.timed_out:
         notify(f"no teardown within {timeout:.0f} s: cancelling")

@@ -475,7 +475,7 @@ def test_stop_asks_no_more_once_the_batch_system_did_not_answer_the_cancel(monke
     silent = ClusterStatus(cluster_id="c", run_dir=str(run_dir), scheduler="slurm", job_id="7",
                            state=ClusterState.UNKNOWN, detail="batch system not answering since 12:00:00")
     asked: list[str] = []  # what stop asked the batch system, in order
-    monkeypatch.setattr(cluster_stop, "_look", lambda entry, backends: asked.append("look") or silent)
+    monkeypatch.setattr(cluster_stop, "_look", lambda entry, backends, asking=None: asked.append("look") or silent)
     no_answer = NoAnswer(("scancel", "7"), 1, "",
                          "scancel: error: Unable to contact slurm controller (connect failure)")
     monkeypatch.setattr(cluster_stop, "_cancel", lambda status, backends: asked.append(f"cancel {status.job_id}")
@@ -486,6 +486,38 @@ def test_stop_asks_no_more_once_the_batch_system_did_not_answer_the_cancel(monke
     assert said[0] == "teardown requested" and said[-1].startswith("the batch system did not answer the cancel: ")
     assert (run_dir / cluster_stop.STOP_FILE).is_file()
     assert asked[0] == "look" and asked[-1] == "cancel 7" and asked.count("cancel 7") == 1, asked  # no look after
+
+
+def test_stop_does_not_ask_a_silent_batch_system_again_while_it_waits_for_the_teardown(
+        monkeypatch: pytest.MonkeyPatch, fake_time: FakeTime, tmp_path: Path) -> None:
+    """The same stop, its polls real: ``squeue`` took 18 s there with ``slurmctld`` stopped, and ``stop --timeout
+    2`` still asked it twice (45 s: the look that found the cluster, a poll, the cancel). The look that found it did
+    not get an answer: no poll asks again (every one reads the cluster directory: still unknown, since when kept),
+    the cancel after the timeout is asked once. A batch system that answered is asked at each poll, until it does
+    not: the no-answer then stands."""
+    run_dir = tmp_path / "c"
+    run_dir.mkdir()
+    cluster_index.register("c", run_dir, "slurm", "7", interactive=True)
+    why = "squeue: error: Unable to contact slurm controller (connect failure)"
+    answers: list[BatchAnswer] = []
+    monkeypatch.setattr(cluster_stop, "batch_state", lambda *a, **k: answers.pop(0))
+    cancels: list[str] = []
+    monkeypatch.setattr(cluster_stop, "_cancel", lambda status, backends: cancels.append(status.job_id)
+                        or NoAnswer(("scancel", "7"), 1, "", why.replace("squeue", "scancel")))
+    answers.append(BatchAnswer(JobState.NO_ANSWER, why))
+    found = cluster_status.status_of(cluster_index.index_entries()[0],
+                                     job_state=lambda *a: cluster_stop.batch_state(*a))
+    assert found.state is ClusterState.UNKNOWN and found.batch is not None and not answers
+    cluster_index.record(found.observed, cluster_index.index_entries()[0])
+    after = cluster_stop.request_stop(found, timeout=2.0, poll=0.5)
+    assert after.state is ClusterState.UNKNOWN and why in after.detail and cancels == ["7"]
+    # answered at first (running), then not: asked twice, the polls after that read the directory alone
+    (run_dir / cluster_stop.STOP_FILE).unlink()
+    answers.extend([BatchAnswer(JobState.RUNNING), BatchAnswer(JobState.NO_ANSWER, why)])
+    running = cluster_status.status_of(cluster_index.index_entries()[0], job_state=lambda *a: BatchAnswer(
+        JobState.RUNNING))
+    after = cluster_stop.request_stop(running, timeout=5.0, poll=0.5)
+    assert after.state is ClusterState.UNKNOWN and not answers and cancels == ["7", "7"]
 
 
 # -- allocation: one for every batch backend ------------------------------------------------------------

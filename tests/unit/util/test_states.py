@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from launcher.lifecycle.clusters.index import EndedRecord
-from launcher.lifecycle.clusters.status import ClusterStatus
+from launcher.lifecycle.clusters.status import BatchAnswer, ClusterStatus
 from launcher.schedulers.allocation import JobState
 from launcher.util.states import AgentState, ClusterState, RunState, State, StepState
 
@@ -55,6 +55,9 @@ def test_list_json_and_ended_json_hold_plain_strings(tmp_path: Path) -> None:
     for form in (status.to_dict(), dataclasses.asdict(status)):
         assert json.loads(json.dumps(form))["state"] == "ready"
     assert status.to_dict()["state"].__class__ is str and f"{status.state}" == "ready"
+    # what the batch system answered the look is not shown (stop 53's first run of `list --json` failed on it)
+    status.batch = BatchAnswer(JobState.NO_ANSWER, "squeue: error: Unable to contact slurm controller")
+    assert "batch" not in json.loads(json.dumps(status.to_dict()))
     EndedRecord(state=ClusterState.LOST, detail="gone", at=1.0).write(tmp_path / "ended.json")
     assert json.loads((tmp_path / "ended.json").read_text())["state"] == "lost"
     assert EndedRecord.read(tmp_path / "ended.json").state is ClusterState.LOST
